@@ -1,0 +1,129 @@
+/* gpusweep plugin ABI, version 1.
+ *
+ * The one boundary between the gpusweep host (worker process) and a workload
+ * plugin. Plain C99 so that any compiler and any language can implement it.
+ *
+ * A plugin exports exactly one symbol, gpusweep_plugin_entry, which returns a
+ * pointer to a static, immutable function table. The table grows only by
+ * appending members at the end (a new ABI minor); struct_size tells the host
+ * how many members this plugin's table actually has, so an older plugin
+ * loads in a newer host. A new ABI major means an incompatible change and the
+ * host refuses the plugin, naming both versions.
+ *
+ * Everything structured crosses as UTF-8 JSON text: the manifest, the trial
+ * configuration, metrics, statistics and runtime information. Errors cross as
+ * a status code plus a message; exceptions never cross.
+ */
+#ifndef GPUSWEEP_PLUGIN_H
+#define GPUSWEEP_PLUGIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GPUSWEEP_ABI_MAJOR 1
+#define GPUSWEEP_ABI_MINOR 0
+
+#if defined(_WIN32)
+#define GPUSWEEP_EXPORT __declspec(dllexport)
+#else
+#define GPUSWEEP_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* Name of the single exported symbol (for dlsym and friends). */
+#define GPUSWEEP_ENTRY_SYMBOL "gpusweep_plugin_entry"
+
+/* Status codes returned by every table function that can fail. */
+typedef int32_t gpusweep_status;
+#define GPUSWEEP_STATUS_OK 0
+/* Something went wrong; the message says what. The trial is `failed`. */
+#define GPUSWEEP_STATUS_ERROR 1
+/* An allocation failed (host or device). The trial is `oom`. */
+#define GPUSWEEP_STATUS_OUT_OF_MEMORY 2
+/* The configuration cannot apply here (fp16 autocast on a CPU device, a
+ * setting that does not concern this workload). The trial is `skipped` and
+ * the message is the reason shown to the user. */
+#define GPUSWEEP_STATUS_SKIPPED 3
+
+/* One live workload, created from a trial configuration. Opaque to the host. */
+typedef struct gpusweep_instance gpusweep_instance;
+
+/* What one training step did. The host zero-fills the struct and sets
+ * struct_size before each call; the plugin writes the fields it knows. */
+typedef struct gpusweep_step_result {
+  uint32_t struct_size; /* sizeof(gpusweep_step_result) as the host knows it */
+  uint32_t reserved;    /* zero */
+  /* Samples processed by this step, in the manifest's throughput unit
+   * (updates, images, tokens...). Throughput = sum(samples) / time. */
+  double samples;
+  /* Samples in the manifest's secondary unit (for example env-steps for
+   * dqn), 0 when the workload has none. */
+  double secondary_samples;
+} gpusweep_step_result;
+
+/* The function table. All strings returned by the plugin are UTF-8, owned by
+ * the plugin, and valid until the next call into the same instance (or, for
+ * functions without an instance, until the next call of the same function);
+ * the host copies them at once. No function may throw or longjmp across this
+ * boundary. Functions on one instance are never called concurrently. */
+typedef struct gpusweep_plugin {
+  /* sizeof(gpusweep_plugin) as compiled into the plugin. Members beyond it
+   * are absent and must not be read. */
+  uint32_t struct_size;
+  uint32_t abi_major; /* GPUSWEEP_ABI_MAJOR the plugin was built against */
+  uint32_t abi_minor; /* GPUSWEEP_ABI_MINOR the plugin was built against */
+  uint32_t reserved;  /* zero */
+
+  /* The manifest: a JSON object with name, version, description, unit,
+   * secondary_unit, quality, and params (the typed parameter schema). Static
+   * storage: valid for the plugin's lifetime. Never NULL. */
+  const char* (*manifest)(void);
+
+  /* The runtime the plugin runs on, as a JSON object (LibTorch version and
+   * build, BLAS, threads, devices), for the environment table. Static
+   * storage or valid until the next call. Never NULL ("{}" when unknown). */
+  const char* (*runtime)(void);
+
+  /* Create a workload from a resolved trial configuration (a JSON object;
+   * owned by the host, valid only during the call). On success *out is set.
+   * On failure *out is NULL and error_message(NULL) describes it. Setup work
+   * (data generation, model construction, buffer filling) happens here. */
+  gpusweep_status (*create)(const char* config_json, gpusweep_instance** out);
+
+  /* Run one training step. result is owned by the host. Must not block on the
+   * device unless the workload inherently reads device values (the protocol
+   * synchronises at block edges through synchronize()). */
+  gpusweep_status (*step)(gpusweep_instance* instance, gpusweep_step_result* result);
+
+  /* Wait until all work queued on the instance's device has finished. */
+  gpusweep_status (*synchronize)(gpusweep_instance* instance);
+
+  /* Evaluate quality on held-out data. *metrics_json receives a JSON object
+   * of numbers (owned by the plugin, valid until the next call). */
+  gpusweep_status (*evaluate)(gpusweep_instance* instance, const char** metrics_json);
+
+  /* Runtime statistics of the instance so far as a JSON object of numbers:
+   * peak_memory_bytes, input_wait_s and any workload-specific counters. */
+  gpusweep_status (*stats)(gpusweep_instance* instance, const char** stats_json);
+
+  /* The message of the last failed call on instance, or of the last failed
+   * create() when instance is NULL. Never NULL (empty when none). */
+  const char* (*error_message)(const gpusweep_instance* instance);
+
+  /* Destroy an instance created by create(). NULL is allowed. */
+  void (*destroy)(gpusweep_instance* instance);
+} gpusweep_plugin;
+
+/* The entry point every plugin exports. Returns a pointer to a table with
+ * static storage duration; never NULL. Must be cheap and free of side
+ * effects (the host may call it only to read the manifest). */
+typedef const gpusweep_plugin* (*gpusweep_plugin_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GPUSWEEP_PLUGIN_H */

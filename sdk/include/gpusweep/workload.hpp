@@ -1,0 +1,342 @@
+// Header-only C++ side of the plugin ABI: a plugin author derives from
+// gpusweep::Workload, writes a static manifest(), and exports it with
+// GPUSWEEP_EXPORT_WORKLOAD(Class). Exceptions stop here and become statuses.
+#pragma once
+
+#include <gpusweep/plugin.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <new>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#if defined(GPUSWEEP_WITH_TORCH)
+#include <c10/util/Exception.h>
+#endif
+
+namespace gpusweep {
+
+using Json = nlohmann::json;
+
+// Throw from a workload's constructor (or step) when the configuration cannot
+// apply here; the message is the reason shown to the user.
+class Skipped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Throw when an allocation failed in a way the wrapper cannot recognise.
+class OutOfMemory : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// One entry of a plugin's typed parameter schema.
+struct Param {
+  std::string name;
+  std::string type;  // "bool" | "int" | "float" | "string"
+  Json default_value;
+  std::string description;
+  std::vector<Json> choices;   // allowed values; empty = any of the type
+  std::optional<double> min;   // inclusive range for int and float
+  std::optional<double> max;
+  bool common = false;         // a common setting (ARCHITECTURE.md) vs a workload knob
+
+  static Param boolean(std::string name, bool def, std::string description) {
+    return Param{std::move(name), "bool", def, std::move(description), {}, {}, {}, false};
+  }
+  static Param integer(std::string name, long long def, std::optional<double> min,
+                       std::optional<double> max, std::string description) {
+    return Param{std::move(name), "int", def, std::move(description), {}, min, max, false};
+  }
+  static Param real(std::string name, double def, std::optional<double> min,
+                    std::optional<double> max, std::string description) {
+    return Param{std::move(name), "float", def, std::move(description), {}, min, max, false};
+  }
+  static Param choice(std::string name, std::string def, std::vector<Json> choices,
+                      std::string description) {
+    return Param{std::move(name), "string", std::move(def), std::move(description),
+                 std::move(choices), {}, {}, false};
+  }
+
+  Json to_json() const {
+    Json j{{"name", name}, {"type", type}, {"default", default_value},
+           {"description", description}, {"common", common}};
+    if (!choices.empty()) j["choices"] = choices;
+    if (min) j["min"] = *min;
+    if (max) j["max"] = *max;
+    return j;
+  }
+};
+
+// The quality metric evaluate() reports, and the reference it is judged against.
+struct Quality {
+  std::string metric;      // key in evaluate()'s metrics, e.g. "mean_return"
+  std::string reference;   // key of the reference value, e.g. "random_policy_return"
+  bool higher_is_better = true;
+  std::string description;
+};
+
+struct Manifest {
+  std::string name;
+  std::string version;
+  std::string description;
+  std::string unit;             // throughput unit: "updates", "images", "tokens"
+  std::string secondary_unit;   // optional: "env_steps"
+  Quality quality;
+  std::vector<Param> params;
+
+  Json to_json() const {
+    Json params_json = Json::array();
+    for (const auto& p : params) params_json.push_back(p.to_json());
+    return Json{{"name", name},
+                {"version", version},
+                {"description", description},
+                {"unit", unit},
+                {"secondary_unit", secondary_unit},
+                {"abi", {GPUSWEEP_ABI_MAJOR, GPUSWEEP_ABI_MINOR}},
+                {"quality",
+                 {{"metric", quality.metric},
+                  {"reference", quality.reference},
+                  {"higher_is_better", quality.higher_is_better},
+                  {"description", quality.description}}},
+                {"params", params_json}};
+  }
+};
+
+// The resolved configuration of one trial: every parameter of the manifest
+// with its value (the host fills defaults before the plugin sees it).
+class TrialConfig {
+ public:
+  explicit TrialConfig(Json json) : json_(std::move(json)) {}
+
+  template <class T>
+  T get(const std::string& key) const {
+    auto it = json_.find(key);
+    if (it == json_.end()) throw std::invalid_argument("config has no key '" + key + "'");
+    try {
+      return it->get<T>();
+    } catch (const nlohmann::json::exception&) {
+      throw std::invalid_argument("config key '" + key + "' has the wrong type: " + it->dump());
+    }
+  }
+  template <class T>
+  T get_or(const std::string& key, T fallback) const {
+    return has(key) ? get<T>(key) : fallback;
+  }
+  bool has(const std::string& key) const { return json_.contains(key); }
+  const Json& json() const { return json_; }
+
+ private:
+  Json json_;
+};
+
+struct StepResult {
+  double samples = 0;            // in the manifest's unit
+  double secondary_samples = 0;  // in the manifest's secondary unit
+};
+
+using Metrics = std::map<std::string, double>;
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  virtual StepResult step() = 0;
+  virtual void synchronize() {}
+  virtual Metrics evaluate() { return {}; }
+  virtual Metrics stats() { return {}; }
+};
+
+namespace detail {
+
+// What an exception means at the boundary.
+struct Failure {
+  gpusweep_status status;
+  std::string message;
+};
+
+inline bool looks_like_oom(const char* what) {
+  return std::strstr(what, "can't allocate memory") != nullptr ||
+         std::strstr(what, "out of memory") != nullptr ||
+         std::strstr(what, "CUDA out of memory") != nullptr;
+}
+
+// Call inside a catch block: classifies the in-flight exception.
+inline Failure classify_current_exception() noexcept {
+  try {
+    throw;
+  } catch (const Skipped& e) {
+    return {GPUSWEEP_STATUS_SKIPPED, e.what()};
+  } catch (const OutOfMemory& e) {
+    return {GPUSWEEP_STATUS_OUT_OF_MEMORY, e.what()};
+  } catch (const std::bad_alloc& e) {
+    return {GPUSWEEP_STATUS_OUT_OF_MEMORY, std::string("allocation failed: ") + e.what()};
+#if defined(GPUSWEEP_WITH_TORCH)
+  } catch (const c10::Error& e) {
+    const char* msg = e.what_without_backtrace();
+    return {looks_like_oom(msg) ? GPUSWEEP_STATUS_OUT_OF_MEMORY : GPUSWEEP_STATUS_ERROR, msg};
+#endif
+  } catch (const std::exception& e) {
+    return {looks_like_oom(e.what()) ? GPUSWEEP_STATUS_OUT_OF_MEMORY : GPUSWEEP_STATUS_ERROR,
+            e.what()};
+  } catch (...) {
+    return {GPUSWEEP_STATUS_ERROR, "unknown exception (not derived from std::exception)"};
+  }
+}
+
+template <class T, class = void>
+struct HasRuntime : std::false_type {};
+template <class T>
+struct HasRuntime<T, std::void_t<decltype(T::runtime())>> : std::true_type {};
+
+struct Instance {
+  std::unique_ptr<Workload> workload;
+  std::string error;
+  std::string buffer;  // backs the last returned JSON string
+};
+
+inline Instance* cast(gpusweep_instance* p) { return reinterpret_cast<Instance*>(p); }
+inline const Instance* cast(const gpusweep_instance* p) {
+  return reinterpret_cast<const Instance*>(p);
+}
+
+inline std::string metrics_json(const Metrics& m) {
+  Json j = Json::object();
+  for (const auto& [k, v] : m) j[k] = v;
+  return j.dump();
+}
+
+// The C function table for workload class W.
+template <class W>
+struct Adapter {
+  static std::string& create_error() {
+    static thread_local std::string error;
+    return error;
+  }
+
+  static const char* manifest() noexcept {
+    static const std::string text = [] {
+      try {
+        return W::manifest().to_json().dump();
+      } catch (...) {
+        return std::string("{\"error\":\"manifest() threw\"}");
+      }
+    }();
+    return text.c_str();
+  }
+
+  static const char* runtime() noexcept {
+    static std::string text;
+    if constexpr (HasRuntime<W>::value) {
+      try {
+        text = Json(W::runtime()).dump();
+      } catch (...) {
+        text = "{}";
+      }
+    } else {
+      text = "{}";
+    }
+    return text.c_str();
+  }
+
+  static gpusweep_status create(const char* config_json, gpusweep_instance** out) noexcept {
+    if (out == nullptr) return GPUSWEEP_STATUS_ERROR;
+    *out = nullptr;
+    try {
+      auto inst = std::make_unique<Instance>();
+      inst->workload = std::make_unique<W>(TrialConfig(Json::parse(config_json)));
+      *out = reinterpret_cast<gpusweep_instance*>(inst.release());
+      create_error().clear();
+      return GPUSWEEP_STATUS_OK;
+    } catch (...) {
+      Failure f = classify_current_exception();
+      create_error() = f.message;
+      return f.status;
+    }
+  }
+
+  template <class F>
+  static gpusweep_status guarded(gpusweep_instance* p, F&& f) noexcept {
+    Instance* inst = cast(p);
+    if (inst == nullptr) return GPUSWEEP_STATUS_ERROR;
+    try {
+      f(*inst);
+      return GPUSWEEP_STATUS_OK;
+    } catch (...) {
+      Failure fail = classify_current_exception();
+      inst->error = fail.message;
+      return fail.status;
+    }
+  }
+
+  static gpusweep_status step(gpusweep_instance* p, gpusweep_step_result* result) noexcept {
+    Instance* inst = cast(p);
+    try {
+      StepResult r = inst->workload->step();
+      result->samples = r.samples;
+      result->secondary_samples = r.secondary_samples;
+      return GPUSWEEP_STATUS_OK;
+    } catch (...) {
+      Failure fail = classify_current_exception();
+      inst->error = fail.message;
+      return fail.status;
+    }
+  }
+
+  static gpusweep_status synchronize(gpusweep_instance* p) noexcept {
+    return guarded(p, [](Instance& i) { i.workload->synchronize(); });
+  }
+
+  static gpusweep_status evaluate(gpusweep_instance* p, const char** out) noexcept {
+    return guarded(p, [out](Instance& i) {
+      i.buffer = metrics_json(i.workload->evaluate());
+      *out = i.buffer.c_str();
+    });
+  }
+
+  static gpusweep_status stats(gpusweep_instance* p, const char** out) noexcept {
+    return guarded(p, [out](Instance& i) {
+      i.buffer = metrics_json(i.workload->stats());
+      *out = i.buffer.c_str();
+    });
+  }
+
+  static const char* error_message(const gpusweep_instance* p) noexcept {
+    if (p == nullptr) return create_error().c_str();
+    return cast(p)->error.c_str();
+  }
+
+  static void destroy(gpusweep_instance* p) noexcept {
+    try {
+      delete cast(p);
+    } catch (...) {
+      // A destructor that throws has nowhere to report to; the worker exits next.
+    }
+  }
+
+  static const gpusweep_plugin* table() noexcept {
+    static const gpusweep_plugin t = {
+        sizeof(gpusweep_plugin), GPUSWEEP_ABI_MAJOR, GPUSWEEP_ABI_MINOR, 0,
+        &manifest, &runtime, &create, &step, &synchronize, &evaluate, &stats,
+        &error_message, &destroy};
+    return &t;
+  }
+};
+
+}  // namespace detail
+}  // namespace gpusweep
+
+// Exports workload class Class as this shared library's plugin. Use once per
+// plugin, in one source file.
+#define GPUSWEEP_EXPORT_WORKLOAD(Class)                                              \
+  extern "C" GPUSWEEP_EXPORT const gpusweep_plugin* gpusweep_plugin_entry(void) {    \
+    return ::gpusweep::detail::Adapter<Class>::table();                              \
+  }

@@ -1,0 +1,26 @@
+// What the plugin runs on (LibTorch version and build, BLAS, threads, CUDA
+// devices) and what a trial used (peak memory), for the host's tables.
+#pragma once
+
+#include <gpusweep/workload.hpp>
+
+#include <torch/torch.h>
+
+namespace gpusweep::torchkit {
+
+// {"torch_version", "cuda_build", "cuda_available", "blas", "threads",
+//  "interop_threads", "devices": [...]}
+Json runtime_info();
+
+// The BLAS library actually mapped into this process ("openblas-openmp",
+// "reference", "mkl", ...), read from /proc/self/maps.
+std::string blas_in_use();
+
+// Peak memory so far: the CUDA caching allocator's peak on a CUDA device,
+// the process's peak resident set size on CPU.
+double peak_memory_bytes(const torch::Device& device);
+
+// Resets the CUDA allocator's peak counter (the RSS peak cannot be reset).
+void reset_peak_memory(const torch::Device& device);
+
+}  // namespace gpusweep::torchkit

@@ -1,0 +1,82 @@
+// Runtime description and memory statistics; see runtime.hpp.
+#include <gpusweep/torchkit/runtime.hpp>
+
+#include <ATen/Parallel.h>
+#include <sys/resource.h>
+
+#include <fstream>
+#include <string>
+
+#if defined(GPUSWEEP_TORCH_CUDA)
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <cuda_runtime_api.h>
+#endif
+
+namespace gpusweep::torchkit {
+
+std::string blas_in_use() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  std::string found;
+  while (std::getline(maps, line)) {
+    if (line.find("libmkl") != std::string::npos) return "mkl";
+    if (line.find("openblas-openmp") != std::string::npos) return "openblas-openmp";
+    if (line.find("openblas-pthread") != std::string::npos) found = "openblas-pthread";
+    if (line.find("openblas-serial") != std::string::npos && found.empty()) found = "openblas-serial";
+    if (line.find("libopenblas") != std::string::npos && found.empty()) found = "openblas";
+    if (line.find("blis") != std::string::npos && found.empty()) found = "blis";
+    if (line.find("/blas/libblas.so") != std::string::npos && found.empty()) found = "reference";
+  }
+  return found.empty() ? "unknown" : found;
+}
+
+Json runtime_info() {
+  Json devices = Json::array();
+#if defined(GPUSWEEP_TORCH_CUDA)
+  const bool cuda_build = true;
+  const int count = static_cast<int>(torch::cuda::device_count());
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, i) == cudaSuccess) {
+      devices.push_back({{"index", i},
+                         {"name", prop.name},
+                         {"memory_bytes", static_cast<double>(prop.totalGlobalMem)},
+                         {"compute_capability", std::to_string(prop.major) + "." +
+                                                    std::to_string(prop.minor)}});
+    }
+  }
+#else
+  const bool cuda_build = false;
+#endif
+  return Json{{"torch_version", TORCH_VERSION},
+              {"cuda_build", cuda_build},
+              {"cuda_available", torch::cuda::is_available()},
+              {"blas", blas_in_use()},
+              {"threads", at::get_num_threads()},
+              {"interop_threads", at::get_num_interop_threads()},
+              {"devices", devices}};
+}
+
+double peak_memory_bytes(const torch::Device& device) {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    return static_cast<double>(
+        stats.allocated_bytes[static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)]
+            .peak);
+  }
+#endif
+  (void)device;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
+}
+
+void reset_peak_memory(const torch::Device& device) {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+#endif
+  (void)device;
+}
+
+}  // namespace gpusweep::torchkit
