@@ -1,0 +1,155 @@
+// The results store: sweeps, environments, trials, summaries, block samples
+// and metrics (schema in db/migrations, documented in db/README.md). The host
+// is the only writer; each finished trial is committed in one transaction.
+#pragma once
+
+#include <gpusweep/db/sqlite.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::db {
+
+struct SweepRecord {
+  int64_t id = 0;
+  std::string name;
+  std::string workload;
+  std::optional<std::string> file_path;
+  std::optional<std::string> file_hash;
+  std::string spec_json;
+  std::string spec_hash;
+  std::string status = "running";
+  std::string created_at;
+};
+
+// A trial as planned before it runs.
+struct TrialPlan {
+  int64_t ordinal = 0;
+  int64_t config_index = 0;
+  int64_t repeat = 0;
+  std::string workload;
+  std::string plugin_version;
+  std::string plugin_path;
+  std::string plugin_hash;
+  std::string abi_version;
+  std::string config_json;
+  std::string config_hash;
+};
+
+struct Summary {
+  std::string unit;
+  std::string secondary_unit;
+  int64_t warmup_steps = 0;
+  int64_t steps_per_block = 0;
+  int64_t blocks = 0;
+  double samples_per_step = 0;
+  double throughput_median = 0;
+  double throughput_mean = 0;
+  double throughput_min = 0;
+  double throughput_max = 0;
+  double throughput_iqr = 0;
+  double throughput_cv = 0;
+  std::optional<double> secondary_throughput_median;
+  double step_time_median_s = 0;
+  double step_time_min_s = 0;
+  double step_time_max_s = 0;
+  std::optional<double> peak_memory_bytes;
+  std::optional<double> input_wait_fraction;
+  std::optional<double> setup_s;
+  std::optional<double> evaluate_s;
+  std::optional<std::string> quality_metric;
+  std::optional<double> quality;
+  std::optional<double> quality_reference;
+};
+
+struct BlockSample {
+  int64_t idx = 0;
+  int64_t steps = 0;
+  double seconds = 0;
+  double samples = 0;
+  double secondary_samples = 0;
+};
+
+struct MetricSample {
+  std::string kind;  // "eval" | "stat"
+  int64_t at_step = 0;
+  std::string name;
+  double value = 0;
+};
+
+struct EnvironmentInfo {
+  std::string fingerprint;
+  std::string hostname;
+  std::string os;
+  std::string cpu_model;
+  int64_t cpu_cores = 0;
+  std::string torch_version;
+  std::string blas;
+  int64_t threads = 0;
+  bool cuda_available = false;
+  std::string gpus_json = "[]";
+  std::string gpusweep_version;
+  std::string git_commit;
+  std::string details_json = "{}";
+};
+
+struct TrialOutcome {
+  std::string status;  // ok | failed | oom | timeout | crashed | skipped | interrupted
+  std::optional<std::string> error;
+  std::optional<int64_t> exit_code;
+  std::optional<int64_t> signal;
+  std::string stderr_tail;
+  int64_t stderr_bytes = 0;
+  std::optional<EnvironmentInfo> environment;
+  std::string started_at;
+  std::string finished_at;
+  double wall_s = 0;
+  std::optional<Summary> summary;
+  std::vector<BlockSample> blocks;
+  std::vector<MetricSample> metrics;
+};
+
+// A stored trial with its summary (when it finished ok).
+struct TrialRecord {
+  int64_t id = 0;
+  int64_t sweep_id = 0;
+  TrialPlan plan;
+  std::string status;
+  std::optional<std::string> error;
+  std::optional<int64_t> signal;
+  std::optional<double> wall_s;
+  std::optional<Summary> summary;
+};
+
+class Store {
+ public:
+  // Opens (creating and migrating in read-write mode) the database at path.
+  Store(const std::string& path, Connection::Mode mode);
+
+  int64_t create_sweep(const SweepRecord& sweep);
+  void set_sweep_status(int64_t sweep_id, const std::string& status);
+  std::optional<SweepRecord> latest_sweep(const std::string& name);
+  std::optional<SweepRecord> latest_sweep();
+  std::vector<SweepRecord> sweeps();
+
+  // Inserts the planned trials as 'pending', all in one transaction.
+  void add_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials);
+  std::vector<TrialRecord> trials(int64_t sweep_id);
+
+  // Records a finished trial (status, summary, blocks, metrics, environment)
+  // in one transaction.
+  void commit_trial(int64_t trial_id, const TrialOutcome& outcome);
+
+  std::vector<BlockSample> blocks(int64_t trial_id);
+  std::vector<MetricSample> metrics(int64_t trial_id);
+
+  Connection& connection() { return db_; }
+
+ private:
+  int64_t upsert_environment(const EnvironmentInfo& env);
+  Connection db_;
+};
+
+}  // namespace gpusweep::db

@@ -1,0 +1,57 @@
+// Migration runner; see migrate.hpp.
+#include <gpusweep/db/migrate.hpp>
+
+#include "migrations.hpp"
+
+#include <cstdlib>
+
+namespace gpusweep::db {
+
+namespace {
+int number_of(const Migration& m) { return std::atoi(m.file.c_str()); }
+}  // namespace
+
+int schema_version() {
+  int v = 0;
+  for (const auto& m : embedded_migrations()) v = std::max(v, number_of(m));
+  return v;
+}
+
+int current_version(Connection& db) {
+  auto st = db.prepare("PRAGMA user_version");
+  st.step();
+  return static_cast<int>(st.get_int(0));
+}
+
+int migrate(Connection& db) {
+  const int have = current_version(db);
+  if (have > schema_version()) {
+    throw DbError("database '" + db.path() + "' has schema version " + std::to_string(have) +
+                      ", newer than this gpusweep understands (" +
+                      std::to_string(schema_version()) + "); upgrade gpusweep to read it",
+                  SQLITE_ERROR);
+  }
+  if (have == 0) {
+    // A file with tables but no user_version is someone else's database.
+    auto st = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'");
+    st.step();
+    if (st.get_int(0) > 0) {
+      throw DbError("'" + db.path() + "' is an SQLite database but not a gpusweep one " +
+                        "(it has tables and no gpusweep schema version); use another --db file",
+                    SQLITE_ERROR);
+    }
+  }
+  int applied = 0;
+  for (const auto& m : embedded_migrations()) {
+    const int n = number_of(m);
+    if (n <= have) continue;
+    Transaction tx(db);
+    db.exec(m.sql);
+    db.exec("PRAGMA user_version = " + std::to_string(n));
+    tx.commit();
+    ++applied;
+  }
+  return applied;
+}
+
+}  // namespace gpusweep::db

@@ -1,0 +1,280 @@
+// The results store; see store.hpp.
+#include <gpusweep/db/migrate.hpp>
+#include <gpusweep/db/store.hpp>
+
+namespace gpusweep::db {
+
+namespace {
+
+SweepRecord read_sweep(const Statement& st) {
+  SweepRecord s;
+  s.id = st.get_int(0);
+  s.name = st.get_text(1);
+  s.workload = st.get_text(2);
+  s.file_path = st.get_optional_text(3);
+  s.file_hash = st.get_optional_text(4);
+  s.spec_json = st.get_text(5);
+  s.spec_hash = st.get_text(6);
+  s.status = st.get_text(7);
+  s.created_at = st.get_text(8);
+  return s;
+}
+
+constexpr const char* kSweepColumns =
+    "id, name, workload, file_path, file_hash, spec_json, spec_hash, status, created_at";
+
+}  // namespace
+
+Store::Store(const std::string& path, Connection::Mode mode) : db_(path, mode) {
+  db_.exec("PRAGMA foreign_keys = ON");
+  if (mode == Connection::Mode::read_write) {
+    db_.exec("PRAGMA journal_mode = WAL");
+    db_.exec("PRAGMA synchronous = NORMAL");
+    migrate(db_);
+  } else {
+    const int have = current_version(db_);
+    if (have == 0) {
+      throw DbError("'" + path + "' is not a gpusweep database (no schema version); " +
+                        "run a sweep into it first or pass the right --db",
+                    SQLITE_ERROR);
+    }
+    if (have > schema_version()) {
+      throw DbError("database '" + path + "' has schema version " + std::to_string(have) +
+                        ", newer than this gpusweep understands (" +
+                        std::to_string(schema_version()) + "); upgrade gpusweep to read it",
+                    SQLITE_ERROR);
+    }
+  }
+}
+
+int64_t Store::create_sweep(const SweepRecord& s) {
+  auto st = db_.prepare(
+      "INSERT INTO sweeps (name, workload, file_path, file_hash, spec_json, spec_hash, status) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?)");
+  st.bind(1, s.name).bind(2, s.workload).bind(3, s.file_path).bind(4, s.file_hash);
+  st.bind(5, s.spec_json).bind(6, s.spec_hash).bind(7, s.status);
+  st.run();
+  return db_.last_insert_rowid();
+}
+
+void Store::set_sweep_status(int64_t sweep_id, const std::string& status) {
+  auto st = db_.prepare(
+      "UPDATE sweeps SET status = ?, finished_at = CASE WHEN ? = 'running' THEN NULL "
+      "ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END WHERE id = ?");
+  st.bind(1, status).bind(2, status).bind(3, sweep_id);
+  st.run();
+}
+
+std::optional<SweepRecord> Store::latest_sweep(const std::string& name) {
+  auto st = db_.prepare(std::string("SELECT ") + kSweepColumns +
+                        " FROM sweeps WHERE name = ? ORDER BY id DESC LIMIT 1");
+  st.bind(1, name);
+  if (!st.step()) return std::nullopt;
+  return read_sweep(st);
+}
+
+std::optional<SweepRecord> Store::latest_sweep() {
+  auto st = db_.prepare(std::string("SELECT ") + kSweepColumns +
+                        " FROM sweeps ORDER BY id DESC LIMIT 1");
+  if (!st.step()) return std::nullopt;
+  return read_sweep(st);
+}
+
+std::vector<SweepRecord> Store::sweeps() {
+  auto st = db_.prepare(std::string("SELECT ") + kSweepColumns + " FROM sweeps ORDER BY id");
+  std::vector<SweepRecord> out;
+  while (st.step()) out.push_back(read_sweep(st));
+  return out;
+}
+
+void Store::add_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials) {
+  Transaction tx(db_);
+  auto st = db_.prepare(
+      "INSERT INTO trials (sweep_id, ordinal, config_index, repeat, workload, plugin_version, "
+      "plugin_path, plugin_hash, abi_version, config_json, config_hash) "
+      "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  for (const auto& t : trials) {
+    st.reset();
+    st.bind(1, sweep_id).bind(2, t.ordinal).bind(3, t.config_index).bind(4, t.repeat);
+    st.bind(5, t.workload).bind(6, t.plugin_version).bind(7, t.plugin_path);
+    st.bind(8, t.plugin_hash).bind(9, t.abi_version).bind(10, t.config_json);
+    st.bind(11, t.config_hash);
+    st.run();
+  }
+  tx.commit();
+}
+
+std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
+  auto st = db_.prepare(
+      "SELECT t.id, t.sweep_id, t.ordinal, t.config_index, t.repeat, t.workload, "
+      "t.plugin_version, t.plugin_path, t.plugin_hash, t.abi_version, t.config_json, "
+      "t.config_hash, t.status, t.error, t.signal, t.wall_s, "
+      "m.trial_id, m.unit, m.secondary_unit, m.warmup_steps, m.steps_per_block, m.blocks, "
+      "m.samples_per_step, m.throughput_median, m.throughput_mean, m.throughput_min, "
+      "m.throughput_max, m.throughput_iqr, m.throughput_cv, m.secondary_throughput_median, "
+      "m.step_time_median_s, m.step_time_min_s, m.step_time_max_s, m.peak_memory_bytes, "
+      "m.input_wait_fraction, m.setup_s, m.evaluate_s, m.quality_metric, m.quality, "
+      "m.quality_reference "
+      "FROM trials t LEFT JOIN trial_summary m ON m.trial_id = t.id "
+      "WHERE t.sweep_id = ? ORDER BY t.ordinal");
+  st.bind(1, sweep_id);
+  std::vector<TrialRecord> out;
+  while (st.step()) {
+    TrialRecord r;
+    r.id = st.get_int(0);
+    r.sweep_id = st.get_int(1);
+    r.plan.ordinal = st.get_int(2);
+    r.plan.config_index = st.get_int(3);
+    r.plan.repeat = st.get_int(4);
+    r.plan.workload = st.get_text(5);
+    r.plan.plugin_version = st.get_text(6);
+    r.plan.plugin_path = st.get_text(7);
+    r.plan.plugin_hash = st.get_text(8);
+    r.plan.abi_version = st.get_text(9);
+    r.plan.config_json = st.get_text(10);
+    r.plan.config_hash = st.get_text(11);
+    r.status = st.get_text(12);
+    r.error = st.get_optional_text(13);
+    if (!st.is_null(14)) r.signal = st.get_int(14);
+    r.wall_s = st.get_optional_double(15);
+    if (!st.is_null(16)) {
+      Summary m;
+      m.unit = st.get_text(17);
+      m.secondary_unit = st.get_text(18);
+      m.warmup_steps = st.get_int(19);
+      m.steps_per_block = st.get_int(20);
+      m.blocks = st.get_int(21);
+      m.samples_per_step = st.get_double(22);
+      m.throughput_median = st.get_double(23);
+      m.throughput_mean = st.get_double(24);
+      m.throughput_min = st.get_double(25);
+      m.throughput_max = st.get_double(26);
+      m.throughput_iqr = st.get_double(27);
+      m.throughput_cv = st.get_double(28);
+      m.secondary_throughput_median = st.get_optional_double(29);
+      m.step_time_median_s = st.get_double(30);
+      m.step_time_min_s = st.get_double(31);
+      m.step_time_max_s = st.get_double(32);
+      m.peak_memory_bytes = st.get_optional_double(33);
+      m.input_wait_fraction = st.get_optional_double(34);
+      m.setup_s = st.get_optional_double(35);
+      m.evaluate_s = st.get_optional_double(36);
+      m.quality_metric = st.get_optional_text(37);
+      m.quality = st.get_optional_double(38);
+      m.quality_reference = st.get_optional_double(39);
+      r.summary = m;
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+int64_t Store::upsert_environment(const EnvironmentInfo& e) {
+  auto st = db_.prepare(
+      "INSERT INTO environments (fingerprint, hostname, os, cpu_model, cpu_cores, "
+      "torch_version, blas, threads, cuda_available, gpus, gpusweep_version, git_commit, "
+      "details_json) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+      "ON CONFLICT (fingerprint) DO NOTHING");
+  st.bind(1, e.fingerprint).bind(2, e.hostname).bind(3, e.os).bind(4, e.cpu_model);
+  st.bind(5, e.cpu_cores).bind(6, e.torch_version).bind(7, e.blas).bind(8, e.threads);
+  st.bind(9, int64_t{e.cuda_available}).bind(10, e.gpus_json).bind(11, e.gpusweep_version);
+  st.bind(12, e.git_commit).bind(13, e.details_json);
+  st.run();
+  auto q = db_.prepare("SELECT id FROM environments WHERE fingerprint = ?");
+  q.bind(1, e.fingerprint);
+  q.step();
+  return q.get_int(0);
+}
+
+void Store::commit_trial(int64_t trial_id, const TrialOutcome& o) {
+  Transaction tx(db_);
+  std::optional<int64_t> env_id;
+  if (o.environment) env_id = upsert_environment(*o.environment);
+
+  auto up = db_.prepare(
+      "UPDATE trials SET status = ?, error = ?, exit_code = ?, signal = ?, stderr_tail = ?, "
+      "stderr_bytes = ?, environment_id = ?, started_at = ?, finished_at = ?, wall_s = ? "
+      "WHERE id = ?");
+  up.bind(1, o.status).bind(2, o.error).bind(3, o.exit_code).bind(4, o.signal);
+  up.bind(5, o.stderr_tail).bind(6, o.stderr_bytes).bind(7, env_id);
+  up.bind(8, o.started_at).bind(9, o.finished_at).bind(10, o.wall_s).bind(11, trial_id);
+  up.run();
+  if (db_.changes() != 1) {
+    throw DbError("trial " + std::to_string(trial_id) + " does not exist", SQLITE_NOTFOUND);
+  }
+
+  // A re-run (after --resume) replaces what an earlier attempt stored.
+  for (const char* table : {"trial_summary", "blocks", "metrics"}) {
+    auto del = db_.prepare(std::string("DELETE FROM ") + table + " WHERE trial_id = ?");
+    del.bind(1, trial_id);
+    del.run();
+  }
+
+  if (o.summary) {
+    const Summary& m = *o.summary;
+    auto st = db_.prepare(
+        "INSERT INTO trial_summary (trial_id, unit, secondary_unit, warmup_steps, "
+        "steps_per_block, blocks, samples_per_step, throughput_median, throughput_mean, "
+        "throughput_min, throughput_max, throughput_iqr, throughput_cv, "
+        "secondary_throughput_median, step_time_median_s, step_time_min_s, step_time_max_s, "
+        "peak_memory_bytes, input_wait_fraction, setup_s, evaluate_s, quality_metric, quality, "
+        "quality_reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?)");
+    st.bind(1, trial_id).bind(2, m.unit).bind(3, m.secondary_unit).bind(4, m.warmup_steps);
+    st.bind(5, m.steps_per_block).bind(6, m.blocks).bind(7, m.samples_per_step);
+    st.bind(8, m.throughput_median).bind(9, m.throughput_mean).bind(10, m.throughput_min);
+    st.bind(11, m.throughput_max).bind(12, m.throughput_iqr).bind(13, m.throughput_cv);
+    st.bind(14, m.secondary_throughput_median).bind(15, m.step_time_median_s);
+    st.bind(16, m.step_time_min_s).bind(17, m.step_time_max_s).bind(18, m.peak_memory_bytes);
+    st.bind(19, m.input_wait_fraction).bind(20, m.setup_s).bind(21, m.evaluate_s);
+    st.bind(22, m.quality_metric).bind(23, m.quality).bind(24, m.quality_reference);
+    st.run();
+  }
+
+  auto bl = db_.prepare(
+      "INSERT INTO blocks (trial_id, idx, steps, seconds, samples, secondary_samples) "
+      "VALUES (?, ?, ?, ?, ?, ?)");
+  for (const auto& b : o.blocks) {
+    bl.reset();
+    bl.bind(1, trial_id).bind(2, b.idx).bind(3, b.steps).bind(4, b.seconds);
+    bl.bind(5, b.samples).bind(6, b.secondary_samples);
+    bl.run();
+  }
+
+  auto me = db_.prepare(
+      "INSERT OR REPLACE INTO metrics (trial_id, kind, at_step, name, value) "
+      "VALUES (?, ?, ?, ?, ?)");
+  for (const auto& m : o.metrics) {
+    me.reset();
+    me.bind(1, trial_id).bind(2, m.kind).bind(3, m.at_step).bind(4, m.name).bind(5, m.value);
+    me.run();
+  }
+  tx.commit();
+}
+
+std::vector<BlockSample> Store::blocks(int64_t trial_id) {
+  auto st = db_.prepare(
+      "SELECT idx, steps, seconds, samples, secondary_samples FROM blocks WHERE trial_id = ? "
+      "ORDER BY idx");
+  st.bind(1, trial_id);
+  std::vector<BlockSample> out;
+  while (st.step()) {
+    out.push_back({st.get_int(0), st.get_int(1), st.get_double(2), st.get_double(3),
+                   st.get_double(4)});
+  }
+  return out;
+}
+
+std::vector<MetricSample> Store::metrics(int64_t trial_id) {
+  auto st = db_.prepare(
+      "SELECT kind, at_step, name, value FROM metrics WHERE trial_id = ? "
+      "ORDER BY kind, at_step, name");
+  st.bind(1, trial_id);
+  std::vector<MetricSample> out;
+  while (st.step()) {
+    out.push_back({st.get_text(0), st.get_int(1), st.get_text(2), st.get_double(3)});
+  }
+  return out;
+}
+
+}  // namespace gpusweep::db

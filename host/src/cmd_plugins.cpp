@@ -1,0 +1,91 @@
+// `gpusweep plugins [NAME]`: the plugins on the plugin path, or one manifest.
+#include "cli.hpp"
+#include "error.hpp"
+#include "format.hpp"
+#include "registry.hpp"
+
+#include <iostream>
+
+namespace gpusweep::host {
+
+namespace {
+
+std::string allowed(const ParamSpec& p) {
+  std::string out;
+  for (const auto& c : p.choices) out += (out.empty() ? "" : ", ") + (c.is_string() ? c.get<std::string>() : c.dump());
+  if (!out.empty()) return out;
+  auto num = [](double v) { return Json(v).dump(); };
+  if (p.min && p.max) return num(*p.min) + " .. " + num(*p.max);
+  if (p.min) return ">= " + num(*p.min);
+  if (p.max) return "<= " + num(*p.max);
+  return p.type == "bool" ? "true, false" : "any";
+}
+
+std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+void describe(const PluginInfo& info) {
+  const auto& m = info.manifest;
+  std::cout << m.name << " " << m.version << ": " << m.description << "\n"
+            << "file:       " << info.file.path << " (ABI " << info.abi << ")\n"
+            << "throughput: " << m.unit << "/s"
+            << (m.secondary_unit.empty() ? "" : " (and " + m.secondary_unit + "/s)") << "\n";
+  if (!m.quality_metric.empty()) {
+    std::cout << "quality:    " << m.quality_metric << " ("
+              << (m.higher_is_better ? "higher" : "lower") << " is better"
+              << (m.quality_reference.empty() ? "" : "; reference " + m.quality_reference) << ")"
+              << (m.quality_description.empty() ? "" : ": " + m.quality_description) << "\n";
+  }
+  if (!info.runtime.empty()) std::cout << "runtime:    " << info.runtime.dump() << "\n";
+  for (bool common : {false, true}) {
+    Table t({"parameter", "type", "default", "allowed", "description"});
+    for (const auto& p : m.params) {
+      if (p.common != common) continue;
+      t.add_row({p.name, p.type, value_text(p.default_value), truncate(allowed(p), 40),
+                 p.description});
+    }
+    if (t.rows() == 0) continue;
+    std::cout << "\n" << (common ? "common settings" : "workload knobs") << ":\n" << t.render();
+  }
+}
+
+}  // namespace
+
+int cmd_plugins(const Args& args) {
+  po::options_description o;
+  o.add_options()("name", po::value<std::string>(), "plugin to describe");
+  add_plugin_path_option(o);
+  po::positional_options_description pos;
+  pos.add("name", 1);
+  auto p = parse_command("plugins", "[NAME] [--plugin-path DIR ...]",
+                         "Lists the workload plugins found on the plugin path, or prints one\n"
+                         "plugin's manifest: its settings, their types, defaults and ranges.",
+                         o, pos, args);
+  if (p.help) return 0;
+  Registry registry(plugin_paths(p.vm));
+  if (p.vm.count("name") != 0U) {
+    describe(registry.describe(p.vm["name"].as<std::string>()));
+    return 0;
+  }
+  Table t({"name", "version", "unit", "description", "file"});
+  int broken = 0;
+  for (const auto& f : registry.list()) {
+    try {
+      const auto info = registry.describe_file(f);
+      t.add_row({f.name, info.manifest.version, info.manifest.unit,
+                 truncate(info.manifest.description, 60), f.path});
+    } catch (const Error& e) {
+      ++broken;
+      t.add_row({f.name, "-", "-", truncate(std::string("does not load: ") + e.what(), 90), f.path});
+    }
+  }
+  if (t.rows() == 0) {
+    std::string dirs;
+    for (const auto& d : registry.search_path()) dirs += "\n  " + d;
+    std::cout << "no plugins found; searched:" << dirs << "\n";
+    return 1;
+  }
+  std::cout << t.render();
+  return broken == 0 ? 0 : 1;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,58 @@
+// `gpusweep results`: the trials of a sweep as an aligned table.
+#include "cli.hpp"
+#include "error.hpp"
+#include "format.hpp"
+#include "results.hpp"
+
+#include <gpusweep/db/store.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+namespace gpusweep::host {
+
+int cmd_results(const Args& args) {
+  po::options_description o;
+  o.add_options()("sweep", po::value<std::string>(), "sweep name (default: the latest run)");
+  add_db_option(o);
+  o.add_options()("list", po::bool_switch(), "list the sweeps in the database instead");
+  po::positional_options_description pos;
+  pos.add("sweep", 1);
+  auto p = parse_command("results", "[--sweep NAME] [--db FILE] [--list]",
+                         "Prints the trials of a sweep: the settings that vary, status,\n"
+                         "throughput (median over blocks) with its coefficient of variation,\n"
+                         "step time, peak memory, quality and the ratio to the baseline.",
+                         o, pos, args);
+  if (p.help) return 0;
+  const std::string db_path = p.vm["db"].as<std::string>();
+  if (!std::filesystem::exists(db_path)) {
+    throw UsageError("no database at '" + db_path + "'; pass --db or run a sweep first");
+  }
+  db::Store store(db_path, db::Connection::Mode::read_only);
+  if (p.vm["list"].as<bool>()) {
+    Table t({"run", "name", "workload", "status", "trials", "created"});
+    t.right_align(0);
+    t.right_align(4);
+    for (const auto& s : store.sweeps()) {
+      t.add_row({std::to_string(s.id), s.name, s.workload, s.status,
+                 std::to_string(store.trials(s.id).size()), s.created_at});
+    }
+    std::cout << t.render();
+    return 0;
+  }
+  std::optional<db::SweepRecord> sweep = p.vm.count("sweep") != 0U
+                                             ? store.latest_sweep(p.vm["sweep"].as<std::string>())
+                                             : store.latest_sweep();
+  if (!sweep) {
+    std::string names;
+    for (const auto& s : store.sweeps()) names += (names.empty() ? "" : ", ") + s.name;
+    throw UsageError("no sweep " +
+                     (p.vm.count("sweep") != 0U ? "named '" + p.vm["sweep"].as<std::string>() + "' "
+                                                : std::string()) +
+                     "in " + db_path + (names.empty() ? "" : " (sweeps: " + names + ")"));
+  }
+  std::cout << results_table(*sweep, store.trials(sweep->id));
+  return 0;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,251 @@
+// `gpusweep run` and `gpusweep resume`: validate a sweep, record its trials,
+// run each in its own worker process, commit each result as it finishes.
+#include "cli.hpp"
+#include "error.hpp"
+#include "format.hpp"
+#include "hashing.hpp"
+#include "progress.hpp"
+#include "registry.hpp"
+#include "results.hpp"
+#include "runner.hpp"
+#include "spawn.hpp"
+#include "sweep.hpp"
+
+#include <gpusweep/db/store.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+namespace gpusweep::host {
+
+namespace {
+
+struct RunOptions {
+  std::string db_path;
+  bool resume = false;
+  int jobs = 1;
+  std::optional<std::string> file_path;
+  std::optional<std::string> file_hash;
+};
+
+void print_plan(const SweepSpec& spec, const PluginManifest& manifest,
+                const std::vector<PlannedTrial>& plan) {
+  const auto keys = varying_keys(spec);
+  const auto configs = expand_configs(spec, manifest);
+  std::cout << "sweep '" << spec.name << "': workload " << manifest.name << " "
+            << manifest.version << ", " << configs.size() << " configs x "
+            << spec.measure.repeats << " repeats = " << plan.size() << " trials\n"
+            << "protocol: " << spec.measure.warmup_steps << " warmup steps, "
+            << spec.measure.blocks << " blocks of " << spec.measure.steps_per_block
+            << " steps, timeout " << spec.measure.timeout_s << " s per trial\n";
+  Table t({"#", "config", "baseline"});
+  t.right_align(0);
+  for (size_t i = 0; i < configs.size(); ++i) {
+    t.add_row({std::to_string(i + 1), keys.empty() ? "(base)" : config_label(configs[i], keys),
+               !spec.baseline.empty() && matches(configs[i], spec.baseline) ? "yes" : ""});
+  }
+  std::cout << t.render();
+}
+
+std::vector<db::TrialPlan> to_rows(const std::vector<PlannedTrial>& plan, const PluginInfo& info) {
+  std::vector<db::TrialPlan> rows;
+  rows.reserve(plan.size());
+  for (const auto& p : plan) {
+    db::TrialPlan r;
+    r.ordinal = p.ordinal;
+    r.config_index = p.config_index;
+    r.repeat = p.repeat;
+    r.workload = info.manifest.name;
+    r.plugin_version = info.manifest.version;
+    r.plugin_path = info.file.path;
+    r.plugin_hash = info.hash;
+    r.abi_version = info.abi;
+    r.config_json = canonical_json(p.config);
+    r.config_hash = p.config_hash;
+    rows.push_back(std::move(r));
+  }
+  return rows;
+}
+
+std::string outcome_detail(const db::TrialOutcome& o) {
+  if (o.summary) {
+    std::string d = human_rate(o.summary->throughput_median, o.summary->unit) + ", cv " +
+                    fixed(100 * o.summary->throughput_cv, 1) + "%";
+    if (o.summary->quality) {
+      d += ", " + o.summary->quality_metric.value_or("quality") + " " +
+           human_count(*o.summary->quality);
+    }
+    return d;
+  }
+  return o.error ? truncate(*o.error, 120) : "";
+}
+
+int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt) {
+  db::Store store(opt.db_path, db::Connection::Mode::read_write);
+  const std::string spec_json = canonical_json(spec.to_json());
+  const std::string spec_hash = hash_text(spec_json);
+
+  std::optional<db::SweepRecord> sweep;
+  if (opt.resume) {
+    sweep = store.latest_sweep(spec.name);
+    if (sweep && sweep->spec_hash != spec_hash) {
+      throw UsageError("cannot resume sweep '" + spec.name + "' (run " +
+                       std::to_string(sweep->id) + "): the sweep changed since it started " +
+                       "(stored spec " + sweep->spec_hash + ", now " + spec_hash +
+                       "); run without --resume to start a new run");
+    }
+    if (!sweep) std::cout << "no earlier run of '" << spec.name << "' to resume; starting one\n";
+  }
+  if (!sweep) {
+    db::SweepRecord rec;
+    rec.name = spec.name;
+    rec.workload = spec.workload;
+    rec.file_path = opt.file_path;
+    rec.file_hash = opt.file_hash;
+    rec.spec_json = spec_json;
+    rec.spec_hash = spec_hash;
+    rec.id = store.create_sweep(rec);
+    store.add_trials(rec.id, to_rows(plan_trials(spec, info.manifest), info));
+    sweep = store.latest_sweep(spec.name);
+  } else {
+    store.set_sweep_status(sweep->id, "running");
+  }
+
+  const auto trials = store.trials(sweep->id);
+  const auto keys = varying_keys(spec);
+  const std::string measure_json = spec.measure.to_json().dump();
+  std::vector<TrialJob> jobs;
+  size_t finished_before = 0;
+  for (const auto& t : trials) {
+    if (t.status != "pending" && t.status != "interrupted") {
+      ++finished_before;
+      continue;
+    }
+    TrialJob job;
+    job.trial_id = t.id;
+    job.label = config_label(Json::parse(t.plan.config_json), keys);
+    if (spec.measure.repeats > 1) job.label += " #" + std::to_string(t.plan.repeat + 1);
+    job.worker_args = {"worker",   "--plugin",  info.file.path, "--config",
+                       t.plan.config_json, "--measure", measure_json};
+    job.timeout_s = spec.measure.timeout_s;
+    job.collector = std::make_unique<TrialCollector>(info.manifest, spec.measure);
+    jobs.push_back(std::move(job));
+  }
+  std::cout << "sweep '" << spec.name << "' (run " << sweep->id << ") into " << opt.db_path
+            << ": " << jobs.size() << " trials to run";
+  if (finished_before > 0) std::cout << ", " << finished_before << " already finished";
+  std::cout << ", " << opt.jobs << " at a time\n" << std::flush;
+
+  bool complete = true;
+  if (!jobs.empty()) {
+    Progress progress(jobs.size(), opt.jobs, stdout_is_terminal());
+    RunnerCallbacks cb;
+    cb.on_start = [&](const TrialJob& j) { progress.started(j.trial_id, j.label); };
+    cb.on_event = [&](const TrialJob& j, const Json& e) { progress.event(j.trial_id, e); };
+    cb.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
+      store.commit_trial(j.trial_id, o);
+      progress.finished(j.trial_id, o.status, outcome_detail(o));
+    };
+    Runner runner(self_executable(), opt.jobs);
+    complete = runner.run(std::move(jobs), cb);
+    progress.done();
+  }
+  store.set_sweep_status(sweep->id, complete ? "finished" : "interrupted");
+  std::cout << "\n" << results_table(*store.latest_sweep(spec.name), store.trials(sweep->id));
+  if (!complete) {
+    std::cout << "interrupted: finished trials are saved; continue with: gpusweep resume "
+              << spec.name << " --db " << opt.db_path << "\n";
+    return 130;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+  po::options_description o;
+  o.add_options()("sweep", po::value<std::string>()->required(), "sweep file (JSON)");
+  add_db_option(o);
+  o.add_options()("resume", po::bool_switch(), "continue the latest run of this sweep: run only "
+                                               "its unfinished trials")(
+      "jobs,j", po::value<int>()->default_value(1), "worker processes at a time")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "override a setting: key=value (base), measure.key=value (protocol); repeatable")(
+      "dry-run", po::bool_switch(), "validate and print the plan; run and write nothing");
+  add_plugin_path_option(o);
+  po::positional_options_description pos;
+  pos.add("sweep", 1);
+  auto p = parse_command(
+      "run", "SWEEP.json [--db FILE] [--resume] [--jobs N] [--set key=value ...] [--dry-run]",
+      "Runs every trial of a sweep file, each in a fresh worker process, and records the\n"
+      "results in the database. The sweep is validated against the workload's manifest\n"
+      "before anything runs or is written.",
+      o, pos, args);
+  if (p.help) return 0;
+  const auto& vm = p.vm;
+  const std::string file = vm["sweep"].as<std::string>();
+  SweepSpec spec = load_sweep_file(file);
+  if (vm.count("set") != 0U) apply_overrides(spec, vm["set"].as<std::vector<std::string>>());
+  const int jobs = vm["jobs"].as<int>();
+  if (jobs < 1 || jobs > 256) throw UsageError("--jobs " + std::to_string(jobs) + ": use 1 to 256");
+
+  Registry registry(plugin_paths(vm));
+  const PluginInfo info = registry.describe(spec.workload);
+  validate_sweep(spec, info.manifest);
+  const auto plan = plan_trials(spec, info.manifest);
+  if (vm["dry-run"].as<bool>()) {
+    print_plan(spec, info.manifest, plan);
+    std::cout << "dry run: nothing was run or written\n";
+    return 0;
+  }
+  RunOptions opt;
+  opt.db_path = vm["db"].as<std::string>();
+  opt.resume = vm["resume"].as<bool>();
+  opt.jobs = jobs;
+  opt.file_path = std::filesystem::absolute(file).string();
+  opt.file_hash = hash_file(file);
+  return execute(spec, info, opt);
+}
+
+int cmd_resume(const Args& args) {
+  po::options_description o;
+  o.add_options()("name", po::value<std::string>(), "sweep name (default: the latest sweep)");
+  add_db_option(o);
+  o.add_options()("jobs,j", po::value<int>()->default_value(1), "worker processes at a time");
+  add_plugin_path_option(o);
+  po::positional_options_description pos;
+  pos.add("name", 1);
+  auto p = parse_command("resume", "[NAME] [--db FILE] [--jobs N]",
+                         "Continues the latest run of a sweep from the database (no sweep file\n"
+                         "needed): runs its pending and interrupted trials.",
+                         o, pos, args);
+  if (p.help) return 0;
+  const auto& vm = p.vm;
+  const std::string db_path = vm["db"].as<std::string>();
+  if (!std::filesystem::exists(db_path)) {
+    throw UsageError("no database at '" + db_path + "'; pass --db or run a sweep first");
+  }
+  SweepSpec spec;
+  {
+    db::Store store(db_path, db::Connection::Mode::read_write);
+    auto sweep = vm.count("name") != 0U ? store.latest_sweep(vm["name"].as<std::string>())
+                                        : store.latest_sweep();
+    if (!sweep) {
+      throw UsageError("no sweep " +
+                       (vm.count("name") != 0U ? "named '" + vm["name"].as<std::string>() + "' "
+                                               : std::string()) +
+                       "in " + db_path);
+    }
+    spec = stored_spec(*sweep);
+  }
+  Registry registry(plugin_paths(vm));
+  const PluginInfo info = registry.describe(spec.workload);
+  validate_sweep(spec, info.manifest);
+  RunOptions opt;
+  opt.db_path = db_path;
+  opt.resume = true;
+  opt.jobs = vm["jobs"].as<int>();
+  return execute(spec, info, opt);
+}
+
+}  // namespace gpusweep::host

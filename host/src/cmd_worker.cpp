@@ -1,0 +1,28 @@
+// `gpusweep worker`: the process side of one trial (not for users).
+#include "cli.hpp"
+#include "worker.hpp"
+
+namespace gpusweep::host {
+
+int cmd_worker(const Args& args) {
+  po::options_description o;
+  o.add_options()("plugin", po::value<std::string>()->required(), "plugin file")(
+      "describe", po::bool_switch(), "report manifest and runtime, then exit")(
+      "config", po::value<std::string>()->default_value("{}"), "resolved trial config (JSON)")(
+      "measure", po::value<std::string>()->default_value("{}"), "protocol (JSON)")(
+      "proto-fd", po::value<int>()->default_value(3), "file descriptor for protocol events");
+  auto p = parse_command("worker", "--plugin FILE [--describe | --config JSON --measure JSON]",
+                         "Internal: runs one trial in this process and streams JSON events on\n"
+                         "--proto-fd. The host starts it; users do not.",
+                         o, {}, args);
+  if (p.help) return 0;
+  WorkerArgs w;
+  w.plugin_path = p.vm["plugin"].as<std::string>();
+  w.describe = p.vm["describe"].as<bool>();
+  w.config_json = p.vm["config"].as<std::string>();
+  w.measure_json = p.vm["measure"].as<std::string>();
+  w.proto_fd = p.vm["proto-fd"].as<int>();
+  return run_worker(w);
+}
+
+}  // namespace gpusweep::host

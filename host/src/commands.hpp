@@ -1,0 +1,18 @@
+// The gpusweep subcommands. Each takes the arguments after its name and
+// returns the process exit code; errors are thrown as gpusweep::Error.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+using Args = std::vector<std::string>;
+
+int cmd_run(const Args& args);
+int cmd_resume(const Args& args);
+int cmd_plugins(const Args& args);
+int cmd_results(const Args& args);
+int cmd_worker(const Args& args);
+
+}  // namespace gpusweep::host

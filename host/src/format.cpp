@@ -1,0 +1,119 @@
+// Tables and human units; see format.hpp.
+#include "format.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace gpusweep::host {
+
+size_t display_width(const std::string& s) {
+  size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
+  return n;
+}
+
+void Table::add_row(std::vector<std::string> cells) {
+  cells.resize(headers_.size());
+  rows_.push_back(std::move(cells));
+}
+
+std::string Table::render() const {
+  std::vector<size_t> width(headers_.size());
+  for (size_t c = 0; c < headers_.size(); ++c) width[c] = display_width(headers_[c]);
+  for (const auto& r : rows_) {
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], display_width(r[c]));
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t c = 0; c < cells.size(); ++c) {
+      const size_t pad = width[c] - display_width(cells[c]);
+      const bool right = c < right_.size() && right_[c];
+      if (c > 0) out += "  ";
+      if (right) out += std::string(pad, ' ');
+      out += cells[c];
+      if (!right && c + 1 < cells.size()) out += std::string(pad, ' ');
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(headers_);
+  std::vector<std::string> rule;
+  for (size_t w : width) rule.push_back(std::string(w, '-'));
+  out += line(rule);
+  for (const auto& r : rows_) out += line(r);
+  return out;
+}
+
+std::string fixed(double value, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, value);
+  return buf;
+}
+
+namespace {
+// Three significant digits: 1.23, 12.3, 123.
+std::string sig3(double v) {
+  const double a = std::fabs(v);
+  return fixed(v, a >= 100 ? 0 : a >= 10 ? 1 : 2);
+}
+}  // namespace
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (std::fabs(bytes) >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  return (u == 0 ? fixed(bytes, 0) : sig3(bytes)) + " " + units[u];
+}
+
+std::string human_seconds(double s) {
+  if (s < 1e-6) return sig3(s * 1e9) + " ns";
+  if (s < 1e-3) return sig3(s * 1e6) + " us";
+  if (s < 1) return sig3(s * 1e3) + " ms";
+  if (s < 60) return sig3(s) + " s";
+  return clock_time(s);
+}
+
+std::string human_count(double v) {
+  const double a = std::fabs(v);
+  if (a >= 1e9) return sig3(v / 1e9) + "G";
+  if (a >= 1e6) return sig3(v / 1e6) + "M";
+  if (a >= 1e4) return sig3(v / 1e3) + "k";
+  if (a >= 100) return fixed(v, 0);
+  return sig3(v);
+}
+
+std::string human_rate(double per_second, const std::string& unit) {
+  return human_count(per_second) + " " + unit + "/s";
+}
+
+std::string clock_time(double seconds) {
+  const auto total = static_cast<long long>(std::llround(std::max(0.0, seconds)));
+  char buf[32];
+  if (total >= 3600) {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", total / 3600, (total / 60) % 60, total % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%lld:%02lld", total / 60, total % 60);
+  }
+  return buf;
+}
+
+std::string truncate(const std::string& s, size_t width) {
+  if (display_width(s) <= width) return s;
+  std::string out;
+  size_t n = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) != 0x80) {
+      if (n + 1 >= width) break;
+      ++n;
+    }
+    out += s[i];
+  }
+  return out + "…";
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,36 @@
+// Terminal output: aligned tables and human units (ms, GiB, k/s).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> headers) : headers_(std::move(headers)) {}
+  // Columns whose cells are numbers are right-aligned.
+  void right_align(size_t column) { right_.resize(headers_.size()), right_[column] = true; }
+  void add_row(std::vector<std::string> cells);
+  std::string render() const;
+  size_t rows() const { return rows_.size(); }
+
+ private:
+  std::vector<std::string> headers_;
+  std::vector<std::vector<std::string>> rows_;
+  std::vector<bool> right_;
+};
+
+// Display width of UTF-8 text (code points; good enough for tables).
+size_t display_width(const std::string& s);
+
+std::string human_bytes(double bytes);          // "1.50 GiB"
+std::string human_seconds(double seconds);      // "1.23 ms", "4.5 s", "2:03"
+std::string human_count(double value);          // "12.3k", "1.20M"
+std::string human_rate(double per_second, const std::string& unit);  // "12.3k updates/s"
+std::string fixed(double value, int decimals);
+std::string clock_time(double seconds);         // "1:02:03" or "2:03"
+std::string truncate(const std::string& s, size_t width);
+
+}  // namespace gpusweep::host

@@ -1,0 +1,85 @@
+// gpusweep: sweeps training-step performance settings over workload plugins
+// and records every measurement in SQLite. Dispatches the subcommands.
+#include "commands.hpp"
+#include "error.hpp"
+
+#include <gpusweep/db/sqlite.hpp>
+
+#include <cstring>
+#include <iostream>
+#include <map>
+
+#ifndef GPUSWEEP_VERSION
+#define GPUSWEEP_VERSION "0.0.0"
+#endif
+#ifndef GPUSWEEP_GIT_COMMIT
+#define GPUSWEEP_GIT_COMMIT "unknown"
+#endif
+
+namespace {
+
+using gpusweep::host::Args;
+
+struct Command {
+  int (*fn)(const Args&);
+  const char* summary;
+  bool hidden;
+};
+
+const std::map<std::string, Command>& commands() {
+  using namespace gpusweep::host;
+  static const std::map<std::string, Command> c = {
+      {"run", {cmd_run, "run a sweep file into the results database", false}},
+      {"resume", {cmd_resume, "continue an interrupted sweep from the database", false}},
+      {"plugins", {cmd_plugins, "list workload plugins, or show one's settings", false}},
+      {"results", {cmd_results, "print a sweep's trials as a table", false}},
+      {"worker", {cmd_worker, "internal: run one trial (started by the host)", true}},
+  };
+  return c;
+}
+
+void usage(std::ostream& out) {
+  out << "usage: gpusweep COMMAND [options]   (gpusweep COMMAND --help for details)\n\n"
+         "Measures which training settings make a workload's step fast, under one\n"
+         "protocol, and records every number in SQLite.\n\ncommands:\n";
+  for (const auto& [name, c] : commands()) {
+    if (!c.hidden) out << "  " << name << std::string(10 - name.size(), ' ') << c.summary << "\n";
+  }
+  out << "\nversion " << GPUSWEEP_VERSION << " (" << GPUSWEEP_GIT_COMMIT << ")\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(std::cerr);
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    usage(std::cout);
+    return 0;
+  }
+  if (name == "--version") {
+    std::cout << "gpusweep " << GPUSWEEP_VERSION << " (" << GPUSWEEP_GIT_COMMIT << ")\n";
+    return 0;
+  }
+  auto it = commands().find(name);
+  if (it == commands().end()) {
+    std::cerr << "gpusweep: unknown command '" << name << "' (see gpusweep --help)\n";
+    return 2;
+  }
+  const Args args(argv + 2, argv + argc);
+  try {
+    return it->second.fn(args);
+  } catch (const gpusweep::UsageError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const gpusweep::db::DbError& e) {
+    std::cerr << "error: database: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,195 @@
+// Plugin discovery and description; see registry.hpp.
+#include "registry.hpp"
+
+#include "error.hpp"
+#include "hashing.hpp"
+#include "spawn.hpp"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#ifndef GPUSWEEP_BUILD_PLUGIN_DIR
+#define GPUSWEEP_BUILD_PLUGIN_DIR ""
+#endif
+#ifndef GPUSWEEP_INSTALL_PLUGIN_DIR
+#define GPUSWEEP_INSTALL_PLUGIN_DIR "lib/gpusweep/plugins"
+#endif
+
+namespace gpusweep::host {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kPrefix = "gpusweep_";
+constexpr const char* kSuffix = ".so";
+
+struct Captured {
+  std::string proto;
+  std::string err;
+  int status = 0;
+  bool timed_out = false;
+};
+
+// Runs a short worker and collects its protocol text and stderr.
+Captured run_captured(const std::vector<std::string>& args, double timeout_s) {
+  SpawnedProcess p = spawn_process(self_executable(), args, {"GPUSWEEP_WORKER=1"});
+  Captured c;
+  std::vector<pollfd> fds = {{p.proto_fd, POLLIN, 0}, {p.stdout_fd, POLLIN, 0},
+                             {p.stderr_fd, POLLIN, 0}};
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  char buf[65536];
+  size_t open = fds.size();
+  while (open > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                          deadline - std::chrono::steady_clock::now())
+                          .count();
+    if (left <= 0) {
+      c.timed_out = true;
+      ::kill(-p.pid, SIGKILL);
+      break;
+    }
+    if (::poll(fds.data(), fds.size(), static_cast<int>(left)) < 0) continue;
+    for (size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      const ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+      if (n <= 0) {
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+      } else if (i == 0) {
+        c.proto.append(buf, static_cast<size_t>(n));
+      } else if (i == 2 && c.err.size() < 65536) {
+        c.err.append(buf, static_cast<size_t>(n));
+      }
+    }
+  }
+  for (auto& f : fds) {
+    if (f.fd >= 0) ::close(f.fd);
+  }
+  ::waitpid(p.pid, &c.status, 0);
+  return c;
+}
+
+}  // namespace
+
+Registry::Registry(std::vector<std::string> extra_dirs) : dirs_(std::move(extra_dirs)) {
+  if (const char* env = std::getenv("GPUSWEEP_PLUGIN_PATH")) {
+    std::stringstream ss(env);
+    for (std::string d; std::getline(ss, d, ':');) {
+      if (!d.empty()) dirs_.push_back(d);
+    }
+  }
+  if (std::string(GPUSWEEP_BUILD_PLUGIN_DIR).size() > 0) dirs_.push_back(GPUSWEEP_BUILD_PLUGIN_DIR);
+  try {
+    const fs::path exe = self_executable();
+    dirs_.push_back((exe.parent_path().parent_path() / GPUSWEEP_INSTALL_PLUGIN_DIR).string());
+  } catch (const Error&) {
+    // Without /proc the install folder is simply not searched.
+  }
+}
+
+std::vector<PluginFile> Registry::list() const {
+  std::vector<PluginFile> out;
+  std::set<std::string> seen;
+  for (const auto& dir : dirs_) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    std::vector<PluginFile> here;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string file = entry.path().filename().string();
+      if (file.rfind(kPrefix, 0) != 0 || file.size() <= std::string(kPrefix).size() + 3 ||
+          file.substr(file.size() - 3) != kSuffix) {
+        continue;
+      }
+      const std::string name =
+          file.substr(std::string(kPrefix).size(), file.size() - std::string(kPrefix).size() - 3);
+      here.push_back({name, fs::absolute(entry.path()).string()});
+    }
+    std::sort(here.begin(), here.end(),
+              [](const PluginFile& a, const PluginFile& b) { return a.name < b.name; });
+    for (auto& p : here) {
+      if (seen.insert(p.name).second) out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+std::optional<PluginFile> Registry::find(const std::string& name) const {
+  for (auto& p : list()) {
+    if (p.name == name) return p;
+  }
+  return std::nullopt;
+}
+
+PluginInfo Registry::describe(const std::string& name) const {
+  auto file = find(name);
+  if (!file) {
+    std::vector<std::string> names;
+    for (const auto& p : list()) names.push_back(p.name);
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    std::string dirs;
+    for (const auto& d : dirs_) dirs += (dirs.empty() ? "" : ":") + d;
+    std::string hint;
+    if (auto s = did_you_mean(name, names)) hint = "; did you mean '" + *s + "'?";
+    throw UsageError("unknown workload '" + name + "'" + hint + " (plugins found: " +
+                     (known.empty() ? "none" : known) + "; searched " + dirs +
+                     "; add folders with --plugin-path or GPUSWEEP_PLUGIN_PATH)");
+  }
+  return describe_file(*file);
+}
+
+PluginInfo Registry::describe_file(const PluginFile& file) const {
+  const Captured c = run_captured({"worker", "--describe", "--plugin", file.path}, 120);
+  Json loaded;
+  std::string failure;
+  std::stringstream lines(c.proto);
+  for (std::string line; std::getline(lines, line);) {
+    try {
+      Json e = Json::parse(line);
+      if (e.value("event", "") == "loaded") loaded = e;
+      if (e.value("event", "") == "result") failure = e.value("message", "");
+    } catch (const Json::parse_error&) {
+      // Only the worker writes here; ignore a torn last line.
+    }
+  }
+  if (loaded.is_null()) {
+    std::string why = failure;
+    if (why.empty()) {
+      why = c.timed_out ? "it did not answer within 120 s"
+            : WIFSIGNALED(c.status)
+                ? "the worker was killed by " + signal_description(WTERMSIG(c.status))
+                : "the worker exited with code " + std::to_string(WEXITSTATUS(c.status));
+      if (!c.err.empty()) why += "; stderr: " + c.err.substr(0, 500);
+    }
+    throw Error("plugin '" + file.name + "' (" + file.path + ") does not load: " + why);
+  }
+  PluginInfo info;
+  info.file = file;
+  try {
+    info.manifest = PluginManifest::parse(loaded.at("manifest"));
+  } catch (const Error& e) {
+    throw Error("plugin '" + file.name + "' (" + file.path + ") has a bad " + e.what());
+  }
+  if (info.manifest.name != file.name) {
+    throw Error("plugin file '" + file.path + "' names itself '" + info.manifest.name +
+                "'; rename the file to gpusweep_" + info.manifest.name + ".so");
+  }
+  info.runtime = loaded.value("runtime", Json::object());
+  info.abi = loaded.value("abi", "");
+  info.hash = hash_file(file.path);
+  return info;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,267 @@
+// Worker supervision on Boost.Asio; see runner.hpp.
+#include "runner.hpp"
+
+#include "spawn.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <sys/wait.h>
+#include <signal.h>
+
+#include <array>
+#include <chrono>
+#include <ctime>
+#include <deque>
+#include <map>
+
+namespace gpusweep::host {
+
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+std::string utc_now() {
+  char buf[32];
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[40];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms.count()));
+  return out;
+}
+
+// Protocol lines longer than this mean a broken worker, not a big event.
+constexpr size_t kMaxLine = 16 * 1024 * 1024;
+
+struct Worker {
+  Worker(asio::io_context& io, TrialJob&& j, const SpawnedProcess& p)
+      : job(std::move(j)),
+        pid(p.pid),
+        proto(io, p.proto_fd),
+        out(io, p.stdout_fd),
+        err(io, p.stderr_fd),
+        timer(io) {}
+
+  TrialJob job;
+  pid_t pid;
+  asio::posix::stream_descriptor proto, out, err;
+  asio::steady_timer timer;
+  std::array<char, 65536> proto_buf{}, out_buf{}, err_buf{};
+  std::string line;
+  std::string stderr_tail;
+  int64_t stderr_bytes = 0;
+  int open_pipes = 3;
+  bool exited = false;
+  ExitInfo exit;
+  std::string started_at;
+  Clock::time_point t0 = Clock::now();
+};
+
+class Supervisor {
+ public:
+  Supervisor(const std::string& exe, int jobs, std::vector<TrialJob>&& queue,
+             const RunnerCallbacks& cb)
+      : exe_(exe), jobs_(jobs), cb_(cb), stop_signals_(io_, SIGINT, SIGTERM), child_(io_, SIGCHLD) {
+    for (auto& j : queue) queue_.push_back(std::move(j));
+  }
+
+  // If the host fails mid-run (an exception out of a callback), no worker
+  // may outlive it.
+  ~Supervisor() {
+    for (auto& [pid, w] : running_) {
+      if (w->exited) continue;
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+
+  bool run() {
+    wait_stop();
+    wait_child();
+    fill();
+    if (running_.empty()) return true;
+    io_.run();
+    return !interrupted_;
+  }
+
+ private:
+  void wait_stop() {
+    if (done_) return;
+    stop_signals_.async_wait([this](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      interrupted_ = true;
+      for (auto& [pid, w] : running_) {
+        w->exit.interrupted = true;
+        ::kill(-pid, SIGKILL);
+      }
+      wait_stop();
+    });
+  }
+
+  void wait_child() {
+    if (done_) return;
+    child_.async_wait([this](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reap();
+      wait_child();
+    });
+  }
+
+  void reap() {
+    std::vector<pid_t> done;
+    for (auto& [pid, w] : running_) {
+      if (w->exited) continue;
+      int status = 0;
+      if (::waitpid(pid, &status, WNOHANG) == pid) {
+        w->exited = true;
+        if (WIFEXITED(status)) w->exit.exit_code = WEXITSTATUS(status);
+        if (WIFSIGNALED(status)) w->exit.signal = WTERMSIG(status);
+        w->timer.cancel();
+        // Anything the worker left behind in its group goes with it, so
+        // that its pipes reach EOF.
+        ::kill(-pid, SIGKILL);
+        done.push_back(pid);
+      }
+    }
+    for (pid_t pid : done) maybe_finish(pid);
+  }
+
+  void fill() {
+    while (!interrupted_ && static_cast<int>(running_.size()) < jobs_ && !queue_.empty()) {
+      TrialJob job = std::move(queue_.front());
+      queue_.pop_front();
+      start(std::move(job));
+    }
+    if (running_.empty() && (queue_.empty() || interrupted_)) {
+      done_ = true;  // handlers must not re-arm the signal waits
+      stop_signals_.cancel();
+      child_.cancel();
+    }
+  }
+
+  void start(TrialJob&& job) {
+    const std::string started = utc_now();
+    SpawnedProcess p;
+    try {
+      p = spawn_process(exe_, job.worker_args, {"GPUSWEEP_WORKER=1"});
+    } catch (const std::exception& e) {
+      db::TrialOutcome o;
+      o.status = "failed";
+      o.error = e.what();
+      o.started_at = o.finished_at = started;
+      if (cb_.on_start) cb_.on_start(job);
+      cb_.on_finish(job, std::move(o));
+      return;
+    }
+    auto w = std::make_unique<Worker>(io_, std::move(job), p);
+    w->started_at = started;
+    w->exit.timeout_s = w->job.timeout_s;
+    Worker* raw = w.get();
+    running_.emplace(p.pid, std::move(w));
+    if (cb_.on_start) cb_.on_start(raw->job);
+    read_proto(raw);
+    read_out(raw);
+    read_err(raw);
+    raw->timer.expires_after(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(raw->job.timeout_s)));
+    raw->timer.async_wait([this, raw](const boost::system::error_code& ec) {
+      if (ec || raw->exited) return;
+      raw->exit.timed_out = true;
+      ::kill(-raw->pid, SIGKILL);
+    });
+  }
+
+  void pipe_closed(Worker* w) {
+    --w->open_pipes;
+    maybe_finish(w->pid);
+  }
+
+  void read_proto(Worker* w) {
+    w->proto.async_read_some(
+        asio::buffer(w->proto_buf), [this, w](const boost::system::error_code& ec, size_t n) {
+          if (ec) return pipe_closed(w);
+          w->line.append(w->proto_buf.data(), n);
+          size_t start = 0;
+          for (size_t nl; (nl = w->line.find('\n', start)) != std::string::npos; start = nl + 1) {
+            auto event = w->job.collector->on_line(w->line.substr(start, nl - start));
+            if (event && cb_.on_event) cb_.on_event(w->job, *event);
+          }
+          w->line.erase(0, start);
+          if (w->line.size() > kMaxLine) {
+            w->line.clear();
+            ::kill(-w->pid, SIGKILL);
+          }
+          read_proto(w);
+        });
+  }
+
+  void read_out(Worker* w) {
+    // A plugin's stdout is drained (so it never blocks) and dropped.
+    w->out.async_read_some(asio::buffer(w->out_buf),
+                           [this, w](const boost::system::error_code& ec, size_t) {
+                             if (ec) return pipe_closed(w);
+                             read_out(w);
+                           });
+  }
+
+  void read_err(Worker* w) {
+    w->err.async_read_some(
+        asio::buffer(w->err_buf), [this, w](const boost::system::error_code& ec, size_t n) {
+          if (ec) return pipe_closed(w);
+          w->stderr_bytes += static_cast<int64_t>(n);
+          w->stderr_tail.append(w->err_buf.data(), n);
+          if (w->stderr_tail.size() > 2 * kStderrTailBytes) {
+            w->stderr_tail.erase(0, w->stderr_tail.size() - kStderrTailBytes);
+          }
+          read_err(w);
+        });
+  }
+
+  void maybe_finish(pid_t pid) {
+    auto it = running_.find(pid);
+    if (it == running_.end()) return;
+    Worker* w = it->second.get();
+    if (!w->exited || w->open_pipes > 0) return;
+    if (w->stderr_tail.size() > kStderrTailBytes) {
+      w->stderr_tail.erase(0, w->stderr_tail.size() - kStderrTailBytes);
+    }
+    db::TrialOutcome o = w->job.collector->finish(w->exit, w->stderr_tail, w->stderr_bytes);
+    o.started_at = w->started_at;
+    o.finished_at = utc_now();
+    o.wall_s = std::chrono::duration<double>(Clock::now() - w->t0).count();
+    std::unique_ptr<Worker> owned = std::move(it->second);
+    running_.erase(it);
+    cb_.on_finish(owned->job, std::move(o));
+    // Destroy the worker after the handlers that reference it have run.
+    asio::post(io_, [owned = std::shared_ptr<Worker>(std::move(owned))] {});
+    fill();
+  }
+
+  std::string exe_;
+  int jobs_;
+  const RunnerCallbacks& cb_;
+  asio::io_context io_;
+  asio::signal_set stop_signals_;
+  asio::signal_set child_;
+  std::deque<TrialJob> queue_;
+  std::map<pid_t, std::unique_ptr<Worker>> running_;
+  bool interrupted_ = false;
+  bool done_ = false;
+};
+
+}  // namespace
+
+bool Runner::run(std::vector<TrialJob> jobs, const RunnerCallbacks& callbacks) {
+  Supervisor s(exe_, jobs_ < 1 ? 1 : jobs_, std::move(jobs), callbacks);
+  return s.run();
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,45 @@
+// Runs trials in worker processes, at most `jobs` at a time, on one Boost.Asio
+// event loop: reads each worker's protocol, stdout and stderr pipes, enforces
+// timeouts, reaps exits (SIGCHLD) and turns Ctrl-C into `interrupted`.
+#pragma once
+
+#include "collector.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+struct TrialJob {
+  int64_t trial_id = 0;
+  std::string label;                     // for progress lines
+  std::vector<std::string> worker_args;  // after the executable
+  double timeout_s = 600;
+  std::unique_ptr<TrialCollector> collector;
+};
+
+struct RunnerCallbacks {
+  std::function<void(const TrialJob&)> on_start;
+  std::function<void(const TrialJob&, const Json& event)> on_event;
+  std::function<void(const TrialJob&, db::TrialOutcome&& outcome)> on_finish;
+};
+
+// Bytes of a worker's stderr kept for the database (the tail).
+constexpr size_t kStderrTailBytes = 16 * 1024;
+
+class Runner {
+ public:
+  Runner(std::string worker_exe, int jobs) : exe_(std::move(worker_exe)), jobs_(jobs) {}
+
+  // Runs every job; returns false when Ctrl-C (SIGINT/SIGTERM) stopped the run.
+  // Jobs not started by then are left untouched.
+  bool run(std::vector<TrialJob> jobs, const RunnerCallbacks& callbacks);
+
+ private:
+  std::string exe_;
+  int jobs_;
+};
+
+}  // namespace gpusweep::host

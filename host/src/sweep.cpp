@@ -1,0 +1,338 @@
+// Sweep parsing, validation and expansion; see sweep.hpp.
+#include "sweep.hpp"
+
+#include "error.hpp"
+#include "hashing.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <set>
+#include <sstream>
+
+namespace gpusweep::host {
+
+namespace {
+
+const std::vector<std::string> kTopKeys = {"name",     "workload", "description", "base",
+                                           "grid",     "measure",  "baseline",    "claims",
+                                           "$comment"};
+const std::vector<std::string> kMeasureKeys = {"warmup_steps", "steps_per_block",
+                                               "blocks",       "repeats",
+                                               "timeout_s",    "eval_every_blocks",
+                                               "order_seed"};
+
+[[noreturn]] void usage(const std::string& source, const std::string& where,
+                        const std::string& what) {
+  throw UsageError(source + ": " + (where.empty() ? "" : where + ": ") + what);
+}
+
+std::string suggestion(const std::string& key, const std::vector<std::string>& known) {
+  if (auto s = did_you_mean(key, known)) return "; did you mean '" + *s + "'?";
+  return "";
+}
+
+// "line L, column C" of a byte offset in text.
+std::string position_of(const std::string& text, size_t offset) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(col);
+}
+
+int64_t measure_int(const std::string& source, const Json& m, const char* key, int64_t fallback,
+                    int64_t min) {
+  auto it = m.find(key);
+  if (it == m.end()) return fallback;
+  if (!it->is_number_integer()) {
+    usage(source, std::string("measure.") + key, "expected an integer, got " + it->dump());
+  }
+  const auto v = it->get<int64_t>();
+  if (v < min) {
+    usage(source, std::string("measure.") + key,
+          std::to_string(v) + " is below the minimum " + std::to_string(min));
+  }
+  return v;
+}
+
+MeasureSpec parse_measure(const std::string& source, const Json& m) {
+  if (!m.is_object()) usage(source, "measure", "expected an object, got " + m.dump());
+  for (const auto& [key, value] : m.items()) {
+    if (std::find(kMeasureKeys.begin(), kMeasureKeys.end(), key) == kMeasureKeys.end()) {
+      usage(source, "measure." + key, "unknown measurement setting" + suggestion(key, kMeasureKeys) +
+                                          " (known: warmup_steps, steps_per_block, blocks, "
+                                          "repeats, timeout_s, eval_every_blocks, order_seed)");
+    }
+  }
+  MeasureSpec s;
+  s.warmup_steps = measure_int(source, m, "warmup_steps", s.warmup_steps, 0);
+  s.steps_per_block = measure_int(source, m, "steps_per_block", s.steps_per_block, 1);
+  s.blocks = measure_int(source, m, "blocks", s.blocks, 5);
+  s.repeats = measure_int(source, m, "repeats", s.repeats, 1);
+  s.eval_every_blocks = measure_int(source, m, "eval_every_blocks", s.eval_every_blocks, 0);
+  s.order_seed = static_cast<uint64_t>(measure_int(source, m, "order_seed", 0, 0));
+  if (auto it = m.find("timeout_s"); it != m.end()) {
+    if (!it->is_number() || !(it->get<double>() > 0) ||
+        !std::isfinite(it->get<double>())) {
+      usage(source, "measure.timeout_s", "expected a positive number of seconds, got " + it->dump());
+    }
+    s.timeout_s = it->get<double>();
+  }
+  return s;
+}
+
+// Parses JSON refusing duplicate object keys (nlohmann keeps the last one
+// silently, which hides typos in long sweep files).
+Json parse_strict(const std::string& text, const std::string& source) {
+  std::vector<std::set<std::string>> seen;
+  std::string duplicate;
+  auto callback = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+        seen.emplace_back();
+        break;
+      case Json::parse_event_t::object_end:
+        if (!seen.empty()) seen.pop_back();
+        break;
+      case Json::parse_event_t::key:
+        if (!seen.empty() && !seen.back().insert(parsed.get<std::string>()).second &&
+            duplicate.empty()) {
+          duplicate = parsed.get<std::string>();
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
+  try {
+    Json j = Json::parse(text, callback, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+    if (!duplicate.empty()) {
+      usage(source, "", "key '" + duplicate + "' appears twice in one object; keep one");
+    }
+    return j;
+  } catch (const Json::parse_error& e) {
+    std::string msg = e.what();
+    // nlohmann's text: "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+    const auto colon = msg.find(": ", msg.find("parse error"));
+    const std::string detail = colon == std::string::npos ? msg : msg.substr(colon + 2);
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+      usage(source, "", "the file is empty; a sweep file is a JSON object (see README.md)");
+    }
+    usage(source, position_of(text, e.byte > 0 ? e.byte - 1 : 0),
+          "not valid JSON: " + detail);
+  }
+}
+
+}  // namespace
+
+Json MeasureSpec::to_json() const {
+  return Json{{"warmup_steps", warmup_steps}, {"steps_per_block", steps_per_block},
+              {"blocks", blocks},             {"repeats", repeats},
+              {"timeout_s", timeout_s},       {"eval_every_blocks", eval_every_blocks},
+              {"order_seed", order_seed}};
+}
+
+Json SweepSpec::to_json() const {
+  return Json{{"name", name},         {"workload", workload}, {"description", description},
+              {"base", base},         {"grid", grid},         {"baseline", baseline},
+              {"measure", measure.to_json()}};
+}
+
+SweepSpec parse_sweep(const std::string& text, const std::string& source) {
+  const Json j = parse_strict(text, source);
+  if (!j.is_object()) usage(source, "", std::string("the top level must be a JSON object, got ") + j.type_name());
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
+      usage(source, key, "unknown key" + suggestion(key, kTopKeys) +
+                             " (a sweep has name, workload, description, base, grid, measure, "
+                             "baseline)");
+    }
+  }
+  SweepSpec s;
+  s.source = source;
+  for (const char* key : {"name", "workload"}) {
+    auto it = j.find(key);
+    if (it == j.end()) usage(source, key, "missing; add \"" + std::string(key) + "\": \"...\"");
+    if (!it->is_string() || it->get<std::string>().empty()) {
+      usage(source, key, "expected a non-empty string, got " + it->dump());
+    }
+  }
+  s.name = j.at("name").get<std::string>();
+  s.workload = j.at("workload").get<std::string>();
+  if (auto it = j.find("description"); it != j.end()) {
+    if (!it->is_string()) usage(source, "description", "expected a string");
+    s.description = it->get<std::string>();
+  }
+  for (auto [key, target] : {std::pair<const char*, Json*>{"base", &s.base},
+                             {"grid", &s.grid},
+                             {"baseline", &s.baseline}}) {
+    auto it = j.find(key);
+    if (it == j.end()) continue;
+    if (!it->is_object()) usage(source, key, "expected an object, got " + it->dump());
+    *target = *it;
+  }
+  for (const auto& [key, values] : s.grid.items()) {
+    if (!values.is_array() || values.empty()) {
+      usage(source, "grid." + key,
+            "expected a non-empty array of values, got " + values.dump() +
+                " (a single value belongs in \"base\")");
+    }
+  }
+  if (auto it = j.find("measure"); it != j.end()) s.measure = parse_measure(source, *it);
+  return s;
+}
+
+SweepSpec load_sweep_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UsageError(path + ": cannot open the sweep file (does it exist?)");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_sweep(text.str(), path);
+}
+
+void apply_overrides(SweepSpec& spec, const std::vector<std::string>& sets) {
+  for (const auto& set : sets) {
+    const auto eq = set.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError("--set " + set + ": expected key=value (for example --set batch_size=128)");
+    }
+    const std::string key = set.substr(0, eq);
+    const std::string text = set.substr(eq + 1);
+    if (key == "name" || key == "workload") {
+      (key == "name" ? spec.name : spec.workload) = text;
+    } else if (key.rfind("measure.", 0) == 0) {
+      Json m = spec.measure.to_json();
+      m[key.substr(8)] = parse_cli_value(text);
+      spec.measure = parse_measure("--set", m);
+    } else {
+      spec.base[key] = parse_cli_value(text);
+      spec.grid.erase(key);
+    }
+  }
+}
+
+uint64_t grid_size(const SweepSpec& spec) {
+  uint64_t n = 1;
+  for (const auto& [key, values] : spec.grid.items()) {
+    const uint64_t k = values.size();
+    if (k != 0 && n > std::numeric_limits<uint64_t>::max() / k) {
+      return std::numeric_limits<uint64_t>::max();
+    }
+    n *= k;
+  }
+  return n;
+}
+
+void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
+  const auto names = manifest.param_names();
+  auto check = [&](const std::string& where, const std::string& key, const Json& value) {
+    const ParamSpec* p = manifest.find(key);
+    if (p == nullptr) {
+      usage(spec.source, where,
+            "'" + key + "' is not a setting of workload '" + manifest.name + "'" +
+                suggestion(key, names) + " (list them with: gpusweep plugins " + manifest.name +
+                ")");
+    }
+    if (auto problem = check_value(*p, value)) usage(spec.source, where, *problem);
+  };
+  for (const auto& [key, value] : spec.base.items()) check("base." + key, key, value);
+  for (const auto& [key, values] : spec.grid.items()) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      check("grid." + key + "[" + std::to_string(i) + "]", key, values[i]);
+    }
+    std::set<std::string> distinct;
+    for (const auto& v : values) {
+      if (!distinct.insert(v.dump()).second) {
+        usage(spec.source, "grid." + key, "value " + v.dump() + " is listed twice");
+      }
+    }
+  }
+  for (const auto& [key, value] : spec.baseline.items()) check("baseline." + key, key, value);
+
+  const uint64_t n = grid_size(spec);
+  if (n > kMaxConfigs) {
+    usage(spec.source, "grid",
+          "the grid has " + (n == std::numeric_limits<uint64_t>::max() ? std::string("over 2^64")
+                                                                       : std::to_string(n)) +
+              " configurations, more than the " + std::to_string(kMaxConfigs) +
+              " gpusweep runs in one sweep; split it or drop values");
+  }
+  if (!spec.baseline.empty()) {
+    bool any = false;
+    for (const auto& c : expand_configs(spec, manifest)) any = any || matches(c, spec.baseline);
+    if (!any) {
+      usage(spec.source, "baseline",
+            spec.baseline.dump() + " matches none of the " + std::to_string(n) +
+                " configurations; use values that appear in base or grid");
+    }
+  }
+}
+
+std::vector<Json> expand_configs(const SweepSpec& spec, const PluginManifest& manifest) {
+  Json base = manifest.defaults();
+  for (const auto& [key, value] : spec.base.items()) base[key] = value;
+  std::vector<Json> out{base};
+  for (const auto& [key, values] : spec.grid.items()) {
+    std::vector<Json> next;
+    next.reserve(out.size() * values.size());
+    for (const auto& partial : out) {
+      for (const auto& v : values) {
+        Json c = partial;
+        c[key] = v;
+        next.push_back(std::move(c));
+      }
+    }
+    out = std::move(next);
+  }
+  return out;
+}
+
+bool matches(const Json& config, const Json& partial) {
+  for (const auto& [key, value] : partial.items()) {
+    auto it = config.find(key);
+    if (it == config.end() || *it != value) return false;
+  }
+  return true;
+}
+
+std::vector<PlannedTrial> plan_trials(const SweepSpec& spec, const PluginManifest& manifest) {
+  const auto configs = expand_configs(spec, manifest);
+  std::vector<PlannedTrial> out;
+  out.reserve(configs.size() * static_cast<size_t>(spec.measure.repeats));
+  std::vector<size_t> order(configs.size());
+  int64_t ordinal = 0;
+  for (int64_t r = 0; r < spec.measure.repeats; ++r) {
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 rng(spec.measure.order_seed * 1000003ULL + static_cast<uint64_t>(r));
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t idx : order) {
+      PlannedTrial t;
+      t.ordinal = ordinal++;
+      t.config_index = static_cast<int64_t>(idx);
+      t.repeat = r;
+      t.config = configs[idx];
+      t.config_hash = config_hash(manifest.name, manifest.version, t.config);
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> varying_keys(const SweepSpec& spec) {
+  std::vector<std::string> keys;
+  for (const auto& [key, values] : spec.grid.items()) {
+    if (values.size() > 1) keys.push_back(key);
+  }
+  return keys;
+}
+
+}  // namespace gpusweep::host

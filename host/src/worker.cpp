@@ -1,0 +1,188 @@
+// The worker side of the measurement protocol (ARCHITECTURE.md): warmup,
+// blocks of steps with a device sync at block edges only, evaluation, stats.
+#include "worker.hpp"
+
+#include "loader.hpp"
+#include "sweep.hpp"
+
+#include <gpusweep/plugin.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <unistd.h>
+
+namespace gpusweep::host {
+
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+class EventWriter {
+ public:
+  explicit EventWriter(int fd) : fd_(fd) {}
+  void emit(const Json& event) {
+    std::string line = event.dump(-1, ' ', false, Json::error_handler_t::replace);
+    line.push_back('\n');
+    const char* p = line.data();
+    size_t left = line.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fd_, p, left);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) _exit(70);  // the host is gone; nobody to report to
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+[[noreturn]] void finish(int code) {
+  std::fflush(nullptr);
+  _exit(code);
+}
+
+Json parse_or_raw(const char* text) {
+  try {
+    return Json::parse(text != nullptr ? text : "null");
+  } catch (const Json::parse_error&) {
+    return Json{{"unparsed", text != nullptr ? text : ""}};
+  }
+}
+
+}  // namespace
+
+const char* status_name(int status) {
+  switch (status) {
+    case GPUSWEEP_STATUS_OK: return "ok";
+    case GPUSWEEP_STATUS_OUT_OF_MEMORY: return "oom";
+    case GPUSWEEP_STATUS_SKIPPED: return "skipped";
+    default: return "failed";
+  }
+}
+
+int run_worker(const WorkerArgs& args) {
+  std::signal(SIGPIPE, SIG_IGN);
+  EventWriter out(args.proto_fd);
+  out.emit({{"event", "hello"}, {"pid", static_cast<long>(::getpid())}});
+
+  LoadedPlugin plugin;
+  try {
+    plugin = load_plugin(args.plugin_path);
+  } catch (const std::exception& e) {
+    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
+    finish(0);
+  }
+  const gpusweep_plugin* t = plugin.table;
+  out.emit({{"event", "loaded"},
+            {"abi", plugin.abi},
+            {"manifest", parse_or_raw(t->manifest())},
+            {"runtime", parse_or_raw(t->runtime())}});
+  if (args.describe) finish(0);
+
+  MeasureSpec m;
+  try {
+    const Json mj = Json::parse(args.measure_json);
+    m.warmup_steps = mj.at("warmup_steps").get<int64_t>();
+    m.steps_per_block = mj.at("steps_per_block").get<int64_t>();
+    m.blocks = mj.at("blocks").get<int64_t>();
+    m.eval_every_blocks = mj.value("eval_every_blocks", int64_t{0});
+  } catch (const std::exception& e) {
+    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "args"},
+              {"message", std::string("bad --measure: ") + e.what()}});
+    finish(2);
+  }
+
+  auto fail = [&](gpusweep_status status, const gpusweep_instance* inst, const char* phase,
+                  int64_t at_step) {
+    out.emit({{"event", "result"},
+              {"status", status_name(status)},
+              {"phase", phase},
+              {"at_step", at_step},
+              {"message", std::string(t->error_message(inst))}});
+    finish(0);
+  };
+
+  out.emit({{"event", "phase"}, {"phase", "setup"}});
+  gpusweep_instance* inst = nullptr;
+  const auto setup_t0 = Clock::now();
+  gpusweep_status st = t->create(args.config_json.c_str(), &inst);
+  const double setup_s = seconds_since(setup_t0);
+  if (st != GPUSWEEP_STATUS_OK || inst == nullptr) {
+    if (st == GPUSWEEP_STATUS_OK) st = GPUSWEEP_STATUS_ERROR;
+    fail(st, nullptr, "setup", 0);
+  }
+  // Settings such as threads apply in create(): report the runtime as used.
+  out.emit({{"event", "runtime"}, {"runtime", parse_or_raw(t->runtime())}, {"setup_s", setup_s}});
+
+  gpusweep_step_result r{};
+  int64_t steps_done = 0;
+  out.emit({{"event", "phase"}, {"phase", "warmup"}, {"steps", m.warmup_steps}});
+  for (int64_t i = 0; i < m.warmup_steps; ++i) {
+    r.struct_size = sizeof r;
+    if ((st = t->step(inst, &r)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
+    ++steps_done;
+  }
+  if ((st = t->synchronize(inst)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
+
+  auto evaluate = [&](const char* phase) {
+    const auto t0 = Clock::now();
+    const char* metrics = nullptr;
+    if ((st = t->evaluate(inst, &metrics)) != GPUSWEEP_STATUS_OK) fail(st, inst, phase, steps_done);
+    out.emit({{"event", "eval"},
+              {"at_step", steps_done},
+              {"seconds", seconds_since(t0)},
+              {"metrics", parse_or_raw(metrics)}});
+  };
+
+  out.emit({{"event", "phase"}, {"phase", "measure"}, {"blocks", m.blocks}});
+  bool evaluated_last = false;
+  for (int64_t b = 0; b < m.blocks; ++b) {
+    double samples = 0;
+    double secondary = 0;
+    const auto t0 = Clock::now();
+    for (int64_t s = 0; s < m.steps_per_block; ++s) {
+      r.struct_size = sizeof r;
+      r.samples = 0;
+      r.secondary_samples = 0;
+      if ((st = t->step(inst, &r)) != GPUSWEEP_STATUS_OK) fail(st, inst, "measure", steps_done + s);
+      samples += r.samples;
+      secondary += r.secondary_samples;
+    }
+    if ((st = t->synchronize(inst)) != GPUSWEEP_STATUS_OK) fail(st, inst, "measure", steps_done);
+    const double seconds = seconds_since(t0);
+    steps_done += m.steps_per_block;
+    out.emit({{"event", "block"},
+              {"idx", b},
+              {"steps", m.steps_per_block},
+              {"seconds", seconds},
+              {"samples", samples},
+              {"secondary_samples", secondary}});
+    evaluated_last = false;
+    if (m.eval_every_blocks > 0 && (b + 1) % m.eval_every_blocks == 0) {
+      evaluate("evaluate");
+      evaluated_last = true;
+    }
+  }
+  if (!evaluated_last) evaluate("evaluate");
+
+  const char* stats = nullptr;
+  if ((st = t->stats(inst, &stats)) != GPUSWEEP_STATUS_OK) fail(st, inst, "stats", steps_done);
+  out.emit({{"event", "stats"}, {"stats", parse_or_raw(stats)}});
+  out.emit({{"event", "result"}, {"status", "ok"}, {"steps", steps_done}});
+  // No destroy and no dlclose: see loader.hpp. Exiting is the unload.
+  finish(0);
+}
+
+}  // namespace gpusweep::host
