@@ -73,9 +73,9 @@ int cmd_plugins(const Args& args) {
       const auto info = registry.describe_file(f);
       t.add_row({f.name, info.manifest.version, info.manifest.unit,
                  truncate(info.manifest.description, 60), f.path});
-    } catch (const Error& e) {
+    } catch (const PluginError& e) {
       ++broken;
-      t.add_row({f.name, "-", "-", truncate(std::string("does not load: ") + e.what(), 90), f.path});
+      t.add_row({f.name, "-", "-", "does not load: " + e.reason(), f.path});
     }
   }
   if (t.rows() == 0) {

@@ -160,7 +160,7 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
   if (exit.signal) o.signal = *exit.signal;
   o.blocks = blocks_;
   o.metrics = metrics_;
-  if (!runtime_.empty()) o.environment = make_environment(runtime_);
+  o.environment = make_environment(runtime_);
 
   auto with_stderr_hint = [&](std::string msg) {
     if (!stderr_tail.empty()) {

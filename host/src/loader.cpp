@@ -66,18 +66,19 @@ LoadedPlugin load_plugin(const std::string& path) {
     if (dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL) == nullptr) {
       if (const char* why = dlerror()) detail = why;
     }
-    throw Error("cannot load plugin '" + path + "': " + detail);
+    throw PluginLoadError(path, "cannot load it: " + detail);
   }
   if (!lib->has(GPUSWEEP_ENTRY_SYMBOL)) {
-    throw Error("'" + path + "' is not a gpusweep plugin: it does not export " +
-                GPUSWEEP_ENTRY_SYMBOL + " (define it with GPUSWEEP_EXPORT_WORKLOAD)");
+    throw PluginLoadError(path, std::string("it is not a gpusweep plugin: it does not export ") +
+                                    GPUSWEEP_ENTRY_SYMBOL +
+                                    " (define it with GPUSWEEP_EXPORT_WORKLOAD)");
   }
   auto entry = lib->get<const gpusweep_plugin*()>(GPUSWEEP_ENTRY_SYMBOL);
   const gpusweep_plugin* table = entry();
-  if (table == nullptr) throw Error("plugin '" + path + "': " + GPUSWEEP_ENTRY_SYMBOL + " returned NULL");
-  if (auto problem = abi_problem(table); !problem.empty()) {
-    throw Error("refusing plugin '" + path + "': " + problem);
+  if (table == nullptr) {
+    throw PluginLoadError(path, std::string(GPUSWEEP_ENTRY_SYMBOL) + " returned NULL");
   }
+  if (auto problem = abi_problem(table); !problem.empty()) throw PluginLoadError(path, problem);
   return LoadedPlugin{table, path, version(table->abi_major, table->abi_minor)};
 }
 

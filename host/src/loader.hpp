@@ -4,11 +4,24 @@
 // library handle lives until the worker exits.
 #pragma once
 
+#include "error.hpp"
+
 #include <gpusweep/plugin.h>
 
 #include <string>
 
 namespace gpusweep::host {
+
+// A plugin that cannot be used; reason() is the why without the file name.
+class PluginLoadError : public Error {
+ public:
+  PluginLoadError(const std::string& path, const std::string& reason)
+      : Error("refusing plugin '" + path + "': " + reason), reason_(reason) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
 
 struct LoadedPlugin {
   const gpusweep_plugin* table = nullptr;

@@ -154,12 +154,16 @@ PluginInfo Registry::describe_file(const PluginFile& file) const {
   const Captured c = run_captured({"worker", "--describe", "--plugin", file.path}, 120);
   Json loaded;
   std::string failure;
+  std::string reason;
   std::stringstream lines(c.proto);
   for (std::string line; std::getline(lines, line);) {
     try {
       Json e = Json::parse(line);
       if (e.value("event", "") == "loaded") loaded = e;
-      if (e.value("event", "") == "result") failure = e.value("message", "");
+      if (e.value("event", "") == "result") {
+        failure = e.value("message", "");
+        reason = e.value("reason", failure);
+      }
     } catch (const Json::parse_error&) {
       // Only the worker writes here; ignore a torn last line.
     }
@@ -173,14 +177,16 @@ PluginInfo Registry::describe_file(const PluginFile& file) const {
                 : "the worker exited with code " + std::to_string(WEXITSTATUS(c.status));
       if (!c.err.empty()) why += "; stderr: " + c.err.substr(0, 500);
     }
-    throw Error("plugin '" + file.name + "' (" + file.path + ") does not load: " + why);
+    throw PluginError("plugin '" + file.name + "' (" + file.path + ") does not load: " + why,
+                      reason.empty() ? why : reason);
   }
   PluginInfo info;
   info.file = file;
   try {
     info.manifest = PluginManifest::parse(loaded.at("manifest"));
   } catch (const Error& e) {
-    throw Error("plugin '" + file.name + "' (" + file.path + ") has a bad " + e.what());
+    throw PluginError("plugin '" + file.name + "' (" + file.path + ") has a bad " + e.what(),
+                      std::string("bad ") + e.what());
   }
   if (info.manifest.name != file.name) {
     throw Error("plugin file '" + file.path + "' names itself '" + info.manifest.name +

@@ -3,6 +3,7 @@
 // host): a short-lived `gpusweep worker --describe` process reports it.
 #pragma once
 
+#include "error.hpp"
 #include "manifest.hpp"
 
 #include <optional>
@@ -22,6 +23,17 @@ struct PluginInfo {
   Json runtime;
   std::string abi;
   std::string hash;  // of the .so file
+};
+
+// A plugin that does not load: reason() is the why, without the file name.
+class PluginError : public Error {
+ public:
+  PluginError(const std::string& what, std::string reason)
+      : Error(what), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
 };
 
 class Registry {

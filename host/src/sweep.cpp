@@ -233,6 +233,16 @@ uint64_t grid_size(const SweepSpec& spec) {
 }
 
 void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
+  // The size first: a billion-config grid is refused with its count, before
+  // any per-value work.
+  const uint64_t n = grid_size(spec);
+  if (n > kMaxConfigs) {
+    usage(spec.source, "grid",
+          "the grid has " + (n == std::numeric_limits<uint64_t>::max() ? std::string("over 2^64")
+                                                                       : std::to_string(n)) +
+              " configurations, more than the " + std::to_string(kMaxConfigs) +
+              " gpusweep runs in one sweep; split it or drop values");
+  }
   const auto names = manifest.param_names();
   auto check = [&](const std::string& where, const std::string& key, const Json& value) {
     const ParamSpec* p = manifest.find(key);
@@ -258,14 +268,6 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
   }
   for (const auto& [key, value] : spec.baseline.items()) check("baseline." + key, key, value);
 
-  const uint64_t n = grid_size(spec);
-  if (n > kMaxConfigs) {
-    usage(spec.source, "grid",
-          "the grid has " + (n == std::numeric_limits<uint64_t>::max() ? std::string("over 2^64")
-                                                                       : std::to_string(n)) +
-              " configurations, more than the " + std::to_string(kMaxConfigs) +
-              " gpusweep runs in one sweep; split it or drop values");
-  }
   if (!spec.baseline.empty()) {
     bool any = false;
     for (const auto& c : expand_configs(spec, manifest)) any = any || matches(c, spec.baseline);
@@ -292,6 +294,12 @@ std::vector<Json> expand_configs(const SweepSpec& spec, const PluginManifest& ma
       }
     }
     out = std::move(next);
+  }
+  // A float written as 1 or 1.0 is the same setting: one identity, one hash.
+  for (auto& c : out) {
+    for (const auto& p : manifest.params) {
+      if (p.type == "float" && c[p.name].is_number()) c[p.name] = c[p.name].get<double>();
+    }
   }
   return out;
 }

@@ -80,6 +80,10 @@ int run_worker(const WorkerArgs& args) {
   LoadedPlugin plugin;
   try {
     plugin = load_plugin(args.plugin_path);
+  } catch (const PluginLoadError& e) {
+    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"},
+              {"message", e.what()}, {"reason", e.reason()}});
+    finish(0);
   } catch (const std::exception& e) {
     out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
     finish(0);

@@ -1,0 +1,176 @@
+// Migrations and the results store.
+#include <gpusweep/db/migrate.hpp>
+#include <gpusweep/db/store.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <unistd.h>
+
+using namespace gpusweep::db;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct TempDb {
+  std::string path;
+  TempDb() {
+    char tmpl[] = "/tmp/gpusweep_db_test_XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    path = std::string(tmpl) + "/test.db";
+  }
+  ~TempDb() { std::filesystem::remove_all(std::filesystem::path(path).parent_path()); }
+};
+
+TrialPlan plan(int64_t config, int64_t repeat) {
+  TrialPlan p;
+  p.ordinal = config * 10 + repeat;
+  p.config_index = config;
+  p.repeat = repeat;
+  p.workload = "noop";
+  p.plugin_version = "1.0.0";
+  p.config_json = "{\"x\":" + std::to_string(config) + "}";
+  p.config_hash = "hash" + std::to_string(config);
+  return p;
+}
+
+int64_t count(Connection& db, const std::string& sql) {
+  auto st = db.prepare(sql);
+  st.step();
+  return st.get_int(0);
+}
+
+}  // namespace
+
+TEST_CASE("a fresh database migrates to the current schema", "[db]") {
+  TempDb t;
+  Store store(t.path, Connection::Mode::read_write);
+  CHECK(current_version(store.connection()) == schema_version());
+  CHECK(schema_version() >= 1);
+  for (const char* table : {"sweeps", "environments", "trials", "trial_summary", "blocks",
+                            "metrics"}) {
+    CHECK(count(store.connection(), std::string("SELECT count(*) FROM sqlite_master WHERE name = '") +
+                                        table + "'") == 1);
+  }
+  auto st = store.connection().prepare("PRAGMA journal_mode");
+  st.step();
+  CHECK(st.get_text(0) == "wal");
+}
+
+TEST_CASE("opening an existing database applies nothing and keeps its data", "[db]") {
+  TempDb t;
+  {
+    Store store(t.path, Connection::Mode::read_write);
+    SweepRecord s;
+    s.name = "a";
+    s.workload = "noop";
+    s.spec_json = "{}";
+    s.spec_hash = "h";
+    store.create_sweep(s);
+  }
+  Connection db(t.path, Connection::Mode::read_write);
+  CHECK(migrate(db) == 0);
+  Store again(t.path, Connection::Mode::read_write);
+  REQUIRE(again.latest_sweep("a"));
+  CHECK(again.latest_sweep("a")->workload == "noop");
+}
+
+TEST_CASE("a database from a newer gpusweep or another program is refused", "[db]") {
+  TempDb t;
+  {
+    Connection db(t.path, Connection::Mode::read_write);
+    db.exec("PRAGMA user_version = 999");
+  }
+  try {
+    Store store(t.path, Connection::Mode::read_write);
+    FAIL("a newer schema must be refused");
+  } catch (const DbError& e) {
+    CHECK_THAT(e.what(), Contains("schema version 999") && Contains("upgrade gpusweep"));
+  }
+  TempDb other;
+  {
+    Connection db(other.path, Connection::Mode::read_write);
+    db.exec("CREATE TABLE customers (id INTEGER)");
+  }
+  CHECK_THROWS_WITH(Store(other.path, Connection::Mode::read_write),
+                    Contains("not a gpusweep one"));
+}
+
+TEST_CASE("trials commit atomically with summary, blocks and metrics", "[db]") {
+  TempDb t;
+  Store store(t.path, Connection::Mode::read_write);
+  SweepRecord s;
+  s.name = "a";
+  s.workload = "noop";
+  s.spec_json = "{}";
+  s.spec_hash = "h";
+  const int64_t id = store.create_sweep(s);
+  store.add_trials(id, {plan(0, 0), plan(1, 0), plan(0, 1)});
+  auto trials = store.trials(id);
+  REQUIRE(trials.size() == 3);
+  for (const auto& tr : trials) CHECK(tr.status == "pending");
+
+  // The identity (sweep, config hash, repeat) is unique.
+  CHECK_THROWS_AS(store.add_trials(id, {plan(0, 0)}), DbError);
+  CHECK(store.trials(id).size() == 3);  // the failed batch rolled back
+
+  TrialOutcome o;
+  o.status = "ok";
+  o.started_at = "2026-01-01T00:00:00Z";
+  o.finished_at = "2026-01-01T00:00:01Z";
+  o.wall_s = 1;
+  Summary sum;
+  sum.unit = "steps";
+  sum.blocks = 2;
+  sum.throughput_median = 123;
+  o.summary = sum;
+  o.blocks = {{0, 10, 0.1, 10, 0}, {1, 10, 0.1, 10, 0}};
+  o.metrics = {{"eval", 20, "quality", 1.0}, {"stat", 0, "peak_memory_bytes", 1e6}};
+  EnvironmentInfo env;
+  env.fingerprint = "fp";
+  env.hostname = "h";
+  o.environment = env;
+  store.commit_trial(trials[0].id, o);
+  store.commit_trial(trials[1].id, o);  // same environment: deduplicated
+  CHECK(count(store.connection(), "SELECT count(*) FROM environments") == 1);
+
+  trials = store.trials(id);
+  CHECK(trials[0].status == "ok");
+  REQUIRE(trials[0].summary);
+  CHECK(trials[0].summary->throughput_median == 123);
+  CHECK(store.blocks(trials[0].id).size() == 2);
+  CHECK(store.metrics(trials[0].id).size() == 2);
+  CHECK_FALSE(trials[2].summary);
+
+  // Re-committing (a re-run after --resume) replaces, never duplicates.
+  o.blocks.pop_back();
+  store.commit_trial(trials[0].id, o);
+  CHECK(store.blocks(trials[0].id).size() == 1);
+  CHECK(count(store.connection(), "SELECT count(*) FROM trial_summary") == 2);
+
+  // A failing commit leaves the trial as it was.
+  TrialOutcome bad = o;
+  bad.status = "not-a-status";
+  CHECK_THROWS_AS(store.commit_trial(trials[2].id, bad), DbError);
+  CHECK(store.trials(id)[2].status == "pending");
+  CHECK(store.blocks(trials[2].id).empty());
+
+  CHECK_THROWS_AS(store.commit_trial(99999, o), DbError);
+  CHECK(count(store.connection(), "SELECT count(*) FROM trial_results WHERE status = 'ok'") == 2);
+}
+
+TEST_CASE("read-only stores refuse writes and non-gpusweep files", "[db]") {
+  TempDb t;
+  { Store store(t.path, Connection::Mode::read_write); }
+  Store ro(t.path, Connection::Mode::read_only);
+  SweepRecord s;
+  s.name = "a";
+  s.workload = "noop";
+  s.spec_json = "{}";
+  s.spec_hash = "h";
+  CHECK_THROWS_AS(ro.create_sweep(s), DbError);
+  TempDb empty;
+  { Connection c(empty.path, Connection::Mode::read_write); }
+  CHECK_THROWS_WITH(Store(empty.path, Connection::Mode::read_only),
+                    Contains("not a gpusweep database"));
+}

@@ -1,0 +1,62 @@
+// Loading fixture plugins (no LibTorch): ABI checks and missing symbols.
+#include "loader.hpp"
+
+#include "error.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace gpusweep;
+using namespace gpusweep::host;
+using Catch::Matchers::Contains;
+
+namespace {
+std::string fixture(const char* name) {
+  return std::string(GPUSWEEP_TEST_PLUGIN_DIR) + "/gpusweep_" + name + ".so";
+}
+std::string load_error(const std::string& path) {
+  try {
+    load_plugin(path);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("a good plugin loads and reports its ABI", "[host][loader]") {
+  const LoadedPlugin p = load_plugin(fixture("faults"));
+  REQUIRE(p.table != nullptr);
+  CHECK(p.abi == "1.0");
+  CHECK(abi_problem(p.table).empty());
+  CHECK_THAT(std::string(p.table->manifest()), Contains("\"name\":\"faults\""));
+}
+
+TEST_CASE("a plugin of another ABI major is refused naming both versions", "[host][loader]") {
+  CHECK_THAT(load_error(fixture("bad_major")),
+             Contains("gpusweep_bad_major.so") && Contains("ABI 2.0") && Contains("ABI 1.0") &&
+                 Contains("rebuild"));
+}
+
+TEST_CASE("a plugin of a newer ABI minor is refused naming both versions", "[host][loader]") {
+  CHECK_THAT(load_error(fixture("newer_minor")),
+             Contains("ABI 1.7") && Contains("1.0") && Contains("upgrade gpusweep"));
+}
+
+TEST_CASE("a library without the entry symbol is not a plugin", "[host][loader]") {
+  CHECK_THAT(load_error(fixture("no_entry")),
+             Contains("not a gpusweep plugin") && Contains("gpusweep_plugin_entry"));
+}
+
+TEST_CASE("a missing file says why it cannot load", "[host][loader]") {
+  CHECK_THAT(load_error("/nonexistent/gpusweep_x.so"),
+             Contains("cannot load it") && Contains("No such file"));
+}
+
+TEST_CASE("a table with a NULL function or a tiny size is refused", "[host][loader]") {
+  gpusweep_plugin t{};
+  t.struct_size = sizeof t;
+  t.abi_major = GPUSWEEP_ABI_MAJOR;
+  CHECK_THAT(abi_problem(&t), Contains("NULL entry"));
+  t.struct_size = 16;
+  CHECK_THAT(abi_problem(&t), Contains("too small"));
+}

@@ -1,0 +1,73 @@
+// Helpers for integration tests: a temporary folder, running the real
+// gpusweep binary, and reading its database with SQL.
+#pragma once
+
+#include <gpusweep/db/sqlite.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace gpusweep::test {
+
+struct Result {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+class Sandbox {
+ public:
+  Sandbox() {
+    char tmpl[] = "/tmp/gpusweep_it_XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    dir_ = tmpl;
+  }
+  ~Sandbox() { std::filesystem::remove_all(dir_); }
+
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+  std::string db() const { return path("results.db"); }
+
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
+
+  // Runs `gpusweep ARGS` in the sandbox with the fixture plugins on the path.
+  Result gpusweep(const std::string& args) const {
+    const std::string cmd = "cd '" + dir_ + "' && GPUSWEEP_PLUGIN_PATH='" +
+                            GPUSWEEP_TEST_PLUGIN_DIR + "' '" + GPUSWEEP_BIN + "' " + args + " 2>&1";
+    Result r;
+    FILE* p = popen(cmd.c_str(), "r");
+    REQUIRE(p != nullptr);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+    const int status = pclose(p);
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+  }
+
+  int64_t count(const std::string& sql) const {
+    db::Connection c(db(), db::Connection::Mode::read_only);
+    auto st = c.prepare(sql);
+    REQUIRE(st.step());
+    return st.get_int(0);
+  }
+
+  std::string text(const std::string& sql) const {
+    db::Connection c(db(), db::Connection::Mode::read_only);
+    auto st = c.prepare(sql);
+    REQUIRE(st.step());
+    return st.get_text(0);
+  }
+
+ private:
+  std::string dir_;
+};
+
+}  // namespace gpusweep::test

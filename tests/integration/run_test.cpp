@@ -1,0 +1,196 @@
+// The real gpusweep binary on real plugins (noop and the faults fixture),
+// checked afterwards with SQL.
+#include "harness.hpp"
+#include "spawn.hpp"
+
+#include <signal.h>
+
+#include <chrono>
+#include <thread>
+
+using namespace gpusweep;
+using test::Sandbox;
+using Catch::Matchers::Contains;
+
+TEST_CASE("a noop sweep records every trial with its blocks", "[integration]") {
+  Sandbox box;
+  box.write("s.json", R"({"name": "noop_grid", "workload": "noop",
+    "grid": {"batch_size": [1, 2, 4]},
+    "measure": {"warmup_steps": 2, "steps_per_block": 50, "blocks": 5, "repeats": 2},
+    "baseline": {"batch_size": 1}})");
+  const auto r = box.gpusweep("run s.json --db results.db --jobs 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Contains("vs base") && Contains("baseline: batch_size=1"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 6);
+  CHECK(box.count("SELECT count(*) FROM trials") == 6);
+  CHECK(box.count("SELECT count(*) FROM blocks") == 30);
+  CHECK(box.count("SELECT count(DISTINCT config_hash) FROM trials") == 3);
+  CHECK(box.count("SELECT count(*) FROM trial_summary WHERE throughput_median > 0 AND blocks = 5") == 6);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE environment_id IS NULL") == 0);
+  CHECK(box.text("SELECT status FROM sweeps") == "finished");
+  // Throughput is per sample: batch 4 reports four times the samples per step.
+  CHECK(box.count("SELECT count(*) FROM trial_summary WHERE samples_per_step = 4") == 2);
+
+  const auto res = box.gpusweep("results --db results.db");
+  CHECK(res.code == 0);
+  CHECK_THAT(res.output, Contains("noop_grid") && Contains("batch_size") && Contains("steps/s"));
+}
+
+TEST_CASE("crashes, hangs, throws, OOM and skips are recorded and the sweep goes on",
+          "[integration][faults]") {
+  Sandbox box;
+  box.write("f.json", R"({"name": "faults", "workload": "faults",
+    "grid": {"mode": ["ok", "segfault", "hang_step", "throw_step", "skip", "oom", "abort",
+                      "exit0_step", "throw_evaluate", "stdout_flood", "stderr_flood"]},
+    "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 3}})");
+  const auto r = box.gpusweep("run f.json --db results.db --jobs 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  auto status_of = [&](const std::string& mode) {
+    return box.text("SELECT status FROM trials WHERE json_extract(config_json, '$.mode') = '" +
+                    mode + "'");
+  };
+  auto error_of = [&](const std::string& mode) {
+    return box.text("SELECT coalesce(error, '') FROM trials WHERE "
+                    "json_extract(config_json, '$.mode') = '" + mode + "'");
+  };
+  CHECK(status_of("ok") == "ok");
+  CHECK(status_of("segfault") == "crashed");
+  CHECK_THAT(error_of("segfault"), Contains("SIGSEGV") && Contains("measure"));
+  CHECK(status_of("hang_step") == "timeout");
+  CHECK_THAT(error_of("hang_step"), Contains("timeout_s=3"));
+  CHECK(status_of("throw_step") == "failed");
+  CHECK_THAT(error_of("throw_step"), Contains("fixture: thrown in step"));
+  CHECK(status_of("skip") == "skipped");
+  CHECK(error_of("skip") == "fixture: not applicable here");
+  CHECK(status_of("oom") == "oom");
+  CHECK(status_of("abort") == "crashed");
+  CHECK_THAT(error_of("abort"), Contains("SIGABRT"));
+  CHECK(status_of("exit0_step") == "crashed");
+  CHECK_THAT(error_of("exit0_step"), Contains("before reporting a result"));
+  CHECK(status_of("throw_evaluate") == "failed");
+  CHECK_THAT(error_of("throw_evaluate"), Contains("evaluate"));
+  // Whatever a plugin prints never corrupts the protocol.
+  CHECK(status_of("stdout_flood") == "ok");
+  CHECK(status_of("stderr_flood") == "ok");
+  // stderr is kept as a bounded tail, with the full size recorded.
+  CHECK(box.count("SELECT stderr_bytes FROM trials WHERE json_extract(config_json, '$.mode') = "
+                  "'stderr_flood'") > 2000000);
+  CHECK(box.count("SELECT length(stderr_tail) FROM trials WHERE "
+                  "json_extract(config_json, '$.mode') = 'stderr_flood'") <= 16384);
+  CHECK_THAT(box.text("SELECT stderr_tail FROM trials WHERE json_extract(config_json, '$.mode') = "
+                      "'stderr_flood'"),
+             Contains("fixture: last stderr line"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'pending'") == 0);
+}
+
+TEST_CASE("invalid sweeps fail with exit code 2 and write nothing", "[integration]") {
+  Sandbox box;
+  box.write("bad.json", R"({"name": "x", "workload": "noop", "base": {"spin_uss": 3}})");
+  auto r = box.gpusweep("run bad.json --db results.db");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("bad.json") && Contains("base.spin_uss") &&
+                           Contains("did you mean 'spin_us'"));
+  CHECK_FALSE(std::filesystem::exists(box.db()));
+
+  box.write("unknown.json", R"({"name": "x", "workload": "nopp"})");
+  r = box.gpusweep("run unknown.json --db results.db");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("unknown workload 'nopp'") && Contains("did you mean 'noop'"));
+  CHECK_FALSE(std::filesystem::exists(box.db()));
+
+  r = box.gpusweep("run missing.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("missing.json") && Contains("cannot open"));
+
+  r = box.gpusweep("run --bogus");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("gpusweep run --help"));
+
+  box.write("ok.json", R"({"name": "x", "workload": "noop", "grid": {"spin_us": [0, 1]}})");
+  r = box.gpusweep("run ok.json --db results.db --dry-run");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("2 configs") && Contains("spin_us=1"));
+  CHECK_FALSE(std::filesystem::exists(box.db()));
+}
+
+TEST_CASE("every command has help", "[integration]") {
+  Sandbox box;
+  for (const char* cmd : {"run", "resume", "plugins", "results"}) {
+    const auto r = box.gpusweep(std::string(cmd) + " --help");
+    INFO(cmd);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.output, Contains(std::string("usage: gpusweep ") + cmd) && Contains("--help"));
+  }
+  const auto top = box.gpusweep("--help");
+  CHECK(top.code == 0);
+  CHECK_THAT(top.output, Contains("run") && Contains("results") && Contains("plugins"));
+  CHECK(box.gpusweep("frobnicate").code == 2);
+}
+
+TEST_CASE("plugins lists the plugin path and describes a manifest", "[integration]") {
+  Sandbox box;
+  auto r = box.gpusweep("plugins noop");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("spin_us") && Contains("busy-wait") && Contains("steps/s"));
+  r = box.gpusweep("plugins faults");
+  CHECK_THAT(r.output, Contains("segfault"));
+  // The fixture folder holds plugins that must not load; the listing says so.
+  r = box.gpusweep("plugins");
+  CHECK_THAT(r.output, Contains("noop") && Contains("faults") && Contains("does not load") &&
+                           Contains("ABI 2.0"));
+}
+
+TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinished trials",
+          "[integration][resume]") {
+  Sandbox box;
+  // Six trials of about 0.4 s each.
+  box.write("r.json", R"({"name": "resumable", "workload": "noop", "base": {"spin_us": 2000},
+    "grid": {"batch_size": [1, 2, 3, 4, 5, 6]},
+    "measure": {"warmup_steps": 0, "steps_per_block": 40, "blocks": 5}})");
+  const std::string exe = GPUSWEEP_BIN;
+  host::SpawnedProcess p = host::spawn_process(
+      exe, {"run", box.path("r.json"), "--db", box.db()});
+  // Interrupt once two trials have finished.
+  for (int i = 0; i < 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (std::filesystem::exists(box.db()) &&
+        box.count("SELECT count(*) FROM trials WHERE status = 'ok'") >= 2) {
+      break;
+    }
+  }
+  ::kill(p.pid, SIGINT);
+  int status = 0;
+  ::waitpid(p.pid, &status, 0);
+  for (int fd : {p.proto_fd, p.stdout_fd, p.stderr_fd}) ::close(fd);
+  REQUIRE(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 130);
+  const int64_t ok_before = box.count("SELECT count(*) FROM trials WHERE status = 'ok'");
+  CHECK(ok_before >= 2);
+  CHECK(ok_before < 6);
+  CHECK(box.text("SELECT status FROM sweeps") == "interrupted");
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'interrupted'") <= 1);
+  const std::string first_finish =
+      box.text("SELECT finished_at FROM trials WHERE status = 'ok' ORDER BY id LIMIT 1");
+
+  const auto r = box.gpusweep("run r.json --db results.db --resume");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains(std::to_string(6 - ok_before) + " trials to run") &&
+                           Contains(std::to_string(ok_before) + " already finished"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 6);
+  CHECK(box.count("SELECT count(*) FROM trials") == 6);
+  CHECK(box.count("SELECT count(*) FROM sweeps") == 1);
+  CHECK(box.text("SELECT status FROM sweeps") == "finished");
+  // Trials finished before the interrupt were not run again.
+  CHECK(box.text("SELECT finished_at FROM trials WHERE status = 'ok' ORDER BY id LIMIT 1") ==
+        first_finish);
+
+  // A changed sweep is not resumed silently.
+  box.write("r.json", R"({"name": "resumable", "workload": "noop", "base": {"spin_us": 1000},
+    "grid": {"batch_size": [1, 2]}, "measure": {"blocks": 5}})");
+  const auto changed = box.gpusweep("run r.json --db results.db --resume");
+  CHECK(changed.code == 2);
+  CHECK_THAT(changed.output, Contains("changed since it started"));
+}

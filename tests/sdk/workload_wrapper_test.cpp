@@ -1,0 +1,78 @@
+// The header-only C++ wrapper: exceptions become statuses with messages,
+// and the manifest carries the typed parameter schema.
+#include <gpusweep/workload.hpp>
+
+#include <catch2/catch.hpp>
+
+namespace {
+
+class Probe final : public gpusweep::Workload {
+ public:
+  static gpusweep::Manifest manifest() {
+    gpusweep::Manifest m;
+    m.name = "probe";
+    m.version = "0.1.0";
+    m.unit = "things";
+    m.params = {gpusweep::Param::choice("mode", "ok", {"ok", "skip", "oom", "throw", "bad_alloc"},
+                                        "behaviour"),
+                gpusweep::Param::integer("n", 3, 1, 10, "a count")};
+    return m;
+  }
+  explicit Probe(const gpusweep::TrialConfig& c) : mode_(c.get<std::string>("mode")) {
+    if (mode_ == "skip") throw gpusweep::Skipped("not here");
+  }
+  gpusweep::StepResult step() override {
+    if (mode_ == "oom") throw std::runtime_error("DefaultCPUAllocator: can't allocate memory");
+    if (mode_ == "throw") throw std::logic_error("broken step");
+    if (mode_ == "bad_alloc") throw std::bad_alloc();
+    return {2.0, 5.0};
+  }
+  gpusweep::Metrics evaluate() override { return {{"q", 0.5}}; }
+
+ private:
+  std::string mode_;
+};
+
+using A = gpusweep::detail::Adapter<Probe>;
+
+gpusweep_status step_with(const char* config, gpusweep_step_result* r, std::string* message) {
+  gpusweep_instance* inst = nullptr;
+  const auto* t = A::table();
+  gpusweep_status st = t->create(config, &inst);
+  if (st != GPUSWEEP_STATUS_OK) {
+    *message = t->error_message(nullptr);
+    return st;
+  }
+  st = t->step(inst, r);
+  *message = t->error_message(inst);
+  t->destroy(inst);
+  return st;
+}
+
+}  // namespace
+
+TEST_CASE("wrapper table reports its size and ABI", "[sdk]") {
+  const auto* t = A::table();
+  CHECK(t->struct_size == sizeof(gpusweep_plugin));
+  CHECK(t->abi_major == GPUSWEEP_ABI_MAJOR);
+  const auto manifest = gpusweep::Json::parse(t->manifest());
+  CHECK(manifest["name"] == "probe");
+  CHECK(manifest["params"][1]["min"] == 1.0);
+  CHECK(manifest["params"][0]["choices"].size() == 5);
+}
+
+TEST_CASE("wrapper turns exceptions into statuses", "[sdk]") {
+  gpusweep_step_result r{};
+  std::string msg;
+  CHECK(step_with(R"({"mode":"ok"})", &r, &msg) == GPUSWEEP_STATUS_OK);
+  CHECK(r.samples == 2.0);
+  CHECK(r.secondary_samples == 5.0);
+  CHECK(step_with(R"({"mode":"skip"})", &r, &msg) == GPUSWEEP_STATUS_SKIPPED);
+  CHECK(msg == "not here");
+  CHECK(step_with(R"({"mode":"oom"})", &r, &msg) == GPUSWEEP_STATUS_OUT_OF_MEMORY);
+  CHECK(step_with(R"({"mode":"bad_alloc"})", &r, &msg) == GPUSWEEP_STATUS_OUT_OF_MEMORY);
+  CHECK(step_with(R"({"mode":"throw"})", &r, &msg) == GPUSWEEP_STATUS_ERROR);
+  CHECK(msg == "broken step");
+  CHECK(step_with(R"({"mode":)", &r, &msg) == GPUSWEEP_STATUS_ERROR);  // malformed config
+  CHECK_FALSE(msg.empty());
+}
