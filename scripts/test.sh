@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Builds gpusweep and runs the whole test suite (unit, integration, fault
+# and LibTorch workload tests) with CTest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+./scripts/build.sh
+cd build
+ctest --output-on-failure --parallel "$(nproc)" "$@"
