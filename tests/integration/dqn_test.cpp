@@ -1,0 +1,70 @@
+// The dqn plugin through the real binary: tiny runs of every knob checked
+// with SQL, settings that cannot apply on CPU skipped with the reason, and
+// the learning check of experiments/dqn_learning.json.
+#include "harness.hpp"
+
+using gpusweep::test::Sandbox;
+using Catch::Matchers::Contains;
+
+TEST_CASE("dqn runs every knob combination on tiny steps", "[integration][torch]") {
+  Sandbox box;
+  box.write("d.json", R"({"name": "tiny", "workload": "dqn",
+    "base": {"device": "cpu", "threads": 1, "num_envs": 2, "hidden": 32},
+    "grid": {"replay_on_device": [false, true], "target_sync": ["roundtrip", "inplace"],
+             "double_dqn": [false, true]},
+    "measure": {"warmup_steps": 2, "steps_per_block": 5, "blocks": 5, "timeout_s": 120},
+    "baseline": {"replay_on_device": false, "target_sync": "roundtrip", "double_dqn": false}})");
+  const auto r = box.gpusweep("run d.json --db results.db --jobs 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 8);
+  CHECK(box.count("SELECT count(*) FROM trial_summary WHERE unit = 'updates' AND "
+                  "secondary_unit = 'env_steps' AND throughput_median > 0 AND "
+                  "peak_memory_bytes > 0 AND quality IS NOT NULL AND quality_reference > 0") == 8);
+  // Two envs: every update comes with two env steps.
+  CHECK(box.count("SELECT count(*) FROM blocks WHERE secondary_samples != 2 * samples") == 0);
+  CHECK(box.text("SELECT DISTINCT torch_version FROM environments") == "1.13.0");
+  CHECK(box.count("SELECT count(*) FROM environments WHERE threads = 1") >= 1);
+}
+
+TEST_CASE("settings that cannot apply on this machine are skipped with the reason",
+          "[integration][torch]") {
+  Sandbox box;
+  box.write("s.json", R"({"name": "skips", "workload": "dqn",
+    "base": {"device": "cpu"},
+    "grid": {"precision": ["fp32", "fp16", "bf16"]},
+    "measure": {"warmup_steps": 1, "steps_per_block": 3, "blocks": 5}})");
+  const auto r = box.gpusweep("run s.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.text("SELECT status FROM trials WHERE json_extract(config_json, '$.precision') = 'fp16'") ==
+        "skipped");
+  CHECK_THAT(box.text("SELECT error FROM trials WHERE json_extract(config_json, '$.precision') = 'fp16'"),
+             Contains("needs a CUDA device"));
+  CHECK(box.text("SELECT status FROM trials WHERE json_extract(config_json, '$.precision') = 'bf16'") ==
+        "ok");
+  // Without a CUDA build or device, device=cuda is skipped too, never a crash.
+  box.write("c.json", R"({"name": "cuda", "workload": "dqn", "base": {"device": "cuda"},
+    "measure": {"warmup_steps": 1, "steps_per_block": 3, "blocks": 5}})");
+  const auto c = box.gpusweep("run c.json --db results.db");
+  CHECK(c.code == 0);
+  CHECK(box.text("SELECT t.status FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = 'cuda'") ==
+        "skipped");
+}
+
+TEST_CASE("dqn learns CartPole: best greedy return of at least 150 in 30000 steps",
+          "[integration][torch][slow]") {
+  Sandbox box;
+  const auto r = box.gpusweep(std::string("run '") + GPUSWEEP_SOURCE_DIR +
+                              "/experiments/dqn_learning.json' --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE kind = 'eval' AND name = 'mean_return'") == 15);
+  const auto best = box.count(
+      "SELECT CAST(max(value) AS INTEGER) FROM metrics WHERE kind = 'eval' AND name = 'mean_return'");
+  const auto random = box.count(
+      "SELECT CAST(max(value) AS INTEGER) FROM metrics WHERE name = 'random_policy_return'");
+  INFO("best greedy return " << best << ", random policy " << random);
+  CHECK(best >= 150);
+  CHECK(random < 40);
+}
