@@ -14,7 +14,9 @@ std::string allowed(const ParamSpec& p) {
   std::string out;
   for (const auto& c : p.choices) out += (out.empty() ? "" : ", ") + (c.is_string() ? c.get<std::string>() : c.dump());
   if (!out.empty()) return out;
-  auto num = [](double v) { return Json(v).dump(); };
+  auto num = [&p](double v) {
+    return p.type == "int" ? std::to_string(static_cast<long long>(v)) : Json(v).dump();
+  };
   if (p.min && p.max) return num(*p.min) + " .. " + num(*p.max);
   if (p.min) return ">= " + num(*p.min);
   if (p.max) return "<= " + num(*p.max);
@@ -25,7 +27,7 @@ std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string
 
 void describe(const PluginInfo& info) {
   const auto& m = info.manifest;
-  std::cout << m.name << " " << m.version << ": " << m.description << "\n"
+  std::cout << wrap(m.name + " " + m.version + ": " + m.description, 100) << "\n"
             << "file:       " << info.file.path << " (ABI " << info.abi << ")\n"
             << "throughput: " << m.unit << "/s"
             << (m.secondary_unit.empty() ? "" : " (and " + m.secondary_unit + "/s)") << "\n";
@@ -33,15 +35,16 @@ void describe(const PluginInfo& info) {
     std::cout << "quality:    " << m.quality_metric << " ("
               << (m.higher_is_better ? "higher" : "lower") << " is better"
               << (m.quality_reference.empty() ? "" : "; reference " + m.quality_reference) << ")"
-              << (m.quality_description.empty() ? "" : ": " + m.quality_description) << "\n";
+              << "\n";
+    if (!m.quality_description.empty()) std::cout << wrap(m.quality_description, 100) << "\n";
   }
   if (!info.runtime.empty()) std::cout << "runtime:    " << info.runtime.dump() << "\n";
   for (bool common : {false, true}) {
     Table t({"parameter", "type", "default", "allowed", "description"});
     for (const auto& p : m.params) {
       if (p.common != common) continue;
-      t.add_row({p.name, p.type, value_text(p.default_value), truncate(allowed(p), 40),
-                 p.description});
+      t.add_row({p.name, p.type, value_text(p.default_value), wrap(allowed(p), 24),
+                 wrap(p.description, 64)});
     }
     if (t.rows() == 0) continue;
     std::cout << "\n" << (common ? "common settings" : "workload knobs") << ":\n" << t.render();

@@ -18,11 +18,43 @@ void Table::add_row(std::vector<std::string> cells) {
   rows_.push_back(std::move(cells));
 }
 
+namespace {
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t nl; (nl = s.find('\n', start)) != std::string::npos; start = nl + 1) {
+    out.push_back(s.substr(start, nl - start));
+  }
+  out.push_back(s.substr(start));
+  return out;
+}
+}  // namespace
+
+std::string wrap(const std::string& text, size_t width) {
+  std::string out, line;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (!line.empty() && display_width(line) + 1 + display_width(word) > width) {
+      out += (out.empty() ? "" : "\n") + line;
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    start = end + 1;
+  }
+  if (!line.empty()) out += (out.empty() ? "" : "\n") + line;
+  return out;
+}
+
 std::string Table::render() const {
   std::vector<size_t> width(headers_.size());
   for (size_t c = 0; c < headers_.size(); ++c) width[c] = display_width(headers_[c]);
   for (const auto& r : rows_) {
-    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], display_width(r[c]));
+    for (size_t c = 0; c < r.size(); ++c) {
+      for (const auto& l : split_lines(r[c])) width[c] = std::max(width[c], display_width(l));
+    }
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
@@ -41,7 +73,19 @@ std::string Table::render() const {
   std::vector<std::string> rule;
   for (size_t w : width) rule.push_back(std::string(w, '-'));
   out += line(rule);
-  for (const auto& r : rows_) out += line(r);
+  for (const auto& r : rows_) {
+    std::vector<std::vector<std::string>> cells;
+    size_t height = 1;
+    for (const auto& c : r) {
+      cells.push_back(split_lines(c));
+      height = std::max(height, cells.back().size());
+    }
+    for (size_t i = 0; i < height; ++i) {
+      std::vector<std::string> physical;
+      for (const auto& c : cells) physical.push_back(i < c.size() ? c[i] : "");
+      out += line(physical);
+    }
+  }
   return out;
 }
 

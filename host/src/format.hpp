@@ -32,5 +32,8 @@ std::string human_rate(double per_second, const std::string& unit);  // "12.3k u
 std::string fixed(double value, int decimals);
 std::string clock_time(double seconds);         // "1:02:03" or "2:03"
 std::string truncate(const std::string& s, size_t width);
+// Word-wraps text to lines of at most width columns (joined with '\n'; a
+// Table renders such a cell on several lines).
+std::string wrap(const std::string& text, size_t width);
 
 }  // namespace gpusweep::host
