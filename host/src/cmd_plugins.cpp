@@ -43,8 +43,9 @@ void describe(const PluginInfo& info) {
     Table t({"parameter", "type", "default", "allowed", "description"});
     for (const auto& p : m.params) {
       if (p.common != common) continue;
+      const std::string note = p.applies ? "" : " [does not apply here: set, it skips the trial]";
       t.add_row({p.name, p.type, value_text(p.default_value), wrap(allowed(p), 24),
-                 wrap(p.description, 64)});
+                 wrap(p.description + note, 64)});
     }
     if (t.rows() == 0) continue;
     std::cout << "\n" << (common ? "common settings" : "workload knobs") << ":\n" << t.render();

@@ -69,6 +69,7 @@ PluginManifest PluginManifest::parse(const Json& j) {
     if (auto v = pj.find("min"); v != pj.end() && v->is_number()) p.min = v->get<double>();
     if (auto v = pj.find("max"); v != pj.end() && v->is_number()) p.max = v->get<double>();
     p.common = pj.value("common", false);
+    p.applies = pj.value("applies", true);
     if (m.find(p.name) != nullptr) {
       throw Error("manifest of '" + m.name + "': parameter '" + p.name + "' is declared twice");
     }

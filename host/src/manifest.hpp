@@ -21,6 +21,7 @@ struct ParamSpec {
   std::optional<double> min;
   std::optional<double> max;
   bool common = false;
+  bool applies = true;  // false: a common setting this workload cannot use
 };
 
 struct PluginManifest {

@@ -49,27 +49,31 @@ struct Param {
   std::optional<double> min;   // inclusive range for int and float
   std::optional<double> max;
   bool common = false;         // a common setting (ARCHITECTURE.md) vs a workload knob
+  // False for a common setting this workload has nothing to apply to: a
+  // trial that sets it to anything but the default is skipped.
+  bool applies = true;
 
   static Param boolean(std::string name, bool def, std::string description) {
-    return Param{std::move(name), "bool", def, std::move(description), {}, {}, {}, false};
+    return Param{std::move(name), "bool", def, std::move(description), {}, {}, {}, false, true};
   }
   static Param integer(std::string name, long long def, std::optional<double> min,
                        std::optional<double> max, std::string description) {
-    return Param{std::move(name), "int", def, std::move(description), {}, min, max, false};
+    return Param{std::move(name), "int", def, std::move(description), {}, min, max, false, true};
   }
   static Param real(std::string name, double def, std::optional<double> min,
                     std::optional<double> max, std::string description) {
-    return Param{std::move(name), "float", def, std::move(description), {}, min, max, false};
+    return Param{std::move(name), "float", def, std::move(description), {}, min, max, false, true};
   }
   static Param choice(std::string name, std::string def, std::vector<Json> choices,
                       std::string description) {
     return Param{std::move(name), "string", std::move(def), std::move(description),
-                 std::move(choices), {}, {}, false};
+                 std::move(choices), {}, {}, false, true};
   }
 
   Json to_json() const {
     Json j{{"name", name}, {"type", type}, {"default", default_value},
            {"description", description}, {"common", common}};
+    if (!applies) j["applies"] = false;
     if (!choices.empty()) j["choices"] = choices;
     if (min) j["min"] = *min;
     if (max) j["max"] = *max;

@@ -1,6 +1,7 @@
 // The common settings (ARCHITECTURE.md, "Settings") applied the same way in
-// every LibTorch plugin: device, batch size, precision, threads, seed,
-// zero_grad_to_none, sync_every.
+// every LibTorch plugin. Each setting either takes effect or makes the trial
+// `skipped` with a reason: because the device cannot do it (tf32 on CPU) or
+// because the workload has nothing it applies to (channels_last on an LSTM).
 #pragma once
 
 #include <gpusweep/workload.hpp>
@@ -17,6 +18,19 @@ enum class Precision { fp32, bf16, fp16 };
 
 const char* to_string(Precision p);
 
+// What a workload has for the common settings to act on. Settings it does not
+// support stay in the manifest (so that one sweep file works across
+// workloads) marked "applies": false, and a trial that sets them to anything
+// but the default is skipped with `reason`.
+struct Support {
+  bool channels_last = false;   // the model is convolutional with 4-D inputs
+  bool input_pipeline = false;  // batches come from an InputPipeline (loader_workers, prefetch)
+  bool grad_accum = false;      // a step can split into micro-batches
+  bool sync_every = true;       // the step reads a loss back to the host
+  bool precision = true;        // the forward pass can run under autocast
+  std::string reason;           // why not, for the unsupported ones ("an LSTM has no 4-D tensors")
+};
+
 struct Settings {
   torch::Device device{torch::kCPU};
   int64_t batch_size = 1;
@@ -25,22 +39,36 @@ struct Settings {
   uint64_t seed = 0;
   bool zero_grad_to_none = true;
   int64_t sync_every = 1;         // read the loss back every N steps; 0: never
+  bool tf32 = false;              // CUDA: TF32 matmul and convolutions
+  bool cudnn_benchmark = false;   // CUDA: cuDNN autotuning
+  bool channels_last = false;     // NHWC memory format for 4-D inputs and weights
+  int64_t loader_workers = 0;     // background producer threads; 0: produce in the step
+  int64_t prefetch = 2;           // batches each worker may have ready
+  bool pin_memory = false;        // CUDA: page-locked host batches
+  bool non_blocking = false;      // CUDA: asynchronous host-to-device copies
+  int64_t grad_accum = 1;         // micro-batches per optimiser step
 
-  // Parses the common settings of a resolved config and applies the
-  // process-wide ones (threads, seed). Throws gpusweep::Skipped when a
-  // setting cannot apply here (fp16 on CPU, CUDA without a GPU).
-  static Settings apply(const TrialConfig& config);
+  // Parses the common settings of a resolved config, refuses (Skipped) what
+  // cannot apply here, and applies the process-wide ones (threads, seed,
+  // TF32, cuDNN benchmark).
+  static Settings apply(const TrialConfig& config, const Support& support = {});
 
   // True when step number `step` (0-based) should read values back to the host.
   bool should_sync(int64_t step) const {
     return sync_every > 0 && (step + 1) % sync_every == 0;
   }
   bool is_cuda() const { return device.is_cuda(); }
+
+  // Moves a module to the device (and to channels_last when set).
+  void prepare(torch::nn::Module& module) const;
+  // Moves a batch tensor to the device (non_blocking when set; channels_last
+  // for 4-D tensors when set).
+  torch::Tensor to_device(const torch::Tensor& host_tensor) const;
 };
 
 // The common settings as manifest parameters, with this workload's default
-// batch size. Every LibTorch plugin lists these before its own knobs.
-std::vector<Param> common_params(int64_t default_batch_size);
+// batch size; every LibTorch plugin lists these before its own knobs.
+std::vector<Param> common_params(int64_t default_batch_size, const Support& support = {});
 
 // "auto" | "cpu" | "cuda" | "cuda:N" -> a device that exists here, or Skipped.
 torch::Device resolve_device(const std::string& name);

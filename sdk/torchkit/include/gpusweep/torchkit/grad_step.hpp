@@ -1,0 +1,41 @@
+// One optimiser step over grad_accum micro-batches, with the fp16 gradient
+// scaler on CUDA: backward() each micro-batch's loss, then step().
+#pragma once
+
+#include <gpusweep/torchkit/settings.hpp>
+
+#include <torch/torch.h>
+
+namespace gpusweep::torchkit {
+
+class GradStep {
+ public:
+  GradStep(const Settings& settings, torch::optim::Optimizer& optimizer);
+
+  // Backpropagates one micro-batch's mean loss, divided by grad_accum so that
+  // the accumulated gradient equals that of one batch grad_accum times larger
+  // (and multiplied by the loss scale under fp16).
+  void backward(const torch::Tensor& loss);
+
+  // Unscales (fp16), skips the update if a gradient is not finite (fp16),
+  // steps the optimiser, clears gradients as zero_grad_to_none says, updates
+  // the loss scale. Returns whether the optimiser stepped.
+  bool step();
+
+  int64_t optimizer_steps() const { return steps_; }
+  int64_t micro_batches() const { return micro_batches_; }
+  int64_t skipped_steps() const { return skipped_; }
+  double loss_scale() const;
+
+ private:
+  const Settings& settings_;
+  torch::optim::Optimizer& optimizer_;
+  bool scaling_ = false;  // fp16 on CUDA
+  torch::Tensor scale_;        // float32 [1] on the device
+  torch::Tensor growth_tracker_;  // int32 [1] on the device
+  int64_t steps_ = 0;
+  int64_t micro_batches_ = 0;
+  int64_t skipped_ = 0;
+};
+
+}  // namespace gpusweep::torchkit

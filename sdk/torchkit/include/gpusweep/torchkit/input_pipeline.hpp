@@ -1,0 +1,70 @@
+// An input pipeline: batches produced by loader_workers background threads
+// into bounded queues of `prefetch` batches each, delivered in order. Batch i
+// is always built from the same seed, so the data does not depend on the
+// number of workers. The time the training step spends waiting for input
+// (blocked on the queue, or producing the batch itself with 0 workers) is
+// measured: that is the input-wait share the host reports.
+#pragma once
+
+#include <gpusweep/torchkit/settings.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+namespace gpusweep::torchkit {
+
+// A host batch: named tensors (for example {"input", "target"}).
+using Batch = std::vector<torch::Tensor>;
+
+class InputPipeline {
+ public:
+  // Builds batch number `index` with a generator seeded for that index. Runs
+  // on a worker thread: it must only touch its arguments and immutable data.
+  using Producer = std::function<Batch(int64_t index, std::mt19937_64& rng)>;
+
+  InputPipeline(const Settings& settings, Producer producer);
+  ~InputPipeline();
+  InputPipeline(const InputPipeline&) = delete;
+  InputPipeline& operator=(const InputPipeline&) = delete;
+
+  // The next batch, on the host (pinned when pin_memory). Rethrows a
+  // producer's exception.
+  Batch next();
+
+  // The next batch moved to the device (Settings::to_device on each tensor).
+  Batch next_on_device();
+
+  double wait_seconds() const { return wait_s_; }
+  int64_t batches() const { return next_index_; }
+
+ private:
+  struct Lane {
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::deque<Batch> ready;
+    std::exception_ptr error;
+  };
+  void work(size_t lane, int64_t first_index);
+  Batch produce(int64_t index);
+
+  const Settings& settings_;
+  Producer producer_;
+  uint64_t seed_;
+  size_t capacity_;
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;  // guarded by each lane's mutex when read in work()
+  int64_t next_index_ = 0;
+  double wait_s_ = 0;
+};
+
+}  // namespace gpusweep::torchkit
