@@ -98,6 +98,15 @@ struct Knobs {
 
 class Dqn final : public torchkit::TorchWorkload {
  public:
+  // What the common settings can act on: an MLP on 2-D batches sampled from
+  // the replay buffer, one gradient update per env step.
+  static torchkit::Support support() {
+    torchkit::Support s;
+    s.reason = "DQN's batches are sampled from its replay buffer (no input pipeline, no 4-D "
+               "tensors) and each step is exactly one update";
+    return s;
+  }
+
   static Manifest manifest() {
     Manifest m;
     m.name = "dqn";
@@ -113,7 +122,7 @@ class Dqn final : public torchkit::TorchWorkload {
                  "mean return of 10 greedy CartPole-v1 episodes (at most 500 steps each, fixed "
                  "evaluation seed), next to a uniformly random policy's mean return over the "
                  "same 10 starts"};
-    m.params = torchkit::common_params(/*default_batch_size=*/64);
+    m.params = torchkit::common_params(/*default_batch_size=*/64, support());
     m.params.push_back(Param::boolean(
         "replay_on_device", false,
         "true: the replay buffer is preallocated device tensors, written with slice copies "
@@ -140,7 +149,7 @@ class Dqn final : public torchkit::TorchWorkload {
   }
 
   explicit Dqn(const TrialConfig& config)
-      : TorchWorkload(config),
+      : TorchWorkload(config, support()),
         knobs_(Knobs::parse(config)),
         env_(knobs_.num_envs, settings_.device, derive_seed(settings_.seed, kEnvStream)),
         action_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kActionStream))),
@@ -199,7 +208,6 @@ class Dqn final : public torchkit::TorchWorkload {
               {"env_steps", static_cast<double>(env_steps_)},
               {"target_syncs", static_cast<double>(target_syncs_)},
               {"epsilon", epsilon()}};
-    if (loss_read_) m["last_loss"] = last_loss_;
     return m;
   }
 
@@ -327,10 +335,7 @@ class Dqn final : public torchkit::TorchWorkload {
     optimizer_->step();
     ++updates_;
     if (updates_ % kTargetSyncEvery == 0) sync_target();
-    if (settings_.should_sync(steps_)) {
-      last_loss_ = loss.item<double>();
-      loss_read_ = true;
-    }
+    observe_loss(loss);
   }
 
   void sync_target() {
@@ -397,8 +402,6 @@ class Dqn final : public torchkit::TorchWorkload {
   int64_t updates_ = 0;
   int64_t steps_ = 0;      // measured steps (step() calls)
   int64_t target_syncs_ = 0;
-  double last_loss_ = std::numeric_limits<double>::quiet_NaN();
-  bool loss_read_ = false;
   double random_policy_return_ = 0;
 };
 

@@ -19,21 +19,49 @@ const char* to_string(Precision p) {
   return "?";
 }
 
-std::vector<Param> common_params(int64_t default_batch_size) {
+std::vector<Param> common_params(int64_t default_batch_size, const Support& support) {
+  auto na = [&support](Param p, bool applies) {
+    p.applies = applies;
+    if (!applies && !support.reason.empty()) p.description += " (here: " + support.reason + ")";
+    return p;
+  };
   std::vector<Param> p = {
       Param::choice("device", "auto", {"auto", "cpu", "cuda", "cuda:0", "cuda:1", "cuda:2",
                                        "cuda:3", "cuda:4", "cuda:5", "cuda:6", "cuda:7"},
                     "where the model runs; auto = the first CUDA device if any, else cpu"),
-      Param::integer("batch_size", default_batch_size, 1, 1 << 20, "samples per step"),
-      Param::choice("precision", "fp32", {"fp32", "bf16", "fp16"},
-                    "autocast precision; fp16 needs CUDA"),
+      Param::integer("batch_size", default_batch_size, 1, 1 << 20, "samples per micro-batch"),
+      na(Param::choice("precision", "fp32", {"fp32", "bf16", "fp16"},
+                       "autocast precision of the forward pass; fp16 (with a gradient scaler) "
+                       "needs CUDA"),
+         support.precision),
       Param::integer("threads", 0, 0, 1024,
                      "intra-op threads LibTorch uses; 0 = LibTorch's default"),
       Param::integer("seed", 0, 0, 4294967295.0, "seed for data, initialisation and sampling"),
       Param::boolean("zero_grad_to_none", true,
                      "clear gradients by dropping them (true) or zeroing them in place"),
-      Param::integer("sync_every", 1, 0, 1 << 30,
-                     "read the loss back to the host every N steps (a host sync); 0 = never"),
+      na(Param::integer("sync_every", 1, 0, 1 << 30,
+                        "read the loss back to the host every N steps (a host sync); 0 = never"),
+         support.sync_every),
+      Param::boolean("tf32", false, "CUDA: TF32 tensor cores for float32 matmul and convolutions"),
+      Param::boolean("cudnn_benchmark", false,
+                     "CUDA: let cuDNN time its convolution algorithms and keep the fastest"),
+      na(Param::boolean("channels_last", false,
+                        "NHWC memory format for the model's 4-D weights and inputs"),
+         support.channels_last),
+      na(Param::integer("loader_workers", 0, 0, 64,
+                        "background threads producing batches; 0 = the step produces its own"),
+         support.input_pipeline),
+      na(Param::integer("prefetch", 2, 1, 1024,
+                        "batches each loader worker may have ready ahead of the step"),
+         support.input_pipeline),
+      na(Param::boolean("pin_memory", false,
+                        "CUDA: produce batches in page-locked host memory for faster copies"),
+         support.input_pipeline),
+      Param::boolean("non_blocking", false,
+                     "CUDA: copy batches to the device asynchronously"),
+      na(Param::integer("grad_accum", 1, 1, 4096,
+                        "micro-batches per optimiser step (loss scaled by 1/grad_accum)"),
+         support.grad_accum),
   };
   for (auto& param : p) param.common = true;
   return p;
@@ -66,9 +94,19 @@ torch::Device resolve_device(const std::string& name) {
   throw std::invalid_argument("unknown device '" + name + "' (use auto, cpu, cuda or cuda:N)");
 }
 
-Settings Settings::apply(const TrialConfig& config) {
+namespace {
+
+std::string not_here(const std::string& setting, const Support& support) {
+  return setting + " does not apply to this workload" +
+         (support.reason.empty() ? std::string() : ": " + support.reason);
+}
+
+}  // namespace
+
+Settings Settings::apply(const TrialConfig& config, const Support& support) {
   Settings s;
   s.device = resolve_device(config.get_or<std::string>("device", "auto"));
+  const std::string dev = s.device.str();
   s.batch_size = config.get_or<int64_t>("batch_size", 1);
   const auto precision = config.get_or<std::string>("precision", "fp32");
   if (precision == "fp32") {
@@ -79,21 +117,74 @@ Settings Settings::apply(const TrialConfig& config) {
     s.precision = Precision::fp16;
     if (!s.device.is_cuda()) {
       throw Skipped("precision=fp16 (float16 autocast with a gradient scaler) needs a CUDA "
-                    "device; device is cpu (use precision=bf16 on CPU)");
+                    "device; device is " + dev + " (use precision=bf16 on CPU)");
     }
   } else {
     throw std::invalid_argument("unknown precision '" + precision + "' (fp32, bf16 or fp16)");
+  }
+  if (s.precision != Precision::fp32 && !support.precision) {
+    throw Skipped(not_here("precision=" + precision, support));
   }
   s.threads = config.get_or<int>("threads", 0);
   s.seed = config.get_or<uint64_t>("seed", 0);
   s.zero_grad_to_none = config.get_or<bool>("zero_grad_to_none", true);
   s.sync_every = config.get_or<int64_t>("sync_every", 1);
+  s.tf32 = config.get_or<bool>("tf32", false);
+  s.cudnn_benchmark = config.get_or<bool>("cudnn_benchmark", false);
+  s.channels_last = config.get_or<bool>("channels_last", false);
+  s.loader_workers = config.get_or<int64_t>("loader_workers", 0);
+  s.prefetch = config.get_or<int64_t>("prefetch", 2);
+  s.pin_memory = config.get_or<bool>("pin_memory", false);
+  s.non_blocking = config.get_or<bool>("non_blocking", false);
+  s.grad_accum = config.get_or<int64_t>("grad_accum", 1);
 
-  if (s.threads > 0) {
-    at::set_num_threads(s.threads);
+  // Device limits first: they say what the machine lacks.
+  if (s.tf32 && !s.device.is_cuda()) {
+    throw Skipped("tf32 applies to CUDA matmul and convolutions; device is " + dev);
+  }
+  if (s.cudnn_benchmark && !s.device.is_cuda()) {
+    throw Skipped("cudnn_benchmark tunes cuDNN convolutions on CUDA; device is " + dev);
+  }
+  if (s.pin_memory && !s.device.is_cuda()) {
+    throw Skipped("pin_memory speeds host-to-device copies into CUDA memory; device is " + dev);
+  }
+  if (s.non_blocking && !s.device.is_cuda()) {
+    throw Skipped("non_blocking overlaps host-to-device copies with CUDA work; device is " + dev);
+  }
+  // Then what the workload lacks.
+  if (s.channels_last && !support.channels_last) throw Skipped(not_here("channels_last", support));
+  if ((s.loader_workers != 0 || s.prefetch != 2 || s.pin_memory) && !support.input_pipeline) {
+    throw Skipped(not_here("loader_workers/prefetch/pin_memory (it has no input pipeline)", support));
+  }
+  if (s.grad_accum != 1 && !support.grad_accum) throw Skipped(not_here("grad_accum", support));
+  if (s.sync_every != 1 && !support.sync_every) throw Skipped(not_here("sync_every", support));
+  if (s.batch_size < 1 || s.grad_accum < 1 || s.prefetch < 1 || s.loader_workers < 0) {
+    throw std::invalid_argument("batch_size, grad_accum and prefetch must be positive");
+  }
+
+  if (s.threads > 0) at::set_num_threads(s.threads);
+  if (s.device.is_cuda()) {
+    at::globalContext().setAllowTF32CuBLAS(s.tf32);
+    at::globalContext().setAllowTF32CuDNN(s.tf32);
+    at::globalContext().setBenchmarkCuDNN(s.cudnn_benchmark);
   }
   torch::manual_seed(s.seed);
   return s;
+}
+
+void Settings::prepare(torch::nn::Module& module) const {
+  module.to(device);
+  if (!channels_last) return;
+  torch::NoGradGuard no_grad;
+  for (auto& p : module.parameters()) {
+    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+  }
+}
+
+torch::Tensor Settings::to_device(const torch::Tensor& host_tensor) const {
+  torch::Tensor t = host_tensor.to(device, /*non_blocking=*/non_blocking);
+  if (channels_last && t.dim() == 4) t = t.contiguous(at::MemoryFormat::ChannelsLast);
+  return t;
 }
 
 void synchronize(const torch::Device& device) {

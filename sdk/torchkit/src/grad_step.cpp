@@ -1,0 +1,65 @@
+// Gradient accumulation and fp16 loss scaling; see grad_step.hpp.
+#include <gpusweep/torchkit/grad_step.hpp>
+
+#include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
+#include <ATen/ops/_amp_update_scale.h>
+
+namespace gpusweep::torchkit {
+
+namespace {
+// torch.cuda.amp.GradScaler's defaults.
+constexpr double kInitScale = 65536.0;
+constexpr double kGrowthFactor = 2.0;
+constexpr double kBackoffFactor = 0.5;
+constexpr int64_t kGrowthInterval = 2000;
+}  // namespace
+
+GradStep::GradStep(const Settings& settings, torch::optim::Optimizer& optimizer)
+    : settings_(settings), optimizer_(optimizer) {
+  scaling_ = settings.precision == Precision::fp16 && settings.device.is_cuda();
+  if (scaling_) {
+    auto f32 = torch::TensorOptions().dtype(torch::kFloat).device(settings.device);
+    scale_ = torch::full({1}, kInitScale, f32);
+    growth_tracker_ = torch::zeros({1}, f32.dtype(torch::kInt));
+  }
+}
+
+void GradStep::backward(const torch::Tensor& loss) {
+  torch::Tensor l = loss;
+  if (settings_.grad_accum > 1) l = l / static_cast<double>(settings_.grad_accum);
+  if (scaling_) l = l * scale_.to(l.scalar_type());
+  l.backward();
+  ++micro_batches_;
+}
+
+bool GradStep::step() {
+  bool stepped = true;
+  if (scaling_) {
+    std::vector<torch::Tensor> grads;
+    for (auto& group : optimizer_.param_groups()) {
+      for (auto& p : group.params()) {
+        if (p.grad().defined()) grads.push_back(p.grad());
+      }
+    }
+    auto found_inf = torch::zeros({1}, scale_.options());
+    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, scale_.reciprocal());
+    // One host read per optimiser step: the scaler must know whether to skip.
+    stepped = found_inf.item<float>() == 0.0f;
+    if (stepped) optimizer_.step();
+    at::_amp_update_scale_(scale_, growth_tracker_, found_inf, kGrowthFactor, kBackoffFactor,
+                           kGrowthInterval);
+  } else {
+    optimizer_.step();
+  }
+  zero_grad(optimizer_, settings_.zero_grad_to_none);
+  if (stepped) {
+    ++steps_;
+  } else {
+    ++skipped_;
+  }
+  return stepped;
+}
+
+double GradStep::loss_scale() const { return scaling_ ? scale_.item<double>() : 1.0; }
+
+}  // namespace gpusweep::torchkit

@@ -1,0 +1,214 @@
+// torchkit's common settings, checked on their effect rather than their flag.
+#include <gpusweep/torchkit/grad_step.hpp>
+#include <gpusweep/torchkit/input_pipeline.hpp>
+#include <gpusweep/torchkit/settings.hpp>
+#include <gpusweep/torchkit/torch_workload.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+using namespace gpusweep;
+using namespace gpusweep::torchkit;
+using Catch::Matchers::Contains;
+
+namespace {
+
+TrialConfig config(Json overrides) {
+  Json c = {{"device", "cpu"}, {"seed", 0}, {"threads", 1}};
+  for (auto& [k, v] : overrides.items()) c[k] = v;
+  return TrialConfig(c);
+}
+
+std::string skip_reason(Json overrides, const Support& support = {}) {
+  try {
+    Settings::apply(config(std::move(overrides)), support);
+  } catch (const Skipped& e) {
+    return e.what();
+  }
+  return "";
+}
+
+Support conv_support() {
+  Support s;
+  s.channels_last = true;
+  s.input_pipeline = true;
+  s.grad_accum = true;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("CUDA-only settings on CPU are skipped with the reason", "[torchkit]") {
+  CHECK_THAT(skip_reason({{"precision", "fp16"}}), Contains("needs a CUDA device") &&
+                                                       Contains("device is cpu"));
+  CHECK(skip_reason({{"tf32", true}}) == "tf32 applies to CUDA matmul and convolutions; device is cpu");
+  CHECK_THAT(skip_reason({{"cudnn_benchmark", true}}), Contains("cuDNN") && Contains("device is cpu"));
+  CHECK_THAT(skip_reason({{"pin_memory", true}}, conv_support()), Contains("device is cpu"));
+  CHECK_THAT(skip_reason({{"non_blocking", true}}), Contains("device is cpu"));
+  CHECK_THAT(skip_reason({{"device", "cuda"}}), Contains("CUDA"));
+  // Defaults and what applies here do not skip.
+  CHECK(skip_reason({{"precision", "bf16"}, {"tf32", false}}).empty());
+  CHECK(skip_reason({{"channels_last", true}, {"loader_workers", 2}, {"grad_accum", 4}},
+                    conv_support())
+            .empty());
+}
+
+TEST_CASE("settings a workload cannot use are skipped, never ignored", "[torchkit]") {
+  Support lstm;
+  lstm.input_pipeline = true;
+  lstm.grad_accum = true;
+  lstm.reason = "an LSTM has no 4-D tensors";
+  CHECK(skip_reason({{"channels_last", true}}, lstm) ==
+        "channels_last does not apply to this workload: an LSTM has no 4-D tensors");
+  Support none;
+  CHECK_THAT(skip_reason({{"loader_workers", 2}}, none), Contains("no input pipeline"));
+  CHECK_THAT(skip_reason({{"prefetch", 8}}, none), Contains("no input pipeline"));
+  CHECK_THAT(skip_reason({{"grad_accum", 2}}, none), Contains("grad_accum"));
+  // The manifest marks them.
+  const auto params = common_params(16, lstm);
+  bool found = false;
+  for (const auto& p : params) {
+    if (p.name == "channels_last") {
+      found = true;
+      CHECK_FALSE(p.applies);
+      CHECK(p.to_json()["applies"] == false);
+    }
+    if (p.name == "loader_workers") CHECK(p.applies);
+    CHECK(p.common);
+  }
+  CHECK(found);
+}
+
+TEST_CASE("channels_last changes the memory format of conv weights and inputs", "[torchkit]") {
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 8, 3));
+  auto s = Settings::apply(config({{"channels_last", true}}), conv_support());
+  s.prepare(*conv);
+  CHECK(conv->weight.is_contiguous(at::MemoryFormat::ChannelsLast));
+  CHECK_FALSE(conv->weight.is_contiguous());
+  const auto x = s.to_device(torch::randn({2, 3, 8, 8}));
+  CHECK(x.is_contiguous(at::MemoryFormat::ChannelsLast));
+  CHECK(conv->forward(x).is_contiguous(at::MemoryFormat::ChannelsLast));
+
+  torch::nn::Conv2d plain(torch::nn::Conv2dOptions(3, 8, 3));
+  auto d = Settings::apply(config({}), conv_support());
+  d.prepare(*plain);
+  CHECK(plain->weight.is_contiguous());
+  CHECK(d.to_device(torch::randn({2, 3, 8, 8})).is_contiguous());
+}
+
+TEST_CASE("bf16 on CPU runs the forward pass in bfloat16", "[torchkit]") {
+  torch::nn::Linear fc(4, 3);
+  auto s = Settings::apply(config({{"precision", "bf16"}}));
+  const auto x = torch::randn({2, 4});
+  {
+    AutocastScope scope(s);
+    CHECK(fc->forward(x).scalar_type() == torch::kBFloat16);
+  }
+  CHECK(fc->forward(x).scalar_type() == torch::kFloat);  // the scope ended
+  auto f = Settings::apply(config({{"precision", "fp32"}}));
+  AutocastScope none(f);
+  CHECK(fc->forward(x).scalar_type() == torch::kFloat);
+}
+
+TEST_CASE("grad_accum=4 is one optimiser step with the gradient of a 4x batch", "[torchkit]") {
+  torch::manual_seed(1);
+  const auto x = torch::randn({32, 5});
+  const auto y = torch::randn({32, 1});
+  auto train = [&](int64_t accum) {
+    torch::manual_seed(7);
+    torch::nn::Linear model(5, 1);
+    torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.5));
+    auto s = Settings::apply(config({{"grad_accum", accum}}), conv_support());
+    GradStep step(s, opt);
+    const int64_t micro = 32 / accum;
+    for (int64_t m = 0; m < accum; ++m) {
+      const auto xs = x.slice(0, m * micro, (m + 1) * micro);
+      const auto ys = y.slice(0, m * micro, (m + 1) * micro);
+      step.backward(torch::mse_loss(model->forward(xs), ys));
+      // No optimiser step inside the accumulation.
+      CHECK(step.optimizer_steps() == 0);
+    }
+    CHECK(step.step());
+    CHECK(step.optimizer_steps() == 1);
+    CHECK(step.micro_batches() == accum);
+    CHECK_FALSE(model->weight.grad().defined());  // zero_grad_to_none
+    return model->weight.detach().clone();
+  };
+  const auto whole = train(1);
+  const auto accumulated = train(4);
+  CHECK(torch::allclose(whole, accumulated, /*rtol=*/1e-5, /*atol=*/1e-6));
+}
+
+TEST_CASE("sync_every=k reads the loss back once per k steps", "[torchkit]") {
+  struct Probe : TorchWorkload {
+    explicit Probe(const TrialConfig& c) : TorchWorkload(c) {}
+    StepResult step() override {
+      observe_loss(torch::ones({1}));
+      return {1, 0};
+    }
+  };
+  for (int64_t k : {1, 3, 0}) {
+    Probe p(config({{"sync_every", k}}));
+    for (int i = 0; i < 12; ++i) p.step();
+    const auto stats = p.stats();
+    CHECK(stats.at("loss_reads") == (k == 0 ? 0 : 12 / k));
+  }
+}
+
+TEST_CASE("the input pipeline delivers the same batches in order with any worker count",
+          "[torchkit]") {
+  auto producer = [](int64_t index, std::mt19937_64& rng) {
+    return Batch{torch::full({2}, static_cast<double>(index)),
+                 torch::full({1}, static_cast<double>(rng() % 1000))};
+  };
+  std::vector<std::pair<double, double>> reference;
+  for (int64_t workers : {0, 1, 3}) {
+    auto s = Settings::apply(config({{"loader_workers", workers}, {"prefetch", 2}}),
+                             conv_support());
+    InputPipeline pipeline(s, producer);
+    std::vector<std::pair<double, double>> got;
+    for (int i = 0; i < 10; ++i) {
+      auto b = pipeline.next();
+      got.emplace_back(b[0][0].item<double>(), b[1][0].item<double>());
+    }
+    for (int i = 0; i < 10; ++i) CHECK(got[i].first == i);
+    if (reference.empty()) reference = got;
+    CHECK(got == reference);
+    CHECK(pipeline.batches() == 10);
+  }
+}
+
+TEST_CASE("background workers hide the producer's time from the step", "[torchkit]") {
+  auto slow = [](int64_t, std::mt19937_64&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return Batch{torch::zeros({1})};
+  };
+  auto waited = [&](int64_t workers) {
+    auto s = Settings::apply(config({{"loader_workers", workers}, {"prefetch", 4}}),
+                             conv_support());
+    InputPipeline pipeline(s, slow);
+    for (int i = 0; i < 8; ++i) {
+      pipeline.next();
+      std::this_thread::sleep_for(std::chrono::milliseconds(15));  // the "step"
+    }
+    return pipeline.wait_seconds();
+  };
+  const double inline_wait = waited(0);
+  const double worker_wait = waited(2);
+  CHECK(inline_wait >= 0.08);              // 8 batches x 10 ms, all in the step
+  CHECK(worker_wait < inline_wait / 2);    // produced while the step ran
+}
+
+TEST_CASE("a producer's exception reaches the step", "[torchkit]") {
+  auto s = Settings::apply(config({{"loader_workers", 1}}), conv_support());
+  InputPipeline pipeline(s, [](int64_t index, std::mt19937_64&) -> Batch {
+    if (index == 2) throw std::runtime_error("bad sample");
+    return Batch{torch::zeros({1})};
+  });
+  pipeline.next();
+  pipeline.next();
+  CHECK_THROWS_WITH(pipeline.next(), "bad sample");
+}
