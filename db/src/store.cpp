@@ -32,7 +32,22 @@ Store::Store(const std::string& path, Connection::Mode mode) : db_(path, mode) {
     db_.exec("PRAGMA synchronous = NORMAL");
     migrate(db_);
   } else {
-    const int have = current_version(db_);
+    int have = current_version(db_);
+    if (have > 0 && have < schema_version()) {
+      // An older gpusweep wrote it: upgrade once (readers then see the
+      // current schema), or say how if the file cannot be written.
+      try {
+        Connection rw(path, Connection::Mode::read_write);
+        rw.exec("PRAGMA foreign_keys = ON");
+        migrate(rw);
+      } catch (const DbError& e) {
+        throw DbError("database '" + path + "' has schema version " + std::to_string(have) +
+                          " and needs upgrading to " + std::to_string(schema_version()) +
+                          ", but it cannot be written (" + e.what() + ")",
+                      e.code());
+      }
+      have = current_version(db_);
+    }
     if (have == 0) {
       throw DbError("'" + path + "' is not a gpusweep database (no schema version); " +
                         "run a sweep into it first or pass the right --db",
@@ -114,7 +129,7 @@ std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
       "m.throughput_max, m.throughput_iqr, m.throughput_cv, m.secondary_throughput_median, "
       "m.step_time_median_s, m.step_time_min_s, m.step_time_max_s, m.peak_memory_bytes, "
       "m.input_wait_fraction, m.setup_s, m.evaluate_s, m.quality_metric, m.quality, "
-      "m.quality_reference "
+      "m.quality_reference, m.quality_higher_is_better "
       "FROM trials t LEFT JOIN trial_summary m ON m.trial_id = t.id "
       "WHERE t.sweep_id = ? ORDER BY t.ordinal");
   st.bind(1, sweep_id);
@@ -162,6 +177,7 @@ std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
       m.quality_metric = st.get_optional_text(37);
       m.quality = st.get_optional_double(38);
       m.quality_reference = st.get_optional_double(39);
+      if (!st.is_null(40)) m.quality_higher_is_better = st.get_int(40) != 0;
       r.summary = m;
     }
     out.push_back(std::move(r));
@@ -218,8 +234,8 @@ void Store::commit_trial(int64_t trial_id, const TrialOutcome& o) {
         "throughput_min, throughput_max, throughput_iqr, throughput_cv, "
         "secondary_throughput_median, step_time_median_s, step_time_min_s, step_time_max_s, "
         "peak_memory_bytes, input_wait_fraction, setup_s, evaluate_s, quality_metric, quality, "
-        "quality_reference) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?)");
+        "quality_reference, quality_higher_is_better) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
     st.bind(1, trial_id).bind(2, m.unit).bind(3, m.secondary_unit).bind(4, m.warmup_steps);
     st.bind(5, m.steps_per_block).bind(6, m.blocks).bind(7, m.samples_per_step);
     st.bind(8, m.throughput_median).bind(9, m.throughput_mean).bind(10, m.throughput_min);
@@ -228,6 +244,11 @@ void Store::commit_trial(int64_t trial_id, const TrialOutcome& o) {
     st.bind(16, m.step_time_min_s).bind(17, m.step_time_max_s).bind(18, m.peak_memory_bytes);
     st.bind(19, m.input_wait_fraction).bind(20, m.setup_s).bind(21, m.evaluate_s);
     st.bind(22, m.quality_metric).bind(23, m.quality).bind(24, m.quality_reference);
+    if (m.quality_higher_is_better) {
+      st.bind(25, int64_t{*m.quality_higher_is_better});
+    } else {
+      st.bind_null(25);
+    }
     st.run();
   }
 

@@ -143,6 +143,7 @@ db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure
   }
   if (!manifest.quality_metric.empty()) {
     s.quality_metric = manifest.quality_metric;
+    s.quality_higher_is_better = manifest.higher_is_better;
     s.quality = number(last_eval, manifest.quality_metric);
     if (!manifest.quality_reference.empty()) {
       s.quality_reference = number(last_eval, manifest.quality_reference);

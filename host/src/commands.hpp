@@ -13,6 +13,7 @@ int cmd_run(const Args& args);
 int cmd_resume(const Args& args);
 int cmd_plugins(const Args& args);
 int cmd_results(const Args& args);
+int cmd_compare(const Args& args);
 int cmd_worker(const Args& args);
 
 }  // namespace gpusweep::host

@@ -32,6 +32,7 @@ const std::map<std::string, Command>& commands() {
       {"run", {cmd_run, "run a sweep file into the results database", false}},
       {"resume", {cmd_resume, "continue an interrupted sweep from the database", false}},
       {"plugins", {cmd_plugins, "list workload plugins, or show one's settings", false}},
+      {"compare", {cmd_compare, "compare configs with the baseline: ratio, CI, U test", false}},
       {"results", {cmd_results, "print a sweep's trials as a table", false}},
       {"worker", {cmd_worker, "internal: run one trial (started by the host)", true}},
   };

@@ -2,6 +2,8 @@
 #include <gpusweep/db/migrate.hpp>
 #include <gpusweep/db/store.hpp>
 
+#include "migrations.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -173,4 +175,26 @@ TEST_CASE("read-only stores refuse writes and non-gpusweep files", "[db]") {
   { Connection c(empty.path, Connection::Mode::read_write); }
   CHECK_THROWS_WITH(Store(empty.path, Connection::Mode::read_only),
                     Contains("not a gpusweep database"));
+}
+
+TEST_CASE("a version 1 database upgrades in place and keeps its trials", "[db]") {
+  TempDb t;
+  {
+    Connection db(t.path, Connection::Mode::read_write);
+    db.exec(embedded_migrations().at(0).sql);
+    db.exec("PRAGMA user_version = 1");
+    db.exec("INSERT INTO sweeps (name, workload, spec_json, spec_hash) VALUES ('old', 'noop', '{}', 'h')");
+    db.exec("INSERT INTO trials (sweep_id, ordinal, config_index, repeat, workload, plugin_version, "
+            "config_json, config_hash, status) VALUES (1, 0, 0, 0, 'noop', '1', '{}', 'c', 'ok')");
+    db.exec("INSERT INTO trial_summary (trial_id, unit, warmup_steps, steps_per_block, blocks, "
+            "throughput_median) VALUES (1, 'steps', 0, 1, 5, 42)");
+  }
+  // Even a reader upgrades it (when the file is writable).
+  Store reader(t.path, Connection::Mode::read_only);
+  CHECK(current_version(reader.connection()) == schema_version());
+  const auto trials = reader.trials(1);
+  REQUIRE(trials.size() == 1);
+  REQUIRE(trials[0].summary);
+  CHECK(trials[0].summary->throughput_median == 42);
+  CHECK_FALSE(trials[0].summary->quality_higher_is_better);
 }

@@ -3,6 +3,8 @@
 #include "harness.hpp"
 #include "spawn.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <signal.h>
 
 #include <chrono>
@@ -193,4 +195,34 @@ TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinishe
   const auto changed = box.gpusweep("run r.json --db results.db --resume");
   CHECK(changed.code == 2);
   CHECK_THAT(changed.output, Contains("changed since it started"));
+}
+
+TEST_CASE("compare tells a 1.3x slower step from the baseline and equal configs apart",
+          "[integration][compare]") {
+  Sandbox box;
+  box.write("c.json", R"({"name": "spin", "workload": "noop",
+    "grid": {"spin_us": [100, 130, 100.0001]},
+    "measure": {"warmup_steps": 5, "steps_per_block": 100, "blocks": 10},
+    "baseline": {"spin_us": 100}})");
+  REQUIRE(box.gpusweep("run c.json --db results.db").code == 0);
+  auto r = box.gpusweep("compare --db results.db --format json");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto rows = nlohmann::json::parse(r.output);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0]["verdict"] == "baseline");
+  CHECK(rows[1]["verdict"] == "slower");
+  CHECK(rows[1]["ratio"].get<double>() == Approx(100.0 / 130).epsilon(0.1));
+  CHECK(rows[1]["ci_high"].get<double>() < 1);
+  CHECK(rows[1]["blocks"] == 10);
+
+  r = box.gpusweep("compare --db results.db --format csv");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("config,spin_us,throughput_median,ratio,ci_low,ci_high,p_value,verdict"));
+  r = box.gpusweep("compare --db results.db");
+  CHECK_THAT(r.output, Contains("95% CI") && Contains("slower"));
+  r = box.gpusweep("compare --db results.db --baseline spin_us=7");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("matches none"));
+  CHECK(box.gpusweep("compare --db results.db --format xml").code == 2);
 }

@@ -62,6 +62,7 @@ struct Summary {
   std::optional<std::string> quality_metric;
   std::optional<double> quality;
   std::optional<double> quality_reference;
+  std::optional<bool> quality_higher_is_better;
 };
 
 struct BlockSample {

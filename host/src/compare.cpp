@@ -1,0 +1,92 @@
+// Comparing configs against a baseline; see compare.hpp.
+#include "compare.hpp"
+
+#include "error.hpp"
+#include "results.hpp"
+#include "stats.hpp"
+
+#include <cmath>
+#include <map>
+#include <numeric>
+
+namespace gpusweep::host {
+
+std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id) {
+  std::map<int64_t, ConfigSamples> by_index;
+  for (const auto& t : store.trials(sweep_id)) {
+    ConfigSamples& c = by_index[t.plan.config_index];
+    c.config_index = t.plan.config_index;
+    if (c.config.is_null()) c.config = Json::parse(t.plan.config_json);
+    ++c.trials;
+    if (t.status != "ok" || !t.summary) {
+      if (c.problem.empty() && t.status != "pending") {
+        c.problem = t.status + (t.error ? ": " + *t.error : std::string());
+      }
+      continue;
+    }
+    ++c.ok;
+    c.unit = t.summary->unit;
+    for (const auto& b : store.blocks(t.id)) {
+      if (b.seconds > 0) c.throughput.push_back(b.samples / b.seconds);
+    }
+    if (t.summary->quality) c.quality.push_back(*t.summary->quality);
+    if (t.summary->peak_memory_bytes) {
+      c.peak_memory_bytes = std::max(c.peak_memory_bytes.value_or(0), *t.summary->peak_memory_bytes);
+    }
+    if (t.summary->quality_higher_is_better) c.higher_is_better = t.summary->quality_higher_is_better;
+  }
+  std::vector<ConfigSamples> out;
+  for (auto& [idx, c] : by_index) out.push_back(std::move(c));
+  return out;
+}
+
+std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& configs,
+                                           const CompareOptions& options) {
+  const ConfigSamples* base = nullptr;
+  int matches_found = 0;
+  for (const auto& c : configs) {
+    const bool is_base = options.baseline.empty() ? c.config_index == 0
+                                                  : matches(c.config, options.baseline);
+    if (is_base) {
+      ++matches_found;
+      if (base == nullptr) base = &c;
+    }
+  }
+  if (matches_found == 0) {
+    throw UsageError("baseline " + options.baseline.dump() +
+                     " matches none of the sweep's configs; use settings that appear in it");
+  }
+  if (matches_found > 1) {
+    throw UsageError("baseline " + options.baseline.dump() + " matches " +
+                     std::to_string(matches_found) +
+                     " configs; add settings to --baseline to pick one");
+  }
+  double base_quality = 0;
+  const bool have_base_quality = !base->quality.empty();
+  if (have_base_quality) {
+    base_quality = std::accumulate(base->quality.begin(), base->quality.end(), 0.0) /
+                   static_cast<double>(base->quality.size());
+  }
+  std::vector<ComparisonRow> rows;
+  for (const auto& c : configs) {
+    ComparisonRow r;
+    r.config = &c;
+    r.baseline = &c == base;
+    if (!r.baseline && c.throughput.size() >= 2 && base->throughput.size() >= 2) {
+      r.test = mann_whitney_u(base->throughput, c.throughput);
+      r.ratio = ratio_interval(base->throughput, c.throughput);
+      r.verdict = verdict(*r.test, *r.ratio, options.alpha);
+    }
+    if (!r.baseline && have_base_quality && !c.quality.empty() && base_quality != 0) {
+      const double q = std::accumulate(c.quality.begin(), c.quality.end(), 0.0) /
+                       static_cast<double>(c.quality.size());
+      const double sign = c.higher_is_better.value_or(true) ? 1.0 : -1.0;
+      r.quality_change = sign * (q - base_quality) / std::fabs(base_quality);
+      r.non_inferior = *r.quality_change >= -options.max_quality_loss;
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,53 @@
+// `gpusweep compare`: every config of a sweep against its baseline, with the
+// throughput ratio, its 95% interval, a U test over block samples, a verdict,
+// and the quality change with a non-inferiority check.
+#pragma once
+
+#include "significance.hpp"
+#include "sweep.hpp"
+
+#include <gpusweep/db/store.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+// One config of a sweep, its repeats pooled.
+struct ConfigSamples {
+  int64_t config_index = 0;
+  Json config;
+  std::vector<double> throughput;  // samples/s of every block of every ok repeat
+  std::vector<double> quality;     // one per ok repeat
+  std::optional<double> peak_memory_bytes;  // the largest of the repeats
+  std::optional<bool> higher_is_better;
+  std::string unit;
+  int64_t trials = 0;
+  int64_t ok = 0;
+  std::string problem;  // status and error of a failed repeat, if any
+};
+
+std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id);
+
+struct ComparisonRow {
+  const ConfigSamples* config = nullptr;
+  bool baseline = false;
+  std::optional<UTest> test;
+  std::optional<RatioInterval> ratio;
+  std::optional<Verdict> verdict;
+  std::optional<double> quality_change;  // relative, signed so that > 0 is better
+  std::optional<bool> non_inferior;
+};
+
+struct CompareOptions {
+  Json baseline = Json::object();  // partial config; empty = config #1
+  double alpha = 0.05;
+  double max_quality_loss = 0.01;  // relative
+};
+
+// Throws UsageError when the baseline matches no config or several.
+std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& configs,
+                                           const CompareOptions& options);
+
+}  // namespace gpusweep::host

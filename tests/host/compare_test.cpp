@@ -1,0 +1,67 @@
+// Comparing configs against a baseline, on synthetic samples.
+#include "compare.hpp"
+
+#include "error.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace gpusweep;
+using namespace gpusweep::host;
+
+namespace {
+ConfigSamples config(int64_t index, Json settings, std::vector<double> throughput,
+                     std::vector<double> quality = {}) {
+  ConfigSamples c;
+  c.config_index = index;
+  c.config = std::move(settings);
+  c.throughput = std::move(throughput);
+  c.quality = std::move(quality);
+  c.ok = 1;
+  c.higher_is_better = true;
+  return c;
+}
+}  // namespace
+
+TEST_CASE("compare finds faster, slower and equal configs against the baseline",
+          "[host][compare]") {
+  const std::vector<ConfigSamples> configs = {
+      config(0, {{"spin", 100}}, {100, 101, 99, 100.5, 99.5, 100.2}, {10}),
+      config(1, {{"spin", 50}}, {200, 198, 201, 199, 202, 200}, {10.5}),
+      config(2, {{"spin", 130}}, {77, 76.5, 77.5, 76.8, 77.2, 77}, {8}),
+      config(3, {{"spin", 101}}, {100.1, 99.2, 100.8, 100.4, 99.6, 100.3}, {10}),
+  };
+  CompareOptions opt;
+  opt.baseline = {{"spin", 100}};
+  const auto rows = compare_configs(configs, opt);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].baseline);
+  CHECK_FALSE(rows[0].verdict);
+  CHECK(*rows[1].verdict == Verdict::faster);
+  CHECK(rows[1].ratio->ratio == Approx(2.0).epsilon(0.01));
+  CHECK(rows[1].ratio->low > 1.9);
+  CHECK(*rows[2].verdict == Verdict::slower);
+  CHECK(*rows[3].verdict == Verdict::no_difference);
+  CHECK(*rows[1].quality_change == Approx(0.05));
+  CHECK(*rows[1].non_inferior);
+  CHECK(*rows[2].quality_change == Approx(-0.2));
+  CHECK_FALSE(*rows[2].non_inferior);
+
+  // Lower-is-better quality (a loss): a lower value is an improvement.
+  auto loss_configs = configs;
+  for (auto& c : loss_configs) c.higher_is_better = false;
+  const auto loss_rows = compare_configs(loss_configs, opt);
+  CHECK(*loss_rows[2].quality_change == Approx(0.2));
+  CHECK(*loss_rows[2].non_inferior);
+}
+
+TEST_CASE("a baseline must pick exactly one config", "[host][compare]") {
+  const std::vector<ConfigSamples> configs = {config(0, {{"a", 1}, {"b", 1}}, {1, 2}),
+                                              config(1, {{"a", 1}, {"b", 2}}, {1, 2})};
+  CompareOptions opt;
+  opt.baseline = {{"a", 1}};
+  CHECK_THROWS_WITH(compare_configs(configs, opt), Catch::Matchers::Contains("matches 2 configs"));
+  opt.baseline = {{"a", 3}};
+  CHECK_THROWS_WITH(compare_configs(configs, opt), Catch::Matchers::Contains("matches none"));
+  opt.baseline = Json::object();  // default: config #1
+  CHECK(compare_configs(configs, opt)[0].baseline);
+}
