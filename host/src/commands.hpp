@@ -14,6 +14,8 @@ int cmd_resume(const Args& args);
 int cmd_plugins(const Args& args);
 int cmd_results(const Args& args);
 int cmd_compare(const Args& args);
+int cmd_sql(const Args& args);
+int cmd_export(const Args& args);
 int cmd_worker(const Args& args);
 
 }  // namespace gpusweep::host

@@ -226,3 +226,40 @@ TEST_CASE("compare tells a 1.3x slower step from the baseline and equal configs 
   CHECK_THAT(r.output, Contains("matches none"));
   CHECK(box.gpusweep("compare --db results.db --format xml").code == 2);
 }
+
+TEST_CASE("sql is read-only and export writes trials and blocks", "[integration][sql]") {
+  Sandbox box;
+  box.write("s.json", R"({"name": "data", "workload": "noop", "grid": {"batch_size": [1, 2]},
+    "measure": {"warmup_steps": 0, "steps_per_block": 10, "blocks": 5}})");
+  REQUIRE(box.gpusweep("run s.json --db results.db").code == 0);
+
+  auto r = box.gpusweep("sql \"SELECT count(*) AS n FROM trials WHERE status = 'ok'\" --db results.db --format json");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(nlohmann::json::parse(r.output)[0]["n"] == 2);
+  r = box.gpusweep("sql \"DELETE FROM trials\" --db results.db");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("read-only"));
+  r = box.gpusweep("sql \"UPDATE trials SET status = 'failed'\" --db results.db");
+  CHECK(r.code == 2);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  r = box.gpusweep("sql \"SELECT nope FROM trials\" --db results.db");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("no such column: nope"));
+
+  r = box.gpusweep("export --db results.db --format csv -o trials.csv");
+  CHECK(r.code == 0);
+  std::ifstream csv(box.path("trials.csv"));
+  std::string header;
+  std::getline(csv, header);
+  CHECK_THAT(header, Contains("trial_id") && Contains("batch_size") && Contains("throughput_median"));
+  int lines = 0;
+  for (std::string l; std::getline(csv, l);) ++lines;
+  CHECK(lines == 2);
+  r = box.gpusweep("export --db results.db --format json --blocks");
+  CHECK(r.code == 0);
+  const auto blocks = nlohmann::json::parse(r.output);
+  CHECK(blocks.size() == 10);
+  CHECK(blocks[0].contains("throughput"));
+  CHECK(box.gpusweep("export --db results.db --format md").code == 2);
+}
