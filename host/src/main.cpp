@@ -33,6 +33,7 @@ const std::map<std::string, Command>& commands() {
       {"resume", {cmd_resume, "continue an interrupted sweep from the database", false}},
       {"plugins", {cmd_plugins, "list workload plugins, or show one's settings", false}},
       {"compare", {cmd_compare, "compare configs with the baseline: ratio, CI, U test", false}},
+      {"best", {cmd_best, "the best config under constraints, as a sweep snippet", false}},
       {"sql", {cmd_sql, "run a read-only SQL query on the results", false}},
       {"export", {cmd_export, "export a sweep's trials or blocks as csv or json", false}},
       {"results", {cmd_results, "print a sweep's trials as a table", false}},

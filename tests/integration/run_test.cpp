@@ -263,3 +263,21 @@ TEST_CASE("sql is read-only and export writes trials and blocks", "[integration]
   CHECK(blocks[0].contains("throughput"));
   CHECK(box.gpusweep("export --db results.db --format md").code == 2);
 }
+
+TEST_CASE("best picks the fastest config under constraints", "[integration][best]") {
+  Sandbox box;
+  box.write("b.json", R"({"name": "best", "workload": "noop",
+    "grid": {"spin_us": [200, 20], "batch_size": [1, 2]},
+    "measure": {"warmup_steps": 0, "steps_per_block": 20, "blocks": 5}})");
+  REQUIRE(box.gpusweep("run b.json --db results.db").code == 0);
+  auto r = box.gpusweep("best --db results.db");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.output, Contains("\"spin_us\": 20.0") && Contains("\"batch_size\": 2"));
+  r = box.gpusweep("best --db results.db --constraint batch_size==1");
+  CHECK_THAT(r.output, Contains("\"spin_us\": 20.0") && Contains("\"batch_size\": 1"));
+  r = box.gpusweep("best --db results.db --constraint 'throughput>1G'");
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("no config"));
+  CHECK(box.gpusweep("best --db results.db --constraint 'speed>3'").code != 0);
+}
