@@ -36,6 +36,7 @@ const std::map<std::string, Command>& commands() {
       {"best", {cmd_best, "the best config under constraints, as a sweep snippet", false}},
       {"sql", {cmd_sql, "run a read-only SQL query on the results", false}},
       {"export", {cmd_export, "export a sweep's trials or blocks as csv or json", false}},
+      {"report", {cmd_report, "write a self-contained HTML report with charts", false}},
       {"results", {cmd_results, "print a sweep's trials as a table", false}},
       {"worker", {cmd_worker, "internal: run one trial (started by the host)", true}},
   };

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <iterator>
+
 #include <signal.h>
 
 #include <chrono>
@@ -280,4 +282,48 @@ TEST_CASE("best picks the fastest config under constraints", "[integration][best
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("no config"));
   CHECK(box.gpusweep("best --db results.db --constraint 'speed>3'").code != 0);
+}
+
+namespace {
+// Number of data marks in the chart <svg data-chart="name"> of an HTML report.
+int marks_in(const std::string& html, const std::string& chart) {
+  const auto start = html.find("data-chart=\"" + chart + "\"");
+  if (start == std::string::npos) return -1;
+  const auto end = html.find("</svg>", start);
+  int n = 0;
+  for (auto pos = html.find("class=\"mark", start); pos != std::string::npos && pos < end;
+       pos = html.find("class=\"mark", pos + 1)) {
+    ++n;
+  }
+  return n;
+}
+}  // namespace
+
+TEST_CASE("the HTML report is self-contained and draws every data point", "[integration][report]") {
+  Sandbox box;
+  box.write("r.json", R"({"name": "report <&>", "workload": "faults",
+    "grid": {"mode": ["ok", "skip", "slow_step"]},
+    "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "repeats": 2},
+    "baseline": {"mode": "ok"}})");
+  REQUIRE(box.gpusweep("run r.json --db results.db --jobs 2").code == 0);
+  const auto r = box.gpusweep("report --db results.db --html out.html");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  std::ifstream in(box.path("out.html"));
+  const std::string html((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // Self-contained: no scripts, nothing fetched.
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("http://") == std::string::npos);
+  CHECK(html.find("https://") == std::string::npos);
+  CHECK(html.find("report &lt;&amp;&gt;") != std::string::npos);  // escaped
+  // Two configs finished ok (mode=ok, mode=slow_step), two repeats of five blocks each.
+  CHECK(marks_in(html, "throughput") == 2);
+  CHECK(marks_in(html, "speedup") == 2);
+  CHECK(marks_in(html, "blocks") == 20);
+  CHECK(marks_in(html, "memory") == 0);  // the fixture reports no memory
+  CHECK(marks_in(html, "quality") == 2);
+  CHECK(html.find("class=\"mark bar base\"") != std::string::npos);  // the baseline is marked
+  // The skipped trials are listed with their reason.
+  CHECK(html.find("fixture: not applicable here") != std::string::npos);
+  CHECK(html.find("slower") != std::string::npos);
 }
