@@ -76,7 +76,7 @@ std::string bar_chart(const std::string& name, const std::vector<std::string>& l
                       const std::vector<double>& values, const std::vector<double>& low,
                       const std::vector<double>& high, const std::vector<bool>& highlight,
                       const std::string& unit, std::optional<double> reference_line) {
-  const double row = 22, left = 240, width = 820, plot = width - left - 70;
+  const double row = 22, left = 300, width = 860, plot = width - left - 70;
   const double height = row * static_cast<double>(labels.size()) + 40;
   double vmax = 0;
   for (size_t i = 0; i < values.size(); ++i) vmax = std::max({vmax, values[i], high.empty() ? 0 : high[i]});
@@ -95,7 +95,7 @@ std::string bar_chart(const std::string& name, const std::vector<std::string>& l
   for (size_t i = 0; i < labels.size(); ++i) {
     const double y = 14 + row * static_cast<double>(i);
     s << "<text x=\"" << num(left - 8) << "\" y=\"" << num(y + 12) << "\" text-anchor=\"end\">"
-      << html_escape(truncate(labels[i], 42)) << "</text>";
+      << html_escape(truncate(labels[i], 48)) << "</text>";
     s << "<rect class=\"mark bar" << (highlight[i] ? " base" : "") << "\" x=\"" << num(left)
       << "\" y=\"" << num(y + 2) << "\" width=\"" << num(std::max(0.0, x(values[i]) - left))
       << "\" height=\"" << num(row - 6) << "\"><title>" << html_escape(labels[i]) << ": "
@@ -124,7 +124,7 @@ std::string bar_chart(const std::string& name, const std::vector<std::string>& l
 // One row of dots per config: every block's throughput.
 std::string strip_chart(const std::string& name, const std::vector<std::string>& labels,
                         const std::vector<std::vector<double>>& samples, const std::string& unit) {
-  const double row = 22, left = 240, width = 820, plot = width - left - 40;
+  const double row = 22, left = 300, width = 860, plot = width - left - 40;
   const double height = row * static_cast<double>(labels.size()) + 40;
   double vmax = 0;
   for (const auto& v : samples) {
@@ -144,7 +144,7 @@ std::string strip_chart(const std::string& name, const std::vector<std::string>&
   for (size_t i = 0; i < labels.size(); ++i) {
     const double y = 14 + row * static_cast<double>(i) + row / 2 - 2;
     s << "<text x=\"" << num(left - 8) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">"
-      << html_escape(truncate(labels[i], 42)) << "</text>";
+      << html_escape(truncate(labels[i], 48)) << "</text>";
     for (size_t k = 0; k < samples[i].size(); ++k) {
       const double jitter = (static_cast<double>(k % 5) - 2) * 1.6;
       s << "<circle class=\"mark dot\" cx=\"" << num(x(samples[i][k])) << "\" cy=\"" << num(y + jitter)
@@ -157,7 +157,7 @@ std::string strip_chart(const std::string& name, const std::vector<std::string>&
 
 // Scatter plot; flagged points (the Pareto front) are joined by a line.
 std::string scatter(const std::string& name, const std::vector<Point>& pts, const std::string& x_label,
-                    const std::string& y_label, bool join_flagged) {
+                    const std::string& y_label, bool join_flagged, bool x_bytes = false) {
   const double width = 820, height = 360, left = 70, bottom = 40, top = 14, right = 20;
   double xmax = 0, ymax = 0, ymin = 0;
   bool first = true;
@@ -180,7 +180,8 @@ std::string scatter(const std::string& name, const std::vector<Point>& pts, cons
     const double vx = xmax * t / 4, vy = ylo + (yhi - ylo) * t / 4;
     s << "<line class=\"grid\" x1=\"" << num(x(vx)) << "\" x2=\"" << num(x(vx)) << "\" y1=\"" << top
       << "\" y2=\"" << num(height - bottom) << "\"/><text x=\"" << num(x(vx)) << "\" y=\""
-      << num(height - bottom + 16) << "\" text-anchor=\"middle\">" << html_escape(human_count(vx))
+      << num(height - bottom + 16) << "\" text-anchor=\"middle\">"
+      << html_escape(x_bytes ? human_bytes(vx) : human_count(vx))
       << "</text>";
     s << "<line class=\"grid\" x1=\"" << left << "\" x2=\"" << num(width - right) << "\" y1=\""
       << num(y(vy)) << "\" y2=\"" << num(y(vy)) << "\"/><text x=\"" << left - 6 << "\" y=\""
@@ -352,7 +353,7 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
 
   h << "<h2>Peak memory against throughput</h2><p class=\"note\">The Pareto front (no config "
        "is both smaller and faster) in green.</p>";
-  h << scatter("memory", mem_pts, "peak memory (bytes)", "throughput (" + unit + "/s)", true);
+  h << scatter("memory", mem_pts, "peak memory", "throughput (" + unit + "/s)", true, true);
 
   h << "<h2>Quality against speed</h2><p class=\"note\">Mean quality of each config against "
        "its median throughput; the baseline in green.</p>";
