@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages gpusweep needs, only those missing.
 # Run as root (or with sudo). Nothing is downloaded from outside Debian.
+# --test adds what the test suite uses (Chromium renders the HTML report).
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,9 @@ packages=(
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   nlohmann-json3-dev catch2 libsqlite3-dev sqlite3
 )
+if [ "${1:-}" = "--test" ]; then
+  packages+=(chromium python3)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

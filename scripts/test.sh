@@ -3,7 +3,7 @@
 # and LibTorch workload tests) with CTest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
+./scripts/install-deps.sh --test
 ./scripts/build.sh
 cd build
 ctest --output-on-failure --parallel "$(nproc)" "$@"
