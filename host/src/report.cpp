@@ -158,6 +158,11 @@ std::string strip_chart(const std::string& name, const std::vector<std::string>&
 // Scatter plot; flagged points (the Pareto front) are joined by a line.
 std::string scatter(const std::string& name, const std::vector<Point>& pts, const std::string& x_label,
                     const std::string& y_label, bool join_flagged, bool x_bytes = false) {
+  if (pts.empty()) {
+    return "<svg data-chart=\"" + name + "\" viewBox=\"0 0 820 40\" width=\"820\" role=\"img\">"
+           "<text x=\"10\" y=\"24\">no config reported " + html_escape(x_label + " and " + y_label) +
+           "</text></svg>";
+  }
   const double width = 820, height = 360, left = 70, bottom = 40, top = 14, right = 20;
   double xmax = 0, ymax = 0, ymin = 0;
   bool first = true;
