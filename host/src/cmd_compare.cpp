@@ -147,6 +147,22 @@ int cmd_compare(const Args& args) {
               << "\n";
   }
   std::cout << render(records, cols, format);
+  const auto knobs = ablation(configs, spec.grid);
+  if (format == OutputFormat::table && !knobs.empty()) {
+    std::cout << "\nwhich knob matters (each value against the knob's first, the other knobs held "
+                 "at each of their values):\n";
+    Table t({"knob", "from", "to", "pairs", "ratio", "95% CI"});
+    t.right_align(3);
+    t.right_align(4);
+    t.right_align(5);
+    auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+    for (const auto& k : knobs) {
+      t.add_row({k.knob, text(k.from), text(k.to), std::to_string(k.pairs),
+                 k.pairs > 0 ? fixed(k.ratio, 3) + "x" : "-",
+                 std::isnan(k.low) ? "-" : "[" + fixed(k.low, 3) + ", " + fixed(k.high, 3) + "]"});
+    }
+    std::cout << t.render();
+  }
   if (format == OutputFormat::table) {
     std::cout << "ratio: geometric mean throughput vs the baseline's over all blocks; quality: "
                  "relative change (+ is better), (worse) beyond --max-quality-loss "

@@ -89,4 +89,56 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
   return rows;
 }
 
+std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid) {
+  std::vector<AblationRow> rows;
+  auto geo_mean_log = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double a : v) s += std::log(a);
+    return s / static_cast<double>(v.size());
+  };
+  for (const auto& [knob, values] : grid.items()) {
+    if (values.size() < 2) continue;
+    const Json& from = values[0];
+    for (size_t vi = 1; vi < values.size(); ++vi) {
+      const Json& to = values[vi];
+      AblationRow row{knob, from, to};
+      std::vector<double> log_ratios;
+      std::optional<RatioInterval> single;
+      for (const auto& a : configs) {
+        if (a.config.value(knob, Json()) != from || a.throughput.size() < 2) continue;
+        // Its partner: the same settings but knob = to.
+        Json partner = a.config;
+        partner[knob] = to;
+        for (const auto& b : configs) {
+          if (b.config != partner || b.throughput.size() < 2) continue;
+          log_ratios.push_back(geo_mean_log(b.throughput) - geo_mean_log(a.throughput));
+          single = ratio_interval(a.throughput, b.throughput);
+        }
+      }
+      row.pairs = static_cast<int>(log_ratios.size());
+      if (row.pairs == 0) {
+        rows.push_back(row);
+        continue;
+      }
+      const double n = static_cast<double>(log_ratios.size());
+      double mean = 0;
+      for (double l : log_ratios) mean += l / n;
+      row.ratio = std::exp(mean);
+      if (row.pairs == 1) {
+        row.low = single->low;
+        row.high = single->high;
+      } else {
+        double ss = 0;
+        for (double l : log_ratios) ss += (l - mean) * (l - mean);
+        const double se = std::sqrt(ss / (n - 1) / n);
+        const double t = t_quantile(0.975, n - 1);
+        row.low = std::exp(mean - t * se);
+        row.high = std::exp(mean + t * se);
+      }
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
 }  // namespace gpusweep::host

@@ -8,6 +8,7 @@
 
 #include <gpusweep/db/store.hpp>
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -49,5 +50,20 @@ struct CompareOptions {
 // Throws UsageError when the baseline matches no config or several.
 std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& configs,
                                            const CompareOptions& options);
+
+// One knob's marginal effect: throughput at `to` over throughput at `from`,
+// holding the other knobs fixed, over every combination of their values.
+struct AblationRow {
+  std::string knob;
+  Json from;
+  Json to;
+  int pairs = 0;        // combinations of the other knobs where both ran ok
+  double ratio = 1;     // geometric mean of the per-combination ratios
+  double low = NAN;     // 95% interval (t on log ratios; one pair: its own interval)
+  double high = NAN;
+};
+
+// For each grid key with several values, each value against the key's first.
+std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid);
 
 }  // namespace gpusweep::host

@@ -65,3 +65,36 @@ TEST_CASE("a baseline must pick exactly one config", "[host][compare]") {
   opt.baseline = Json::object();  // default: config #1
   CHECK(compare_configs(configs, opt)[0].baseline);
 }
+
+TEST_CASE("ablation recovers each knob's known multiplicative effect", "[host][compare]") {
+  // throughput = 100 x f(a) x g(b), with a little noise: a=2 is 1.5x, b=y is 0.8x, b=z 1.0x.
+  const std::map<int, double> fa = {{1, 1.0}, {2, 1.5}};
+  const std::map<std::string, double> gb = {{"x", 1.0}, {"y", 0.8}, {"z", 1.0}};
+  std::vector<ConfigSamples> configs;
+  int64_t index = 0;
+  const std::vector<double> noise = {0.99, 1.01, 1.0, 0.995, 1.005};
+  for (const auto& [a, fav] : fa) {
+    for (const auto& [b, gbv] : gb) {
+      std::vector<double> samples;
+      for (double e : noise) samples.push_back(100 * fav * gbv * e);
+      configs.push_back(config(index++, {{"a", a}, {"b", b}}, samples));
+    }
+  }
+  const Json grid = {{"a", {1, 2}}, {"b", {"x", "y", "z"}}};
+  const auto rows = ablation(configs, grid);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].knob == "a");
+  CHECK(rows[0].pairs == 3);
+  CHECK(rows[0].ratio == Approx(1.5).epsilon(1e-6));
+  CHECK(rows[0].low <= 1.5);
+  CHECK(rows[0].high >= 1.5);
+  CHECK(rows[1].knob == "b");
+  CHECK(rows[1].to == "y");
+  CHECK(rows[1].pairs == 2);
+  CHECK(rows[1].ratio == Approx(0.8).epsilon(1e-6));
+  CHECK(rows[2].to == "z");
+  CHECK(rows[2].ratio == Approx(1.0).epsilon(1e-6));
+  // A missing partner lowers the pair count rather than inventing a ratio.
+  configs.erase(configs.begin() + 4);  // a=2, b=y
+  CHECK(ablation(configs, grid)[1].pairs == 1);
+}
