@@ -15,21 +15,25 @@ namespace gpusweep::host {
 
 namespace {
 
-// A config's metrics: medians over its ok repeats.
-std::map<std::string, double> metrics_of(db::Store& store, int64_t sweep_id, int64_t config_index) {
-  std::map<std::string, std::vector<double>> values;
+// Every config's metrics: medians over its ok repeats, in one pass.
+std::map<int64_t, std::map<std::string, double>> metrics_by_config(db::Store& store,
+                                                                  int64_t sweep_id) {
+  std::map<int64_t, std::map<std::string, std::vector<double>>> values;
   for (const auto& t : store.trials(sweep_id)) {
-    if (t.plan.config_index != config_index || t.status != "ok" || !t.summary) continue;
+    if (t.status != "ok" || !t.summary) continue;
+    auto& v = values[t.plan.config_index];
     const auto& s = *t.summary;
-    values["throughput"].push_back(s.throughput_median);
-    values["step_time"].push_back(s.step_time_median_s);
-    values["cv"].push_back(s.throughput_cv);
-    if (s.peak_memory_bytes) values["peak_memory"].push_back(*s.peak_memory_bytes);
-    if (s.quality) values["quality"].push_back(*s.quality);
-    if (s.input_wait_fraction) values["input_wait"].push_back(*s.input_wait_fraction);
+    v["throughput"].push_back(s.throughput_median);
+    v["step_time"].push_back(s.step_time_median_s);
+    v["cv"].push_back(s.throughput_cv);
+    if (s.peak_memory_bytes) v["peak_memory"].push_back(*s.peak_memory_bytes);
+    if (s.quality) v["quality"].push_back(*s.quality);
+    if (s.input_wait_fraction) v["input_wait"].push_back(*s.input_wait_fraction);
   }
-  std::map<std::string, double> out;
-  for (const auto& [k, v] : values) out[k] = quantile(v, 0.5);
+  std::map<int64_t, std::map<std::string, double>> out;
+  for (const auto& [config, metrics] : values) {
+    for (const auto& [k, v] : metrics) out[config][k] = quantile(v, 0.5);
+  }
   return out;
 }
 
@@ -75,10 +79,15 @@ int cmd_best(const Args& args) {
   if (!sweep) throw UsageError("no such sweep in " + db_path + " (list them: gpusweep results --list)");
   const SweepSpec spec = stored_spec(*sweep);
   const auto configs = gather_configs(store, sweep->id);
+  const auto all_metrics = metrics_by_config(store, sweep->id);
+  auto metrics_of = [&](int64_t config_index) {
+    auto it = all_metrics.find(config_index);
+    return it == all_metrics.end() ? std::map<std::string, double>() : it->second;
+  };
   std::map<std::string, double> baseline;
   for (const auto& c : configs) {
     const bool is_base = spec.baseline.empty() ? c.config_index == 0 : matches(c.config, spec.baseline);
-    if (is_base) baseline = metrics_of(store, sweep->id, c.config_index);
+    if (is_base) baseline = metrics_of(c.config_index);
   }
   const std::string metric_key = objective == "throughput" ? "throughput"
                            : objective == "memory"   ? "peak_memory"
@@ -89,7 +98,7 @@ int cmd_best(const Args& args) {
   int eligible = 0;
   for (const auto& c : configs) {
     if (c.ok == 0) continue;
-    const auto m = metrics_of(store, sweep->id, c.config_index);
+    const auto m = metrics_of(c.config_index);
     bool ok = m.count(metric_key) > 0;
     for (const auto& k : constraints) ok = ok && satisfies(k, m, c.config, baseline);
     if (!ok) continue;

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <numeric>
 #include <random>
 #include <set>
@@ -268,6 +269,20 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
   }
   for (const auto& [key, value] : spec.baseline.items()) check("baseline." + key, key, value);
 
+  {
+    // Values that differ only in spelling (1 and 1.0 for a float) make the
+    // same config twice; each config must be distinct.
+    std::map<std::string, size_t> seen;
+    const auto configs = expand_configs(spec, manifest);
+    for (size_t i = 0; i < configs.size(); ++i) {
+      auto [it, fresh] = seen.emplace(canonical_json(configs[i]), i);
+      if (!fresh) {
+        usage(spec.source, "grid",
+              "configs #" + std::to_string(it->second + 1) + " and #" + std::to_string(i + 1) +
+                  " are the same settings (" + configs[i].dump() + "); drop the duplicate value");
+      }
+    }
+  }
   if (!spec.baseline.empty()) {
     bool any = false;
     for (const auto& c : expand_configs(spec, manifest)) any = any || matches(c, spec.baseline);

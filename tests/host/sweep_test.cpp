@@ -177,3 +177,8 @@ TEST_CASE("matches compares only the keys of the partial config", "[host][sweep]
   CHECK_FALSE(matches(c, {{"a", 2}}));
   CHECK_FALSE(matches(c, {{"z", 1}}));
 }
+
+TEST_CASE("grid values that spell the same setting twice are refused", "[host][sweep]") {
+  CHECK_THAT(error_of(R"({"name": "a", "workload": "dqn", "grid": {"lr": [1, 1.0]}})"),
+             Contains("configs #1 and #2 are the same settings"));
+}
