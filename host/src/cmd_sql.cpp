@@ -142,8 +142,8 @@ int cmd_export(const Args& args) {
   }
   std::vector<std::string> names = {"sweep", "trial_id", "config_index", "repeat", "status", "error"};
   for (const auto& s : settings) names.push_back(s);
-  std::vector<Json> rows;
-  if (p.vm["blocks"].as<bool>()) {
+  const bool per_block = p.vm["blocks"].as<bool>();
+  if (per_block) {
     for (const char* n : {"block", "steps", "seconds", "samples", "throughput"}) names.push_back(n);
   } else {
     for (const char* n : {"unit", "throughput_median", "throughput_mean", "throughput_min",
@@ -153,51 +153,80 @@ int cmd_export(const Args& args) {
       names.push_back(n);
     }
   }
+  // Rows are streamed cell by cell: an export can be a million blocks.
+  std::ofstream file;
+  std::ostream* out = &std::cout;
+  if (p.vm.count("output") != 0U) {
+    file.open(p.vm["output"].as<std::string>(), std::ios::binary);
+    if (!file) throw Error("cannot write '" + p.vm["output"].as<std::string>() + "'");
+    out = &file;
+  }
+  const bool csv = format == OutputFormat::csv;
+  std::string buf;
+  auto cell_text = [&](const Json& v) {
+    if (v.is_null()) return std::string(csv ? "" : "null");
+    if (v.is_string()) return csv ? csv_field(v.get<std::string>()) : v.dump();
+    return v.dump();
+  };
+  auto opt = [](const auto& o) { return o ? Json(*o) : Json(); };
+  int64_t count = 0;
+  auto emit = [&](const std::vector<Json>& cells) {
+    buf.clear();
+    if (csv) {
+      for (size_t i = 0; i < cells.size(); ++i) buf += (i ? "," : "") + cell_text(cells[i]);
+      buf += "\n";
+    } else {
+      buf += count == 0 ? "  {" : ",\n  {";
+      for (size_t i = 0; i < cells.size(); ++i) {
+        buf += (i ? ", " : "") + Json(names[i]).dump() + ": " + cell_text(cells[i]);
+      }
+      buf += "}";
+    }
+    *out << buf;
+    ++count;
+  };
+  if (csv) {
+    for (size_t i = 0; i < names.size(); ++i) *out << (i ? "," : "") << csv_field(names[i]);
+    *out << "\n";
+  } else {
+    *out << "[\n";
+  }
+  const auto blocks = per_block ? store.sweep_blocks(sweep->id)
+                                : std::map<int64_t, std::vector<db::BlockSample>>();
   for (const auto& t : trials) {
-    Json base = {{"sweep", sweep->name},   {"trial_id", t.id},   {"config_index", t.plan.config_index},
-                 {"repeat", t.plan.repeat}, {"status", t.status}, {"error", t.error ? Json(*t.error) : Json()}};
+    std::vector<Json> cells = {sweep->name, t.id, t.plan.config_index, t.plan.repeat, t.status,
+                               opt(t.error)};
     const Json config = Json::parse(t.plan.config_json);
-    for (const auto& s : settings) base[s] = config.contains(s) ? config.at(s) : Json();
-    if (p.vm["blocks"].as<bool>()) {
-      for (const auto& b : store.blocks(t.id)) {
-        Json r = base;
-        r["block"] = b.idx;
-        r["steps"] = b.steps;
-        r["seconds"] = b.seconds;
-        r["samples"] = b.samples;
-        r["throughput"] = b.seconds > 0 ? Json(b.samples / b.seconds) : Json();
-        rows.push_back(std::move(r));
+    for (const auto& s : settings) cells.push_back(config.contains(s) ? config.at(s) : Json());
+    if (per_block) {
+      auto it = blocks.find(t.id);
+      if (it == blocks.end()) continue;
+      for (const auto& b : it->second) {
+        std::vector<Json> row = cells;
+        row.insert(row.end(), {b.idx, b.steps, b.seconds, b.samples,
+                               b.seconds > 0 ? Json(b.samples / b.seconds) : Json()});
+        emit(row);
       }
       continue;
     }
-    Json r = base;
-    r["wall_s"] = t.wall_s ? Json(*t.wall_s) : Json();
     if (t.summary) {
       const auto& m = *t.summary;
-      r["unit"] = m.unit;
-      r["throughput_median"] = m.throughput_median;
-      r["throughput_mean"] = m.throughput_mean;
-      r["throughput_min"] = m.throughput_min;
-      r["throughput_max"] = m.throughput_max;
-      r["throughput_iqr"] = m.throughput_iqr;
-      r["throughput_cv"] = m.throughput_cv;
-      r["step_time_median_s"] = m.step_time_median_s;
-      r["peak_memory_bytes"] = m.peak_memory_bytes ? Json(*m.peak_memory_bytes) : Json();
-      r["input_wait_fraction"] = m.input_wait_fraction ? Json(*m.input_wait_fraction) : Json();
-      r["quality_metric"] = m.quality_metric ? Json(*m.quality_metric) : Json();
-      r["quality"] = m.quality ? Json(*m.quality) : Json();
-      r["quality_reference"] = m.quality_reference ? Json(*m.quality_reference) : Json();
+      cells.insert(cells.end(),
+                   {m.unit, m.throughput_median, m.throughput_mean, m.throughput_min,
+                    m.throughput_max, m.throughput_iqr, m.throughput_cv, m.step_time_median_s,
+                    opt(m.peak_memory_bytes), opt(m.input_wait_fraction), opt(m.quality_metric),
+                    opt(m.quality), opt(m.quality_reference), opt(t.wall_s)});
+    } else {
+      cells.resize(names.size() - 1);
+      cells.push_back(opt(t.wall_s));
     }
-    rows.push_back(std::move(r));
+    emit(cells);
   }
-  const std::string text = render(rows, plain_columns(names), format);
-  if (p.vm.count("output") != 0U) {
-    const std::string out = p.vm["output"].as<std::string>();
-    std::ofstream f(out, std::ios::binary);
-    if (!(f << text)) throw Error("cannot write '" + out + "'");
-    std::cerr << "wrote " << rows.size() << " rows to " << out << "\n";
-  } else {
-    std::cout << text;
+  if (!csv) *out << (count == 0 ? "]\n" : "\n]\n");
+  out->flush();
+  if (file.is_open()) {
+    if (!file) throw Error("cannot write '" + p.vm["output"].as<std::string>() + "'");
+    std::cerr << "wrote " << count << " rows to " << p.vm["output"].as<std::string>() << "\n";
   }
   return 0;
 }

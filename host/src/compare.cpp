@@ -13,6 +13,7 @@ namespace gpusweep::host {
 
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id) {
   std::map<int64_t, ConfigSamples> by_index;
+  const auto blocks = store.sweep_blocks(sweep_id);
   for (const auto& t : store.trials(sweep_id)) {
     ConfigSamples& c = by_index[t.plan.config_index];
     c.config_index = t.plan.config_index;
@@ -26,8 +27,13 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id) {
     }
     ++c.ok;
     c.unit = t.summary->unit;
-    for (const auto& b : store.blocks(t.id)) {
-      if (b.seconds > 0) c.throughput.push_back(b.samples / b.seconds);
+    if (auto it = blocks.find(t.id); it != blocks.end()) {
+      c.runs.emplace_back();
+      for (const auto& b : it->second) {
+        if (b.seconds <= 0) continue;
+        c.throughput.push_back(b.samples / b.seconds);
+        c.runs.back().push_back(b.samples / b.seconds);
+      }
     }
     if (t.summary->quality) c.quality.push_back(*t.summary->quality);
     if (t.summary->peak_memory_bytes) {
@@ -74,7 +80,9 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
     r.baseline = &c == base;
     if (!r.baseline && c.throughput.size() >= 2 && base->throughput.size() >= 2) {
       r.test = mann_whitney_u(base->throughput, c.throughput);
-      r.ratio = ratio_interval(base->throughput, c.throughput);
+      r.ratio = base->runs.size() >= 2 && c.runs.size() >= 2
+                    ? ratio_interval_runs(base->runs, c.runs)
+                    : ratio_interval(base->throughput, c.throughput);
       r.verdict = verdict(*r.test, *r.ratio, options.alpha);
     }
     if (!r.baseline && have_base_quality && !c.quality.empty() && base_quality != 0) {
@@ -96,6 +104,9 @@ std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, con
     for (double a : v) s += std::log(a);
     return s / static_cast<double>(v.size());
   };
+  // Configs by their settings, to find a config's partner in O(log n).
+  std::map<std::string, const ConfigSamples*> by_settings;
+  for (const auto& c : configs) by_settings[c.config.dump()] = &c;
   for (const auto& [knob, values] : grid.items()) {
     if (values.size() < 2) continue;
     const Json& from = values[0];
@@ -109,11 +120,11 @@ std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, con
         // Its partner: the same settings but knob = to.
         Json partner = a.config;
         partner[knob] = to;
-        for (const auto& b : configs) {
-          if (b.config != partner || b.throughput.size() < 2) continue;
-          log_ratios.push_back(geo_mean_log(b.throughput) - geo_mean_log(a.throughput));
-          single = ratio_interval(a.throughput, b.throughput);
-        }
+        auto it = by_settings.find(partner.dump());
+        if (it == by_settings.end() || it->second->throughput.size() < 2) continue;
+        const ConfigSamples& b = *it->second;
+        log_ratios.push_back(geo_mean_log(b.throughput) - geo_mean_log(a.throughput));
+        single = ratio_interval(a.throughput, b.throughput);
       }
       row.pairs = static_cast<int>(log_ratios.size());
       if (row.pairs == 0) {

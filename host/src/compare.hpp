@@ -20,6 +20,7 @@ struct ConfigSamples {
   int64_t config_index = 0;
   Json config;
   std::vector<double> throughput;  // samples/s of every block of every ok repeat
+  std::vector<std::vector<double>> runs;  // the same, one vector per ok repeat
   std::vector<double> quality;     // one per ok repeat
   std::optional<double> peak_memory_bytes;  // the largest of the repeats
   std::optional<bool> higher_is_better;

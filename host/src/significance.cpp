@@ -136,14 +136,56 @@ UTest mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y)
   return out;
 }
 
+namespace {
+
+// Standard normal quantile (Acklam's rational approximation, |error| < 1.2e-9).
+double normal_quantile(double p) {
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01, -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  const double lo = 0.02425;
+  if (p < lo) {
+    const double q = std::sqrt(-2 * std::log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  }
+  if (p > 1 - lo) return -normal_quantile(1 - p);
+  const double q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+double t_pdf(double t, double df) {
+  return std::exp(std::lgamma((df + 1) / 2) - std::lgamma(df / 2) - 0.5 * std::log(df * M_PI) -
+                  (df + 1) / 2 * std::log1p(t * t / df));
+}
+
+}  // namespace
+
 double t_quantile(double p, double df) {
   if (!(p > 0 && p < 1) || !(df > 0)) throw std::invalid_argument("t_quantile domain");
-  double lo = -1e3, hi = 1e3;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = (lo + hi) / 2;
-    (t_cdf(mid, df) < p ? lo : hi) = mid;
+  // Newton's method from the normal quantile; bisection keeps it bracketed
+  // for the heavy tails of small df.
+  double lo = -1e6, hi = 1e6;
+  double t = normal_quantile(p);
+  for (int i = 0; i < 100; ++i) {
+    const double f = t_cdf(t, df) - p;
+    if (std::fabs(f) < 1e-14) break;
+    (f < 0 ? lo : hi) = t;
+    double next = t - f / t_pdf(t, df);
+    if (!(next > lo && next < hi)) next = (lo + hi) / 2;
+    if (std::fabs(next - t) < 1e-13 * std::max(1.0, std::fabs(t))) {
+      t = next;
+      break;
+    }
+    t = next;
   }
-  return (lo + hi) / 2;
+  return t;
 }
 
 RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<double>& y,
@@ -175,6 +217,38 @@ RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<dou
   const double t = t_quantile(0.5 + level / 2, df);
   ci.low = std::exp(my - mx - t * std::sqrt(se2));
   ci.high = std::exp(my - mx + t * std::sqrt(se2));
+  return ci;
+}
+
+RatioInterval ratio_interval_runs(const std::vector<std::vector<double>>& x_runs,
+                                  const std::vector<std::vector<double>>& y_runs, double level) {
+  auto flatten = [](const std::vector<std::vector<double>>& runs) {
+    std::vector<double> all;
+    for (const auto& r : runs) all.insert(all.end(), r.begin(), r.end());
+    return all;
+  };
+  auto run_means = [](const std::vector<std::vector<double>>& runs) {
+    std::vector<double> means;
+    for (const auto& r : runs) {
+      if (r.empty()) continue;
+      double s = 0;
+      for (double v : r) s += std::log(v);
+      means.push_back(std::exp(s / static_cast<double>(r.size())));
+    }
+    return means;
+  };
+  const auto xm = run_means(x_runs);
+  const auto ym = run_means(y_runs);
+  const auto xa = flatten(x_runs);
+  const auto ya = flatten(y_runs);
+  if (xm.size() < 2 || ym.size() < 2) return ratio_interval(xa, ya, level);
+  RatioInterval ci = ratio_interval(xm, ym, level);
+  // The point estimate stays the geometric mean over all values; the interval
+  // is the wider of the run-level and the value-level one.
+  const RatioInterval blocks = ratio_interval(xa, ya, level);
+  ci.ratio = blocks.ratio;
+  ci.low = std::min(ci.low, blocks.low);
+  ci.high = std::max(ci.high, blocks.high);
   return ci;
 }
 

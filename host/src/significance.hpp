@@ -32,6 +32,14 @@ struct RatioInterval {
 RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<double>& y,
                              double level = 0.95);
 
+// The same ratio when each sample comes from several runs (repeats): the
+// interval is built from the per-run geometric means, so that drift between
+// runs (the dominant noise on a shared machine) widens it as it should. With
+// fewer than two runs on either side it is ratio_interval over all values.
+RatioInterval ratio_interval_runs(const std::vector<std::vector<double>>& x_runs,
+                                  const std::vector<std::vector<double>>& y_runs,
+                                  double level = 0.95);
+
 // Student's t quantile (inverse CDF) for df degrees of freedom.
 double t_quantile(double p, double df);
 

@@ -35,3 +35,22 @@ TEST_CASE("verdicts need both the test and the interval", "[host][stats]") {
   CHECK(verdict(mann_whitney_u(base, base), ratio_interval(base, base)) == Verdict::no_difference);
   CHECK(std::string(to_string(Verdict::no_difference)) == "no significant difference");
 }
+
+TEST_CASE("drift between runs widens the interval", "[host][stats]") {
+  // Within each run the blocks agree closely, but the runs differ by 10%:
+  // the block-level interval is narrow, the run-level one is not.
+  const std::vector<std::vector<double>> a = {{100, 100.5, 99.5}, {110, 110.5, 109.5}};
+  const std::vector<std::vector<double>> b = {{110, 110.4, 109.6}, {100, 100.2, 99.8}};
+  std::vector<double> fa, fb;
+  for (const auto& r : a) fa.insert(fa.end(), r.begin(), r.end());
+  for (const auto& r : b) fb.insert(fb.end(), r.begin(), r.end());
+  const auto blocks = ratio_interval(fa, fb);
+  const auto runs = ratio_interval_runs(a, b);
+  CHECK(runs.ratio == Approx(blocks.ratio));
+  CHECK(runs.low <= blocks.low);
+  CHECK(runs.high >= blocks.high);
+  CHECK(runs.high - runs.low > 2 * (blocks.high - blocks.low));
+  // One run per side: the value-level interval.
+  const auto single = ratio_interval_runs({a[0]}, {b[0]});
+  CHECK(single.low == Approx(ratio_interval(a[0], b[0]).low));
+}
