@@ -93,6 +93,11 @@ int cmd_compare(const Args& args) {
     rec["quality_change"] = r.quality_change ? Json(*r.quality_change) : Json();
     rec["non_inferior"] = r.non_inferior ? Json(*r.non_inferior) : Json();
     rec["peak_memory_bytes"] = c.peak_memory_bytes ? Json(*c.peak_memory_bytes) : Json();
+    // Noise is reported, not hidden: a config whose blocks vary by more than 10%.
+    double cv = 0;
+    if (c.throughput.size() >= 2) cv = describe(c.throughput).cv;
+    rec["cv"] = cv;
+    rec["noisy"] = cv > 0.10;
     records.push_back(rec);
   }
   std::vector<Column> cols = {{"config", "#", true, {}}};
@@ -119,7 +124,13 @@ int cmd_compare(const Args& args) {
                     const double pv = r["p_value"].get<double>();
                     return pv < 0.001 ? std::string("<0.001") : fixed(pv, 3);
                   }});
-  cols.push_back({"verdict", "verdict", false, {}});
+  cols.push_back({"verdict", "verdict", false, [format](const Json& r) {
+                    const std::string v = r["verdict"].get<std::string>();
+                    if (format != OutputFormat::table) return v;
+                    if (v == "faster") return colour(v, "32");
+                    if (v == "slower") return colour(v, "31");
+                    return v;
+                  }});
   cols.push_back({"quality_change", "quality", true, [](const Json& r) {
                     if (r["quality_change"].is_null()) return std::string("-");
                     return percent(r["quality_change"].get<double>()) +
@@ -130,12 +141,16 @@ int cmd_compare(const Args& args) {
                                ? std::string("-")
                                : human_bytes(r["peak_memory_bytes"].get<double>());
                   }});
+  cols.push_back({"noisy", "note", false, [](const Json& r) {
+                    return r["noisy"].get<bool>() ? colour("noisy: cv > 10%", "33") : std::string();
+                  }});
   if (machine) {
     cols.push_back({"blocks", "blocks", true, {}});
     cols.push_back({"trials_ok", "trials ok", true, {}});
     cols.push_back({"baseline", "baseline", false, {}});
     cols.push_back({"non_inferior", "non-inferior", false, {}});
     cols.push_back({"unit", "unit", false, {}});
+    cols.push_back({"cv", "cv", true, {}});
   }
   if (format == OutputFormat::table) {
     std::cout << "sweep '" << sweep->name << "' (run " << sweep->id << "), baseline "

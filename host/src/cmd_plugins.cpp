@@ -2,6 +2,7 @@
 #include "cli.hpp"
 #include "error.hpp"
 #include "format.hpp"
+#include "output.hpp"
 #include "registry.hpp"
 
 #include <iostream>
@@ -56,7 +57,8 @@ void describe(const PluginInfo& info) {
 
 int cmd_plugins(const Args& args) {
   po::options_description o;
-  o.add_options()("name", po::value<std::string>(), "plugin to describe");
+  o.add_options()("name", po::value<std::string>(), "plugin to describe")(
+      "format", po::value<std::string>()->default_value("table"), "table, csv, json or md (the list)");
   add_plugin_path_option(o);
   po::positional_options_description pos;
   pos.add("name", 1);
@@ -70,25 +72,39 @@ int cmd_plugins(const Args& args) {
     describe(registry.describe(p.vm["name"].as<std::string>()));
     return 0;
   }
-  Table t({"name", "version", "unit", "description", "file"});
+  const OutputFormat format = parse_output_format(p.vm["format"].as<std::string>());
+  std::vector<Json> rows;
   int broken = 0;
   for (const auto& f : registry.list()) {
     try {
       const auto info = registry.describe_file(f);
-      t.add_row({f.name, info.manifest.version, info.manifest.unit,
-                 truncate(info.manifest.description, 60), f.path});
+      rows.push_back({{"name", f.name}, {"version", info.manifest.version},
+                      {"unit", info.manifest.unit}, {"description", info.manifest.description},
+                      {"file", f.path}, {"loads", true}});
     } catch (const PluginError& e) {
       ++broken;
-      t.add_row({f.name, "-", "-", "does not load: " + e.reason(), f.path});
+      rows.push_back({{"name", f.name}, {"version", nullptr}, {"unit", nullptr},
+                      {"description", "does not load: " + e.reason()}, {"file", f.path},
+                      {"loads", false}});
     }
   }
-  if (t.rows() == 0) {
+  if (rows.empty()) {
     std::string dirs;
     for (const auto& d : registry.search_path()) dirs += "\n  " + d;
     std::cout << "no plugins found; searched:" << dirs << "\n";
     return 1;
   }
-  std::cout << t.render();
+  const bool table = format == OutputFormat::table;
+  std::vector<Column> cols = {{"name", "name", false, {}},
+                              {"version", "version", false, {}},
+                              {"unit", "unit", false, {}},
+                              {"description", "description", false, [table](const Json& r) {
+                                 const std::string d = r["description"].get<std::string>();
+                                 return table && r["loads"].get<bool>() ? truncate(d, 60) : d;
+                               }},
+                              {"file", "file", false, {}}};
+  if (!table) cols.push_back({"loads", "loads", false, {}});
+  std::cout << render(rows, cols, format);
   return broken == 0 ? 0 : 1;
 }
 

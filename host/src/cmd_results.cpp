@@ -2,6 +2,7 @@
 #include "cli.hpp"
 #include "error.hpp"
 #include "format.hpp"
+#include "output.hpp"
 #include "results.hpp"
 
 #include <gpusweep/db/store.hpp>
@@ -15,7 +16,8 @@ int cmd_results(const Args& args) {
   po::options_description o;
   o.add_options()("sweep", po::value<std::string>(), "sweep name (default: the latest run)");
   add_db_option(o);
-  o.add_options()("list", po::bool_switch(), "list the sweeps in the database instead");
+  o.add_options()("list", po::bool_switch(), "list the sweeps in the database instead")(
+      "format", po::value<std::string>()->default_value("table"), "table, csv, json or md");
   po::positional_options_description pos;
   pos.add("sweep", 1);
   auto p = parse_command("results", "[--sweep NAME] [--db FILE] [--list]",
@@ -28,16 +30,22 @@ int cmd_results(const Args& args) {
   if (!std::filesystem::exists(db_path)) {
     throw UsageError("no database at '" + db_path + "'; pass --db or run a sweep first");
   }
+  const OutputFormat format = parse_output_format(p.vm["format"].as<std::string>());
   db::Store store(db_path, db::Connection::Mode::read_only);
   if (p.vm["list"].as<bool>()) {
-    Table t({"run", "name", "workload", "status", "trials", "created"});
-    t.right_align(0);
-    t.right_align(4);
+    std::vector<Json> rows;
     for (const auto& s : store.sweeps()) {
-      t.add_row({std::to_string(s.id), s.name, s.workload, s.status,
-                 std::to_string(store.trials(s.id).size()), s.created_at});
+      auto st = store.connection().prepare("SELECT count(*) FROM trials WHERE sweep_id = ?");
+      st.bind(1, s.id);
+      st.step();
+      rows.push_back({{"run", s.id}, {"name", s.name}, {"workload", s.workload},
+                      {"status", s.status}, {"trials", st.get_int(0)}, {"created", s.created_at}});
     }
-    std::cout << t.render();
+    std::cout << render(rows,
+                        {{"run", "run", true, {}}, {"name", "name", false, {}},
+                         {"workload", "workload", false, {}}, {"status", "status", false, {}},
+                         {"trials", "trials", true, {}}, {"created", "created", false, {}}},
+                        format);
     return 0;
   }
   std::optional<db::SweepRecord> sweep = p.vm.count("sweep") != 0U
@@ -51,7 +59,7 @@ int cmd_results(const Args& args) {
                                                 : std::string()) +
                      "in " + db_path + (names.empty() ? "" : " (sweeps: " + names + ")"));
   }
-  std::cout << results_table(*sweep, store.trials(sweep->id));
+  std::cout << results_table(*sweep, store.trials(sweep->id), format);
   return 0;
 }
 

@@ -4,13 +4,32 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
 
 namespace gpusweep::host {
 
 size_t display_width(const std::string& s) {
   size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80 ? 1 : 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c == 0x1B) {  // an ANSI colour sequence takes no room
+      while (i < s.size() && s[i] != 'm') ++i;
+      continue;
+    }
+    n += (c & 0xC0) != 0x80 ? 1 : 0;
+  }
   return n;
+}
+
+bool use_colour() {
+  static const bool on = ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr &&
+                         std::getenv("TERM") != nullptr && std::string(std::getenv("TERM")) != "dumb";
+  return on;
+}
+
+std::string colour(const std::string& text, const char* code) {
+  return use_colour() ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
 }
 
 void Table::add_row(std::vector<std::string> cells) {

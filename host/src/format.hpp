@@ -25,6 +25,11 @@ class Table {
 // Display width of UTF-8 text (code points; good enough for tables).
 size_t display_width(const std::string& s);
 
+// Colour only on a terminal (and not with NO_COLOR set or TERM=dumb).
+bool use_colour();
+// Wraps text in an ANSI colour ("32" green, "31" red, "33" yellow) when use_colour().
+std::string colour(const std::string& text, const char* code);
+
 std::string human_bytes(double bytes);          // "1.50 GiB"
 std::string human_seconds(double seconds);      // "1.23 ms", "4.5 s", "2:03"
 std::string human_count(double value);          // "12.3k", "1.20M"

@@ -2,6 +2,7 @@
 // spread, step time, peak memory, quality, and the ratio to the baseline.
 #pragma once
 
+#include "output.hpp"
 #include "sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
@@ -22,6 +23,8 @@ std::string config_label(const Json& config, const std::vector<std::string>& key
 std::optional<double> baseline_throughput(const SweepSpec& spec,
                                           const std::vector<db::TrialRecord>& trials);
 
-std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials);
+// The table (or csv/json/md) of a sweep's trials.
+std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
+                          OutputFormat format = OutputFormat::table);
 
 }  // namespace gpusweep::host

@@ -39,6 +39,17 @@ TEST_CASE("a noop sweep records every trial with its blocks", "[integration]") {
   const auto res = box.gpusweep("results --db results.db");
   CHECK(res.code == 0);
   CHECK_THAT(res.output, Contains("noop_grid") && Contains("batch_size") && Contains("steps/s"));
+  // Every listing speaks csv, json and md too; no colour codes when piped.
+  const auto json = nlohmann::json::parse(box.gpusweep("results --db results.db --format json").output);
+  REQUIRE(json.size() == 6);
+  CHECK(json[0]["status"] == "ok");
+  CHECK(json[0].contains("throughput_cv"));
+  CHECK_THAT(box.gpusweep("results --db results.db --format csv").output,
+             Contains("config,batch_size,repeat,status,throughput_median"));
+  CHECK_THAT(box.gpusweep("results --list --db results.db --format md").output,
+             Contains("| noop_grid |"));
+  CHECK_THAT(box.gpusweep("plugins --format csv").output, Contains("name,version,unit"));
+  CHECK(box.gpusweep("compare --db results.db").output.find('\033') == std::string::npos);
 }
 
 TEST_CASE("crashes, hangs, throws, OOM and skips are recorded and the sweep goes on",
