@@ -11,7 +11,7 @@ runs=${2:-20}
 bin=$(cd "$build" && pwd)/gpusweep
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-measure='"measure": {"warmup_steps": 20, "steps_per_block": 200, "blocks": 10, "repeats": 3}'
+measure='"measure": {"warmup_steps": 20, "steps_per_block": 100, "blocks": 10, "repeats": 5}'
 cat > "$work/aa.json" <<JSON
 {"name": "aa", "workload": "noop", "base": {"spin_us": 100}, "grid": {"seed": [0, 1]},
  $measure, "baseline": {"seed": 0}}

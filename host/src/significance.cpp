@@ -242,7 +242,23 @@ RatioInterval ratio_interval_runs(const std::vector<std::vector<double>>& x_runs
   const auto xa = flatten(x_runs);
   const auto ya = flatten(y_runs);
   if (xm.size() < 2 || ym.size() < 2) return ratio_interval(xa, ya, level);
-  RatioInterval ci = ratio_interval(xm, ym, level);
+  RatioInterval ci;
+  if (xm.size() == ym.size()) {
+    // Runs are interleaved in rounds (repeat r of every config before repeat
+    // r+1 of any): pair them by round, so that drift common to a round cancels.
+    std::vector<double> log_ratio;
+    for (size_t i = 0; i < xm.size(); ++i) log_ratio.push_back(std::log(ym[i] / xm[i]));
+    const double n = static_cast<double>(log_ratio.size());
+    double mean = 0;
+    for (double l : log_ratio) mean += l / n;
+    double ss = 0;
+    for (double l : log_ratio) ss += (l - mean) * (l - mean);
+    const double half = t_quantile(0.5 + level / 2, n - 1) * std::sqrt(ss / (n - 1) / n);
+    ci.low = std::exp(mean - half);
+    ci.high = std::exp(mean + half);
+  } else {
+    ci = ratio_interval(xm, ym, level);
+  }
   // The point estimate stays the geometric mean over all values; the interval
   // is the wider of the run-level and the value-level one.
   const RatioInterval blocks = ratio_interval(xa, ya, level);

@@ -33,9 +33,11 @@ RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<dou
                              double level = 0.95);
 
 // The same ratio when each sample comes from several runs (repeats): the
-// interval is built from the per-run geometric means, so that drift between
-// runs (the dominant noise on a shared machine) widens it as it should. With
-// fewer than two runs on either side it is ratio_interval over all values.
+// interval is built from the per-run geometric means (paired by round when
+// both sides have the same number of runs), so that drift between runs (the
+// dominant noise on a shared machine) widens it as it should; it is never
+// narrower than the interval over all values. With fewer than two runs on
+// either side it is ratio_interval over all values.
 RatioInterval ratio_interval_runs(const std::vector<std::vector<double>>& x_runs,
                                   const std::vector<std::vector<double>>& y_runs,
                                   double level = 0.95);
