@@ -286,6 +286,20 @@ std::vector<BlockSample> Store::blocks(int64_t trial_id) {
   return out;
 }
 
+std::map<int64_t, std::vector<BlockSample>> Store::sweep_blocks(int64_t sweep_id) {
+  auto st = db_.prepare(
+      "SELECT b.trial_id, b.idx, b.steps, b.seconds, b.samples, b.secondary_samples "
+      "FROM blocks b JOIN trials t ON t.id = b.trial_id WHERE t.sweep_id = ? "
+      "ORDER BY b.trial_id, b.idx");
+  st.bind(1, sweep_id);
+  std::map<int64_t, std::vector<BlockSample>> out;
+  while (st.step()) {
+    out[st.get_int(0)].push_back(
+        {st.get_int(1), st.get_int(2), st.get_double(3), st.get_double(4), st.get_double(5)});
+  }
+  return out;
+}
+
 std::vector<MetricSample> Store::metrics(int64_t trial_id) {
   auto st = db_.prepare(
       "SELECT kind, at_step, name, value FROM metrics WHERE trial_id = ? "

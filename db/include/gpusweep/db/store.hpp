@@ -6,6 +6,7 @@
 #include <gpusweep/db/sqlite.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -144,6 +145,8 @@ class Store {
   void commit_trial(int64_t trial_id, const TrialOutcome& outcome);
 
   std::vector<BlockSample> blocks(int64_t trial_id);
+  // Every block of a sweep's trials, by trial id, in one query.
+  std::map<int64_t, std::vector<BlockSample>> sweep_blocks(int64_t sweep_id);
   std::vector<MetricSample> metrics(int64_t trial_id);
 
   Connection& connection() { return db_; }
