@@ -97,6 +97,10 @@ int main(int argc, char** argv) {
     timed(cmd);  // warm the page cache
     std::printf("%-24s %7.3f s\n", name, timed(cmd));
   }
-  std::filesystem::remove_all(dir);
+  if (std::getenv("GPUSWEEP_KEEP_DB") != nullptr) {
+    std::printf("kept %s\n", db.c_str());
+  } else {
+    std::filesystem::remove_all(dir);
+  }
   return 0;
 }

@@ -78,7 +78,7 @@ int cmd_best(const Args& args) {
                                        : store.latest_sweep();
   if (!sweep) throw UsageError("no such sweep in " + db_path + " (list them: gpusweep results --list)");
   const SweepSpec spec = stored_spec(*sweep);
-  const auto configs = gather_configs(store, sweep->id);
+  const auto configs = gather_configs(store, sweep->id, /*with_blocks=*/false);
   const auto all_metrics = metrics_by_config(store, sweep->id);
   auto metrics_of = [&](int64_t config_index) {
     auto it = all_metrics.find(config_index);

@@ -11,9 +11,10 @@
 
 namespace gpusweep::host {
 
-std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id) {
+std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks) {
   std::map<int64_t, ConfigSamples> by_index;
-  const auto blocks = store.sweep_blocks(sweep_id);
+  const auto blocks = with_blocks ? store.sweep_blocks(sweep_id)
+                                  : std::map<int64_t, std::vector<db::BlockSample>>();
   for (const auto& t : store.trials(sweep_id)) {
     ConfigSamples& c = by_index[t.plan.config_index];
     c.config_index = t.plan.config_index;
@@ -104,27 +105,30 @@ std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, con
     for (double a : v) s += std::log(a);
     return s / static_cast<double>(v.size());
   };
-  // Configs by their settings, to find a config's partner in O(log n).
-  std::map<std::string, const ConfigSamples*> by_settings;
-  for (const auto& c : configs) by_settings[c.config.dump()] = &c;
   for (const auto& [knob, values] : grid.items()) {
     if (values.size() < 2) continue;
-    const Json& from = values[0];
+    // Configs grouped by every setting but this knob, then by its value: each
+    // group holds the configs that differ in this knob alone.
+    std::map<std::string, std::map<std::string, const ConfigSamples*>> groups;
+    for (const auto& c : configs) {
+      if (c.throughput.size() < 2 || !c.config.contains(knob)) continue;
+      Json rest = c.config;
+      rest.erase(knob);
+      groups[rest.dump()][c.config.at(knob).dump()] = &c;
+    }
+    const std::string from_key = values[0].dump();
     for (size_t vi = 1; vi < values.size(); ++vi) {
-      const Json& to = values[vi];
-      AblationRow row{knob, from, to};
+      AblationRow row{knob, values[0], values[vi]};
+      const std::string to_key = values[vi].dump();
       std::vector<double> log_ratios;
       std::optional<RatioInterval> single;
-      for (const auto& a : configs) {
-        if (a.config.value(knob, Json()) != from || a.throughput.size() < 2) continue;
-        // Its partner: the same settings but knob = to.
-        Json partner = a.config;
-        partner[knob] = to;
-        auto it = by_settings.find(partner.dump());
-        if (it == by_settings.end() || it->second->throughput.size() < 2) continue;
-        const ConfigSamples& b = *it->second;
-        log_ratios.push_back(geo_mean_log(b.throughput) - geo_mean_log(a.throughput));
-        single = ratio_interval(a.throughput, b.throughput);
+      for (const auto& [rest, by_value] : groups) {
+        auto a = by_value.find(from_key);
+        auto b = by_value.find(to_key);
+        if (a == by_value.end() || b == by_value.end()) continue;
+        log_ratios.push_back(geo_mean_log(b->second->throughput) -
+                             geo_mean_log(a->second->throughput));
+        if (log_ratios.size() == 1) single = ratio_interval(a->second->throughput, b->second->throughput);
       }
       row.pairs = static_cast<int>(log_ratios.size());
       if (row.pairs == 0) {

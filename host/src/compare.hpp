@@ -30,7 +30,10 @@ struct ConfigSamples {
   std::string problem;  // status and error of a failed repeat, if any
 };
 
-std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id);
+// Configs with their repeats pooled; without_blocks skips the block samples
+// (throughput and runs stay empty) for callers that need only the summaries.
+std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
+                                          bool with_blocks = true);
 
 struct ComparisonRow {
   const ConfigSamples* config = nullptr;
