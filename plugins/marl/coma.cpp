@@ -1,0 +1,398 @@
+// marl: COMA on multi-agent grid coverage (WORKLOADS.md "marl"). One step
+// collects batch_size episodes of every agent on the device, then runs the
+// seed's update schedule: data_passes x batch_number critic minibatches and
+// one actor update on the whole batch.
+#include "coverage_env.hpp"
+#include "networks.hpp"
+#include "heap.hpp"
+#include "seeding.hpp"
+
+#include <gpusweep/torchkit/torch_workload.hpp>
+#include <gpusweep/workload.hpp>
+
+#include <torch/torch.h>
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpusweep::marl {
+namespace {
+
+// Canonical hyperparameters (WORKLOADS.md); not knobs, so that every trial
+// trains the same algorithm.
+constexpr int64_t kActorHidden = 128;
+constexpr int64_t kCriticHidden = 256;
+constexpr double kActorLearningRate = 5e-4;
+constexpr double kCriticLearningRate = 1e-3;
+constexpr double kGamma = 0.99;
+constexpr int64_t kTargetSyncEvery = 200;  // critic updates
+constexpr int64_t kMaxAgents = 16;
+constexpr int64_t kMaxBudget = 1024;
+constexpr int64_t kMaxSchedule = 1000;  // batch_number, data_passes
+// Evaluation always starts from the same positions, whatever the trial's
+// seed, so that coverages of different trials are comparable.
+constexpr int64_t kEvalEpisodes = 256;
+constexpr uint64_t kEvalSeed = 20240611;
+
+// Streams derived from the trial's seed; see seeding.hpp.
+enum Stream : uint64_t { kStartStream = 1, kActionStream = 2, kShuffleStream = 3 };
+
+torchkit::Support support() {
+  torchkit::Support s;
+  s.channels_last = false;
+  s.input_pipeline = false;
+  s.grad_accum = false;
+  s.reason =
+      "marl has MLPs on flat features (no 4-D tensors), data from env rollouts (no input "
+      "pipeline) and COMA's fixed update schedule (no micro-batches)";
+  return s;
+}
+
+// This workload's own knobs, checked again here although the host validates
+// them against the manifest.
+struct Knobs {
+  int64_t agents = 4;
+  int64_t budget = 14;
+  int64_t batch_number = 5;
+  int64_t data_passes = 5;
+  bool critic_obs = false;
+
+  static Knobs parse(const TrialConfig& config) {
+    Knobs k;
+    k.agents = config.get_or<int64_t>("n_agents", 4);
+    k.budget = config.get_or<int64_t>("budget", 14);
+    k.batch_number = config.get_or<int64_t>("batch_number", 5);
+    k.data_passes = config.get_or<int64_t>("data_passes", 5);
+    k.critic_obs = config.get_or<bool>("critic_obs", false);
+    auto check = [](int64_t value, int64_t max, const char* name) {
+      if (value < 1 || value > max) {
+        throw std::invalid_argument(std::string(name) + " must be in 1.." + std::to_string(max));
+      }
+    };
+    check(k.agents, kMaxAgents, "n_agents");
+    check(k.budget, kMaxBudget, "budget");
+    check(k.batch_number, kMaxSchedule, "batch_number");
+    check(k.data_passes, kMaxSchedule, "data_passes");
+    return k;
+  }
+};
+
+class Coma final : public torchkit::TorchWorkload {
+ public:
+  static Manifest manifest() {
+    Manifest m;
+    m.name = "marl";
+    m.version = "1.0.0";
+    m.description =
+        "COMA on multi-agent grid coverage: n_agents agents on a 16x16 grid, budget moves each "
+        "(stay/N/S/E/W), team reward = cells newly covered (3x3 around each agent). Shared "
+        "actor MLP 128-128-5 on a 5x5 coverage patch, own position and agent id; centralised "
+        "critic MLP 256-256-5 on the coverage map, all positions, the other agents' actions "
+        "and the agent id; counterfactual advantage; one-step TD critic target through a "
+        "target critic synced every 200 updates; Adam 5e-4 (actor), 1e-3 (critic). A step "
+        "collects batch_size episodes, then data_passes x batch_number critic minibatches "
+        "and one actor update on the whole batch.";
+    m.unit = "agent_steps";
+    m.secondary_unit = "episodes";
+    m.quality = {"mean_coverage", "random_coverage", true,
+                 "cells covered at the end of an episode (of 256) by the greedy policy, mean "
+                 "over 256 episodes from fixed start positions, next to a uniformly random "
+                 "policy's mean from the same starts"};
+    const torchkit::Support s = support();
+    m.params = torchkit::common_params(/*default_batch_size=*/128, s);
+    m.params.push_back(Param::integer("n_agents", 4, 1, static_cast<double>(kMaxAgents),
+                                      "agents on the grid (all share the actor)"));
+    m.params.push_back(Param::integer("budget", 14, 1, static_cast<double>(kMaxBudget),
+                                      "moves per agent per episode"));
+    m.params.push_back(Param::integer(
+        "batch_number", 5, 1, static_cast<double>(kMaxSchedule),
+        "shuffled critic minibatches per pass over the batch of episodes"));
+    m.params.push_back(Param::integer(
+        "data_passes", 5, 1, static_cast<double>(kMaxSchedule),
+        "passes over the batch per step; the critic updates batch_number x data_passes times"));
+    m.params.push_back(Param::boolean(
+        "critic_obs", false,
+        "also give the critic each agent's own 5x5 coverage patch (COMA's paper feeds the "
+        "critic the agent's observation; the canonical spec does not): without it the critic "
+        "must locate the agent's surroundings in the flat map from scalar coordinates and "
+        "learns little credit assignment in short runs"));
+    return m;
+  }
+
+  explicit Coma(const TrialConfig& config)
+      : TorchWorkload(config, support()),
+        knobs_(Knobs::parse(config)),
+        env_(settings_.batch_size, knobs_.agents, settings_.device),
+        eval_env_(kEvalEpisodes, knobs_.agents, settings_.device),
+        start_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kStartStream))),
+        action_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kActionStream))),
+        shuffle_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kShuffleStream))) {
+    keep_freed_memory();
+    if (settings_.batch_size < 1) throw std::invalid_argument("batch_size must be positive");
+    const int64_t transitions = settings_.batch_size * knobs_.budget;
+    if (knobs_.batch_number > transitions) {
+      throw std::invalid_argument("batch_number (" + std::to_string(knobs_.batch_number) +
+                                  ") exceeds the transitions per batch (batch_size x budget = " +
+                                  std::to_string(transitions) + ")");
+    }
+    const int64_t a = knobs_.agents;
+    const int64_t obs_dim = CoverageEnv::obs_dim(a);
+    const int64_t state_dim = CoverageEnv::state_dim(a);
+    // Weights come from the global generator, which Settings::apply has just
+    // seeded; the target critic is overwritten by the sync below anyway.
+    actor_ = Actor(obs_dim, kActorHidden, CoverageEnv::kNumActions);
+    const int64_t patch_dim = knobs_.critic_obs ? CoverageEnv::kPatch * CoverageEnv::kPatch : 0;
+    critic_ = Critic(state_dim, a, kCriticHidden, CoverageEnv::kNumActions, patch_dim);
+    target_ = Critic(state_dim, a, kCriticHidden, CoverageEnv::kNumActions, patch_dim);
+    settings_.prepare(*actor_);
+    settings_.prepare(*critic_);
+    settings_.prepare(*target_);
+    critic_params_ = critic_->parameters();
+    target_params_ = target_->parameters();
+    for (auto& p : target_params_) p.requires_grad_(false);
+    sync_target();
+    target_syncs_ = 0;  // the setup copy is not one of training's syncs
+    actor_opt_ = std::make_unique<torch::optim::Adam>(
+        actor_->parameters(), torch::optim::AdamOptions(kActorLearningRate));
+    critic_opt_ = std::make_unique<torch::optim::Adam>(
+        critic_params_, torch::optim::AdamOptions(kCriticLearningRate));
+
+    // The rollout writes into these every step; the learner reads them
+    // flattened to N = budget x batch_size transitions.
+    const int64_t t = knobs_.budget;
+    const int64_t e = settings_.batch_size;
+    const auto floats = torch::TensorOptions().dtype(torch::kFloat).device(settings_.device);
+    states_ = torch::empty({t, e, state_dim}, floats);
+    obs_ = torch::empty({t, e, a, obs_dim}, floats);
+    actions_ = torch::empty({t, e, a}, floats.dtype(torch::kLong));
+    rewards_ = torch::empty({t, e}, floats);
+    eval_obs_ = torch::empty({kEvalEpisodes, a, obs_dim}, floats);
+
+    random_coverage_ = run_eval(/*greedy=*/false);
+    init_coverage_ = run_eval(/*greedy=*/true);
+  }
+
+  StepResult step() override {
+    collect();
+    const torch::Tensor critic_loss = train_critic();
+    train_actor();
+    observe_loss(critic_loss);
+    ++steps_;
+    const double episodes = static_cast<double>(settings_.batch_size);
+    return {/*samples=*/episodes * static_cast<double>(knobs_.budget * knobs_.agents),
+            /*secondary_samples=*/episodes};
+  }
+
+  Metrics evaluate() override {
+    return {{"mean_coverage", run_eval(/*greedy=*/true)},
+            {"random_coverage", random_coverage_},
+            {"init_coverage", init_coverage_},
+            {"episodes", static_cast<double>(steps_ * settings_.batch_size)}};
+  }
+
+ protected:
+  Metrics extra_stats() override {
+    Metrics m{{"critic_updates", static_cast<double>(critic_updates_)},
+              {"actor_updates", static_cast<double>(actor_updates_)},
+              {"target_syncs", static_cast<double>(target_syncs_)}};
+    // Read only here: stats() is called once at the end of a trial.
+    if (actor_loss_.defined()) m["last_actor_loss"] = actor_loss_.item<double>();
+    if (steps_ > 0) m["train_coverage"] = env_.covered().mean().item<double>();
+    return m;
+  }
+
+ private:
+  // One batch of episodes with the current (sampling) policy, stored for the
+  // learner. No host sync: actions are sampled on the device.
+  void collect() {
+    torch::NoGradGuard no_grad;
+    env_.reset(start_gen_);
+    const int64_t e = settings_.batch_size;
+    for (int64_t t = 0; t < knobs_.budget; ++t) {
+      const torch::Tensor obs = obs_[t];
+      env_.state(states_[t]);
+      env_.observe(obs);
+      torch::Tensor logits;
+      {
+        torchkit::AutocastScope autocast(settings_);
+        logits = actor_->forward(obs);
+      }
+      const torch::Tensor probs =
+          torch::softmax(logits.to(torch::kFloat), /*dim=*/-1).view({-1, CoverageEnv::kNumActions});
+      const torch::Tensor actions =
+          torch::multinomial(probs, /*num_samples=*/1, /*replacement=*/true, action_gen_)
+              .view({e, knobs_.agents});
+      actions_[t].copy_(actions);
+      rewards_[t].copy_(env_.step(actions));
+    }
+  }
+
+  // TD targets for every transition and agent, [N, A]: reward plus the
+  // discounted target-critic value of the next joint action (none after the
+  // last move).
+  torch::Tensor td_targets(const torch::Tensor& states, const torch::Tensor& agent_part,
+                           const torch::Tensor& actions) {
+    torch::NoGradGuard no_grad;
+    const int64_t t = knobs_.budget;
+    const int64_t e = settings_.batch_size;
+    torch::Tensor y = rewards_.unsqueeze(2).expand({t, e, knobs_.agents}).clone();
+    if (t == 1) return y.view({e, knobs_.agents});
+    // Only the transitions after the first move are ever bootstrapped from.
+    const int64_t later = (t - 1) * e;
+    torch::Tensor q;
+    {
+      torchkit::AutocastScope autocast(settings_);
+      q = target_->forward(states.narrow(/*dim=*/0, /*start=*/e, later),
+                           agent_part.narrow(0, e, later));
+    }
+    const torch::Tensor q_next = q.to(torch::kFloat)
+                                     .gather(/*dim=*/2, actions.narrow(0, e, later).unsqueeze(2))
+                                     .view({t - 1, e, knobs_.agents});
+    y.narrow(0, 0, t - 1).add_(q_next, /*alpha=*/kGamma);
+    return y.view({t * e, knobs_.agents});
+  }
+
+  // data_passes passes over the batch's transitions in batch_number shuffled
+  // minibatches; returns the last minibatch's loss (not read back here).
+  torch::Tensor train_critic() {
+    const int64_t n = knobs_.budget * settings_.batch_size;
+    const torch::Tensor states = states_.view({n, -1});
+    const torch::Tensor actions = actions_.view({n, knobs_.agents});
+    torch::Tensor agent_part;
+    {
+      torch::NoGradGuard no_grad;
+      // The patch is the first kPatch^2 columns of the actor's observation.
+      const torch::Tensor patches =
+          knobs_.critic_obs
+              ? obs_.view({n, knobs_.agents, -1}).narrow(2, 0, CoverageEnv::kPatch * CoverageEnv::kPatch)
+              : torch::Tensor();
+      agent_part = critic_->agent_part(actions, patches);
+    }
+    torch::Tensor targets = td_targets(states, agent_part, actions);
+    const auto longs = torch::TensorOptions().dtype(torch::kLong).device(settings_.device);
+    torch::Tensor loss;
+    for (int64_t pass = 0; pass < knobs_.data_passes; ++pass) {
+      const torch::Tensor order = torch::randperm(n, shuffle_gen_, longs);
+      for (const torch::Tensor& idx : order.chunk(knobs_.batch_number)) {
+        torch::Tensor q;
+        {
+          torchkit::AutocastScope autocast(settings_);
+          q = critic_->forward(states.index_select(/*dim=*/0, idx),
+                               agent_part.index_select(/*dim=*/0, idx));
+        }
+        const torch::Tensor q_taken =
+            q.to(torch::kFloat)
+                .gather(/*dim=*/2, actions.index_select(/*dim=*/0, idx).unsqueeze(2))
+                .squeeze(2);
+        loss = torch::mse_loss(q_taken, targets.index_select(/*dim=*/0, idx));
+        torchkit::zero_grad(*critic_opt_, settings_.zero_grad_to_none);
+        loss.backward();
+        critic_opt_->step();
+        ++critic_updates_;
+        if (critic_updates_ % kTargetSyncEvery == 0) {
+          sync_target();
+          // Later minibatches of this step bootstrap from the new target.
+          targets = td_targets(states, agent_part, actions);
+        }
+      }
+    }
+    agent_part_ = agent_part;
+    return loss.detach();
+  }
+
+  // One policy-gradient step on the whole batch with COMA's counterfactual
+  // advantage: Q of the taken action minus the policy-weighted Q of all the
+  // agent's actions, the others' actions held fixed.
+  void train_actor() {
+    const int64_t n = knobs_.budget * settings_.batch_size;
+    const torch::Tensor states = states_.view({n, -1});
+    const torch::Tensor actions = actions_.view({n, knobs_.agents, 1});
+    torch::Tensor q;
+    {
+      torch::NoGradGuard no_grad;
+      torchkit::AutocastScope autocast(settings_);
+      q = critic_->forward(states, agent_part_);
+    }
+    q = q.to(torch::kFloat);
+    torch::Tensor logits;
+    {
+      torchkit::AutocastScope autocast(settings_);
+      logits = actor_->forward(obs_.view({n, knobs_.agents, -1}));
+    }
+    const torch::Tensor log_pi = torch::log_softmax(logits.to(torch::kFloat), /*dim=*/-1);
+    const torch::Tensor baseline = (log_pi.detach().exp() * q).sum(/*dim=*/-1);
+    const torch::Tensor advantage = q.gather(/*dim=*/2, actions).squeeze(2) - baseline;
+    const torch::Tensor loss = -(log_pi.gather(/*dim=*/2, actions).squeeze(2) * advantage).mean();
+    torchkit::zero_grad(*actor_opt_, settings_.zero_grad_to_none);
+    loss.backward();
+    actor_opt_->step();
+    ++actor_updates_;
+    actor_loss_ = loss.detach();
+  }
+
+  void sync_target() {
+    torch::NoGradGuard no_grad;
+    for (size_t i = 0; i < target_params_.size(); ++i) target_params_[i].copy_(critic_params_[i]);
+    ++target_syncs_;
+  }
+
+  // Mean final coverage of kEvalEpisodes episodes from the fixed evaluation
+  // starts, greedy or uniformly random. Uses only its own generators, so
+  // training's streams are untouched.
+  double run_eval(bool greedy) {
+    torch::NoGradGuard no_grad;
+    const torch::Device device = settings_.device;
+    torch::Generator starts = make_generator(device, derive_seed(kEvalSeed, kStartStream));
+    torch::Generator moves = make_generator(device, derive_seed(kEvalSeed, kActionStream));
+    eval_env_.reset(starts);
+    for (int64_t t = 0; t < knobs_.budget; ++t) {
+      torch::Tensor actions;
+      if (greedy) {
+        eval_env_.observe(eval_obs_);
+        torchkit::AutocastScope autocast(settings_);
+        actions = actor_->forward(eval_obs_).argmax(/*dim=*/-1);
+      } else {
+        actions = torch::randint(/*low=*/0, /*high=*/CoverageEnv::kNumActions,
+                                 {kEvalEpisodes, knobs_.agents}, moves,
+                                 torch::TensorOptions().dtype(torch::kLong).device(device));
+      }
+      eval_env_.step(actions);
+    }
+    return eval_env_.covered().mean().item<double>();
+  }
+
+  Knobs knobs_;
+  CoverageEnv env_;
+  CoverageEnv eval_env_;
+  torch::Generator start_gen_;    // training episodes' start positions
+  torch::Generator action_gen_;   // sampled actions
+  torch::Generator shuffle_gen_;  // critic minibatch order
+  Actor actor_{nullptr};
+  Critic critic_{nullptr};
+  Critic target_{nullptr};
+  std::vector<torch::Tensor> critic_params_;
+  std::vector<torch::Tensor> target_params_;
+  std::unique_ptr<torch::optim::Adam> actor_opt_;
+  std::unique_ptr<torch::optim::Adam> critic_opt_;
+  // The current batch, [budget, batch_size, ...]; see the constructor.
+  torch::Tensor states_;
+  torch::Tensor obs_;
+  torch::Tensor actions_;
+  torch::Tensor rewards_;
+  torch::Tensor agent_part_;  // the critic's per-agent input for the batch's joint actions
+  torch::Tensor eval_obs_;
+  torch::Tensor actor_loss_;
+  int64_t steps_ = 0;
+  int64_t critic_updates_ = 0;
+  int64_t actor_updates_ = 0;
+  int64_t target_syncs_ = 0;
+  double random_coverage_ = 0;
+  double init_coverage_ = 0;
+};
+
+}  // namespace
+}  // namespace gpusweep::marl
+
+GPUSWEEP_EXPORT_WORKLOAD(gpusweep::marl::Coma)

@@ -1,0 +1,32 @@
+// Procedural RGB images for the restoration workload (smooth gradients,
+// rectangles, ellipses, sine textures) and the patch copy the input pipeline
+// does per sample. Plain C++ on float arrays: it runs on loader threads.
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+namespace gpusweep::restoration {
+
+// splitmix64: turns (seed, stream) into well-separated generator seeds, so
+// that each image and each consumer draws from its own stream.
+inline uint64_t derive_seed(uint64_t seed, uint64_t stream) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// Renders one size x size RGB image, channel-major (CHW), values in [0, 1],
+// into out (3 * size * size floats). Shapes and texture periods are in
+// pixels, not fractions of the image, so that 128-pixel validation images
+// have the statistics of the larger training images.
+void render_image(int64_t size, std::mt19937_64& rng, float* out);
+
+// Copies the patch x patch window at (top, left) of a CHW image of
+// size x size pixels to dst (CHW, patch x patch), mirrored left-right and/or
+// top-bottom as asked.
+void copy_patch(const float* image, int64_t size, int64_t top, int64_t left, int64_t patch,
+                bool flip_lr, bool flip_tb, float* dst);
+
+}  // namespace gpusweep::restoration

@@ -1,0 +1,34 @@
+// Synthetic hourly series for the timeseries workload: linear trend, daily
+// and weekly seasonality and Gaussian noise, each series with its own
+// amplitudes, standardised with the statistics of its training part.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace gpusweep::timeseries {
+
+// splitmix64: turns (seed, stream) into well-separated generator seeds.
+inline uint64_t derive_seed(uint64_t seed, uint64_t stream) {
+  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+struct SeriesSet {
+  int64_t count = 0;
+  int64_t length = 0;
+  int64_t train_length = 0;  // the first part; [train_length, length) is held out
+  std::vector<float> values;  // standardised, series after series: count x length
+
+  const float* series(int64_t i) const { return values.data() + i * length; }
+};
+
+// count series of length steps drawn from seed (one generator per series).
+// Each is standardised with the mean and standard deviation of its first
+// train_length values, so that nothing of the held-out part leaks into
+// training.
+SeriesSet make_series(int64_t count, int64_t length, int64_t train_length, uint64_t seed);
+
+}  // namespace gpusweep::timeseries

@@ -1,0 +1,317 @@
+// timeseries: an LSTM one-step-ahead forecaster on synthetic hourly series
+// (WORKLOADS.md "timeseries"). Windows come from the input pipeline; the
+// knobs are the seed guide's (model size, window length), and its sync_every
+// claim is the common setting of that name.
+#include "fused_lstm.hpp"
+#include "series.hpp"
+
+#include <gpusweep/torchkit/grad_step.hpp>
+#include <gpusweep/torchkit/input_pipeline.hpp>
+#include <gpusweep/torchkit/torch_workload.hpp>
+#include <gpusweep/workload.hpp>
+
+#include <torch/torch.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace gpusweep::timeseries {
+namespace {
+
+// Canonical hyperparameters and data (WORKLOADS.md); not knobs, so that every
+// trial trains the same task.
+constexpr double kLearningRate = 1e-3;
+constexpr int64_t kSeries = 64;
+constexpr int64_t kLength = 4000;
+constexpr int64_t kTrainLength = kLength * 8 / 10;  // the last 20% is held out
+constexpr int64_t kSeasonalLag = 24;                // the seasonal-naive forecast's lag
+// Validation forecasts every kValStride-th held-out step of every series
+// (64 x 100 = 6400 windows; the series' random phases cover the cycles): a
+// standard error near 0.5% of the MAE, at an eighth of the cost of every step.
+constexpr int64_t kValStride = 8;
+// Windows per validation forward: bounds the LSTM's saved gates
+// (chunk x seq_len x 4 hidden floats).
+constexpr int64_t kValChunk = 1024;
+constexpr int64_t kMaxHidden = 4096;
+constexpr int64_t kMaxLayers = 8;
+constexpr int64_t kMaxSeqLen = 1024;
+
+enum Stream : uint64_t { kDataStream = 1 };
+
+// LSTM(1 -> hidden, num_layers, batch_first) -> Linear(hidden -> 1) on the
+// last step's output. The parameters (and their initialisation) are always
+// torch::nn::LSTM's; `fused` runs them through fused_lstm_layer instead of
+// the module's own forward: the same function, a cheaper backward.
+class ForecasterImpl : public torch::nn::Module {
+ public:
+  ForecasterImpl(int64_t hidden, int64_t layers, bool fused)
+      : lstm_(register_module(
+            "lstm", torch::nn::LSTM(torch::nn::LSTMOptions(/*input_size=*/1, hidden)
+                                        .num_layers(layers)
+                                        .batch_first(true)))),
+        head_(register_module("head", torch::nn::Linear(/*in=*/hidden, /*out=*/1))),
+        fused_(fused) {
+    // Module::to() swaps parameter data in place, so these handles stay valid
+    // after the model moves to its device.
+    auto params = lstm_->named_parameters();
+    for (int64_t l = 0; l < layers; ++l) {
+      const std::string n = std::to_string(l);
+      layers_.push_back({params["weight_ih_l" + n], params["weight_hh_l" + n],
+                         params["bias_ih_l" + n], params["bias_hh_l" + n]});
+    }
+  }
+
+  // windows: [batch, seq_len, 1] -> forecasts [batch, 1].
+  torch::Tensor forward(const torch::Tensor& windows) {
+    if (!fused_) {
+      const torch::Tensor out = std::get<0>(lstm_->forward(windows));
+      return head_->forward(out.select(/*dim=*/1, /*index=*/-1));
+    }
+    torch::Tensor x = windows.transpose(0, 1).contiguous();  // time-major
+    for (const auto& w : layers_) x = fused_lstm_layer(x, w[0], w[1], w[2], w[3]);
+    return head_->forward(x[x.size(0) - 1]);
+  }
+
+ private:
+  torch::nn::LSTM lstm_;
+  torch::nn::Linear head_;
+  bool fused_;
+  std::vector<std::array<torch::Tensor, 4>> layers_;  // w_ih, w_hh, b_ih, b_hh per layer
+};
+TORCH_MODULE(Forecaster);
+
+// This workload's own knobs, checked again here although the host validates
+// them against the manifest.
+struct Knobs {
+  int64_t hidden_size = 64;
+  int64_t num_layers = 2;
+  int64_t seq_len = 30;
+  std::string lstm_impl = "auto";
+
+  static Knobs parse(const TrialConfig& config) {
+    Knobs k;
+    k.hidden_size = config.get_or<int64_t>("hidden_size", 64);
+    if (k.hidden_size < 1 || k.hidden_size > kMaxHidden) {
+      throw std::invalid_argument("hidden_size must be in 1.." + std::to_string(kMaxHidden));
+    }
+    k.num_layers = config.get_or<int64_t>("num_layers", 2);
+    if (k.num_layers < 1 || k.num_layers > kMaxLayers) {
+      throw std::invalid_argument("num_layers must be in 1.." + std::to_string(kMaxLayers));
+    }
+    k.seq_len = config.get_or<int64_t>("seq_len", 30);
+    if (k.seq_len < 1 || k.seq_len > kMaxSeqLen) {
+      throw std::invalid_argument("seq_len must be in 1.." + std::to_string(kMaxSeqLen));
+    }
+    k.lstm_impl = config.get_or<std::string>("lstm_impl", "auto");
+    if (k.lstm_impl != "auto" && k.lstm_impl != "fused" && k.lstm_impl != "aten") {
+      throw std::invalid_argument("lstm_impl must be auto, fused or aten, not '" + k.lstm_impl + "'");
+    }
+    return k;
+  }
+};
+
+const torchkit::Support kSupport = [] {
+  torchkit::Support s;
+  s.channels_last = false;
+  s.input_pipeline = true;
+  s.grad_accum = true;
+  s.sync_every = true;
+  s.precision = true;
+  s.reason = "the LSTM has no 4-D tensors (channels_last)";
+  return s;
+}();
+
+class Timeseries final : public torchkit::TorchWorkload {
+ public:
+  static Manifest manifest() {
+    Manifest m;
+    m.name = "timeseries";
+    m.version = "1.0.0";
+    m.description =
+        "LSTM forecaster: LSTM(1 -> hidden_size, num_layers, batch_first) -> Linear(hidden -> 1) "
+        "on the last step, predicting the next value of a window of seq_len values. 64 "
+        "synthetic hourly series of 4000 steps (linear trend, daily and weekly seasonality, "
+        "Gaussian noise, amplitudes per series), standardised per series with training-part "
+        "statistics, last 20% held out. Adam 1e-3, MSE. The input pipeline draws random "
+        "training windows. A step is one optimiser step on batch_size x grad_accum windows.";
+    m.unit = "sequences";
+    m.quality = {"val_mae", "seasonal_naive_mae", false,
+                 "mean absolute error (standardised units) of one-step-ahead forecasts at every "
+                 "8th held-out step of every series (6400 windows), next to the seasonal-naive "
+                 "forecast's (the value 24 steps earlier) on the same steps; initial_val_mae is "
+                 "the untrained model's"};
+    m.params = torchkit::common_params(/*default_batch_size=*/128, kSupport);
+    m.params.push_back(Param::integer(
+        "hidden_size", 64, 1, static_cast<double>(kMaxHidden),
+        "LSTM hidden units per layer (canonical 64); compute per step grows about as its square"));
+    m.params.push_back(Param::integer(
+        "num_layers", 2, 1, static_cast<double>(kMaxLayers),
+        "stacked LSTM layers (canonical 2); compute grows linearly"));
+    m.params.push_back(Param::integer(
+        "seq_len", 30, 1, static_cast<double>(kMaxSeqLen),
+        "window length in steps fed to the LSTM for each forecast (canonical 30); the LSTM "
+        "runs its steps one after another, so step time grows linearly"));
+    m.params.push_back(Param::choice(
+        "lstm_impl", "auto", {"auto", "fused", "aten"},
+        "how the LSTM runs (same parameters, same function): aten = torch::nn::LSTM's forward, "
+        "autograd recording about a dozen ops per cell and step (cuDNN on CUDA); fused = one "
+        "autograd node per layer with the backward through time written out (CPU only); "
+        "auto = fused on CPU, aten elsewhere"));
+    return m;
+  }
+
+  explicit Timeseries(const TrialConfig& config)
+      : TorchWorkload(config, kSupport),
+        knobs_(Knobs::parse(config)),
+        data_(make_series(kSeries, kLength, kTrainLength, derive_seed(settings_.seed, kDataStream))),
+        model_(build_model(knobs_, settings_)),
+        optimizer_(model_->parameters(), torch::optim::AdamOptions(kLearningRate)),
+        grad_(settings_, optimizer_),
+        pipeline_(settings_, [this](int64_t /*index*/, std::mt19937_64& rng) {
+          return make_batch(rng);
+        }) {
+    if (settings_.batch_size < 1) throw std::invalid_argument("batch_size must be positive");
+    track(pipeline_);
+    make_validation_set();
+    initial_val_mae_ = validation_errors().first;
+  }
+
+  StepResult step() override {
+    torch::Tensor loss;
+    for (int64_t m = 0; m < settings_.grad_accum; ++m) {
+      const torchkit::Batch batch = pipeline_.next_on_device();
+      torch::Tensor forecast;
+      {
+        torchkit::AutocastScope autocast(settings_);
+        forecast = model_->forward(batch[0]);
+      }
+      // The loss in fp32 whatever the autocast precision.
+      loss = torch::mse_loss(forecast.to(torch::kFloat), batch[1]);
+      grad_.backward(loss);
+    }
+    grad_.step();
+    observe_loss(loss);
+    return {/*samples=*/static_cast<double>(settings_.batch_size * settings_.grad_accum)};
+  }
+
+  Metrics evaluate() override {
+    const auto [mae, mse] = validation_errors();
+    return {{"val_mae", mae},
+            {"val_mse", mse},
+            {"seasonal_naive_mae", seasonal_naive_mae_},
+            {"initial_val_mae", initial_val_mae_},
+            {"optimizer_steps", static_cast<double>(grad_.optimizer_steps())}};
+  }
+
+ protected:
+  Metrics extra_stats() override {
+    return {{"optimizer_steps", static_cast<double>(grad_.optimizer_steps())},
+            {"micro_batches", static_cast<double>(grad_.micro_batches())},
+            {"skipped_steps", static_cast<double>(grad_.skipped_steps())}};
+  }
+
+ private:
+  static Forecaster build_model(const Knobs& knobs, const torchkit::Settings& settings) {
+    const bool cpu = settings.device.is_cpu();
+    if (knobs.lstm_impl == "fused" && !cpu) {
+      throw Skipped("lstm_impl=fused runs on the CPU only; on " + settings.device.str() +
+                    " use lstm_impl=auto or aten (cuDNN)");
+    }
+    const bool fused = knobs.lstm_impl == "fused" || (knobs.lstm_impl == "auto" && cpu);
+    Forecaster model(knobs.hidden_size, knobs.num_layers, fused);
+    settings.prepare(*model);
+    return model;
+  }
+
+  // The input pipeline's work for one batch: batch_size windows drawn
+  // uniformly (with replacement) from the training part of random series.
+  // Returns {windows [B, seq_len, 1], next values [B, 1]}. Touches only the
+  // immutable series.
+  torchkit::Batch make_batch(std::mt19937_64& rng) const {
+    const int64_t b = settings_.batch_size;
+    const int64_t len = knobs_.seq_len;
+    torch::Tensor windows = torch::empty({b, len, 1});
+    torch::Tensor next = torch::empty({b, 1});
+    float* w = windows.data_ptr<float>();
+    float* y = next.data_ptr<float>();
+    std::uniform_int_distribution<int64_t> pick(0, data_.count - 1);
+    // The target of the last window is the last training value.
+    std::uniform_int_distribution<int64_t> start(0, data_.train_length - len - 1);
+    for (int64_t i = 0; i < b; ++i) {
+      const float* s = data_.series(pick(rng)) + start(rng);
+      std::memcpy(w + i * len, s, static_cast<size_t>(len) * sizeof(float));
+      y[i] = s[len];
+    }
+    return {windows, next};
+  }
+
+  // Windows ending just before every kValStride-th held-out step (their
+  // inputs may reach back into the training part, as a forecaster's would),
+  // on the device; and the seasonal-naive error on the same steps.
+  void make_validation_set() {
+    const int64_t len = knobs_.seq_len;
+    const int64_t per_series = (data_.length - data_.train_length + kValStride - 1) / kValStride;
+    const int64_t n = data_.count * per_series;
+    torch::Tensor windows = torch::empty({n, len, 1});
+    torch::Tensor next = torch::empty({n, 1});
+    float* w = windows.data_ptr<float>();
+    float* y = next.data_ptr<float>();
+    double naive_error = 0;
+    int64_t row = 0;
+    for (int64_t i = 0; i < data_.count; ++i) {
+      const float* s = data_.series(i);
+      for (int64_t t = data_.train_length; t < data_.length; t += kValStride, ++row) {
+        std::memcpy(w + row * len, s + t - len, static_cast<size_t>(len) * sizeof(float));
+        y[row] = s[t];
+        naive_error += std::abs(static_cast<double>(s[t]) - s[t - kSeasonalLag]);
+      }
+    }
+    seasonal_naive_mae_ = naive_error / static_cast<double>(n);
+    val_windows_ = settings_.to_device(windows);
+    val_next_ = settings_.to_device(next);
+  }
+
+  // {MAE, MSE} of the model's forecasts on the validation windows, in the
+  // trial's precision (so that what bf16 costs in quality shows).
+  std::pair<double, double> validation_errors() {
+    torch::NoGradGuard no_grad;
+    model_->eval();
+    std::vector<torch::Tensor> forecasts;
+    const int64_t n = val_windows_.size(0);
+    for (int64_t begin = 0; begin < n; begin += kValChunk) {
+      torchkit::AutocastScope autocast(settings_);
+      forecasts.push_back(
+          model_->forward(val_windows_.slice(/*dim=*/0, begin, begin + kValChunk)).to(torch::kFloat));
+    }
+    model_->train();
+    const torch::Tensor error = torch::cat(forecasts) - val_next_;
+    // One read-back for both numbers.
+    const torch::Tensor both =
+        torch::stack({error.abs().mean(), error.square().mean()}).to(torch::kDouble).cpu();
+    return {both[0].item<double>(), both[1].item<double>()};
+  }
+
+  Knobs knobs_;
+  SeriesSet data_;  // immutable after setup
+  Forecaster model_{nullptr};
+  torch::optim::Adam optimizer_;
+  torchkit::GradStep grad_;
+  torch::Tensor val_windows_;  // on the device
+  torch::Tensor val_next_;     // on the device
+  double seasonal_naive_mae_ = 0;
+  double initial_val_mae_ = 0;
+  // Last: its loader threads read the members above, so it must start after
+  // them and stop before them.
+  torchkit::InputPipeline pipeline_;
+};
+
+}  // namespace
+}  // namespace gpusweep::timeseries
+
+GPUSWEEP_EXPORT_WORKLOAD(gpusweep::timeseries::Timeseries)

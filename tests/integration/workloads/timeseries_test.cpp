@@ -1,0 +1,114 @@
+// The timeseries plugin through the real binary, on tiny models: quality
+// recorded next to the seasonal-naive reference and falling from
+// initialisation, the fused LSTM computing what torch::nn::LSTM computes,
+// and the common settings (channels_last skipped with the reason,
+// grad_accum, sync_every) checked with SQL.
+#include "harness.hpp"
+
+#include <cmath>
+#include <string>
+
+using gpusweep::test::Sandbox;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A condition on the trial's resolved config, for metric().
+std::string config_is(const std::string& key, const std::string& value) {
+  return "json_extract(t.config_json, '$." + key + "') = " + value;
+}
+
+// The condition for a sweep of a single trial.
+const std::string kOnlyTrial = "1 = 1";
+
+// The latest value of metric `name` (eval or stat) of the trial matching
+// `condition`.
+double metric(const Sandbox& box, const std::string& name, const std::string& condition) {
+  return std::stod(box.text(
+      "SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id "
+      "WHERE m.name = '" + name + "' AND " + condition + " ORDER BY m.at_step DESC LIMIT 1"));
+}
+
+}  // namespace
+
+TEST_CASE("timeseries fused and aten LSTMs train the same model", "[integration][torch]") {
+  Sandbox box;
+  box.write("t.json", R"({"name": "tiny", "workload": "timeseries",
+    "base": {"device": "cpu", "threads": 1, "hidden_size": 16, "num_layers": 2, "seq_len": 12,
+             "batch_size": 32},
+    "grid": {"lstm_impl": ["aten", "fused"]},
+    "measure": {"warmup_steps": 2, "steps_per_block": 4, "blocks": 5, "timeout_s": 120},
+    "baseline": {"lstm_impl": "aten"}})");
+  const auto r = box.gpusweep("run t.json --db results.db --jobs 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  CHECK(box.count("SELECT count(*) FROM trial_summary WHERE unit = 'sequences' AND "
+                  "quality_metric = 'val_mae' AND quality > 0 AND quality_reference > 0.1 AND "
+                  "throughput_median > 0 AND samples_per_step = 32 AND peak_memory_bytes > 0") == 2);
+  // Same seed, same parameters, same data: 22 Adam steps later both still
+  // agree to float rounding, so the hand-written backward is torch's.
+  const double aten = metric(box, "val_mae", config_is("lstm_impl", "'aten'"));
+  const double fused = metric(box, "val_mae", config_is("lstm_impl", "'fused'"));
+  INFO("val_mae aten " << aten << ", fused " << fused);
+  CHECK(std::abs(aten - fused) < 1e-4);
+  CHECK(metric(box, "initial_val_mae", config_is("lstm_impl", "'aten'")) ==
+        Approx(metric(box, "initial_val_mae", config_is("lstm_impl", "'fused'"))).epsilon(1e-6));
+}
+
+TEST_CASE("timeseries val_mae falls from its initial value below seasonal naive",
+          "[integration][torch]") {
+  Sandbox box;
+  box.write("l.json", R"({"name": "learn", "workload": "timeseries",
+    "base": {"device": "cpu", "threads": 1, "hidden_size": 16, "num_layers": 1, "seq_len": 30,
+             "batch_size": 64},
+    "measure": {"warmup_steps": 0, "steps_per_block": 60, "blocks": 5, "timeout_s": 120}})");
+  const auto r = box.gpusweep("run l.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const double initial = metric(box, "initial_val_mae", kOnlyTrial);
+  const double final_mae = metric(box, "val_mae", kOnlyTrial);
+  const double naive = metric(box, "seasonal_naive_mae", kOnlyTrial);
+  INFO("val_mae " << initial << " at init, " << final_mae << " after 300 steps; seasonal naive "
+                  << naive);
+  CHECK(final_mae < 0.6 * initial);
+  CHECK(final_mae < naive);
+}
+
+TEST_CASE("timeseries skips channels_last with the reason", "[integration][torch]") {
+  Sandbox box;
+  box.write("c.json", R"({"name": "cl", "workload": "timeseries",
+    "base": {"device": "cpu", "threads": 1, "hidden_size": 8, "num_layers": 1, "seq_len": 8,
+             "batch_size": 16},
+    "grid": {"channels_last": [false, true]},
+    "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120}})");
+  const auto r = box.gpusweep("run c.json --db results.db --jobs 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.text("SELECT status FROM trials WHERE json_extract(config_json, '$.channels_last') = 0") ==
+        "ok");
+  CHECK(box.text("SELECT status FROM trials WHERE json_extract(config_json, '$.channels_last') = 1") ==
+        "skipped");
+  CHECK_THAT(box.text("SELECT error FROM trials WHERE json_extract(config_json, '$.channels_last') = 1"),
+             Contains("the LSTM has no 4-D tensors"));
+}
+
+TEST_CASE("timeseries grad_accum doubles the sequences per step and sync_every thins loss reads",
+          "[integration][torch]") {
+  Sandbox box;
+  box.write("g.json", R"({"name": "accum", "workload": "timeseries",
+    "base": {"device": "cpu", "threads": 1, "hidden_size": 8, "num_layers": 1, "seq_len": 8,
+             "batch_size": 16},
+    "grid": {"grad_accum": [1, 2], "sync_every": [1, 10]},
+    "measure": {"warmup_steps": 0, "steps_per_block": 4, "blocks": 5, "timeout_s": 120}})");
+  const auto r = box.gpusweep("run g.json --db results.db --jobs 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trial_summary s JOIN trials t ON t.id = s.trial_id "
+                  "WHERE s.samples_per_step = 16 * json_extract(t.config_json, '$.grad_accum')") ==
+        4);
+  // 20 steps: a loss read per step, or one every 10 steps.
+  const std::string one_batch = " AND " + config_is("grad_accum", "1");
+  CHECK(metric(box, "loss_reads", config_is("sync_every", "1") + one_batch) == 20);
+  CHECK(metric(box, "loss_reads", config_is("sync_every", "10") + one_batch) == 2);
+}

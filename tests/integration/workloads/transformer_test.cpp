@@ -1,0 +1,133 @@
+// The transformer plugin through the real binary: tiny runs checked with SQL,
+// gradient accumulation's samples per step, resuming from a checkpoint giving
+// exactly the uninterrupted run's losses, and the skipped settings.
+#include "harness.hpp"
+
+#include <string>
+
+using gpusweep::test::Sandbox;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A tiny model: one run of a few steps takes about a second.
+const char* const kTinyBase =
+    R"("device": "cpu", "threads": 1, "batch_size": 4, "d_model": 32, "n_layers": 1,
+       "n_heads": 2, "seq_len": 16)";
+
+}  // namespace
+
+TEST_CASE("transformer runs tiny configs and grad_accum multiplies the samples per step",
+          "[integration][torch]") {
+  Sandbox box;
+  box.write("t.json", std::string(R"({"name": "tiny", "workload": "transformer", "base": {)") +
+                          kTinyBase + R"(},
+    "grid": {"grad_accum": [1, 4], "precision": ["fp32", "bf16"]},
+    "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120},
+    "baseline": {"grad_accum": 1, "precision": "fp32"}})");
+  const auto r = box.gpusweep("run t.json --db results.db --jobs 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 4);
+  // Quality is a loss next to the chain's entropy rate, both in nats below
+  // ln 64 = 4.16 plus what a fresh model adds.
+  CHECK(box.count("SELECT count(*) FROM trial_summary WHERE unit = 'tokens' AND "
+                  "secondary_unit = 'sequences' AND throughput_median > 0 AND "
+                  "quality > quality_reference AND quality < 5 AND quality_reference > 0.5 AND "
+                  "quality_higher_is_better = 0") == 4);
+  // One micro-batch is 4 windows of 16 tokens; grad_accum 4 is four of them.
+  const std::string per_step =
+      "SELECT count(*) FROM trial_summary m JOIN trials t ON t.id = m.trial_id WHERE "
+      "json_extract(t.config_json, '$.grad_accum') = ";
+  CHECK(box.count(per_step + "1 AND m.samples_per_step = 64") == 2);
+  CHECK(box.count(per_step + "4 AND m.samples_per_step = 256") == 2);
+  CHECK(box.count("SELECT count(*) FROM blocks WHERE samples != 16 * secondary_samples") == 0);
+  // Eleven optimiser steps either way; four times the micro-batches with grad_accum 4.
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE kind = 'stat' AND "
+                  "name = 'optimizer_steps' AND value = 11") == 4);
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE kind = 'stat' AND "
+                  "name = 'micro_batches' AND value = 44") == 2);
+}
+
+TEST_CASE("transformer resumed at step k gives the uninterrupted run's losses",
+          "[integration][torch]") {
+  Sandbox box;
+  const std::string checkpoint = box.path("run.ckpt");
+  const std::string measure = R"("measure": {"warmup_steps": 0, "steps_per_block": 1,
+                                             "blocks": 5, "timeout_s": 120})";
+  // A: ten steps straight through. B: five steps saving a checkpoint, then a
+  // second trial resuming from it for five more.
+  box.write("a.json", std::string(R"({"name": "a", "workload": "transformer", "base": {)") +
+                          kTinyBase + R"(, "sync_every": 1, "seed": 7},
+    "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 10, "timeout_s": 120}})");
+  box.write("b1.json", std::string(R"({"name": "b1", "workload": "transformer", "base": {)") +
+                           kTinyBase + R"(, "sync_every": 1, "seed": 7, "checkpoint_path": ")" +
+                           checkpoint + R"(", "checkpoint_every": 5}, )" + measure + "}");
+  box.write("b2.json", std::string(R"({"name": "b2", "workload": "transformer", "base": {)") +
+                           kTinyBase + R"(, "sync_every": 1, "seed": 7, "checkpoint_path": ")" +
+                           checkpoint + R"(", "resume": true}, )" + measure + "}");
+  for (const char* sweep : {"a", "b1", "b2"}) {
+    const auto r = box.gpusweep(std::string("run ") + sweep + ".json --db results.db");
+    INFO(sweep << ": " << r.output);
+    REQUIRE(r.code == 0);
+  }
+  REQUIRE(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 3);
+
+  // The value of one final metric of sweep `name`.
+  auto final_metric = [](const std::string& sweep, const std::string& kind,
+                         const std::string& name) {
+    return "(SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id JOIN sweeps s "
+           "ON s.id = t.sweep_id WHERE s.name = '" + sweep + "' AND m.kind = '" + kind +
+           "' AND m.name = '" + name + "' ORDER BY m.at_step DESC LIMIT 1)";
+  };
+  CHECK(box.count("SELECT " + final_metric("b1", "stat", "checkpoints_saved")) == 1);
+  CHECK(box.count("SELECT " + final_metric("b2", "stat", "start_step")) == 5);
+  CHECK(box.count("SELECT " + final_metric("b2", "stat", "step")) == 10);
+  // The resumed run starts where the first half stopped...
+  CHECK(box.count("SELECT " + final_metric("b1", "eval", "val_loss") + " = " +
+                  final_metric("b2", "eval", "start_val_loss")) == 1);
+  // ...and ends exactly where the uninterrupted run does: the last step's
+  // training loss and the validation loss after it.
+  CHECK(box.count("SELECT " + final_metric("a", "stat", "last_loss") + " = " +
+                  final_metric("b2", "stat", "last_loss")) == 1);
+  CHECK(box.count("SELECT " + final_metric("a", "eval", "val_loss") + " = " +
+                  final_metric("b2", "eval", "val_loss")) == 1);
+  // And a run that did not resume differs (the check above is not vacuous).
+  CHECK(box.count("SELECT " + final_metric("b1", "stat", "last_loss") + " != " +
+                  final_metric("b2", "stat", "last_loss")) == 1);
+
+  // A checkpoint of another model shape is refused with both values named.
+  box.write("c.json", std::string(R"({"name": "c", "workload": "transformer", "base": {)") +
+                          R"("device": "cpu", "threads": 1, "batch_size": 4, "d_model": 64,
+                             "n_layers": 1, "n_heads": 2, "seq_len": 16, "seed": 7,
+                             "checkpoint_path": ")" + checkpoint + R"(", "resume": true}, )" +
+                          measure + "}");
+  const auto c = box.gpusweep("run c.json --db results.db");
+  INFO(c.output);
+  CHECK(c.code == 0);
+  CHECK_THAT(box.text("SELECT t.error FROM trials t JOIN sweeps s ON s.id = t.sweep_id "
+                      "WHERE s.name = 'c'"),
+             Contains("saved with d_model=32, this trial has 64"));
+}
+
+TEST_CASE("transformer skips channels_last and the input-pipeline settings, with the reason",
+          "[integration][torch]") {
+  Sandbox box;
+  box.write("s.json", std::string(R"({"name": "skips", "workload": "transformer", "base": {)") +
+                          kTinyBase + R"(},
+    "grid": {"channels_last": [false, true], "loader_workers": [0, 2]},
+    "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");
+  const auto r = box.gpusweep("run s.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 1);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'skipped'") == 3);
+  CHECK_THAT(box.text("SELECT error FROM trials WHERE json_extract(config_json, "
+                      "'$.channels_last') = 1 AND json_extract(config_json, "
+                      "'$.loader_workers') = 0"),
+             Contains("channels_last does not apply") && Contains("no 4-D tensors"));
+  CHECK_THAT(box.text("SELECT error FROM trials WHERE json_extract(config_json, "
+                      "'$.channels_last') = 0 AND json_extract(config_json, "
+                      "'$.loader_workers') = 2"),
+             Contains("no input pipeline"));
+}
