@@ -3,8 +3,8 @@
 // seed's update schedule: data_passes x batch_number critic minibatches and
 // one actor update on the whole batch.
 #include "coverage_env.hpp"
-#include "networks.hpp"
 #include "heap.hpp"
+#include "networks.hpp"
 #include "seeding.hpp"
 
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -106,9 +106,9 @@ class Coma final : public torchkit::TorchWorkload {
                                       "agents on the grid (all share the actor)"));
     m.params.push_back(Param::integer("budget", 14, 1, static_cast<double>(kMaxBudget),
                                       "moves per agent per episode"));
-    m.params.push_back(Param::integer(
-        "batch_number", 5, 1, static_cast<double>(kMaxSchedule),
-        "shuffled critic minibatches per pass over the batch of episodes"));
+    m.params.push_back(
+        Param::integer("batch_number", 5, 1, static_cast<double>(kMaxSchedule),
+                       "shuffled critic minibatches per pass over the batch of episodes"));
     m.params.push_back(Param::integer(
         "data_passes", 5, 1, static_cast<double>(kMaxSchedule),
         "passes over the batch per step; the critic updates batch_number x data_passes times"));
@@ -128,7 +128,8 @@ class Coma final : public torchkit::TorchWorkload {
         eval_env_(kEvalEpisodes, knobs_.agents, settings_.device),
         start_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kStartStream))),
         action_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kActionStream))),
-        shuffle_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kShuffleStream))) {
+        shuffle_gen_(
+            make_generator(settings_.device, derive_seed(settings_.seed, kShuffleStream))) {
     keep_freed_memory();
     if (settings_.batch_size < 1) throw std::invalid_argument("batch_size must be positive");
     const int64_t transitions = settings_.batch_size * knobs_.budget;
@@ -265,9 +266,9 @@ class Coma final : public torchkit::TorchWorkload {
       torch::NoGradGuard no_grad;
       // The patch is the first kPatch^2 columns of the actor's observation.
       const torch::Tensor patches =
-          knobs_.critic_obs
-              ? obs_.view({n, knobs_.agents, -1}).narrow(2, 0, CoverageEnv::kPatch * CoverageEnv::kPatch)
-              : torch::Tensor();
+          knobs_.critic_obs ? obs_.view({n, knobs_.agents, -1})
+                                  .narrow(2, 0, CoverageEnv::kPatch * CoverageEnv::kPatch)
+                            : torch::Tensor();
       agent_part = critic_->agent_part(actions, patches);
     }
     torch::Tensor targets = td_targets(states, agent_part, actions);

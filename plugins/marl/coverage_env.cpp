@@ -28,9 +28,12 @@ CoverageEnv::CoverageEnv(int64_t episodes, int64_t agents, const torch::Device& 
   positions_ = torch::zeros({episodes, agents, 2}, longs);
   covered_ = torch::zeros({episodes}, floats);
   // Rows: stay, N (up), S (down), E (right), W (left).
-  moves_ = torch::tensor({0, 0, -1, 0, 1, 0, 0, 1, 0, -1}, torch::kLong).view({kNumActions, 2}).to(device);
+  moves_ = torch::tensor({0, 0, -1, 0, 1, 0, 0, 1, 0, -1}, torch::kLong)
+               .view({kNumActions, 2})
+               .to(device);
   stride_ = torch::tensor({kSide, int64_t{1}}, torch::kLong).to(device);
-  origin_ = (torch::arange(episodes, longs) * (kSide * kSide) + (kPad * kSide + kPad)).view({episodes, 1});
+  origin_ = (torch::arange(episodes, longs) * (kSide * kSide) + (kPad * kSide + kPad))
+                .view({episodes, 1});
   patch_offsets_ = window_offsets(kPatch, kSide, device);
   cover_offsets_ = window_offsets(kCover, kSide, device);
   agent_ids_ = torch::eye(agents, floats).expand({episodes, agents, agents});
@@ -51,7 +54,8 @@ void CoverageEnv::reset(torch::Generator& gen) {
   positions_.random_(/*from=*/0, /*to=*/kGrid, gen);
   map_.fill_(1.0);
   map_.view({episodes_, kSide, kSide}).narrow(1, kPad, kGrid).narrow(2, kPad, kGrid).zero_();
-  const torch::Tensor cells = centres(positions_, stride_, origin_).unsqueeze(2).add(cover_offsets_);
+  const torch::Tensor cells =
+      centres(positions_, stride_, origin_).unsqueeze(2).add(cover_offsets_);
   map_.view({-1}).index_fill_(/*dim=*/0, cells.view({-1}), 1.0);
   covered_ = map_.sum(/*dim=*/1).sub_(static_cast<double>(border_cells_));
 }
@@ -59,7 +63,8 @@ void CoverageEnv::reset(torch::Generator& gen) {
 torch::Tensor CoverageEnv::step(const torch::Tensor& actions) {
   positions_.add_(moves_.index_select(/*dim=*/0, actions.reshape({-1})).view_as(positions_))
       .clamp_(/*min=*/0, /*max=*/kGrid - 1);
-  const torch::Tensor cells = centres(positions_, stride_, origin_).unsqueeze(2).add(cover_offsets_);
+  const torch::Tensor cells =
+      centres(positions_, stride_, origin_).unsqueeze(2).add(cover_offsets_);
   map_.view({-1}).index_fill_(/*dim=*/0, cells.view({-1}), 1.0);
   torch::Tensor now = map_.sum(/*dim=*/1).sub_(static_cast<double>(border_cells_));
   torch::Tensor reward = now - covered_;
@@ -69,7 +74,8 @@ torch::Tensor CoverageEnv::step(const torch::Tensor& actions) {
 
 void CoverageEnv::observe(const torch::Tensor& out) const {
   constexpr int64_t kPatchCells = kPatch * kPatch;
-  const torch::Tensor cells = centres(positions_, stride_, origin_).unsqueeze(2).add(patch_offsets_);
+  const torch::Tensor cells =
+      centres(positions_, stride_, origin_).unsqueeze(2).add(patch_offsets_);
   out.narrow(/*dim=*/2, /*start=*/0, kPatchCells).copy_(map_.take(cells));
   out.narrow(2, kPatchCells, 2).copy_(positions_).div_(static_cast<double>(kGrid - 1));
   out.narrow(2, kPatchCells + 2, agents_).copy_(agent_ids_);

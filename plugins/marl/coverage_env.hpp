@@ -11,7 +11,7 @@ namespace gpusweep::marl {
 
 class CoverageEnv {
  public:
-  static constexpr int64_t kGrid = 16;       // the grid is kGrid x kGrid cells
+  static constexpr int64_t kGrid = 16;  // the grid is kGrid x kGrid cells
   static constexpr int64_t kCells = kGrid * kGrid;
   static constexpr int64_t kNumActions = 5;  // stay, N, S, E, W
   static constexpr int64_t kPatch = 5;       // the actor sees a kPatch x kPatch window
@@ -46,7 +46,7 @@ class CoverageEnv {
   int64_t agents() const { return agents_; }
 
  private:
-  static constexpr int64_t kPad = kPatch / 2;        // border wide enough for any patch
+  static constexpr int64_t kPad = kPatch / 2;         // border wide enough for any patch
   static constexpr int64_t kSide = kGrid + 2 * kPad;  // padded map side
 
   int64_t episodes_;
@@ -55,14 +55,14 @@ class CoverageEnv {
   // that reach past a wall see nothing left to gain there, and covering a
   // border cell changes no count.
   torch::Tensor map_;
-  torch::Tensor positions_;     // [E, A, 2] int64 row, column in 0..kGrid-1
-  torch::Tensor covered_;       // [E] float covered cells (border excluded)
-  torch::Tensor moves_;         // [kNumActions, 2] int64 row and column deltas
-  torch::Tensor stride_;        // [2] int64 (kSide, 1): row, column -> flat offset
-  torch::Tensor origin_;        // [E, 1, 1] int64 flat index of each episode's first interior cell
+  torch::Tensor positions_;      // [E, A, 2] int64 row, column in 0..kGrid-1
+  torch::Tensor covered_;        // [E] float covered cells (border excluded)
+  torch::Tensor moves_;          // [kNumActions, 2] int64 row and column deltas
+  torch::Tensor stride_;         // [2] int64 (kSide, 1): row, column -> flat offset
+  torch::Tensor origin_;         // [E, 1, 1] int64 flat index of each episode's first interior cell
   torch::Tensor patch_offsets_;  // [kPatch^2] int64 flat offsets around a centre
   torch::Tensor cover_offsets_;  // [kCover^2] int64
-  torch::Tensor agent_ids_;     // [E, A, A] float one-hot, expanded (no copy)
+  torch::Tensor agent_ids_;      // [E, A, A] float one-hot, expanded (no copy)
   int64_t border_cells_;
 };
 

@@ -45,8 +45,8 @@ torch::Tensor CriticImpl::forward(const torch::Tensor& state, const torch::Tenso
   const torch::Tensor shared =
       torch::addmm(fc1_->bias, state, weight.narrow(/*dim=*/1, /*start=*/0, state_dim_).t());
   // In place: matmul's backward needs its inputs, not its output.
-  torch::Tensor h = torch::matmul(agent_part,
-                                  weight.narrow(1, state_dim_, weight.size(1) - state_dim_).t());
+  torch::Tensor h =
+      torch::matmul(agent_part, weight.narrow(1, state_dim_, weight.size(1) - state_dim_).t());
   h.add_(shared.unsqueeze(1)).relu_();
   return fc3_(fc2_(h).relu_());
 }

@@ -32,8 +32,7 @@ TORCH_MODULE(Actor);
 class CriticImpl : public torch::nn::Module {
  public:
   // patch_dim: width of the optional per-agent observation part (0 = none).
-  CriticImpl(int64_t state_dim, int64_t agents, int64_t hidden, int64_t actions,
-             int64_t patch_dim);
+  CriticImpl(int64_t state_dim, int64_t agents, int64_t hidden, int64_t actions, int64_t patch_dim);
 
   // state [N, state_dim] and agent_part(joint actions) [N, A, ...] ->
   // Q [N, A, actions].

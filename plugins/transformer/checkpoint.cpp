@@ -46,7 +46,8 @@ void save_checkpoint(const std::string& path, const TrainingState& state,
   root.save_to(tmp);
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error("cannot move checkpoint " + tmp + " to " + path + ": " + ec.message());
+  if (ec)
+    throw std::runtime_error("cannot move checkpoint " + tmp + " to " + path + ": " + ec.message());
 }
 
 void load_checkpoint(const std::string& path, const TrainingState& state,

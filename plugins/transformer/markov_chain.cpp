@@ -70,6 +70,23 @@ MarkovChain::MarkovChain(int64_t vocab, std::mt19937_64& rng) : vocab_(vocab) {
     }
     entropy_rate_ += stationary_[row] * h;
   }
+
+  // P(c | b) = sum_a pi(a, b) P(c | a, b) / sum_a pi(a, b).
+  bigram_entropy_ = 0;
+  std::vector<double> row(v);
+  for (size_t b = 0; b < v; ++b) {
+    std::fill(row.begin(), row.end(), 0.0);
+    double mass = 0;
+    for (size_t a = 0; a < v; ++a) {
+      const double w = stationary_[a * v + b];
+      mass += w;
+      for (size_t c = 0; c < v; ++c) row[c] += w * next_[(a * v + b) * v + c];
+    }
+    for (size_t c = 0; c < v; ++c) {
+      const double p = row[c] / mass;
+      if (p > 0) bigram_entropy_ -= mass * p * std::log(p);
+    }
+  }
 }
 
 // pi'(b, c) = sum_a pi(a, b) P(c | a, b), from uniform until it stops moving.

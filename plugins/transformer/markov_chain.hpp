@@ -27,6 +27,10 @@ class MarkovChain {
 
   // Entropy rate in nats per token: sum over pairs of pi(a, b) H(P(. | a, b)).
   double entropy_rate() const { return entropy_rate_; }
+  // H(next | previous token) under the stationary distribution: the best loss
+  // with one token of context, where a model that has learnt only bigram
+  // statistics plateaus.
+  double bigram_entropy() const { return bigram_entropy_; }
   int64_t vocab() const { return vocab_; }
 
  private:
@@ -38,6 +42,7 @@ class MarkovChain {
   std::vector<double> pair_cdf_;    // cumulative stationary distribution over (a, b)
   std::vector<double> stationary_;  // pi(a, b)
   double entropy_rate_ = 0;
+  double bigram_entropy_ = 0;
 };
 
 }  // namespace gpusweep::transformer

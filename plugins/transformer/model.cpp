@@ -21,12 +21,15 @@ void init_linear(torch::nn::Linear& layer, double std) {
 
 BlockImpl::BlockImpl(const ModelShape& shape, double residual_init_std)
     : heads_(shape.n_heads),
-      ln1_(register_module("ln1", torch::nn::LayerNorm(torch::nn::LayerNormOptions({shape.d_model})))),
+      ln1_(register_module("ln1",
+                           torch::nn::LayerNorm(torch::nn::LayerNormOptions({shape.d_model})))),
       qkv_(register_module("qkv", torch::nn::Linear(shape.d_model, 3 * shape.d_model))),
       proj_(register_module("proj", torch::nn::Linear(shape.d_model, shape.d_model))),
-      ln2_(register_module("ln2", torch::nn::LayerNorm(torch::nn::LayerNormOptions({shape.d_model})))),
+      ln2_(register_module("ln2",
+                           torch::nn::LayerNorm(torch::nn::LayerNormOptions({shape.d_model})))),
       fc_(register_module("fc", torch::nn::Linear(shape.d_model, shape.ffn_mult * shape.d_model))),
-      out_(register_module("out", torch::nn::Linear(shape.ffn_mult * shape.d_model, shape.d_model))) {
+      out_(register_module("out",
+                           torch::nn::Linear(shape.ffn_mult * shape.d_model, shape.d_model))) {
   init_linear(qkv_, kInitStd);
   init_linear(fc_, kInitStd);
   init_linear(proj_, residual_init_std);
@@ -39,7 +42,8 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ma
   const int64_t d = x.size(2);
   const int64_t head_dim = d / heads_;
   // [B, T, 3, H, Dh] -> three [B, H, T, Dh] views.
-  const auto qkv = qkv_(ln1_(x)).view({b, t, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4}).unbind(0);
+  const auto qkv =
+      qkv_(ln1_(x)).view({b, t, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4}).unbind(0);
   // Scaling q (T x Dh) is cheaper than scaling the scores (T x T).
   const torch::Tensor q = qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim)));
   const torch::Tensor scores = torch::matmul(q, qkv[1].transpose(-2, -1)) + mask;
@@ -53,8 +57,11 @@ LanguageModelImpl::LanguageModelImpl(const ModelShape& shape)
       tokens_(register_module("tokens", torch::nn::Embedding(shape.vocab, shape.d_model))),
       positions_(register_module("positions", torch::nn::Embedding(shape.seq_len, shape.d_model))),
       blocks_(register_module("blocks", torch::nn::ModuleList())),
-      ln_f_(register_module("ln_f", torch::nn::LayerNorm(torch::nn::LayerNormOptions({shape.d_model})))),
-      head_(register_module("head", torch::nn::Linear(torch::nn::LinearOptions(shape.d_model, shape.vocab).bias(false)))) {
+      ln_f_(register_module("ln_f",
+                            torch::nn::LayerNorm(torch::nn::LayerNormOptions({shape.d_model})))),
+      head_(register_module(
+          "head",
+          torch::nn::Linear(torch::nn::LinearOptions(shape.d_model, shape.vocab).bias(false)))) {
   const double residual_std = kInitStd / std::sqrt(2.0 * static_cast<double>(shape.n_layers));
   for (int64_t i = 0; i < shape.n_layers; ++i) {
     block_list_.emplace_back(shape, residual_std);

@@ -96,8 +96,9 @@ struct Knobs {
 };
 
 Param string_param(std::string name, std::string def, std::string description) {
-  return Param{std::move(name), "string", std::move(def), std::move(description),
-               /*choices=*/{}, /*min=*/{}, /*max=*/{}, /*common=*/false, /*applies=*/true};
+  return Param{std::move(name), "string",   std::move(def), std::move(description),
+               /*choices=*/{},  /*min=*/{}, /*max=*/{},     /*common=*/false,
+               /*applies=*/true};
 }
 
 class Transformer final : public torchkit::TorchWorkload {
@@ -121,8 +122,8 @@ class Transformer final : public torchkit::TorchWorkload {
     m.params = torchkit::common_params(/*default_batch_size=*/16, support());
     m.params.push_back(Param::integer("d_model", 128, 1, static_cast<double>(kMaxWidth),
                                       "model width (the FFN is 4x as wide)"));
-    m.params.push_back(Param::integer("n_layers", 2, 1, static_cast<double>(kMaxLayers),
-                                      "transformer blocks"));
+    m.params.push_back(
+        Param::integer("n_layers", 2, 1, static_cast<double>(kMaxLayers), "transformer blocks"));
     m.params.push_back(Param::integer("n_heads", 4, 1, static_cast<double>(kMaxWidth),
                                       "attention heads; must divide d_model"));
     m.params.push_back(Param::integer("seq_len", 128, 2, static_cast<double>(kStreamLength - 1),
@@ -153,6 +154,7 @@ class Transformer final : public torchkit::TorchWorkload {
     std::mt19937_64 chain_rng(derive_seed(settings_.seed, kChainStream));
     const MarkovChain chain(kVocab, chain_rng);
     entropy_rate_ = chain.entropy_rate();
+    bigram_entropy_ = chain.bigram_entropy();
     std::mt19937_64 corpus_rng(derive_seed(settings_.seed, kCorpusStream));
     corpus_ = chain.sample(kStreams, kStreamLength, corpus_rng).to(device).view({-1});
     std::mt19937_64 val_rng(derive_seed(settings_.seed, kValStream));
@@ -183,7 +185,7 @@ class Transformer final : public torchkit::TorchWorkload {
         logits = model_->forward(window.narrow(/*dim=*/1, /*start=*/0, knobs_.shape.seq_len));
       }
       loss = torch::cross_entropy_loss(logits.to(torch::kFloat).view({-1, kVocab}),
-                                  window.narrow(1, 1, knobs_.shape.seq_len).reshape({-1}));
+                                       window.narrow(1, 1, knobs_.shape.seq_len).reshape({-1}));
       grad_->backward(loss);
     }
     grad_->step();
@@ -201,6 +203,7 @@ class Transformer final : public torchkit::TorchWorkload {
   Metrics evaluate() override {
     return {{"val_loss", validation_loss()},
             {"entropy_rate", entropy_rate_},
+            {"bigram_entropy", bigram_entropy_},
             {"start_val_loss", start_val_loss_},
             {"step", static_cast<double>(steps_)}};
   }
@@ -220,11 +223,11 @@ class Transformer final : public torchkit::TorchWorkload {
   // streams (never across a stream's end), [B, seq_len + 1] int64.
   torch::Tensor sample_windows() {
     const int64_t span = kStreamLength - knobs_.shape.seq_len;  // possible start offsets
-    const torch::Tensor draw = torch::randint(/*low=*/0, /*high=*/kStreams * span,
-                                              {settings_.batch_size, 1}, window_gen_,
-                                              offsets_.options());
-    const torch::Tensor starts = draw.div(span, /*rounding_mode=*/"floor").mul_(kStreamLength)
-                                     .add_(draw.remainder(span));
+    const torch::Tensor draw =
+        torch::randint(/*low=*/0, /*high=*/kStreams * span, {settings_.batch_size, 1}, window_gen_,
+                       offsets_.options());
+    const torch::Tensor starts =
+        draw.div(span, /*rounding_mode=*/"floor").mul_(kStreamLength).add_(draw.remainder(span));
     return corpus_.take(starts + offsets_);
   }
 
@@ -235,7 +238,8 @@ class Transformer final : public torchkit::TorchWorkload {
   double validation_loss() {
     torch::NoGradGuard no_grad;
     const int64_t t = knobs_.shape.seq_len;
-    torch::Tensor total = torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(settings_.device));
+    torch::Tensor total =
+        torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(settings_.device));
     for (int64_t first = 0; first < kValWindows; first += settings_.batch_size) {
       const int64_t n = std::min(settings_.batch_size, kValWindows - first);
       const torch::Tensor window = val_.narrow(/*dim=*/0, first, n);
@@ -244,7 +248,8 @@ class Transformer final : public torchkit::TorchWorkload {
         torchkit::AutocastScope autocast(settings_);
         logits = model_->forward(window.narrow(/*dim=*/1, /*start=*/0, t));
       }
-      const torch::Tensor predicted = logits.narrow(1, 1, t - 1).to(torch::kFloat).reshape({-1, kVocab});
+      const torch::Tensor predicted =
+          logits.narrow(1, 1, t - 1).to(torch::kFloat).reshape({-1, kVocab});
       const torch::Tensor targets = window.narrow(1, 2, t - 1).reshape({-1});
       total += torch::cross_entropy_loss(predicted, targets, /*weight=*/{}, at::Reduction::Sum)
                    .to(torch::kDouble);
@@ -256,14 +261,11 @@ class Transformer final : public torchkit::TorchWorkload {
 
   // What a checkpoint must match for the resumed run to be the same run.
   Fingerprint fingerprint() const {
-    return {{"checkpoint_version", kCheckpointVersion},
-            {"vocab", kVocab},
-            {"d_model", knobs_.shape.d_model},
-            {"n_layers", knobs_.shape.n_layers},
-            {"n_heads", knobs_.shape.n_heads},
-            {"seq_len", knobs_.shape.seq_len},
-            {"batch_size", settings_.batch_size},
-            {"seed", static_cast<int64_t>(settings_.seed)}};
+    return {
+        {"checkpoint_version", kCheckpointVersion}, {"vocab", kVocab},
+        {"d_model", knobs_.shape.d_model},          {"n_layers", knobs_.shape.n_layers},
+        {"n_heads", knobs_.shape.n_heads},          {"seq_len", knobs_.shape.seq_len},
+        {"batch_size", settings_.batch_size},       {"seed", static_cast<int64_t>(settings_.seed)}};
   }
 
   Knobs knobs_;
@@ -275,6 +277,7 @@ class Transformer final : public torchkit::TorchWorkload {
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<torchkit::GradStep> grad_;
   double entropy_rate_ = 0;
+  double bigram_entropy_ = 0;
   double start_val_loss_ = 0;
   int64_t steps_ = 0;       // optimiser steps, those before a resume included
   int64_t start_step_ = 0;  // steps_ when this trial started

@@ -3,8 +3,8 @@
 // schedule) and the settings it has nothing to apply to skipped with reasons.
 #include "harness.hpp"
 
-using gpusweep::test::Sandbox;
 using Catch::Matchers::Contains;
+using gpusweep::test::Sandbox;
 
 TEST_CASE("marl runs tiny COMA configs and records coverage next to a random policy",
           "[integration][torch]") {

@@ -5,8 +5,8 @@
 
 #include <string>
 
-using gpusweep::test::Sandbox;
 using Catch::Matchers::Contains;
+using gpusweep::test::Sandbox;
 
 namespace {
 
@@ -77,8 +77,9 @@ TEST_CASE("transformer resumed at step k gives the uninterrupted run's losses",
   auto final_metric = [](const std::string& sweep, const std::string& kind,
                          const std::string& name) {
     return "(SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id JOIN sweeps s "
-           "ON s.id = t.sweep_id WHERE s.name = '" + sweep + "' AND m.kind = '" + kind +
-           "' AND m.name = '" + name + "' ORDER BY m.at_step DESC LIMIT 1)";
+           "ON s.id = t.sweep_id WHERE s.name = '" +
+           sweep + "' AND m.kind = '" + kind + "' AND m.name = '" + name +
+           "' ORDER BY m.at_step DESC LIMIT 1)";
   };
   CHECK(box.count("SELECT " + final_metric("b1", "stat", "checkpoints_saved")) == 1);
   CHECK(box.count("SELECT " + final_metric("b2", "stat", "start_step")) == 5);
@@ -93,15 +94,15 @@ TEST_CASE("transformer resumed at step k gives the uninterrupted run's losses",
   CHECK(box.count("SELECT " + final_metric("a", "eval", "val_loss") + " = " +
                   final_metric("b2", "eval", "val_loss")) == 1);
   // And a run that did not resume differs (the check above is not vacuous).
-  CHECK(box.count("SELECT " + final_metric("b1", "stat", "last_loss") + " != " +
-                  final_metric("b2", "stat", "last_loss")) == 1);
+  CHECK(box.count("SELECT " + final_metric("b1", "stat", "last_loss") +
+                  " != " + final_metric("b2", "stat", "last_loss")) == 1);
 
   // A checkpoint of another model shape is refused with both values named.
   box.write("c.json", std::string(R"({"name": "c", "workload": "transformer", "base": {)") +
                           R"("device": "cpu", "threads": 1, "batch_size": 4, "d_model": 64,
                              "n_layers": 1, "n_heads": 2, "seq_len": 16, "seed": 7,
-                             "checkpoint_path": ")" + checkpoint + R"(", "resume": true}, )" +
-                          measure + "}");
+                             "checkpoint_path": ")" +
+                          checkpoint + R"(", "resume": true}, )" + measure + "}");
   const auto c = box.gpusweep("run c.json --db results.db");
   INFO(c.output);
   CHECK(c.code == 0);
