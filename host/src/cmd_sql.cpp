@@ -7,6 +7,8 @@
 
 #include <gpusweep/db/store.hpp>
 
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -162,27 +164,41 @@ int cmd_export(const Args& args) {
     out = &file;
   }
   const bool csv = format == OutputFormat::csv;
-  std::string buf;
   auto cell_text = [&](const Json& v) {
     if (v.is_null()) return std::string(csv ? "" : "null");
     if (v.is_string()) return csv ? csv_field(v.get<std::string>()) : v.dump();
     return v.dump();
   };
+  // A row is written as the text of its cells, each after its separator and,
+  // in json, its quoted column name. A trial's cells are rendered once and
+  // its blocks' numbers appended with to_chars: an export can be a million
+  // blocks, and building a Json per cell would cost seconds.
+  std::vector<std::string> lead(names.size());
+  for (size_t col = 0; col < names.size(); ++col) {
+    if (col > 0) lead[col] = csv ? "," : ", ";
+    if (!csv) lead[col] += Json(names[col]).dump() + ": ";
+  }
+  auto render_cells = [&](const std::vector<Json>& cells) {
+    std::string text;
+    for (size_t col = 0; col < cells.size(); ++col) text += lead[col] + cell_text(cells[col]);
+    return text;
+  };
+  auto append_number = [&](std::string& text, size_t col, double v) {
+    text += lead[col];
+    if (!std::isfinite(v)) {
+      if (!csv) text += "null";
+      return;
+    }
+    char digits[32];
+    const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+    text.append(digits, end);
+  };
   auto opt = [](const auto& o) { return o ? Json(*o) : Json(); };
   int64_t count = 0;
-  auto emit = [&](const std::vector<Json>& cells) {
-    buf.clear();
-    if (csv) {
-      for (size_t i = 0; i < cells.size(); ++i) buf += (i ? "," : "") + cell_text(cells[i]);
-      buf += "\n";
-    } else {
-      buf += count == 0 ? "  {" : ",\n  {";
-      for (size_t i = 0; i < cells.size(); ++i) {
-        buf += (i ? ", " : "") + Json(names[i]).dump() + ": " + cell_text(cells[i]);
-      }
-      buf += "}";
-    }
-    *out << buf;
+  std::string row;
+  auto emit = [&](const std::string& text) {
+    if (!csv) *out << (count == 0 ? "  {" : ",\n  {");
+    *out << text << (csv ? "\n" : "}");
     ++count;
   };
   if (csv) {
@@ -191,20 +207,21 @@ int cmd_export(const Args& args) {
   } else {
     *out << "[\n";
   }
-  const auto blocks = per_block ? store.sweep_blocks(sweep->id)
-                                : std::map<int64_t, std::vector<db::BlockSample>>();
   for (const auto& t : trials) {
     std::vector<Json> cells = {sweep->name, t.id, t.plan.config_index, t.plan.repeat, t.status,
                                opt(t.error)};
     const Json config = Json::parse(t.plan.config_json);
     for (const auto& s : settings) cells.push_back(config.contains(s) ? config.at(s) : Json());
     if (per_block) {
-      auto it = blocks.find(t.id);
-      if (it == blocks.end()) continue;
-      for (const auto& b : it->second) {
-        std::vector<Json> row = cells;
-        row.insert(row.end(), {b.idx, b.steps, b.seconds, b.samples,
-                               b.seconds > 0 ? Json(b.samples / b.seconds) : Json()});
+      const std::string trial_text = render_cells(cells);
+      const size_t first = cells.size();
+      for (const auto& b : store.blocks(t.id)) {
+        row = trial_text;
+        append_number(row, first, static_cast<double>(b.idx));
+        append_number(row, first + 1, static_cast<double>(b.steps));
+        append_number(row, first + 2, b.seconds);
+        append_number(row, first + 3, b.samples);
+        append_number(row, first + 4, b.seconds > 0 ? b.samples / b.seconds : NAN);
         emit(row);
       }
       continue;
@@ -220,7 +237,7 @@ int cmd_export(const Args& args) {
       cells.resize(names.size() - 1);
       cells.push_back(opt(t.wall_s));
     }
-    emit(cells);
+    emit(render_cells(cells));
   }
   if (!csv) *out << (count == 0 ? "]\n" : "\n]\n");
   out->flush();

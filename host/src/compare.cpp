@@ -13,8 +13,6 @@ namespace gpusweep::host {
 
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks) {
   std::map<int64_t, ConfigSamples> by_index;
-  const auto blocks = with_blocks ? store.sweep_blocks(sweep_id)
-                                  : std::map<int64_t, std::vector<db::BlockSample>>();
   for (const auto& t : store.trials(sweep_id)) {
     ConfigSamples& c = by_index[t.plan.config_index];
     c.config_index = t.plan.config_index;
@@ -28,13 +26,12 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     }
     ++c.ok;
     c.unit = t.summary->unit;
-    if (auto it = blocks.find(t.id); it != blocks.end()) {
-      c.runs.emplace_back();
-      for (const auto& b : it->second) {
-        if (b.seconds <= 0) continue;
-        c.throughput.push_back(b.samples / b.seconds);
-        c.runs.back().push_back(b.samples / b.seconds);
+    if (with_blocks) {
+      std::vector<double>& run = c.runs.emplace_back();
+      for (const auto& b : store.blocks(t.id)) {
+        if (b.seconds > 0) run.push_back(b.samples / b.seconds);
       }
+      c.throughput.insert(c.throughput.end(), run.begin(), run.end());
     }
     if (t.summary->quality) c.quality.push_back(*t.summary->quality);
     if (t.summary->peak_memory_bytes) {

@@ -15,6 +15,7 @@
 using namespace gpusweep;
 using test::Sandbox;
 using Catch::Matchers::Contains;
+using Catch::Matchers::EndsWith;
 
 TEST_CASE("a noop sweep records every trial with its blocks", "[integration]") {
   Sandbox box;
@@ -272,8 +273,20 @@ TEST_CASE("sql is read-only and export writes trials and blocks", "[integration]
   r = box.gpusweep("export --db results.db --format json --blocks");
   CHECK(r.code == 0);
   const auto blocks = nlohmann::json::parse(r.output);
-  CHECK(blocks.size() == 10);
-  CHECK(blocks[0].contains("throughput"));
+  REQUIRE(blocks.size() == 10);
+  for (int i = 0; i < 5; ++i) CHECK(blocks[i]["block"] == i);  // each trial's blocks in order
+  CHECK(blocks[0]["steps"] == 10);
+  CHECK(blocks[0]["sweep"] == "data");
+  CHECK(blocks[0]["throughput"].get<double>() ==
+        Approx(blocks[0]["samples"].get<double>() / blocks[0]["seconds"].get<double>()));
+  r = box.gpusweep("export --db results.db --format csv --blocks -o blocks.csv");
+  CHECK(r.code == 0);
+  std::ifstream block_csv(box.path("blocks.csv"));
+  std::getline(block_csv, header);
+  CHECK_THAT(header, EndsWith("block,steps,seconds,samples,throughput"));
+  lines = 0;
+  for (std::string l; std::getline(block_csv, l);) ++lines;
+  CHECK(lines == 10);
   CHECK(box.gpusweep("export --db results.db --format md").code == 2);
 }
 

@@ -144,9 +144,8 @@ class Store {
   // in one transaction.
   void commit_trial(int64_t trial_id, const TrialOutcome& outcome);
 
+  // A trial's blocks in idx order (the query is prepared once per store).
   std::vector<BlockSample> blocks(int64_t trial_id);
-  // Every block of a sweep's trials, by trial id, in one query.
-  std::map<int64_t, std::vector<BlockSample>> sweep_blocks(int64_t sweep_id);
   std::vector<MetricSample> metrics(int64_t trial_id);
 
   Connection& connection() { return db_; }
@@ -154,6 +153,7 @@ class Store {
  private:
   int64_t upsert_environment(const EnvironmentInfo& env);
   Connection db_;
+  std::optional<Statement> blocks_query_;  // after db_: finalized before it closes
 };
 
 }  // namespace gpusweep::db
