@@ -8,8 +8,10 @@
 #include "stats.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
+#include <numeric>
 #include <set>
 #include <sstream>
 
@@ -54,12 +56,18 @@ struct Point {
   bool flag;
 };
 
+// Six significant digits, like printf's %g; to_chars because a report of a
+// big sweep formats hundreds of thousands of coordinates.
 std::string num(double v) {
-  std::ostringstream s;
-  s.precision(6);
-  s << v;
-  return s.str();
+  char digits[32];
+  const auto end = std::to_chars(digits, digits + sizeof digits, v, std::chars_format::general, 6).ptr;
+  return std::string(digits, end);
 }
+
+// Per-config charts show at most this many configs: the baseline and the
+// fastest others. Beyond a few dozen rows a chart can't be read, and the
+// comparison table below lists every config anyway.
+constexpr size_t kMaxChartedConfigs = 40;
 
 // A "nice" axis maximum: 1, 2 or 5 times a power of ten at or above v.
 double nice_max(double v) {
@@ -239,6 +247,32 @@ std::string table_html(const std::vector<std::string>& headers,
 
 }  // namespace
 
+std::vector<bool> pareto_front(const std::vector<std::pair<double, double>>& memory_throughput) {
+  // One pass in order of memory: a config is on the front when it is faster
+  // than every smaller config and no slower than any other of its own size.
+  std::vector<size_t> order(memory_throughput.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const auto& [ax, ay] = memory_throughput[a];
+    const auto& [bx, by] = memory_throughput[b];
+    return ax != bx ? ax < bx : ay > by;
+  });
+  std::vector<bool> front(memory_throughput.size());
+  double best_smaller = -INFINITY;
+  for (size_t i = 0; i < order.size();) {
+    const double x = memory_throughput[order[i]].first;
+    const double group_best = memory_throughput[order[i]].second;
+    size_t j = i;
+    for (; j < order.size() && memory_throughput[order[j]].first == x; ++j) {
+      const double y = memory_throughput[order[j]].second;
+      front[order[j]] = y > best_smaller && y >= group_best;
+    }
+    best_smaller = std::max(best_smaller, group_best);
+    i = j;
+  }
+  return front;
+}
+
 std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
   const SweepSpec spec = stored_spec(sweep);
   const auto keys = varying_keys(spec);
@@ -305,18 +339,42 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
       quality_pts.push_back({med, q / static_cast<double>(c.quality.size()), label, r.baseline});
     }
   }
-  // Pareto front: no other config has both less memory and more throughput.
-  for (auto& p : mem_pts) {
-    p.flag = std::none_of(mem_pts.begin(), mem_pts.end(), [&](const Point& o) {
-      return (o.x <= p.x && o.y > p.y) || (o.x < p.x && o.y >= p.y);
+  {
+    std::vector<std::pair<double, double>> xy;
+    for (const auto& p : mem_pts) xy.emplace_back(p.x, p.y);
+    const auto front = pareto_front(xy);
+    for (size_t i = 0; i < mem_pts.size(); ++i) mem_pts[i].flag = front[i];
+  }
+
+  // Keep the baseline and the fastest configs, in config order.
+  std::string charted_note;
+  if (labels.size() > kMaxChartedConfigs) {
+    std::vector<size_t> order(labels.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (is_base[a] != is_base[b]) return static_cast<bool>(is_base[a]);
+      return medians[a] > medians[b];
     });
+    order.resize(kMaxChartedConfigs);
+    std::sort(order.begin(), order.end());
+    auto keep = [&](auto& v) {
+      std::remove_reference_t<decltype(v)> kept;
+      for (size_t i : order) kept.push_back(v[i]);
+      v = std::move(kept);
+    };
+    charted_note = " The charts show the baseline and the " + std::to_string(kMaxChartedConfigs - 1) +
+                   " fastest of " + std::to_string(labels.size()) +
+                   " configs; the table lists them all.";
+    keep(labels), keep(medians), keep(lows), keep(highs), keep(is_base), keep(ratio), keep(rlow),
+        keep(rhigh), keep(samples);
   }
 
   if (!compare_problem.empty()) {
     h << "<p class=\"note\">No comparison: " << html_escape(compare_problem) << "</p>";
   }
   h << "<h2>Throughput per config</h2><p class=\"note\">Median " << html_escape(unit)
-    << "/s over blocks; whiskers: 95% interval of the geometric mean; the baseline in purple.</p>";
+    << "/s over blocks; whiskers: 95% interval of the geometric mean; the baseline in purple."
+    << html_escape(charted_note) << "</p>";
   h << bar_chart("throughput", labels, medians, lows, highs, is_base, unit + "/s", std::nullopt);
 
   std::vector<std::string> ratio_labels;

@@ -2,8 +2,12 @@
 #include "compare.hpp"
 
 #include "error.hpp"
+#include "report.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <random>
 
 using namespace gpusweep;
 using namespace gpusweep::host;
@@ -97,4 +101,26 @@ TEST_CASE("ablation recovers each knob's known multiplicative effect", "[host][c
   // A missing partner lowers the pair count rather than inventing a ratio.
   configs.erase(configs.begin() + 4);  // a=2, b=y
   CHECK(ablation(configs, grid)[1].pairs == 1);
+}
+
+TEST_CASE("the Pareto front of memory against throughput", "[report]") {
+  const std::vector<std::pair<double, double>> pts = {
+      {1, 10}, {2, 20}, {2, 15}, {3, 18}, {1, 10}, {4, 30}, {0.5, 5}, {4, 29}};
+  const std::vector<bool> expected = {true, true, false, false, true, true, true, false};
+  CHECK(host::pareto_front(pts) == expected);
+
+  // Against the definition, on random points with many ties.
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> coord(0, 20);
+  std::vector<std::pair<double, double>> many(500);
+  for (auto& p : many) p = {coord(rng), coord(rng)};
+  const auto front = host::pareto_front(many);
+  for (size_t i = 0; i < many.size(); ++i) {
+    const auto [x, y] = many[i];
+    const bool dominated = std::any_of(many.begin(), many.end(), [&](const auto& o) {
+      return (o.first <= x && o.second > y) || (o.first < x && o.second >= y);
+    });
+    INFO(i);
+    CHECK(front[i] == !dominated);
+  }
 }
