@@ -194,11 +194,11 @@ RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<dou
     throw std::invalid_argument("a ratio interval needs at least two values in each sample");
   }
   auto log_stats = [](const std::vector<double>& v, double* mean, double* var) {
-    double s = 0;
-    for (double a : v) s += std::log(a);
-    *mean = s / static_cast<double>(v.size());
+    std::vector<double> logs(v.size());
+    std::transform(v.begin(), v.end(), logs.begin(), [](double a) { return std::log(a); });
+    *mean = std::accumulate(logs.begin(), logs.end(), 0.0) / static_cast<double>(v.size());
     double ss = 0;
-    for (double a : v) ss += (std::log(a) - *mean) * (std::log(a) - *mean);
+    for (double l : logs) ss += (l - *mean) * (l - *mean);
     *var = ss / static_cast<double>(v.size() - 1);
   };
   double mx, vx, my, vy;
