@@ -1,10 +1,13 @@
-// `gpusweep plugins [NAME]`: the plugins on the plugin path, or one manifest.
+// `gpusweep plugins [NAME]`: the plugins on the plugin path, or one manifest;
+// `gpusweep plugins --check FILE`: validates one plugin thoroughly.
 #include "cli.hpp"
 #include "error.hpp"
 #include "format.hpp"
 #include "output.hpp"
+#include "plugin_check.hpp"
 #include "registry.hpp"
 
+#include <filesystem>
 #include <iostream>
 
 namespace gpusweep::host {
@@ -53,21 +56,56 @@ void describe(const PluginInfo& info) {
   }
 }
 
+// --check takes a file, or the name of a plugin on the plugin path.
+std::string check_target(const std::string& arg, const Registry& registry) {
+  std::error_code ec;
+  if (std::filesystem::exists(arg, ec) || arg.find('/') != std::string::npos ||
+      (arg.size() > 3 && arg.compare(arg.size() - 3, 3, ".so") == 0)) {
+    return arg;
+  }
+  if (auto f = registry.find(arg)) return f->path;
+  registry.describe(arg);  // throws the unknown-workload error with its did-you-mean
+  return arg;
+}
+
 }  // namespace
 
 int cmd_plugins(const Args& args) {
   po::options_description o;
   o.add_options()("name", po::value<std::string>(), "plugin to describe")(
-      "format", po::value<std::string>()->default_value("table"), "table, csv, json or md (the list)");
+      "format", po::value<std::string>()->default_value("table"),
+      "table, csv, json or md (the list)")(
+      "check", po::value<std::string>()->value_name("FILE"),
+      "validate one plugin (a gpusweep_<name>.so file, or a name on the plugin path): ABI, "
+      "manifest schema, and a create/step/evaluate/destroy smoke run with the smallest config, "
+      "in worker processes; exit code 1 when problems are found")(
+      "steps", po::value<int64_t>()->default_value(5), "steps of the --check smoke run")(
+      "timeout-s", po::value<double>()->default_value(300),
+      "--check: give up on a worker after this many seconds");
   add_plugin_path_option(o);
   po::positional_options_description pos;
   pos.add("name", 1);
-  auto p = parse_command("plugins", "[NAME] [--plugin-path DIR ...]",
+  auto p = parse_command("plugins", "[NAME] [--plugin-path DIR ...] | --check FILE",
                          "Lists the workload plugins found on the plugin path, or prints one\n"
-                         "plugin's manifest: its settings, their types, defaults and ranges.",
+                         "plugin's manifest: its settings, their types, defaults and ranges.\n"
+                         "With --check, validates one plugin file and prints every problem\n"
+                         "with its fix (docs/writing-plugins.md, \"Testing a plugin\").",
                          o, pos, args);
   if (p.help) return 0;
   Registry registry(plugin_paths(p.vm));
+  if (p.vm.count("check") != 0U) {
+    if (p.vm.count("name") != 0U) {
+      throw UsageError("plugins: give either NAME or --check FILE, not both");
+    }
+    const auto steps = p.vm["steps"].as<int64_t>();
+    const auto timeout = p.vm["timeout-s"].as<double>();
+    if (steps < 1 || steps > 100000) throw UsageError("plugins --steps: must be in 1..100000");
+    if (!(timeout > 0)) throw UsageError("plugins --timeout-s: must be positive");
+    const CheckReport report =
+        check_plugin(check_target(p.vm["check"].as<std::string>(), registry), steps, timeout);
+    std::cout << render_check(report);
+    return report.problems() == 0 ? 0 : 1;
+  }
   if (p.vm.count("name") != 0U) {
     describe(registry.describe(p.vm["name"].as<std::string>()));
     return 0;

@@ -8,10 +8,14 @@ int cmd_worker(const Args& args) {
   po::options_description o;
   o.add_options()("plugin", po::value<std::string>()->required(), "plugin file")(
       "describe", po::bool_switch(), "report manifest and runtime, then exit")(
+      "check", po::bool_switch(), "smoke-test every function of the plugin with --config")(
+      "check-steps", po::value<int64_t>()->default_value(5), "steps of the --check smoke test")(
       "config", po::value<std::string>()->default_value("{}"), "resolved trial config (JSON)")(
       "measure", po::value<std::string>()->default_value("{}"), "protocol (JSON)")(
       "proto-fd", po::value<int>()->default_value(3), "file descriptor for protocol events");
-  auto p = parse_command("worker", "--plugin FILE [--describe | --config JSON --measure JSON]",
+  auto p = parse_command("worker",
+                         "--plugin FILE [--describe | --check --config JSON | --config JSON "
+                         "--measure JSON]",
                          "Internal: runs one trial in this process and streams JSON events on\n"
                          "--proto-fd. The host starts it; users do not.",
                          o, {}, args);
@@ -22,7 +26,9 @@ int cmd_worker(const Args& args) {
   w.config_json = p.vm["config"].as<std::string>();
   w.measure_json = p.vm["measure"].as<std::string>();
   w.proto_fd = p.vm["proto-fd"].as<int>();
-  return run_worker(w);
+  w.check = p.vm["check"].as<bool>();
+  w.check_steps = p.vm["check-steps"].as<int64_t>();
+  return w.check ? run_check_worker(w) : run_worker(w);
 }
 
 }  // namespace gpusweep::host

@@ -19,5 +19,6 @@ int cmd_best(const Args& args);
 int cmd_report(const Args& args);
 int cmd_export(const Args& args);
 int cmd_worker(const Args& args);
+int cmd_new_plugin(const Args& args);
 
 }  // namespace gpusweep::host

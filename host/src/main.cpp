@@ -31,7 +31,8 @@ const std::map<std::string, Command>& commands() {
   static const std::map<std::string, Command> c = {
       {"run", {cmd_run, "run a sweep file into the results database", false}},
       {"resume", {cmd_resume, "continue an interrupted sweep from the database", false}},
-      {"plugins", {cmd_plugins, "list workload plugins, or show one's settings", false}},
+      {"plugins", {cmd_plugins, "list workload plugins, show one's settings, --check one", false}},
+      {"new-plugin", {cmd_new_plugin, "write a new workload plugin project to start from", false}},
       {"compare", {cmd_compare, "compare configs with the baseline: ratio, CI, U test", false}},
       {"best", {cmd_best, "the best config under constraints, as a sweep snippet", false}},
       {"sql", {cmd_sql, "run a read-only SQL query on the results", false}},
@@ -48,7 +49,7 @@ void usage(std::ostream& out) {
          "Measures which training settings make a workload's step fast, under one\n"
          "protocol, and records every number in SQLite.\n\ncommands:\n";
   for (const auto& [name, c] : commands()) {
-    if (!c.hidden) out << "  " << name << std::string(10 - name.size(), ' ') << c.summary << "\n";
+    if (!c.hidden) out << "  " << name << std::string(12 - name.size(), ' ') << c.summary << "\n";
   }
   out << "\nversion " << GPUSWEEP_VERSION << " (" << GPUSWEEP_GIT_COMMIT << ")\n";
 }

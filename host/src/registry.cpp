@@ -17,6 +17,9 @@
 #include <set>
 #include <sstream>
 
+#ifndef GPUSWEEP_BUILD_DIR
+#define GPUSWEEP_BUILD_DIR ""
+#endif
 #ifndef GPUSWEEP_BUILD_PLUGIN_DIR
 #define GPUSWEEP_BUILD_PLUGIN_DIR ""
 #endif
@@ -33,14 +36,15 @@ namespace {
 constexpr const char* kPrefix = "gpusweep_";
 constexpr const char* kSuffix = ".so";
 
-struct Captured {
-  std::string proto;
-  std::string err;
-  int status = 0;
-  bool timed_out = false;
-};
+// True when exe is the binary in this build's tree (not an installed copy).
+bool running_from_build_tree(const fs::path& exe) {
+  if (std::string(GPUSWEEP_BUILD_DIR).empty()) return false;
+  std::error_code ec;
+  return fs::equivalent(exe.parent_path(), GPUSWEEP_BUILD_DIR, ec);
+}
 
-// Runs a short worker and collects its protocol text and stderr.
+}  // namespace
+
 Captured run_captured(const std::vector<std::string>& args, double timeout_s) {
   SpawnedProcess p = spawn_process(self_executable(), args, {"GPUSWEEP_WORKER=1"});
   Captured c;
@@ -81,8 +85,6 @@ Captured run_captured(const std::vector<std::string>& args, double timeout_s) {
   return c;
 }
 
-}  // namespace
-
 Registry::Registry(std::vector<std::string> extra_dirs) : dirs_(std::move(extra_dirs)) {
   if (const char* env = std::getenv("GPUSWEEP_PLUGIN_PATH")) {
     std::stringstream ss(env);
@@ -90,12 +92,16 @@ Registry::Registry(std::vector<std::string> extra_dirs) : dirs_(std::move(extra_
       if (!d.empty()) dirs_.push_back(d);
     }
   }
-  if (std::string(GPUSWEEP_BUILD_PLUGIN_DIR).size() > 0) dirs_.push_back(GPUSWEEP_BUILD_PLUGIN_DIR);
   try {
     const fs::path exe = self_executable();
+    // The build's plugins only for the build's binary: an installed gpusweep
+    // sees exactly what is installed beside it.
+    if (running_from_build_tree(exe) && !std::string(GPUSWEEP_BUILD_PLUGIN_DIR).empty()) {
+      dirs_.push_back(GPUSWEEP_BUILD_PLUGIN_DIR);
+    }
     dirs_.push_back((exe.parent_path().parent_path() / GPUSWEEP_INSTALL_PLUGIN_DIR).string());
   } catch (const Error&) {
-    // Without /proc the install folder is simply not searched.
+    // Without /proc neither default folder is searched.
   }
 }
 

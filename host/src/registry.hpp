@@ -36,10 +36,23 @@ class PluginError : public Error {
   std::string reason_;
 };
 
+// What a short worker run (`gpusweep worker ...`) produced.
+struct Captured {
+  std::string proto;  // the JSON-line protocol events
+  std::string err;    // the first 64 KiB of stderr
+  int status = 0;     // as from waitpid
+  bool timed_out = false;
+};
+
+// Runs this executable with args as a worker in its own process group and
+// collects its protocol text and stderr; kills it after timeout_s.
+Captured run_captured(const std::vector<std::string>& args, double timeout_s);
+
 class Registry {
  public:
   // extra_dirs (--plugin-path) come first, then GPUSWEEP_PLUGIN_PATH, then
-  // the build's plugin folder, then the install folder next to the binary.
+  // the build's plugin folder (only for the binary in the build tree), then
+  // the install folder next to the binary (<prefix>/lib/gpusweep/plugins).
   explicit Registry(std::vector<std::string> extra_dirs);
 
   const std::vector<std::string>& search_path() const { return dirs_; }

@@ -2,6 +2,7 @@
 // blocks of steps with a device sync at block edges only, evaluation, stats.
 #include "worker.hpp"
 
+#include "events.hpp"
 #include "loader.hpp"
 #include "sweep.hpp"
 
@@ -26,27 +27,6 @@ using Clock = std::chrono::steady_clock;
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
-
-class EventWriter {
- public:
-  explicit EventWriter(int fd) : fd_(fd) {}
-  void emit(const Json& event) {
-    std::string line = event.dump(-1, ' ', false, Json::error_handler_t::replace);
-    line.push_back('\n');
-    const char* p = line.data();
-    size_t left = line.size();
-    while (left > 0) {
-      const ssize_t n = ::write(fd_, p, left);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) _exit(70);  // the host is gone; nobody to report to
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-  }
-
- private:
-  int fd_;
-};
 
 [[noreturn]] void finish(int code) {
   std::fflush(nullptr);

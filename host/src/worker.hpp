@@ -2,6 +2,7 @@
 // process and streams JSON-line events to the host over a dedicated pipe.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace gpusweep::host {
@@ -10,6 +11,8 @@ struct WorkerArgs {
   std::string plugin_path;
   int proto_fd = 3;
   bool describe = false;      // only load and report manifest + runtime
+  bool check = false;         // smoke-test every table function (plugins --check)
+  int64_t check_steps = 5;    // steps of the smoke test
   std::string config_json;    // resolved trial config
   std::string measure_json;   // MeasureSpec::to_json()
 };
@@ -17,6 +20,12 @@ struct WorkerArgs {
 // Never returns normally for a trial: the process ends with _exit so that a
 // LibTorch plugin is never unloaded. Returns an exit code for argument errors.
 int run_worker(const WorkerArgs& args);
+
+// `gpusweep plugins --check`'s worker: loads the plugin, then calls create,
+// step (check_steps times), synchronize, evaluate, stats and destroy with
+// config_json, each call bracketed by "begin" and "end" events so that the
+// host can name the function that crashed or hung. Never returns normally.
+int run_check_worker(const WorkerArgs& args);
 
 // Map a plugin status to a trial status name.
 const char* status_name(int status);

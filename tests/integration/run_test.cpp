@@ -133,7 +133,7 @@ TEST_CASE("invalid sweeps fail with exit code 2 and write nothing", "[integratio
 
 TEST_CASE("every command has help", "[integration]") {
   Sandbox box;
-  for (const char* cmd : {"run", "resume", "plugins", "results"}) {
+  for (const char* cmd : {"run", "resume", "plugins", "results", "new-plugin"}) {
     const auto r = box.gpusweep(std::string(cmd) + " --help");
     INFO(cmd);
     CHECK(r.code == 0);
