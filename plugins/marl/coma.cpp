@@ -3,7 +3,6 @@
 // seed's update schedule: data_passes x batch_number critic minibatches and
 // one actor update on the whole batch.
 #include "coverage_env.hpp"
-#include "heap.hpp"
 #include "networks.hpp"
 #include "seeding.hpp"
 
@@ -130,7 +129,6 @@ class Coma final : public torchkit::TorchWorkload {
         action_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kActionStream))),
         shuffle_gen_(
             make_generator(settings_.device, derive_seed(settings_.seed, kShuffleStream))) {
-    keep_freed_memory();
     if (settings_.batch_size < 1) throw std::invalid_argument("batch_size must be positive");
     const int64_t transitions = settings_.batch_size * knobs_.budget;
     if (knobs_.batch_number > transitions) {

@@ -3,7 +3,6 @@
 // micro-batches of batch_size random windows and one AdamW step; it can
 // save and resume its own checkpoints.
 #include "checkpoint.hpp"
-#include "heap.hpp"
 #include "markov_chain.hpp"
 #include "model.hpp"
 #include "seeding.hpp"
@@ -147,7 +146,6 @@ class Transformer final : public torchkit::TorchWorkload {
       : TorchWorkload(config, support()),
         knobs_(Knobs::parse(config)),
         window_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kWindowStream))) {
-    keep_freed_memory();
     if (settings_.batch_size < 1) throw std::invalid_argument("batch_size must be positive");
     const torch::Device device = settings_.device;
     const int64_t t = knobs_.shape.seq_len;

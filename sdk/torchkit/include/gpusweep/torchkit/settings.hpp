@@ -31,6 +31,10 @@ struct Support {
   std::string reason;           // why not, for the unsupported ones ("an LSTM has no 4-D tensors")
 };
 
+// Makes glibc keep freed memory in the process for the next step (applied
+// by Settings::apply when keep_freed_memory is on; process-wide, for good).
+void keep_freed_memory();
+
 struct Settings {
   torch::Device device{torch::kCPU};
   int64_t batch_size = 1;
@@ -47,10 +51,11 @@ struct Settings {
   bool pin_memory = false;        // CUDA: page-locked host batches
   bool non_blocking = false;      // CUDA: asynchronous host-to-device copies
   int64_t grad_accum = 1;         // micro-batches per optimiser step
+  bool keep_freed_memory = true;  // glibc keeps freed blocks instead of unmapping them
 
   // Parses the common settings of a resolved config, refuses (Skipped) what
   // cannot apply here, and applies the process-wide ones (threads, seed,
-  // TF32, cuDNN benchmark).
+  // TF32, cuDNN benchmark, the host allocator's policy).
   static Settings apply(const TrialConfig& config, const Support& support = {});
 
   // True when step number `step` (0-based) should read values back to the host.
