@@ -125,7 +125,15 @@ std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, con
         if (a == by_value.end() || b == by_value.end()) continue;
         log_ratios.push_back(geo_mean_log(b->second->throughput) -
                              geo_mean_log(a->second->throughput));
-        if (log_ratios.size() == 1) single = ratio_interval(a->second->throughput, b->second->throughput);
+        if (log_ratios.size() == 1) {
+          // The same interval as compare's for this pair: by round when
+          // there are repeats, so that drift between rounds widens it.
+          const ConfigSamples& from = *a->second;
+          const ConfigSamples& to = *b->second;
+          single = from.runs.size() >= 2 && to.runs.size() >= 2
+                       ? ratio_interval_runs(from.runs, to.runs)
+                       : ratio_interval(from.throughput, to.throughput);
+        }
       }
       row.pairs = static_cast<int>(log_ratios.size());
       if (row.pairs == 0) {
