@@ -24,6 +24,10 @@ int current_version(Connection& db) {
 }
 
 int migrate(Connection& db) {
+  if (current_version(db) == schema_version()) return 0;
+  // Under the write lock, re-read: two hosts opening a new database at once
+  // both see version 0, and only the first may create the tables.
+  Transaction tx(db);
   const int have = current_version(db);
   if (have > schema_version()) {
     throw DbError("database '" + db.path() + "' has schema version " + std::to_string(have) +
@@ -41,16 +45,16 @@ int migrate(Connection& db) {
                     SQLITE_ERROR);
     }
   }
+  // Every pending migration in the one transaction: all or none of them.
   int applied = 0;
   for (const auto& m : embedded_migrations()) {
     const int n = number_of(m);
     if (n <= have) continue;
-    Transaction tx(db);
     db.exec(m.sql);
     db.exec("PRAGMA user_version = " + std::to_string(n));
-    tx.commit();
     ++applied;
   }
+  tx.commit();
   return applied;
 }
 

@@ -62,7 +62,17 @@ Store::Store(const std::string& path, Connection::Mode mode) : db_(path, mode) {
   }
 }
 
-int64_t Store::create_sweep(const SweepRecord& s) {
+int64_t Store::create_sweep(const SweepRecord& s, const std::vector<TrialPlan>& trials) {
+  // One transaction: a host killed here leaves either no run or a whole one,
+  // never a run without its trials.
+  Transaction tx(db_);
+  const int64_t id = insert_sweep(s);
+  insert_trials(id, trials);
+  tx.commit();
+  return id;
+}
+
+int64_t Store::insert_sweep(const SweepRecord& s) {
   auto st = db_.prepare(
       "INSERT INTO sweeps (name, workload, file_path, file_hash, spec_json, spec_hash, status) "
       "VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -104,6 +114,11 @@ std::vector<SweepRecord> Store::sweeps() {
 
 void Store::add_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials) {
   Transaction tx(db_);
+  insert_trials(sweep_id, trials);
+  tx.commit();
+}
+
+void Store::insert_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials) {
   auto st = db_.prepare(
       "INSERT INTO trials (sweep_id, ordinal, config_index, repeat, workload, plugin_version, "
       "plugin_path, plugin_hash, abi_version, config_json, config_hash) "
@@ -116,7 +131,6 @@ void Store::add_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials) {
     st.bind(11, t.config_hash);
     st.run();
   }
-  tx.commit();
 }
 
 std::vector<TrialRecord> Store::trials(int64_t sweep_id) {

@@ -11,6 +11,7 @@
 #include "spawn.hpp"
 #include "sweep.hpp"
 
+#include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
 
 #include <filesystem>
@@ -86,6 +87,7 @@ int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt
   const std::string spec_hash = hash_text(spec_json);
 
   std::optional<db::SweepRecord> sweep;
+  std::optional<db::RunLock> lock;  // held until the run ends
   if (opt.resume) {
     sweep = store.latest_sweep(spec.name);
     if (sweep && sweep->spec_hash != spec_hash) {
@@ -104,10 +106,20 @@ int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt
     rec.file_hash = opt.file_hash;
     rec.spec_json = spec_json;
     rec.spec_hash = spec_hash;
-    rec.id = store.create_sweep(rec);
-    store.add_trials(rec.id, to_rows(plan_trials(spec, info.manifest), info));
+    rec.id = store.create_sweep(rec, to_rows(plan_trials(spec, info.manifest), info));
+    lock = db::RunLock::try_acquire(opt.db_path, rec.id);
+    if (!lock) {
+      throw UsageError("run " + std::to_string(rec.id) + " of sweep '" + spec.name +
+                       "' was taken over by a `resume` as it was created; let that one run it");
+    }
     sweep = store.latest_sweep(spec.name);
   } else {
+    lock = db::RunLock::try_acquire(opt.db_path, sweep->id);
+    if (!lock) {
+      throw UsageError("sweep '" + spec.name + "' (run " + std::to_string(sweep->id) +
+                       ") is being run by another gpusweep process on " + opt.db_path +
+                       "; wait for it to finish, or start a new run without --resume");
+    }
     store.set_sweep_status(sweep->id, "running");
   }
 

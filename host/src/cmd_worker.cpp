@@ -2,6 +2,10 @@
 #include "cli.hpp"
 #include "worker.hpp"
 
+#include <csignal>
+#include <sys/prctl.h>
+#include <unistd.h>
+
 namespace gpusweep::host {
 
 int cmd_worker(const Args& args) {
@@ -20,6 +24,11 @@ int cmd_worker(const Args& args) {
                          "--proto-fd. The host starts it; users do not.",
                          o, {}, args);
   if (p.help) return 0;
+  // A worker outlives nothing: when the host dies (SIGKILL included) the
+  // kernel kills it too, instead of leaving it to finish a trial nobody will
+  // record. (Started after the host already died, it is orphaned: stop.)
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 1;
   WorkerArgs w;
   w.plugin_path = p.vm["plugin"].as<std::string>();
   w.describe = p.vm["describe"].as<bool>();

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -50,6 +51,33 @@ class Sandbox {
     const int status = pclose(p);
     r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return r;
+  }
+
+  // Starts `gpusweep ARGS` in the background, output to the file LOG in the
+  // sandbox; returns the pid of gpusweep itself (the shell execs it).
+  pid_t start(const std::string& args, const std::string& log) const {
+    const std::string cmd = "cd '" + dir_ + "' && GPUSWEEP_PLUGIN_PATH='" +
+                            GPUSWEEP_TEST_PLUGIN_DIR + "' exec '" + GPUSWEEP_BIN + "' " + args +
+                            " > '" + log + "' 2>&1";
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    return pid;
+  }
+
+  // Waits for a process from start(): its exit code, or -signal.
+  static int wait(pid_t pid) {
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+  }
+
+  std::string read(const std::string& name) const {
+    std::ifstream in(path(name));
+    return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
   int64_t count(const std::string& sql) const {

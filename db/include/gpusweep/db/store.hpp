@@ -130,7 +130,8 @@ class Store {
   // Opens (creating and migrating in read-write mode) the database at path.
   Store(const std::string& path, Connection::Mode mode);
 
-  int64_t create_sweep(const SweepRecord& sweep);
+  // A new run with its planned trials (as pending), in one transaction.
+  int64_t create_sweep(const SweepRecord& sweep, const std::vector<TrialPlan>& trials = {});
   void set_sweep_status(int64_t sweep_id, const std::string& status);
   std::optional<SweepRecord> latest_sweep(const std::string& name);
   std::optional<SweepRecord> latest_sweep();
@@ -152,6 +153,8 @@ class Store {
 
  private:
   int64_t upsert_environment(const EnvironmentInfo& env);
+  int64_t insert_sweep(const SweepRecord& sweep);
+  void insert_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials);
   Connection db_;
   std::optional<Statement> blocks_query_;  // after db_: finalized before it closes
 };

@@ -1,0 +1,146 @@
+// The database is the product: hosts killed at random moments, two hosts on
+// one database, readers beside a writer. Real gpusweep processes throughout.
+#include "harness.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <map>
+#include <random>
+#include <thread>
+
+using namespace gpusweep;
+using test::Sandbox;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// A sweep of `trials` noop trials of 62 steps of `spin_us` each.
+std::string noop_sweep(const std::string& name, int trials, int spin_us = 1000) {
+  std::string sizes;
+  for (int i = 1; i <= trials; ++i) sizes += (i > 1 ? ", " : "") + std::to_string(i);
+  return R"({"name": ")" + name + R"(", "workload": "noop", "base": {"spin_us": )" + std::to_string(spin_us) + R"(},
+    "grid": {"batch_size": [)" + sizes + R"(]},
+    "measure": {"warmup_steps": 2, "steps_per_block": 12, "blocks": 5}})";
+}
+
+// What a finished trial stored: status, finish time and block count.
+std::map<int64_t, std::string> finished_trials(const Sandbox& box) {
+  std::map<int64_t, std::string> out;
+  db::Connection c(box.db(), db::Connection::Mode::read_only);
+  auto st = c.prepare(
+      "SELECT t.id, t.status || ' ' || ifnull(t.finished_at, '') || ' ' || "
+      "(SELECT count(*) FROM blocks b WHERE b.trial_id = t.id) || ' ' || "
+      "ifnull((SELECT throughput_median FROM trial_summary m WHERE m.trial_id = t.id), '') "
+      "FROM trials t WHERE t.status NOT IN ('pending', 'interrupted')");
+  while (st.step()) out[st.get_int(0)] = st.get_text(1);
+  return out;
+}
+
+// Processes whose working directory is `dir` (workers run in the host's).
+int processes_in(const std::string& dir) {
+  int n = 0;
+  const auto want = std::filesystem::weakly_canonical(dir);
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::error_code ec;
+    const auto cwd = std::filesystem::read_symlink(e.path() / "cwd", ec);
+    if (!ec && cwd == want) ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+TEST_CASE("a host killed at random moments loses nothing and records nothing twice",
+          "[integration][faults][kill]") {
+  Sandbox box;
+  constexpr int kTrials = 50;
+  box.write("k.json", noop_sweep("killed", kTrials, 2500));  // ~8 s of trials
+  std::mt19937 rng(20261122);
+  std::uniform_int_distribution<int> delay_ms(30, 600);
+  std::map<int64_t, std::string> committed;
+  int kills = 0;
+  for (int round = 0; round < 20; ++round) {
+    const pid_t pid = box.start("run k.json --db results.db --resume", "log.txt");
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms(rng)));
+    if (::kill(pid, SIGKILL) == 0) ++kills;
+    Sandbox::wait(pid);
+    INFO("round " << round << ": " << box.read("log.txt"));
+    if (!std::filesystem::exists(box.db())) continue;  // killed before creating it
+    CHECK(box.text("PRAGMA integrity_check") == "ok");
+    CHECK(box.count("SELECT count(*) FROM sweeps") <= 1);
+    const int64_t planned = box.count("SELECT count(*) FROM trials");
+    CHECK((planned == 0 || planned == kTrials));  // a run is created with all its trials
+    // Every trial committed before is still there, unchanged; ok ones whole.
+    const auto now = finished_trials(box);
+    for (const auto& [id, stored] : committed) {
+      INFO("trial " << id);
+      REQUIRE(now.count(id) == 1);
+      CHECK(now.at(id) == stored);
+    }
+    CHECK(box.count("SELECT count(*) FROM trials t WHERE status = 'ok' AND "
+                    "(SELECT count(*) FROM blocks b WHERE b.trial_id = t.id) != 5") == 0);
+    CHECK(box.count("SELECT count(*) FROM trials t WHERE status = 'ok' AND NOT EXISTS "
+                    "(SELECT 1 FROM trial_summary m WHERE m.trial_id = t.id)") == 0);
+    committed = now;
+  }
+  CHECK(kills >= 15);  // most rounds were cut short, not finished before the kill
+  // ...and the kills came mid-run: trials were still left for the survivor.
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") < kTrials);
+
+  // The survivor finishes the run: exactly the planned trials, each once, all ok.
+  const auto r = box.gpusweep("run k.json --db results.db --resume");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM sweeps") == 1);
+  CHECK(box.text("SELECT status FROM sweeps") == "finished");
+  CHECK(box.count("SELECT count(*) FROM trials") == kTrials);
+  CHECK(box.count("SELECT count(DISTINCT config_hash) FROM trials") == kTrials);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == kTrials);
+  CHECK(box.count("SELECT count(*) FROM blocks") == 5 * kTrials);
+  CHECK(box.text("PRAGMA integrity_check") == "ok");
+  for (const auto& [id, stored] : committed) CHECK(finished_trials(box).at(id) == stored);
+  // Workers died with their hosts (PR_SET_PDEATHSIG): none is left behind.
+  CHECK(processes_in(box.path("")) == 0);
+}
+
+TEST_CASE("two hosts on one database: distinct runs proceed, a run in progress is not taken "
+          "twice, readers read meanwhile",
+          "[integration][faults][concurrency]") {
+  Sandbox box;
+  box.write("a.json", noop_sweep("alpha", 8));
+  box.write("b.json", noop_sweep("beta", 8));
+  const pid_t a = box.start("run a.json --db results.db", "a.txt");
+  const pid_t b = box.start("run b.json --db results.db", "b.txt");
+  // Wait until alpha is under way, then try to run it a second time.
+  for (int i = 0; i < 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    if (std::filesystem::exists(box.db()) &&
+        box.count("SELECT count(*) FROM trials t JOIN sweeps s ON s.id = t.sweep_id "
+                  "WHERE s.name = 'alpha' AND t.status = 'ok'") >= 1) {
+      break;
+    }
+  }
+  CHECK(processes_in(box.path("")) >= 2);  // both hosts (and a worker) still at work
+  const auto twice = box.gpusweep("resume alpha --db results.db");
+  INFO(twice.output);
+  CHECK(twice.code == 2);
+  CHECK_THAT(twice.output, Contains("being run by another gpusweep process"));
+  // Readers while both write.
+  const auto results = box.gpusweep("results --sweep alpha --db results.db");
+  CHECK(results.code == 0);
+  CHECK_THAT(results.output, Contains("alpha"));
+  const auto sql = box.gpusweep("sql \"SELECT count(*) AS n FROM sweeps\" --db results.db --format json");
+  CHECK(sql.code == 0);
+  CHECK(nlohmann::json::parse(sql.output)[0]["n"] == 2);
+  CHECK(box.gpusweep("report --sweep beta --html r.html --db results.db").code == 0);
+
+  INFO(box.read("a.txt") + box.read("b.txt"));
+  CHECK(Sandbox::wait(a) == 0);
+  CHECK(Sandbox::wait(b) == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 16);
+  CHECK(box.count("SELECT count(*) FROM trials") == 16);
+  CHECK(box.count("SELECT count(*) FROM sweeps WHERE status = 'finished'") == 2);
+  CHECK(box.text("PRAGMA integrity_check") == "ok");
+}
