@@ -2,6 +2,9 @@
 #include <gpusweep/db/migrate.hpp>
 #include <gpusweep/db/store.hpp>
 
+#include <chrono>
+#include <thread>
+
 namespace gpusweep::db {
 
 namespace {
@@ -28,9 +31,22 @@ constexpr const char* kSweepColumns =
 Store::Store(const std::string& path, Connection::Mode mode) : db_(path, mode) {
   db_.exec("PRAGMA foreign_keys = ON");
   if (mode == Connection::Mode::read_write) {
-    db_.exec("PRAGMA journal_mode = WAL");
-    db_.exec("PRAGMA synchronous = NORMAL");
-    migrate(db_);
+    // Two hosts creating the same new database race to switch it to WAL and
+    // to create the tables; SQLite answers some of those races with BUSY at
+    // once, without waiting in the busy handler (to rule out deadlocks). The
+    // loser retries: by then the winner has done the work, or soon will.
+    for (int attempt = 0;; ++attempt) {
+      try {
+        db_.exec("PRAGMA journal_mode = WAL");
+        db_.exec("PRAGMA synchronous = NORMAL");
+        migrate(db_);
+        break;
+      } catch (const DbError& e) {
+        const bool busy = (e.code() & 0xff) == SQLITE_BUSY || (e.code() & 0xff) == SQLITE_LOCKED;
+        if (!busy || attempt >= 500) throw;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    }
   } else {
     int have = current_version(db_);
     if (have > 0 && have < schema_version()) {
