@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds gpusweep and runs the whole test suite (unit, integration, fault
-# and LibTorch workload tests) with CTest.
+# and LibTorch workload tests) with CTest, then the host's unit tests again
+# under AddressSanitizer and UndefinedBehaviorSanitizer (scripts/sanitize.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh --test
 ./scripts/build.sh
-cd build
-ctest --output-on-failure --parallel "$(nproc)" "$@"
+(cd build && ctest --output-on-failure --parallel "$(nproc)" "$@")
+./scripts/sanitize.sh

@@ -8,6 +8,9 @@
 #include <dlfcn.h>
 
 #include <cstddef>
+#include <memory>
+#include <mutex>
+#include <vector>
 
 namespace gpusweep::host {
 
@@ -55,8 +58,12 @@ std::string abi_problem(const gpusweep_plugin* t) {
 }
 
 LoadedPlugin load_plugin(const std::string& path) {
-  // Deliberately leaked: see the header on why plugins are never unloaded.
-  auto* lib = new boost::dll::shared_library();
+  // Plugins are never unloaded (see the header): every library loaded joins
+  // this list, which lives to the end of the process (refused ones too: a
+  // LibTorch plugin of another ABI must not be unloaded either).
+  static auto* const loaded = new std::vector<std::unique_ptr<boost::dll::shared_library>>();
+  static std::mutex loaded_mutex;
+  auto lib = std::make_unique<boost::dll::shared_library>();
   boost::dll::fs::error_code ec;
   lib->load(path, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, ec);
   if (ec) {
@@ -68,12 +75,16 @@ LoadedPlugin load_plugin(const std::string& path) {
     }
     throw PluginLoadError(path, "cannot load it: " + detail);
   }
-  if (!lib->has(GPUSWEEP_ENTRY_SYMBOL)) {
+  const boost::dll::shared_library& library = [&]() -> const boost::dll::shared_library& {
+    const std::lock_guard<std::mutex> hold(loaded_mutex);
+    return *loaded->emplace_back(std::move(lib));
+  }();
+  if (!library.has(GPUSWEEP_ENTRY_SYMBOL)) {
     throw PluginLoadError(path, std::string("it is not a gpusweep plugin: it does not export ") +
                                     GPUSWEEP_ENTRY_SYMBOL +
                                     " (define it with GPUSWEEP_EXPORT_WORKLOAD)");
   }
-  auto entry = lib->get<const gpusweep_plugin*()>(GPUSWEEP_ENTRY_SYMBOL);
+  auto entry = library.get<const gpusweep_plugin*()>(GPUSWEEP_ENTRY_SYMBOL);
   const gpusweep_plugin* table = entry();
   if (table == nullptr) {
     throw PluginLoadError(path, std::string(GPUSWEEP_ENTRY_SYMBOL) + " returned NULL");

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# The host, the store and their unit tests built with AddressSanitizer and
+# UndefinedBehaviorSanitizer (no LibTorch plugins: the host never loads
+# LibTorch), then the unit tests run under them. Any finding fails.
+# Usage: scripts/sanitize.sh [Catch2 test spec]   (default: every unit test)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUSWEEP_SANITIZE=ON \
+  -DGPUSWEEP_BUILD_TORCH_PLUGINS=OFF -DGPUSWEEP_BUILD_BENCH=OFF > /dev/null
+ninja -C build-sanitize gpusweep_tests
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+build-sanitize/tests/gpusweep_tests "${1:-~[integration]}"
