@@ -33,7 +33,7 @@ int migrate(Connection& db) {
     throw DbError("database '" + db.path() + "' has schema version " + std::to_string(have) +
                       ", newer than this gpusweep understands (" +
                       std::to_string(schema_version()) + "); upgrade gpusweep to read it",
-                  SQLITE_ERROR);
+                  SQLITE_NOTADB);
   }
   if (have == 0) {
     // A file with tables but no user_version is someone else's database.
@@ -42,7 +42,7 @@ int migrate(Connection& db) {
     if (st.get_int(0) > 0) {
       throw DbError("'" + db.path() + "' is an SQLite database but not a gpusweep one " +
                         "(it has tables and no gpusweep schema version); use another --db file",
-                    SQLITE_ERROR);
+                    SQLITE_NOTADB);
     }
   }
   // Every pending migration in the one transaction: all or none of them.

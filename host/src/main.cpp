@@ -83,7 +83,17 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const gpusweep::db::DbError& e) {
     std::cerr << "error: database: " << e.what() << "\n";
-    return 1;
+    // A --db the user can fix (not gpusweep's, too new, not writable, not
+    // openable) is a usage error; anything else went wrong underneath.
+    switch (e.code() & 0xff) {
+      case SQLITE_NOTADB:
+      case SQLITE_CANTOPEN:
+      case SQLITE_READONLY:
+      case SQLITE_PERM:
+        return 2;
+      default:
+        return 1;
+    }
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

@@ -5,6 +5,7 @@
 #include "hashing.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -193,8 +194,18 @@ SweepSpec parse_sweep(const std::string& text, const std::string& source) {
 }
 
 SweepSpec load_sweep_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw UsageError(path + ": cannot open the sweep file (does it exist?)");
+  // A sweep file is a few lines; a big one is the wrong file (a results
+  // dump, a dataset), refused before it is read into memory and parsed.
+  constexpr std::streamoff kMaxBytes = 16 << 20;
+  if (const std::streamoff size = in.tellg(); size > kMaxBytes) {
+    char mib[32];
+    std::snprintf(mib, sizeof mib, "%.1f MiB", static_cast<double>(size) / (1 << 20));
+    throw UsageError(path + ": " + mib + " is too big for a sweep file (at most 16 MiB); is it "
+                     "the right file?");
+  }
+  in.seekg(0);
   std::ostringstream text;
   text << in.rdbuf();
   return parse_sweep(text.str(), path);

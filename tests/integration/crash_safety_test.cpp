@@ -144,3 +144,80 @@ TEST_CASE("two hosts on one database: distinct runs proceed, a run in progress i
   CHECK(box.count("SELECT count(*) FROM sweeps WHERE status = 'finished'") == 2);
   CHECK(box.text("PRAGMA integrity_check") == "ok");
 }
+
+TEST_CASE("hostile sweep files and databases get one clear error, exit code 2, nothing written",
+          "[integration][faults][hostile]") {
+  Sandbox box;
+  struct Case {
+    std::string name;
+    std::string text;
+    std::string says;
+  };
+  const std::string nested(100000, '[');
+  std::string grid;  // 10 axes of 10 values: 10^10 configs
+  for (int k = 0; k < 10; ++k) {
+    grid += std::string(k ? ", " : "") + "\"k" + std::to_string(k) + "\": [0,1,2,3,4,5,6,7,8,9]";
+  }
+  const std::vector<Case> cases = {
+      {"empty.json", "", "empty"},
+      {"not json.json", "name: x\nworkload: noop\n", "line 1"},
+      {"nested.json", nested, "nested.json"},
+      {"nan.json", R"({"name": "x", "workload": "noop", "base": {"spin_us": NaN}})", "nan.json"},
+      {"types.json", R"({"name": "x", "workload": "noop", "base": {"spin_us": "fast"}})",
+       "base.spin_us"},
+      {"dupes.json", R"({"name": "x", "name": "y", "workload": "noop"})", "appears twice"},
+      {"huge grid.json", R"({"name": "x", "workload": "noop", "grid": {)" + grid + "}}",
+       "10000000000"},
+      {"ünïcode dir/s.json", R"({"name": "x", "workload": "nothere"})", "unknown workload"},
+  };
+  std::filesystem::create_directory(box.path("ünïcode dir"));
+  for (const auto& c : cases) {
+    box.write(c.name, c.text);
+    const auto r = box.gpusweep("run '" + c.name + "' --db 'my results.db'");
+    INFO(c.name << ": " << r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Contains(c.says));
+    CHECK(r.output.find("error") != std::string::npos);
+    CHECK(r.output.size() < 2000);  // one clear message, not a dump
+    CHECK_FALSE(std::filesystem::exists(box.path("my results.db")));
+  }
+  // 100 MB of JSON: refused by size before it is parsed.
+  {
+    std::ofstream big(box.path("big.json"));
+    big << R"({"name": "x", "workload": "noop", "description": ")";
+    const std::string chunk(1 << 20, 'a');
+    for (int i = 0; i < 100; ++i) big << chunk;
+    big << "\"}";
+  }
+  auto r = box.gpusweep("run big.json --db results.db");
+  INFO(r.output);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("big.json") && Contains("MiB"));
+  CHECK_FALSE(std::filesystem::exists(box.db()));
+
+  // Databases: someone else's, a newer gpusweep's, a read-only one.
+  box.write("ok.json", noop_sweep("fine", 1));
+  {
+    db::Connection other(box.path("other.db"), db::Connection::Mode::read_write);
+    other.exec("CREATE TABLE customers (id INTEGER)");
+  }
+  r = box.gpusweep("run ok.json --db other.db");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("not a gpusweep one"));
+  {
+    db::Connection newer(box.path("newer.db"), db::Connection::Mode::read_write);
+    newer.exec("PRAGMA user_version = 999");
+  }
+  r = box.gpusweep("run ok.json --db newer.db");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("newer than this gpusweep"));
+  REQUIRE(box.gpusweep("run ok.json --db ro.db").code == 0);
+  std::filesystem::permissions(box.path("ro.db"), std::filesystem::perms::owner_read |
+                                                      std::filesystem::perms::group_read);
+  if (::geteuid() != 0) {  // root writes through file permissions
+    r = box.gpusweep("run ok.json --db ro.db");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Contains("ro.db"));
+  }
+  CHECK(box.gpusweep("results --db ro.db").code == 0);  // reading needs no write access
+}
