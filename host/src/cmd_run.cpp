@@ -140,6 +140,7 @@ int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt
     job.worker_args = {"worker",   "--plugin",  info.file.path, "--config",
                        t.plan.config_json, "--measure", measure_json};
     job.timeout_s = spec.measure.timeout_s;
+    job.silence_s = spec.measure.silence_s;
     job.collector = std::make_unique<TrialCollector>(info.manifest, spec.measure);
     jobs.push_back(std::move(job));
   }

@@ -96,6 +96,8 @@ void TrialCollector::on_event(const Json& e) {
         if (value.is_number()) metrics_.push_back({"stat", 0, name, value.get<double>()});
       }
     }
+  } else if (kind == "heartbeat") {
+    // Liveness only; the runner notes the time of every line.
   } else if (kind == "result") {
     result_ = e;
   }
@@ -179,6 +181,13 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
   if (exit.interrupted) {
     o.status = "interrupted";
     o.error = "interrupted by the user during " + phase_;
+  } else if (exit.silent_s > 0) {
+    o.status = "timeout";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f", exit.silent_s);
+    o.error = "worker silent for " + std::string(buf) + " s (no heartbeat; phase " + phase_ +
+              ", " + std::to_string(blocks_.size()) + " blocks done): the process was stopped " +
+              "or wedged, not merely slow; measure.silence_s sets the grace period";
   } else if (exit.timed_out) {
     o.status = "timeout";
     char buf[64];

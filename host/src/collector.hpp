@@ -17,6 +17,7 @@ struct ExitInfo {
   std::optional<int> exit_code;  // set when the worker exited normally
   std::optional<int> signal;     // set when a signal ended it
   bool timed_out = false;        // the host ended it after timeout_s
+  double silent_s = 0;           // > 0: the host ended it after this long without a heartbeat
   bool interrupted = false;      // the host ended it on Ctrl-C
   double timeout_s = 0;
 };

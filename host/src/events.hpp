@@ -1,10 +1,12 @@
 // The worker's side of the protocol pipe: one JSON object per line, written
-// whole. A worker whose host has gone away exits at once (code 70).
+// whole (one writer at a time: the heartbeat thread shares the pipe). A
+// worker whose host has gone away exits at once (code 70).
 #pragma once
 
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
+#include <mutex>
 #include <string>
 
 #include <unistd.h>
@@ -17,6 +19,7 @@ class EventWriter {
   void emit(const nlohmann::json& event) {
     std::string line = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     line.push_back('\n');
+    const std::lock_guard<std::mutex> hold(mutex_);
     const char* p = line.data();
     size_t left = line.size();
     while (left > 0) {
@@ -30,6 +33,7 @@ class EventWriter {
 
  private:
   int fd_;
+  std::mutex mutex_;
 };
 
 }  // namespace gpusweep::host

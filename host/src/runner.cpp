@@ -48,12 +48,15 @@ struct Worker {
         proto(io, p.proto_fd),
         out(io, p.stdout_fd),
         err(io, p.stderr_fd),
-        timer(io) {}
+        timer(io),
+        watchdog(io) {}
 
   TrialJob job;
   pid_t pid;
   asio::posix::stream_descriptor proto, out, err;
   asio::steady_timer timer;
+  asio::steady_timer watchdog;        // checks the heartbeat
+  Clock::time_point last_heard = Clock::now();
   std::array<char, 65536> proto_buf{}, out_buf{}, err_buf{};
   std::string line;
   std::string stderr_tail;
@@ -125,6 +128,7 @@ class Supervisor {
         if (WIFEXITED(status)) w->exit.exit_code = WEXITSTATUS(status);
         if (WIFSIGNALED(status)) w->exit.signal = WTERMSIG(status);
         w->timer.cancel();
+        w->watchdog.cancel();
         // Anything the worker left behind in its group goes with it, so
         // that its pipes reach EOF.
         ::kill(-pid, SIGKILL);
@@ -177,6 +181,26 @@ class Supervisor {
       raw->exit.timed_out = true;
       ::kill(-raw->pid, SIGKILL);
     });
+    watch(raw);
+  }
+
+  // A live worker writes a heartbeat line twice a second whatever its plugin
+  // does; silence means the process is stopped, frozen or wedged, and there
+  // is no point in waiting out the whole timeout_s for it.
+  void watch(Worker* w) {
+    const auto period = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(std::min(0.25, w->job.silence_s / 4)));
+    w->watchdog.expires_after(period);
+    w->watchdog.async_wait([this, w](const boost::system::error_code& ec) {
+      if (ec || w->exited) return;
+      const double quiet = std::chrono::duration<double>(Clock::now() - w->last_heard).count();
+      if (quiet > w->job.silence_s) {
+        w->exit.silent_s = quiet;
+        ::kill(-w->pid, SIGKILL);
+        return;
+      }
+      watch(w);
+    });
   }
 
   void pipe_closed(Worker* w) {
@@ -188,6 +212,7 @@ class Supervisor {
     w->proto.async_read_some(
         asio::buffer(w->proto_buf), [this, w](const boost::system::error_code& ec, size_t n) {
           if (ec) return pipe_closed(w);
+          w->last_heard = Clock::now();
           w->line.append(w->proto_buf.data(), n);
           size_t start = 0;
           for (size_t nl; (nl = w->line.find('\n', start)) != std::string::npos; start = nl + 1) {

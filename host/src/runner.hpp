@@ -17,6 +17,7 @@ struct TrialJob {
   std::string label;                     // for progress lines
   std::vector<std::string> worker_args;  // after the executable
   double timeout_s = 600;
+  double silence_s = 30;  // ended as `timeout` when no protocol line came for this long
   std::unique_ptr<TrialCollector> collector;
 };
 

@@ -24,7 +24,7 @@ const std::vector<std::string> kTopKeys = {"name",     "workload", "description"
 const std::vector<std::string> kMeasureKeys = {"warmup_steps", "steps_per_block",
                                                "blocks",       "repeats",
                                                "timeout_s",    "eval_every_blocks",
-                                               "order_seed"};
+                                               "order_seed",   "silence_s"};
 
 [[noreturn]] void usage(const std::string& source, const std::string& where,
                         const std::string& what) {
@@ -71,7 +71,8 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
     if (std::find(kMeasureKeys.begin(), kMeasureKeys.end(), key) == kMeasureKeys.end()) {
       usage(source, "measure." + key, "unknown measurement setting" + suggestion(key, kMeasureKeys) +
                                           " (known: warmup_steps, steps_per_block, blocks, "
-                                          "repeats, timeout_s, eval_every_blocks, order_seed)");
+                                          "repeats, timeout_s, silence_s, eval_every_blocks, "
+                                          "order_seed)");
     }
   }
   MeasureSpec s;
@@ -81,12 +82,15 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
   s.repeats = measure_int(source, m, "repeats", s.repeats, 1);
   s.eval_every_blocks = measure_int(source, m, "eval_every_blocks", s.eval_every_blocks, 0);
   s.order_seed = static_cast<uint64_t>(measure_int(source, m, "order_seed", 0, 0));
-  if (auto it = m.find("timeout_s"); it != m.end()) {
-    if (!it->is_number() || !(it->get<double>() > 0) ||
-        !std::isfinite(it->get<double>())) {
-      usage(source, "measure.timeout_s", "expected a positive number of seconds, got " + it->dump());
+  for (auto [key, field] : {std::pair<const char*, double*>{"timeout_s", &s.timeout_s},
+                            std::pair<const char*, double*>{"silence_s", &s.silence_s}}) {
+    auto it = m.find(key);
+    if (it == m.end()) continue;
+    if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>())) {
+      usage(source, std::string("measure.") + key,
+            "expected a positive number of seconds, got " + it->dump());
     }
-    s.timeout_s = it->get<double>();
+    *field = it->get<double>();
   }
   return s;
 }
@@ -137,10 +141,14 @@ Json parse_strict(const std::string& text, const std::string& source) {
 }  // namespace
 
 Json MeasureSpec::to_json() const {
-  return Json{{"warmup_steps", warmup_steps}, {"steps_per_block", steps_per_block},
+  Json j{{"warmup_steps", warmup_steps}, {"steps_per_block", steps_per_block},
               {"blocks", blocks},             {"repeats", repeats},
               {"timeout_s", timeout_s},       {"eval_every_blocks", eval_every_blocks},
               {"order_seed", order_seed}};
+  // Only when set: sweeps stored before silence_s existed keep their hash
+  // (and stay resumable).
+  if (silence_s != MeasureSpec{}.silence_s) j["silence_s"] = silence_s;
+  return j;
 }
 
 Json SweepSpec::to_json() const {

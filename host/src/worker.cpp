@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 namespace gpusweep::host {
@@ -54,7 +55,18 @@ const char* status_name(int status) {
 
 int run_worker(const WorkerArgs& args) {
   std::signal(SIGPIPE, SIG_IGN);
-  EventWriter out(args.proto_fd);
+  // Outlives every return path (all end in _exit): the heartbeat thread
+  // writes to it until the process ends.
+  EventWriter& out = *new EventWriter(args.proto_fd);
+  // Twice a second, from its own thread, whatever the plugin is doing: the
+  // host ends a worker that falls silent (stopped, frozen) long before
+  // timeout_s, and tells that apart from a slow trial.
+  std::thread([&out] {
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      out.emit({{"event", "heartbeat"}});
+    }
+  }).detach();
   out.emit({{"event", "hello"}, {"pid", static_cast<long>(::getpid())}});
 
   LoadedPlugin plugin;

@@ -221,3 +221,24 @@ TEST_CASE("hostile sweep files and databases get one clear error, exit code 2, n
   }
   CHECK(box.gpusweep("results --db ro.db").code == 0);  // reading needs no write access
 }
+
+TEST_CASE("a worker that falls silent is ended after silence_s; a slow live one is not",
+          "[integration][faults][heartbeat]") {
+  Sandbox box;
+  box.write("h.json", R"({"name": "beats", "workload": "faults",
+    "grid": {"mode": ["freeze_step", "long_step"]},
+    "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
+                "timeout_s": 120, "silence_s": 1.5}})");
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto r = box.gpusweep("run h.json --db results.db");
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  INFO(r.output);
+  CHECK(r.code == 0);
+  // The stopped worker: timeout for silence, seconds after it stopped, not 120 s.
+  CHECK(box.text("SELECT status FROM trials WHERE config_json LIKE '%freeze_step%'") == "timeout");
+  CHECK_THAT(box.text("SELECT error FROM trials WHERE config_json LIKE '%freeze_step%'"),
+             Contains("silent for") && Contains("no heartbeat"));
+  CHECK(took < 30);
+  // A 2.5 s step is longer than silence_s, but the worker kept beating.
+  CHECK(box.text("SELECT status FROM trials WHERE config_json LIKE '%long_step%'") == "ok");
+}
