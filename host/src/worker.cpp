@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <string>
 #include <thread>
+#include <fcntl.h>
 #include <unistd.h>
 
 namespace gpusweep::host {
@@ -44,6 +45,20 @@ Json parse_or_raw(const char* text) {
 
 }  // namespace
 
+int protect_protocol_fd(int fd) {
+  // The plugin runs in this process and may write to any descriptor; the
+  // protocol moves out of its way (a high number, closed on exec) and fd
+  // `fd` becomes /dev/null, so that stray writes to it reach nothing.
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 100);
+  if (moved < 0) return fd;
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0) {
+    ::dup2(null, fd);
+    if (null != fd) ::close(null);
+  }
+  return moved;
+}
+
 const char* status_name(int status) {
   switch (status) {
     case GPUSWEEP_STATUS_OK: return "ok";
@@ -57,7 +72,7 @@ int run_worker(const WorkerArgs& args) {
   std::signal(SIGPIPE, SIG_IGN);
   // Outlives every return path (all end in _exit): the heartbeat thread
   // writes to it until the process ends.
-  EventWriter& out = *new EventWriter(args.proto_fd);
+  EventWriter& out = *new EventWriter(protect_protocol_fd(args.proto_fd));
   // Twice a second, from its own thread, whatever the plugin is doing: the
   // host ends a worker that falls silent (stopped, frozen) long before
   // timeout_s, and tells that apart from a slow trial.

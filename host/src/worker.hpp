@@ -30,4 +30,8 @@ int run_check_worker(const WorkerArgs& args);
 // Map a plugin status to a trial status name.
 const char* status_name(int status);
 
+// Moves the protocol descriptor out of the plugin's way: returns its new
+// number and leaves /dev/null at the old one.
+int protect_protocol_fd(int fd);
+
 }  // namespace gpusweep::host

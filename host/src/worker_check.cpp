@@ -66,7 +66,7 @@ class Calls {
 
 int run_check_worker(const WorkerArgs& args) {
   std::signal(SIGPIPE, SIG_IGN);
-  EventWriter out(args.proto_fd);
+  EventWriter out(protect_protocol_fd(args.proto_fd));
   out.emit({{"event", "hello"}, {"pid", static_cast<long>(::getpid())}});
 
   LoadedPlugin plugin;

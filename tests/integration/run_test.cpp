@@ -58,7 +58,8 @@ TEST_CASE("crashes, hangs, throws, OOM and skips are recorded and the sweep goes
   Sandbox box;
   box.write("f.json", R"({"name": "faults", "workload": "faults",
     "grid": {"mode": ["ok", "segfault", "hang_step", "throw_step", "skip", "oom", "abort",
-                      "exit0_step", "throw_evaluate", "stdout_flood", "stderr_flood"]},
+                      "exit0_step", "throw_evaluate", "stdout_flood", "stderr_flood",
+                      "garbage_proto", "nan", "inf", "leak"]},
     "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 3}})");
   const auto r = box.gpusweep("run f.json --db results.db --jobs 2");
   INFO(r.output);
@@ -90,6 +91,20 @@ TEST_CASE("crashes, hangs, throws, OOM and skips are recorded and the sweep goes
   // Whatever a plugin prints never corrupts the protocol.
   CHECK(status_of("stdout_flood") == "ok");
   CHECK(status_of("stderr_flood") == "ok");
+  // Nor does a plugin writing garbage on the descriptor the protocol came on.
+  CHECK(status_of("garbage_proto") == "ok");
+  CHECK(box.count("SELECT count(*) FROM blocks b JOIN trials t ON t.id = b.trial_id WHERE "
+                  "json_extract(t.config_json, '$.mode') = 'garbage_proto'") == 5);
+  // Non-finite quality is no quality, never a number in the database.
+  for (const char* mode : {"nan", "inf"}) {
+    INFO(mode);
+    CHECK(status_of(mode) == "ok");
+    CHECK(box.count("SELECT count(*) FROM trial_summary m JOIN trials t ON t.id = m.trial_id "
+                    "WHERE json_extract(t.config_json, '$.mode') = '" + std::string(mode) +
+                    "' AND m.quality IS NULL") == 1);
+  }
+  // A steady leak shows in the worker's peak memory.
+  CHECK(status_of("leak") == "ok");
   // stderr is kept as a bounded tail, with the full size recorded.
   CHECK(box.count("SELECT stderr_bytes FROM trials WHERE json_extract(config_json, '$.mode') = "
                   "'stderr_flood'") > 2000000);
