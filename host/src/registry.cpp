@@ -1,6 +1,10 @@
 // Plugin discovery and description; see registry.hpp.
 #include "registry.hpp"
 
+#include <sys/stat.h>
+
+#include <iostream>
+
 #include "error.hpp"
 #include "hashing.hpp"
 #include "spawn.hpp"
@@ -105,12 +109,26 @@ Registry::Registry(std::vector<std::string> extra_dirs) : dirs_(std::move(extra_
   }
 }
 
+namespace {
+// Anyone who can write to a plugin folder can run code as the user who runs
+// gpusweep. Said once per folder and process, on stderr.
+void warn_if_writable_by_others(const std::string& dir) {
+  static std::set<std::string> warned;
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || (st.st_mode & S_IWOTH) == 0) return;
+  if (!warned.insert(dir).second) return;
+  std::cerr << "warning: plugin folder " << dir << " is writable by every user: anyone can put "
+            << "code there that gpusweep will run; fix with: chmod o-w '" << dir << "'\n";
+}
+}  // namespace
+
 std::vector<PluginFile> Registry::list() const {
   std::vector<PluginFile> out;
   std::set<std::string> seen;
   for (const auto& dir : dirs_) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
+    warn_if_writable_by_others(dir);
     std::vector<PluginFile> here;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const std::string file = entry.path().filename().string();

@@ -242,3 +242,16 @@ TEST_CASE("a worker that falls silent is ended after silence_s; a slow live one 
   // A 2.5 s step is longer than silence_s, but the worker kept beating.
   CHECK(box.text("SELECT status FROM trials WHERE config_json LIKE '%long_step%'") == "ok");
 }
+
+TEST_CASE("a plugin folder anyone can write to is warned about", "[integration][faults][plugins]") {
+  Sandbox box;
+  std::filesystem::create_directory(box.path("open"));
+  std::filesystem::permissions(box.path("open"), std::filesystem::perms::all);  // 0777
+  const auto r = box.gpusweep("plugins --plugin-path open");  // exit 1: broken fixtures listed
+  INFO(r.output);
+  CHECK_THAT(r.output, Contains("writable by every user") && Contains("chmod o-w"));
+  std::filesystem::permissions(box.path("open"), std::filesystem::perms::others_write,
+                               std::filesystem::perm_options::remove);
+  CHECK_THAT(box.gpusweep("plugins --plugin-path open").output,
+             !Contains("writable by every user"));
+}
