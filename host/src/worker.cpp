@@ -59,6 +59,27 @@ int protect_protocol_fd(int fd) {
   return moved;
 }
 
+LoadedPlugin load_and_announce(const std::string& plugin_path, EventWriter& out) {
+  LoadedPlugin plugin;
+  try {
+    plugin = load_plugin(plugin_path);
+  } catch (const PluginLoadError& e) {
+    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"},
+              {"message", e.what()}, {"reason", e.reason()}});
+    finish(0);
+  } catch (const std::exception& e) {
+    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
+    finish(0);
+  }
+  const gpusweep_plugin* t = plugin.table;
+  out.emit({{"event", "loaded"},
+            {"abi", plugin.abi},
+            {"struct_size", t->struct_size},
+            {"manifest", parse_or_raw(t->manifest())},
+            {"runtime", parse_or_raw(t->runtime())}});
+  return plugin;
+}
+
 const char* status_name(int status) {
   switch (status) {
     case GPUSWEEP_STATUS_OK: return "ok";
@@ -84,22 +105,8 @@ int run_worker(const WorkerArgs& args) {
   }).detach();
   out.emit({{"event", "hello"}, {"pid", static_cast<long>(::getpid())}});
 
-  LoadedPlugin plugin;
-  try {
-    plugin = load_plugin(args.plugin_path);
-  } catch (const PluginLoadError& e) {
-    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"},
-              {"message", e.what()}, {"reason", e.reason()}});
-    finish(0);
-  } catch (const std::exception& e) {
-    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
-    finish(0);
-  }
+  const LoadedPlugin plugin = load_and_announce(args.plugin_path, out);
   const gpusweep_plugin* t = plugin.table;
-  out.emit({{"event", "loaded"},
-            {"abi", plugin.abi},
-            {"manifest", parse_or_raw(t->manifest())},
-            {"runtime", parse_or_raw(t->runtime())}});
   if (args.describe) finish(0);
 
   MeasureSpec m;

@@ -2,10 +2,14 @@
 // process and streams JSON-line events to the host over a dedicated pipe.
 #pragma once
 
+#include "loader.hpp"
+
 #include <cstdint>
 #include <string>
 
 namespace gpusweep::host {
+
+class EventWriter;
 
 struct WorkerArgs {
   std::string plugin_path;
@@ -26,6 +30,11 @@ int run_worker(const WorkerArgs& args);
 // config_json, each call bracketed by "begin" and "end" events so that the
 // host can name the function that crashed or hung. Never returns normally.
 int run_check_worker(const WorkerArgs& args);
+
+// Loads the plugin and announces it with a "loaded" event (ABI, table size,
+// manifest, runtime); when it cannot be loaded, reports a failed result in
+// phase "load" and ends the process.
+LoadedPlugin load_and_announce(const std::string& plugin_path, EventWriter& out);
 
 // Map a plugin status to a trial status name.
 const char* status_name(int status);

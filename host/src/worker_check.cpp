@@ -69,23 +69,8 @@ int run_check_worker(const WorkerArgs& args) {
   EventWriter out(protect_protocol_fd(args.proto_fd));
   out.emit({{"event", "hello"}, {"pid", static_cast<long>(::getpid())}});
 
-  LoadedPlugin plugin;
-  try {
-    plugin = load_plugin(args.plugin_path);
-  } catch (const PluginLoadError& e) {
-    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"},
-              {"message", e.what()}, {"reason", e.reason()}});
-    finish(0);
-  } catch (const std::exception& e) {
-    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
-    finish(0);
-  }
+  const LoadedPlugin plugin = load_and_announce(args.plugin_path, out);
   const gpusweep_plugin* t = plugin.table;
-  out.emit({{"event", "loaded"},
-            {"abi", plugin.abi},
-            {"struct_size", t->struct_size},
-            {"manifest", parse_or_raw(t->manifest())},
-            {"runtime", parse_or_raw(t->runtime())}});
 
   Calls calls(out);
   gpusweep_instance* inst = nullptr;
