@@ -80,6 +80,13 @@ class Sandbox {
     return std::string(std::istreambuf_iterator<char>(in), {});
   }
 
+  // True once a host has created the database and its tables: the file
+  // appears when SQLite opens it, the tables a moment later (one transaction).
+  bool has_tables() const {
+    if (!std::filesystem::exists(db())) return false;
+    return count("SELECT count(*) FROM sqlite_master WHERE name = 'trials'") == 1;
+  }
+
   int64_t count(const std::string& sql) const {
     db::Connection c(db(), db::Connection::Mode::read_only);
     auto st = c.prepare(sql);

@@ -171,6 +171,20 @@ TEST_CASE("plugins lists the plugin path and describes a manifest", "[integratio
   r = box.gpusweep("plugins");
   CHECK_THAT(r.output, Contains("noop") && Contains("faults") && Contains("does not load") &&
                            Contains("ABI 2.0"));
+  // A plugin whose manifest is not JSON is listed as not loading, with the
+  // JSON error, and a sweep naming it gets one clear error, nothing written.
+  CHECK_THAT(r.output, Contains("bad_manifest") && Contains("manifest"));
+  box.write("m.json", R"({"name": "m", "workload": "bad_manifest"})");
+  r = box.gpusweep("run m.json --db m.db");
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("bad_manifest"));
+  CHECK_FALSE(std::filesystem::exists(box.path("m.db")));
+  r = box.gpusweep("plugins --check " + std::string(GPUSWEEP_TEST_PLUGIN_DIR) +
+                   "/gpusweep_bad_manifest.so");
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("manifest") && Contains("JSON"));
 }
 
 TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinished trials",
@@ -186,7 +200,7 @@ TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinishe
   // Interrupt once two trials have finished.
   for (int i = 0; i < 200; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (std::filesystem::exists(box.db()) &&
+    if (box.has_tables() &&
         box.count("SELECT count(*) FROM trials WHERE status = 'ok'") >= 2) {
       break;
     }
