@@ -343,8 +343,23 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   const std::string abi = loaded.value("abi", "?");
   out.ok("loads in a worker process: plugin ABI " + abi + ", this gpusweep's ABI " + host_abi);
 
-  // 2. The manifest, every problem at once.
+  // 2. The manifest, every problem at once (the worker passes text that is
+  // not JSON on as {"unparsed": text}).
   const Json manifest = loaded.value("manifest", Json());
+  if (manifest.is_object() && manifest.contains("unparsed") && manifest["unparsed"].is_string()) {
+    std::string why;
+    try {
+      (void)Json::parse(manifest["unparsed"].get<std::string>());
+    } catch (const Json::parse_error& e) {
+      why = e.what();
+    }
+    out.problem("the manifest is not valid JSON (" + why + ")",
+                "build the manifest with gpusweep::Manifest and GPUSWEEP_EXPORT_WORKLOAD, which "
+                "write valid JSON; a hand-written manifest() must return one complete JSON "
+                "object");
+    report.items = std::move(out.all());
+    return report;
+  }
   const auto manifest_items = check_manifest(manifest, expected);
   const bool manifest_ok =
       std::none_of(manifest_items.begin(), manifest_items.end(),
