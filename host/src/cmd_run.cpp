@@ -16,6 +16,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 namespace gpusweep::host {
 
@@ -81,8 +82,28 @@ std::string outcome_detail(const db::TrialOutcome& o) {
   return o.error ? truncate(*o.error, 120) : "";
 }
 
+// Opens (or creates) the results database. A database this call created is
+// removed again when setting it up fails (on a full disk, say), so a failed
+// first run leaves no half-made file behind.
+void open_results(std::optional<db::Store>& store, const std::string& path) {
+  const bool existed = std::filesystem::exists(path);
+  try {
+    store.emplace(path, db::Connection::Mode::read_write);
+  } catch (const db::DbError&) {
+    if (!existed) {
+      std::error_code ec;
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        std::filesystem::remove(path + suffix, ec);
+      }
+    }
+    throw;
+  }
+}
+
 int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt) {
-  db::Store store(opt.db_path, db::Connection::Mode::read_write);
+  std::optional<db::Store> opened;
+  open_results(opened, opt.db_path);
+  db::Store& store = *opened;
   const std::string spec_json = canonical_json(spec.to_json());
   const std::string spec_hash = hash_text(spec_json);
 

@@ -83,6 +83,13 @@ int main(int argc, char** argv) {
     return 2;
   } catch (const gpusweep::db::DbError& e) {
     std::cerr << "error: database: " << e.what() << "\n";
+    if ((e.code() & 0xff) == SQLITE_FULL) {
+      // Finished trials are committed one by one; the one being written
+      // rolled back whole. Nothing to repair, only space to free.
+      std::cerr << "the disk holding the results database is full: free some space, then "
+                   "run the same command with --resume to finish (finished trials are kept)\n";
+      return 2;
+    }
     // A --db the user can fix (not gpusweep's, too new, not writable, not
     // openable) is a usage error; anything else went wrong underneath.
     switch (e.code() & 0xff) {
