@@ -135,6 +135,13 @@ Json parse_strict(const std::string& text, const std::string& source) {
     }
     usage(source, position_of(text, e.byte > 0 ? e.byte - 1 : 0),
           "not valid JSON: " + detail);
+  } catch (const Json::exception& e) {
+    // A number beyond a double ("1e999") is out_of_range, not a parse error
+    // (found by the fuzzer: it escaped as an internal error).
+    std::string msg = e.what();
+    const auto bracket = msg.find("] ");
+    usage(source, "", (bracket == std::string::npos ? msg : msg.substr(bracket + 2)) +
+                          "; numbers in a sweep file must fit a double");
   }
 }
 

@@ -182,3 +182,16 @@ TEST_CASE("grid values that spell the same setting twice are refused", "[host][s
   CHECK_THAT(error_of(R"({"name": "a", "workload": "dqn", "grid": {"lr": [1, 1.0]}})"),
              Contains("configs #1 and #2 are the same settings"));
 }
+
+TEST_CASE("a number beyond a double is a usage error naming the file", "[host][sweep]") {
+  // Found by tests/fuzz/sweep_fuzz.cpp: nlohmann reports it as out_of_range,
+  // which escaped the parser as an internal error (exit 1).
+  try {
+    host::parse_sweep(R"({"name": "x", "workload": "w", "measure": {"blocks": 11e308}})", "big.json");
+    FAIL("no error");
+  } catch (const UsageError& e) {
+    CHECK_THAT(e.what(), Catch::Matchers::Contains("big.json") &&
+                             Catch::Matchers::Contains("11e308") &&
+                             Catch::Matchers::Contains("fit a double"));
+  }
+}
