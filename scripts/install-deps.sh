@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages gpusweep needs, only those missing.
 # Run as root (or with sudo). Nothing is downloaded from outside Debian.
-# --test adds what the test suite uses (Chromium renders the HTML report).
+# --test adds what the test suite uses (Chromium renders the HTML report,
+# clang builds the libFuzzer target).
 set -euo pipefail
 
 packages=(
@@ -11,7 +12,7 @@ packages=(
   nlohmann-json3-dev catch2 libsqlite3-dev sqlite3
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(chromium python3)
+  packages+=(chromium python3 clang libclang-rt-14-dev)
 fi
 
 missing=()
