@@ -154,7 +154,10 @@ int run_worker(const WorkerArgs& args) {
   }
   if ((st = t->synchronize(inst)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
 
+  // Evaluations get their own phase (a hang there is reported as such), and
+  // measuring resumes after one between blocks.
   auto evaluate = [&](const char* phase) {
+    out.emit({{"event", "phase"}, {"phase", phase}});
     const auto t0 = Clock::now();
     const char* metrics = nullptr;
     if ((st = t->evaluate(inst, &metrics)) != GPUSWEEP_STATUS_OK) fail(st, inst, phase, steps_done);
@@ -191,6 +194,7 @@ int run_worker(const WorkerArgs& args) {
     if (m.eval_every_blocks > 0 && (b + 1) % m.eval_every_blocks == 0) {
       evaluate("evaluate");
       evaluated_last = true;
+      if (b + 1 < m.blocks) out.emit({{"event", "phase"}, {"phase", "measure"}});
     }
   }
   if (!evaluated_last) evaluate("evaluate");

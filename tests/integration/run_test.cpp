@@ -59,7 +59,8 @@ TEST_CASE("crashes, hangs, throws, OOM and skips are recorded and the sweep goes
   box.write("f.json", R"({"name": "faults", "workload": "faults",
     "grid": {"mode": ["ok", "segfault", "hang_step", "throw_step", "skip", "oom", "abort",
                       "exit0_step", "throw_evaluate", "stdout_flood", "stderr_flood",
-                      "garbage_proto", "nan", "inf", "leak"]},
+                      "garbage_proto", "nan", "inf", "leak", "terminate", "throw_setup",
+                      "hang_setup", "hang_evaluate"]},
     "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 3}})");
   const auto r = box.gpusweep("run f.json --db results.db --jobs 2");
   INFO(r.output);
@@ -103,8 +104,17 @@ TEST_CASE("crashes, hangs, throws, OOM and skips are recorded and the sweep goes
                     "WHERE json_extract(t.config_json, '$.mode') = '" + std::string(mode) +
                     "' AND m.quality IS NULL") == 1);
   }
-  // A steady leak shows in the worker's peak memory.
+  // A steady leak (1 MiB a step) does not stop the trial.
   CHECK(status_of("leak") == "ok");
+  // Every entry point's failure is named with where it happened.
+  CHECK(status_of("terminate") == "crashed");
+  CHECK_THAT(error_of("terminate"), Contains("SIGABRT"));
+  CHECK(status_of("throw_setup") == "failed");
+  CHECK_THAT(error_of("throw_setup"), Contains("fixture: thrown in setup"));
+  CHECK(status_of("hang_setup") == "timeout");
+  CHECK_THAT(error_of("hang_setup"), Contains("setup"));
+  CHECK(status_of("hang_evaluate") == "timeout");
+  CHECK_THAT(error_of("hang_evaluate"), Contains("phase evaluate, 5 blocks done"));
   // stderr is kept as a bounded tail, with the full size recorded.
   CHECK(box.count("SELECT stderr_bytes FROM trials WHERE json_extract(config_json, '$.mode') = "
                   "'stderr_flood'") > 2000000);
