@@ -1,4 +1,5 @@
 // `gpusweep compare`: configs against the baseline, with statistics.
+#include "claims.hpp"
 #include "cli.hpp"
 #include "compare.hpp"
 #include "error.hpp"
@@ -27,6 +28,65 @@ Json parse_partial(const std::vector<std::string>& sets) {
 
 std::string percent(double v) { return (v >= 0 ? "+" : "") + fixed(100 * v, 1) + "%"; }
 
+std::string settings_text(const Json& change) {
+  std::string out;
+  for (const auto& [k, v] : change.items()) {
+    out += (out.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out;
+}
+
+// The claims table: each claim, what was measured, and the verdict.
+std::string render_claims(const std::vector<ClaimResult>& results, OutputFormat format) {
+  std::vector<Json> records;
+  for (const auto& r : results) {
+    const Claim& c = *r.claim;
+    Json rec;
+    rec["claim"] = c.text;
+    rec["change"] = settings_text(c.change);
+    rec["metric"] = c.metric;
+    rec["expected"] = expected_text(c);
+    rec["expected_low"] = c.low;
+    rec["expected_high"] = c.high;
+    rec["ratio"] = r.ratio ? Json(*r.ratio) : Json();
+    rec["ci_low"] = std::isnan(r.low) ? Json() : Json(r.low);
+    rec["ci_high"] = std::isnan(r.high) ? Json() : Json(r.high);
+    rec["verdict"] = r.verdict;
+    rec["reason"] = r.reason;
+    rec["source"] = c.source;
+    records.push_back(rec);
+  }
+  const bool machine = format == OutputFormat::csv || format == OutputFormat::json;
+  std::vector<Column> cols = {{"claim", "claim", false, {}},
+                              {"change", "change", false, {}},
+                              {"metric", "metric", false, {}},
+                              {"expected", "expected", true, {}}};
+  if (machine) {
+    cols.push_back({"expected_low", "expected_low", true, {}});
+    cols.push_back({"expected_high", "expected_high", true, {}});
+  }
+  cols.push_back({"ratio", "measured", true, [](const Json& r) {
+                    return r["ratio"].is_null() ? std::string("-")
+                                                : fixed(r["ratio"].get<double>(), 3) + "x";
+                  }});
+  cols.push_back({"ci_low", "95% CI", true, [](const Json& r) {
+                    return r["ci_low"].is_null() ? std::string("-")
+                                                 : "[" + fixed(r["ci_low"].get<double>(), 3) + ", " +
+                                                       fixed(r["ci_high"].get<double>(), 3) + "]";
+                  }});
+  if (machine) cols.push_back({"ci_high", "ci_high", true, {}});
+  cols.push_back({"verdict", "verdict", false, [format](const Json& r) {
+                    const std::string v = r["verdict"].get<std::string>();
+                    if (format != OutputFormat::table) return v;
+                    if (v == "confirmed") return colour(v, "32");
+                    if (v == "refuted") return colour(v, "31");
+                    return v;
+                  }});
+  cols.push_back({"reason", "why", false, {}});
+  cols.push_back({"source", "source", false, {}});
+  return render(records, cols, format);
+}
+
 }  // namespace
 
 int cmd_compare(const Args& args) {
@@ -38,16 +98,20 @@ int cmd_compare(const Args& args) {
       "max-quality-loss", po::value<double>()->default_value(0.01),
       "largest relative quality loss still called non-inferior")(
       "alpha", po::value<double>()->default_value(0.05), "significance level of the U test")(
-      "format", po::value<std::string>()->default_value("table"), "table, csv, json or md");
+      "format", po::value<std::string>()->default_value("table"), "table, csv, json or md")(
+      "claims", "only the sweep's claims: each against its measured ratio, with a verdict");
   po::positional_options_description pos;
   pos.add("sweep", 1);
   auto p = parse_command(
-      "compare", "[--sweep NAME] [--baseline key=value ...] [--max-quality-loss 0.01] [--format F]",
+      "compare",
+      "[--sweep NAME] [--baseline key=value ...] [--max-quality-loss 0.01] [--claims] [--format F]",
       "Compares every config of a sweep with its baseline: the throughput ratio (geometric\n"
       "means of the block samples, repeats pooled) with a 95% confidence interval, a\n"
       "two-sided Mann-Whitney U test, and a verdict (faster, slower, or no significant\n"
       "difference: both the test and the interval must agree). Quality change is shown\n"
-      "next to speed, with a non-inferiority check.",
+      "next to speed, with a non-inferiority check. A sweep file's claims (a guide's\n"
+      "promised ratio for a change) are shown against the measured ratio and its\n"
+      "interval: confirmed, refuted, inconclusive, or not measurable here (and why).",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
@@ -67,6 +131,14 @@ int cmd_compare(const Args& args) {
                      : spec.baseline;
   opt.alpha = vm["alpha"].as<double>();
   opt.max_quality_loss = vm["max-quality-loss"].as<double>();
+  if (vm.count("claims") != 0U) {
+    if (spec.claims.empty()) {
+      throw UsageError("sweep '" + sweep->name + "' carries no claims (add \"claims\" to its sweep "
+                       "file; see README.md)");
+    }
+    std::cout << render_claims(evaluate_claims(store, *sweep, spec), format);
+    return 0;
+  }
   const auto configs = gather_configs(store, sweep->id);
   const auto rows = compare_configs(configs, opt);
   std::vector<std::string> keys = varying_keys(spec);
@@ -177,6 +249,10 @@ int cmd_compare(const Args& args) {
                  std::isnan(k.low) ? "-" : "[" + fixed(k.low, 3) + ", " + fixed(k.high, 3) + "]"});
     }
     std::cout << t.render();
+  }
+  if (format == OutputFormat::table && !spec.claims.empty()) {
+    std::cout << "\nclaims (the ratio each promises for its change, against the measured one):\n"
+              << render_claims(evaluate_claims(store, *sweep, spec), format);
   }
   if (format == OutputFormat::table) {
     std::cout << "ratio: geometric mean throughput vs the baseline's over all blocks; quality: "

@@ -349,7 +349,7 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   if (manifest.is_object() && manifest.contains("unparsed") && manifest["unparsed"].is_string()) {
     std::string why;
     try {
-      (void)Json::parse(manifest["unparsed"].get<std::string>());
+      [[maybe_unused]] const Json parsed = Json::parse(manifest["unparsed"].get<std::string>());
     } catch (const Json::parse_error& e) {
       why = e.what();
     }

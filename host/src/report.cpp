@@ -2,6 +2,8 @@
 // file needs nothing at all to display or print.
 #include "report.hpp"
 
+#include "claims.hpp"
+
 #include "compare.hpp"
 #include "format.hpp"
 #include "results.hpp"
@@ -237,6 +239,8 @@ std::string table_html(const std::vector<std::string>& headers,
       const bool n = i < numeric.size() && numeric[i];
       std::string cls = n ? " class=\"n\"" : "";
       if (r[i] == "faster" || r[i] == "slower") cls = " class=\"" + r[i] + "\"";
+      if (r[i] == "confirmed") cls = " class=\"faster\"";
+      if (r[i] == "refuted") cls = " class=\"slower\"";
       s << "<td" << cls << ">" << html_escape(r[i]) << "</td>";
     }
     s << "</tr>";
@@ -441,6 +445,26 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
                     st.get_text(4), st.get_text(5), std::to_string(st.get_int(6)),
                     st.get_int(7) != 0 ? "yes" : "no", st.get_text(8),
                     st.get_text(9) + " (" + st.get_text(10) + ")"});
+  }
+  if (!spec.claims.empty()) {
+    std::vector<std::vector<std::string>> claim_rows;
+    for (const auto& r : evaluate_claims(store, sweep, spec)) {
+      std::string change;
+      for (const auto& [k, v] : r.claim->change.items()) {
+        change += (change.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      }
+      claim_rows.push_back(
+          {r.claim->text, change, r.claim->metric, expected_text(*r.claim),
+           r.ratio ? fixed(*r.ratio, 3) + "x" : "-",
+           std::isnan(r.low) ? "-" : "[" + fixed(r.low, 3) + ", " + fixed(r.high, 3) + "]",
+           r.verdict, r.reason, r.claim->source});
+    }
+    h << "<h2>Claims</h2><p class=\"note\">What the sweep's sources promise for each change "
+         "(ratio of the metric, changed config over its baseline) against the measured ratio and "
+         "its 95% interval.</p>"
+      << table_html({"claim", "change", "metric", "expected", "measured", "95% CI", "verdict",
+                     "why", "source"},
+                    claim_rows, {false, false, false, true, true, true, false, false, false});
   }
   h << "<h2>Environment</h2>"
     << table_html({"host", "OS", "CPU", "cores", "LibTorch", "BLAS", "threads", "CUDA", "GPUs", "gpusweep"},

@@ -5,6 +5,7 @@
 #include "hashing.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <limits>
@@ -13,6 +14,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 namespace gpusweep::host {
 
@@ -63,6 +65,100 @@ int64_t measure_int(const std::string& source, const Json& m, const char* key, i
           std::to_string(v) + " is below the minimum " + std::to_string(min));
   }
   return v;
+}
+
+const std::vector<std::string> kClaimKeys = {"claim",  "change", "baseline", "metric",
+                                             "expected", "source", "requires", "$comment"};
+
+// "expected": a ratio (0.5) or a range ([0.2, 0.4]) of positive numbers.
+std::pair<double, double> parse_expected(const std::string& source, const std::string& where,
+                                         const Json& e) {
+  auto positive = [&](const Json& v) {
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
+      usage(source, where, "expected a positive ratio (changed / baseline), got " + v.dump());
+    }
+    return v.get<double>();
+  };
+  if (e.is_array()) {
+    if (e.size() != 2) {
+      usage(source, where, "a range is two ratios [low, high], for example [1.2, 1.3]; got " + e.dump());
+    }
+    const double lo = positive(e[0]), hi = positive(e[1]);
+    if (lo > hi) usage(source, where, "the range " + e.dump() + " has low above high");
+    return {lo, hi};
+  }
+  const double v = positive(e);
+  return {v, v};
+}
+
+Claim parse_claim(const std::string& source, const std::string& where, const Json& c) {
+  if (!c.is_object()) usage(source, where, "expected an object, got " + c.dump());
+  for (const auto& [key, value] : c.items()) {
+    if (std::find(kClaimKeys.begin(), kClaimKeys.end(), key) == kClaimKeys.end()) {
+      usage(source, where + "." + key,
+            "unknown claim key" + suggestion(key, kClaimKeys) +
+                " (a claim has claim, change, baseline, metric, expected, source, requires)");
+    }
+  }
+  Claim out;
+  // A claim about something no setting expresses (XLA, torch.compile) has no
+  // change, only what it requires.
+  const bool change_optional = c.contains("requires");
+  for (const char* key : {"claim", "change", "expected"}) {
+    if (!c.contains(key) && !(change_optional && std::string(key) == "change")) {
+      usage(source, where + "." + key,
+            std::string("missing; a claim needs \"claim\" (its words), \"change\" (the settings "
+                        "it changes) and \"expected\" (the ratio it promises)"));
+    }
+  }
+  if (!c["claim"].is_string() || c["claim"].get<std::string>().empty()) {
+    usage(source, where + ".claim", "expected the claim in words, got " + c["claim"].dump());
+  }
+  out.text = c["claim"].get<std::string>();
+  if (c.contains("change")) {
+    if (!c["change"].is_object() || c["change"].empty()) {
+      usage(source, where + ".change",
+            "expected an object of the settings the claim changes, got " + c["change"].dump());
+    }
+    out.change = c["change"];
+  }
+  if (auto it = c.find("baseline"); it != c.end()) {
+    if (!it->is_object()) usage(source, where + ".baseline", "expected an object, got " + it->dump());
+    out.baseline = *it;
+  }
+  if (auto it = c.find("metric"); it != c.end()) {
+    const auto& known = claim_metrics();
+    const bool is_stat = it->is_string() && it->get<std::string>().rfind("stat:", 0) == 0 &&
+                         it->get<std::string>().size() > 5;
+    if (!it->is_string() ||
+        (!is_stat && std::find(known.begin(), known.end(), it->get<std::string>()) == known.end())) {
+      const std::string got = it->is_string() ? it->get<std::string>() : it->dump();
+      usage(source, where + ".metric",
+            "unknown metric " + it->dump() + suggestion(got, known) +
+                " (known: throughput, step_time, peak_memory, input_wait, quality, transfer_time, "
+                "gpu_utilization, or stat:NAME for a statistic the plugin reports)");
+    }
+    out.metric = it->get<std::string>();
+  }
+  std::tie(out.low, out.high) = parse_expected(source, where + ".expected", c["expected"]);
+  if (auto it = c.find("source"); it != c.end()) {
+    if (!it->is_string()) usage(source, where + ".source", "expected text, got " + it->dump());
+    out.source = it->get<std::string>();
+  }
+  if (auto it = c.find("requires"); it != c.end()) {
+    if (!it->is_array()) usage(source, where + ".requires", "expected a list, got " + it->dump());
+    const auto& known = claim_features();
+    for (const auto& f : *it) {
+      const std::string name = f.is_string() ? f.get<std::string>() : f.dump();
+      if (!f.is_string() || std::find(known.begin(), known.end(), name) == known.end()) {
+        usage(source, where + ".requires",
+              "unknown feature " + f.dump() + suggestion(name, known) +
+                  " (known: cuda, tensor_cores, xla, torch_compile)");
+      }
+      out.requires.push_back(name);
+    }
+  }
+  return out;
 }
 
 MeasureSpec parse_measure(const std::string& source, const Json& m) {
@@ -158,10 +254,38 @@ Json MeasureSpec::to_json() const {
   return j;
 }
 
+const std::vector<std::string>& claim_metrics() {
+  static const std::vector<std::string> m = {"throughput",    "step_time",      "peak_memory",
+                                             "input_wait",    "quality",        "transfer_time",
+                                             "gpu_utilization"};
+  return m;
+}
+
+const std::vector<std::string>& claim_features() {
+  static const std::vector<std::string> f = {"cuda", "tensor_cores", "xla", "torch_compile"};
+  return f;
+}
+
+Json Claim::to_json() const {
+  Json j{{"claim", text}, {"metric", metric}};
+  if (!change.empty()) j["change"] = change;
+  if (!baseline.empty()) j["baseline"] = baseline;
+  j["expected"] = low == high ? Json(low) : Json::array({low, high});
+  if (!source.empty()) j["source"] = source;
+  if (!requires.empty()) j["requires"] = requires;
+  return j;
+}
+
 Json SweepSpec::to_json() const {
-  return Json{{"name", name},         {"workload", workload}, {"description", description},
-              {"base", base},         {"grid", grid},         {"baseline", baseline},
-              {"measure", measure.to_json()}};
+  Json j{{"name", name},         {"workload", workload}, {"description", description},
+         {"base", base},         {"grid", grid},         {"baseline", baseline},
+         {"measure", measure.to_json()}};
+  // Only when present: sweeps stored before claims existed keep their hash.
+  if (!claims.empty()) {
+    j["claims"] = Json::array();
+    for (const auto& c : claims) j["claims"].push_back(c.to_json());
+  }
+  return j;
 }
 
 SweepSpec parse_sweep(const std::string& text, const std::string& source) {
@@ -171,7 +295,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& source) {
     if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
       usage(source, key, "unknown key" + suggestion(key, kTopKeys) +
                              " (a sweep has name, workload, description, base, grid, measure, "
-                             "baseline)");
+                             "baseline, claims)");
     }
   }
   SweepSpec s;
@@ -205,6 +329,12 @@ SweepSpec parse_sweep(const std::string& text, const std::string& source) {
     }
   }
   if (auto it = j.find("measure"); it != j.end()) s.measure = parse_measure(source, *it);
+  if (auto it = j.find("claims"); it != j.end()) {
+    if (!it->is_array()) usage(source, "claims", "expected a list of claims, got " + it->dump());
+    for (size_t i = 0; i < it->size(); ++i) {
+      s.claims.push_back(parse_claim(source, "claims[" + std::to_string(i) + "]", (*it)[i]));
+    }
+  }
   return s;
 }
 
@@ -306,6 +436,36 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
         usage(spec.source, "grid",
               "configs #" + std::to_string(it->second + 1) + " and #" + std::to_string(i + 1) +
                   " are the same settings (" + configs[i].dump() + "); drop the duplicate value");
+      }
+    }
+  }
+  // Each claim compares two configs of this sweep: both must be in it.
+  if (!spec.claims.empty()) {
+    const auto configs = expand_configs(spec, manifest);
+    auto count = [&](const Json& partial) {
+      return std::count_if(configs.begin(), configs.end(),
+                           [&](const Json& c) { return matches(c, partial); });
+    };
+    for (size_t i = 0; i < spec.claims.size(); ++i) {
+      const Claim& c = spec.claims[i];
+      if (c.change.empty()) continue;  // nothing to compare here (see Claim::requires)
+      const std::string where = "claims[" + std::to_string(i) + "]";
+      for (const auto& [key, value] : c.change.items()) check(where + ".change." + key, key, value);
+      for (const auto& [key, value] : c.baseline.items()) check(where + ".baseline." + key, key, value);
+      Json from = c.baseline.empty() ? spec.baseline : c.baseline;
+      if (from.empty() && !configs.empty()) from = configs.front();
+      Json to = from;
+      for (const auto& [key, value] : c.change.items()) to[key] = value;
+      for (const auto& [what, partial] : {std::pair<const char*, const Json&>{"baseline", from},
+                                          {"changed", to}}) {
+        const auto n_match = count(partial);
+        if (n_match != 1) {
+          usage(spec.source, where,
+                std::string("its ") + what + " config " + partial.dump() + " matches " +
+                    std::to_string(n_match) + " of the sweep's configurations; a claim compares "
+                    "exactly two: put the changed values in the grid, and pin the other knobs "
+                    "in the claim's \"baseline\"");
+        }
       }
     }
   }

@@ -23,6 +23,28 @@ struct MeasureSpec {
   Json to_json() const;
 };
 
+// A claim from a tuning guide, carried by the sweep that tests it: changing
+// `change` (against `baseline`, or the sweep's baseline) moves `metric` by the
+// `expected` ratio (changed / baseline), according to `source`.
+struct Claim {
+  std::string text;                // the claim in words: "60-80% less transfer time"
+  Json change = Json::object();    // settings that differ from the claim's baseline
+  Json baseline = Json::object();  // partial config; empty: the sweep's baseline
+  std::string metric = "throughput";
+  double low = 1;                  // expected ratio range, low <= high
+  double high = 1;
+  std::string source;              // where the claim comes from
+  std::vector<std::string> requires;  // features the claim needs ("cuda", "xla", ...)
+
+  Json to_json() const;
+};
+
+// Metrics a claim can be about; "stat:NAME" names a statistic the plugin
+// reports. transfer_time and gpu_utilization need a GPU (see claims.hpp).
+const std::vector<std::string>& claim_metrics();
+// Features a claim may require.
+const std::vector<std::string>& claim_features();
+
 struct SweepSpec {
   std::string source;  // file path, for messages
   std::string name;
@@ -32,6 +54,7 @@ struct SweepSpec {
   Json grid = Json::object();
   Json baseline = Json::object();
   MeasureSpec measure;
+  std::vector<Claim> claims;
 
   // The sweep as it will run (after overrides), for the database.
   Json to_json() const;
