@@ -20,11 +20,15 @@ SweepRecord read_sweep(const Statement& st) {
   s.spec_hash = st.get_text(6);
   s.status = st.get_text(7);
   s.created_at = st.get_text(8);
+  s.run_key = st.get_optional_text(9);
+  if (!st.is_null(10)) s.shard_index = st.get_int(10);
+  if (!st.is_null(11)) s.shard_count = st.get_int(11);
   return s;
 }
 
 constexpr const char* kSweepColumns =
-    "id, name, workload, file_path, file_hash, spec_json, spec_hash, status, created_at";
+    "id, name, workload, file_path, file_hash, spec_json, spec_hash, status, created_at, "
+    "run_key, shard_index, shard_count";
 
 }  // namespace
 
@@ -90,10 +94,11 @@ int64_t Store::create_sweep(const SweepRecord& s, const std::vector<TrialPlan>& 
 
 int64_t Store::insert_sweep(const SweepRecord& s) {
   auto st = db_.prepare(
-      "INSERT INTO sweeps (name, workload, file_path, file_hash, spec_json, spec_hash, status) "
-      "VALUES (?, ?, ?, ?, ?, ?, ?)");
+      "INSERT INTO sweeps (name, workload, file_path, file_hash, spec_json, spec_hash, status, "
+      "run_key, shard_index, shard_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   st.bind(1, s.name).bind(2, s.workload).bind(3, s.file_path).bind(4, s.file_hash);
   st.bind(5, s.spec_json).bind(6, s.spec_hash).bind(7, s.status);
+  st.bind(8, s.run_key).bind(9, s.shard_index).bind(10, s.shard_count);
   st.run();
   return db_.last_insert_rowid();
 }
@@ -117,6 +122,21 @@ std::optional<SweepRecord> Store::latest_sweep(const std::string& name) {
 std::optional<SweepRecord> Store::latest_sweep() {
   auto st = db_.prepare(std::string("SELECT ") + kSweepColumns +
                         " FROM sweeps ORDER BY id DESC LIMIT 1");
+  if (!st.step()) return std::nullopt;
+  return read_sweep(st);
+}
+
+std::optional<SweepRecord> Store::sweep(int64_t sweep_id) {
+  auto st = db_.prepare(std::string("SELECT ") + kSweepColumns + " FROM sweeps WHERE id = ?");
+  st.bind(1, sweep_id);
+  if (!st.step()) return std::nullopt;
+  return read_sweep(st);
+}
+
+std::optional<SweepRecord> Store::shard_run(const std::string& run_key, int64_t shard_index) {
+  auto st = db_.prepare(std::string("SELECT ") + kSweepColumns +
+                        " FROM sweeps WHERE run_key = ? AND shard_index = ? ORDER BY id DESC LIMIT 1");
+  st.bind(1, run_key).bind(2, shard_index);
   if (!st.step()) return std::nullopt;
   return read_sweep(st);
 }
@@ -239,11 +259,12 @@ void Store::commit_trial(int64_t trial_id, const TrialOutcome& o) {
 
   auto up = db_.prepare(
       "UPDATE trials SET status = ?, error = ?, exit_code = ?, signal = ?, stderr_tail = ?, "
-      "stderr_bytes = ?, environment_id = ?, started_at = ?, finished_at = ?, wall_s = ? "
-      "WHERE id = ?");
+      "stderr_bytes = ?, environment_id = ?, started_at = ?, finished_at = ?, wall_s = ?, "
+      "slurm_job_id = ?, slurm_task_id = ? WHERE id = ?");
   up.bind(1, o.status).bind(2, o.error).bind(3, o.exit_code).bind(4, o.signal);
   up.bind(5, o.stderr_tail).bind(6, o.stderr_bytes).bind(7, env_id);
-  up.bind(8, o.started_at).bind(9, o.finished_at).bind(10, o.wall_s).bind(11, trial_id);
+  up.bind(8, o.started_at).bind(9, o.finished_at).bind(10, o.wall_s);
+  up.bind(11, o.slurm_job_id).bind(12, o.slurm_task_id).bind(13, trial_id);
   up.run();
   if (db_.changes() != 1) {
     throw DbError("trial " + std::to_string(trial_id) + " does not exist", SQLITE_NOTFOUND);

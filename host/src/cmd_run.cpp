@@ -4,10 +4,13 @@
 #include "error.hpp"
 #include "format.hpp"
 #include "hashing.hpp"
+#include "launch.hpp"
 #include "progress.hpp"
 #include "registry.hpp"
 #include "results.hpp"
 #include "runner.hpp"
+#include "shard.hpp"
+#include "slurm.hpp"
 #include "spawn.hpp"
 #include "sweep.hpp"
 
@@ -28,6 +31,8 @@ struct RunOptions {
   int jobs = 1;
   std::optional<std::string> file_path;
   std::optional<std::string> file_hash;
+  std::optional<Shard> shard;  // run only this slice, resuming it when the database has it
+  std::string run_key;         // with shard: what its sibling shards share
 };
 
 void print_plan(const SweepSpec& spec, const PluginManifest& manifest,
@@ -49,6 +54,8 @@ void print_plan(const SweepSpec& spec, const PluginManifest& manifest,
   std::cout << t.render();
 }
 
+}  // namespace
+
 std::vector<db::TrialPlan> to_rows(const std::vector<PlannedTrial>& plan, const PluginInfo& info) {
   std::vector<db::TrialPlan> rows;
   rows.reserve(plan.size());
@@ -68,6 +75,8 @@ std::vector<db::TrialPlan> to_rows(const std::vector<PlannedTrial>& plan, const 
   }
   return rows;
 }
+
+namespace {
 
 std::string outcome_detail(const db::TrialOutcome& o) {
   if (o.summary) {
@@ -109,7 +118,16 @@ int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt
 
   std::optional<db::SweepRecord> sweep;
   std::optional<db::RunLock> lock;  // held until the run ends
-  if (opt.resume) {
+  if (opt.shard) {
+    // A shard always resumes: a requeued or re-run task continues its slice.
+    sweep = store.shard_run(opt.run_key, opt.shard->index);
+    if (sweep && sweep->spec_hash != spec_hash) {
+      throw UsageError("shard " + opt.shard->label() + " of run '" + opt.run_key + "' in " +
+                       opt.db_path + " was started from a different sweep (stored spec " +
+                       sweep->spec_hash + ", now " + spec_hash +
+                       "); use another --db or --run-key for the changed sweep");
+    }
+  } else if (opt.resume) {
     sweep = store.latest_sweep(spec.name);
     if (sweep && sweep->spec_hash != spec_hash) {
       throw UsageError("cannot resume sweep '" + spec.name + "' (run " +
@@ -127,13 +145,20 @@ int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt
     rec.file_hash = opt.file_hash;
     rec.spec_json = spec_json;
     rec.spec_hash = spec_hash;
-    rec.id = store.create_sweep(rec, to_rows(plan_trials(spec, info.manifest), info));
+    auto plan = plan_trials(spec, info.manifest);
+    if (opt.shard) {
+      plan = shard_slice(plan, *opt.shard);
+      rec.run_key = opt.run_key;
+      rec.shard_index = opt.shard->index;
+      rec.shard_count = opt.shard->count;
+    }
+    rec.id = store.create_sweep(rec, to_rows(plan, info));
     lock = db::RunLock::try_acquire(opt.db_path, rec.id);
     if (!lock) {
       throw UsageError("run " + std::to_string(rec.id) + " of sweep '" + spec.name +
                        "' was taken over by a `resume` as it was created; let that one run it");
     }
-    sweep = store.latest_sweep(spec.name);
+    sweep = store.sweep(rec.id);
   } else {
     lock = db::RunLock::try_acquire(opt.db_path, sweep->id);
     if (!lock) {
@@ -165,6 +190,7 @@ int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt
     job.collector = std::make_unique<TrialCollector>(info.manifest, spec.measure);
     jobs.push_back(std::move(job));
   }
+  if (opt.shard) std::cout << "shard " << opt.shard->label() << " of ";
   std::cout << "sweep '" << spec.name << "' (run " << sweep->id << ") into " << opt.db_path
             << ": " << jobs.size() << " trials to run";
   if (finished_before > 0) std::cout << ", " << finished_before << " already finished";
@@ -176,7 +202,10 @@ int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt
     RunnerCallbacks cb;
     cb.on_start = [&](const TrialJob& j) { progress.started(j.trial_id, j.label); };
     cb.on_event = [&](const TrialJob& j, const Json& e) { progress.event(j.trial_id, e); };
+    const SlurmIds slurm = slurm_ids_from_env();
     cb.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
+      o.slurm_job_id = slurm.job_id;
+      o.slurm_task_id = slurm.task_id;
       store.commit_trial(j.trial_id, o);
       progress.finished(j.trial_id, o.status, outcome_detail(o));
     };
@@ -185,7 +214,7 @@ int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt
     progress.done();
   }
   store.set_sweep_status(sweep->id, complete ? "finished" : "interrupted");
-  std::cout << "\n" << results_table(*store.latest_sweep(spec.name), store.trials(sweep->id));
+  std::cout << "\n" << results_table(*store.sweep(sweep->id), store.trials(sweep->id));
   if (!complete) {
     std::cout << "interrupted: finished trials are saved; continue with: gpusweep resume "
               << spec.name << " --db " << opt.db_path << "\n";
@@ -205,15 +234,26 @@ int cmd_run(const Args& args) {
       "jobs,j", po::value<int>()->default_value(1), "worker processes at a time")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a setting: key=value (base), measure.key=value (protocol); repeatable")(
-      "dry-run", po::bool_switch(), "validate and print the plan; run and write nothing");
+      "dry-run", po::bool_switch(), "validate and print the plan; run and write nothing")(
+      "shard", po::value<std::string>(),
+      "i/n: run only shard i of n (1-based) of the planned trials, into its own database "
+      "(default --db gpusweep-shard-I-of-N.db); running it again resumes it")(
+      "run-key", po::value<std::string>(),
+      "with --shard: the key the shards of one run share, so that merge gathers them "
+      "(default: the sweep's hash and n)");
   add_plugin_path_option(o);
   po::positional_options_description pos;
   pos.add("sweep", 1);
   auto p = parse_command(
-      "run", "SWEEP.json [--db FILE] [--resume] [--jobs N] [--set key=value ...] [--dry-run]",
+      "run",
+      "SWEEP.json [--db FILE] [--resume] [--jobs N] [--set key=value ...] [--dry-run]\n"
+      "       [--shard i/n [--run-key KEY]]",
       "Runs every trial of a sweep file, each in a fresh worker process, and records the\n"
       "results in the database. The sweep is validated against the workload's manifest\n"
-      "before anything runs or is written.",
+      "before anything runs or is written.\n\n"
+      "With --shard i/n it runs only every n-th trial of the plan, starting at the i-th,\n"
+      "so that n machines (or Slurm array tasks) share a sweep; each shard writes its\n"
+      "own database, and `gpusweep merge` gathers the shards into one.",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
@@ -227,13 +267,30 @@ int cmd_run(const Args& args) {
   const PluginInfo info = registry.describe(spec.workload);
   validate_sweep(spec, info.manifest);
   const auto plan = plan_trials(spec, info.manifest);
+  std::optional<Shard> shard;
+  if (vm.count("shard") != 0U) shard = parse_shard(vm["shard"].as<std::string>());
+  if (vm.count("run-key") != 0U && !shard) {
+    throw UsageError("--run-key names the run a shard belongs to: use it with --shard i/n");
+  }
   if (vm["dry-run"].as<bool>()) {
     print_plan(spec, info.manifest, plan);
+    if (shard) {
+      std::cout << "shard " << shard->label() << ": " << shard_slice(plan, *shard).size()
+                << " of the " << plan.size() << " trials\n";
+    }
     std::cout << "dry run: nothing was run or written\n";
     return 0;
   }
   RunOptions opt;
   opt.db_path = vm["db"].as<std::string>();
+  if (shard) {
+    if (vm["db"].defaulted()) opt.db_path = default_shard_db(*shard);
+    opt.shard = shard;
+    opt.run_key = vm.count("run-key") != 0U
+                      ? vm["run-key"].as<std::string>()
+                      : default_run_key(hash_text(canonical_json(spec.to_json())), shard->count);
+    if (opt.run_key.empty()) throw UsageError("--run-key: give a non-empty key");
+  }
   opt.resume = vm["resume"].as<bool>();
   opt.jobs = jobs;
   opt.file_path = std::filesystem::absolute(file).string();

@@ -20,5 +20,7 @@ int cmd_report(const Args& args);
 int cmd_export(const Args& args);
 int cmd_worker(const Args& args);
 int cmd_new_plugin(const Args& args);
+int cmd_launch(const Args& args);
+int cmd_merge(const Args& args);
 
 }  // namespace gpusweep::host

@@ -39,6 +39,8 @@ const std::map<std::string, Command>& commands() {
       {"export", {cmd_export, "export a sweep's trials or blocks as csv or json", false}},
       {"report", {cmd_report, "write a self-contained HTML report with charts", false}},
       {"results", {cmd_results, "print a sweep's trials as a table", false}},
+      {"launch", {cmd_launch, "run a sweep as a Slurm job array of shards", false}},
+      {"merge", {cmd_merge, "import shard databases (run --shard, launch) into one", false}},
       {"worker", {cmd_worker, "internal: run one trial (started by the host)", true}},
   };
   return c;

@@ -23,6 +23,12 @@ struct SweepRecord {
   std::string spec_hash;
   std::string status = "running";
   std::string created_at;
+  // A run split into shards (`run --shard i/n`): the key its shards share,
+  // and in a shard database its slice (1-based index of count). In the run
+  // merged from shards, the key and count without an index.
+  std::optional<std::string> run_key;
+  std::optional<int64_t> shard_index;
+  std::optional<int64_t> shard_count;
 };
 
 // A trial as planned before it runs.
@@ -111,6 +117,9 @@ struct TrialOutcome {
   std::optional<Summary> summary;
   std::vector<BlockSample> blocks;
   std::vector<MetricSample> metrics;
+  // The Slurm array job and task that ran the trial, when one did.
+  std::optional<int64_t> slurm_job_id;
+  std::optional<int64_t> slurm_task_id;
 };
 
 // A stored trial with its summary (when it finished ok).
@@ -135,6 +144,9 @@ class Store {
   void set_sweep_status(int64_t sweep_id, const std::string& status);
   std::optional<SweepRecord> latest_sweep(const std::string& name);
   std::optional<SweepRecord> latest_sweep();
+  std::optional<SweepRecord> sweep(int64_t sweep_id);
+  // The latest run of shard `shard_index` of the sharded run `run_key`.
+  std::optional<SweepRecord> shard_run(const std::string& run_key, int64_t shard_index);
   std::vector<SweepRecord> sweeps();
 
   // Inserts the planned trials as 'pending', all in one transaction.
