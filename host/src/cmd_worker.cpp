@@ -16,7 +16,13 @@ int cmd_worker(const Args& args) {
       "check-steps", po::value<int64_t>()->default_value(5), "steps of the --check smoke test")(
       "config", po::value<std::string>()->default_value("{}"), "resolved trial config (JSON)")(
       "measure", po::value<std::string>()->default_value("{}"), "protocol (JSON)")(
-      "proto-fd", po::value<int>()->default_value(3), "file descriptor for protocol events");
+      "proto-fd", po::value<int>()->default_value(3), "file descriptor for protocol events")(
+      "max-memory", po::value<double>()->default_value(0),
+      "cap in bytes on what the trial allocates beyond the loaded plugin (0: none)")(
+      "diagnose", po::bool_switch(), "time the step's phases (torchkit) and report them")(
+      "probe", po::bool_switch(), "load the plugin, report mapped libraries (and --probe-matmul)")(
+      "probe-matmul", po::value<double>()->default_value(0),
+      "seconds of the matmul peak measurement (0: none)");
   auto p = parse_command("worker",
                          "--plugin FILE [--describe | --check --config JSON | --config JSON "
                          "--measure JSON]",
@@ -37,6 +43,10 @@ int cmd_worker(const Args& args) {
   w.proto_fd = p.vm["proto-fd"].as<int>();
   w.check = p.vm["check"].as<bool>();
   w.check_steps = p.vm["check-steps"].as<int64_t>();
+  w.max_memory_bytes = p.vm["max-memory"].as<double>();
+  w.diagnose = p.vm["diagnose"].as<bool>();
+  w.probe = p.vm["probe"].as<bool>();
+  w.probe_matmul_s = p.vm["probe-matmul"].as<double>();
   return w.check ? run_check_worker(w) : run_worker(w);
 }
 

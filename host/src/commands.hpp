@@ -20,6 +20,9 @@ int cmd_report(const Args& args);
 int cmd_export(const Args& args);
 int cmd_worker(const Args& args);
 int cmd_new_plugin(const Args& args);
+int cmd_doctor(const Args& args);
+int cmd_tune_batch(const Args& args);
+int cmd_diagnose(const Args& args);
 int cmd_launch(const Args& args);
 int cmd_merge(const Args& args);
 

@@ -1,6 +1,7 @@
 // Worker supervision on Boost.Asio; see runner.hpp.
 #include "runner.hpp"
 
+#include "monitor.hpp"
 #include "spawn.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -9,6 +10,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <signal.h>
 
@@ -49,13 +51,19 @@ struct Worker {
         out(io, p.stdout_fd),
         err(io, p.stderr_fd),
         timer(io),
-        watchdog(io) {}
+        watchdog(io),
+        monitor_timer(io),
+        monitor(p.pid, Nvml::shared(), gpu_for_worker_args(job.worker_args)) {}
 
   TrialJob job;
   pid_t pid;
   asio::posix::stream_descriptor proto, out, err;
   asio::steady_timer timer;
   asio::steady_timer watchdog;        // checks the heartbeat
+  asio::steady_timer monitor_timer;   // samples CPU, memory and GPU
+  TrialMonitor monitor;
+  rusage usage{};                     // from wait4, when reaped
+  bool have_usage = false;
   Clock::time_point last_heard = Clock::now();
   std::array<char, 65536> proto_buf{}, out_buf{}, err_buf{};
   std::string line;
@@ -123,8 +131,10 @@ class Supervisor {
     for (auto& [pid, w] : running_) {
       if (w->exited) continue;
       int status = 0;
-      if (::waitpid(pid, &status, WNOHANG) == pid) {
+      if (::wait4(pid, &status, WNOHANG, &w->usage) == pid) {
         w->exited = true;
+        w->have_usage = true;
+        w->monitor_timer.cancel();
         if (WIFEXITED(status)) w->exit.exit_code = WEXITSTATUS(status);
         if (WIFSIGNALED(status)) w->exit.signal = WTERMSIG(status);
         w->timer.cancel();
@@ -182,6 +192,18 @@ class Supervisor {
       ::kill(-raw->pid, SIGKILL);
     });
     watch(raw);
+    sample(raw);
+  }
+
+  // A reading now (so that even a short trial has one), then every interval.
+  void sample(Worker* w) {
+    w->monitor.sample();
+    w->monitor_timer.expires_after(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(kMonitorIntervalS)));
+    w->monitor_timer.async_wait([this, w](const boost::system::error_code& ec) {
+      if (ec || w->exited) return;
+      sample(w);
+    });
   }
 
   // A live worker writes a heartbeat line twice a second whatever its plugin
@@ -262,6 +284,9 @@ class Supervisor {
     o.started_at = w->started_at;
     o.finished_at = utc_now();
     o.wall_s = std::chrono::duration<double>(Clock::now() - w->t0).count();
+    for (auto& m : w->monitor.metrics(w->have_usage ? &w->usage : nullptr, o.wall_s)) {
+      o.metrics.push_back(std::move(m));
+    }
     std::unique_ptr<Worker> owned = std::move(it->second);
     running_.erase(it);
     cb_.on_finish(owned->job, std::move(o));

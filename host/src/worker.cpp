@@ -2,6 +2,7 @@
 // blocks of steps with a device sync at block edges only, evaluation, stats.
 #include "worker.hpp"
 
+#include "doctor.hpp"
 #include "events.hpp"
 #include "loader.hpp"
 #include "sweep.hpp"
@@ -14,9 +15,12 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <future>
 #include <string>
 #include <thread>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace gpusweep::host {
@@ -41,6 +45,29 @@ Json parse_or_raw(const char* text) {
   } catch (const Json::parse_error&) {
     return Json{{"unparsed", text != nullptr ? text : ""}};
   }
+}
+
+// The process's address-space size now (VmSize), in bytes; 0 if unknown.
+double address_space_bytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  double kib = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "VmSize: %lf kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib * 1024.0;
+}
+
+// The runtime report with the matmul probe switched on (torchkit reads the
+// variable in runtime()); only its "matmul" part.
+Json probe_matmul(const gpusweep_plugin* t, double seconds) {
+  ::setenv("GPUSWEEP_PROBE_MATMUL_S", std::to_string(seconds).c_str(), 1);
+  Json runtime = parse_or_raw(t->runtime());
+  ::unsetenv("GPUSWEEP_PROBE_MATMUL_S");
+  if (runtime.is_object() && runtime.contains("matmul")) return runtime.at("matmul");
+  return nullptr;
 }
 
 }  // namespace
@@ -94,10 +121,18 @@ int run_worker(const WorkerArgs& args) {
   // Outlives every return path (all end in _exit): the heartbeat thread
   // writes to it until the process ends.
   EventWriter& out = *new EventWriter(protect_protocol_fd(args.proto_fd));
+  // Before the plugin loads: torchkit reads it once.
+  if (args.diagnose) ::setenv("GPUSWEEP_DIAGNOSE", "1", 1);
   // Twice a second, from its own thread, whatever the plugin is doing: the
   // host ends a worker that falls silent (stopped, frozen) long before
-  // timeout_s, and tells that apart from a slow trial.
-  std::thread([&out] {
+  // timeout_s, and tells that apart from a slow trial. Its first beat is
+  // awaited when memory is capped, so that the heap arena its first message
+  // creates counts before the cap rather than against the trial's budget.
+  auto first_beat = std::make_shared<std::promise<void>>();
+  std::future<void> beat = first_beat->get_future();
+  std::thread([&out, first_beat] {
+    out.emit({{"event", "heartbeat"}});
+    first_beat->set_value();
     for (;;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       out.emit({{"event", "heartbeat"}});
@@ -108,6 +143,27 @@ int run_worker(const WorkerArgs& args) {
   const LoadedPlugin plugin = load_and_announce(args.plugin_path, out);
   const gpusweep_plugin* t = plugin.table;
   if (args.describe) finish(0);
+  if (args.probe) {
+    // `gpusweep doctor`: what the plugin's LibTorch mapped into this process
+    // (BLAS, OpenMP), and the matmul peak.
+    Json probe = {{"event", "probe"}, {"libraries", mapped_libraries(read_text("/proc/self/maps"))}};
+    if (args.probe_matmul_s > 0) probe["matmul"] = probe_matmul(t, args.probe_matmul_s);
+    out.emit(probe);
+    finish(0);
+  }
+  if (args.max_memory_bytes > 0) {
+    beat.wait();
+    const double baseline = address_space_bytes();
+    rlimit cap{};
+    cap.rlim_cur = cap.rlim_max = static_cast<rlim_t>(baseline + args.max_memory_bytes);
+    if (baseline <= 0 || ::setrlimit(RLIMIT_AS, &cap) != 0) {
+      out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "args"},
+                {"message", "cannot cap the worker's memory (RLIMIT_AS)"}});
+      finish(0);
+    }
+    out.emit({{"event", "memory_cap"}, {"baseline_bytes", baseline},
+              {"limit_bytes", baseline + args.max_memory_bytes}});
+  }
 
   MeasureSpec m;
   try {
@@ -143,6 +199,10 @@ int run_worker(const WorkerArgs& args) {
   }
   // Settings such as threads apply in create(): report the runtime as used.
   out.emit({{"event", "runtime"}, {"runtime", parse_or_raw(t->runtime())}, {"setup_s", setup_s}});
+  if (args.probe_matmul_s > 0) {
+    // With the trial's threads (applied by create): the peak this trial could reach.
+    out.emit({{"event", "probe"}, {"matmul", probe_matmul(t, args.probe_matmul_s)}});
+  }
 
   gpusweep_step_result r{};
   int64_t steps_done = 0;
@@ -153,6 +213,12 @@ int run_worker(const WorkerArgs& args) {
     ++steps_done;
   }
   if ((st = t->synchronize(inst)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
+  if (args.diagnose) {
+    // The phase totals so far, so that the host counts the measured steps only.
+    const char* stats = nullptr;
+    if ((st = t->stats(inst, &stats)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
+    out.emit({{"event", "stats_snapshot"}, {"at_step", steps_done}, {"stats", parse_or_raw(stats)}});
+  }
 
   // Evaluations get their own phase (a hang there is reported as such), and
   // measuring resumes after one between blocks.

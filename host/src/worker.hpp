@@ -19,6 +19,13 @@ struct WorkerArgs {
   int64_t check_steps = 5;    // steps of the smoke test
   std::string config_json;    // resolved trial config
   std::string measure_json;   // MeasureSpec::to_json()
+  // Caps what the trial may allocate beyond the loaded plugin (RLIMIT_AS =
+  // address space after loading + this); 0: no cap. An allocation past it
+  // fails inside the plugin, which reports out-of-memory (`tune-batch`).
+  double max_memory_bytes = 0;
+  bool diagnose = false;        // time the step's phases (torchkit; `diagnose`)
+  double probe_matmul_s = 0;    // > 0: measure the matmul peak after setup (`diagnose`)
+  bool probe = false;           // only load, then report libraries and matmul (`doctor`)
 };
 
 // Never returns normally for a trial: the process ends with _exit so that a

@@ -5,12 +5,14 @@
 #include "replay.hpp"
 #include "seeding.hpp"
 
+#include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
 #include <gpusweep/workload.hpp>
 
 #include <torch/torch.h>
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -170,6 +172,7 @@ class Dqn final : public torchkit::TorchWorkload {
         online_params_, torch::optim::AdamOptions(kLearningRate));
     sync_target();
     target_syncs_ = 0;  // the setup copy is not one of training's syncs
+    target_sync_s_ = 0;
 
     // Room for at least one full step of every env, however large num_envs.
     const int64_t capacity = std::max(kReplayCapacity, knobs_.num_envs);
@@ -207,11 +210,26 @@ class Dqn final : public torchkit::TorchWorkload {
     Metrics m{{"updates", static_cast<double>(updates_)},
               {"env_steps", static_cast<double>(env_steps_)},
               {"target_syncs", static_cast<double>(target_syncs_)},
-              {"epsilon", epsilon()}};
+              {"target_sync_ms",
+               target_syncs_ > 0 ? 1e3 * target_sync_s_ / static_cast<double>(target_syncs_) : 0.0},
+              {"epsilon", epsilon()},
+              {"flops_per_step", flops_per_step()}};
     return m;
   }
 
  private:
+  // FLOPs of one step's matmuls (2 per multiply-add): the update's online
+  // forward and backward (3x a forward) and target forward on batch_size
+  // rows (plus the online forward on next_obs for Double DQN), and the
+  // greedy action's forward on num_envs rows.
+  double flops_per_step() const {
+    const auto h = static_cast<double>(knobs_.hidden);
+    const double per_row = 2.0 * (CartPole::kObsDim * h + h * h + h * CartPole::kNumActions);
+    const auto b = static_cast<double>(settings_.batch_size);
+    const double forwards = 3.0 + 1.0 + (knobs_.double_dqn ? 1.0 : 0.0);
+    return per_row * (forwards * b + static_cast<double>(knobs_.num_envs));
+  }
+
   // Linear decay over env steps, setup's random fill included.
   double epsilon() const {
     const double progress = std::min(1.0, static_cast<double>(env_steps_) / kEpsilonDecayEnvSteps);
@@ -273,8 +291,11 @@ class Dqn final : public torchkit::TorchWorkload {
     if (any_greedy) {
       torch::NoGradGuard no_grad;
       torchkit::AutocastScope autocast(settings_);
-      const torch::Tensor greedy =
-          online_->forward(env_.obs()).argmax(/*dim=*/1).to(torch::kCPU);
+      torch::Tensor greedy = online_->forward(env_.obs()).argmax(/*dim=*/1);
+      {
+        torchkit::PhaseTimer sync(torchkit::Phase::host_sync, settings_.device);
+        greedy = greedy.to(torch::kCPU);
+      }
       const int64_t* g = greedy.data_ptr<int64_t>();
       for (int64_t i = 0; i < n; ++i) {
         if (host_actions_[i] < 0) host_actions_[i] = g[i];
@@ -287,11 +308,14 @@ class Dqn final : public torchkit::TorchWorkload {
     // One packed read-back per step: next_obs (4), the post-reset obs (4),
     // reward, terminated.
     constexpr int64_t kRow = 2 * CartPole::kObsDim + 2;
-    const torch::Tensor packed =
+    torch::Tensor packed =
         torch::cat({out.next_obs, env_.obs(), out.reward.unsqueeze(1),
                     out.terminated.unsqueeze(1).to(torch::kFloat)},
-                   /*dim=*/1)
-            .to(torch::kCPU);
+                   /*dim=*/1);
+    {
+      torchkit::PhaseTimer sync(torchkit::Phase::host_sync, settings_.device);
+      packed = packed.to(torch::kCPU);
+    }
     const float* rows = packed.data_ptr<float>();
     for (int64_t i = 0; i < n; ++i) {
       const float* row = rows + i * kRow;
@@ -304,9 +328,16 @@ class Dqn final : public torchkit::TorchWorkload {
   }
 
   void update() {
-    const Batch batch = knobs_.replay_on_device
-                            ? device_replay_->sample(settings_.batch_size, sample_gen_)
-                            : host_replay_->sample(host_rng_);
+    std::optional<Batch> sampled;
+    {
+      // Replay sampling is this workload's input pipeline.
+      torchkit::PhaseTimer phase(torchkit::Phase::input_wait, settings_.device);
+      sampled = knobs_.replay_on_device ? device_replay_->sample(settings_.batch_size, sample_gen_)
+                                        : host_replay_->sample(host_rng_);
+    }
+    const Batch& batch = *sampled;
+    std::optional<torchkit::PhaseTimer> forward;
+    forward.emplace(torchkit::Phase::forward, settings_.device);
     torch::Tensor target;
     {
       torch::NoGradGuard no_grad;
@@ -330,15 +361,29 @@ class Dqn final : public torchkit::TorchWorkload {
           online_->forward(batch.obs).gather(/*dim=*/1, batch.action.unsqueeze(1)).squeeze(1);
       loss = torch::huber_loss(q.to(torch::kFloat), target, at::Reduction::Mean, kHuberDelta);
     }
-    torchkit::zero_grad(*optimizer_, settings_.zero_grad_to_none);
-    loss.backward();
-    optimizer_->step();
+    forward.reset();
+    {
+      torchkit::PhaseTimer phase(torchkit::Phase::optimizer, settings_.device);
+      torchkit::zero_grad(*optimizer_, settings_.zero_grad_to_none);
+    }
+    {
+      torchkit::PhaseTimer phase(torchkit::Phase::backward, settings_.device);
+      loss.backward();
+    }
+    {
+      torchkit::PhaseTimer phase(torchkit::Phase::optimizer, settings_.device);
+      optimizer_->step();
+    }
     ++updates_;
     if (updates_ % kTargetSyncEvery == 0) sync_target();
     observe_loss(loss);
   }
 
+  // Timed for the statistic target_sync_ms (the DQN guide claims in-place
+  // sync takes it from ~10 ms to ~1 ms); on CUDA the device finishes the
+  // copy before the clock stops, one sync per kTargetSyncEvery updates.
   void sync_target() {
+    const auto t0 = std::chrono::steady_clock::now();
     if (knobs_.roundtrip_sync) {
       // Through host memory, as Keras set_weights(get_weights()).
       std::stringstream bytes;
@@ -352,6 +397,8 @@ class Dqn final : public torchkit::TorchWorkload {
       torch::NoGradGuard no_grad;
       for (size_t i = 0; i < target_params_.size(); ++i) target_params_[i].copy_(online_params_[i]);
     }
+    if (settings_.device.is_cuda()) torchkit::synchronize(settings_.device);
+    target_sync_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ++target_syncs_;
   }
 
@@ -402,6 +449,7 @@ class Dqn final : public torchkit::TorchWorkload {
   int64_t updates_ = 0;
   int64_t steps_ = 0;      // measured steps (step() calls)
   int64_t target_syncs_ = 0;
+  double target_sync_s_ = 0;  // time in sync_target since setup
   double random_policy_return_ = 0;
 };
 

@@ -177,4 +177,80 @@ void copy_patch(const float* image, int64_t size, int64_t top, int64_t left, int
   }
 }
 
+namespace {
+
+int64_t mirror(int64_t i, int64_t n) {
+  if (i < 0) i = -i - 1;
+  if (i >= n) i = 2 * n - 1 - i;
+  return std::min<int64_t>(std::max<int64_t>(i, 0), n - 1);
+}
+
+}  // namespace
+
+void augment_pass(float* image, int64_t patch, std::mt19937_64& rng, float* scratch) {
+  constexpr double kPi = 3.14159265358979323846;
+  std::uniform_real_distribution<double> angle_deg(-20.0, 20.0);
+  std::uniform_real_distribution<double> sigma_dist(0.3, 1.0);
+  std::uniform_real_distribution<double> brightness(-0.1, 0.1);
+  std::uniform_real_distribution<double> contrast(0.8, 1.2);
+  const double angle = angle_deg(rng) * kPi / 180.0;
+  const double cos_a = std::cos(angle);
+  const double sin_a = std::sin(angle);
+  const double centre = 0.5 * static_cast<double>(patch - 1);
+  const int64_t plane = patch * patch;
+
+  // Rotation, image -> scratch.
+  for (int64_t c = 0; c < kChannels; ++c) {
+    const float* src = image + c * plane;
+    float* dst = scratch + c * plane;
+    for (int64_t y = 0; y < patch; ++y) {
+      for (int64_t x = 0; x < patch; ++x) {
+        const double dx = static_cast<double>(x) - centre;
+        const double dy = static_cast<double>(y) - centre;
+        const double sx = cos_a * dx + sin_a * dy + centre;
+        const double sy = -sin_a * dx + cos_a * dy + centre;
+        const auto x0 = static_cast<int64_t>(std::floor(sx));
+        const auto y0 = static_cast<int64_t>(std::floor(sy));
+        const double fx = sx - static_cast<double>(x0);
+        const double fy = sy - static_cast<double>(y0);
+        const int64_t xa = mirror(x0, patch), xb = mirror(x0 + 1, patch);
+        const int64_t ya = mirror(y0, patch), yb = mirror(y0 + 1, patch);
+        const double top = src[ya * patch + xa] * (1 - fx) + src[ya * patch + xb] * fx;
+        const double bottom = src[yb * patch + xa] * (1 - fx) + src[yb * patch + xb] * fx;
+        dst[y * patch + x] = static_cast<float>(top * (1 - fy) + bottom * fy);
+      }
+    }
+  }
+
+  // 5 x 5 Gaussian blur (not separated, as a generic filter2D is) and the
+  // photometric jitter, scratch -> image.
+  const double sigma = sigma_dist(rng);
+  float kernel[5][5];
+  double sum = 0;
+  for (int ky = 0; ky < 5; ++ky) {
+    for (int kx = 0; kx < 5; ++kx) {
+      const double r2 = static_cast<double>((ky - 2) * (ky - 2) + (kx - 2) * (kx - 2));
+      kernel[ky][kx] = static_cast<float>(std::exp(-r2 / (2 * sigma * sigma)));
+      sum += kernel[ky][kx];
+    }
+  }
+  const auto gain = static_cast<float>(contrast(rng));
+  const auto offset = static_cast<float>(brightness(rng));
+  for (int64_t c = 0; c < kChannels; ++c) {
+    const float* src = scratch + c * plane;
+    float* dst = image + c * plane;
+    for (int64_t y = 0; y < patch; ++y) {
+      for (int64_t x = 0; x < patch; ++x) {
+        float acc = 0;
+        for (int ky = 0; ky < 5; ++ky) {
+          const float* row = src + mirror(y + ky - 2, patch) * patch;
+          for (int kx = 0; kx < 5; ++kx) acc += kernel[ky][kx] * row[mirror(x + kx - 2, patch)];
+        }
+        const float v = (acc / static_cast<float>(sum) - 0.5f) * gain + 0.5f + offset;
+        dst[y * patch + x] = std::min(1.0f, std::max(0.0f, v));
+      }
+    }
+  }
+}
+
 }  // namespace gpusweep::restoration

@@ -29,4 +29,12 @@ void render_image(int64_t size, std::mt19937_64& rng, float* out);
 void copy_patch(const float* image, int64_t size, int64_t top, int64_t left, int64_t patch,
                 bool flip_lr, bool flip_tb, float* dst);
 
+// One pass of the optional heavy augmentation (the `augment_passes` knob), in
+// place on a CHW patch x patch image: a rotation by a random angle in
+// [-20, 20] degrees about the centre (bilinear, mirrored borders), a 5 x 5
+// Gaussian blur of random sigma in [0.3, 1], and a random brightness and
+// contrast change, clamped to [0, 1]. scratch holds 3 * patch * patch floats.
+// Plain loops: the CPU cost a heavy Python augmentation pipeline has.
+void augment_pass(float* image, int64_t patch, std::mt19937_64& rng, float* scratch);
+
 }  // namespace gpusweep::restoration

@@ -4,6 +4,7 @@
 // (model width and depth, patch size) plus the loss.
 #include "images.hpp"
 
+#include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -43,6 +44,7 @@ constexpr int64_t kValChunk = 8;
 constexpr int64_t kMaxChannels = 512;
 constexpr int64_t kMaxBlocks = 64;
 constexpr int64_t kMinPatch = 8;
+constexpr int64_t kMaxAugmentPasses = 64;
 
 // Streams derived from the trial's seed (images.hpp derive_seed).
 enum Stream : uint64_t { kImageStream = 1, kValImageStream = 2, kValNoiseStream = 3 };
@@ -91,6 +93,7 @@ struct Knobs {
   int64_t num_blocks = 4;
   int64_t patch_size = 64;
   bool l1 = true;
+  int64_t augment_passes = 0;
 
   static Knobs parse(const TrialConfig& config) {
     Knobs k;
@@ -112,6 +115,11 @@ struct Knobs {
       throw std::invalid_argument("loss must be l1 or l2, not '" + loss + "'");
     }
     k.l1 = loss == "l1";
+    k.augment_passes = config.get_or<int64_t>("augment_passes", 0);
+    if (k.augment_passes < 0 || k.augment_passes > kMaxAugmentPasses) {
+      throw std::invalid_argument("augment_passes must be in 0.." +
+                                  std::to_string(kMaxAugmentPasses));
+    }
     return k;
   }
 };
@@ -208,6 +216,12 @@ class Restoration final : public torchkit::TorchWorkload {
         "loss", "l1", {"l1", "l2"},
         "training loss between the denoised patch and the clean one: l1 = mean absolute error "
         "(canonical), l2 = mean squared error"));
+    m.params.push_back(Param::integer(
+        "augment_passes", 0, 0, static_cast<double>(kMaxAugmentPasses),
+        "heavy augmentation: passes per patch of a random rotation (bilinear), a 5x5 Gaussian "
+        "blur and a brightness/contrast jitter, in plain loops on the loader (canonical 0: crops "
+        "and flips only); the CPU cost of a heavy augmentation pipeline, to study input-bound "
+        "training and loader_workers"));
     return m;
   }
 
@@ -231,14 +245,17 @@ class Restoration final : public torchkit::TorchWorkload {
     torch::Tensor loss;
     for (int64_t m = 0; m < settings_.grad_accum; ++m) {
       const torchkit::Batch batch = pipeline_.next_on_device();
-      torch::Tensor denoised;
       {
-        torchkit::AutocastScope autocast(settings_);
-        denoised = model_->forward(batch[0]);
+        torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
+        torch::Tensor denoised;
+        {
+          torchkit::AutocastScope autocast(settings_);
+          denoised = model_->forward(batch[0]);
+        }
+        // The loss in fp32 whatever the autocast precision.
+        denoised = denoised.to(torch::kFloat);
+        loss = knobs_.l1 ? torch::l1_loss(denoised, batch[1]) : torch::mse_loss(denoised, batch[1]);
       }
-      // The loss in fp32 whatever the autocast precision.
-      denoised = denoised.to(torch::kFloat);
-      loss = knobs_.l1 ? torch::l1_loss(denoised, batch[1]) : torch::mse_loss(denoised, batch[1]);
       grad_.backward(loss);
     }
     grad_.step();
@@ -257,10 +274,23 @@ class Restoration final : public torchkit::TorchWorkload {
   Metrics extra_stats() override {
     return {{"optimizer_steps", static_cast<double>(grad_.optimizer_steps())},
             {"micro_batches", static_cast<double>(grad_.micro_batches())},
-            {"skipped_steps", static_cast<double>(grad_.skipped_steps())}};
+            {"skipped_steps", static_cast<double>(grad_.skipped_steps())},
+            {"flops_per_step", flops_per_step()}};
   }
 
  private:
+  // Multiply-adds of the convolutions, times 2 FLOPs each, times 3 for
+  // forward + backward (input and weight gradients); the elementwise ops are
+  // left out.
+  double flops_per_step() const {
+    const auto c = static_cast<double>(knobs_.base_channels);
+    const double per_pixel = 2.0 * 9.0 *
+                             (static_cast<double>(kChannels) * c * 2.0 +
+                              2.0 * static_cast<double>(knobs_.num_blocks) * c * c);
+    const auto pixels = static_cast<double>(knobs_.patch_size * knobs_.patch_size);
+    return 3.0 * per_pixel * pixels * static_cast<double>(settings_.batch_size * settings_.grad_accum);
+  }
+
   static Denoiser build_model(const Knobs& knobs, const torchkit::Settings& settings) {
     Denoiser model(knobs.base_channels, knobs.num_blocks);
     settings.prepare(*model);
@@ -287,6 +317,16 @@ class Restoration final : public torchkit::TorchWorkload {
       const uint64_t flips = rng();
       copy_patch(image, kTrainImageSize, top, left, p, /*flip_lr=*/(flips & 1) != 0,
                  /*flip_tb=*/(flips & 2) != 0, clean_data + i * pixels);
+    }
+    if (knobs_.augment_passes > 0) {
+      // After the canonical draws, so that augment_passes = 0 keeps the
+      // canonical batches bit for bit.
+      std::vector<float> scratch(static_cast<size_t>(pixels));
+      for (int64_t i = 0; i < b; ++i) {
+        for (int64_t pass = 0; pass < knobs_.augment_passes; ++pass) {
+          augment_pass(clean_data + i * pixels, p, rng, scratch.data());
+        }
+      }
     }
     // LibTorch's vectorised normal sampler (serial, so loader threads do not
     // start thread teams of their own); the add is a plain loop for the same

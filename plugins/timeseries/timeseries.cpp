@@ -5,6 +5,7 @@
 #include "fused_lstm.hpp"
 #include "series.hpp"
 
+#include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -186,13 +187,16 @@ class Timeseries final : public torchkit::TorchWorkload {
     torch::Tensor loss;
     for (int64_t m = 0; m < settings_.grad_accum; ++m) {
       const torchkit::Batch batch = pipeline_.next_on_device();
-      torch::Tensor forecast;
       {
-        torchkit::AutocastScope autocast(settings_);
-        forecast = model_->forward(batch[0]);
+        torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
+        torch::Tensor forecast;
+        {
+          torchkit::AutocastScope autocast(settings_);
+          forecast = model_->forward(batch[0]);
+        }
+        // The loss in fp32 whatever the autocast precision.
+        loss = torch::mse_loss(forecast.to(torch::kFloat), batch[1]);
       }
-      // The loss in fp32 whatever the autocast precision.
-      loss = torch::mse_loss(forecast.to(torch::kFloat), batch[1]);
       grad_.backward(loss);
     }
     grad_.step();

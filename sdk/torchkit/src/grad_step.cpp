@@ -1,6 +1,8 @@
 // Gradient accumulation and fp16 loss scaling; see grad_step.hpp.
 #include <gpusweep/torchkit/grad_step.hpp>
 
+#include <gpusweep/torchkit/diagnostics.hpp>
+
 #include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
 #include <ATen/ops/_amp_update_scale.h>
 
@@ -25,6 +27,7 @@ GradStep::GradStep(const Settings& settings, torch::optim::Optimizer& optimizer)
 }
 
 void GradStep::backward(const torch::Tensor& loss) {
+  PhaseTimer phase(Phase::backward, settings_.device);
   torch::Tensor l = loss;
   if (settings_.grad_accum > 1) l = l / static_cast<double>(settings_.grad_accum);
   if (scaling_) l = l * scale_.to(l.scalar_type());
@@ -33,6 +36,7 @@ void GradStep::backward(const torch::Tensor& loss) {
 }
 
 bool GradStep::step() {
+  PhaseTimer phase(Phase::optimizer, settings_.device);
   bool stepped = true;
   if (scaling_) {
     std::vector<torch::Tensor> grads;
@@ -44,7 +48,10 @@ bool GradStep::step() {
     auto found_inf = torch::zeros({1}, scale_.options());
     at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, scale_.reciprocal());
     // One host read per optimiser step: the scaler must know whether to skip.
-    stepped = found_inf.item<float>() == 0.0f;
+    {
+      PhaseTimer sync(Phase::host_sync, settings_.device);
+      stepped = found_inf.item<float>() == 0.0f;
+    }
     if (stepped) optimizer_.step();
     at::_amp_update_scale_(scale_, growth_tracker_, found_inf, kGrowthFactor, kBackoffFactor,
                            kGrowthInterval);

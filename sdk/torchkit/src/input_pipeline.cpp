@@ -1,6 +1,8 @@
 // The input pipeline; see input_pipeline.hpp.
 #include <gpusweep/torchkit/input_pipeline.hpp>
 
+#include <gpusweep/torchkit/diagnostics.hpp>
+
 namespace gpusweep::torchkit {
 
 namespace {
@@ -71,6 +73,7 @@ void InputPipeline::work(size_t lane_index, int64_t first_index) {
 }
 
 Batch InputPipeline::next() {
+  PhaseTimer phase(Phase::input_wait, settings_.device);
   const auto t0 = Clock::now();
   Batch batch;
   if (lanes_.empty()) {
@@ -92,6 +95,7 @@ Batch InputPipeline::next() {
 
 Batch InputPipeline::next_on_device() {
   Batch batch = next();
+  PhaseTimer phase(Phase::host_to_device, settings_.device);
   for (auto& t : batch) t = settings_.to_device(t);
   return batch;
 }

@@ -1,9 +1,12 @@
 // Runtime description and memory statistics; see runtime.hpp.
 #include <gpusweep/torchkit/runtime.hpp>
 
+#include <gpusweep/torchkit/diagnostics.hpp>
+
 #include <ATen/Parallel.h>
 #include <sys/resource.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 
@@ -48,13 +51,28 @@ Json runtime_info() {
 #else
   const bool cuda_build = false;
 #endif
-  return Json{{"torch_version", TORCH_VERSION},
-              {"cuda_build", cuda_build},
-              {"cuda_available", torch::cuda::is_available()},
-              {"blas", blas_in_use()},
-              {"threads", at::get_num_threads()},
-              {"interop_threads", at::get_num_interop_threads()},
-              {"devices", devices}};
+  Json info{{"torch_version", TORCH_VERSION},
+            {"cuda_build", cuda_build},
+            {"cuda_available", torch::cuda::is_available()},
+            {"blas", blas_in_use()},
+            {"threads", at::get_num_threads()},
+            {"interop_threads", at::get_num_interop_threads()},
+            {"devices", devices}};
+  // The probe `gpusweep doctor` and `diagnose` ask for through the worker's
+  // environment (no ABI change): the machine's matmul peak, measured with
+  // LibTorch as the trial uses it.
+  if (const char* probe = std::getenv("GPUSWEEP_PROBE_MATMUL_S")) {
+    const double seconds = std::atof(probe);
+    if (seconds > 0) {
+      Json matmul = Json::array();
+      matmul.push_back(matmul_benchmark(seconds, torch::kCPU));
+      if (torch::cuda::is_available()) {
+        matmul.push_back(matmul_benchmark(seconds, torch::Device(torch::kCUDA, 0), 4096));
+      }
+      info["matmul"] = matmul;
+    }
+  }
+  return info;
 }
 
 double peak_memory_bytes(const torch::Device& device) {

@@ -3,6 +3,7 @@
 // (peak memory, input wait, loss reads).
 #pragma once
 
+#include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
 #include <gpusweep/torchkit/runtime.hpp>
 #include <gpusweep/torchkit/settings.hpp>
@@ -23,6 +24,7 @@ class TorchWorkload : public Workload {
     m["loss_reads"] = static_cast<double>(loss_reads_);
     if (read_any_) m["last_loss"] = last_loss_;
     if (pipeline_ != nullptr) m["input_wait_s"] = pipeline_->wait_seconds();
+    for (const auto& [name, value] : phase_stats()) m[name] = value;  // diagnose trials only
     return m;
   }
 
@@ -38,6 +40,7 @@ class TorchWorkload : public Workload {
   // device sync) only every sync_every steps, as the setting says.
   void observe_loss(const torch::Tensor& loss) {
     if (settings_.should_sync(loss_steps_++)) {
+      PhaseTimer sync(Phase::host_sync, settings_.device);
       last_loss_ = loss.item<double>();
       read_any_ = true;
       ++loss_reads_;

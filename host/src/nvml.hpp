@@ -1,0 +1,61 @@
+// NVIDIA's management library (NVML), loaded at run time with dlopen so that
+// gpusweep neither links nor needs it: absent means "no GPU monitoring", not
+// an error. Only the few functions gpusweep reads are resolved; the ABI used
+// is NVML's stable C one (nvmlInit_v2, nvmlDeviceGetCount_v2, ...).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+struct GpuInfo {
+  unsigned index = 0;
+  std::string name;
+  double memory_total_bytes = 0;
+  std::string compute_capability;  // "8.6"; empty when NVML cannot say
+};
+
+// One reading of one device. Fields NVML does not support on a device are
+// left empty.
+struct GpuSample {
+  std::optional<double> utilization_pct;      // share of time a kernel ran
+  std::optional<double> memory_used_bytes;
+  std::optional<double> sm_clock_mhz;
+  std::optional<double> temperature_c;
+  std::optional<double> power_w;
+};
+
+class Nvml {
+ public:
+  // Loads library (default: the driver's libnvidia-ml.so.1; GPUSWEEP_NVML_LIBRARY
+  // overrides it, for tests) and initialises it. Returns null with *why set
+  // when it is absent or does not initialise.
+  static std::unique_ptr<Nvml> load(const std::string& library, std::string* why);
+  static std::string default_library();
+
+  // The process-wide instance the runner samples with (loaded once; null
+  // without NVML).
+  static const Nvml* shared();
+
+  ~Nvml();
+  Nvml(const Nvml&) = delete;
+  Nvml& operator=(const Nvml&) = delete;
+
+  std::string driver_version() const;
+  unsigned device_count() const;
+  std::optional<GpuInfo> device(unsigned index) const;
+  std::optional<GpuSample> sample(unsigned index) const;
+  const std::string& library() const { return library_; }
+
+ private:
+  struct Api;
+  Nvml(void* handle, std::unique_ptr<Api> api, std::string library);
+  void* handle_;
+  std::unique_ptr<Api> api_;
+  std::string library_;
+};
+
+}  // namespace gpusweep::host

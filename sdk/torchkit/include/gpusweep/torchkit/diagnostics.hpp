@@ -1,0 +1,64 @@
+// Step-phase timing for `gpusweep diagnose`: torchkit's input pipeline,
+// gradient step and loss reads (and plugins, around their forward pass) open
+// a PhaseTimer; when the worker runs a diagnose trial (GPUSWEEP_DIAGNOSE=1 in
+// its environment) the time spent in each phase is added up and reported by
+// TorchWorkload::stats() as phase_<name>_s plus host_syncs. Off, a timer is
+// one branch on a cached flag: ordinary trials are not perturbed.
+#pragma once
+
+#include <gpusweep/workload.hpp>
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <cstdint>
+
+namespace gpusweep::torchkit {
+
+enum class Phase : int {
+  input_wait = 0,   // waiting for (or producing) the next batch on the host
+  host_to_device,   // copying a batch to the device
+  forward,          // forward pass and loss
+  backward,         // loss.backward()
+  optimizer,        // optimiser step and clearing gradients
+  host_sync,        // reading a device value on the host (loss.item(), .to(kCPU))
+  count
+};
+
+const char* phase_name(Phase p);
+
+// True when this process runs a diagnose trial (read once from the
+// environment; the worker sets it before loading the plugin).
+bool diagnostics_enabled();
+
+// Times one phase for its lifetime. Nested timers are subtracted from the
+// enclosing one, so that a host read inside the optimiser counts once, as a
+// sync. On a CUDA device the device is synchronised at both edges while
+// diagnosing, so that asynchronous work is charged to the phase that queued
+// it (diagnose serialises the step on purpose; sweeps never do).
+class PhaseTimer {
+ public:
+  PhaseTimer(Phase phase, const torch::Device& device);
+  ~PhaseTimer();
+  PhaseTimer(const PhaseTimer&) = delete;
+  PhaseTimer& operator=(const PhaseTimer&) = delete;
+
+ private:
+  bool active_ = false;
+  Phase phase_ = Phase::count;
+  torch::Device device_{torch::kCPU};
+  std::chrono::steady_clock::time_point t0_;
+  double children_s_ = 0;
+  PhaseTimer* parent_ = nullptr;
+};
+
+// phase_<name>_s for every phase and host_syncs (the count of host_sync
+// timers), accumulated since the process started; empty when not diagnosing.
+Metrics phase_stats();
+
+// The float32 matmul throughput of this process on device, measured for about
+// `seconds` (n x n by n x n products, 2 n^3 FLOPs each): {"device", "n",
+// "dtype", "threads", "seconds", "products", "gflops"}.
+Json matmul_benchmark(double seconds, const torch::Device& device, int64_t n = 1024);
+
+}  // namespace gpusweep::torchkit

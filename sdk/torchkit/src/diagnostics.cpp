@@ -1,0 +1,119 @@
+// Step-phase timing and the matmul probe; see diagnostics.hpp.
+#include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/settings.hpp>
+
+#include <ATen/Parallel.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstring>
+
+namespace gpusweep::torchkit {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Totals {
+  std::array<double, static_cast<size_t>(Phase::count)> seconds{};
+  int64_t host_syncs = 0;
+};
+
+// One trial per worker process, one training thread: process-wide totals,
+// with the innermost open timer of the training thread.
+Totals& totals() {
+  static Totals t;
+  return t;
+}
+thread_local PhaseTimer* innermost = nullptr;
+
+}  // namespace
+
+const char* phase_name(Phase p) {
+  switch (p) {
+    case Phase::input_wait: return "input_wait";
+    case Phase::host_to_device: return "host_to_device";
+    case Phase::forward: return "forward";
+    case Phase::backward: return "backward";
+    case Phase::optimizer: return "optimizer";
+    case Phase::host_sync: return "host_sync";
+    case Phase::count: break;
+  }
+  return "?";
+}
+
+bool diagnostics_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("GPUSWEEP_DIAGNOSE");
+    return v != nullptr && std::strcmp(v, "1") == 0;
+  }();
+  return enabled;
+}
+
+PhaseTimer::PhaseTimer(Phase phase, const torch::Device& device) {
+  if (!diagnostics_enabled()) return;
+  active_ = true;
+  phase_ = phase;
+  device_ = device;
+  synchronize(device_);
+  parent_ = innermost;
+  innermost = this;
+  t0_ = Clock::now();
+}
+
+PhaseTimer::~PhaseTimer() {
+  if (!active_) return;
+  try {
+    synchronize(device_);
+  } catch (...) {
+    // A failing device fails the step anyway; a destructor must not throw.
+  }
+  const double elapsed = std::chrono::duration<double>(Clock::now() - t0_).count();
+  Totals& t = totals();
+  t.seconds[static_cast<size_t>(phase_)] += elapsed - children_s_;
+  if (phase_ == Phase::host_sync) ++t.host_syncs;
+  if (parent_ != nullptr) parent_->children_s_ += elapsed;
+  innermost = parent_;
+}
+
+Metrics phase_stats() {
+  Metrics m;
+  if (!diagnostics_enabled()) return m;
+  const Totals& t = totals();
+  for (int i = 0; i < static_cast<int>(Phase::count); ++i) {
+    m[std::string("phase_") + phase_name(static_cast<Phase>(i)) + "_s"] =
+        t.seconds[static_cast<size_t>(i)];
+  }
+  m["host_syncs"] = static_cast<double>(t.host_syncs);
+  return m;
+}
+
+Json matmul_benchmark(double seconds, const torch::Device& device, int64_t n) {
+  torch::NoGradGuard no_grad;
+  const auto opts = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  const torch::Tensor a = torch::randn({n, n}, opts);
+  const torch::Tensor b = torch::randn({n, n}, opts);
+  torch::Tensor c = torch::mm(a, b);  // warm up: BLAS buffers, thread team, CUDA context
+  synchronize(device);
+  int64_t products = 0;
+  const auto t0 = Clock::now();
+  double elapsed = 0;
+  do {
+    torch::mm_out(c, a, b);
+    ++products;
+    if (device.is_cuda() && products % 16 != 0) continue;  // queue some work between syncs
+    synchronize(device);
+    elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+  } while (elapsed < seconds);
+  const double flops = 2.0 * static_cast<double>(n) * static_cast<double>(n) *
+                       static_cast<double>(n) * static_cast<double>(products);
+  return Json{{"device", device.str()},
+              {"n", n},
+              {"dtype", "float32"},
+              {"threads", at::get_num_threads()},
+              {"seconds", elapsed},
+              {"products", products},
+              {"gflops", flops / elapsed / 1e9}};
+}
+
+}  // namespace gpusweep::torchkit

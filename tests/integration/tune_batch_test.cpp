@@ -1,0 +1,125 @@
+// tune-batch, monitoring, doctor and diagnose through the real binary, on the
+// memhog fixture (memory grows with batch_size; no LibTorch, so fast).
+#include "harness.hpp"
+
+#include <cstdlib>
+
+using namespace gpusweep;
+using test::Sandbox;
+using Catch::Matchers::Contains;
+
+namespace {
+// 8 MiB per sample under a 100 MiB cap: batches up to 12 fit, 13 does not.
+const char* kHog = "tune-batch memhog --max-memory 100MiB --margin 0 --db results.db";
+
+std::vector<int64_t> probed(const Sandbox& box, const std::string& status) {
+  db::Connection c(box.db(), db::Connection::Mode::read_only);
+  auto st = c.prepare("SELECT json_extract(config_json, '$.batch_size') FROM trials "
+                      "WHERE status = ? AND repeat = 0 ORDER BY ordinal");
+  st.bind(1, status);
+  std::vector<int64_t> out;
+  while (st.step()) out.push_back(st.get_int(0));
+  return out;
+}
+}  // namespace
+
+TEST_CASE("tune-batch power mode doubles until out-of-memory and re-verifies", "[integration]") {
+  Sandbox box;
+  const auto r = box.gpusweep(std::string(kHog) + " --mode power");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(probed(box, "ok") == std::vector<int64_t>{1, 2, 4, 8});
+  CHECK(probed(box, "oom") == std::vector<int64_t>{16});
+  CHECK_THAT(r.output, Contains("largest that fits: 8 (first failure: 16)"));
+  CHECK_THAT(r.output, Contains("use it with: --set batch_size=8"));
+  // The verification is a trial of its own, with the full protocol.
+  CHECK(box.count("SELECT count(*) FROM trials t JOIN trial_summary s ON s.trial_id = t.id "
+                  "WHERE t.repeat = 1 AND t.status = 'ok' AND s.blocks = 5 AND s.steps_per_block = 5 "
+                  "AND json_extract(t.config_json, '$.batch_size') = 8") == 1);
+  CHECK(box.text("SELECT name FROM sweeps") == "tune-batch-memhog");
+  CHECK(box.text("SELECT error FROM trials WHERE status = 'oom'").find("allocation failed") !=
+        std::string::npos);
+}
+
+TEST_CASE("tune-batch binsearch bisects to the exact largest fit", "[integration]") {
+  Sandbox box;
+  const auto r = box.gpusweep(std::string(kHog) + " --mode binsearch");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(probed(box, "ok") == std::vector<int64_t>{1, 2, 4, 8, 12});
+  CHECK(probed(box, "oom") == std::vector<int64_t>{16, 14, 13});
+  CHECK_THAT(r.output, Contains("largest that fits: 12 (first failure: 13)"));
+  CHECK_THAT(r.output, Contains("throughput curve"));
+
+  // A margin is taken off before the verification: floor(12 x 0.75) = 9.
+  Sandbox margin;
+  const auto m = margin.gpusweep(
+      "tune-batch memhog --max-memory 100MiB --mode binsearch --margin 0.25 --max 12 --db results.db");
+  INFO(m.output);
+  REQUIRE(m.code == 0);
+  CHECK(probed(margin, "ok") == std::vector<int64_t>{1, 2, 4, 8, 12});
+  CHECK(probed(margin, "oom").empty());
+  CHECK_THAT(m.output, Contains("reached --max") && Contains("--set batch_size=9"));
+}
+
+TEST_CASE("tune-batch refuses bad arguments with exit code 2", "[integration]") {
+  Sandbox box;
+  CHECK(box.gpusweep("tune-batch memhog --mode linear").code == 2);
+  CHECK(box.gpusweep("tune-batch memhog --max-memory lots").code == 2);
+  CHECK(box.gpusweep("tune-batch memhog --set batch_size=4").code == 2);
+  CHECK(box.gpusweep("tune-batch memhog --min 8 --max 4").code == 2);
+  CHECK(box.gpusweep("tune-batch nosuch").code == 2);
+  const auto help = box.gpusweep("tune-batch --help");
+  CHECK(help.code == 0);
+  CHECK_THAT(help.output, Contains("--max-memory") && Contains("binsearch"));
+  CHECK(box.gpusweep("diagnose memhog --matmul-seconds 99").code == 2);
+  CHECK(box.gpusweep("doctor --matmul-seconds -1").code == 2);
+}
+
+TEST_CASE("without NVML, trials record CPU figures and are unaffected", "[integration]") {
+  Sandbox box;
+  box.write("s.json", R"({"name": "mon", "workload": "memhog",
+    "base": {"batch_size": 2},
+    "measure": {"warmup_steps": 2, "steps_per_block": 200, "blocks": 5}})");
+  // No NVIDIA library here (and none named): CPU monitoring only.
+  const auto r = box.gpusweep("run s.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 1);
+  CHECK(box.count("SELECT count(*) FROM trial_summary WHERE throughput_median > 0") == 1);
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE kind = 'stat' AND "
+                  "name = 'monitor_cpu_util_mean' AND value > 0") == 1);
+  // The worker holds its 16 MiB: the peak RSS sees them.
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'monitor_rss_peak_bytes' "
+                  "AND value > 16 * 1048576") == 1);
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name LIKE 'monitor_gpu%'") == 0);
+}
+
+TEST_CASE("with NVML, trials record the GPU's utilisation and memory", "[integration]") {
+  Sandbox box;
+  box.write("s.json", R"({"name": "mon", "workload": "memhog",
+    "base": {"batch_size": 1},
+    "measure": {"warmup_steps": 2, "steps_per_block": 20000, "blocks": 5}})");
+  const std::string cmd = "cd '" + box.path("") + "' && GPUSWEEP_NVML_LIBRARY='" +
+                          GPUSWEEP_FAKE_NVML + "' GPUSWEEP_PLUGIN_PATH='" +
+                          GPUSWEEP_TEST_PLUGIN_DIR + "' '" + GPUSWEEP_BIN +
+                          "' run s.json --db results.db > out.txt 2>&1";
+  REQUIRE(std::system(cmd.c_str()) == 0);
+  INFO(box.read("out.txt"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 1);
+  // Device 0 of the fake: 87% busy, 12 GiB used.
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'monitor_gpu_util_mean' "
+                  "AND value = 87") == 1);
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'monitor_gpu_memory_peak_bytes' "
+                  "AND value = 12 * 1073741824") == 1);
+}
+
+TEST_CASE("doctor lists the plugins and fails when one does not load", "[integration]") {
+  Sandbox box;
+  // The fixture folder holds plugins that do not load on purpose.
+  const auto r = box.gpusweep("doctor --matmul-seconds 0");
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("memhog") && Contains("bad_major") && Contains("problem"));
+  CHECK_THAT(r.output, Contains("nvml") && Contains("cores"));
+}
