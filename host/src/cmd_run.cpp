@@ -185,6 +185,10 @@ int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt
     if (spec.measure.repeats > 1) job.label += " #" + std::to_string(t.plan.repeat + 1);
     job.worker_args = {"worker",   "--plugin",  info.file.path, "--config",
                        t.plan.config_json, "--measure", measure_json};
+    if (spec.measure.max_memory_bytes > 0) {
+      job.worker_args.push_back("--max-memory");
+      job.worker_args.push_back(std::to_string(static_cast<int64_t>(spec.measure.max_memory_bytes)));
+    }
     job.timeout_s = spec.measure.timeout_s;
     job.silence_s = spec.measure.silence_s;
     job.collector = std::make_unique<TrialCollector>(info.manifest, spec.measure);

@@ -1,6 +1,8 @@
 // Sweep parsing, validation and expansion; see sweep.hpp.
 #include "sweep.hpp"
 
+#include "batch_search.hpp"
+
 #include "error.hpp"
 #include "hashing.hpp"
 
@@ -26,7 +28,8 @@ const std::vector<std::string> kTopKeys = {"name",     "workload", "description"
 const std::vector<std::string> kMeasureKeys = {"warmup_steps", "steps_per_block",
                                                "blocks",       "repeats",
                                                "timeout_s",    "eval_every_blocks",
-                                               "order_seed",   "silence_s"};
+                                               "order_seed",   "silence_s",
+                                               "max_memory"};
 
 [[noreturn]] void usage(const std::string& source, const std::string& where,
                         const std::string& what) {
@@ -168,7 +171,7 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
       usage(source, "measure." + key, "unknown measurement setting" + suggestion(key, kMeasureKeys) +
                                           " (known: warmup_steps, steps_per_block, blocks, "
                                           "repeats, timeout_s, silence_s, eval_every_blocks, "
-                                          "order_seed)");
+                                          "order_seed, max_memory)");
     }
   }
   MeasureSpec s;
@@ -187,6 +190,23 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
             "expected a positive number of seconds, got " + it->dump());
     }
     *field = it->get<double>();
+  }
+  if (auto it = m.find("max_memory"); it != m.end()) {
+    const std::string fix = "give a size such as \"2GiB\" or \"512MiB\", or a number of bytes";
+    if (it->is_number()) {
+      s.max_memory_bytes = it->get<double>();
+    } else if (it->is_string()) {
+      try {
+        s.max_memory_bytes = parse_size(it->get<std::string>());
+      } catch (const UsageError&) {
+        usage(source, "measure.max_memory", "cannot read " + it->dump() + ": " + fix);
+      }
+    } else {
+      usage(source, "measure.max_memory", "expected a size, got " + it->dump() + ": " + fix);
+    }
+    if (!(s.max_memory_bytes >= 1024 * 1024) || !std::isfinite(s.max_memory_bytes)) {
+      usage(source, "measure.max_memory", "the cap " + it->dump() + " is below 1 MiB: " + fix);
+    }
   }
   return s;
 }
@@ -251,6 +271,7 @@ Json MeasureSpec::to_json() const {
   // Only when set: sweeps stored before silence_s existed keep their hash
   // (and stay resumable).
   if (silence_s != MeasureSpec{}.silence_s) j["silence_s"] = silence_s;
+  if (max_memory_bytes > 0) j["max_memory"] = max_memory_bytes;
   return j;
 }
 

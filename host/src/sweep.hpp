@@ -17,6 +17,7 @@ struct MeasureSpec {
   int64_t repeats = 1;
   double timeout_s = 600;
   double silence_s = 30;          // a worker without a heartbeat this long is ended
+  double max_memory_bytes = 0;    // caps what each trial allocates (RLIMIT_AS); 0: no cap
   int64_t eval_every_blocks = 0;  // 0: evaluate once, after the last block
   uint64_t order_seed = 0;        // seeds the shuffled trial order
 

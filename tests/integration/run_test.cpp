@@ -53,6 +53,42 @@ TEST_CASE("a noop sweep records every trial with its blocks", "[integration]") {
   CHECK(box.gpusweep("compare --db results.db").output.find('\033') == std::string::npos);
 }
 
+TEST_CASE("measure.max_memory caps each trial: growing until allocation fails is oom, a leak "
+          "shows in the host-measured peak memory",
+          "[integration][faults]") {
+  Sandbox box;
+  box.write("m.json", R"({"name": "memory", "workload": "faults",
+    "grid": {"mode": ["ok", "grow", "leak"]},
+    "measure": {"warmup_steps": 1, "steps_per_block": 6, "blocks": 5, "timeout_s": 30,
+                "max_memory": "256MiB"}})");
+  const auto r = box.gpusweep("run m.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  auto of = [&](const std::string& what, const std::string& mode) {
+    return box.text("SELECT " + what + " FROM trials WHERE json_extract(config_json, '$.mode') = '" +
+                    mode + "'");
+  };
+  // 16 MiB a step against a 256 MiB cap: out of memory well before step 31.
+  CHECK(of("status", "grow") == "oom");
+  CHECK(of("status", "ok") == "ok");
+  CHECK(of("status", "leak") == "ok");
+  // The leak's 31 MiB (1 MiB a step) is in its peak resident memory as the
+  // host measured it (wait4's ru_maxrss), the ok trial's is not.
+  auto peak = [&](const std::string& mode) {
+    return box.count("SELECT CAST(m.value AS INTEGER) FROM metrics m JOIN trials t ON "
+                     "t.id = m.trial_id WHERE m.name = 'monitor_rss_peak_bytes' AND "
+                     "json_extract(t.config_json, '$.mode') = '" + mode + "'");
+  };
+  CHECK(peak("ok") > 0);
+  CHECK(peak("leak") - peak("ok") > int64_t{24} << 20);
+  // A cap that is not a size is a usage error naming the key.
+  box.write("bad.json", R"({"name": "b", "workload": "faults",
+    "measure": {"max_memory": "lots"}})");
+  const auto bad = box.gpusweep("run bad.json --db results.db");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.output, Contains("measure.max_memory") && Contains("2GiB"));
+}
+
 TEST_CASE("crashes, hangs, throws, OOM and skips are recorded and the sweep goes on",
           "[integration][faults]") {
   Sandbox box;
