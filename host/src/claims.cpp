@@ -34,6 +34,21 @@ std::string metric_words(const std::string& metric) {
   return metric;
 }
 
+// Which way a refuted claim missed: the same direction but more or less of
+// it, no change where one was claimed, or the opposite of the claim.
+std::string refuted_because(double ratio, const Claim& claim) {
+  const bool claims_gain = claim.low > 1;   // the metric is to rise
+  const bool claims_drop = claim.high < 1;  // the metric is to fall
+  if (claims_gain || claims_drop) {
+    const bool same_way = claims_gain ? ratio > 1 : ratio < 1;
+    if (!same_way) return "the opposite of the claim: " + metric_words(claim.metric) +
+                          (claims_gain ? " fell" : " rose");
+    const bool more = claims_gain ? ratio > claim.high : ratio < claim.low;
+    return more ? "a larger change than claimed" : "the right direction, less than claimed";
+  }
+  return ratio > claim.high ? "higher than claimed" : "lower than claimed";
+}
+
 }  // namespace
 
 std::string expected_text(const Claim& claim) {
@@ -161,6 +176,8 @@ std::vector<ClaimResult> evaluate_claims(
     r.verdict = claim_verdict(*r.ratio, r.low, r.high, claim.low, claim.high);
     if (r.verdict == "inconclusive") {
       r.reason = "the interval includes 1: no change shown at this sample size";
+    } else if (r.verdict == "refuted" && r.reason.empty()) {
+      r.reason = refuted_because(*r.ratio, claim);
     }
     out.push_back(std::move(r));
   }
@@ -210,9 +227,12 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
         } else if (metric == "quality" && t.summary->quality) {
           run.push_back(*t.summary->quality);
         } else {
-          // A plugin statistic (the last value reported), also how GPU
-          // monitors report transfer time and utilisation.
-          const std::string name = metric.rfind("stat:", 0) == 0 ? metric.substr(5) : metric;
+          // A plugin statistic (the last value reported); GPU utilisation is
+          // the host monitor's mean over the trial (NVML), transfer time
+          // the host-to-device phase a diagnosing plugin reports.
+          std::string name = metric.rfind("stat:", 0) == 0 ? metric.substr(5) : metric;
+          if (metric == "gpu_utilization") name = "monitor_gpu_util_mean";
+          if (metric == "transfer_time") name = "phase_host_to_device_s";
           std::optional<double> last;
           for (const auto& s : store.metrics(t.id)) {
             if (s.kind == "stat" && s.name == name) last = s.value;

@@ -95,9 +95,9 @@ int cmd_compare(const Args& args) {
   add_db_option(o);
   o.add_options()("baseline", po::value<std::vector<std::string>>()->composing(),
                   "key=value settings of the baseline config (default: the sweep's baseline)")(
-      "max-quality-loss", po::value<double>()->default_value(0.01),
+      "max-quality-loss", po::value<double>()->default_value(0.01, "0.01"),
       "largest relative quality loss still called non-inferior")(
-      "alpha", po::value<double>()->default_value(0.05), "significance level of the U test")(
+      "alpha", po::value<double>()->default_value(0.05, "0.05"), "significance level of the U test")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or md")(
       "claims", "only the sweep's claims: each against its measured ratio, with a verdict");
   po::positional_options_description pos;

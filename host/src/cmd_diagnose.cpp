@@ -19,7 +19,7 @@ int cmd_diagnose(const Args& args) {
       "set", po::value<std::vector<std::string>>()->composing(),
       "a setting of the diagnosed trial: key=value, or measure.key=value for its protocol "
       "(repeatable)")(
-      "matmul-seconds", po::value<double>()->default_value(1.0),
+      "matmul-seconds", po::value<double>()->default_value(1.0, "1"),
       "length of the matmul peak measurement the FLOP/s are compared with (0: skip)")(
       "sweep-out", po::value<std::string>(), "also write the suggested sweep file here");
   add_db_option(o);

@@ -61,7 +61,7 @@ Json run_probe(const PluginFile& file, double matmul_s, std::string* why) {
 
 int cmd_doctor(const Args& args) {
   po::options_description o;
-  o.add_options()("matmul-seconds", po::value<double>()->default_value(2.0),
+  o.add_options()("matmul-seconds", po::value<double>()->default_value(2.0, "2"),
                   "length of the float32 matmul benchmark (0: skip it)");
   add_plugin_path_option(o);
   auto p = parse_command(

@@ -45,7 +45,7 @@ int cmd_tune_batch(const Args& args) {
       "max-memory", po::value<std::string>(),
       "cap on what each probe may allocate beyond the loaded plugin, such as 2GiB (an "
       "address-space limit on the worker: allocations past it fail as out-of-memory)")(
-      "margin", po::value<double>()->default_value(0.05),
+      "margin", po::value<double>()->default_value(0.05, "0.05"),
       "fraction taken off the largest fit before it is re-verified (0 to 0.9)")(
       "min", po::value<int64_t>()->default_value(1), "first batch size probed")(
       "max", po::value<int64_t>(), "largest batch size probed (default: the setting's maximum)");

@@ -122,7 +122,11 @@ TEST_CASE("claims are evaluated against the two configs they name", "[host][clai
     {"claim": "memory halves", "change": {"replay_on_device": true}, "expected": 0.5,
      "metric": "peak_memory"},
     {"claim": "step time", "change": {"replay_on_device": true}, "metric": "step_time",
-     "expected": [0.6, 0.7]}])"), "claims.json");
+     "expected": [0.6, 0.7]},
+    {"claim": "step time -10%", "change": {"replay_on_device": true}, "metric": "step_time",
+     "expected": [0.85, 0.95]},
+    {"claim": "slower", "change": {"replay_on_device": true}, "expected": [0.5, 0.6]}])"),
+                              "claims.json");
   const auto manifest = test::dqn_like_manifest();
   validate_sweep(s, manifest);
   const auto configs = expand_configs(s, manifest);
@@ -140,13 +144,14 @@ TEST_CASE("claims are evaluated against the two configs they name", "[host][clai
     return m;
   };
   const auto results = evaluate_claims(s, configs, Features{false}, values_of);
-  REQUIRE(results.size() == 8);
+  REQUIRE(results.size() == 10);
   CHECK(results[0].verdict == "confirmed");
   REQUIRE(results[0].ratio);
   CHECK(*results[0].ratio == Approx(1.5).epsilon(0.03));
   CHECK(results[0].low < 1.5);
   CHECK(results[0].high > 1.5);
   CHECK(results[1].verdict == "refuted");
+  CHECK(results[1].reason == "the right direction, less than claimed");
   CHECK(results[2].verdict == "not measurable here");
   CHECK_THAT(results[2].reason, Contains("changed config did not run") && Contains("fp16 needs CUDA"));
   CHECK(results[3].verdict == "not measurable here");
@@ -159,6 +164,10 @@ TEST_CASE("claims are evaluated against the two configs they name", "[host][clai
   CHECK_THAT(results[6].reason, Contains("reports no peak memory"));
   CHECK(results[7].verdict == "confirmed");
   CHECK(*results[7].ratio == Approx(100.0 / 150.0).epsilon(0.03));
+  CHECK(results[8].verdict == "refuted");
+  CHECK(results[8].reason == "a larger change than claimed");
+  CHECK(results[9].verdict == "refuted");
+  CHECK_THAT(results[9].reason, Contains("the opposite of the claim") && Contains("rose"));
   // With a GPU the transfer-time claim is measured when a monitor reports it.
   const auto with_gpu = evaluate_claims(s, configs, Features{true}, values_of);
   CHECK(with_gpu[4].verdict == "not measurable here");
