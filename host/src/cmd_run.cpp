@@ -31,6 +31,7 @@ struct RunOptions {
   int jobs = 1;
   std::optional<std::string> file_path;
   std::optional<std::string> file_hash;
+  bool fresh_workers = false;  // exec each trial's worker instead of forking a pre-loaded one
   std::optional<Shard> shard;  // run only this slice, resuming it when the database has it
   std::string run_key;         // with shard: what its sibling shards share
 };
@@ -213,7 +214,8 @@ int execute(const SweepSpec& spec, const PluginInfo& info, const RunOptions& opt
       store.commit_trial(j.trial_id, o);
       progress.finished(j.trial_id, o.status, outcome_detail(o));
     };
-    Runner runner(self_executable(), opt.jobs);
+    cb.on_notice = [&](const std::string& notice) { progress.note(notice); };
+    Runner runner(self_executable(), opt.jobs, !opt.fresh_workers);
     complete = runner.run(std::move(jobs), cb);
     progress.done();
   }
@@ -239,6 +241,9 @@ int cmd_run(const Args& args) {
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a setting: key=value (base), measure.key=value (protocol); repeatable")(
       "dry-run", po::bool_switch(), "validate and print the plan; run and write nothing")(
+      "fresh-workers", po::bool_switch(),
+      "start each trial's worker as a new process that loads the plugin itself, instead of "
+      "forking it from a process that loaded the plugin once (the default)")(
       "shard", po::value<std::string>(),
       "i/n: run only shard i of n (1-based) of the planned trials, into its own database "
       "(default --db gpusweep-shard-I-of-N.db); running it again resumes it")(
@@ -251,10 +256,13 @@ int cmd_run(const Args& args) {
   auto p = parse_command(
       "run",
       "SWEEP.json [--db FILE] [--resume] [--jobs N] [--set key=value ...] [--dry-run]\n"
-      "       [--shard i/n [--run-key KEY]]",
-      "Runs every trial of a sweep file, each in a fresh worker process, and records the\n"
+      "       [--shard i/n [--run-key KEY]] [--fresh-workers]",
+      "Runs every trial of a sweep file, each in its own worker process, and records the\n"
       "results in the database. The sweep is validated against the workload's manifest\n"
       "before anything runs or is written.\n\n"
+      "Each trial's process is forked from one that loaded the plugin once (LibTorch's\n"
+      "load, about half a second, is paid once per run instead of once per trial);\n"
+      "--fresh-workers starts every trial as a new process instead.\n\n"
       "With --shard i/n it runs only every n-th trial of the plan, starting at the i-th,\n"
       "so that n machines (or Slurm array tasks) share a sweep; each shard writes its\n"
       "own database, and `gpusweep merge` gathers the shards into one.",
@@ -296,6 +304,7 @@ int cmd_run(const Args& args) {
     if (opt.run_key.empty()) throw UsageError("--run-key: give a non-empty key");
   }
   opt.resume = vm["resume"].as<bool>();
+  opt.fresh_workers = vm["fresh-workers"].as<bool>();
   opt.jobs = jobs;
   opt.file_path = std::filesystem::absolute(file).string();
   opt.file_hash = hash_file(file);
@@ -306,11 +315,14 @@ int cmd_resume(const Args& args) {
   po::options_description o;
   o.add_options()("name", po::value<std::string>(), "sweep name (default: the latest sweep)");
   add_db_option(o);
-  o.add_options()("jobs,j", po::value<int>()->default_value(1), "worker processes at a time");
+  o.add_options()("jobs,j", po::value<int>()->default_value(1), "worker processes at a time")(
+      "fresh-workers", po::bool_switch(),
+      "start each trial's worker as a new process that loads the plugin itself, instead of "
+      "forking it from a process that loaded the plugin once (the default)");
   add_plugin_path_option(o);
   po::positional_options_description pos;
   pos.add("name", 1);
-  auto p = parse_command("resume", "[NAME] [--db FILE] [--jobs N]",
+  auto p = parse_command("resume", "[NAME] [--db FILE] [--jobs N] [--fresh-workers]",
                          "Continues the latest run of a sweep from the database (no sweep file\n"
                          "needed): runs its pending and interrupted trials.",
                          o, pos, args);
@@ -339,6 +351,7 @@ int cmd_resume(const Args& args) {
   RunOptions opt;
   opt.db_path = db_path;
   opt.resume = true;
+  opt.fresh_workers = vm["fresh-workers"].as<bool>();
   opt.jobs = vm["jobs"].as<int>();
   return execute(spec, info, opt);
 }

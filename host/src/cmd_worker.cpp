@@ -3,12 +3,13 @@
 #include "worker.hpp"
 
 #include <csignal>
+#include <optional>
 #include <sys/prctl.h>
 #include <unistd.h>
 
 namespace gpusweep::host {
 
-int cmd_worker(const Args& args) {
+std::optional<WorkerArgs> parse_worker_args(const Args& args) {
   po::options_description o;
   o.add_options()("plugin", po::value<std::string>()->required(), "plugin file")(
       "describe", po::bool_switch(), "report manifest and runtime, then exit")(
@@ -22,19 +23,17 @@ int cmd_worker(const Args& args) {
       "diagnose", po::bool_switch(), "time the step's phases (torchkit) and report them")(
       "probe", po::bool_switch(), "load the plugin, report mapped libraries (and --probe-matmul)")(
       "probe-matmul", po::value<double>()->default_value(0),
-      "seconds of the matmul peak measurement (0: none)");
+      "seconds of the matmul peak measurement (0: none)")(
+      "serve", po::value<int>(),
+      "fork server: load the plugin once, then fork a trial worker per request read from "
+      "this descriptor (fork_server.hpp)");
   auto p = parse_command("worker",
                          "--plugin FILE [--describe | --check --config JSON | --config JSON "
-                         "--measure JSON]",
+                         "--measure JSON | --serve FD]",
                          "Internal: runs one trial in this process and streams JSON events on\n"
                          "--proto-fd. The host starts it; users do not.",
                          o, {}, args);
-  if (p.help) return 0;
-  // A worker outlives nothing: when the host dies (SIGKILL included) the
-  // kernel kills it too, instead of leaving it to finish a trial nobody will
-  // record. (Started after the host already died, it is orphaned: stop.)
-  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-  if (::getppid() == 1) return 1;
+  if (p.help) return std::nullopt;
   WorkerArgs w;
   w.plugin_path = p.vm["plugin"].as<std::string>();
   w.describe = p.vm["describe"].as<bool>();
@@ -47,7 +46,20 @@ int cmd_worker(const Args& args) {
   w.diagnose = p.vm["diagnose"].as<bool>();
   w.probe = p.vm["probe"].as<bool>();
   w.probe_matmul_s = p.vm["probe-matmul"].as<double>();
-  return w.check ? run_check_worker(w) : run_worker(w);
+  if (p.vm.count("serve") != 0U) w.serve_fd = p.vm["serve"].as<int>();
+  return w;
+}
+
+int cmd_worker(const Args& args) {
+  const std::optional<WorkerArgs> w = parse_worker_args(args);
+  if (!w) return 0;
+  // A worker outlives nothing: when the host dies (SIGKILL included) the
+  // kernel kills it too, instead of leaving it to finish a trial nobody will
+  // record. (Started after the host already died, it is orphaned: stop.)
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 1;
+  if (w->serve_fd >= 0) return run_fork_server(*w);
+  return w->check ? run_check_worker(*w) : run_worker(*w);
 }
 
 }  // namespace gpusweep::host

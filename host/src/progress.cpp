@@ -63,6 +63,13 @@ void Progress::finished(int64_t trial_id, const std::string& status, const std::
   std::fflush(out_);
 }
 
+void Progress::note(const std::string& text) {
+  if (terminal_) std::fputs("\r\033[K", out_);
+  std::fprintf(out_, "note: %s\n", text.c_str());
+  if (terminal_) redraw();
+  std::fflush(out_);
+}
+
 void Progress::redraw() {
   std::string line = "[" + std::to_string(finished_) + "/" + std::to_string(total_) + " done] " +
                      clock_time(since(t0_)) + " elapsed, eta " + eta();

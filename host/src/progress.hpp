@@ -19,6 +19,8 @@ class Progress {
   void event(int64_t trial_id, const nlohmann::json& event);
   void finished(int64_t trial_id, const std::string& status, const std::string& detail);
   void done();
+  // A line of its own between the trials' lines ("note: ...").
+  void note(const std::string& text);
 
  private:
   struct Running {

@@ -1,6 +1,7 @@
 // Worker supervision on Boost.Asio; see runner.hpp.
 #include "runner.hpp"
 
+#include "fork_server.hpp"
 #include "monitor.hpp"
 #include "spawn.hpp"
 
@@ -19,6 +20,8 @@
 #include <ctime>
 #include <deque>
 #include <map>
+#include <memory>
+#include <optional>
 
 namespace gpusweep::host {
 
@@ -78,9 +81,9 @@ struct Worker {
 
 class Supervisor {
  public:
-  Supervisor(const std::string& exe, int jobs, std::vector<TrialJob>&& queue,
+  Supervisor(const std::string& exe, int jobs, bool fork_server, std::vector<TrialJob>&& queue,
              const RunnerCallbacks& cb)
-      : exe_(exe), jobs_(jobs), cb_(cb), stop_signals_(io_, SIGINT, SIGTERM), child_(io_, SIGCHLD) {
+      : exe_(exe), jobs_(jobs), fork_server_(fork_server), cb_(cb), stop_signals_(io_, SIGINT, SIGTERM), child_(io_, SIGCHLD) {
     for (auto& j : queue) queue_.push_back(std::move(j));
   }
 
@@ -126,26 +129,83 @@ class Supervisor {
     });
   }
 
+  // Every exited child: a trial's worker is finished; anything else (a fork
+  // server, or an orphan a worker left, adopted by this host as a subreaper)
+  // is only reaped. waitid with WNOWAIT looks before it takes.
   void reap() {
     std::vector<pid_t> done;
-    for (auto& [pid, w] : running_) {
-      if (w->exited) continue;
-      int status = 0;
-      if (::wait4(pid, &status, WNOHANG, &w->usage) == pid) {
-        w->exited = true;
-        w->have_usage = true;
-        w->monitor_timer.cancel();
-        if (WIFEXITED(status)) w->exit.exit_code = WEXITSTATUS(status);
-        if (WIFSIGNALED(status)) w->exit.signal = WTERMSIG(status);
-        w->timer.cancel();
-        w->watchdog.cancel();
-        // Anything the worker left behind in its group goes with it, so
-        // that its pipes reach EOF.
-        ::kill(-pid, SIGKILL);
-        done.push_back(pid);
+    for (;;) {
+      siginfo_t info{};
+      if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) break;
+      const pid_t pid = info.si_pid;
+      auto it = running_.find(pid);
+      if (it == running_.end() || it->second->exited) {
+        ::waitpid(pid, nullptr, 0);
+        continue;
       }
+      Worker* w = it->second.get();
+      int status = 0;
+      if (::wait4(pid, &status, 0, &w->usage) != pid) continue;
+      w->exited = true;
+      w->have_usage = true;
+      w->monitor_timer.cancel();
+      if (WIFEXITED(status)) w->exit.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) w->exit.signal = WTERMSIG(status);
+      w->timer.cancel();
+      w->watchdog.cancel();
+      // Anything the worker left behind in its group goes with it, so
+      // that its pipes reach EOF.
+      ::kill(-pid, SIGKILL);
+      done.push_back(pid);
     }
     for (pid_t pid : done) maybe_finish(pid);
+  }
+
+  // The worker's plugin when a fork server can run it: a plain trial
+  // (`worker --plugin P --config ... --measure ...`), not a check, probe,
+  // describe or diagnose run, which need a fresh process.
+  static std::optional<std::string> servable_plugin(const std::vector<std::string>& args) {
+    if (args.empty() || args[0] != "worker") return std::nullopt;
+    std::optional<std::string> plugin;
+    for (size_t i = 1; i < args.size(); ++i) {
+      const std::string& a = args[i];
+      if (a == "--plugin" && i + 1 < args.size()) plugin = args[i + 1];
+      if (a == "--check" || a == "--probe" || a == "--describe" || a == "--diagnose" ||
+          a == "--probe-matmul" || a == "--serve") {
+        return std::nullopt;
+      }
+    }
+    return plugin;
+  }
+
+  SpawnedProcess spawn_worker(const std::vector<std::string>& args) {
+    if (fork_server_) {
+      if (auto plugin = servable_plugin(args)) {
+        auto it = servers_.find(*plugin);
+        if (it == servers_.end()) {
+          std::unique_ptr<ForkServer> server;
+          try {
+            server = std::make_unique<ForkServer>(exe_, *plugin);
+          } catch (const std::exception& e) {
+            if (cb_.on_notice) {
+              cb_.on_notice(std::string(e.what()) + "; its trials start fresh processes");
+            }
+          }
+          it = servers_.emplace(*plugin, std::move(server)).first;
+        }
+        if (it->second) {
+          try {
+            return it->second->spawn(std::vector<std::string>(args.begin() + 1, args.end()));
+          } catch (const std::exception& e) {
+            if (cb_.on_notice) {
+              cb_.on_notice(std::string(e.what()) + "; this plugin's trials start fresh processes");
+            }
+            it->second.reset();
+          }
+        }
+      }
+    }
+    return spawn_process(exe_, args, {"GPUSWEEP_WORKER=1"});
   }
 
   void fill() {
@@ -165,7 +225,7 @@ class Supervisor {
     const std::string started = utc_now();
     SpawnedProcess p;
     try {
-      p = spawn_process(exe_, job.worker_args, {"GPUSWEEP_WORKER=1"});
+      p = spawn_worker(job.worker_args);
     } catch (const std::exception& e) {
       db::TrialOutcome o;
       o.status = "failed";
@@ -297,6 +357,8 @@ class Supervisor {
 
   std::string exe_;
   int jobs_;
+  bool fork_server_;
+  std::map<std::string, std::unique_ptr<ForkServer>> servers_;  // by plugin path; null: cannot
   const RunnerCallbacks& cb_;
   asio::io_context io_;
   asio::signal_set stop_signals_;
@@ -310,7 +372,7 @@ class Supervisor {
 }  // namespace
 
 bool Runner::run(std::vector<TrialJob> jobs, const RunnerCallbacks& callbacks) {
-  Supervisor s(exe_, jobs_ < 1 ? 1 : jobs_, std::move(jobs), callbacks);
+  Supervisor s(exe_, jobs_ < 1 ? 1 : jobs_, fork_server_, std::move(jobs), callbacks);
   return s.run();
 }
 

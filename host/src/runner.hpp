@@ -25,6 +25,7 @@ struct RunnerCallbacks {
   std::function<void(const TrialJob&)> on_start;
   std::function<void(const TrialJob&, const Json& event)> on_event;
   std::function<void(const TrialJob&, db::TrialOutcome&& outcome)> on_finish;
+  std::function<void(const std::string& notice)> on_notice;  // e.g. a fork server that cannot serve
 };
 
 // Bytes of a worker's stderr kept for the database (the tail).
@@ -32,7 +33,11 @@ constexpr size_t kStderrTailBytes = 16 * 1024;
 
 class Runner {
  public:
-  Runner(std::string worker_exe, int jobs) : exe_(std::move(worker_exe)), jobs_(jobs) {}
+  // With fork_server, each plugin's trials are forked from one pre-loaded
+  // server process (fork_server.hpp) instead of started afresh; a plugin the
+  // server cannot serve falls back to fresh processes, saying why once.
+  Runner(std::string worker_exe, int jobs, bool fork_server = false)
+      : exe_(std::move(worker_exe)), jobs_(jobs), fork_server_(fork_server) {}
 
   // Runs every job; returns false when Ctrl-C (SIGINT/SIGTERM) stopped the run.
   // Jobs not started by then are left untouched.
@@ -41,6 +46,7 @@ class Runner {
  private:
   std::string exe_;
   int jobs_;
+  bool fork_server_;
 };
 
 }  // namespace gpusweep::host

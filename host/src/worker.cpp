@@ -4,6 +4,7 @@
 
 #include "doctor.hpp"
 #include "events.hpp"
+#include "fork_server.hpp"
 #include "loader.hpp"
 #include "sweep.hpp"
 
@@ -16,11 +17,16 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 namespace gpusweep::host {
@@ -86,6 +92,19 @@ int protect_protocol_fd(int fd) {
   return moved;
 }
 
+namespace {
+
+void announce(const LoadedPlugin& plugin, EventWriter& out) {
+  const gpusweep_plugin* t = plugin.table;
+  out.emit({{"event", "loaded"},
+            {"abi", plugin.abi},
+            {"struct_size", t->struct_size},
+            {"manifest", parse_or_raw(t->manifest())},
+            {"runtime", parse_or_raw(t->runtime())}});
+}
+
+}  // namespace
+
 LoadedPlugin load_and_announce(const std::string& plugin_path, EventWriter& out) {
   LoadedPlugin plugin;
   try {
@@ -98,12 +117,7 @@ LoadedPlugin load_and_announce(const std::string& plugin_path, EventWriter& out)
     out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
     finish(0);
   }
-  const gpusweep_plugin* t = plugin.table;
-  out.emit({{"event", "loaded"},
-            {"abi", plugin.abi},
-            {"struct_size", t->struct_size},
-            {"manifest", parse_or_raw(t->manifest())},
-            {"runtime", parse_or_raw(t->runtime())}});
+  announce(plugin, out);
   return plugin;
 }
 
@@ -116,7 +130,11 @@ const char* status_name(int status) {
   }
 }
 
-int run_worker(const WorkerArgs& args) {
+namespace {
+
+// A trial in this process: with the plugin already loaded (a fork server's
+// child) or loading it first.
+int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   std::signal(SIGPIPE, SIG_IGN);
   // Outlives every return path (all end in _exit): the heartbeat thread
   // writes to it until the process ends.
@@ -140,7 +158,13 @@ int run_worker(const WorkerArgs& args) {
   }).detach();
   out.emit({{"event", "hello"}, {"pid", static_cast<long>(::getpid())}});
 
-  const LoadedPlugin plugin = load_and_announce(args.plugin_path, out);
+  LoadedPlugin plugin;
+  if (preloaded != nullptr) {
+    plugin = *preloaded;
+    announce(plugin, out);
+  } else {
+    plugin = load_and_announce(args.plugin_path, out);
+  }
   const gpusweep_plugin* t = plugin.table;
   if (args.describe) finish(0);
   if (args.probe) {
@@ -271,6 +295,118 @@ int run_worker(const WorkerArgs& args) {
   out.emit({{"event", "result"}, {"status", "ok"}, {"steps", steps_done}});
   // No destroy and no dlclose: see loader.hpp. Exiting is the unload.
   finish(0);
+}
+
+// Threads of this process (/proc/self/task), or -1 if unknown.
+int thread_count() {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    (void)e;
+    ++n;
+  }
+  return ec ? -1 : n;
+}
+
+// The fork server's grandchild: becomes a trial worker on the descriptors it
+// was sent, once the host has adopted it.
+[[noreturn]] void become_trial(const std::vector<std::string>& request, const std::vector<int>& fds,
+                               int control_fd, pid_t host, pid_t server,
+                               const LoadedPlugin& plugin) {
+  ::setpgid(0, 0);  // its own group, killed as one by the host
+  ::close(control_fd);
+  // The intermediate parent exits at once: wait to be the host's (a
+  // subreaper) before asking to die with the host, as a spawned worker does.
+  for (int i = 0; ::getppid() != host; ++i) {
+    if (::getppid() == 1 || i > 20000) _exit(71);  // not adopted: nobody would wait for it
+    ::usleep(50);
+  }
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != host) _exit(71);
+  // Says where the process came from, to the trial's plugin and to tests.
+  ::setenv("GPUSWEEP_FORK_SERVER_PID", std::to_string(server).c_str(), 1);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}) std::signal(sig, SIG_DFL);
+  const int null = ::open("/dev/null", O_RDONLY);
+  if (null >= 0 && null != 0) {
+    ::dup2(null, 0);
+    ::close(null);
+  }
+  ::dup2(fds[1], 1);
+  ::dup2(fds[2], 2);
+  ::dup2(fds[0], 3);
+  for (int f : fds) {
+    if (f > 3) ::close(f);
+  }
+  std::optional<WorkerArgs> args;
+  try {
+    args = parse_worker_args(request);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fork server: bad request: %s\n", e.what());
+  }
+  if (!args) finish(2);
+  args->proto_fd = 3;
+  run_trial(*args, &plugin);
+  finish(0);
+}
+
+}  // namespace
+
+int run_worker(const WorkerArgs& args) { return run_trial(args, nullptr); }
+
+int run_fork_server(const WorkerArgs& args) {
+  const int fd = args.serve_fd;
+  auto refuse = [fd](const std::string& why) {
+    send_message(fd, Json{{"ready", false}, {"error", why}}.dump());
+    finish(0);
+  };
+  // Loaded as a worker would, nothing run but what loading runs (the
+  // manifest): no thread pool exists yet for fork to break.
+  LoadedPlugin plugin;
+  try {
+    plugin = load_plugin(args.plugin_path);
+  } catch (const std::exception& e) {
+    refuse(e.what());
+  }
+  if (const int threads = thread_count(); threads != 1) {
+    refuse("loading the plugin left " + std::to_string(threads) +
+           " threads in the process; forking it could deadlock a trial");
+  }
+  const pid_t host = ::getppid();
+  const pid_t server = ::getpid();
+  if (!send_message(fd, Json{{"ready", true}, {"pid", static_cast<long>(::getpid())}}.dump())) {
+    finish(0);
+  }
+  for (;;) {
+    std::string text;
+    std::vector<int> fds;
+    if (!recv_message(fd, text, fds)) finish(0);  // the host closed its end
+    const Json request = Json::parse(text, nullptr, false);
+    std::vector<std::string> worker_args;
+    if (fds.size() != 3 || !request.is_array()) {
+      for (int f : fds) ::close(f);
+      send_message(fd, Json{{"error", "malformed request"}}.dump());
+      continue;
+    }
+    for (const auto& a : request) worker_args.push_back(a.is_string() ? a.get<std::string>() : a.dump());
+    const pid_t middle = ::fork();
+    if (middle == 0) {
+      const pid_t trial = ::fork();
+      if (trial == 0) become_trial(worker_args, fds, fd, host, server, plugin);
+      send_message(fd, trial > 0 ? Json{{"pid", static_cast<long>(trial)}}.dump()
+                                 : Json{{"error", std::string("fork: ") + std::strerror(errno)}}.dump());
+      _exit(0);
+    }
+    for (int f : fds) ::close(f);
+    if (middle < 0) {
+      send_message(fd, Json{{"error", std::string("fork: ") + std::strerror(errno)}}.dump());
+      continue;
+    }
+    while (::waitpid(middle, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 }  // namespace gpusweep::host

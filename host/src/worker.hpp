@@ -5,7 +5,9 @@
 #include "loader.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace gpusweep::host {
 
@@ -26,7 +28,18 @@ struct WorkerArgs {
   bool diagnose = false;        // time the step's phases (torchkit; `diagnose`)
   double probe_matmul_s = 0;    // > 0: measure the matmul peak after setup (`diagnose`)
   bool probe = false;           // only load, then report libraries and matmul (`doctor`)
+  int serve_fd = -1;            // >= 0: be a fork server reading requests here (fork_server.hpp)
 };
+
+// The worker's arguments (after "worker"); nullopt when --help was asked.
+std::optional<WorkerArgs> parse_worker_args(const std::vector<std::string>& args);
+
+// `gpusweep worker --serve FD`: loads the plugin once, without running any
+// of its code beyond the manifest (no parallel region: LibTorch's and
+// OpenMP's thread pools start only in the forked trials), then for each
+// request on FD forks a trial worker that runs as `run_worker` would after
+// loading. Ends when FD closes. See fork_server.hpp for the protocol.
+int run_fork_server(const WorkerArgs& args);
 
 // Never returns normally for a trial: the process ends with _exit so that a
 // LibTorch plugin is never unloaded. Returns an exit code for argument errors.

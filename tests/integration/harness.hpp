@@ -87,8 +87,11 @@ class Sandbox {
     return count("SELECT count(*) FROM sqlite_master WHERE name = 'trials'") == 1;
   }
 
-  int64_t count(const std::string& sql) const {
-    db::Connection c(db(), db::Connection::Mode::read_only);
+  int64_t count(const std::string& sql) const { return count_in("results.db", sql); }
+
+  // As count, in another database file of the sandbox.
+  int64_t count_in(const std::string& file, const std::string& sql) const {
+    db::Connection c(path(file), db::Connection::Mode::read_only);
     auto st = c.prepare(sql);
     REQUIRE(st.step());
     return st.get_int(0);

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -73,6 +74,16 @@ Json runtime_info() {
     }
   }
   return info;
+}
+
+double process_threads() {
+  std::error_code ec;
+  double n = 0;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/task", ec);
+       !ec && it != std::filesystem::directory_iterator(); it.increment(ec)) {
+    ++n;
+  }
+  return ec ? -1 : n;
 }
 
 double peak_memory_bytes(const torch::Device& device) {

@@ -112,3 +112,38 @@ TEST_CASE("timeseries grad_accum doubles the sequences per step and sync_every t
   CHECK(metric(box, "loss_reads", config_is("sync_every", "1") + one_batch) == 20);
   CHECK(metric(box, "loss_reads", config_is("sync_every", "10") + one_batch) == 2);
 }
+
+TEST_CASE("a trial forked from the fork server runs LibTorch's thread pool and trains as a fresh "
+          "process does",
+          "[integration][torch][fork]") {
+  Sandbox box;
+  box.write("f.json", R"({"name": "fork", "workload": "timeseries",
+    "base": {"device": "cpu", "hidden_size": 64, "num_layers": 1, "seq_len": 24,
+             "batch_size": 256, "seed": 4},
+    "grid": {"threads": [1, 2]},
+    "measure": {"warmup_steps": 1, "steps_per_block": 1, "blocks": 5}})");
+  const auto forked = box.gpusweep("run f.json --db results.db");
+  INFO(forked.output);
+  REQUIRE(forked.code == 0);
+  const auto fresh = box.gpusweep("run f.json --db fresh.db --fresh-workers");
+  INFO(fresh.output);
+  REQUIRE(fresh.code == 0);
+  // threads=2 left its OpenMP team in the forked process: more threads
+  // than the threads=1 trial, whose pool never grew.
+  CHECK(metric(box, "os_threads", config_is("threads", "2")) >
+        metric(box, "os_threads", config_is("threads", "1")));
+  // The same seeded training either way: the fork starts from the state of
+  // a process that only loaded the plugin.
+  for (const char* threads : {"1", "2"}) {
+    INFO("threads " << threads);
+    const double a = metric(box, "last_loss", config_is("threads", threads));
+    const std::string sql =
+        "SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+        "m.name = 'last_loss' AND " + config_is("threads", threads);
+    gpusweep::db::Connection c(box.path("fresh.db"), gpusweep::db::Connection::Mode::read_only);
+    auto st = c.prepare(sql);
+    REQUIRE(st.step());
+    const double b = std::stod(st.get_text(0));
+    CHECK(std::abs(a - b) <= 1e-5 * std::abs(b));
+  }
+}

@@ -18,6 +18,10 @@ std::string blas_in_use();
 
 // Peak memory so far: the CUDA caching allocator's peak on a CUDA device,
 // the process's peak resident set size on CPU.
+// Threads of this process now (/proc/self/task); -1 if unknown. A trial
+// that ran parallel regions with threads=N has its OpenMP team alive.
+double process_threads();
+
 double peak_memory_bytes(const torch::Device& device);
 
 // Resets the CUDA allocator's peak counter (the RSS peak cannot be reset).

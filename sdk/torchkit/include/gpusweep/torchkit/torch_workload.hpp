@@ -22,6 +22,7 @@ class TorchWorkload : public Workload {
     Metrics m = extra_stats();
     m["peak_memory_bytes"] = peak_memory_bytes(settings_.device);
     m["loss_reads"] = static_cast<double>(loss_reads_);
+    m["os_threads"] = process_threads();
     if (read_any_) m["last_loss"] = last_loss_;
     if (pipeline_ != nullptr) m["input_wait_s"] = pipeline_->wait_seconds();
     for (const auto& [name, value] : phase_stats()) m[name] = value;  // diagnose trials only
