@@ -1,10 +1,22 @@
-// What the host itself costs: per trial (spawn a worker, load the plugin,
-// run the protocol, commit to SQLite) and per step (the measurement loop and
-// the ABI call), measured on the noop plugin in one run.
+// What the host itself costs, measured side by side in one run:
+// - per empty trial (start a worker, load the plugin, run the protocol,
+//   commit to SQLite) on the noop plugin, forked from the fork server (the
+//   default) and as fresh processes (--fresh-workers), --jobs 1 and 2,
+//   against Optuna 3.1 with SQLite storage running as many empty trials
+//   (bench/optuna_empty.py; goal: at least 10x Optuna's rate);
+// - the same for a LibTorch plugin (dqn, a minimal trial), where a fresh
+//   process pays for loading LibTorch every trial, and the steady-state
+//   throughput of trials forked against fresh ones (must be 1.0x);
+// - per step (the measurement loop and the ABI call; goal < 100 ns);
+// - the database: committing a trial with 5 and 1,000 blocks, and merging
+//   a 10,000-trial shard.
+// Usage: build/bench/host_overhead [TRIALS]   (default 60 empty trials a run)
+#include <gpusweep/db/shards.hpp>
 #include <gpusweep/db/store.hpp>
 
 #include "stats.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +38,23 @@ double run(const std::string& cmd) {
     std::exit(1);
   }
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Runs cmd and returns its standard output (empty when it fails).
+std::string output_of(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>/dev/null").c_str(), "r");
+  if (p == nullptr) return out;
+  std::array<char, 4096> buf{};
+  while (std::fgets(buf.data(), buf.size(), p) != nullptr) out += buf.data();
+  return pclose(p) == 0 ? out : std::string();
+}
+
+// A number after "key": in a JSON line, or -1.
+double json_number(const std::string& line, const std::string& key) {
+  const auto at = line.find("\"" + key + "\":");
+  if (at == std::string::npos) return -1;
+  return std::atof(line.c_str() + at + key.size() + 3);
 }
 
 std::vector<double> column(const std::string& db, const std::string& sql) {
@@ -52,21 +81,92 @@ int main(int argc, char** argv) {
   std::ofstream(dir / "steps.json") << R"({"name": "steps", "workload": "noop",
     "measure": {"warmup_steps": 1000, "steps_per_block": 5000000, "blocks": 5}})";
 
-  std::printf("gpusweep host overhead (noop plugin, %d empty trials per run)\n\n", trials);
+  std::printf("gpusweep host overhead (%d empty trials per run)\n\n", trials);
   // Fixed cost of a run: start, describe the plugin (one worker), validate.
   const double fixed = run(bin + " run " + (dir / "empty.json").string() + " --dry-run");
-  for (int jobs : {1, 2}) {
-    const std::string db = (dir / ("jobs" + std::to_string(jobs) + ".db")).string();
-    const double total = run(bin + " run " + (dir / "empty.json").string() + " --db " + db +
-                             " --jobs " + std::to_string(jobs));
-    const auto wall = gpusweep::host::describe(column(db, "SELECT wall_s FROM trials"));
-    const double per_trial = (total - fixed) / trials;
-    std::printf("--jobs %d: %.1f ms per trial (%.0f trials/s); worker lifetime median %.1f ms "
-                "(spawn, load, protocol, exit), host share %.1f ms\n",
-                jobs, 1e3 * per_trial, 1 / per_trial, 1e3 * wall.median,
-                1e3 * (per_trial - wall.median / jobs));
-  }
   std::printf("fixed cost per run (start, describe plugin, validate): %.1f ms\n\n", 1e3 * fixed);
+
+  // Optuna first, so that its figure is measured beside ours.
+  // Debian's python3 (python3-optuna), not another one first on PATH.
+  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  const std::string optuna = output_of(python + " " + std::string(GPUSWEEP_SOURCE_DIR) +
+                                       "/bench/optuna_empty.py " + std::to_string(trials) + " " +
+                                       dir.string());
+  const double optuna_ms = json_number(optuna, "per_trial_ms");
+  if (optuna_ms > 0) {
+    std::printf("optuna 3.1, SQLite storage, in-process trials: %.2f ms per empty trial "
+                "(%.0f trials/s)\n", optuna_ms, 1e3 / optuna_ms);
+  } else {
+    std::printf("optuna: not measured (python3 -c 'import optuna' fails; apt-get install "
+                "python3-optuna)\n");
+  }
+  std::printf("%-36s %10s %10s %14s %16s\n", "noop, empty trials", "ms/trial", "trials/s",
+              "worker median", "vs optuna (10x)");
+  for (const char* mode : {"", " --fresh-workers"}) {
+    for (int jobs : {1, 2}) {
+      const std::string db = (dir / ("jobs" + std::to_string(jobs) + (*mode ? "f" : "") + ".db")).string();
+      const double total = run(bin + " run " + (dir / "empty.json").string() + " --db " + db +
+                               " --jobs " + std::to_string(jobs) + mode);
+      const auto wall = gpusweep::host::describe(column(db, "SELECT wall_s FROM trials"));
+      const double per_trial = (total - fixed) / trials;
+      char label[64];
+      std::snprintf(label, sizeof label, "%s, --jobs %d", *mode ? "fresh processes" : "fork server", jobs);
+      char ratio[32] = "-";
+      if (optuna_ms > 0) {
+        std::snprintf(ratio, sizeof ratio, "%.1fx %s", optuna_ms / (1e3 * per_trial),
+                      optuna_ms / (1e3 * per_trial) >= 10 ? "pass" : "FAIL");
+      }
+      std::printf("%-36s %10.2f %10.0f %11.2f ms %16s\n", label, 1e3 * per_trial, 1 / per_trial,
+                  1e3 * wall.median, ratio);
+    }
+  }
+  std::printf("\n");
+
+  // A LibTorch plugin: the load is paid once per run (fork server) or once
+  // per trial (fresh processes).
+  const std::string plugin_dir = GPUSWEEP_PLUGIN_DIR;
+  if (fs::exists(plugin_dir + "/gpusweep_dqn.so")) {
+    const int n = 10;
+    std::string seeds;
+    for (int i = 0; i < n; ++i) seeds += (i ? "," : "") + std::to_string(i);
+    std::ofstream(dir / "dqn_min.json") << R"({"name": "dqn_min", "workload": "dqn",
+      "base": {"device": "cpu", "threads": 1, "num_envs": 1, "batch_size": 8},
+      "grid": {"seed": [)" << seeds << R"(]},
+      "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})";
+    const double dqn_fixed = run(bin + " run " + (dir / "dqn_min.json").string() + " --dry-run");
+    double per[2] = {0, 0};
+    for (int fresh : {0, 1}) {
+      const std::string db = (dir / (fresh ? "dqn_fresh.db" : "dqn_fork.db")).string();
+      const double total = run(bin + " run " + (dir / "dqn_min.json").string() + " --db " + db +
+                               (fresh ? " --fresh-workers" : ""));
+      per[fresh] = (total - dqn_fixed) / n;
+    }
+    std::printf("dqn (LibTorch), minimal trials (5 steps + setup + evaluation), %d a run:\n"
+                "  fork server %.0f ms per trial, fresh processes %.0f ms: %.1fx, %.0f ms of "
+                "loading saved per trial\n", n, 1e3 * per[0], 1e3 * per[1], per[1] / per[0],
+                1e3 * (per[1] - per[0]));
+
+    // Steady state: the same canonical trial forked and fresh, alternated.
+    std::ofstream(dir / "dqn_steady.json") << R"({"name": "dqn_steady", "workload": "dqn",
+      "base": {"device": "cpu", "threads": 1},
+      "measure": {"warmup_steps": 200, "steps_per_block": 200, "blocks": 5}})";
+    std::vector<double> ratios;
+    for (int round = 0; round < 4; ++round) {
+      double rate[2] = {0, 0};
+      for (int k = 0; k < 2; ++k) {
+        const int fresh = (round + k) % 2;  // alternate which goes first
+        const std::string db = (dir / ("steady" + std::to_string(round) + "_" +
+                                       std::to_string(fresh) + ".db")).string();
+        run(bin + " run " + (dir / "dqn_steady.json").string() + " --db " + db +
+            (fresh ? " --fresh-workers" : ""));
+        rate[fresh] = column(db, "SELECT throughput_median FROM trial_summary").at(0);
+      }
+      ratios.push_back(rate[0] / rate[1]);
+    }
+    const auto r = gpusweep::host::describe(ratios);
+    std::printf("  steady-state throughput, forked / fresh (canonical dqn, 4 alternated rounds): "
+                "median %.3fx, range %.3f-%.3f (goal 1.0x)\n\n", r.median, r.min, r.max);
+  }
 
   const std::string db = (dir / "steps.db").string();
   run(bin + " run " + (dir / "steps.json").string() + " --db " + db);
@@ -107,6 +207,51 @@ int main(int argc, char** argv) {
     for (const auto& r : rows) store.commit_trial(r.id, o);
     const double per = std::chrono::duration<double>(Clock::now() - t0).count() / n;
     std::printf("commit one trial with %4d blocks: %.3f ms\n", blocks, 1e3 * per);
+  }
+
+  // Merging a 10,000-trial shard (5 blocks and 2 metrics a trial).
+  {
+    const int n = 10000;
+    const std::string shard = (dir / "shard.db").string();
+    {
+      gpusweep::db::Store store(shard, gpusweep::db::Connection::Mode::read_write);
+      gpusweep::db::SweepRecord s;
+      s.name = "big";
+      s.workload = "noop";
+      s.spec_json = "{}";
+      s.spec_hash = "h";
+      s.run_key = "bench";
+      s.shard_index = 1;
+      s.shard_count = 1;
+      std::vector<gpusweep::db::TrialPlan> plans(n);
+      for (int i = 0; i < n; ++i) {
+        plans[i].ordinal = i;
+        plans[i].config_index = i;
+        plans[i].workload = "noop";
+        plans[i].plugin_version = "1";
+        plans[i].config_json = "{\"seed\": " + std::to_string(i) + "}";
+        plans[i].config_hash = std::to_string(i);
+      }
+      const int64_t sweep = store.create_sweep(s, plans);
+      gpusweep::db::TrialOutcome o;
+      o.status = "ok";
+      o.summary = gpusweep::db::Summary{};
+      o.summary->unit = "steps";
+      for (int b = 0; b < 5; ++b) o.blocks.push_back({b, 100, 0.01, 100, 0});
+      o.metrics = {{"eval", 0, "quality", 1}, {"stat", 0, "peak_memory_bytes", 1e6}};
+      for (const auto& t : store.trials(sweep)) store.commit_trial(t.id, o);
+    }
+    gpusweep::db::Store into((dir / "main.db").string(), gpusweep::db::Connection::Mode::read_write);
+    const auto t0 = Clock::now();
+    const auto results = gpusweep::db::merge_shard(into, shard);
+    const double first = std::chrono::duration<double>(Clock::now() - t0).count();
+    const auto t1 = Clock::now();
+    gpusweep::db::merge_shard(into, shard);
+    const double again = std::chrono::duration<double>(Clock::now() - t1).count();
+    std::printf("merge a %d-trial shard: %.2f s (%.1f us per trial, %lld imported); "
+                "merging it again: %.2f s (nothing to do)\n",
+                n, first, 1e6 * first / n,
+                static_cast<long long>(results.empty() ? 0 : results[0].imported), again);
   }
   fs::remove_all(dir);
   return 0;
