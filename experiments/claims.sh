@@ -6,11 +6,12 @@
 # "<!-- claims:begin -->" and "<!-- claims:end -->", with the date and the
 # machine.
 #
-# Usage: experiments/claims.sh [--db FILE] [--build DIR] [--no-readme] [GUIDE ...]
+# Usage: experiments/claims.sh [--db FILE] [--build DIR] [--no-readme] [--no-run] [GUIDE ...]
 #   GUIDE      dqn restoration timeseries marl transformer (default: all)
 #   --db FILE  results database (default: experiments/claims.db, recreated)
 #   --build    gpusweep build folder (default: the repo's build/)
 #   --no-readme  print the tables only
+#   --no-run   rebuild the tables from the database of an earlier run
 # Takes about 5 minutes on 2 cores.
 set -euo pipefail
 
@@ -19,12 +20,14 @@ repo=$(cd "$here/.." && pwd)
 build="$repo/build"
 db="$here/claims.db"
 readme=1
+run=1
 guides=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --db) db="$2"; shift 2 ;;
     --build) build="$2"; shift 2 ;;
     --no-readme) readme=0; shift ;;
+    --no-run) run=0; shift ;;
     -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     dqn|restoration|timeseries|marl|transformer) guides+=("$1"); shift ;;
     *) echo "claims.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
@@ -34,14 +37,20 @@ done
 gpusweep="$build/gpusweep"
 [ -x "$gpusweep" ] || { echo "claims.sh: no $gpusweep; build first (scripts/build.sh)" >&2; exit 2; }
 
-rm -f "$db" "$db-wal" "$db-shm"
+if [ "$run" = 1 ]; then
+  rm -f "$db" "$db-wal" "$db-shm"
+elif [ ! -f "$db" ]; then
+  echo "claims.sh: --no-run needs the database of an earlier run, $db" >&2; exit 2
+fi
 tables=$(mktemp)
 trap 'rm -f "$tables"' EXIT
 for g in "${guides[@]}"; do
   sweep="$here/claims_$g.json"
-  echo "== $g: gpusweep run experiments/claims_$g.json" >&2
-  # A refuted claim is a finding, not a failure: only a broken run stops us.
-  "$gpusweep" run "$sweep" --db "$db" >&2
+  if [ "$run" = 1 ]; then
+    echo "== $g: gpusweep run experiments/claims_$g.json" >&2
+    # A refuted claim is a finding, not a failure: only a broken run stops us.
+    "$gpusweep" run "$sweep" --db "$db" >&2
+  fi
   name=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["name"])' "$sweep")
   "$gpusweep" compare --db "$db" --sweep "$name" --claims
   {
@@ -57,7 +66,8 @@ if [ "$readme" = 1 ]; then
   torch=$("$gpusweep" doctor --matmul-seconds 0.5 2>/dev/null | sed -n 's/^ *version *//p' | head -1)
   {
     echo "<!-- claims:begin -->"
-    echo "Last run: $(date -u +%Y-%m-%dT%H:%MZ) on $(nproc) cores ($cpu), LibTorch ${torch:-unknown}, no GPU."
+    when=$("$gpusweep" sql --db "$db" --format csv "SELECT max(created_at) FROM sweeps" | tail -n 1)
+    echo "Last run: ${when:-unknown} on $(nproc) cores ($cpu), LibTorch ${torch:-unknown}, no GPU."
     echo "Command: \`experiments/claims.sh\` (database \`$(basename "$db")\`)."
     cat "$tables"
     echo "<!-- claims:end -->"

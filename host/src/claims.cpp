@@ -36,9 +36,12 @@ std::string metric_words(const std::string& metric) {
 
 // Which way a refuted claim missed: the same direction but more or less of
 // it, no change where one was claimed, or the opposite of the claim.
-std::string refuted_because(double ratio, const Claim& claim) {
+std::string refuted_because(double ratio, double low, double high, const Claim& claim) {
   const bool claims_gain = claim.low > 1;   // the metric is to rise
   const bool claims_drop = claim.high < 1;  // the metric is to fall
+  if ((claims_gain || claims_drop) && !std::isnan(low) && low <= 1 && high >= 1) {
+    return "no change shown (the interval includes 1), and the claimed change is outside it";
+  }
   if (claims_gain || claims_drop) {
     const bool same_way = claims_gain ? ratio > 1 : ratio < 1;
     if (!same_way) return "the opposite of the claim: " + metric_words(claim.metric) +
@@ -177,7 +180,7 @@ std::vector<ClaimResult> evaluate_claims(
     if (r.verdict == "inconclusive") {
       r.reason = "the interval includes 1: no change shown at this sample size";
     } else if (r.verdict == "refuted" && r.reason.empty()) {
-      r.reason = refuted_because(*r.ratio, claim);
+      r.reason = refuted_because(*r.ratio, r.low, r.high, claim);
     }
     out.push_back(std::move(r));
   }
