@@ -246,7 +246,7 @@ class Supervisor {
     read_err(raw);
     raw->timer.expires_after(std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double>(raw->job.timeout_s)));
-    raw->timer.async_wait([this, raw](const boost::system::error_code& ec) {
+    raw->timer.async_wait([raw](const boost::system::error_code& ec) {
       if (ec || raw->exited) return;
       raw->exit.timed_out = true;
       ::kill(-raw->pid, SIGKILL);
