@@ -9,7 +9,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -19,8 +18,6 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
-
-extern char** environ;
 
 namespace gpusweep::host {
 
@@ -116,43 +113,21 @@ ForkServer::ForkServer(const std::string& exe, const std::string& plugin_path) {
     fail(std::string("socketpair: ") + std::strerror(errno));
   }
   fd_ = pair[0];
-  // The server's end at fd 3; its stdout and stderr go nowhere (what a
-  // plugin prints while loading belongs to no trial).
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, pair[1], 3);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, defaults;
-  sigemptyset(&none);
-  sigemptyset(&defaults);
-  for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}) sigaddset(&defaults, s);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);  // Ctrl-C reaches the host only
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-  std::vector<std::string> args = {exe, "worker", "--plugin", plugin_path, "--serve", "3"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_store;
-  for (char** e = environ; *e != nullptr; ++e) env_store.emplace_back(*e);
-  env_store.emplace_back("GPUSWEEP_WORKER=1");
-  std::vector<char*> envp;
-  for (auto& e : env_store) envp.push_back(e.data());
-  envp.push_back(nullptr);
-  const int rc = ::posix_spawn(&pid_, exe.c_str(), &fa, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
+  // The server's end at fd 3 (moved above 10 first, so that the dup2 onto 3
+  // is never a no-op that keeps CLOEXEC); its stdout and stderr go nowhere
+  // (what a plugin prints while loading belongs to no trial).
+  const int child_end = ::fcntl(pair[1], F_DUPFD_CLOEXEC, 10);
   ::close(pair[1]);
-  if (rc != 0) {
-    ::close(fd_);
-    fail(std::string("cannot start: ") + std::strerror(rc));
+  try {
+    if (child_end < 0) throw Error(std::string("fcntl: ") + std::strerror(errno));
+    pid_ = spawn_in_own_group(exe, {"worker", "--plugin", plugin_path, "--serve", "3"},
+                              {"GPUSWEEP_WORKER=1"}, {{3, child_end}});
+  } catch (const std::exception& e) {
+    if (child_end >= 0) ::close(child_end);
+    shutdown();
+    fail(e.what());
   }
+  ::close(child_end);
   std::string text;
   std::vector<int> fds;
   Json ready;
@@ -191,12 +166,9 @@ void ForkServer::shutdown() {
 SpawnedProcess ForkServer::spawn(const std::vector<std::string>& worker_args) {
   if (fd_ < 0) fail("not running");
   int proto[2], out[2], err[2];
-  auto make = [](int fds[2]) {
-    if (::pipe2(fds, O_CLOEXEC) != 0) fail(std::string("pipe: ") + std::strerror(errno));
-  };
-  make(proto);
-  make(out);
-  make(err);
+  make_pipe(proto);
+  make_pipe(out);
+  make_pipe(err);
   const bool sent = send_message(fd_, Json(worker_args).dump(), {proto[1], out[1], err[1]});
   ::close(proto[1]);
   ::close(out[1]);

@@ -8,6 +8,7 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <limits.h>
@@ -16,10 +17,6 @@ extern char** environ;
 
 namespace gpusweep::host {
 
-namespace {
-
-// A pipe whose ends are close-on-exec and numbered >= 10, so that dup2 onto
-// 1, 2 or 3 in the child always really duplicates (and clears CLOEXEC).
 void make_pipe(int fds[2]) {
   int raw[2];
   if (pipe2(raw, O_CLOEXEC) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
@@ -30,21 +27,18 @@ void make_pipe(int fds[2]) {
   }
 }
 
-}  // namespace
-
-SpawnedProcess spawn_process(const std::string& exe, const std::vector<std::string>& args,
-                             const std::vector<std::string>& extra_env) {
-  int proto[2], out[2], err[2];
-  make_pipe(proto);
-  make_pipe(out);
-  make_pipe(err);
-
+pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
+                         const std::vector<std::string>& extra_env,
+                         const std::vector<std::pair<int, int>>& fds) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-  posix_spawn_file_actions_adddup2(&fa, proto[1], 3);
+  for (int target : {1, 2}) {
+    const bool given = std::any_of(fds.begin(), fds.end(),
+                                   [target](const auto& f) { return f.first == target; });
+    if (!given) posix_spawn_file_actions_addopen(&fa, target, "/dev/null", O_WRONLY, 0);
+  }
+  for (const auto& [target, source] : fds) posix_spawn_file_actions_adddup2(&fa, source, target);
 
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -74,15 +68,26 @@ SpawnedProcess spawn_process(const std::string& exe, const std::vector<std::stri
   const int rc = posix_spawn(&pid, exe.c_str(), &fa, &attr, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw Error("cannot start worker '" + exe + "': " + std::strerror(rc));
+  return pid;
+}
+
+SpawnedProcess spawn_process(const std::string& exe, const std::vector<std::string>& args,
+                             const std::vector<std::string>& extra_env) {
+  int proto[2], out[2], err[2];
+  make_pipe(proto);
+  make_pipe(out);
+  make_pipe(err);
+  pid_t pid = -1;
+  try {
+    pid = spawn_in_own_group(exe, args, extra_env, {{1, out[1]}, {2, err[1]}, {3, proto[1]}});
+  } catch (...) {
+    for (int f : {proto[0], proto[1], out[0], out[1], err[0], err[1]}) ::close(f);
+    throw;
+  }
   ::close(proto[1]);
   ::close(out[1]);
   ::close(err[1]);
-  if (rc != 0) {
-    ::close(proto[0]);
-    ::close(out[0]);
-    ::close(err[0]);
-    throw Error("cannot start worker '" + exe + "': " + std::strerror(rc));
-  }
   return SpawnedProcess{pid, proto[0], out[0], err[0]};
 }
 

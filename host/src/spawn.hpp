@@ -6,6 +6,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpusweep::host {
@@ -21,6 +22,20 @@ struct SpawnedProcess {
 // read ends are close-on-exec and owned by the caller.
 SpawnedProcess spawn_process(const std::string& exe, const std::vector<std::string>& args,
                              const std::vector<std::string>& extra_env = {});
+
+// A pipe whose ends are close-on-exec and numbered >= 10, so that dup2 onto
+// 1, 2 or 3 in a child always really duplicates (and clears CLOEXEC).
+// Throws gpusweep::Error.
+void make_pipe(int fds[2]);
+
+// posix_spawn of exe with args (argv[0] is exe) in a process group of its
+// own, with an empty signal mask and default dispositions, the environment
+// plus extra_env, stdin from /dev/null, each (child fd, parent fd) of fds
+// duplicated in, and stdout or stderr not among them on /dev/null. Throws
+// gpusweep::Error when it cannot start.
+pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
+                         const std::vector<std::string>& extra_env,
+                         const std::vector<std::pair<int, int>>& fds);
 
 // This executable's absolute path (/proc/self/exe).
 std::string self_executable();
