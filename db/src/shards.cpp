@@ -217,8 +217,9 @@ class Merger {
                                  "m.repeat = s.repeat WHERE s.sweep_id = ? AND s.status NOT IN ") +
                              kUnfinished + " AND m.status IN " + kUnfinished + " ORDER BY s.id");
     pairs.bind(1, into).bind(2, s.id);
-    std::vector<std::pair<int64_t, int64_t>> todo;
-    while (pairs.step()) todo.emplace_back(pairs.get_int(0), pairs.get_int(1));
+    // Read in full before the updates below change the rows the query reads.
+    std::vector<std::pair<int64_t, int64_t>> to_import;
+    while (pairs.step()) to_import.emplace_back(pairs.get_int(0), pairs.get_int(1));
 
     auto outcome = db_.prepare(
         "UPDATE main.trials SET (" + joined(outcome_cols_) + ", environment_id) = (SELECT " +
@@ -238,7 +239,7 @@ class Merger {
     auto metrics = db_.prepare("INSERT INTO main.metrics (trial_id, " + metric_cols_ +
                                ") SELECT ?, " + metric_cols_ +
                                " FROM shard.metrics WHERE trial_id = ?");
-    for (const auto& [from, to] : todo) {
+    for (const auto& [from, to] : to_import) {
       outcome.reset();
       outcome.bind(1, from).bind(2, to);
       outcome.run();
@@ -253,7 +254,7 @@ class Merger {
         st->run();
       }
     }
-    r.imported = static_cast<int64_t>(todo.size());
+    r.imported = static_cast<int64_t>(to_import.size());
     r.already = finished - r.imported;
 
     // Which shards went into the run; rewritten only when something changed,
