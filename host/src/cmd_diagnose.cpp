@@ -43,15 +43,8 @@ int cmd_diagnose(const Args& args) {
   if (matmul_s < 0 || matmul_s > 60) {
     throw UsageError("--matmul-seconds " + fixed(matmul_s, 1) + ": use 0 to 60");
   }
-  SweepSpec spec;
-  spec.workload = vm["workload"].as<std::string>();
-  spec.name = "diagnose-" + spec.workload;
-  spec.source = "--set";
-  spec.description = "gpusweep diagnose";
-  spec.measure.warmup_steps = 10;
-  spec.measure.steps_per_block = 10;
-  spec.measure.blocks = 5;
-  if (vm.count("set") != 0U) apply_overrides(spec, vm["set"].as<std::vector<std::string>>());
+  const SweepSpec spec = command_sweep("diagnose", vm["workload"].as<std::string>(),
+                                       "gpusweep diagnose", 10, 10, vm.count("set") != 0U ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
   Registry registry(plugin_paths(vm));
   const PluginInfo info = registry.describe(spec.workload);
   const Json config = resolve_single_config(spec, info.manifest);

@@ -77,16 +77,9 @@ int cmd_tune_batch(const Args& args) {
   double max_memory = 0;
   if (vm.count("max-memory") != 0U) max_memory = parse_size(vm["max-memory"].as<std::string>());
 
-  SweepSpec spec;
-  spec.workload = vm["workload"].as<std::string>();
-  spec.name = "tune-batch-" + spec.workload;
-  spec.source = "--set";
-  spec.description = "gpusweep tune-batch probes";
   // The final verification's protocol; probes use a shorter one.
-  spec.measure.warmup_steps = 5;
-  spec.measure.steps_per_block = 5;
-  spec.measure.blocks = 5;
-  if (vm.count("set") != 0U) apply_overrides(spec, vm["set"].as<std::vector<std::string>>());
+  SweepSpec spec = command_sweep("tune-batch", vm["workload"].as<std::string>(),
+                                 "gpusweep tune-batch probes", 5, 5, vm.count("set") != 0U ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
   if (spec.base.contains("batch_size")) {
     throw UsageError("--set batch_size: tune-batch chooses the batch size; use --min and --max");
   }

@@ -73,6 +73,21 @@ void ProbeSession::close(bool complete) {
   store_->set_sweep_status(sweep_id_, complete ? "finished" : "interrupted");
 }
 
+SweepSpec command_sweep(const std::string& command, const std::string& workload,
+                        const std::string& description, int64_t warmup_steps,
+                        int64_t steps_per_block, const std::vector<std::string>& sets) {
+  SweepSpec spec;
+  spec.workload = workload;
+  spec.name = command + "-" + workload;
+  spec.source = "--set";
+  spec.description = description;
+  spec.measure.warmup_steps = warmup_steps;
+  spec.measure.steps_per_block = steps_per_block;
+  spec.measure.blocks = 5;
+  apply_overrides(spec, sets);
+  return spec;
+}
+
 Json resolve_single_config(const SweepSpec& spec, const PluginManifest& manifest) {
   validate_sweep(spec, manifest);
   const auto configs = expand_configs(spec, manifest);

@@ -46,6 +46,13 @@ class ProbeSession {
   int64_t ordinal_ = 0;
 };
 
+// The one-config sweep of a command that runs a workload by itself
+// (`tune-batch`, `diagnose`): named "<command>-<workload>", its protocol
+// warmup steps and 5 blocks of steps_per_block, then the --set overrides.
+SweepSpec command_sweep(const std::string& command, const std::string& workload,
+                        const std::string& description, int64_t warmup_steps,
+                        int64_t steps_per_block, const std::vector<std::string>& sets);
+
 // The one config of spec (defaults, then base), after validating spec
 // against the manifest (UsageError for a bad --set).
 Json resolve_single_config(const SweepSpec& spec, const PluginManifest& manifest);
