@@ -198,18 +198,20 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
     st.bind(1, sweep.id);
     features.cuda = st.step() && st.get_int(0) != 0;
   }
-  std::vector<Json> configs;
+  // Each config (parsed once) with its trials, in plan order.
   std::map<int64_t, std::vector<db::TrialRecord>> by_config;
-  for (auto& t : store.trials(sweep.id)) {
-    auto& list = by_config[t.plan.config_index];
-    if (list.empty()) configs.push_back(Json::parse(t.plan.config_json));
-    list.push_back(std::move(t));
+  for (auto& t : store.trials(sweep.id)) by_config[t.plan.config_index].push_back(std::move(t));
+  std::vector<Json> configs;
+  std::vector<const std::vector<db::TrialRecord>*> trials_of;  // parallel to configs
+  for (const auto& [idx, trials] : by_config) {
+    configs.push_back(Json::parse(trials.front().plan.config_json));
+    trials_of.push_back(&trials);
   }
   auto values_of = [&](const Json& config, const std::string& metric) {
     MetricRuns m;
-    for (const auto& [idx, trials] : by_config) {
-      if (Json::parse(trials.front().plan.config_json) != config) continue;
-      for (const auto& t : trials) {
+    for (size_t c = 0; c < configs.size(); ++c) {
+      if (configs[c] != config) continue;
+      for (const auto& t : *trials_of[c]) {
         if (t.status != "ok" || !t.summary) {
           if (m.problem.empty() && t.status != "pending") {
             m.problem = t.status + (t.error ? ": " + *t.error : std::string());
