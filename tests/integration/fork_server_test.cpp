@@ -5,6 +5,7 @@
 #include "harness.hpp"
 
 using Catch::Matchers::Contains;
+using gpusweep::test::count_in;
 using gpusweep::test::Sandbox;
 
 namespace {
@@ -26,14 +27,14 @@ TEST_CASE("forked trials each run in their own process and a crash ends only its
     INFO(r.output);
     REQUIRE(r.code == 0);
     auto count = [&](const std::string& where) {
-      return box.count_in(db, "SELECT count(*) FROM trials WHERE " + where);
+      return count_in(box.path(db), "SELECT count(*) FROM trials WHERE " + where);
     };
     CHECK(count("status = 'ok' AND json_extract(config_json, '$.mode') = 'ok'") == 2);
     CHECK(count("status = 'crashed' AND error LIKE '%SIGSEGV%'") == 2);
     CHECK(count("status = 'failed' AND error LIKE '%thrown in step%'") == 2);
     // Two ok trials, two processes, both forked by the server (or neither).
-    CHECK(box.count_in(db, "SELECT count(DISTINCT value) FROM metrics WHERE name = 'pid'") == 2);
-    CHECK(box.count_in(db, "SELECT count(*) FROM metrics WHERE name = 'forked' AND value = " +
+    CHECK(count_in(box.path(db), "SELECT count(DISTINCT value) FROM metrics WHERE name = 'pid'") == 2);
+    CHECK(count_in(box.path(db), "SELECT count(*) FROM metrics WHERE name = 'forked' AND value = " +
                                std::string(fresh ? "0" : "1")) == 2);
     CHECK_THAT(r.output, !Contains("note:"));
   }

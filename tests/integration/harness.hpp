@@ -21,6 +21,22 @@ struct Result {
   std::string output;  // stdout and stderr together
 };
 
+// The first column of the first row of a query on the database at path:
+// as an integer, or as text. The query must return a row.
+inline int64_t count_in(const std::string& path, const std::string& sql) {
+  db::Connection c(path, db::Connection::Mode::read_only);
+  auto st = c.prepare(sql);
+  REQUIRE(st.step());
+  return st.get_int(0);
+}
+
+inline std::string text_in(const std::string& path, const std::string& sql) {
+  db::Connection c(path, db::Connection::Mode::read_only);
+  auto st = c.prepare(sql);
+  REQUIRE(st.step());
+  return st.get_text(0);
+}
+
 class Sandbox {
  public:
   Sandbox() {
@@ -87,25 +103,15 @@ class Sandbox {
     return count("SELECT count(*) FROM sqlite_master WHERE name = 'trials'") == 1;
   }
 
-  int64_t count(const std::string& sql) const { return count_in("results.db", sql); }
-
-  // As count, in another database file of the sandbox.
-  int64_t count_in(const std::string& file, const std::string& sql) const {
-    db::Connection c(path(file), db::Connection::Mode::read_only);
-    auto st = c.prepare(sql);
-    REQUIRE(st.step());
-    return st.get_int(0);
-  }
-
-  std::string text(const std::string& sql) const {
-    db::Connection c(db(), db::Connection::Mode::read_only);
-    auto st = c.prepare(sql);
-    REQUIRE(st.step());
-    return st.get_text(0);
-  }
+  int64_t count(const std::string& sql) const;
+  std::string text(const std::string& sql) const;
 
  private:
   std::string dir_;
 };
+
+// The same on the sandbox's results.db.
+inline int64_t Sandbox::count(const std::string& sql) const { return count_in(db(), sql); }
+inline std::string Sandbox::text(const std::string& sql) const { return text_in(db(), sql); }
 
 }  // namespace gpusweep::test

@@ -12,7 +12,9 @@
 #include <thread>
 
 using namespace gpusweep;
+using test::count_in;
 using test::Sandbox;
+using test::text_in;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -24,20 +26,6 @@ std::set<std::string> trial_ids(const std::string& path) {
   std::set<std::string> out;
   while (st.step()) out.insert(st.get_text(0));
   return out;
-}
-
-int64_t count_in(const std::string& path, const std::string& sql) {
-  db::Connection c(path, db::Connection::Mode::read_only);
-  auto st = c.prepare(sql);
-  REQUIRE(st.step());
-  return st.get_int(0);
-}
-
-std::string text_in(const std::string& path, const std::string& sql) {
-  db::Connection c(path, db::Connection::Mode::read_only);
-  auto st = c.prepare(sql);
-  REQUIRE(st.step());
-  return st.get_text(0);
 }
 
 }  // namespace

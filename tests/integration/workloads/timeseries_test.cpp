@@ -137,13 +137,10 @@ TEST_CASE("a trial forked from the fork server runs LibTorch's thread pool and t
   for (const char* threads : {"1", "2"}) {
     INFO("threads " << threads);
     const double a = metric(box, "last_loss", config_is("threads", threads));
-    const std::string sql =
+    const double b = std::stod(gpusweep::test::text_in(
+        box.path("fresh.db"),
         "SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE "
-        "m.name = 'last_loss' AND " + config_is("threads", threads);
-    gpusweep::db::Connection c(box.path("fresh.db"), gpusweep::db::Connection::Mode::read_only);
-    auto st = c.prepare(sql);
-    REQUIRE(st.step());
-    const double b = std::stod(st.get_text(0));
+        "m.name = 'last_loss' AND " + config_is("threads", threads)));
     CHECK(std::abs(a - b) <= 1e-5 * std::abs(b));
   }
 }
