@@ -35,7 +35,11 @@ function(gpusweep_add_plugin name)
     OUTPUT_NAME gpusweep_${name}
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
-    VISIBILITY_INLINES_HIDDEN ON)
+    VISIBILITY_INLINES_HIDDEN ON
+    # An installed plugin still finds LibTorch where it was linked from (a
+    # torch wheel's or an unpacked LibTorch's lib folder, outside the
+    # system's library path).
+    INSTALL_RPATH_USE_LINK_PATH ON)
   if(DEFINED GPUSWEEP_PLUGIN_OUTPUT_DIR)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${GPUSWEEP_PLUGIN_OUTPUT_DIR})
   endif()

@@ -1,14 +1,30 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages gpusweep needs, only those missing.
-# Run as root (or with sudo). Nothing is downloaded from outside Debian.
+# Installs what gpusweep needs, only what is missing:
+#   1. Debian 12 packages (compiler, CMake, Boost, SQLite, nlohmann-json,
+#      Catch2, ...), as root;
+#   2. LibTorch 2.x with CUDA: the Python package index's torch wheel (pinned
+#      below), which carries LibTorch's headers, libraries and CMake package,
+#      into the project's own virtual environment .venv/ (ignored by git).
+#      A torch that is already importable, 2.x and built with CUDA, by
+#      .venv/bin/python3 or by python3 on PATH, is used as it is instead.
+#      CMake finds Torch the same way (cmake/FindTorchPython.cmake), with no
+#      flag; CMAKE_PREFIX_PATH=/path/to/libtorch (an unpacked official
+#      LibTorch) takes precedence over both.
 # --test adds what the test suite uses (Chromium renders the HTML report,
 # clang builds the libFuzzer target, Slurm and munge run the launch test on a
 # local one-node cluster, tests/slurm/local_cluster.sh).
+# Set GPUSWEEP_SKIP_TORCH=1 to install the Debian packages only.
+# Nothing is downloaded from outside Debian's archive and the package index.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The LibTorch the project is built and tested with. The CUDA toolkit in
+# /usr/local/cuda compiles against it; the wheel brings its own CUDA runtime,
+# cuBLAS and cuDNN libraries, which are the ones loaded at run time.
+torch_pin="torch==2.15.0"
 
 packages=(
   g++ cmake ninja-build ccache git pkg-config
-  libtorch-dev libopenblas0-openmp
   libboost-dev libboost-program-options-dev libboost-filesystem-dev
   nlohmann-json3-dev catch2 libsqlite3-dev sqlite3
 )
@@ -22,29 +38,74 @@ for p in "${packages[@]}"; do
     missing+=("$p")
   fi
 done
+# Creating .venv needs Python's venv module (Debian's python3-venv).
+need_torch=1
+[ "${GPUSWEEP_SKIP_TORCH:-0}" = 1 ] && need_torch=0
+
+# A python whose torch suits: 2.x, built with CUDA. Prints its path.
+suitable_torch_python() {
+  local py
+  for py in .venv/bin/python3 python3; do
+    if command -v "$py" >/dev/null 2>&1 &&
+       "$py" -c 'import sys, torch
+major = int(torch.__version__.split(".")[0])
+sys.exit(0 if major >= 2 and torch.version.cuda else 1)' 2>/dev/null; then
+      command -v "$py"
+      return 0
+    fi
+  done
+  return 1
+}
+
+torch_python=""
+if [ "$need_torch" = 1 ]; then
+  torch_python=$(suitable_torch_python || true)
+  if [ -z "$torch_python" ] && ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    missing+=(python3 python3-venv)
+  fi
+fi
 
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
+  echo "install-deps: all ${#packages[@]} Debian packages present"
+else
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages: ${missing[*]}" >&2
+    echo "install-deps: run as root (sudo $0) to install them" >&2
+    exit 1
+  fi
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # The munge and Slurm packages start their services when installed; the tests
+  # start them by hand instead. A policy-rc.d that exits 101 stops invoke-rc.d
+  # from starting anything during the install; one that is already there (as in
+  # Docker images) is left alone, ours is removed afterwards.
+  policy=/usr/sbin/policy-rc.d
+  if [ ! -e "$policy" ]; then
+    printf '#!/bin/sh\n# Written by gpusweep install-deps.sh during apt-get install.\nexit 101\n' > "$policy"
+    chmod 755 "$policy"
+    trap 'rm -f "$policy"' EXIT
+  fi
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+[ "$need_torch" = 1 ] || exit 0
+if [ -n "$torch_python" ]; then
+  echo "install-deps: using the torch already importable by $torch_python:" \
+       "$("$torch_python" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>/dev/null)"
   exit 0
 fi
-
-if [ "$(id -u)" -ne 0 ]; then
-  echo "install-deps: missing packages: ${missing[*]}" >&2
-  echo "install-deps: run as root (sudo $0) to install them" >&2
+# The wheel and its NVIDIA libraries are about 4.5 GiB installed (about 3 GiB
+# to download); pip shows its progress.
+echo "install-deps: installing $torch_pin (LibTorch with CUDA) into .venv/;" \
+     "about 3 GiB to download, 1 to 5 minutes"
+if [ ! -x .venv/bin/python3 ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python3 -m pip install --disable-pip-version-check --progress-bar on "$torch_pin" numpy
+torch_python=$(suitable_torch_python) || {
+  echo "install-deps: .venv/bin/python3 cannot import a CUDA build of torch 2.x after installing" \
+       "$torch_pin; see pip's output above" >&2
   exit 1
-fi
-
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-# The munge and Slurm packages start their services when installed; the tests
-# start them by hand instead. A policy-rc.d that exits 101 stops invoke-rc.d
-# from starting anything during the install; one that is already there (as in
-# Docker images) is left alone, ours is removed afterwards.
-policy=/usr/sbin/policy-rc.d
-if [ ! -e "$policy" ]; then
-  printf '#!/bin/sh\n# Written by gpusweep install-deps.sh during apt-get install.\nexit 101\n' > "$policy"
-  chmod 755 "$policy"
-  trap 'rm -f "$policy"' EXIT
-fi
-apt-get update -q
-apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+echo "install-deps: $("$torch_python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)') in .venv/"

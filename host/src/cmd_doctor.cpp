@@ -1,7 +1,9 @@
 // `gpusweep doctor`: what this machine offers for sweeps, checked for real.
 // The host never loads LibTorch: a worker process loads a LibTorch plugin and
 // reports what that mapped (BLAS, OpenMP), LibTorch's version, build and
-// threads, and a matmul benchmark measured there (torchkit's probe).
+// threads, and a matmul benchmark measured there (torchkit's probe). The
+// findings are gathered into one JSON document; doctor.cpp judges CUDA and
+// renders the text form from it.
 #include "cli.hpp"
 #include "doctor.hpp"
 #include "error.hpp"
@@ -25,11 +27,6 @@ struct Report {
   std::vector<std::string> problems;  // a sweep would fail: exit 1
   std::vector<std::string> warnings;  // numbers would mislead: exit 0
 };
-
-void line(const std::string& key, const std::string& value) {
-  std::cout << "  " << key << std::string(key.size() < 14 ? 14 - key.size() : 1, ' ') << value
-            << "\n";
-}
 
 // The probe worker's report, or null with why set.
 Json run_probe(const PluginFile& file, double matmul_s, std::string* why) {
@@ -62,16 +59,21 @@ Json run_probe(const PluginFile& file, double matmul_s, std::string* why) {
 int cmd_doctor(const Args& args) {
   po::options_description o;
   o.add_options()("matmul-seconds", po::value<double>()->default_value(2.0, "2"),
-                  "length of the float32 matmul benchmark (0: skip it)");
+                  "length of the float32 matmul benchmark (0: skip it)")(
+      "format", po::value<std::string>()->default_value("table"),
+      "table (the report as text) or json (the same findings as one JSON document)");
   add_plugin_path_option(o);
   auto p = parse_command(
-      "doctor", "[--plugin-path DIR] [--matmul-seconds S]",
-      "Checks what this machine offers for sweeps: the CPU, the threads and BLAS LibTorch\n"
-      "uses (warning when it is the slow reference BLAS), LibTorch's version and build,\n"
-      "the CUDA devices (through NVML, loaded at run time), every plugin on the plugin\n"
-      "path and whether it loads, and the matmul throughput in GFLOP/s. LibTorch is probed\n"
-      "in a worker process through a LibTorch plugin. Exits 1 when something a sweep needs\n"
-      "is broken (no plugin loads, LibTorch cannot be probed), 0 otherwise (warnings\n"
+      "doctor", "[--plugin-path DIR] [--matmul-seconds S] [--format table|json]",
+      "Checks what this machine offers for sweeps: the CPU; the LibTorch the plugins run on\n"
+      "(version, the file it was loaded from, the CUDA and cuDNN versions it was built for,\n"
+      "the CPU kernels it dispatches to, its BLAS and threads); the CUDA toolkit the plugins\n"
+      "were compiled against, the driver and the devices (LibTorch's view and NVML's, loaded\n"
+      "at run time), and what they mean for a sweep (a wheel built for a newer CUDA than the\n"
+      "driver supports is a problem, with the fix); every plugin on the plugin path and\n"
+      "whether it loads; the matmul throughput in GFLOP/s. LibTorch is probed in a worker\n"
+      "process through a LibTorch plugin. Exits 1 when something a sweep needs is broken (no\n"
+      "plugin loads, LibTorch cannot be probed, CUDA cannot start), 0 otherwise (warnings\n"
       "included).",
       o, {}, args);
   if (p.help) return 0;
@@ -79,42 +81,58 @@ int cmd_doctor(const Args& args) {
   if (matmul_s < 0 || matmul_s > 600) {
     throw UsageError("--matmul-seconds " + fixed(matmul_s, 1) + ": use 0 to 600");
   }
+  const std::string format = p.vm["format"].as<std::string>();
+  if (format != "table" && format != "json") {
+    throw UsageError("doctor --format " + format + ": use table or json");
+  }
   Report report;
+  Json doc = Json::object();
 
-  std::cout << "machine\n";
   const CpuInfo cpu = parse_cpuinfo(read_text("/proc/cpuinfo"));
   utsname u{};
   ::uname(&u);
-  line("cpu", cpu.model.empty() ? std::string("unknown (") + u.machine + ")" : cpu.model);
-  line("cores", std::to_string(cpu.logical > 0 ? cpu.logical
-                                               : static_cast<int>(std::thread::hardware_concurrency())) +
-                    " logical" +
-                    (cpu.physical > 0 ? ", " + std::to_string(cpu.physical) + " physical" : ""));
-  line("kernel", std::string(u.sysname) + " " + u.release);
+  doc["machine"] = {
+      {"cpu", cpu.model.empty() ? std::string("unknown (") + u.machine + ")" : cpu.model},
+      {"logical_cores",
+       cpu.logical > 0 ? cpu.logical : static_cast<int>(std::thread::hardware_concurrency())},
+      {"physical_cores", cpu.physical},
+      {"kernel", std::string(u.sysname) + " " + u.release}};
 
   // Plugins first: the LibTorch probe goes through one of them.
   Registry registry(plugin_paths(p.vm));
   const auto files = registry.list();
   std::vector<std::pair<PluginFile, PluginInfo>> loaded;
-  Table plugins({"plugin", "loads", "version", "abi", "runtime", "file"});
+  Json plugins = Json::array();
   for (const auto& f : files) {
+    Json row = {{"name", f.name}, {"file", f.path}};
     try {
       PluginInfo info = registry.describe_file(f);
-      const std::string torch = info.runtime.value("torch_version", "");
-      plugins.add_row({f.name, colour("yes", "32"), info.manifest.version, info.abi,
-                       torch.empty() ? "no LibTorch" : "LibTorch " + torch, f.path});
+      row["loads"] = true;
+      row["version"] = info.manifest.version;
+      row["abi"] = info.abi;
+      row["torch_version"] = info.runtime.value("torch_version", "");
       loaded.emplace_back(f, std::move(info));
     } catch (const PluginError& e) {
-      plugins.add_row({f.name, colour("NO", "31"), "", "", wrap(e.reason(), 50), f.path});
+      row["loads"] = false;
+      row["error"] = e.reason();
       report.problems.push_back("plugin '" + f.name + "' does not load: " + e.reason());
     } catch (const Error& e) {
-      plugins.add_row({f.name, colour("NO", "31"), "", "", wrap(e.what(), 50), f.path});
+      row["loads"] = false;
+      row["error"] = e.what();
       report.problems.push_back(e.what());
     }
+    plugins.push_back(row);
+  }
+  doc["plugins"] = plugins;
+  std::string dirs;
+  for (const auto& d : registry.search_path()) dirs += (dirs.empty() ? "" : ":") + d;
+  doc["plugin_path"] = dirs;
+  if (files.empty()) {
+    report.problems.push_back("no plugins found; add folders with --plugin-path or "
+                              "GPUSWEEP_PLUGIN_PATH");
   }
 
   // LibTorch, through the first plugin that runs on it.
-  std::cout << "\nlibtorch\n";
   const PluginInfo* torch_plugin = nullptr;
   for (const auto& [file, info] : loaded) {
     if (!info.runtime.value("torch_version", "").empty()) {
@@ -122,40 +140,49 @@ int cmd_doctor(const Args& args) {
       break;
     }
   }
-  Json cuda_devices = Json::array();
-  bool cuda_build = false;
+  Json lt = Json::object();
+  Json runtime = Json::object();
   if (torch_plugin == nullptr) {
-    line("status", "no LibTorch plugin loads, so LibTorch was not probed");
+    lt["probed"] = false;
+    lt["status"] = "no LibTorch plugin loads, so LibTorch was not probed";
     report.problems.push_back("no LibTorch plugin loads: nothing can be swept");
   } else {
-    const Json& rt = torch_plugin->runtime;
-    cuda_build = rt.value("cuda_build", false);
-    cuda_devices = rt.value("devices", Json::array());
-    line("probed with", "plugin " + torch_plugin->file.name + " (in a worker process)");
-    line("version", rt.value("torch_version", "?") +
-                        (cuda_build ? ", CUDA build" : ", CPU-only build (no CUDA)"));
-    const int threads = rt.value("threads", 0);
-    line("threads", std::to_string(threads) + " intra-op, " +
-                        std::to_string(rt.value("interop_threads", 0)) +
-                        " inter-op (a sweep's `threads` setting overrides)");
+    runtime = torch_plugin->runtime;
+    const Json cuda = runtime.value("cuda", Json::object());
+    lt["probed"] = true;
+    lt["plugin"] = torch_plugin->file.name;
+    lt["version"] = runtime.value("torch_version", "");
+    lt["cuda_build"] = runtime.value("cuda_build", false);
+    lt["cuda"] = cuda.value("torch_cuda", "");
+    lt["cudnn"] = cuda.value("torch_cudnn", "");
+    lt["library"] = runtime.value("torch_library", "");
+    lt["cpu_capability"] = runtime.value("cpu_capability", "");
+    const int threads = runtime.value("threads", 0);
+    lt["threads"] = threads;
+    lt["interop_threads"] = runtime.value("interop_threads", 0);
     if (cpu.logical > 0 && threads > 0 && threads < cpu.logical) {
-      line("", "LibTorch's default uses " + std::to_string(threads) + " of the " +
-                   std::to_string(cpu.logical) + " logical cores here; sweep `threads` (e.g. "
-                   "\"threads\": [" + std::to_string(threads) + ", " + std::to_string(cpu.logical) +
-                   "]) to see whether more help");
+      lt["threads_advice"] = "LibTorch's default uses " + std::to_string(threads) + " of the " +
+                             std::to_string(cpu.logical) + " logical cores here; sweep `threads` "
+                             "(e.g. \"threads\": [" + std::to_string(threads) + ", " +
+                             std::to_string(cpu.logical) + "]) to see whether more help";
     }
     std::string why;
     const Json probe = run_probe(torch_plugin->file, matmul_s, &why);
     if (probe.is_null()) {
-      line("probe", colour("FAILED", "31") + ": " + why);
+      lt["probe_error"] = why;
       report.problems.push_back("LibTorch probe failed: " + why);
     } else {
       const auto libs = probe.value("libraries", std::vector<std::string>{});
       const std::string alternative = blas_alternative();
-      const BlasVerdict blas = classify_blas(libs, alternative);
-      line("blas", (blas.slow ? colour(blas.name, "31") : blas.name) +
-                       (blas.path.empty() ? "" : " (" + blas.path + ")"));
-      if (!alternative.empty()) line("libblas.so.3", "-> " + alternative);
+      BlasVerdict blas = classify_blas(libs, alternative);
+      if (blas.name == "unknown" && !runtime.value("blas", "").empty() &&
+          runtime.value("blas", "") != "unknown") {
+        // No BLAS library mapped: the torch wheel links MKL into libtorch_cpu.
+        blas.name = runtime.value("blas", "");
+        blas.path = "linked into " + runtime.value("torch_library", std::string("LibTorch"));
+      }
+      lt["blas"] = {{"name", blas.name}, {"path", blas.path}, {"slow", blas.slow},
+                    {"alternative", alternative}};
       if (!blas.warning.empty()) report.warnings.push_back(blas.warning);
       if (blas.name == "unknown") {
         report.warnings.push_back("could not tell which BLAS LibTorch uses (no BLAS library among "
@@ -163,85 +190,62 @@ int cmd_doctor(const Args& args) {
       }
       for (const auto& lib : libs) {
         if (lib.find("libgomp") != std::string::npos || lib.find("libomp") != std::string::npos) {
-          line("openmp", lib);
+          lt["openmp"] = lib;
           break;
         }
       }
       if (probe.contains("matmul") && probe.at("matmul").is_array()) {
-        for (const auto& m : probe.at("matmul")) {
-          line("matmul", fixed(m.value("gflops", 0.0), 1) + " GFLOP/s on " +
-                             m.value("device", "?") + " (float32 " +
-                             std::to_string(m.value("n", 0)) + "x" +
-                             std::to_string(m.value("n", 0)) + ", " +
-                             std::to_string(m.value("threads", 0)) + " threads, " +
-                             std::to_string(m.value("products", 0)) + " products in " +
-                             fixed(m.value("seconds", 0.0), 2) + " s)");
-        }
+        lt["matmul"] = probe.at("matmul");
       } else if (matmul_s > 0) {
-        line("matmul", "not measured: plugin " + torch_plugin->file.name +
-                           " was built without torchkit's probe (rebuild it)");
+        lt["matmul_note"] = "not measured: plugin " + torch_plugin->file.name +
+                            " was built without torchkit's probe (rebuild it)";
       }
     }
   }
+  doc["libtorch"] = lt;
 
-  std::cout << "\ngpus\n";
+  Json cu = Json::object();
+  const Json rcuda = runtime.value("cuda", Json::object());
+  cu["toolkit"] = rcuda.value("toolkit", "");
+  cu["driver"] = rcuda.value("driver_cuda", "");
+  cu["devices"] = runtime.value("devices", Json::array());
   std::string nvml_why;
   const auto nvml = Nvml::load(Nvml::default_library(), &nvml_why);
+  int nvml_gpus = -1;
+  Json nvml_devices = Json::array();
   if (!nvml) {
-    line("nvml", "none: " + nvml_why);
-    line("monitoring", "trials record CPU utilisation and resident memory only");
+    cu["nvml"] = {{"loaded", false}, {"why", nvml_why}};
+    cu["monitoring"] = "trials record CPU utilisation and resident memory only";
   } else {
-    line("nvml", nvml->library() + ", driver " + nvml->driver_version());
-    const unsigned n = nvml->device_count();
-    if (n == 0) line("devices", "none visible");
-    for (unsigned i = 0; i < n; ++i) {
+    cu["nvml"] = {{"loaded", true}, {"library", nvml->library()},
+                  {"driver_version", nvml->driver_version()}};
+    nvml_gpus = static_cast<int>(nvml->device_count());
+    for (unsigned i = 0; i < nvml->device_count(); ++i) {
       if (auto g = nvml->device(i)) {
-        line("cuda:" + std::to_string(i),
-             g->name + ", " + human_bytes(g->memory_total_bytes) + ", compute capability " +
-                 (g->compute_capability.empty() ? "?" : g->compute_capability));
+        nvml_devices.push_back({{"index", i}, {"name", g->name},
+                                {"memory_bytes", g->memory_total_bytes},
+                                {"compute_capability", g->compute_capability}});
       }
     }
   }
+  cu["nvml_devices"] = nvml_devices;
   if (torch_plugin != nullptr) {
-    if (!cuda_build) {
-      line("cuda", "LibTorch here is CPU-only: device=cuda trials are skipped, device=auto runs "
-                   "on the CPU");
-    } else if (cuda_devices.empty()) {
-      line("cuda", "CUDA build, but no device is visible (driver missing or "
-                   "CUDA_VISIBLE_DEVICES empty): device=auto runs on the CPU");
-      if (nvml) report.warnings.push_back("NVML sees GPUs but LibTorch sees none");
-    } else {
-      for (const auto& d : cuda_devices) {
-        line("torch cuda:" + std::to_string(d.value("index", 0)),
-             d.value("name", "?") + ", " + human_bytes(d.value("memory_bytes", 0.0)) +
-                 ", compute capability " + d.value("compute_capability", "?"));
-      }
-    }
+    CudaVerdict verdict = judge_cuda(runtime, nvml_gpus);
+    cu["verdict"] = verdict.summary;
+    for (auto& w : verdict.warnings) report.warnings.push_back(std::move(w));
+    for (auto& e : verdict.problems) report.problems.push_back(std::move(e));
   }
+  doc["cuda"] = cu;
+  doc["warnings"] = report.warnings;
+  doc["problems"] = report.problems;
+  doc["ready"] = report.problems.empty();
 
-  std::cout << "\nplugins (" << files.size() << " found)\n";
-  if (files.empty()) {
-    std::string dirs;
-    for (const auto& d : registry.search_path()) dirs += (dirs.empty() ? "" : ":") + d;
-    std::cout << "  none on the plugin path (" << dirs << ")\n";
-    report.problems.push_back("no plugins found; add folders with --plugin-path or "
-                              "GPUSWEEP_PLUGIN_PATH");
+  if (format == "json") {
+    std::cout << doc.dump(2) << "\n";
   } else {
-    std::cout << plugins.render();
+    std::cout << render_doctor(doc, use_colour());
   }
-
-  std::cout << "\n";
-  for (const auto& w : report.warnings) std::cout << colour("warning", "33") << ": " << w << "\n";
-  for (const auto& e : report.problems) std::cout << colour("problem", "31") << ": " << e << "\n";
-  if (report.problems.empty()) {
-    std::cout << "ready to sweep"
-              << (report.warnings.empty() ? "" : " (" + std::to_string(report.warnings.size()) +
-                                                     " warning(s) above)")
-              << "\n";
-    return 0;
-  }
-  std::cout << report.problems.size() << " problem(s): sweeps will fail until they are fixed\n";
-  return 1;
+  return report.problems.empty() ? 0 : 1;
 }
 
 }  // namespace gpusweep::host

@@ -1,8 +1,12 @@
 // Machine facts for `gpusweep doctor`; see doctor.hpp.
 #include "doctor.hpp"
 
+#include "format.hpp"
+
 #include <sys/utsname.h>
 
+#include <cctype>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -96,7 +100,9 @@ BlasVerdict classify_blas(const std::vector<std::string>& libraries,
     v.warning =
         "LibTorch uses Debian's reference BLAS (" + v.path +
         "): unoptimised netlib code, 10-50x slower on matmul and convolutions than an "
-        "optimised BLAS, so every CPU number would mostly measure it. Fix: apt-get install "
+        "optimised BLAS, so every CPU number would mostly measure it (a LibTorch linked "
+        "against the system BLAS, such as Debian's libtorch-dev; the torch wheel carries MKL). "
+        "Fix: build against the torch wheel (scripts/install-deps.sh), or apt-get install "
         "libopenblas0-openmp (it becomes the libblas.so.3 alternative; check with "
         "update-alternatives --display libblas.so.3-$(gcc -print-multiarch))";
   }
@@ -140,6 +146,208 @@ CpuInfo parse_cpuinfo(const std::string& cpuinfo) {
   }
   c.physical = static_cast<int>(cores.size());
   return c;
+}
+
+namespace {
+
+struct Version {
+  int major = -1;
+  int minor = 0;
+  bool known() const { return major >= 0; }
+};
+
+Version parse_version(const std::string& text) {
+  Version v;
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0])) == 0) return v;
+  v.major = std::atoi(text.c_str());
+  const auto dot = text.find('.');
+  if (dot != std::string::npos) v.minor = std::atoi(text.c_str() + dot + 1);
+  return v;
+}
+
+bool older(const Version& a, const Version& b) {
+  return a.major < b.major || (a.major == b.major && a.minor < b.minor);
+}
+
+const char* kCudaOnly =
+    "CUDA-only settings (precision=fp16, tf32, cudnn_benchmark, pin_memory, non_blocking) are "
+    "skipped with the reason, and trials record no GPU figures";
+
+}  // namespace
+
+CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus) {
+  CudaVerdict v;
+  const bool cuda_build = runtime.value("cuda_build", false);
+  const auto cuda = runtime.value("cuda", nlohmann::json::object());
+  const std::string built_for = cuda.value("torch_cuda", "");
+  const std::string driver = cuda.value("driver_cuda", "");
+  const std::string toolkit = cuda.value("toolkit", "");
+  const auto devices = runtime.value("devices", nlohmann::json::array());
+  if (!cuda_build) {
+    v.summary = "LibTorch here is a CPU-only build: device=cuda trials are skipped, device=auto "
+                "runs on the CPU, and " + std::string(kCudaOnly);
+    if (nvml_gpus > 0) {
+      v.warnings.push_back(
+          "NVML sees " + std::to_string(nvml_gpus) + " GPU(s) but the plugins were built against "
+          "a CPU-only LibTorch, so no trial can use them: build against a CUDA LibTorch "
+          "(scripts/install-deps.sh installs the torch wheel; rebuild with scripts/build.sh)");
+    }
+    return v;
+  }
+  const Version b = parse_version(built_for);
+  const Version t = parse_version(toolkit);
+  if (b.known() && t.known() && b.major != t.major) {
+    v.warnings.push_back("the plugins were compiled against CUDA toolkit " + toolkit +
+                         " headers but LibTorch was built for CUDA " + built_for +
+                         ": use a toolkit of the same major version (CUDAToolkit_ROOT)");
+  }
+  if (driver.empty()) {
+    v.summary = "no NVIDIA driver, no GPU: LibTorch is a CUDA " + built_for +
+                " build, but device=auto trials run on the CPU, device=cuda trials are skipped, "
+                "and " + kCudaOnly;
+    return v;
+  }
+  const Version d = parse_version(driver);
+  if (b.known() && d.known() && d.major < b.major) {
+    v.problems.push_back(
+        "LibTorch was built for CUDA " + built_for + " but the NVIDIA driver supports CUDA " +
+        driver + " at most: CUDA cannot start and every GPU trial fails. Fix: install a driver "
+        "for CUDA " + std::to_string(b.major) + ".x, or a torch built for CUDA " +
+        std::to_string(d.major) + ".x (scripts/install-deps.sh pins the wheel)");
+  } else if (b.known() && d.known() && older(d, b)) {
+    v.warnings.push_back(
+        "LibTorch was built for CUDA " + built_for + " and the driver supports CUDA " + driver +
+        ": it runs under CUDA's minor-version compatibility, but kernels compiled at run time "
+        "from PTX can fail; update the driver to one for CUDA " + built_for + " or newer");
+  }
+  if (devices.empty()) {
+    v.summary = "driver for CUDA " + driver + ", but LibTorch sees no device (CUDA_VISIBLE_DEVICES "
+                "empty, or no GPU): device=auto trials run on the CPU";
+    if (nvml_gpus > 0) v.warnings.push_back("NVML sees GPUs but LibTorch sees none");
+    return v;
+  }
+  v.summary = std::to_string(devices.size()) + " CUDA device(s) visible: device=auto runs on "
+              "cuda:0 (" + devices.front().value("name", "?") + ")";
+  return v;
+}
+
+std::string render_doctor(const nlohmann::json& doc, bool use_colour) {
+  std::ostringstream out;
+  auto paint = [use_colour](const std::string& text, const char* code) {
+    return use_colour ? "\033[" + std::string(code) + "m" + text + "\033[0m" : text;
+  };
+  auto line = [&out](const std::string& key, const std::string& value) {
+    out << "  " << key << std::string(key.size() < 14 ? 14 - key.size() : 1, ' ') << value << "\n";
+  };
+  const auto& m = doc.at("machine");
+  out << "machine\n";
+  line("cpu", m.value("cpu", "unknown"));
+  const int physical = m.value("physical_cores", 0);
+  line("cores", std::to_string(m.value("logical_cores", 0)) + " logical" +
+                    (physical > 0 ? ", " + std::to_string(physical) + " physical" : ""));
+  line("kernel", m.value("kernel", ""));
+
+  out << "\nlibtorch\n";
+  const auto& lt = doc.at("libtorch");
+  if (!lt.value("probed", false)) {
+    line("status", lt.value("status", "not probed"));
+  } else {
+    line("probed with", "plugin " + lt.value("plugin", "?") + " (in a worker process)");
+    line("version", lt.value("version", "?") +
+                        (lt.value("cuda_build", false)
+                             ? ", CUDA build (for CUDA " + lt.value("cuda", "?") + ", cuDNN " +
+                                   lt.value("cudnn", "?") + ")"
+                             : ", CPU-only build (no CUDA)"));
+    if (!lt.value("library", "").empty()) line("loaded from", lt.value("library", ""));
+    if (!lt.value("cpu_capability", "").empty()) {
+      line("cpu kernels", lt.value("cpu_capability", "") + " (ATen's dispatch)");
+    }
+    line("threads", std::to_string(lt.value("threads", 0)) + " intra-op, " +
+                        std::to_string(lt.value("interop_threads", 0)) +
+                        " inter-op (a sweep's `threads` setting overrides)");
+    if (lt.contains("threads_advice")) line("", lt.value("threads_advice", ""));
+    if (lt.contains("probe_error")) {
+      line("probe", paint("FAILED", "31") + ": " + lt.value("probe_error", ""));
+    }
+    if (lt.contains("blas")) {
+      const auto& blas = lt.at("blas");
+      line("blas", (blas.value("slow", false) ? paint(blas.value("name", "?"), "31")
+                                              : blas.value("name", "?")) +
+                       (blas.value("path", "").empty() ? "" : " (" + blas.value("path", "") + ")"));
+      if (!blas.value("alternative", "").empty()) {
+        line("libblas.so.3", "-> " + blas.value("alternative", ""));
+      }
+    }
+    if (!lt.value("openmp", "").empty()) line("openmp", lt.value("openmp", ""));
+    for (const auto& mm : lt.value("matmul", nlohmann::json::array())) {
+      line("matmul", fixed(mm.value("gflops", 0.0), 1) + " GFLOP/s on " + mm.value("device", "?") +
+                         " (float32 " + std::to_string(mm.value("n", 0)) + "x" +
+                         std::to_string(mm.value("n", 0)) + ", " +
+                         std::to_string(mm.value("threads", 0)) + " threads, " +
+                         std::to_string(mm.value("products", 0)) + " products in " +
+                         fixed(mm.value("seconds", 0.0), 2) + " s)");
+    }
+    if (lt.contains("matmul_note")) line("matmul", lt.value("matmul_note", ""));
+  }
+
+  out << "\ncuda\n";
+  const auto& c = doc.at("cuda");
+  if (!c.value("toolkit", "").empty()) {
+    line("toolkit", "CUDA " + c.value("toolkit", "") + " (the headers the plugins were compiled "
+                                                      "against)");
+  }
+  line("driver", c.value("driver", "").empty() ? "none" : "CUDA " + c.value("driver", ""));
+  if (c.contains("nvml")) {
+    const auto& n = c.at("nvml");
+    line("nvml", n.value("loaded", false)
+                     ? n.value("library", "") + ", driver " + n.value("driver_version", "")
+                     : "none: " + n.value("why", ""));
+  }
+  for (const auto& g : c.value("nvml_devices", nlohmann::json::array())) {
+    line("nvml " + std::to_string(g.value("index", 0)),
+         g.value("name", "?") + ", " + human_bytes(g.value("memory_bytes", 0.0)) +
+             ", compute capability " + g.value("compute_capability", "?"));
+  }
+  for (const auto& d : c.value("devices", nlohmann::json::array())) {
+    line("cuda:" + std::to_string(d.value("index", 0)),
+         d.value("name", "?") + ", " + human_bytes(d.value("memory_bytes", 0.0)) +
+             ", compute capability " + d.value("compute_capability", "?") +
+             (d.value("pci_bus_id", "").empty() ? "" : ", " + d.value("pci_bus_id", "")));
+  }
+  if (!c.value("verdict", "").empty()) line("for a sweep", wrap(c.value("verdict", ""), 64));
+  if (!c.value("monitoring", "").empty()) line("monitoring", c.value("monitoring", ""));
+
+  const auto plugins = doc.value("plugins", nlohmann::json::array());
+  out << "\nplugins (" << plugins.size() << " found)\n";
+  if (plugins.empty()) {
+    out << "  none on the plugin path (" << doc.value("plugin_path", "") << ")\n";
+  } else {
+    Table t({"plugin", "loads", "version", "abi", "runtime", "file"});
+    for (const auto& p : plugins) {
+      const bool loads = p.value("loads", false);
+      const std::string torch = p.value("torch_version", "");
+      t.add_row({p.value("name", ""), loads ? paint("yes", "32") : paint("NO", "31"),
+                 p.value("version", ""), p.value("abi", ""),
+                 loads ? (torch.empty() ? "no LibTorch" : "LibTorch " + torch)
+                       : wrap(p.value("error", ""), 50),
+                 p.value("file", "")});
+    }
+    out << t.render();
+  }
+
+  out << "\n";
+  const auto warnings = doc.value("warnings", std::vector<std::string>{});
+  const auto problems = doc.value("problems", std::vector<std::string>{});
+  for (const auto& w : warnings) out << paint("warning", "33") << ": " << w << "\n";
+  for (const auto& e : problems) out << paint("problem", "31") << ": " << e << "\n";
+  if (problems.empty()) {
+    out << "ready to sweep"
+        << (warnings.empty() ? "" : " (" + std::to_string(warnings.size()) + " warning(s) above)")
+        << "\n";
+  } else {
+    out << problems.size() << " problem(s): sweeps will fail until they are fixed\n";
+  }
+  return out.str();
 }
 
 }  // namespace gpusweep::host

@@ -4,6 +4,8 @@
 // simulated /proc contents.
 #pragma once
 
+#include <nlohmann/json.hpp>
+
 #include <string>
 #include <vector>
 
@@ -38,5 +40,20 @@ struct CpuInfo {
   int physical = 0;  // distinct (physical id, core id) pairs; 0 when not listed
 };
 CpuInfo parse_cpuinfo(const std::string& cpuinfo);
+
+// What the LibTorch build, the driver and the devices mean for a sweep.
+struct CudaVerdict {
+  std::string summary;                // one line: what device=auto does here, and why
+  std::vector<std::string> warnings;  // numbers would mislead, or a feature is lost
+  std::vector<std::string> problems;  // CUDA trials would fail
+};
+
+// Judges the LibTorch probe's runtime report (torchkit's runtime_info():
+// cuda_build, cuda {torch_cuda, torch_cudnn, toolkit, driver_cuda}, devices)
+// together with what NVML saw (nvml_gpus: -1 when NVML did not load).
+CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus);
+
+// doctor's findings (the document `doctor --format json` prints) as text.
+std::string render_doctor(const nlohmann::json& doc, bool colour);
 
 }  // namespace gpusweep::host

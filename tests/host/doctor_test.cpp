@@ -66,3 +66,80 @@ TEST_CASE("cpuinfo gives the model and logical and physical cores", "[host]") {
   CHECK(c.logical == 3);
   CHECK(c.physical == 2);
 }
+
+namespace {
+
+nlohmann::json cuda_runtime(const std::string& built_for, const std::string& driver,
+                            int devices) {
+  nlohmann::json rt = {{"cuda_build", true},
+                       {"cuda", {{"torch_cuda", built_for}, {"torch_cudnn", "9.26"},
+                                 {"toolkit", "13.0"}, {"driver_cuda", driver}}},
+                       {"devices", nlohmann::json::array()}};
+  for (int i = 0; i < devices; ++i) {
+    rt["devices"].push_back({{"index", i}, {"name", "Test GPU"}, {"memory_bytes", 8e9}});
+  }
+  return rt;
+}
+
+}  // namespace
+
+TEST_CASE("doctor: a CUDA build without a driver runs device=auto on the CPU", "[host]") {
+  const CudaVerdict v = judge_cuda(cuda_runtime("13.2", "", 0), -1);
+  CHECK_THAT(v.summary, Contains("no NVIDIA driver, no GPU") && Contains("CUDA 13.2") &&
+                            Contains("run on the CPU") && Contains("fp16"));
+  CHECK(v.problems.empty());
+  CHECK(v.warnings.empty());
+}
+
+TEST_CASE("doctor: a wheel built for a newer CUDA major than the driver is a problem with the fix",
+          "[host]") {
+  const CudaVerdict v = judge_cuda(cuda_runtime("13.2", "12.4", 1), 1);
+  REQUIRE(v.problems.size() == 1);
+  CHECK_THAT(v.problems[0], Contains("built for CUDA 13.2") && Contains("supports CUDA 12.4") &&
+                                Contains("install a driver for CUDA 13.x") &&
+                                Contains("torch built for CUDA 12.x"));
+  // A newer minor only: minor-version compatibility, a warning.
+  const CudaVerdict minor = judge_cuda(cuda_runtime("13.2", "13.0", 1), 1);
+  CHECK(minor.problems.empty());
+  REQUIRE(minor.warnings.size() == 1);
+  CHECK_THAT(minor.warnings[0], Contains("minor-version compatibility"));
+  // A driver as new as the build: fine, and device=auto takes cuda:0.
+  const CudaVerdict ok = judge_cuda(cuda_runtime("13.2", "13.2", 2), 2);
+  CHECK(ok.problems.empty());
+  CHECK(ok.warnings.empty());
+  CHECK_THAT(ok.summary, Contains("2 CUDA device(s)") && Contains("cuda:0 (Test GPU)"));
+}
+
+TEST_CASE("doctor: GPUs that a CPU-only LibTorch cannot use are flagged", "[host]") {
+  const nlohmann::json cpu_only = {{"cuda_build", false}};
+  CHECK(judge_cuda(cpu_only, -1).warnings.empty());
+  const CudaVerdict v = judge_cuda(cpu_only, 4);
+  CHECK_THAT(v.summary, Contains("CPU-only build"));
+  REQUIRE(v.warnings.size() == 1);
+  CHECK_THAT(v.warnings[0], Contains("NVML sees 4 GPU(s)") && Contains("install-deps.sh"));
+}
+
+TEST_CASE("doctor's text form shows every finding of its JSON document", "[host]") {
+  const nlohmann::json doc = {
+      {"machine", {{"cpu", "Test CPU"}, {"logical_cores", 2}, {"physical_cores", 1},
+                   {"kernel", "Linux 6"}}},
+      {"libtorch", {{"probed", true}, {"plugin", "dqn"}, {"version", "2.15.0"},
+                    {"cuda_build", true}, {"cuda", "13.2"}, {"cudnn", "9.26"},
+                    {"library", "/x/libtorch_cpu.so"}, {"cpu_capability", "AVX2"},
+                    {"threads", 2}, {"interop_threads", 2},
+                    {"blas", {{"name", "mkl"}, {"path", "linked into /x/libtorch_cpu.so"}}}}},
+      {"cuda", {{"toolkit", "13.0"}, {"driver", ""}, {"verdict", "no NVIDIA driver, no GPU: x"},
+                {"nvml", {{"loaded", false}, {"why", "libnvidia-ml.so.1: not found"}}}}},
+      {"plugins", nlohmann::json::array({{{"name", "dqn"}, {"loads", true}, {"version", "1.0.0"},
+                                          {"abi", "1.0"}, {"torch_version", "2.15.0"},
+                                          {"file", "/p/gpusweep_dqn.so"}}})},
+      {"warnings", {"w1"}},
+      {"problems", nlohmann::json::array()}};
+  const std::string text = render_doctor(doc, false);
+  CHECK_THAT(text, Contains("2.15.0, CUDA build (for CUDA 13.2, cuDNN 9.26)") &&
+                       Contains("/x/libtorch_cpu.so") && Contains("AVX2") &&
+                       Contains("mkl (linked into") && Contains("CUDA 13.0 (the headers") &&
+                       Contains("driver        none") && Contains("no NVIDIA driver, no GPU") &&
+                       Contains("libnvidia-ml.so.1: not found") && Contains("gpusweep_dqn.so") &&
+                       Contains("warning: w1") && Contains("ready to sweep (1 warning(s) above)"));
+}

@@ -23,7 +23,7 @@ TEST_CASE("dqn runs every knob combination on tiny steps", "[integration][torch]
                   "peak_memory_bytes > 0 AND quality IS NOT NULL AND quality_reference > 0") == 8);
   // Two envs: every update comes with two env steps.
   CHECK(box.count("SELECT count(*) FROM blocks WHERE secondary_samples != 2 * samples") == 0);
-  CHECK(box.text("SELECT DISTINCT torch_version FROM environments") == "1.13.0");
+  CHECK(box.text("SELECT DISTINCT torch_version FROM environments") == GPUSWEEP_TORCH_VERSION);
   CHECK(box.count("SELECT count(*) FROM environments WHERE threads = 1") >= 1);
 }
 

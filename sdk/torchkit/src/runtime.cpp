@@ -4,6 +4,8 @@
 #include <gpusweep/torchkit/diagnostics.hpp>
 
 #include <ATen/Parallel.h>
+#include <ATen/Version.h>
+#include <dlfcn.h>
 #include <sys/resource.h>
 
 #include <cstdlib>
@@ -12,11 +14,39 @@
 #include <string>
 
 #if defined(GPUSWEEP_TORCH_CUDA)
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <cuda_runtime_api.h>
 #endif
 
 namespace gpusweep::torchkit {
+
+namespace {
+
+// "KEY=value" from LibTorch's build configuration (at::show_config()), or "".
+std::string config_value(const std::string& config, const std::string& key) {
+  const auto at = config.find(key + "=");
+  if (at == std::string::npos) return "";
+  const auto begin = at + key.size() + 1;
+  const auto end = config.find_first_of(",\n", begin);
+  return config.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// The file the LibTorch code in this process was loaded from.
+std::string torch_library_path() {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&at::show_config), &info) != 0 && info.dli_fname != nullptr) {
+    return info.dli_fname;
+  }
+  return "";
+}
+
+std::string dotted(long version, long major_div, long minor_div) {
+  if (version <= 0) return "";
+  return std::to_string(version / major_div) + "." + std::to_string(version % major_div / minor_div);
+}
+
+}  // namespace
 
 std::string blas_in_use() {
   std::ifstream maps("/proc/self/maps");
@@ -31,19 +61,37 @@ std::string blas_in_use() {
     if (line.find("blis") != std::string::npos && found.empty()) found = "blis";
     if (line.find("/blas/libblas.so") != std::string::npos && found.empty()) found = "reference";
   }
-  return found.empty() ? "unknown" : found;
+  if (!found.empty()) return found;
+  // The torch wheel links MKL statically into libtorch_cpu: no BLAS library
+  // is mapped, and the build configuration names it.
+  const std::string built = config_value(at::show_config(), "BLAS_INFO");
+  return built.empty() ? "unknown" : built;
 }
 
 Json runtime_info() {
   Json devices = Json::array();
+  Json cuda = Json::object();
 #if defined(GPUSWEEP_TORCH_CUDA)
   const bool cuda_build = true;
+  // What LibTorch was built with (its own cudart and cuDNN), what this
+  // torchkit was compiled against (the toolkit's headers), and the driver
+  // (0 when none is installed: the call needs no GPU).
+  const auto& hooks = at::detail::getCUDAHooks();
+  cuda["torch_cuda"] = dotted(hooks.versionCUDART(), 1000, 10);
+  cuda["torch_cudnn"] = dotted(hooks.versionCuDNN(), 10000, 100);
+  cuda["toolkit"] = dotted(CUDART_VERSION, 1000, 10);
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+  cuda["driver_cuda"] = dotted(driver, 1000, 10);
   const int count = static_cast<int>(torch::cuda::device_count());
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, i) == cudaSuccess) {
+      char bus[32] = {0};
+      if (cudaDeviceGetPCIBusId(bus, sizeof bus, i) != cudaSuccess) bus[0] = 0;
       devices.push_back({{"index", i},
                          {"name", prop.name},
+                         {"pci_bus_id", bus},
                          {"memory_bytes", static_cast<double>(prop.totalGlobalMem)},
                          {"compute_capability", std::to_string(prop.major) + "." +
                                                     std::to_string(prop.minor)}});
@@ -53,7 +101,10 @@ Json runtime_info() {
   const bool cuda_build = false;
 #endif
   Json info{{"torch_version", TORCH_VERSION},
+            {"torch_library", torch_library_path()},
+            {"cpu_capability", at::get_cpu_capability()},
             {"cuda_build", cuda_build},
+            {"cuda", cuda},
             {"cuda_available", torch::cuda::is_available()},
             {"blas", blas_in_use()},
             {"threads", at::get_num_threads()},
@@ -91,7 +142,7 @@ double peak_memory_bytes(const torch::Device& device) {
   if (device.is_cuda()) {
     const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
     return static_cast<double>(
-        stats.allocated_bytes[static_cast<size_t>(c10::cuda::CUDACachingAllocator::StatType::AGGREGATE)]
+        stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)]
             .peak);
   }
 #endif

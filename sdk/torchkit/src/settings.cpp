@@ -7,9 +7,7 @@
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
 
-#if defined(GPUSWEEP_TORCH_CUDA)
-#include <c10/cuda/CUDAFunctions.h>
-#endif
+#include <torch/cuda.h>
 
 namespace gpusweep::torchkit {
 
@@ -210,13 +208,17 @@ torch::Tensor Settings::to_device(const torch::Tensor& host_tensor) const {
 }
 
 void synchronize(const torch::Device& device) {
+  if (!device.is_cuda()) return;  // CPU ops complete before they return.
 #if defined(GPUSWEEP_TORCH_CUDA)
-  if (device.is_cuda()) {
-    c10::cuda::device_synchronize();
-    return;
-  }
+  // The trial's device, not the current one (cudaDeviceSynchronize would
+  // wait on whatever device is current, which ops on cuda:N do not change).
+  torch::cuda::synchronize(device.has_index() ? device.index() : -1);
+#else
+  throw std::runtime_error("synchronize(" + device.str() +
+                           "): this torchkit was compiled without CUDA (GPUSWEEP_TORCH_CUDA), so "
+                           "it cannot wait for a CUDA device; rebuild against a CUDA LibTorch "
+                           "with the CUDA toolkit present");
 #endif
-  (void)device;  // CPU ops complete before they return.
 }
 
 void zero_grad(torch::optim::Optimizer& optimizer, bool to_none) {
@@ -235,24 +237,23 @@ void zero_grad(torch::optim::Optimizer& optimizer, bool to_none) {
 
 AutocastScope::AutocastScope(const Settings& settings) {
   if (settings.precision == Precision::fp32) return;
+  device_type_ = settings.device.type();
   const auto dtype = settings.precision == Precision::bf16 ? at::kBFloat16 : at::kHalf;
-  if (settings.device.is_cuda()) {
-    at::autocast::set_autocast_gpu_dtype(dtype);
-    at::autocast::set_enabled(true);
-    cuda_ = true;
-  } else {
-    at::autocast::set_autocast_cpu_dtype(dtype);
-    at::autocast::set_cpu_enabled(true);
-    cpu_ = true;
-  }
+  // LibTorch 2.x keeps one autocast state per device type; the scope saves
+  // and restores it, as torch.autocast does.
+  prev_enabled_ = at::autocast::is_autocast_enabled(device_type_);
+  prev_dtype_ = at::autocast::get_autocast_dtype(device_type_);
+  at::autocast::set_autocast_dtype(device_type_, dtype);
+  at::autocast::set_autocast_enabled(device_type_, true);
   at::autocast::increment_nesting();
+  active_ = true;
 }
 
 AutocastScope::~AutocastScope() {
-  if (!cpu_ && !cuda_) return;
+  if (!active_) return;
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  if (cpu_) at::autocast::set_cpu_enabled(false);
-  if (cuda_) at::autocast::set_enabled(false);
+  at::autocast::set_autocast_enabled(device_type_, prev_enabled_);
+  at::autocast::set_autocast_dtype(device_type_, prev_dtype_);
 }
 
 }  // namespace gpusweep::torchkit

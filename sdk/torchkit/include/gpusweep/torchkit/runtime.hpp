@@ -8,12 +8,17 @@
 
 namespace gpusweep::torchkit {
 
-// {"torch_version", "cuda_build", "cuda_available", "blas", "threads",
-//  "interop_threads", "devices": [...]}
+// {"torch_version", "torch_library" (the file LibTorch was loaded from),
+//  "cpu_capability" (the kernels ATen dispatches to: AVX2, AVX512, ...),
+//  "cuda_build" (torchkit compiled with its CUDA paths), "cuda": {"torch_cuda",
+//  "torch_cudnn" (what LibTorch was built for), "toolkit" (the headers
+//  torchkit was compiled against), "driver_cuda" ("" without a driver)},
+//  "cuda_available", "blas", "threads", "interop_threads", "devices": [...]}
 Json runtime_info();
 
 // The BLAS library actually mapped into this process ("openblas-openmp",
-// "reference", "mkl", ...), read from /proc/self/maps.
+// "reference", "mkl", ...), read from /proc/self/maps; when none is mapped
+// (the torch wheel links MKL into libtorch_cpu), LibTorch's BLAS_INFO.
 std::string blas_in_use();
 
 // Peak memory so far: the CUDA caching allocator's peak on a CUDA device,

@@ -78,7 +78,9 @@ std::vector<Param> common_params(int64_t default_batch_size, const Support& supp
 // "auto" | "cpu" | "cuda" | "cuda:N" -> a device that exists here, or Skipped.
 torch::Device resolve_device(const std::string& name);
 
-// Waits for all queued work on device (no-op on CPU, where ops are synchronous).
+// Waits for all queued work on device (no-op on CPU, where ops are
+// synchronous). A CUDA device with a torchkit compiled without CUDA throws:
+// a sync that silently did nothing would make every block time wrong.
 void synchronize(const torch::Device& device);
 
 // Clears gradients: set to None (no memset, fresh allocation on the next
@@ -95,8 +97,10 @@ class AutocastScope {
   AutocastScope& operator=(const AutocastScope&) = delete;
 
  private:
-  bool cpu_ = false;
-  bool cuda_ = false;
+  bool active_ = false;
+  c10::DeviceType device_type_ = c10::DeviceType::CPU;
+  bool prev_enabled_ = false;
+  at::ScalarType prev_dtype_ = at::kBFloat16;
 };
 
 }  // namespace gpusweep::torchkit
