@@ -57,6 +57,13 @@ double json_number(const std::string& line, const std::string& key) {
   return std::atof(line.c_str() + at + key.size() + 3);
 }
 
+std::string json_string(const std::string& line, const std::string& key) {
+  const auto at = line.find("\"" + key + "\": \"");
+  if (at == std::string::npos) return "?";
+  const auto begin = at + key.size() + 5;
+  return line.substr(begin, line.find('"', begin) - begin);
+}
+
 std::vector<double> column(const std::string& db, const std::string& sql) {
   gpusweep::db::Connection c(db, gpusweep::db::Connection::Mode::read_only);
   auto st = c.prepare(sql);
@@ -87,18 +94,22 @@ int main(int argc, char** argv) {
   std::printf("fixed cost per run (start, describe plugin, validate): %.1f ms\n\n", 1e3 * fixed);
 
   // Optuna first, so that its figure is measured beside ours.
-  // Debian's python3 (python3-optuna), not another one first on PATH.
-  const std::string python = fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
+  // The project's .venv (pip install optuna there; GPUSWEEP_PYTHON for another).
+  const std::string venv = std::string(GPUSWEEP_SOURCE_DIR) + "/.venv/bin/python3";
+  const std::string python = std::getenv("GPUSWEEP_PYTHON") != nullptr ? std::getenv("GPUSWEEP_PYTHON")
+                             : fs::exists(venv)                         ? venv
+                                                                        : "python3";
   const std::string optuna = output_of(python + " " + std::string(GPUSWEEP_SOURCE_DIR) +
                                        "/bench/optuna_empty.py " + std::to_string(trials) + " " +
                                        dir.string());
   const double optuna_ms = json_number(optuna, "per_trial_ms");
   if (optuna_ms > 0) {
-    std::printf("optuna 3.1, SQLite storage, in-process trials: %.2f ms per empty trial "
-                "(%.0f trials/s)\n", optuna_ms, 1e3 / optuna_ms);
+    std::printf("optuna %s, SQLite storage, in-process trials: %.2f ms per empty trial "
+                "(%.0f trials/s)\n", json_string(optuna, "optuna").c_str(), optuna_ms,
+                1e3 / optuna_ms);
   } else {
-    std::printf("optuna: not measured (python3 -c 'import optuna' fails; apt-get install "
-                "python3-optuna)\n");
+    std::printf("optuna: not measured (%s -c 'import optuna' fails; %s -m pip install "
+                "optuna)\n", python.c_str(), python.c_str());
   }
   std::printf("%-36s %10s %10s %14s %16s\n", "noop, empty trials", "ms/trial", "trials/s",
               "worker median", "vs optuna (10x)");

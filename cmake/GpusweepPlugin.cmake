@@ -35,17 +35,18 @@ function(gpusweep_add_plugin name)
     OUTPUT_NAME gpusweep_${name}
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden
-    VISIBILITY_INLINES_HIDDEN ON
-    # An installed plugin still finds LibTorch where it was linked from (a
-    # torch wheel's or an unpacked LibTorch's lib folder, outside the
-    # system's library path).
-    INSTALL_RPATH_USE_LINK_PATH ON)
+    VISIBILITY_INLINES_HIDDEN ON)
   if(DEFINED GPUSWEEP_PLUGIN_OUTPUT_DIR)
     set_target_properties(${target} PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${GPUSWEEP_PLUGIN_OUTPUT_DIR})
   endif()
   target_compile_features(${target} PRIVATE cxx_std_17)
   if(ARG_TORCH)
     target_link_libraries(${target} PRIVATE gpusweep::torchkit)
+    # An installed plugin still finds LibTorch (and a torch wheel's CUDA
+    # runtime) where it was linked from: outside the system's library path.
+    if(GPUSWEEP_TORCH_RPATH)
+      set_property(TARGET ${target} APPEND PROPERTY INSTALL_RPATH ${GPUSWEEP_TORCH_RPATH})
+    endif()
     # Reuse torchkit's precompiled LibTorch headers when building in-tree.
     if(TARGET gpusweep_torchkit)
       target_precompile_headers(${target} REUSE_FROM gpusweep_torchkit)

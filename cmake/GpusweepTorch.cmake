@@ -94,37 +94,10 @@ if(TARGET torch_cuda OR TORCH_CUDA_LIBRARIES)
 else()
   set(GPUSWEEP_TORCH_CUDA OFF)
 endif()
-# A torch wheel carries its own CUDA libraries (site-packages/nvidia/*/lib,
-# found through LibTorch's RPATH). The plugins must load those same copies,
-# not the toolkit's (another minor version, an older NCCL): the CUDA runtime
-# targets Torch links are pointed at the wheel's files, and the linker
-# resolves LibTorch's own dependencies in the wheel's folders first.
-get_filename_component(_gpusweep_site "${_gpusweep_torch_root}/.." ABSOLUTE)
-if(GPUSWEEP_TORCH_CUDA AND IS_DIRECTORY ${_gpusweep_site}/nvidia)
-  file(GLOB _gpusweep_wheel_lib_dirs LIST_DIRECTORIES true ${_gpusweep_site}/nvidia/*/lib)
-  foreach(_lib cudart nvrtc)
-    file(GLOB _gpusweep_file ${_gpusweep_site}/nvidia/*/lib/lib${_lib}.so.[0-9]*)
-    if(_gpusweep_file AND TARGET CUDA::${_lib})
-      list(GET _gpusweep_file 0 _gpusweep_file)
-      set_target_properties(CUDA::${_lib} PROPERTIES IMPORTED_LOCATION ${_gpusweep_file})
-      foreach(_config RELEASE DEBUG RELWITHDEBINFO MINSIZEREL NOCONFIG)
-        get_target_property(_gpusweep_loc CUDA::${_lib} IMPORTED_LOCATION_${_config})
-        if(_gpusweep_loc)
-          set_target_properties(CUDA::${_lib} PROPERTIES IMPORTED_LOCATION_${_config} ${_gpusweep_file})
-        endif()
-      endforeach()
-    endif()
-  endforeach()
-  # Torch also lists nvrtc by its path in the toolkit.
-  file(GLOB _gpusweep_file ${_gpusweep_site}/nvidia/*/lib/libnvrtc.so.[0-9]*)
-  if(_gpusweep_file)
-    list(GET _gpusweep_file 0 _gpusweep_file)
-    list(TRANSFORM TORCH_LIBRARIES REPLACE "^.*/libnvrtc\\.so(\\.[0-9.]*)?$" "${_gpusweep_file}")
-  endif()
-  string(REPLACE ";" ":" _gpusweep_rpath_link "${_gpusweep_wheel_lib_dirs}")
-  set_property(TARGET torch APPEND PROPERTY INTERFACE_LINK_OPTIONS
-               "LINKER:-rpath-link,${_gpusweep_rpath_link}")
-  set(GPUSWEEP_TORCH_SOURCE "${GPUSWEEP_TORCH_SOURCE}, its CUDA libraries from ${_gpusweep_site}/nvidia")
+include(GpusweepTorchRuntime)
+gpusweep_torch_runtime()
+if(GPUSWEEP_TORCH_WHEEL_CUDA)
+  set(GPUSWEEP_TORCH_SOURCE "${GPUSWEEP_TORCH_SOURCE}, its CUDA libraries from ${GPUSWEEP_TORCH_WHEEL_CUDA}")
 endif()
 
 if(_gpusweep_torch_is_cuda AND NOT GPUSWEEP_TORCH_CUDA)

@@ -62,12 +62,32 @@ for g in "${guides[@]}"; do
 done
 
 if [ "$readme" = 1 ]; then
-  cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
-  torch=$("$gpusweep" doctor --matmul-seconds 0.5 2>/dev/null | sed -n 's/^ *version *//p' | head -1)
+  # The machine line is doctor's findings (audit L3: never a hard-coded "no GPU").
+  # doctor exits 1 when it finds a problem; its findings still describe the machine.
+  doctor_json=$("$gpusweep" doctor --format json --matmul-seconds 0 2>/dev/null || true)
+  machine=$(printf '%s' "$doctor_json" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+m, lt, cu = d["machine"], d["libtorch"], d["cuda"]
+torch = lt.get("version", "unknown")
+if lt.get("cuda_build"):
+    torch += " (CUDA %s build)" % lt.get("cuda", "?")
+elif lt.get("probed"):
+    torch += " (CPU-only build)"
+devices = cu.get("devices") or []
+if devices:
+    gpus = ", ".join("cuda:%d %s" % (g.get("index", 0), g.get("name", "?")) for g in devices)
+    gpus += ", driver for CUDA %s" % (cu.get("driver") or "?")
+elif cu.get("driver"):
+    gpus = "driver for CUDA %s but no GPU visible" % cu["driver"]
+else:
+    gpus = "no NVIDIA driver, no GPU"
+print("%d cores (%s), LibTorch %s, %s" % (m.get("logical_cores", 0), m.get("cpu", "?"), torch, gpus))
+' || echo "unknown machine (gpusweep doctor failed)")
   {
     echo "<!-- claims:begin -->"
     when=$("$gpusweep" sql --db "$db" --format csv "SELECT max(created_at) FROM sweeps" | tail -n 1)
-    echo "Last run: ${when:-unknown} on $(nproc) cores ($cpu), LibTorch ${torch:-unknown}, no GPU."
+    echo "Last run: ${when:-unknown} on $machine."
     echo "Command: \`experiments/claims.sh\` (database \`$(basename "$db")\`)."
     cat "$tables"
     echo "<!-- claims:end -->"

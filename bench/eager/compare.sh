@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpusweep plugins against idiomatic PyTorch-eager implementations of the same
-# canonical specs (WORKLOADS.md), same machine, same LibTorch (Debian 1.13.1,
-# python3-torch under /usr/bin/python3), same intra-op thread count.
+# canonical specs (WORKLOADS.md), same machine, same LibTorch (the torch wheel
+# the plugins were built against: .venv/bin/python3, or GPUSWEEP_PYTHON), same
+# intra-op thread count.
 #
 # For each workload, ROUNDS rounds; each round runs the plugin at its
 # canonical config (a one-trial sweep, fresh worker process, fresh database)
@@ -54,7 +55,8 @@ done
 [[ ${#workloads[@]} -eq 0 ]] && workloads=(dqn restoration timeseries marl transformer)
 
 bin="$build/gpusweep"
-py=/usr/bin/python3  # Debian's python3-torch; `python3` on PATH may lack torch
+# The interpreter whose torch wheel the plugins were built against.
+py=${GPUSWEEP_PYTHON:-$repo/.venv/bin/python3}
 export PYTHONDONTWRITEBYTECODE=1  # no __pycache__ in the source tree
 [[ -x "$bin" ]] || { echo "no gpusweep binary at $bin" >&2; exit 2; }
 "$py" -c 'import torch' 2>/dev/null || { echo "$py cannot import torch" >&2; exit 2; }
@@ -79,11 +81,13 @@ bench=""
 if (( cpu )); then
   # Cached by source hash: building against the LibTorch headers takes ~20 s.
   src="$here/plugin_bench.cpp"
-  bench="${TMPDIR:-/tmp}/gpusweep_plugin_bench.$(cat "$src" | md5sum | cut -c1-12)"
+  bench="${TMPDIR:-/tmp}/gpusweep_plugin_bench.$(cat "$src" <("$py" -c 'import torch; print(torch.__version__)') | md5sum | cut -c1-12)"
   if [[ ! -x "$bench" ]]; then
     echo "# building $bench" >&2
-    g++ -std=c++17 -O2 "$src" -o "$bench.tmp" -I"$repo/sdk/include" \
-      -I/usr/include/torch/csrc/api/include -ltorch_cpu -lc10 -ldl && mv "$bench.tmp" "$bench"
+    torch_root=$("$py" -c 'import os, torch; print(os.path.dirname(torch.__file__))')
+    g++ -std=c++20 -O2 "$src" -o "$bench.tmp" -I"$repo/sdk/include" -I"$torch_root/include" \
+      -I"$torch_root/include/torch/csrc/api/include" -L"$torch_root/lib" \
+      -Wl,-rpath,"$torch_root/lib" -ltorch_cpu -lc10 -ldl && mv "$bench.tmp" "$bench"
   fi
 fi
 

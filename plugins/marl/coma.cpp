@@ -4,7 +4,6 @@
 // one actor update on the whole batch.
 #include "coverage_env.hpp"
 #include "networks.hpp"
-#include "onednn_linear.hpp"
 #include "seeding.hpp"
 
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -58,7 +57,6 @@ struct Knobs {
   int64_t batch_number = 5;
   int64_t data_passes = 5;
   bool critic_obs = false;
-  bool onednn_gemm = true;
 
   static Knobs parse(const TrialConfig& config) {
     Knobs k;
@@ -67,7 +65,6 @@ struct Knobs {
     k.batch_number = config.get_or<int64_t>("batch_number", 5);
     k.data_passes = config.get_or<int64_t>("data_passes", 5);
     k.critic_obs = config.get_or<bool>("critic_obs", false);
-    k.onednn_gemm = config.get_or<bool>("onednn_gemm", true);
     auto check = [](int64_t value, int64_t max, const char* name) {
       if (value < 1 || value > max) {
         throw std::invalid_argument(std::string(name) + " must be in 1.." + std::to_string(max));
@@ -86,7 +83,7 @@ class Coma final : public torchkit::TorchWorkload {
   static Manifest manifest() {
     Manifest m;
     m.name = "marl";
-    m.version = "1.0.0";
+    m.version = "1.1.0";
     m.description =
         "COMA on multi-agent grid coverage: n_agents agents on a 16x16 grid, budget moves each "
         "(stay/N/S/E/W), team reward = cells newly covered (3x3 around each agent). Shared "
@@ -120,12 +117,6 @@ class Coma final : public torchkit::TorchWorkload {
         "critic the agent's observation; the canonical spec does not): without it the critic "
         "must locate the agent's surroundings in the flat map from scalar coordinates and "
         "learns little credit assignment in short runs"));
-    m.params.push_back(Param::boolean(
-        "onednn_gemm", true,
-        "run the actor's and critics' fp32 CPU GEMMs (forward and backward) on oneDNN's sgemm, "
-        "which LibTorch already links, instead of ATen's BLAS; same maths in fp32, only the "
-        "kernel's summation order differs (about 2x faster GEMMs with AVX-512). Ignored on "
-        "CUDA, with bf16/fp16 and when LibTorch's oneDNN is not found (stat onednn_gemm)"));
     return m;
   }
 
@@ -154,11 +145,6 @@ class Coma final : public torchkit::TorchWorkload {
     const int64_t patch_dim = knobs_.critic_obs ? CoverageEnv::kPatch * CoverageEnv::kPatch : 0;
     critic_ = Critic(state_dim, a, kCriticHidden, CoverageEnv::kNumActions, patch_dim);
     target_ = Critic(state_dim, a, kCriticHidden, CoverageEnv::kNumActions, patch_dim);
-    onednn_ = knobs_.onednn_gemm && !settings_.is_cuda() &&
-              settings_.precision == torchkit::Precision::fp32 && onednn::available();
-    actor_->use_onednn(onednn_);
-    critic_->use_onednn(onednn_);
-    target_->use_onednn(onednn_);
     settings_.prepare(*actor_);
     settings_.prepare(*critic_);
     settings_.prepare(*target_);
@@ -209,8 +195,7 @@ class Coma final : public torchkit::TorchWorkload {
   Metrics extra_stats() override {
     Metrics m{{"critic_updates", static_cast<double>(critic_updates_)},
               {"actor_updates", static_cast<double>(actor_updates_)},
-              {"target_syncs", static_cast<double>(target_syncs_)},
-              {"onednn_gemm", onednn_ ? 1.0 : 0.0}};
+              {"target_syncs", static_cast<double>(target_syncs_)}};
     // Read only here: stats() is called once at the end of a trial.
     if (actor_loss_.defined()) m["last_actor_loss"] = actor_loss_.item<double>();
     if (steps_ > 0) m["train_coverage"] = env_.covered().mean().item<double>();
@@ -378,7 +363,6 @@ class Coma final : public torchkit::TorchWorkload {
   }
 
   Knobs knobs_;
-  bool onednn_ = false;  // GEMMs on oneDNN (knob onednn_gemm, where it applies)
   CoverageEnv env_;
   CoverageEnv eval_env_;
   torch::Generator start_gen_;    // training episodes' start positions

@@ -1,8 +1,6 @@
 // COMA's actor and critic; see networks.hpp.
 #include "networks.hpp"
 
-#include "onednn_linear.hpp"
-
 namespace gpusweep::marl {
 
 ActorImpl::ActorImpl(int64_t obs_dim, int64_t hidden, int64_t actions)
@@ -11,11 +9,6 @@ ActorImpl::ActorImpl(int64_t obs_dim, int64_t hidden, int64_t actions)
       fc3_(register_module("fc3", torch::nn::Linear(hidden, actions))) {}
 
 torch::Tensor ActorImpl::forward(const torch::Tensor& obs) {
-  if (onednn_ && onednn::usable(obs)) {
-    const torch::Tensor h1 = onednn::linear(obs, fc1_->weight, fc1_->bias, /*relu=*/true);
-    const torch::Tensor h2 = onednn::linear(h1, fc2_->weight, fc2_->bias, /*relu=*/true);
-    return onednn::linear(h2, fc3_->weight, fc3_->bias, /*relu=*/false);
-  }
   return fc3_(torch::relu(fc2_(torch::relu(fc1_(obs)))));
 }
 
@@ -48,12 +41,6 @@ torch::Tensor CriticImpl::agent_part(const torch::Tensor& joint_actions,
 }
 
 torch::Tensor CriticImpl::forward(const torch::Tensor& state, const torch::Tensor& agent_part) {
-  if (onednn_ && onednn::usable(state) && onednn::usable(agent_part)) {
-    const torch::Tensor h1 =
-        onednn::split_input_linear_relu(state, agent_part, fc1_->weight, fc1_->bias);
-    const torch::Tensor h2 = onednn::linear(h1, fc2_->weight, fc2_->bias, /*relu=*/true);
-    return onednn::linear(h2, fc3_->weight, fc3_->bias, /*relu=*/false);
-  }
   const torch::Tensor& weight = fc1_->weight;
   const torch::Tensor shared =
       torch::addmm(fc1_->bias, state, weight.narrow(/*dim=*/1, /*start=*/0, state_dim_).t());

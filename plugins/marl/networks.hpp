@@ -14,12 +14,7 @@ class ActorImpl : public torch::nn::Module {
   ActorImpl(int64_t obs_dim, int64_t hidden, int64_t actions);
   torch::Tensor forward(const torch::Tensor& obs);
 
-  // Run the layers' GEMMs on oneDNN (onednn_linear.hpp) when the tensors
-  // allow it (CPU, float32); the same function either way.
-  void use_onednn(bool on) { onednn_ = on; }
-
  private:
-  bool onednn_ = false;
   torch::nn::Linear fc1_{nullptr};
   torch::nn::Linear fc2_{nullptr};
   torch::nn::Linear fc3_{nullptr};
@@ -49,11 +44,7 @@ class CriticImpl : public torch::nn::Module {
   // with patch_dim > 0, `patches` [N, A, patch_dim].
   torch::Tensor agent_part(const torch::Tensor& joint_actions, const torch::Tensor& patches) const;
 
-  // As Actor::use_onednn.
-  void use_onednn(bool on) { onednn_ = on; }
-
  private:
-  bool onednn_ = false;
   int64_t state_dim_;
   int64_t agents_;
   int64_t actions_;
