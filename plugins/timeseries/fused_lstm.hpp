@@ -4,7 +4,9 @@
 // of about a dozen per time step, the element-wise backward as one loop per
 // step, and the weight gradients as one matrix product over all steps.
 // LibTorch 1.13's CPU LSTM records every cell op for autograd; on a small
-// model that bookkeeping, not arithmetic, is most of the step.
+// model that bookkeeping, not arithmetic, is most of the step. LibTorch 2.x
+// runs its CPU LSTM on oneDNN and is as fast (bench/README.md), so this is
+// lstm_impl=fused, no longer the default.
 #pragma once
 
 #include <torch/torch.h>

@@ -162,8 +162,9 @@ class Timeseries final : public torchkit::TorchWorkload {
         "lstm_impl", "auto", {"auto", "fused", "aten"},
         "how the LSTM runs (same parameters, same function): aten = torch::nn::LSTM "
         "(LibTorch 2.x runs it on oneDNN on CPU, cuDNN on CUDA); fused = one autograd node per "
-        "layer with the backward through time written out (CPU only; 2.4x ATen's speed on "
-        "LibTorch 1.13, 0.98x [0.80, 1.18] on 2.15, so no longer the default); auto = aten"));
+        "layer with the backward through time written out (CPU only; the CPU default under "
+        "LibTorch 1.13, whose LSTM recorded every cell op; 0.98x [0.80, 1.18] ATen's speed on "
+        "2.15, so no longer the default); auto = aten"));
     return m;
   }
 

@@ -51,6 +51,19 @@ TEST_CASE("CUDA-only settings on CPU are skipped with the reason", "[torchkit]")
   CHECK_THAT(skip_reason({{"pin_memory", true}}, conv_support()), Contains("device is cpu"));
   CHECK_THAT(skip_reason({{"non_blocking", true}}), Contains("device is cpu"));
   CHECK_THAT(skip_reason({{"device", "cuda"}}), Contains("CUDA"));
+}
+
+TEST_CASE("device=cuda without a visible device says why (the build or the machine)",
+          "[torchkit]") {
+  if (torch::cuda::is_available()) return;  // a GPU machine: device=cuda runs
+  const std::string why = skip_reason({{"device", "cuda:0"}});
+#if defined(GPUSWEEP_TORCH_CUDA)
+  // A CUDA build is not "built for CPU only": the machine lacks the device.
+  CHECK_THAT(why, Contains("no CUDA device is visible"));
+  CHECK_THAT(why, !Contains("without CUDA"));
+#else
+  CHECK_THAT(why, Contains("without CUDA"));
+#endif
   // Defaults and what applies here do not skip.
   CHECK(skip_reason({{"precision", "bf16"}, {"tf32", false}}).empty());
   CHECK(skip_reason({{"channels_last", true}, {"loader_workers", 2}, {"grad_accum", 4}},

@@ -9,6 +9,12 @@
 
 #include <torch/cuda.h>
 
+#include <cstdlib>
+
+#if defined(GPUSWEEP_TORCH_CUDA)
+#include <cuda_runtime_api.h>
+#endif
+
 namespace gpusweep::torchkit {
 
 const char* to_string(Precision p) {
@@ -86,28 +92,36 @@ std::vector<Param> common_params(int64_t default_batch_size, const Support& supp
 }
 
 torch::Device resolve_device(const std::string& name) {
-  const bool cuda_built = torch::cuda::is_available() || torch::hasCUDA();
   if (name == "cpu") return torch::kCPU;
   if (name == "auto") {
     return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
   }
   if (name.rfind("cuda", 0) == 0) {
-    if (!torch::hasCUDA()) {
-      throw Skipped("device=" + name + " needs a CUDA build of LibTorch; this one (" +
-                    std::string(TORCH_VERSION) + ") was built for CPU only");
-    }
+#if !defined(GPUSWEEP_TORCH_CUDA)
+    throw Skipped("device=" + name + " needs a CUDA build of LibTorch; this plugin was built " +
+                  "against LibTorch " + std::string(TORCH_VERSION) + " without CUDA");
+#else
     const auto count = static_cast<int64_t>(torch::cuda::device_count());
     if (count == 0) {
-      throw Skipped("device=" + name + " but no CUDA device is visible (driver missing or " +
-                    "CUDA_VISIBLE_DEVICES empty)");
+      int driver = 0;
+      if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+      throw Skipped(
+          "device=" + name + " but no CUDA device is visible: " +
+          (driver == 0 ? std::string("no NVIDIA driver on this machine")
+                       : "the driver (for CUDA " + std::to_string(driver / 1000) + "." +
+                             std::to_string(driver % 1000 / 10) + ") sees none" +
+                             (visible != nullptr ? std::string(" with CUDA_VISIBLE_DEVICES='") +
+                                                       visible + "'"
+                                                 : std::string())));
     }
     torch::Device device(name);
     if (device.has_index() && device.index() >= count) {
       throw Skipped("device=" + name + " but only " + std::to_string(count) +
                     " CUDA device(s) are visible");
     }
-    (void)cuda_built;
     return device.has_index() ? device : torch::Device(torch::kCUDA, 0);
+#endif
   }
   throw std::invalid_argument("unknown device '" + name + "' (use auto, cpu, cuda or cuda:N)");
 }
