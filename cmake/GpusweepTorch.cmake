@@ -22,7 +22,10 @@ set(GPUSWEEP_TORCH_SOURCE "CMAKE_PREFIX_PATH or Torch_DIR")
 if(GPUSWEEP_TORCH_FROM_PYTHON AND Torch_DIR)
   set(GPUSWEEP_TORCH_SOURCE "the torch wheel of ${GPUSWEEP_TORCH_FROM_PYTHON}")
 endif()
-if(NOT Torch_DIR)
+# A LibTorch the user pointed at (CMAKE_PREFIX_PATH, Torch_DIR) comes first.
+find_path(_gpusweep_user_torch TorchConfig.cmake PATH_SUFFIXES share/cmake/Torch Torch
+          HINTS ${Torch_DIR} NO_CACHE NO_SYSTEM_ENVIRONMENT_PATH NO_CMAKE_SYSTEM_PATH)
+if(NOT _gpusweep_user_torch)
   set(_gpusweep_pythons)
   if(GPUSWEEP_PYTHON)
     list(APPEND _gpusweep_pythons ${GPUSWEEP_PYTHON})

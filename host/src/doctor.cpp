@@ -184,8 +184,8 @@ CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus) {
   const std::string toolkit = cuda.value("toolkit", "");
   const auto devices = runtime.value("devices", nlohmann::json::array());
   if (!cuda_build) {
-    v.summary = "LibTorch here is a CPU-only build: device=cuda trials are skipped, device=auto "
-                "runs on the CPU, and " + std::string(kCudaOnly);
+    v.summary = "LibTorch here is a CPU-only build: device=cuda trials are skipped and "
+                "device=auto runs on the CPU; " + std::string(kCudaOnly);
     if (nvml_gpus > 0) {
       v.warnings.push_back(
           "NVML sees " + std::to_string(nvml_gpus) + " GPU(s) but the plugins were built against "
@@ -203,8 +203,8 @@ CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus) {
   }
   if (driver.empty()) {
     v.summary = "no NVIDIA driver, no GPU: LibTorch is a CUDA " + built_for +
-                " build, but device=auto trials run on the CPU, device=cuda trials are skipped, "
-                "and " + kCudaOnly;
+                " build, but device=auto trials run on the CPU and device=cuda trials are "
+                "skipped; " + kCudaOnly;
     return v;
   }
   const Version d = parse_version(driver);
@@ -237,7 +237,14 @@ std::string render_doctor(const nlohmann::json& doc, bool use_colour) {
     return use_colour ? "\033[" + std::string(code) + "m" + text + "\033[0m" : text;
   };
   auto line = [&out](const std::string& key, const std::string& value) {
-    out << "  " << key << std::string(key.size() < 14 ? 14 - key.size() : 1, ' ') << value << "\n";
+    const std::string pad(key.size() < 14 ? 14 - key.size() : 1, ' ');
+    // Continuation lines of a wrapped value start under its first line.
+    std::string indented;
+    for (char c : value) {
+      indented += c;
+      if (c == '\n') indented += std::string(2 + key.size() + pad.size(), ' ');
+    }
+    out << "  " << key << pad << indented << "\n";
   };
   const auto& m = doc.at("machine");
   out << "machine\n";

@@ -26,9 +26,9 @@ struct MatmulPrecision {
 
   static MatmulPrecision current(const torch::Device& device) {
     MatmulPrecision p;
-    if (device.is_cpu() && at::autocast::is_cpu_enabled()) {
+    if (device.is_cpu() && at::autocast::is_autocast_enabled(at::kCPU)) {
       p.lower = true;
-      p.dtype = at::autocast::get_autocast_cpu_dtype();
+      p.dtype = at::autocast::get_autocast_dtype(at::kCPU);
     }
     return p;
   }
