@@ -1,4 +1,5 @@
 // mlp_classifier: an MLP classifying 8 Gaussian clusters in 32-D; a step is one Adam update.
+#include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>  // also includes <torch/torch.h>
 
 #include <memory>
@@ -7,7 +8,8 @@ namespace {
 using namespace gpusweep;
 
 constexpr int64_t kFeatures = 32, kClasses = 8, kTrainSamples = 16384, kEvalSamples = 4096;
-constexpr const char* kSkipReason = "mlp_classifier keeps its data on the device";
+constexpr const char* kSkipReason =
+    "mlp_classifier keeps its data on the device and runs no cuDNN op";
 
 class MlpClassifier final : public torchkit::TorchWorkload {
  public:
@@ -43,6 +45,7 @@ class MlpClassifier final : public torchkit::TorchWorkload {
     model_->push_back(torch::nn::Linear(hidden, kClasses));
     settings_.prepare(*model_);
     optimizer_ = std::make_unique<torch::optim::Adam>(model_->parameters());  // lr 1e-3
+    grad_ = std::make_unique<torchkit::GradStep>(settings_, *optimizer_);  // fp16 scaler
   }
 
   StepResult step() override {
@@ -53,9 +56,8 @@ class MlpClassifier final : public torchkit::TorchWorkload {
       logits = model_->forward(train_x_.narrow(/*dim=*/0, offset, b)).to(torch::kFloat);
     }
     const auto loss = torch::nn::functional::cross_entropy(logits, train_y_.narrow(0, offset, b));
-    torchkit::zero_grad(*optimizer_, settings_.zero_grad_to_none);
-    loss.backward();
-    optimizer_->step();
+    grad_->backward(loss);
+    grad_->step();
     observe_loss(loss);
     return {/*samples=*/static_cast<double>(b), /*secondary_samples=*/0};
   }
@@ -72,6 +74,7 @@ class MlpClassifier final : public torchkit::TorchWorkload {
   torch::Tensor train_x_, train_y_, eval_x_, eval_y_;  // all on the device
   torch::nn::Sequential model_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::unique_ptr<torchkit::GradStep> grad_;  // steps optimizer_
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "seeding.hpp"
 
 #include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
 #include <gpusweep/workload.hpp>
 
@@ -105,7 +106,7 @@ class Dqn final : public torchkit::TorchWorkload {
   static torchkit::Support support() {
     torchkit::Support s;
     s.reason = "DQN's batches are sampled from its replay buffer (no input pipeline, no 4-D "
-               "tensors) and each step is exactly one update";
+               "tensors), its MLP runs no cuDNN op, and each step is exactly one update";
     return s;
   }
 
@@ -170,9 +171,13 @@ class Dqn final : public torchkit::TorchWorkload {
     for (auto& p : target_params_) p.requires_grad_(false);
     optimizer_ = std::make_unique<torch::optim::Adam>(
         online_params_, torch::optim::AdamOptions(kLearningRate));
+    // fp16 gets torchkit's gradient scaler, as every workload's does.
+    grad_.emplace(settings_, *optimizer_);
+    sync_timer_.emplace(device);
     sync_target();
-    target_syncs_ = 0;  // the setup copy is not one of training's syncs
-    target_sync_s_ = 0;
+    // The setup copy is not one of training's syncs.
+    target_syncs_ = 0;
+    sync_timer_.emplace(device);
 
     // Room for at least one full step of every env, however large num_envs.
     const int64_t capacity = std::max(kReplayCapacity, knobs_.num_envs);
@@ -211,8 +216,11 @@ class Dqn final : public torchkit::TorchWorkload {
               {"env_steps", static_cast<double>(env_steps_)},
               {"target_syncs", static_cast<double>(target_syncs_)},
               {"target_sync_ms",
-               target_syncs_ > 0 ? 1e3 * target_sync_s_ / static_cast<double>(target_syncs_) : 0.0},
+               target_syncs_ > 0
+                   ? 1e3 * sync_timer_->total_seconds() / static_cast<double>(target_syncs_)
+                   : 0.0},
               {"epsilon", epsilon()},
+              {"skipped_steps", static_cast<double>(grad_->skipped_steps())},
               {"flops_per_step", flops_per_step()}};
     return m;
   }
@@ -362,28 +370,21 @@ class Dqn final : public torchkit::TorchWorkload {
       loss = torch::huber_loss(q.to(torch::kFloat), target, at::Reduction::Mean, kHuberDelta);
     }
     forward.reset();
-    {
-      torchkit::PhaseTimer phase(torchkit::Phase::optimizer, settings_.device);
-      torchkit::zero_grad(*optimizer_, settings_.zero_grad_to_none);
-    }
-    {
-      torchkit::PhaseTimer phase(torchkit::Phase::backward, settings_.device);
-      loss.backward();
-    }
-    {
-      torchkit::PhaseTimer phase(torchkit::Phase::optimizer, settings_.device);
-      optimizer_->step();
-    }
+    // backward (scaled under fp16), then step: unscale, skip on inf/NaN
+    // (fp16), Adam, clear the gradients; each under its phase timer.
+    grad_->backward(loss);
+    grad_->step();
     ++updates_;
     if (updates_ % kTargetSyncEvery == 0) sync_target();
     observe_loss(loss);
   }
 
   // Timed for the statistic target_sync_ms (the DQN guide claims in-place
-  // sync takes it from ~10 ms to ~1 ms); on CUDA the device finishes the
-  // copy before the clock stops, one sync per kTargetSyncEvery updates.
+  // sync takes it from ~10 ms to ~1 ms): with CUDA events on a GPU, read at
+  // the end of the trial, so that timing it adds no device sync inside the
+  // measured block (audit M11).
   void sync_target() {
-    const auto t0 = std::chrono::steady_clock::now();
+    sync_timer_->start();
     if (knobs_.roundtrip_sync) {
       // Through host memory, as Keras set_weights(get_weights()).
       std::stringstream bytes;
@@ -397,8 +398,7 @@ class Dqn final : public torchkit::TorchWorkload {
       torch::NoGradGuard no_grad;
       for (size_t i = 0; i < target_params_.size(); ++i) target_params_[i].copy_(online_params_[i]);
     }
-    if (settings_.device.is_cuda()) torchkit::synchronize(settings_.device);
-    target_sync_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    sync_timer_->stop();
     ++target_syncs_;
   }
 
@@ -441,6 +441,7 @@ class Dqn final : public torchkit::TorchWorkload {
   std::vector<torch::Tensor> online_params_;
   std::vector<torch::Tensor> target_params_;
   std::unique_ptr<torch::optim::Adam> optimizer_;
+  std::optional<torchkit::GradStep> grad_;  // after optimizer_, which it steps
   std::optional<DeviceReplay> device_replay_;
   std::optional<HostReplay> host_replay_;
   std::vector<float> host_obs_;         // host mode: the envs' current observations
@@ -449,7 +450,7 @@ class Dqn final : public torchkit::TorchWorkload {
   int64_t updates_ = 0;
   int64_t steps_ = 0;      // measured steps (step() calls)
   int64_t target_syncs_ = 0;
-  double target_sync_s_ = 0;  // time in sync_target since setup
+  std::optional<torchkit::DeviceTimer> sync_timer_;  // sync_target's spans since setup
   double random_policy_return_ = 0;
 };
 

@@ -6,12 +6,14 @@
 #include "networks.hpp"
 #include "seeding.hpp"
 
+#include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
 #include <gpusweep/workload.hpp>
 
 #include <torch/torch.h>
 
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -44,8 +46,8 @@ torchkit::Support support() {
   s.input_pipeline = false;
   s.grad_accum = false;
   s.reason =
-      "marl has MLPs on flat features (no 4-D tensors), data from env rollouts (no input "
-      "pipeline) and COMA's fixed update schedule (no micro-batches)";
+      "marl has MLPs on flat features (no 4-D tensors, no cuDNN op), data from env rollouts "
+      "(no input pipeline) and COMA's fixed update schedule (no micro-batches)";
   return s;
 }
 
@@ -157,6 +159,8 @@ class Coma final : public torchkit::TorchWorkload {
         actor_->parameters(), torch::optim::AdamOptions(kActorLearningRate));
     critic_opt_ = std::make_unique<torch::optim::Adam>(
         critic_params_, torch::optim::AdamOptions(kCriticLearningRate));
+    actor_grad_.emplace(settings_, *actor_opt_);
+    critic_grad_.emplace(settings_, *critic_opt_);
 
     // The rollout writes into these every step; the learner reads them
     // flattened to N = budget x batch_size transitions.
@@ -195,7 +199,9 @@ class Coma final : public torchkit::TorchWorkload {
   Metrics extra_stats() override {
     Metrics m{{"critic_updates", static_cast<double>(critic_updates_)},
               {"actor_updates", static_cast<double>(actor_updates_)},
-              {"target_syncs", static_cast<double>(target_syncs_)}};
+              {"target_syncs", static_cast<double>(target_syncs_)},
+              {"skipped_steps", static_cast<double>(actor_grad_->skipped_steps() +
+                                                    critic_grad_->skipped_steps())}};
     // Read only here: stats() is called once at the end of a trial.
     if (actor_loss_.defined()) m["last_actor_loss"] = actor_loss_.item<double>();
     if (steps_ > 0) m["train_coverage"] = env_.covered().mean().item<double>();
@@ -286,9 +292,8 @@ class Coma final : public torchkit::TorchWorkload {
                 .gather(/*dim=*/2, actions.index_select(/*dim=*/0, idx).unsqueeze(2))
                 .squeeze(2);
         loss = torch::mse_loss(q_taken, targets.index_select(/*dim=*/0, idx));
-        torchkit::zero_grad(*critic_opt_, settings_.zero_grad_to_none);
-        loss.backward();
-        critic_opt_->step();
+        critic_grad_->backward(loss);
+        critic_grad_->step();
         ++critic_updates_;
         if (critic_updates_ % kTargetSyncEvery == 0) {
           sync_target();
@@ -324,9 +329,8 @@ class Coma final : public torchkit::TorchWorkload {
     const torch::Tensor baseline = (log_pi.detach().exp() * q).sum(/*dim=*/-1);
     const torch::Tensor advantage = q.gather(/*dim=*/2, actions).squeeze(2) - baseline;
     const torch::Tensor loss = -(log_pi.gather(/*dim=*/2, actions).squeeze(2) * advantage).mean();
-    torchkit::zero_grad(*actor_opt_, settings_.zero_grad_to_none);
-    loss.backward();
-    actor_opt_->step();
+    actor_grad_->backward(loss);
+    actor_grad_->step();
     ++actor_updates_;
     actor_loss_ = loss.detach();
   }
@@ -375,6 +379,10 @@ class Coma final : public torchkit::TorchWorkload {
   std::vector<torch::Tensor> target_params_;
   std::unique_ptr<torch::optim::Adam> actor_opt_;
   std::unique_ptr<torch::optim::Adam> critic_opt_;
+  // fp16 gets torchkit's gradient scaler, one per optimiser (each has its own
+  // loss); after the optimisers they step.
+  std::optional<torchkit::GradStep> actor_grad_;
+  std::optional<torchkit::GradStep> critic_grad_;
   // The current batch, [budget, batch_size, ...]; see the constructor.
   torch::Tensor states_;
   torch::Tensor obs_;

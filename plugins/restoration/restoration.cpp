@@ -128,6 +128,7 @@ const torchkit::Support kSupport = [] {
   torchkit::Support s;
   s.channels_last = true;
   s.input_pipeline = true;
+  s.cudnn = true;  // convolutions
   s.grad_accum = true;
   s.sync_every = true;
   s.precision = true;

@@ -121,6 +121,7 @@ const torchkit::Support kSupport = [] {
   torchkit::Support s;
   s.channels_last = false;
   s.input_pipeline = true;
+  s.cudnn = true;  // ATen's LSTM runs on cuDNN on CUDA
   s.grad_accum = true;
   s.sync_every = true;
   s.precision = true;

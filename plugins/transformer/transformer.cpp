@@ -48,8 +48,8 @@ torchkit::Support support() {
   s.input_pipeline = false;
   s.grad_accum = true;
   s.reason =
-      "the transformer has no 4-D tensors, and its windows are gathered on the device from a "
-      "corpus resident there (no input pipeline)";
+      "the transformer has no 4-D tensors and no cuDNN op, and its windows are gathered on the "
+      "device from a corpus resident there (no input pipeline)";
   return s;
 }
 

@@ -1,4 +1,5 @@
 // torchkit's common settings, checked on their effect rather than their flag.
+#include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
 #include <gpusweep/torchkit/settings.hpp>
@@ -95,6 +96,31 @@ TEST_CASE("settings a workload cannot use are skipped, never ignored", "[torchki
     CHECK(p.common);
   }
   CHECK(found);
+}
+
+TEST_CASE("cudnn_benchmark and non_blocking apply only where they have something to act on",
+          "[torchkit]") {
+  // Audit M1: a workload with no cuDNN op, or no per-step host-to-device
+  // copy, would measure nothing and report "no difference". Its manifest
+  // says they do not apply (a sweep over them is skipped with the reason).
+  auto applies = [](const Support& s, const std::string& name) {
+    for (const auto& p : common_params(16, s)) {
+      if (p.name == name) return p.applies;
+    }
+    FAIL("no common setting " << name);
+    return false;
+  };
+  Support mlp;
+  mlp.reason = "an MLP on device-resident data";
+  CHECK_FALSE(applies(mlp, "cudnn_benchmark"));
+  CHECK_FALSE(applies(mlp, "non_blocking"));
+  Support conv = conv_support();
+  conv.cudnn = true;
+  CHECK(applies(conv, "cudnn_benchmark"));
+  CHECK(applies(conv, "non_blocking"));
+  // On the CPU the device's limit is said first, for both kinds of workload.
+  CHECK_THAT(skip_reason({{"cudnn_benchmark", true}}, mlp), Contains("device is cpu"));
+  CHECK_THAT(skip_reason({{"non_blocking", true}}, conv), Contains("device is cpu"));
 }
 
 TEST_CASE("channels_last changes the memory format of conv weights and inputs", "[torchkit]") {
@@ -252,4 +278,24 @@ TEST_CASE("keep_freed_memory reuses freed tensor memory instead of faulting fres
   const long faults = minor_faults() - before;
   INFO("minor page faults over five 64 MiB allocations: " << faults);
   CHECK(faults < 16384);  // less than one allocation's worth of fresh pages in all
+}
+
+TEST_CASE("DeviceTimer on the CPU adds up the spans it was given, not the time between them",
+          "[torchkit]") {
+  gpusweep::torchkit::DeviceTimer timer(torch::kCPU);
+  auto busy = [](double seconds) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  };
+  timer.start();
+  busy(0.02);
+  timer.stop();
+  busy(0.3);  // between spans: not counted
+  timer.start();
+  busy(0.02);
+  timer.stop();
+  CHECK(timer.spans() == 2);
+  CHECK(timer.total_seconds() >= 0.04);
+  CHECK(timer.total_seconds() < 0.3);
 }

@@ -7,6 +7,13 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <stdexcept>
+
+#if defined(GPUSWEEP_TORCH_CUDA)
+#include <c10/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
 
 namespace gpusweep::torchkit {
 
@@ -114,6 +121,74 @@ Json matmul_benchmark(double seconds, const torch::Device& device, int64_t n) {
               {"seconds", elapsed},
               {"products", products},
               {"gflops", flops / elapsed / 1e9}};
+}
+
+struct DeviceTimer::Events {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  // Spans whose events are not read yet; completed ones are folded into
+  // done_s as spans start, so that a long trial keeps only a few.
+  std::deque<std::pair<c10::cuda::CUDAEvent, c10::cuda::CUDAEvent>> pending;
+  double done_s = 0;
+
+  void fold(bool wait) {
+    while (!pending.empty()) {
+      auto& [begin, end] = pending.front();
+      if (wait) end.synchronize();
+      if (!end.query()) return;
+      done_s += 1e-3 * static_cast<double>(begin.elapsed_time(end));
+      pending.pop_front();
+    }
+  }
+#endif
+};
+
+DeviceTimer::DeviceTimer(const torch::Device& device) : device_(device) {
+  if (device_.is_cuda()) {
+#if defined(GPUSWEEP_TORCH_CUDA)
+    events_ = new Events();
+#else
+    throw std::runtime_error("DeviceTimer(" + device_.str() +
+                             "): this torchkit was compiled without CUDA (GPUSWEEP_TORCH_CUDA)");
+#endif
+  }
+}
+
+DeviceTimer::~DeviceTimer() { delete events_; }
+
+void DeviceTimer::start() {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  if (events_ != nullptr) {
+    events_->fold(/*wait=*/false);
+    events_->pending.emplace_back(c10::cuda::CUDAEvent(cudaEventDefault),
+                                  c10::cuda::CUDAEvent(cudaEventDefault));
+    events_->pending.back().first.record(
+        c10::cuda::getCurrentCUDAStream(device_.has_index() ? device_.index() : -1));
+    return;
+  }
+#endif
+  t0_ = std::chrono::steady_clock::now();
+}
+
+void DeviceTimer::stop() {
+  ++spans_;
+#if defined(GPUSWEEP_TORCH_CUDA)
+  if (events_ != nullptr) {
+    events_->pending.back().second.record(
+        c10::cuda::getCurrentCUDAStream(device_.has_index() ? device_.index() : -1));
+    return;
+  }
+#endif
+  host_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+}
+
+double DeviceTimer::total_seconds() {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  if (events_ != nullptr) {
+    events_->fold(/*wait=*/true);
+    return events_->done_s;
+  }
+#endif
+  return host_s_;
 }
 
 }  // namespace gpusweep::torchkit

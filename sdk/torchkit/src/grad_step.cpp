@@ -30,7 +30,9 @@ void GradStep::backward(const torch::Tensor& loss) {
   PhaseTimer phase(Phase::backward, settings_.device);
   torch::Tensor l = loss;
   if (settings_.grad_accum > 1) l = l / static_cast<double>(settings_.grad_accum);
-  if (scaling_) l = l * scale_.to(l.scalar_type());
+  // The scale stays float32, as PyTorch's GradScaler keeps it: an fp16 loss
+  // times 65536 would overflow to inf and skip the first steps.
+  if (scaling_) l = l.to(torch::kFloat) * scale_;
   l.backward();
   ++micro_batches_;
 }

@@ -52,6 +52,35 @@ class PhaseTimer {
   PhaseTimer* parent_ = nullptr;
 };
 
+// Times spans of work on a device without synchronising it: on CUDA, a pair
+// of timing events recorded on the device's current stream per span, read
+// when total_seconds() is asked (which waits for the last one); on the CPU,
+// whose ops finish before they return, the host clock. For statistics that
+// a plugin times inside a measured block (dqn's target sync): a host clock
+// there would need a device sync, an extra serialisation point the harness
+// did not ask for.
+class DeviceTimer {
+ public:
+  explicit DeviceTimer(const torch::Device& device);
+  ~DeviceTimer();
+  DeviceTimer(const DeviceTimer&) = delete;
+  DeviceTimer& operator=(const DeviceTimer&) = delete;
+
+  void start();
+  void stop();
+  // Seconds of all stopped spans; waits for their events on CUDA.
+  double total_seconds();
+  int64_t spans() const { return spans_; }
+
+ private:
+  struct Events;
+  torch::Device device_;
+  std::chrono::steady_clock::time_point t0_;
+  double host_s_ = 0;
+  int64_t spans_ = 0;
+  Events* events_ = nullptr;  // CUDA only
+};
+
 // phase_<name>_s for every phase and host_syncs (the count of host_sync
 // timers), accumulated since the process started; empty when not diagnosing.
 Metrics phase_stats();

@@ -24,7 +24,11 @@ const char* to_string(Precision p);
 // but the default is skipped with `reason`.
 struct Support {
   bool channels_last = false;   // the model is convolutional with 4-D inputs
-  bool input_pipeline = false;  // batches come from an InputPipeline (loader_workers, prefetch)
+  bool input_pipeline = false;  // batches come from an InputPipeline (loader_workers, prefetch,
+                                // pin_memory) and are copied to the device each step
+                                // (Settings::to_device: non_blocking)
+  bool cudnn = false;           // on CUDA the model runs cuDNN ops (convolutions, RNNs):
+                                // cudnn_benchmark has something to tune
   bool grad_accum = false;      // a step can split into micro-batches
   bool sync_every = true;       // the step reads a loss back to the host
   bool precision = true;        // the forward pass can run under autocast
@@ -43,7 +47,7 @@ struct Settings {
   uint64_t seed = 0;
   bool zero_grad_to_none = true;
   int64_t sync_every = 1;         // read the loss back every N steps; 0: never
-  bool tf32 = false;              // CUDA: TF32 matmul and convolutions
+  bool tf32 = false;              // CUDA: TF32 matmuls (cuDNN uses TF32 either way)
   bool cudnn_benchmark = false;   // CUDA: cuDNN autotuning
   bool channels_last = false;     // NHWC memory format for 4-D inputs and weights
   int64_t loader_workers = 0;     // background producer threads; 0: produce in the step
