@@ -47,7 +47,7 @@ Support conv_support() {
 TEST_CASE("CUDA-only settings on CPU are skipped with the reason", "[torchkit]") {
   CHECK_THAT(skip_reason({{"precision", "fp16"}}), Contains("needs a CUDA device") &&
                                                        Contains("device is cpu"));
-  CHECK(skip_reason({{"tf32", true}}) == "tf32 applies to CUDA matmul and convolutions; device is cpu");
+  CHECK(skip_reason({{"tf32", true}}) == "tf32 applies to CUDA float32 matmuls; device is cpu");
   CHECK_THAT(skip_reason({{"cudnn_benchmark", true}}), Contains("cuDNN") && Contains("device is cpu"));
   CHECK_THAT(skip_reason({{"pin_memory", true}}, conv_support()), Contains("device is cpu"));
   CHECK_THAT(skip_reason({{"non_blocking", true}}), Contains("device is cpu"));

@@ -178,7 +178,7 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
 
   // Device limits first: they say what the machine lacks.
   if (s.tf32 && !s.device.is_cuda()) {
-    throw Skipped("tf32 applies to CUDA matmul and convolutions; device is " + dev);
+    throw Skipped("tf32 applies to CUDA float32 matmuls; device is " + dev);
   }
   if (s.cudnn_benchmark && !s.device.is_cuda()) {
     throw Skipped("cudnn_benchmark tunes cuDNN convolutions on CUDA; device is " + dev);
@@ -189,6 +189,24 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
   if (s.non_blocking && !s.device.is_cuda()) {
     throw Skipped("non_blocking overlaps host-to-device copies with CUDA work; device is " + dev);
   }
+#if defined(GPUSWEEP_TORCH_CUDA)
+  // TF32 and fast bfloat16 matmuls need Ampere's Tensor Cores: on an older
+  // GPU tf32 would change nothing and bf16 would run emulated (audit M1).
+  if (s.device.is_cuda() && (s.tf32 || s.precision == Precision::bf16)) {
+    cudaDeviceProp prop{};
+    const int index = s.device.has_index() ? s.device.index() : 0;
+    if (cudaGetDeviceProperties(&prop, index) == cudaSuccess && prop.major < 8) {
+      const std::string gpu = dev + " (" + prop.name + ", compute capability " +
+                              std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
+      if (s.tf32) {
+        throw Skipped("tf32 needs TF32 Tensor Cores (compute capability 8.0, Ampere, or newer); " +
+                      gpu + " has none, so it would change nothing");
+      }
+      throw Skipped("precision=bf16 needs bfloat16 Tensor Cores (compute capability 8.0, Ampere, "
+                    "or newer); on " + gpu + " it would run emulated");
+    }
+  }
+#endif
   // Then what the workload lacks.
   if (s.channels_last && !support.channels_last) throw Skipped(not_here("channels_last", support));
   if ((s.loader_workers != 0 || s.prefetch != 2 || s.pin_memory) && !support.input_pipeline) {
