@@ -50,7 +50,10 @@ suitable_torch_python() {
        "$py" -c 'import sys, torch
 major = int(torch.__version__.split(".")[0])
 sys.exit(0 if major >= 2 and torch.version.cuda else 1)' 2>/dev/null; then
-      command -v "$py"
+      case "$py" in
+        */*) echo "$PWD/$py" ;;
+        *) command -v "$py" ;;
+      esac
       return 0
     fi
   done
