@@ -76,3 +76,20 @@ TEST_CASE("wrapper turns exceptions into statuses", "[sdk]") {
   CHECK(step_with(R"({"mode":)", &r, &msg) == GPUSWEEP_STATUS_ERROR);  // malformed config
   CHECK_FALSE(msg.empty());
 }
+
+TEST_CASE("allocation failures of the CUDA libraries are oom, their other errors are not",
+          "[sdk]") {
+  using gpusweep::detail::looks_like_oom;
+  // The messages LibTorch 2.x raises, by the status names it passes on.
+  CHECK(looks_like_oom("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 GiB total)"));
+  CHECK(looks_like_oom("CUDA error: out of memory"));
+  CHECK(looks_like_oom(
+      "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"));
+  CHECK(looks_like_oom("cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"));
+  CHECK(looks_like_oom("cuDNN error: CUDNN_STATUS_ALLOC_FAILED"));
+  CHECK(looks_like_oom("cusolver error: CUSOLVER_STATUS_ALLOC_FAILED"));
+  CHECK_FALSE(looks_like_oom(
+      "CUDA error: CUBLAS_STATUS_EXECUTION_FAILED when calling `cublasSgemm( handle, ...)`"));
+  CHECK_FALSE(looks_like_oom("cuDNN error: CUDNN_STATUS_NOT_SUPPORTED"));
+  CHECK_FALSE(looks_like_oom("CUDA error: an illegal memory access was encountered"));
+}

@@ -167,10 +167,17 @@ struct Failure {
   std::string message;
 };
 
+// An allocation failure by its message: LibTorch's CPU allocator ("can't
+// allocate memory"), the CUDA caching allocator and runtime ("CUDA out of
+// memory", "out of memory"), and the CUDA libraries' own allocation statuses,
+// which LibTorch passes on by name (CUBLAS_STATUS_ALLOC_FAILED,
+// CUSOLVER_STATUS_ALLOC_FAILED, cuDNN 8's CUDNN_STATUS_ALLOC_FAILED, cuDNN 9's
+// CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED / _HOST_...).
 inline bool looks_like_oom(const char* what) {
   return std::strstr(what, "can't allocate memory") != nullptr ||
          std::strstr(what, "out of memory") != nullptr ||
-         std::strstr(what, "CUDA out of memory") != nullptr;
+         std::strstr(what, "_STATUS_ALLOC_FAILED") != nullptr ||
+         std::strstr(what, "_ALLOCATION_FAILED") != nullptr;
 }
 
 // Call inside a catch block: classifies the in-flight exception.
