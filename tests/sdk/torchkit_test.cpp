@@ -280,7 +280,7 @@ TEST_CASE("keep_freed_memory reuses freed tensor memory instead of faulting fres
   CHECK(faults < 16384);  // less than one allocation's worth of fresh pages in all
 }
 
-TEST_CASE("DeviceTimer on the CPU adds up the spans it was given, not the time between them",
+TEST_CASE("DeviceTimer on the CPU adds up the spans it was given and not the time between them",
           "[torchkit]") {
   gpusweep::torchkit::DeviceTimer timer(torch::kCPU);
   auto busy = [](double seconds) {

@@ -77,7 +77,7 @@ TEST_CASE("wrapper turns exceptions into statuses", "[sdk]") {
   CHECK_FALSE(msg.empty());
 }
 
-TEST_CASE("allocation failures of the CUDA libraries are oom, their other errors are not",
+TEST_CASE("allocation failures of the CUDA libraries are oom and their other errors are not",
           "[sdk]") {
   using gpusweep::detail::looks_like_oom;
   // The messages LibTorch 2.x raises, by the status names it passes on.
