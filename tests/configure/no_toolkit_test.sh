@@ -12,8 +12,9 @@ if [ "$torch_cuda" != ON ]; then
   echo "SKIPPED: this build's LibTorch is not a CUDA build; nothing to refuse"
   exit 77
 fi
-if ! unshare -m true 2> /dev/null; then
-  echo "SKIPPED: cannot make a private mount namespace here (unshare -m needs root)"
+if ! unshare -m bash -c "mount -t tmpfs none '$toolkit'" 2> /dev/null; then
+  echo "SKIPPED: cannot hide the toolkit here (a private mount namespace with a tmpfs over" \
+       "$toolkit needs root and mount rights)"
   exit 77
 fi
 work=$(mktemp -d)
