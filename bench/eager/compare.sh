@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gpusweep plugins against idiomatic PyTorch-eager implementations of the same
-# canonical specs (WORKLOADS.md), same machine, same LibTorch (the torch wheel
+# canonical specs (docs/workloads.md), same machine, same LibTorch (the torch wheel
 # the plugins were built against: .venv/bin/python3, or GPUSWEEP_PYTHON), same
 # intra-op thread count.
 #

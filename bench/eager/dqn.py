@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch-eager reference for the canonical dqn workload (WORKLOADS.md "dqn").
+"""PyTorch-eager reference for the canonical dqn workload (docs/workloads.md "dqn").
 
 Written the way a typical CleanRL/SB3-style script is: gym's CartPole-v1
 dynamics in plain Python, a numpy ring buffer sampled with np.random and

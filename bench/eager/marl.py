@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""PyTorch-eager reference for the canonical marl workload (WORKLOADS.md "marl").
+"""PyTorch-eager reference for the canonical marl workload (docs/workloads.md "marl").
 
 COMA on multi-agent grid coverage, written as a pymarl-style script: the env
 is vectorised over episodes with tensor ops (advanced indexing for patches

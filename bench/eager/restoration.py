@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """PyTorch-eager reference for the canonical restoration workload
-(WORKLOADS.md "restoration").
+(docs/workloads.md "restoration").
 
 Denoising CNN: conv3x3(3->32) ReLU, 4 residual blocks (conv3x3, ReLU,
 conv3x3, + skip), conv3x3(32->3); the net predicts the noise and the output

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """PyTorch-eager reference for the canonical timeseries workload
-(WORKLOADS.md "timeseries").
+(docs/workloads.md "timeseries").
 
 nn.LSTM(1, 64, num_layers=2, batch_first=True) -> nn.Linear(64, 1) on the
 last step, Adam 1e-3, MSE. Data: 64 synthetic hourly series of 4000 steps

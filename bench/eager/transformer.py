@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """PyTorch-eager reference for the canonical transformer workload
-(WORKLOADS.md "transformer").
+(docs/workloads.md "transformer").
 
 A nanoGPT-style decoder-only LM (the usual PyTorch-1.x idiom: fused qkv
 nn.Linear, attention written out with a registered causal-mask buffer and

@@ -1,4 +1,4 @@
-// The worker side of the measurement protocol (ARCHITECTURE.md): warmup,
+// The worker side of the measurement protocol (docs/architecture.md): warmup,
 // blocks of steps with a device sync at block edges only, evaluation, stats.
 #include "worker.hpp"
 

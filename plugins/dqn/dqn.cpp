@@ -1,4 +1,4 @@
-// dqn: DQN on vectorised CartPole-v1 (WORKLOADS.md "dqn"). One step is one env
+// dqn: DQN on vectorised CartPole-v1 (docs/workloads.md "dqn"). One step is one env
 // step per env plus one gradient update; the knobs are the seed guide's claims
 // (device-resident replay buffer, in-place target sync).
 #include "cartpole.hpp"
@@ -26,7 +26,7 @@
 namespace gpusweep::dqn {
 namespace {
 
-// Canonical hyperparameters (WORKLOADS.md); not knobs, so that every trial
+// Canonical hyperparameters (docs/workloads.md); not knobs, so that every trial
 // trains the same algorithm.
 constexpr double kLearningRate = 1e-3;
 constexpr double kGamma = 0.99;

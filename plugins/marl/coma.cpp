@@ -1,4 +1,4 @@
-// marl: COMA on multi-agent grid coverage (WORKLOADS.md "marl"). One step
+// marl: COMA on multi-agent grid coverage (docs/workloads.md "marl"). One step
 // collects batch_size episodes of every agent on the device, then runs the
 // seed's update schedule: data_passes x batch_number critic minibatches and
 // one actor update on the whole batch.
@@ -21,7 +21,7 @@
 namespace gpusweep::marl {
 namespace {
 
-// Canonical hyperparameters (WORKLOADS.md); not knobs, so that every trial
+// Canonical hyperparameters (docs/workloads.md); not knobs, so that every trial
 // trains the same algorithm.
 constexpr int64_t kActorHidden = 128;
 constexpr int64_t kCriticHidden = 256;

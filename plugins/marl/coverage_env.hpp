@@ -1,4 +1,4 @@
-// Multi-agent grid coverage (WORKLOADS.md "marl") for many episodes at once:
+// Multi-agent grid coverage (docs/workloads.md "marl") for many episodes at once:
 // every episode's coverage map and every agent's position are rows of device
 // tensors, so one step of all episodes is a handful of tensor ops.
 #pragma once

@@ -1,5 +1,5 @@
 // restoration: a residual CNN that denoises procedural RGB images
-// (WORKLOADS.md "restoration"). Patches are cropped, flipped and noised by the
+// (docs/workloads.md "restoration"). Patches are cropped, flipped and noised by the
 // input pipeline, so loader workers matter; the knobs are the seed guide's
 // (model width and depth, patch size) plus the loss.
 #include "images.hpp"
@@ -25,7 +25,7 @@
 namespace gpusweep::restoration {
 namespace {
 
-// Canonical hyperparameters (WORKLOADS.md); not knobs, so that every trial
+// Canonical hyperparameters (docs/workloads.md); not knobs, so that every trial
 // trains the same task.
 constexpr double kLearningRate = 2e-4;
 constexpr float kNoiseSigma = 25.0f / 255.0f;

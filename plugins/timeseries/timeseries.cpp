@@ -1,5 +1,5 @@
 // timeseries: an LSTM one-step-ahead forecaster on synthetic hourly series
-// (WORKLOADS.md "timeseries"). Windows come from the input pipeline; the
+// (docs/workloads.md "timeseries"). Windows come from the input pipeline; the
 // knobs are the seed guide's (model size, window length), and its sync_every
 // claim is the common setting of that name.
 #include "fused_lstm.hpp"
@@ -25,7 +25,7 @@
 namespace gpusweep::timeseries {
 namespace {
 
-// Canonical hyperparameters and data (WORKLOADS.md); not knobs, so that every
+// Canonical hyperparameters and data (docs/workloads.md); not knobs, so that every
 // trial trains the same task.
 constexpr double kLearningRate = 1e-3;
 constexpr int64_t kSeries = 64;

@@ -1,5 +1,5 @@
 // transformer: a small causal language model trained on text from a random
-// order-2 Markov chain (WORKLOADS.md "transformer"). One step is grad_accum
+// order-2 Markov chain (docs/workloads.md "transformer"). One step is grad_accum
 // micro-batches of batch_size random windows and one AdamW step; it can
 // save and resume its own checkpoints.
 #include "checkpoint.hpp"
@@ -22,7 +22,7 @@
 namespace gpusweep::transformer {
 namespace {
 
-// Canonical hyperparameters and data sizes (WORKLOADS.md); not knobs, so
+// Canonical hyperparameters and data sizes (docs/workloads.md); not knobs, so
 // that every trial trains on the same amount of the same kind of text.
 constexpr int64_t kVocab = 64;
 constexpr int64_t kFfnMult = 4;

@@ -48,7 +48,7 @@ struct Param {
   std::vector<Json> choices;   // allowed values; empty = any of the type
   std::optional<double> min;   // inclusive range for int and float
   std::optional<double> max;
-  bool common = false;         // a common setting (ARCHITECTURE.md) vs a workload knob
+  bool common = false;         // a common setting (docs/architecture.md) vs a workload knob
   // False for a common setting this workload has nothing to apply to: a
   // trial that sets it to anything but the default is skipped.
   bool applies = true;

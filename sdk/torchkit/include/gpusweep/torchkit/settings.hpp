@@ -1,4 +1,4 @@
-// The common settings (ARCHITECTURE.md, "Settings") applied the same way in
+// The common settings (docs/architecture.md, "Settings") applied the same way in
 // every LibTorch plugin. Each setting either takes effect or makes the trial
 // `skipped` with a reason: because the device cannot do it (tf32 on CPU) or
 // because the workload has nothing it applies to (channels_last on an LSTM).
