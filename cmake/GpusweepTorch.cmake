@@ -23,9 +23,9 @@ if(GPUSWEEP_TORCH_FROM_PYTHON AND Torch_DIR)
   set(GPUSWEEP_TORCH_SOURCE "the torch wheel of ${GPUSWEEP_TORCH_FROM_PYTHON}")
 endif()
 # A LibTorch the user pointed at (CMAKE_PREFIX_PATH, Torch_DIR) comes first.
-find_path(_gpusweep_user_torch TorchConfig.cmake PATH_SUFFIXES share/cmake/Torch Torch
+find_path(_gpusweep_torch_config_dir TorchConfig.cmake PATH_SUFFIXES share/cmake/Torch Torch
           HINTS ${Torch_DIR} NO_CACHE NO_SYSTEM_ENVIRONMENT_PATH NO_CMAKE_SYSTEM_PATH)
-if(NOT _gpusweep_user_torch)
+if(NOT _gpusweep_torch_config_dir)
   set(_gpusweep_pythons)
   if(GPUSWEEP_PYTHON)
     list(APPEND _gpusweep_pythons ${GPUSWEEP_PYTHON})
@@ -45,6 +45,7 @@ if(NOT _gpusweep_user_torch)
       ERROR_QUIET RESULT_VARIABLE _gpusweep_rc)
     if(_gpusweep_rc EQUAL 0 AND EXISTS "${_gpusweep_torch_prefix}/Torch/TorchConfig.cmake")
       list(APPEND CMAKE_PREFIX_PATH ${_gpusweep_torch_prefix})
+      set(_gpusweep_torch_config_dir ${_gpusweep_torch_prefix}/Torch)
       set(GPUSWEEP_TORCH_SOURCE "the torch wheel of ${_py}")
       set(GPUSWEEP_TORCH_FROM_PYTHON ${_py} CACHE INTERNAL "the Python whose torch wheel gave LibTorch")
       break()
@@ -52,12 +53,15 @@ if(NOT _gpusweep_user_torch)
   endforeach()
 endif()
 
-# Is the LibTorch about to be found a CUDA build? Look for its TorchConfig
-# and libtorch_cuda beside it before find_package(Torch): Torch's own config
+# Neither: whatever find_package(Torch) would find in the system's prefixes.
+if(NOT _gpusweep_torch_config_dir)
+  find_path(_gpusweep_torch_config_dir TorchConfig.cmake PATH_SUFFIXES share/cmake/Torch Torch
+            NO_CACHE)
+endif()
+
+# Is the LibTorch about to be found a CUDA build? libtorch_cuda beside its
+# TorchConfig, looked for before find_package(Torch): Torch's own config
 # stops with a generic message when it cannot find CUDA.
-find_path(_gpusweep_torch_config_dir TorchConfig.cmake
-          PATH_SUFFIXES share/cmake/Torch Torch
-          HINTS ${Torch_DIR} NO_CACHE)
 set(_gpusweep_torch_is_cuda OFF)
 if(_gpusweep_torch_config_dir)
   get_filename_component(_gpusweep_torch_root "${_gpusweep_torch_config_dir}/../../.." ABSOLUTE)

@@ -37,6 +37,19 @@ inline std::string text_in(const std::string& path, const std::string& sql) {
   return st.get_text(0);
 }
 
+// Runs a shell command; its stdout (add 2>&1 for stderr too) and exit code
+// (-1 when it did not exit normally).
+inline Result run_shell(const std::string& cmd) {
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
 class Sandbox {
  public:
   Sandbox() {
@@ -56,17 +69,8 @@ class Sandbox {
 
   // Runs `gpusweep ARGS` in the sandbox with the fixture plugins on the path.
   Result gpusweep(const std::string& args) const {
-    const std::string cmd = "cd '" + dir_ + "' && GPUSWEEP_PLUGIN_PATH='" +
-                            GPUSWEEP_TEST_PLUGIN_DIR + "' '" + GPUSWEEP_BIN + "' " + args + " 2>&1";
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    REQUIRE(p != nullptr);
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
+    return run_shell("cd '" + dir_ + "' && GPUSWEEP_PLUGIN_PATH='" + GPUSWEEP_TEST_PLUGIN_DIR +
+                     "' '" + GPUSWEEP_BIN + "' " + args + " 2>&1");
   }
 
   // Starts `gpusweep ARGS` in the background, output to the file LOG in the

@@ -31,17 +31,12 @@ TEST_CASE("doctor reports the LibTorch build: CUDA wherever the CUDA toolkit is 
           "[integration][torch]") {
   // The build's plugins only (not the test fixtures, some of which are
   // broken on purpose).
-  const std::string cmd = std::string("GPUSWEEP_PLUGIN_PATH='") + GPUSWEEP_PLUGIN_DIR + "' '" +
-                          GPUSWEEP_BIN + "' doctor --format json --matmul-seconds 0";
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  char buf[4096];
-  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  const int status = pclose(p);
-  INFO(out);
-  CHECK(WIFEXITED(status));
-  const auto doc = nlohmann::json::parse(out);
+  const auto r = gpusweep::test::run_shell(std::string("GPUSWEEP_PLUGIN_PATH='") +
+                                           GPUSWEEP_PLUGIN_DIR + "' '" + GPUSWEEP_BIN +
+                                           "' doctor --format json --matmul-seconds 0");
+  INFO(r.output);
+  CHECK(r.code != -1);  // exited normally
+  const auto doc = nlohmann::json::parse(r.output);
   const auto& lt = doc.at("libtorch");
   REQUIRE(lt.at("probed").get<bool>());
   // The version the build compiled against is the one the worker loaded.

@@ -145,7 +145,7 @@ struct DeviceTimer::Events {
 DeviceTimer::DeviceTimer(const torch::Device& device) : device_(device) {
   if (device_.is_cuda()) {
 #if defined(GPUSWEEP_TORCH_CUDA)
-    events_ = new Events();
+    events_ = std::make_unique<Events>();
 #else
     throw std::runtime_error("DeviceTimer(" + device_.str() +
                              "): this torchkit was compiled without CUDA (GPUSWEEP_TORCH_CUDA)");
@@ -153,7 +153,7 @@ DeviceTimer::DeviceTimer(const torch::Device& device) : device_(device) {
   }
 }
 
-DeviceTimer::~DeviceTimer() { delete events_; }
+DeviceTimer::~DeviceTimer() = default;  // Events is complete here
 
 void DeviceTimer::start() {
 #if defined(GPUSWEEP_TORCH_CUDA)

@@ -48,6 +48,16 @@ std::string dotted(long version, long major_div, long minor_div) {
 
 }  // namespace
 
+std::string cuda_driver_version() {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  int driver = 0;
+  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+  return dotted(driver, 1000, 10);
+#else
+  return "";
+#endif
+}
+
 std::string blas_in_use() {
   std::ifstream maps("/proc/self/maps");
   std::string line;
@@ -80,9 +90,7 @@ Json runtime_info() {
   cuda["torch_cuda"] = dotted(hooks.versionCUDART(), 1000, 10);
   cuda["torch_cudnn"] = dotted(hooks.versionCuDNN(), 10000, 100);
   cuda["toolkit"] = dotted(CUDART_VERSION, 1000, 10);
-  int driver = 0;
-  if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
-  cuda["driver_cuda"] = dotted(driver, 1000, 10);
+  cuda["driver_cuda"] = cuda_driver_version();
   const int count = static_cast<int>(torch::cuda::device_count());
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};

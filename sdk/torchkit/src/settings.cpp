@@ -1,6 +1,8 @@
 // Parsing and applying the common settings; see settings.hpp.
 #include <gpusweep/torchkit/settings.hpp>
 
+#include <gpusweep/torchkit/runtime.hpp>
+
 #include <climits>
 #include <malloc.h>
 
@@ -108,17 +110,15 @@ torch::Device resolve_device(const std::string& name) {
 #else
     const auto count = static_cast<int64_t>(torch::cuda::device_count());
     if (count == 0) {
-      int driver = 0;
-      if (cudaDriverGetVersion(&driver) != cudaSuccess) driver = 0;
+      const std::string driver = cuda_driver_version();
       const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-      throw Skipped(
-          "device=" + name + " but no CUDA device is visible: " +
-          (driver == 0 ? std::string("no NVIDIA driver on this machine")
-                       : "the driver (for CUDA " + std::to_string(driver / 1000) + "." +
-                             std::to_string(driver % 1000 / 10) + ") sees none" +
-                             (visible != nullptr ? std::string(" with CUDA_VISIBLE_DEVICES='") +
-                                                       visible + "'"
-                                                 : std::string())));
+      throw Skipped("device=" + name + " but no CUDA device is visible: " +
+                    (driver.empty() ? std::string("no NVIDIA driver on this machine")
+                                    : "the driver (for CUDA " + driver + ") sees none" +
+                                          (visible != nullptr
+                                               ? std::string(" with CUDA_VISIBLE_DEVICES='") +
+                                                     visible + "'"
+                                               : std::string())));
     }
     torch::Device device(name);
     if (device.has_index() && device.index() >= count) {

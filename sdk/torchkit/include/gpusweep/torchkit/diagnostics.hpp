@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 
 namespace gpusweep::torchkit {
 
@@ -78,7 +79,7 @@ class DeviceTimer {
   std::chrono::steady_clock::time_point t0_;
   double host_s_ = 0;
   int64_t spans_ = 0;
-  Events* events_ = nullptr;  // CUDA only
+  std::unique_ptr<Events> events_;  // CUDA only
 };
 
 // phase_<name>_s for every phase and host_syncs (the count of host_sync

@@ -16,6 +16,10 @@ namespace gpusweep::torchkit {
 //  "cuda_available", "blas", "threads", "interop_threads", "devices": [...]}
 Json runtime_info();
 
+// The CUDA version the installed NVIDIA driver supports ("13.2"), or "" when
+// there is no driver or torchkit was compiled without CUDA. Needs no GPU.
+std::string cuda_driver_version();
+
 // The BLAS library actually mapped into this process ("openblas-openmp",
 // "reference", "mkl", ...), read from /proc/self/maps; when none is mapped
 // (the torch wheel links MKL into libtorch_cpu), LibTorch's BLAS_INFO.
