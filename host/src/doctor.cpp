@@ -233,8 +233,9 @@ CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus) {
 
 std::string render_doctor(const nlohmann::json& doc, bool use_colour) {
   std::ostringstream out;
+  // format.hpp's colour() where colour is wanted (it also checks the terminal).
   auto paint = [use_colour](const std::string& text, const char* code) {
-    return use_colour ? "\033[" + std::string(code) + "m" + text + "\033[0m" : text;
+    return use_colour ? colour(text, code) : text;
   };
   auto line = [&out](const std::string& key, const std::string& value) {
     const std::string pad(key.size() < 14 ? 14 - key.size() : 1, ' ');
