@@ -25,7 +25,10 @@ if unshare -m bash -c "mount -t tmpfs none '$toolkit' && PATH=/usr/bin:/bin '$cm
   echo "FAIL: configuring against a CUDA LibTorch with the toolkit hidden succeeded"
   exit 1
 fi
-if ! grep -q "is a CUDA" "$work/log" || ! grep -q "CUDAToolkit_ROOT" "$work/log"; then
+# CMake wraps the message at a width that depends on the paths in it: match
+# on the text with its line breaks and indentation folded into single spaces.
+flat=$(tr -s ' \n' '  ' < "$work/log")
+if [[ "$flat" != *"is a CUDA build"* || "$flat" != *"-DCUDAToolkit_ROOT="* ]]; then
   cat "$work/log"
   echo "FAIL: configure failed, but not with the message that names the fix"
   exit 1
