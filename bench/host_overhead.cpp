@@ -14,7 +14,7 @@
 #include <gpusweep/db/shards.hpp>
 #include <gpusweep/db/store.hpp>
 
-#include "stats.hpp"
+#include "support/stats.hpp"
 
 #include <array>
 #include <chrono>

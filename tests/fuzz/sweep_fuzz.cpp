@@ -4,9 +4,9 @@
 // sweep or in a UsageError with a message; anything else (a crash, a
 // sanitizer finding, another exception type escaping, an empty message, a
 // sweep that does not survive its own round trip) is a finding.
-#include "error.hpp"
-#include "manifest.hpp"
-#include "sweep.hpp"
+#include "support/error.hpp"
+#include "model/manifest.hpp"
+#include "model/sweep.hpp"
 
 #include <cstdint>
 #include <cstdio>

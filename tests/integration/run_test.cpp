@@ -1,7 +1,7 @@
 // The real gpusweep binary on real plugins (noop and the faults fixture),
 // checked afterwards with SQL.
 #include "harness.hpp"
-#include "spawn.hpp"
+#include "support/spawn.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,0 +1,255 @@
+// Claims against measurements; see claims.hpp.
+#include "analysis/claims.hpp"
+
+#include "support/format.hpp"
+#include "analysis/significance.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+namespace gpusweep::host {
+
+namespace {
+
+bool gpu_only_metric(const std::string& metric) {
+  return metric == "transfer_time" || metric == "gpu_utilization";
+}
+
+double mean(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+std::vector<double> flat(const std::vector<std::vector<double>>& runs) {
+  std::vector<double> out;
+  for (const auto& r : runs) out.insert(out.end(), r.begin(), r.end());
+  return out;
+}
+
+// What the metric is called where it is missing.
+std::string metric_words(const std::string& metric) {
+  if (metric == "peak_memory") return "peak memory";
+  if (metric == "input_wait") return "its input-wait share";
+  if (metric == "quality") return "a quality metric";
+  if (metric.rfind("stat:", 0) == 0) return "the statistic '" + metric.substr(5) + "'";
+  return metric;
+}
+
+// Which way a refuted claim missed: the same direction but more or less of
+// it, no change where one was claimed, or the opposite of the claim.
+std::string refuted_because(double ratio, double low, double high, const Claim& claim) {
+  const bool claims_gain = claim.low > 1;   // the metric is to rise
+  const bool claims_drop = claim.high < 1;  // the metric is to fall
+  if ((claims_gain || claims_drop) && !std::isnan(low) && low <= 1 && high >= 1) {
+    return "no change shown (the interval includes 1), and the claimed change is outside it";
+  }
+  if (claims_gain || claims_drop) {
+    const bool same_way = claims_gain ? ratio > 1 : ratio < 1;
+    if (!same_way) return "the opposite of the claim: " + metric_words(claim.metric) +
+                          (claims_gain ? " fell" : " rose");
+    const bool more = claims_gain ? ratio > claim.high : ratio < claim.low;
+    return more ? "a larger change than claimed" : "the right direction, less than claimed";
+  }
+  return ratio > claim.high ? "higher than claimed" : "lower than claimed";
+}
+
+}  // namespace
+
+std::string expected_text(const Claim& claim) {
+  auto r = [](double v) { return fixed(v, v < 1 ? 2 : (v < 10 ? 2 : 1)); };
+  return claim.low == claim.high ? r(claim.low) + "x" : r(claim.low) + "-" + r(claim.high) + "x";
+}
+
+std::string claim_verdict(double ratio, double low, double high, double expected_low,
+                          double expected_high) {
+  if (std::isnan(low) || std::isnan(high)) {
+    return ratio >= expected_low && ratio <= expected_high ? "confirmed" : "refuted";
+  }
+  const bool meets = high >= expected_low && low <= expected_high;
+  if (!meets) return "refuted";
+  const bool claims_change = expected_low > 1 || expected_high < 1;
+  const bool excludes_one = low > 1 || high < 1;
+  if (claims_change && !excludes_one) return "inconclusive";
+  return "confirmed";
+}
+
+std::optional<std::string> unmeasurable(const Claim& claim, const Features& features) {
+  for (const auto& f : claim.requires) {
+    if ((f == "cuda" || f == "tensor_cores") && !features.cuda) {
+      return "needs a CUDA device" + std::string(f == "tensor_cores" ? " with Tensor Cores" : "") +
+             "; the trials ran without one";
+    }
+    if (f == "xla") {
+      return "needs XLA, which LibTorch's C++ API does not offer (torch_xla is Python only)";
+    }
+    if (f == "torch_compile") {
+      return "needs torch.compile (PyTorch 2.x, Python only); LibTorch 1.13's C++ API has no "
+             "equivalent";
+    }
+  }
+  if (gpu_only_metric(claim.metric) && !features.cuda) {
+    return claim.metric == "transfer_time"
+               ? std::string("host-device transfer time exists only with a GPU; the trials ran "
+                             "without one (on a CPU the data never leaves host memory)")
+               : std::string("GPU utilisation needs a GPU (read through NVML); the trials ran "
+                             "without one");
+  }
+  return std::nullopt;
+}
+
+std::vector<ClaimResult> evaluate_claims(
+    const SweepSpec& spec, const std::vector<Json>& configs, const Features& features,
+    const std::function<MetricRuns(const Json& config, const std::string& metric)>& values_of) {
+  std::vector<ClaimResult> out;
+  for (const Claim& claim : spec.claims) {
+    ClaimResult r;
+    r.claim = &claim;
+    Json from_partial = claim.baseline.empty() ? spec.baseline : claim.baseline;
+    if (from_partial.empty() && !configs.empty()) from_partial = configs.front();
+    Json to_partial = from_partial;
+    for (const auto& [k, v] : claim.change.items()) to_partial[k] = v;
+    auto find = [&](const Json& partial) -> const Json* {
+      const Json* found = nullptr;
+      for (const auto& c : configs) {
+        if (!matches(c, partial)) continue;
+        if (found != nullptr) return nullptr;  // ambiguous
+        found = &c;
+      }
+      return found;
+    };
+    const Json* from = find(from_partial);
+    const Json* to = find(to_partial);
+    r.from = from ? *from : from_partial;
+    r.to = to ? *to : to_partial;
+    if (auto why = unmeasurable(claim, features)) {
+      r.verdict = "not measurable here";
+      r.reason = *why;
+      out.push_back(std::move(r));
+      continue;
+    }
+    if (claim.change.empty()) {
+      r.verdict = "not measurable here";
+      r.reason = "the claim names no change this workload's settings can make";
+      out.push_back(std::move(r));
+      continue;
+    }
+    if (from == nullptr || to == nullptr) {
+      r.verdict = "not measurable here";
+      r.reason = "the sweep has no single config " + (from ? to_partial : from_partial).dump();
+      out.push_back(std::move(r));
+      continue;
+    }
+    const MetricRuns base = values_of(*from, claim.metric);
+    const MetricRuns changed = values_of(*to, claim.metric);
+    for (const auto* side : {&base, &changed}) {
+      if (side->runs.empty() && r.reason.empty()) {
+        r.reason = (side == &base ? "the baseline " : "the changed config ") +
+                   (side->problem.empty() ? "reports no " + metric_words(claim.metric)
+                                          : std::string("did not run: ") + side->problem);
+      }
+    }
+    if (!r.reason.empty()) {
+      r.verdict = "not measurable here";
+      out.push_back(std::move(r));
+      continue;
+    }
+    const auto all_base = flat(base.runs), all_changed = flat(changed.runs);
+    const bool positive =
+        std::all_of(all_base.begin(), all_base.end(), [](double v) { return v > 0; }) &&
+        std::all_of(all_changed.begin(), all_changed.end(), [](double v) { return v > 0; });
+    const bool blocks = claim.metric == "throughput" || claim.metric == "step_time";
+    if (positive && blocks && all_base.size() >= 2 && all_changed.size() >= 2) {
+      const auto ci = ratio_interval_runs(base.runs, changed.runs);
+      r.ratio = ci.ratio;
+      r.low = ci.low;
+      r.high = ci.high;
+    } else if (positive && all_base.size() >= 2 && all_changed.size() >= 2) {
+      const auto ci = ratio_interval(all_base, all_changed);  // one value per repeat
+      r.ratio = ci.ratio;
+      r.low = ci.low;
+      r.high = ci.high;
+    } else if (mean(all_base) > 0) {
+      r.ratio = mean(all_changed) / mean(all_base);
+      r.reason = "one repeat each: no interval (add measure.repeats for one)";
+    } else {
+      r.verdict = "not measurable here";
+      r.reason = "the baseline's " + metric_words(claim.metric) + " is 0: no ratio";
+      out.push_back(std::move(r));
+      continue;
+    }
+    r.verdict = claim_verdict(*r.ratio, r.low, r.high, claim.low, claim.high);
+    if (r.verdict == "inconclusive") {
+      r.reason = "the interval includes 1: no change shown at this sample size";
+    } else if (r.verdict == "refuted" && r.reason.empty()) {
+      r.reason = refuted_because(*r.ratio, r.low, r.high, claim);
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord& sweep,
+                                         const SweepSpec& spec) {
+  if (spec.claims.empty()) return {};
+  Features features;
+  {
+    auto st = store.connection().prepare(
+        "SELECT coalesce(max(e.cuda_available), 0) FROM trials t JOIN environments e "
+        "ON e.id = t.environment_id WHERE t.sweep_id = ?");
+    st.bind(1, sweep.id);
+    features.cuda = st.step() && st.get_int(0) != 0;
+  }
+  // Each config (parsed once) with its trials, in plan order.
+  std::map<int64_t, std::vector<db::TrialRecord>> by_config;
+  for (auto& t : store.trials(sweep.id)) by_config[t.plan.config_index].push_back(std::move(t));
+  std::vector<Json> configs;
+  std::vector<const std::vector<db::TrialRecord>*> trials_of;  // parallel to configs
+  for (const auto& [idx, trials] : by_config) {
+    configs.push_back(Json::parse(trials.front().plan.config_json));
+    trials_of.push_back(&trials);
+  }
+  auto values_of = [&](const Json& config, const std::string& metric) {
+    MetricRuns m;
+    for (size_t c = 0; c < configs.size(); ++c) {
+      if (configs[c] != config) continue;
+      for (const auto& t : *trials_of[c]) {
+        if (t.status != "ok" || !t.summary) {
+          if (m.problem.empty() && t.status != "pending") {
+            m.problem = t.status + (t.error ? ": " + *t.error : std::string());
+          }
+          continue;
+        }
+        std::vector<double> run;
+        if (metric == "throughput" || metric == "step_time") {
+          for (const auto& b : store.blocks(t.id)) {
+            if (b.seconds <= 0 || b.steps <= 0) continue;
+            run.push_back(metric == "throughput" ? b.samples / b.seconds
+                                                 : b.seconds / static_cast<double>(b.steps));
+          }
+        } else if (metric == "peak_memory" && t.summary->peak_memory_bytes) {
+          run.push_back(*t.summary->peak_memory_bytes);
+        } else if (metric == "input_wait" && t.summary->input_wait_fraction) {
+          run.push_back(*t.summary->input_wait_fraction);
+        } else if (metric == "quality" && t.summary->quality) {
+          run.push_back(*t.summary->quality);
+        } else {
+          // A plugin statistic (the last value reported); GPU utilisation is
+          // the host monitor's mean over the trial (NVML), transfer time
+          // the host-to-device phase a diagnosing plugin reports.
+          std::string name = metric.rfind("stat:", 0) == 0 ? metric.substr(5) : metric;
+          if (metric == "gpu_utilization") name = "monitor_gpu_util_mean";
+          if (metric == "transfer_time") name = "phase_host_to_device_s";
+          std::optional<double> last;
+          for (const auto& s : store.metrics(t.id)) {
+            if (s.kind == "stat" && s.name == name) last = s.value;
+          }
+          if (last) run.push_back(*last);
+        }
+        if (!run.empty()) m.runs.push_back(std::move(run));
+      }
+    }
+    return m;
+  };
+  return evaluate_claims(spec, configs, features, values_of);
+}
+
+}  // namespace gpusweep::host

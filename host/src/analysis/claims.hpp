@@ -1,0 +1,67 @@
+// A sweep's claims against what it measured: each claim's metric ratio
+// (changed config over its baseline) with a 95% interval, and a verdict.
+#pragma once
+
+#include "model/sweep.hpp"
+
+#include <gpusweep/db/store.hpp>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+// One config's values of a claim's metric: one vector per ok repeat (block
+// values for throughput and step_time, one value per repeat otherwise), or
+// why there are none.
+struct MetricRuns {
+  std::vector<std::vector<double>> runs;
+  std::string problem;  // e.g. "skipped: tf32 applies to CUDA ...; device is cpu"
+};
+
+struct ClaimResult {
+  const Claim* claim = nullptr;
+  Json from;  // the two configs compared
+  Json to;
+  std::optional<double> ratio;  // measured, changed / baseline
+  double low = NAN;             // its 95% interval (NAN: one repeat, no interval)
+  double high = NAN;
+  std::string verdict;  // confirmed | refuted | inconclusive | not measurable here
+  std::string reason;
+};
+
+// Machine features the sweep's trials ran with (from their environments).
+struct Features {
+  bool cuda = false;
+};
+
+// The verdict for a measured ratio against an expected range: confirmed when
+// the interval meets the range and, if the range claims a change, excludes 1
+// (the change is real and of the claimed size); refuted when the interval lies
+// wholly outside the range; inconclusive otherwise (too wide to tell). With
+// no interval the point ratio decides between confirmed and refuted.
+std::string claim_verdict(double ratio, double low, double high, double expected_low,
+                          double expected_high);
+
+// Why a claim cannot be measured on this machine, or nothing if it can.
+std::optional<std::string> unmeasurable(const Claim& claim, const Features& features);
+
+// Evaluates each claim of spec against a sweep's values: values_of(config,
+// metric) gives a config's values (see MetricRuns).
+std::vector<ClaimResult> evaluate_claims(
+    const SweepSpec& spec, const std::vector<Json>& configs, const Features& features,
+    const std::function<MetricRuns(const Json& config, const std::string& metric)>& values_of);
+
+// The same, reading the values of one stored sweep run.
+std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord& sweep,
+                                         const SweepSpec& spec);
+
+// "1.20-1.30x" or "0.10x".
+std::string expected_text(const Claim& claim);
+
+}  // namespace gpusweep::host

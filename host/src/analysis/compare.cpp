@@ -1,0 +1,163 @@
+// Comparing configs against a baseline; see compare.hpp.
+#include "analysis/compare.hpp"
+
+#include "support/error.hpp"
+#include "support/stats.hpp"
+
+#include <cmath>
+#include <map>
+#include <numeric>
+
+namespace gpusweep::host {
+
+std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks) {
+  std::map<int64_t, ConfigSamples> by_index;
+  for (const auto& t : store.trials(sweep_id)) {
+    ConfigSamples& c = by_index[t.plan.config_index];
+    c.config_index = t.plan.config_index;
+    if (c.config.is_null()) c.config = Json::parse(t.plan.config_json);
+    ++c.trials;
+    if (t.status != "ok" || !t.summary) {
+      if (c.problem.empty() && t.status != "pending") {
+        c.problem = t.status + (t.error ? ": " + *t.error : std::string());
+      }
+      continue;
+    }
+    ++c.ok;
+    c.unit = t.summary->unit;
+    if (with_blocks) {
+      std::vector<double>& run = c.runs.emplace_back();
+      for (const auto& b : store.blocks(t.id)) {
+        if (b.seconds > 0) run.push_back(b.samples / b.seconds);
+      }
+      c.throughput.insert(c.throughput.end(), run.begin(), run.end());
+    }
+    if (t.summary->quality) c.quality.push_back(*t.summary->quality);
+    if (t.summary->peak_memory_bytes) {
+      c.peak_memory_bytes = std::max(c.peak_memory_bytes.value_or(0), *t.summary->peak_memory_bytes);
+    }
+    if (t.summary->quality_higher_is_better) c.higher_is_better = t.summary->quality_higher_is_better;
+  }
+  std::vector<ConfigSamples> out;
+  for (auto& [idx, c] : by_index) out.push_back(std::move(c));
+  return out;
+}
+
+std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& configs,
+                                           const CompareOptions& options) {
+  const ConfigSamples* base = nullptr;
+  int matches_found = 0;
+  for (const auto& c : configs) {
+    const bool is_base = options.baseline.empty() ? c.config_index == 0
+                                                  : matches(c.config, options.baseline);
+    if (is_base) {
+      ++matches_found;
+      if (base == nullptr) base = &c;
+    }
+  }
+  if (matches_found == 0) {
+    throw UsageError("baseline " + options.baseline.dump() +
+                     " matches none of the sweep's configs; use settings that appear in it");
+  }
+  if (matches_found > 1) {
+    throw UsageError("baseline " + options.baseline.dump() + " matches " +
+                     std::to_string(matches_found) +
+                     " configs; add settings to --baseline to pick one");
+  }
+  double base_quality = 0;
+  const bool have_base_quality = !base->quality.empty();
+  if (have_base_quality) {
+    base_quality = std::accumulate(base->quality.begin(), base->quality.end(), 0.0) /
+                   static_cast<double>(base->quality.size());
+  }
+  std::vector<ComparisonRow> rows;
+  for (const auto& c : configs) {
+    ComparisonRow r;
+    r.config = &c;
+    r.baseline = &c == base;
+    if (!r.baseline && c.throughput.size() >= 2 && base->throughput.size() >= 2) {
+      r.test = mann_whitney_u(base->throughput, c.throughput);
+      r.ratio = base->runs.size() >= 2 && c.runs.size() >= 2
+                    ? ratio_interval_runs(base->runs, c.runs)
+                    : ratio_interval(base->throughput, c.throughput);
+      r.verdict = verdict(*r.test, *r.ratio, options.alpha);
+    }
+    if (!r.baseline && have_base_quality && !c.quality.empty() && base_quality != 0) {
+      const double q = std::accumulate(c.quality.begin(), c.quality.end(), 0.0) /
+                       static_cast<double>(c.quality.size());
+      const double sign = c.higher_is_better.value_or(true) ? 1.0 : -1.0;
+      r.quality_change = sign * (q - base_quality) / std::fabs(base_quality);
+      r.non_inferior = *r.quality_change >= -options.max_quality_loss;
+    }
+    rows.push_back(r);
+  }
+  return rows;
+}
+
+std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid) {
+  std::vector<AblationRow> rows;
+  auto geo_mean_log = [](const std::vector<double>& v) {
+    double s = 0;
+    for (double a : v) s += std::log(a);
+    return s / static_cast<double>(v.size());
+  };
+  for (const auto& [knob, values] : grid.items()) {
+    if (values.size() < 2) continue;
+    // Configs grouped by every setting but this knob, then by its value: each
+    // group holds the configs that differ in this knob alone.
+    std::map<std::string, std::map<std::string, const ConfigSamples*>> groups;
+    for (const auto& c : configs) {
+      if (c.throughput.size() < 2 || !c.config.contains(knob)) continue;
+      Json rest = c.config;
+      rest.erase(knob);
+      groups[rest.dump()][c.config.at(knob).dump()] = &c;
+    }
+    const std::string from_key = values[0].dump();
+    for (size_t vi = 1; vi < values.size(); ++vi) {
+      AblationRow row{knob, values[0], values[vi]};
+      const std::string to_key = values[vi].dump();
+      std::vector<double> log_ratios;
+      std::optional<RatioInterval> single;
+      for (const auto& [rest, by_value] : groups) {
+        auto a = by_value.find(from_key);
+        auto b = by_value.find(to_key);
+        if (a == by_value.end() || b == by_value.end()) continue;
+        log_ratios.push_back(geo_mean_log(b->second->throughput) -
+                             geo_mean_log(a->second->throughput));
+        if (log_ratios.size() == 1) {
+          // The same interval as compare's for this pair: by round when
+          // there are repeats, so that drift between rounds widens it.
+          const ConfigSamples& from = *a->second;
+          const ConfigSamples& to = *b->second;
+          single = from.runs.size() >= 2 && to.runs.size() >= 2
+                       ? ratio_interval_runs(from.runs, to.runs)
+                       : ratio_interval(from.throughput, to.throughput);
+        }
+      }
+      row.pairs = static_cast<int>(log_ratios.size());
+      if (row.pairs == 0) {
+        rows.push_back(row);
+        continue;
+      }
+      const double n = static_cast<double>(log_ratios.size());
+      double mean = 0;
+      for (double l : log_ratios) mean += l / n;
+      row.ratio = std::exp(mean);
+      if (row.pairs == 1) {
+        row.low = single->low;
+        row.high = single->high;
+      } else {
+        double ss = 0;
+        for (double l : log_ratios) ss += (l - mean) * (l - mean);
+        const double se = std::sqrt(ss / (n - 1) / n);
+        const double t = t_quantile(0.975, n - 1);
+        row.low = std::exp(mean - t * se);
+        row.high = std::exp(mean + t * se);
+      }
+      rows.push_back(row);
+    }
+  }
+  return rows;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,73 @@
+// `gpusweep compare`: every config of a sweep against its baseline, with the
+// throughput ratio, its 95% interval, a U test over block samples, a verdict,
+// and the quality change with a non-inferiority check.
+#pragma once
+
+#include "analysis/significance.hpp"
+#include "model/sweep.hpp"
+
+#include <gpusweep/db/store.hpp>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+// One config of a sweep, its repeats pooled.
+struct ConfigSamples {
+  int64_t config_index = 0;
+  Json config;
+  std::vector<double> throughput;  // samples/s of every block of every ok repeat
+  std::vector<std::vector<double>> runs;  // the same, one vector per ok repeat
+  std::vector<double> quality;     // one per ok repeat
+  std::optional<double> peak_memory_bytes;  // the largest of the repeats
+  std::optional<bool> higher_is_better;
+  std::string unit;
+  int64_t trials = 0;
+  int64_t ok = 0;
+  std::string problem;  // status and error of a failed repeat, if any
+};
+
+// Configs with their repeats pooled; without_blocks skips the block samples
+// (throughput and runs stay empty) for callers that need only the summaries.
+std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
+                                          bool with_blocks = true);
+
+struct ComparisonRow {
+  const ConfigSamples* config = nullptr;
+  bool baseline = false;
+  std::optional<UTest> test;
+  std::optional<RatioInterval> ratio;
+  std::optional<Verdict> verdict;
+  std::optional<double> quality_change;  // relative, signed so that > 0 is better
+  std::optional<bool> non_inferior;
+};
+
+struct CompareOptions {
+  Json baseline = Json::object();  // partial config; empty = config #1
+  double alpha = 0.05;
+  double max_quality_loss = 0.01;  // relative
+};
+
+// Throws UsageError when the baseline matches no config or several.
+std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& configs,
+                                           const CompareOptions& options);
+
+// One knob's marginal effect: throughput at `to` over throughput at `from`,
+// holding the other knobs fixed, over every combination of their values.
+struct AblationRow {
+  std::string knob;
+  Json from;
+  Json to;
+  int pairs = 0;        // combinations of the other knobs where both ran ok
+  double ratio = 1;     // geometric mean of the per-combination ratios
+  double low = NAN;     // 95% interval (t on log ratios; one pair: its own interval)
+  double high = NAN;
+};
+
+// For each grid key with several values, each value against the key's first.
+std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid);
+
+}  // namespace gpusweep::host

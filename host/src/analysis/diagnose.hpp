@@ -1,0 +1,57 @@
+// `gpusweep diagnose`'s analysis, apart from running the trial so that it is
+// tested on synthetic timings: where a step's time goes (per phase, from
+// torchkit's phase timers), which resource bounds it, and the settings worth
+// sweeping about it.
+#pragma once
+
+#include "model/manifest.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+// Seconds per measured step in each phase (rest = what no timer covered:
+// the workload's own host code, environment steps, Python-free glue).
+struct PhaseBreakdown {
+  double step_s = 0;
+  double input_wait_s = 0;
+  double host_to_device_s = 0;
+  double forward_s = 0;
+  double backward_s = 0;
+  double optimizer_s = 0;
+  double host_sync_s = 0;
+  double rest_s = 0;
+  double host_syncs_per_step = 0;
+  std::optional<double> flops_per_step;   // from the plugin's stats
+  std::optional<double> peak_flops;       // the matmul probe on the trial's device
+  bool cuda = false;
+
+  std::optional<double> achieved_flops() const;
+  std::optional<double> peak_fraction() const;  // achieved / peak
+};
+
+// The phase totals of the measured steps: the stats at the end less the
+// snapshot after warmup, over `steps` steps taking `seconds` in all.
+PhaseBreakdown breakdown_from_stats(const Json& snapshot, const Json& final_stats, double steps,
+                                    double seconds);
+
+enum class Bottleneck { input, sync, overhead, compute, memory };
+const char* bottleneck_name(Bottleneck b);  // "input-bound", "sync-bound", ...
+
+struct Diagnosis {
+  Bottleneck bottleneck = Bottleneck::compute;
+  std::string why;                 // the numbers behind the verdict
+  std::vector<std::string> notes;  // secondary observations
+};
+
+// Thresholds (shares of the step time): see the definition.
+Diagnosis classify(const PhaseBreakdown& b);
+
+// A grid of the settings worth sweeping for this bottleneck, restricted to
+// settings the workload has (and that apply, on this device), each axis
+// starting at the diagnosed config's value (the baseline).
+Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json& config);
+
+}  // namespace gpusweep::host

@@ -1,0 +1,183 @@
+// Machine facts for `gpusweep doctor`; see doctor.hpp.
+#include "analysis/doctor.hpp"
+
+#include "support/procfs.hpp"
+
+#include <sys/utsname.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace gpusweep::host {
+
+namespace {
+
+bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
+
+std::string file_name(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The BLAS a library path is, or "" when it is none.
+std::string blas_of(const std::string& path) {
+  const std::string file = file_name(path);
+  if (contains(file, "libmkl")) return "mkl";
+  if (contains(path, "openblas-openmp")) return "openblas-openmp";
+  if (contains(path, "openblas-pthread")) return "openblas-pthread";
+  if (contains(path, "openblas-serial")) return "openblas-serial";
+  if (contains(file, "libopenblas")) return "openblas";
+  if (contains(path, "/blis") || contains(file, "libblis")) return "blis";
+  if (contains(path, "/atlas/") || contains(file, "libatlas")) return "atlas";
+  if (file.rfind("libblas.so", 0) == 0) {
+    // Debian's reference BLAS lives in .../blas/libblas.so.3; the optimised
+    // ones register their own folder (openblas-pthread/libblas.so.3).
+    if (contains(path, "/blas/")) return "reference";
+    return "libblas";
+  }
+  return "";
+}
+
+}  // namespace
+
+BlasVerdict classify_blas(const std::vector<std::string>& libraries,
+                          const std::string& alternative) {
+  BlasVerdict v;
+  v.name = "unknown";
+  BlasVerdict reference;
+  for (const auto& lib : libraries) {
+    std::string kind = blas_of(lib);
+    std::string path = lib;
+    if (kind == "libblas" && !alternative.empty()) {
+      // An unresolved libblas.so.3: what the alternative points at.
+      kind = blas_of(alternative);
+      path = alternative;
+      if (kind == "libblas") kind = "reference";
+    }
+    if (kind.empty()) continue;
+    if (kind == "reference" || kind == "libblas") {
+      reference.name = "reference";
+      reference.path = path;
+      continue;
+    }
+    // An optimised BLAS wins over a reference one mapped beside it.
+    v.name = kind;
+    v.path = path;
+    return v;
+  }
+  if (!reference.path.empty()) {
+    v = reference;
+    v.slow = true;
+    v.warning =
+        "LibTorch uses Debian's reference BLAS (" + v.path +
+        "): unoptimised netlib code, 10-50x slower on matmul and convolutions than an "
+        "optimised BLAS, so every CPU number would mostly measure it (a LibTorch linked "
+        "against the system BLAS, such as Debian's libtorch-dev; the torch wheel carries MKL). "
+        "Fix: build against the torch wheel (scripts/install-deps.sh), or apt-get install "
+        "libopenblas0-openmp (it becomes the libblas.so.3 alternative; check with "
+        "update-alternatives --display libblas.so.3-$(gcc -print-multiarch))";
+  }
+  return v;
+}
+
+std::string blas_alternative() {
+  utsname u{};
+  ::uname(&u);
+  const std::string machine = u.machine;
+  const std::string multiarch = machine == "x86_64"    ? "x86_64-linux-gnu"
+                                : machine == "aarch64" ? "aarch64-linux-gnu"
+                                                       : machine + "-linux-gnu";
+  std::error_code ec;
+  const auto resolved =
+      std::filesystem::canonical("/usr/lib/" + multiarch + "/libblas.so.3", ec);
+  return ec ? std::string() : resolved.string();
+}
+
+namespace {
+
+struct Version {
+  int major = -1;
+  int minor = 0;
+  bool known() const { return major >= 0; }
+};
+
+Version parse_version(const std::string& text) {
+  Version v;
+  if (text.empty() || std::isdigit(static_cast<unsigned char>(text[0])) == 0) return v;
+  v.major = std::atoi(text.c_str());
+  const auto dot = text.find('.');
+  if (dot != std::string::npos) v.minor = std::atoi(text.c_str() + dot + 1);
+  return v;
+}
+
+bool older(const Version& a, const Version& b) {
+  return a.major < b.major || (a.major == b.major && a.minor < b.minor);
+}
+
+const char* kCudaOnly =
+    "CUDA-only settings (precision=fp16, tf32, cudnn_benchmark, pin_memory, non_blocking) are "
+    "skipped with the reason, and trials record no GPU figures";
+
+}  // namespace
+
+CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus) {
+  CudaVerdict v;
+  const bool cuda_build = runtime.value("cuda_build", false);
+  const auto cuda = runtime.value("cuda", nlohmann::json::object());
+  const std::string built_for = cuda.value("torch_cuda", "");
+  const std::string driver = cuda.value("driver_cuda", "");
+  const std::string toolkit = cuda.value("toolkit", "");
+  const auto devices = runtime.value("devices", nlohmann::json::array());
+  if (!cuda_build) {
+    v.summary = "LibTorch here is a CPU-only build: device=cuda trials are skipped and "
+                "device=auto runs on the CPU; " + std::string(kCudaOnly);
+    if (nvml_gpus > 0) {
+      v.warnings.push_back(
+          "NVML sees " + std::to_string(nvml_gpus) + " GPU(s) but the plugins were built against "
+          "a CPU-only LibTorch, so no trial can use them: build against a CUDA LibTorch "
+          "(scripts/install-deps.sh installs the torch wheel; rebuild with scripts/build.sh)");
+    }
+    return v;
+  }
+  const Version b = parse_version(built_for);
+  const Version t = parse_version(toolkit);
+  if (b.known() && t.known() && b.major != t.major) {
+    v.warnings.push_back("the plugins were compiled against CUDA toolkit " + toolkit +
+                         " headers but LibTorch was built for CUDA " + built_for +
+                         ": use a toolkit of the same major version (CUDAToolkit_ROOT)");
+  }
+  if (driver.empty()) {
+    v.summary = "no NVIDIA driver, no GPU: LibTorch is a CUDA " + built_for +
+                " build, but device=auto trials run on the CPU and device=cuda trials are "
+                "skipped; " + kCudaOnly;
+    return v;
+  }
+  const Version d = parse_version(driver);
+  if (b.known() && d.known() && d.major < b.major) {
+    v.problems.push_back(
+        "LibTorch was built for CUDA " + built_for + " but the NVIDIA driver supports CUDA " +
+        driver + " at most: CUDA cannot start and every GPU trial fails. Fix: install a driver "
+        "for CUDA " + std::to_string(b.major) + ".x, or a torch built for CUDA " +
+        std::to_string(d.major) + ".x (scripts/install-deps.sh pins the wheel)");
+  } else if (b.known() && d.known() && older(d, b)) {
+    v.warnings.push_back(
+        "LibTorch was built for CUDA " + built_for + " and the driver supports CUDA " + driver +
+        ": it runs under CUDA's minor-version compatibility, but kernels compiled at run time "
+        "from PTX can fail; update the driver to one for CUDA " + built_for + " or newer");
+  }
+  if (devices.empty()) {
+    v.summary = "driver for CUDA " + driver + ", but LibTorch sees no device (CUDA_VISIBLE_DEVICES "
+                "empty, or no GPU): device=auto trials run on the CPU";
+    if (nvml_gpus > 0) v.warnings.push_back("NVML sees GPUs but LibTorch sees none");
+    return v;
+  }
+  v.summary = std::to_string(devices.size()) + " CUDA device(s) visible: device=auto runs on "
+              "cuda:0 (" + devices.front().value("name", "?") + ")";
+  return v;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,286 @@
+// U test, ratio interval and verdicts; see significance.hpp.
+#include "analysis/significance.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <stdexcept>
+
+namespace gpusweep::host {
+
+namespace {
+
+// Midranks of the pooled sample, and the tie-correction term sum(t^3 - t).
+std::vector<double> ranks(const std::vector<double>& pooled, double* tie_term) {
+  std::vector<size_t> order(pooled.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pooled[a] < pooled[b]; });
+  std::vector<double> r(pooled.size());
+  *tie_term = 0;
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i;
+    while (j + 1 < order.size() && pooled[order[j + 1]] == pooled[order[i]]) ++j;
+    const double mid = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
+    for (size_t k = i; k <= j; ++k) r[order[k]] = mid;
+    const double t = static_cast<double>(j - i + 1);
+    *tie_term += t * t * t - t;
+    i = j + 1;
+  }
+  return r;
+}
+
+// P(U >= u) under H0 for sample sizes n1, n2 (no ties): counts of
+// arrangements by U, by the recurrence c(m, n, k) = c(m-1, n, k-n) + c(m, n-1, k).
+double exact_sf(int n1, int n2, double u) {
+  const int max_u = n1 * n2;
+  // counts[m][n] as a vector over k; build incrementally over m.
+  std::vector<std::vector<double>> prev(static_cast<size_t>(n2) + 1);
+  for (int n = 0; n <= n2; ++n) prev[static_cast<size_t>(n)] = {1.0};  // m = 0: U = 0
+  for (int m = 1; m <= n1; ++m) {
+    std::vector<std::vector<double>> cur(static_cast<size_t>(n2) + 1);
+    cur[0] = {1.0};  // n = 0: U = 0
+    for (int n = 1; n <= n2; ++n) {
+      std::vector<double> c(static_cast<size_t>(m * n) + 1, 0.0);
+      const auto& a = prev[static_cast<size_t>(n)];   // c(m-1, n, k-n)
+      const auto& b = cur[static_cast<size_t>(n - 1)];  // c(m, n-1, k)
+      for (size_t k = 0; k < a.size(); ++k) c[k + static_cast<size_t>(n)] += a[k];
+      for (size_t k = 0; k < b.size(); ++k) c[k] += b[k];
+      cur[static_cast<size_t>(n)] = std::move(c);
+    }
+    prev = std::move(cur);
+  }
+  const auto& dist = prev[static_cast<size_t>(n2)];
+  const double total = std::accumulate(dist.begin(), dist.end(), 0.0);
+  double tail = 0;
+  for (int k = max_u; k >= 0 && static_cast<double>(k) >= u - 1e-9; --k) {
+    tail += dist[static_cast<size_t>(k)];
+  }
+  return tail / total;
+}
+
+double normal_sf(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
+
+// Regularised incomplete beta I_x(a, b) by continued fraction (Numerical Recipes).
+double beta_cf(double a, double b, double x) {
+  const double tiny = 1e-300;
+  double c = 1, d = 1 - (a + b) * x / (a + 1);
+  d = 1 / (std::fabs(d) < tiny ? tiny : d);
+  double h = d;
+  for (int m = 1; m <= 300; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((a + m2 - 1) * (a + m2));
+    d = 1 + aa * d;
+    d = 1 / (std::fabs(d) < tiny ? tiny : d);
+    c = 1 + aa / c;
+    c = std::fabs(c) < tiny ? tiny : c;
+    h *= d * c;
+    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1));
+    d = 1 + aa * d;
+    d = 1 / (std::fabs(d) < tiny ? tiny : d);
+    c = 1 + aa / c;
+    c = std::fabs(c) < tiny ? tiny : c;
+    const double del = d * c;
+    h *= del;
+    if (std::fabs(del - 1) < 1e-15) break;
+  }
+  return h;
+}
+
+double incomplete_beta(double a, double b, double x) {
+  if (x <= 0) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
+  if (x < (a + 1) / (a + b + 2)) return front * beta_cf(a, b, x) / a;
+  return 1 - front * beta_cf(b, a, 1 - x) / b;
+}
+
+// Student's t CDF.
+double t_cdf(double t, double df) {
+  const double x = df / (df + t * t);
+  const double tail = 0.5 * incomplete_beta(df / 2, 0.5, x);
+  return t >= 0 ? 1 - tail : tail;
+}
+
+}  // namespace
+
+UTest mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y) {
+  if (x.empty() || y.empty()) throw std::invalid_argument("U test needs values in both samples");
+  const auto n1 = static_cast<double>(x.size());
+  const auto n2 = static_cast<double>(y.size());
+  std::vector<double> pooled = x;
+  pooled.insert(pooled.end(), y.begin(), y.end());
+  double tie_term = 0;
+  const auto r = ranks(pooled, &tie_term);
+  const double r1 = std::accumulate(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(x.size()), 0.0);
+  UTest out;
+  out.u = r1 - n1 * (n1 + 1) / 2;
+  const double u2 = n1 * n2 - out.u;
+  const double u_big = std::max(out.u, u2);
+  const bool ties = tie_term > 0;
+  out.exact = !ties && (x.size() <= 8 || y.size() <= 8);
+  if (out.exact) {
+    out.p = std::min(1.0, 2 * exact_sf(static_cast<int>(x.size()), static_cast<int>(y.size()), u_big));
+    return out;
+  }
+  const double n = n1 + n2;
+  const double mu = n1 * n2 / 2;
+  const double var = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)));
+  if (var <= 0) {
+    out.p = 1;
+    return out;
+  }
+  const double z = (u_big - mu - 0.5) / std::sqrt(var);
+  out.p = std::min(1.0, 2 * normal_sf(z));
+  return out;
+}
+
+namespace {
+
+// Standard normal quantile (Acklam's rational approximation, |error| < 1.2e-9).
+double normal_quantile(double p) {
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                             6.680131188771972e+01, -1.328068155288572e+01};
+  static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                             -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
+  static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                             3.754408661907416e+00};
+  const double lo = 0.02425;
+  if (p < lo) {
+    const double q = std::sqrt(-2 * std::log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1);
+  }
+  if (p > 1 - lo) return -normal_quantile(1 - p);
+  const double q = p - 0.5, r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1);
+}
+
+double t_pdf(double t, double df) {
+  return std::exp(std::lgamma((df + 1) / 2) - std::lgamma(df / 2) - 0.5 * std::log(df * M_PI) -
+                  (df + 1) / 2 * std::log1p(t * t / df));
+}
+
+}  // namespace
+
+double t_quantile(double p, double df) {
+  if (!(p > 0 && p < 1) || !(df > 0)) throw std::invalid_argument("t_quantile domain");
+  // Newton's method from the normal quantile; bisection keeps it bracketed
+  // for the heavy tails of small df.
+  double lo = -1e6, hi = 1e6;
+  double t = normal_quantile(p);
+  for (int i = 0; i < 100; ++i) {
+    const double f = t_cdf(t, df) - p;
+    if (std::fabs(f) < 1e-14) break;
+    (f < 0 ? lo : hi) = t;
+    double next = t - f / t_pdf(t, df);
+    if (!(next > lo && next < hi)) next = (lo + hi) / 2;
+    if (std::fabs(next - t) < 1e-13 * std::max(1.0, std::fabs(t))) {
+      t = next;
+      break;
+    }
+    t = next;
+  }
+  return t;
+}
+
+RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<double>& y,
+                             double level) {
+  if (x.size() < 2 || y.size() < 2) {
+    throw std::invalid_argument("a ratio interval needs at least two values in each sample");
+  }
+  auto log_stats = [](const std::vector<double>& v, double* mean, double* var) {
+    std::vector<double> logs(v.size());
+    std::transform(v.begin(), v.end(), logs.begin(), [](double a) { return std::log(a); });
+    *mean = std::accumulate(logs.begin(), logs.end(), 0.0) / static_cast<double>(v.size());
+    double ss = 0;
+    for (double l : logs) ss += (l - *mean) * (l - *mean);
+    *var = ss / static_cast<double>(v.size() - 1);
+  };
+  double mx, vx, my, vy;
+  log_stats(x, &mx, &vx);
+  log_stats(y, &my, &vy);
+  const double nx = static_cast<double>(x.size()), ny = static_cast<double>(y.size());
+  const double se2 = vx / nx + vy / ny;
+  RatioInterval ci;
+  ci.ratio = std::exp(my - mx);
+  if (se2 <= 0) {
+    ci.low = ci.high = ci.ratio;
+    return ci;
+  }
+  // Welch-Satterthwaite degrees of freedom.
+  const double df = se2 * se2 / ((vx / nx) * (vx / nx) / (nx - 1) + (vy / ny) * (vy / ny) / (ny - 1));
+  const double t = t_quantile(0.5 + level / 2, df);
+  ci.low = std::exp(my - mx - t * std::sqrt(se2));
+  ci.high = std::exp(my - mx + t * std::sqrt(se2));
+  return ci;
+}
+
+RatioInterval ratio_interval_runs(const std::vector<std::vector<double>>& x_runs,
+                                  const std::vector<std::vector<double>>& y_runs, double level) {
+  auto flatten = [](const std::vector<std::vector<double>>& runs) {
+    std::vector<double> all;
+    for (const auto& r : runs) all.insert(all.end(), r.begin(), r.end());
+    return all;
+  };
+  auto run_means = [](const std::vector<std::vector<double>>& runs) {
+    std::vector<double> means;
+    for (const auto& r : runs) {
+      if (r.empty()) continue;
+      double s = 0;
+      for (double v : r) s += std::log(v);
+      means.push_back(std::exp(s / static_cast<double>(r.size())));
+    }
+    return means;
+  };
+  const auto xm = run_means(x_runs);
+  const auto ym = run_means(y_runs);
+  const auto xa = flatten(x_runs);
+  const auto ya = flatten(y_runs);
+  if (xm.size() < 2 || ym.size() < 2) return ratio_interval(xa, ya, level);
+  RatioInterval ci;
+  if (xm.size() == ym.size()) {
+    // Runs are interleaved in rounds (repeat r of every config before repeat
+    // r+1 of any): pair them by round, so that drift common to a round cancels.
+    std::vector<double> log_ratio;
+    for (size_t i = 0; i < xm.size(); ++i) log_ratio.push_back(std::log(ym[i] / xm[i]));
+    const double n = static_cast<double>(log_ratio.size());
+    double mean = 0;
+    for (double l : log_ratio) mean += l / n;
+    double ss = 0;
+    for (double l : log_ratio) ss += (l - mean) * (l - mean);
+    const double half = t_quantile(0.5 + level / 2, n - 1) * std::sqrt(ss / (n - 1) / n);
+    ci.low = std::exp(mean - half);
+    ci.high = std::exp(mean + half);
+  } else {
+    ci = ratio_interval(xm, ym, level);
+  }
+  // The point estimate stays the geometric mean over all values; the interval
+  // is the wider of the run-level and the value-level one.
+  const RatioInterval blocks = ratio_interval(xa, ya, level);
+  ci.ratio = blocks.ratio;
+  ci.low = std::min(ci.low, blocks.low);
+  ci.high = std::max(ci.high, blocks.high);
+  return ci;
+}
+
+Verdict verdict(const UTest& test, const RatioInterval& ci, double alpha) {
+  if (test.p < alpha && ci.low > 1) return Verdict::faster;
+  if (test.p < alpha && ci.high < 1) return Verdict::slower;
+  return Verdict::no_difference;
+}
+
+const char* to_string(Verdict v) {
+  switch (v) {
+    case Verdict::faster: return "faster";
+    case Verdict::slower: return "slower";
+    case Verdict::no_difference: return "no significant difference";
+  }
+  return "?";
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,96 @@
+// `gpusweep merge`: imports shard databases (from `run --shard` or a launch's
+// run folder) into one database, idempotently.
+#include "cli/cli.hpp"
+#include "support/error.hpp"
+#include "cluster/run_dir.hpp"
+
+#include <gpusweep/db/shards.hpp>
+#include <gpusweep/db/store.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace gpusweep::host {
+
+namespace fs = std::filesystem;
+
+int cmd_merge(const Args& args) {
+  po::options_description o;
+  o.add_options()("inputs", po::value<std::vector<std::string>>()->composing(),
+                  "launch run folders and shard databases (positional)");
+  add_db_option(o);
+  po::positional_options_description pos;
+  pos.add("inputs", -1);
+  auto p = parse_command(
+      "merge", "RUN_DIR|SHARD.db ... [--db FILE]",
+      "Imports shard databases (written by `gpusweep run --shard i/n`, by hand or as\n"
+      "the tasks of `gpusweep launch`) into one database: the shards of a run become\n"
+      "one run there, each trial with its environment and Slurm ids. A run folder\n"
+      "stands for all its shards/*.db, and its database (from launch.json) is the\n"
+      "default --db. Merging again changes nothing; a shard still running or killed\n"
+      "gives only its finished trials, the rest stay pending until merged again.",
+      o, pos, args);
+  if (p.help) return 0;
+  const auto& vm = p.vm;
+  if (vm.count("inputs") == 0U) {
+    throw UsageError("gpusweep merge: name the run folders or shard databases to merge (see: "
+                     "gpusweep merge --help)");
+  }
+  std::vector<std::string> shards;
+  std::string db_path = vm["db"].as<std::string>();
+  bool db_from_run_dir = false;
+  for (const auto& in : vm["inputs"].as<std::vector<std::string>>()) {
+    if (fs::is_directory(in)) {
+      const auto files = shard_files(in);
+      if (files.empty()) std::cout << "no shard databases in " << in << "/shards yet\n";
+      shards.insert(shards.end(), files.begin(), files.end());
+      const fs::path info = fs::path(in) / "launch.json";
+      if (vm["db"].defaulted() && !db_from_run_dir && fs::exists(info)) {
+        std::ifstream f(info);
+        const auto j = nlohmann::json::parse(f, nullptr, /*allow_exceptions=*/false);
+        if (j.is_object() && j.contains("db") && j["db"].is_string()) {
+          db_path = j["db"].get<std::string>();
+          db_from_run_dir = true;
+        }
+      }
+    } else if (fs::exists(in)) {
+      shards.push_back(in);
+    } else {
+      throw UsageError("gpusweep merge: '" + in + "' does not exist; pass a launch run folder " +
+                       "or a shard database");
+    }
+  }
+  db::Store store(db_path, db::Connection::Mode::read_write);
+  int64_t imported = 0, already = 0, unfinished = 0;
+  for (const auto& shard : shards) {
+    std::vector<db::MergeResult> results;
+    try {
+      results = db::merge_shard(store, shard);
+    } catch (const db::DbError& e) {
+      throw UsageError(std::string("gpusweep merge: ") + e.what() +
+                       " (shards merged before it are kept; fix or leave out that file)");
+    }
+    for (const auto& r : results) {
+      print_merge(r, std::cout);
+      imported += r.imported;
+      already += r.already;
+      unfinished += r.unfinished;
+    }
+  }
+  std::cout << "merged " << shards.size() << " shard database" << (shards.size() == 1 ? "" : "s")
+            << " into " << db_path << ": " << imported << " trials imported, " << already
+            << " already there";
+  if (unfinished > 0) {
+    std::cout << ", " << unfinished
+              << " unfinished (re-run their shards to finish them, then merge again)";
+  }
+  std::cout << "\n";
+  return 0;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,44 @@
+// `gpusweep report`: the HTML report of a sweep.
+#include "cli/cli.hpp"
+#include "support/error.hpp"
+#include "report/report.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace gpusweep::host {
+
+int cmd_report(const Args& args) {
+  po::options_description o;
+  o.add_options()("sweep", po::value<std::string>(), "sweep name (default: the latest run)");
+  add_db_option(o);
+  o.add_options()("html", po::value<std::string>()->required(), "the HTML file to write");
+  auto p = parse_command(
+      "report", "[--sweep NAME] [--db FILE] --html FILE",
+      "Writes one self-contained HTML file (inline SVG charts, no scripts, no network):\n"
+      "throughput per config with 95% whiskers, speed-up against the baseline, block\n"
+      "throughput distributions, peak memory against throughput with the Pareto front,\n"
+      "quality against speed, the environment, and trials that failed or were skipped.",
+      o, {}, args);
+  if (p.help) return 0;
+  const std::string db_path = p.vm["db"].as<std::string>();
+  if (!std::filesystem::exists(db_path)) {
+    throw UsageError("no database at '" + db_path + "'; pass --db or run a sweep first");
+  }
+  db::Store store(db_path, db::Connection::Mode::read_only);
+  auto sweep = p.vm.count("sweep") != 0U ? store.latest_sweep(p.vm["sweep"].as<std::string>())
+                                         : store.latest_sweep();
+  if (!sweep) throw UsageError("no such sweep in " + db_path + " (list them: gpusweep results --list)");
+  const std::string html = render_report(store, *sweep);
+  const std::string out = p.vm["html"].as<std::string>();
+  {
+    std::ofstream f(out, std::ios::binary);
+    if (!(f << html)) throw Error("cannot write '" + out + "'");
+  }
+  std::cout << "wrote " << out << " (" << html.size() / 1024 << " KiB): sweep '" << sweep->name
+            << "' run " << sweep->id << "\n";
+  return 0;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,66 @@
+// `gpusweep results`: the trials of a sweep as an aligned table.
+#include "cli/cli.hpp"
+#include "support/error.hpp"
+#include "support/format.hpp"
+#include "report/output.hpp"
+#include "report/results.hpp"
+
+#include <gpusweep/db/store.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+namespace gpusweep::host {
+
+int cmd_results(const Args& args) {
+  po::options_description o;
+  o.add_options()("sweep", po::value<std::string>(), "sweep name (default: the latest run)");
+  add_db_option(o);
+  o.add_options()("list", po::bool_switch(), "list the sweeps in the database instead")(
+      "format", po::value<std::string>()->default_value("table"), "table, csv, json or md");
+  po::positional_options_description pos;
+  pos.add("sweep", 1);
+  auto p = parse_command("results", "[--sweep NAME] [--db FILE] [--list]",
+                         "Prints the trials of a sweep: the settings that vary, status,\n"
+                         "throughput (median over blocks) with its coefficient of variation,\n"
+                         "step time, peak memory, quality and the ratio to the baseline.",
+                         o, pos, args);
+  if (p.help) return 0;
+  const std::string db_path = p.vm["db"].as<std::string>();
+  if (!std::filesystem::exists(db_path)) {
+    throw UsageError("no database at '" + db_path + "'; pass --db or run a sweep first");
+  }
+  const OutputFormat format = parse_output_format(p.vm["format"].as<std::string>());
+  db::Store store(db_path, db::Connection::Mode::read_only);
+  if (p.vm["list"].as<bool>()) {
+    std::vector<Json> rows;
+    for (const auto& s : store.sweeps()) {
+      auto st = store.connection().prepare("SELECT count(*) FROM trials WHERE sweep_id = ?");
+      st.bind(1, s.id);
+      st.step();
+      rows.push_back({{"run", s.id}, {"name", s.name}, {"workload", s.workload},
+                      {"status", s.status}, {"trials", st.get_int(0)}, {"created", s.created_at}});
+    }
+    std::cout << render(rows,
+                        {{"run", "run", true, {}}, {"name", "name", false, {}},
+                         {"workload", "workload", false, {}}, {"status", "status", false, {}},
+                         {"trials", "trials", true, {}}, {"created", "created", false, {}}},
+                        format);
+    return 0;
+  }
+  std::optional<db::SweepRecord> sweep = p.vm.count("sweep") != 0U
+                                             ? store.latest_sweep(p.vm["sweep"].as<std::string>())
+                                             : store.latest_sweep();
+  if (!sweep) {
+    std::string names;
+    for (const auto& s : store.sweeps()) names += (names.empty() ? "" : ", ") + s.name;
+    throw UsageError("no sweep " +
+                     (p.vm.count("sweep") != 0U ? "named '" + p.vm["sweep"].as<std::string>() + "' "
+                                                : std::string()) +
+                     "in " + db_path + (names.empty() ? "" : " (sweeps: " + names + ")"));
+  }
+  std::cout << results_table(*sweep, store.trials(sweep->id), format);
+  return 0;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,40 @@
+// `gpusweep worker`: the process side of one trial (not for users).
+#include "cli/cli.hpp"
+#include "protocol/worker_args.hpp"
+#include "worker/worker.hpp"
+
+#include <csignal>
+#include <iostream>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+namespace gpusweep::host {
+
+int cmd_worker(const Args& args) {
+  for (const std::string& a : args) {
+    if (a == "--help" || a == "-h") {
+      std::cout << "usage: gpusweep worker --plugin FILE [--describe | --check --config JSON |\n"
+                   "                       --probe | --config JSON --measure JSON | --serve FD]\n\n"
+                   "Internal: runs one trial in this process and streams JSON events on\n"
+                   "--proto-fd. The host starts it; users do not.\n\n"
+                << worker_options_help();
+      return 0;
+    }
+  }
+  const WorkerArgs w = parse_worker_args(args);
+  // A worker outlives nothing: when the host dies (SIGKILL included) the
+  // kernel kills it too, instead of leaving it to finish a trial nobody will
+  // record. (Started after the host already died, it is orphaned: stop.)
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() == 1) return 1;
+  switch (w.mode) {
+    case WorkerMode::serve:
+      return run_fork_server(w);
+    case WorkerMode::check:
+      return run_check_worker(w);
+    default:
+      return run_worker(w);
+  }
+}
+
+}  // namespace gpusweep::host

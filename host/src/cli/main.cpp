@@ -1,0 +1,108 @@
+// gpusweep: sweeps training-step performance settings over workload plugins
+// and records every measurement in SQLite. Dispatches the subcommands.
+#include "cli/commands.hpp"
+#include "support/version.hpp"
+#include "support/error.hpp"
+
+#include <gpusweep/db/sqlite.hpp>
+
+#include <cstring>
+#include <iostream>
+#include <map>
+
+
+namespace {
+
+using gpusweep::host::Args;
+
+struct Command {
+  int (*fn)(const Args&);
+  const char* summary;
+  bool hidden;
+};
+
+const std::map<std::string, Command>& commands() {
+  using namespace gpusweep::host;
+  static const std::map<std::string, Command> c = {
+      {"run", {cmd_run, "run a sweep file into the results database", false}},
+      {"resume", {cmd_resume, "continue an interrupted sweep from the database", false}},
+      {"plugins", {cmd_plugins, "list workload plugins, show one's settings, --check one", false}},
+      {"new-plugin", {cmd_new_plugin, "write a new workload plugin project to start from", false}},
+      {"compare", {cmd_compare, "compare configs with the baseline: ratio, CI, U test", false}},
+      {"best", {cmd_best, "the best config under constraints, as a sweep snippet", false}},
+      {"sql", {cmd_sql, "run a read-only SQL query on the results", false}},
+      {"export", {cmd_export, "export a sweep's trials or blocks as csv or json", false}},
+      {"report", {cmd_report, "write a self-contained HTML report with charts", false}},
+      {"results", {cmd_results, "print a sweep's trials as a table", false}},
+      {"doctor", {cmd_doctor, "check this machine: CPU, BLAS, LibTorch, GPUs, plugins", false}},
+      {"tune-batch", {cmd_tune_batch, "find the largest and the fastest batch size", false}},
+      {"diagnose", {cmd_diagnose, "where a step's time goes, and what to sweep about it", false}},
+      {"launch", {cmd_launch, "run a sweep as a Slurm job array of shards", false}},
+      {"merge", {cmd_merge, "import shard databases (run --shard, launch) into one", false}},
+      {"worker", {cmd_worker, "internal: run one trial (started by the host)", true}},
+  };
+  return c;
+}
+
+void usage(std::ostream& out) {
+  out << "usage: gpusweep COMMAND [options]   (gpusweep COMMAND --help for details)\n\n"
+         "Measures which training settings make a workload's step fast, under one\n"
+         "protocol, and records every number in SQLite.\n\ncommands:\n";
+  for (const auto& [name, c] : commands()) {
+    if (!c.hidden) out << "  " << name << std::string(12 - name.size(), ' ') << c.summary << "\n";
+  }
+  out << "\nversion " << gpusweep::host::build::version() << " (" << gpusweep::host::build::git_commit() << ")\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    usage(std::cerr);
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    usage(std::cout);
+    return 0;
+  }
+  if (name == "--version") {
+    std::cout << "gpusweep " << gpusweep::host::build::version() << " (" << gpusweep::host::build::git_commit() << ")\n";
+    return 0;
+  }
+  auto it = commands().find(name);
+  if (it == commands().end()) {
+    std::cerr << "gpusweep: unknown command '" << name << "' (see gpusweep --help)\n";
+    return 2;
+  }
+  const Args args(argv + 2, argv + argc);
+  try {
+    return it->second.fn(args);
+  } catch (const gpusweep::UsageError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 2;
+  } catch (const gpusweep::db::DbError& e) {
+    std::cerr << "error: database: " << e.what() << "\n";
+    if ((e.code() & 0xff) == SQLITE_FULL) {
+      // Finished trials are committed one by one; the one being written
+      // rolled back whole. Nothing to repair, only space to free.
+      std::cerr << "the disk holding the results database is full: free some space, then "
+                   "run the same command with --resume to finish (finished trials are kept)\n";
+      return 2;
+    }
+    // A --db the user can fix (not gpusweep's, too new, not writable, not
+    // openable) is a usage error; anything else went wrong underneath.
+    switch (e.code() & 0xff) {
+      case SQLITE_NOTADB:
+      case SQLITE_CANTOPEN:
+      case SQLITE_READONLY:
+      case SQLITE_PERM:
+        return 2;
+      default:
+        return 1;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+}

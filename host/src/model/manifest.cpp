@@ -1,0 +1,175 @@
+// Manifest parsing and value checks; see manifest.hpp.
+#include "model/manifest.hpp"
+
+#include "support/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpusweep::host {
+
+namespace {
+
+std::string required_string(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string() || it->get<std::string>().empty()) {
+    throw Error(std::string("manifest: '") + key + "' must be a non-empty string");
+  }
+  return it->get<std::string>();
+}
+
+std::string optional_string(const Json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::string format_number(double v) {
+  Json j = v;
+  if (std::floor(v) == v && std::fabs(v) < 1e15) j = static_cast<long long>(v);
+  return j.dump();
+}
+
+}  // namespace
+
+PluginManifest PluginManifest::parse(const Json& j) {
+  if (!j.is_object()) throw Error("manifest is not a JSON object");
+  PluginManifest m;
+  m.raw = j;
+  m.name = required_string(j, "name");
+  m.version = required_string(j, "version");
+  m.unit = required_string(j, "unit");
+  m.description = optional_string(j, "description");
+  m.secondary_unit = optional_string(j, "secondary_unit");
+  if (auto q = j.find("quality"); q != j.end() && q->is_object()) {
+    m.quality_metric = optional_string(*q, "metric");
+    m.quality_reference = optional_string(*q, "reference");
+    m.quality_description = optional_string(*q, "description");
+    m.higher_is_better = q->value("higher_is_better", true);
+  }
+  auto params = j.find("params");
+  if (params == j.end() || !params->is_array()) {
+    throw Error("manifest of '" + m.name + "': 'params' must be an array");
+  }
+  for (const auto& pj : *params) {
+    ParamSpec p;
+    p.name = required_string(pj, "name");
+    p.type = required_string(pj, "type");
+    if (p.type != "bool" && p.type != "int" && p.type != "float" && p.type != "string") {
+      throw Error("manifest of '" + m.name + "': parameter '" + p.name + "' has unknown type '" +
+                  p.type + "'");
+    }
+    if (!pj.contains("default")) {
+      throw Error("manifest of '" + m.name + "': parameter '" + p.name + "' has no default");
+    }
+    p.default_value = pj.at("default");
+    p.description = optional_string(pj, "description");
+    if (auto c = pj.find("choices"); c != pj.end() && c->is_array()) {
+      p.choices.assign(c->begin(), c->end());
+    }
+    if (auto v = pj.find("min"); v != pj.end() && v->is_number()) p.min = v->get<double>();
+    if (auto v = pj.find("max"); v != pj.end() && v->is_number()) p.max = v->get<double>();
+    p.common = pj.value("common", false);
+    p.applies = pj.value("applies", true);
+    if (m.find(p.name) != nullptr) {
+      throw Error("manifest of '" + m.name + "': parameter '" + p.name + "' is declared twice");
+    }
+    if (auto problem = check_value(p, p.default_value)) {
+      throw Error("manifest of '" + m.name + "': default of '" + p.name + "' is invalid: " +
+                  *problem);
+    }
+    m.params.push_back(std::move(p));
+  }
+  return m;
+}
+
+const ParamSpec* PluginManifest::find(const std::string& name) const {
+  for (const auto& p : params) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> PluginManifest::param_names() const {
+  std::vector<std::string> names;
+  for (const auto& p : params) names.push_back(p.name);
+  return names;
+}
+
+Json PluginManifest::defaults() const {
+  Json j = Json::object();
+  for (const auto& p : params) j[p.name] = p.default_value;
+  return j;
+}
+
+std::optional<std::string> check_value(const ParamSpec& p, const Json& v) {
+  if (p.type == "bool") {
+    if (!v.is_boolean()) return "expected true or false, got " + v.dump();
+    return std::nullopt;
+  }
+  if (p.type == "string") {
+    if (!v.is_string()) return "expected a string, got " + v.dump();
+  } else if (p.type == "int") {
+    if (!v.is_number_integer()) {
+      if (v.is_number_float() && std::isfinite(v.get<double>())) {
+        return "expected an integer, got " + v.dump() + " (write it without a fraction)";
+      }
+      return "expected an integer, got " + v.dump();
+    }
+  } else if (p.type == "float") {
+    if (!v.is_number() || !std::isfinite(v.get<double>())) {
+      return "expected a finite number, got " + v.dump();
+    }
+  }
+  if (!p.choices.empty() &&
+      std::find(p.choices.begin(), p.choices.end(), v) == p.choices.end()) {
+    std::string list;
+    for (const auto& c : p.choices) list += (list.empty() ? "" : ", ") + c.dump();
+    return v.dump() + " is not one of " + list;
+  }
+  if (v.is_number()) {
+    const double x = v.get<double>();
+    if (p.min && x < *p.min) return v.dump() + " is below the minimum " + format_number(*p.min);
+    if (p.max && x > *p.max) return v.dump() + " is above the maximum " + format_number(*p.max);
+  }
+  return std::nullopt;
+}
+
+namespace {
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+    }
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+}  // namespace
+
+std::optional<std::string> did_you_mean(const std::string& word,
+                                        const std::vector<std::string>& candidates) {
+  std::optional<std::string> best;
+  size_t best_d = std::max<size_t>(2, word.size() / 3) + 1;
+  for (const auto& c : candidates) {
+    const size_t d = edit_distance(word, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
+Json parse_cli_value(const std::string& text) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error&) {
+    return text;
+  }
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,568 @@
+// Sweep parsing, validation and expansion; see sweep.hpp.
+#include "model/sweep.hpp"
+
+#include "model/units.hpp"
+
+#include "support/error.hpp"
+#include "model/hashing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <numeric>
+#include <random>
+#include <set>
+#include <sstream>
+#include <tuple>
+
+namespace gpusweep::host {
+
+namespace {
+
+const std::vector<std::string> kTopKeys = {"name",     "workload", "description", "base",
+                                           "grid",     "measure",  "baseline",    "claims",
+                                           "$comment"};
+const std::vector<std::string> kMeasureKeys = {"warmup_steps", "steps_per_block",
+                                               "blocks",       "repeats",
+                                               "timeout_s",    "eval_every_blocks",
+                                               "order_seed",   "silence_s",
+                                               "max_memory"};
+
+[[noreturn]] void usage(const std::string& source, const std::string& where,
+                        const std::string& what) {
+  throw UsageError(source + ": " + (where.empty() ? "" : where + ": ") + what);
+}
+
+std::string suggestion(const std::string& key, const std::vector<std::string>& known) {
+  if (auto s = did_you_mean(key, known)) return "; did you mean '" + *s + "'?";
+  return "";
+}
+
+// "line L, column C" of a byte offset in text.
+std::string position_of(const std::string& text, size_t offset) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      col = 1;
+    } else {
+      ++col;
+    }
+  }
+  return "line " + std::to_string(line) + ", column " + std::to_string(col);
+}
+
+int64_t measure_int(const std::string& source, const Json& m, const char* key, int64_t fallback,
+                    int64_t min) {
+  auto it = m.find(key);
+  if (it == m.end()) return fallback;
+  if (!it->is_number_integer()) {
+    usage(source, std::string("measure.") + key, "expected an integer, got " + it->dump());
+  }
+  const auto v = it->get<int64_t>();
+  if (v < min) {
+    usage(source, std::string("measure.") + key,
+          std::to_string(v) + " is below the minimum " + std::to_string(min));
+  }
+  return v;
+}
+
+const std::vector<std::string> kClaimKeys = {"claim",  "change", "baseline", "metric",
+                                             "expected", "source", "requires", "$comment"};
+
+// "expected": a ratio (0.5) or a range ([0.2, 0.4]) of positive numbers.
+std::pair<double, double> parse_expected(const std::string& source, const std::string& where,
+                                         const Json& e) {
+  auto positive = [&](const Json& v) {
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>())) {
+      usage(source, where, "expected a positive ratio (changed / baseline), got " + v.dump());
+    }
+    return v.get<double>();
+  };
+  if (e.is_array()) {
+    if (e.size() != 2) {
+      usage(source, where, "a range is two ratios [low, high], for example [1.2, 1.3]; got " + e.dump());
+    }
+    const double lo = positive(e[0]), hi = positive(e[1]);
+    if (lo > hi) usage(source, where, "the range " + e.dump() + " has low above high");
+    return {lo, hi};
+  }
+  const double v = positive(e);
+  return {v, v};
+}
+
+Claim parse_claim(const std::string& source, const std::string& where, const Json& c) {
+  if (!c.is_object()) usage(source, where, "expected an object, got " + c.dump());
+  for (const auto& [key, value] : c.items()) {
+    if (std::find(kClaimKeys.begin(), kClaimKeys.end(), key) == kClaimKeys.end()) {
+      usage(source, where + "." + key,
+            "unknown claim key" + suggestion(key, kClaimKeys) +
+                " (a claim has claim, change, baseline, metric, expected, source, requires)");
+    }
+  }
+  Claim out;
+  // A claim about something no setting expresses (XLA, torch.compile) has no
+  // change, only what it requires.
+  const bool change_optional = c.contains("requires");
+  for (const char* key : {"claim", "change", "expected"}) {
+    if (!c.contains(key) && !(change_optional && std::string(key) == "change")) {
+      usage(source, where + "." + key,
+            std::string("missing; a claim needs \"claim\" (its words), \"change\" (the settings "
+                        "it changes) and \"expected\" (the ratio it promises)"));
+    }
+  }
+  if (!c["claim"].is_string() || c["claim"].get<std::string>().empty()) {
+    usage(source, where + ".claim", "expected the claim in words, got " + c["claim"].dump());
+  }
+  out.text = c["claim"].get<std::string>();
+  if (c.contains("change")) {
+    if (!c["change"].is_object() || c["change"].empty()) {
+      usage(source, where + ".change",
+            "expected an object of the settings the claim changes, got " + c["change"].dump());
+    }
+    out.change = c["change"];
+  }
+  if (auto it = c.find("baseline"); it != c.end()) {
+    if (!it->is_object()) usage(source, where + ".baseline", "expected an object, got " + it->dump());
+    out.baseline = *it;
+  }
+  if (auto it = c.find("metric"); it != c.end()) {
+    const auto& known = claim_metrics();
+    const bool is_stat = it->is_string() && it->get<std::string>().rfind("stat:", 0) == 0 &&
+                         it->get<std::string>().size() > 5;
+    if (!it->is_string() ||
+        (!is_stat && std::find(known.begin(), known.end(), it->get<std::string>()) == known.end())) {
+      const std::string got = it->is_string() ? it->get<std::string>() : it->dump();
+      usage(source, where + ".metric",
+            "unknown metric " + it->dump() + suggestion(got, known) +
+                " (known: throughput, step_time, peak_memory, input_wait, quality, transfer_time, "
+                "gpu_utilization, or stat:NAME for a statistic the plugin reports)");
+    }
+    out.metric = it->get<std::string>();
+  }
+  std::tie(out.low, out.high) = parse_expected(source, where + ".expected", c["expected"]);
+  if (auto it = c.find("source"); it != c.end()) {
+    if (!it->is_string()) usage(source, where + ".source", "expected text, got " + it->dump());
+    out.source = it->get<std::string>();
+  }
+  if (auto it = c.find("requires"); it != c.end()) {
+    if (!it->is_array()) usage(source, where + ".requires", "expected a list, got " + it->dump());
+    const auto& known = claim_features();
+    for (const auto& f : *it) {
+      const std::string name = f.is_string() ? f.get<std::string>() : f.dump();
+      if (!f.is_string() || std::find(known.begin(), known.end(), name) == known.end()) {
+        usage(source, where + ".requires",
+              "unknown feature " + f.dump() + suggestion(name, known) +
+                  " (known: cuda, tensor_cores, xla, torch_compile)");
+      }
+      out.requires.push_back(name);
+    }
+  }
+  return out;
+}
+
+MeasureSpec parse_measure(const std::string& source, const Json& m) {
+  if (!m.is_object()) usage(source, "measure", "expected an object, got " + m.dump());
+  for (const auto& [key, value] : m.items()) {
+    if (std::find(kMeasureKeys.begin(), kMeasureKeys.end(), key) == kMeasureKeys.end()) {
+      usage(source, "measure." + key, "unknown measurement setting" + suggestion(key, kMeasureKeys) +
+                                          " (known: warmup_steps, steps_per_block, blocks, "
+                                          "repeats, timeout_s, silence_s, eval_every_blocks, "
+                                          "order_seed, max_memory)");
+    }
+  }
+  MeasureSpec s;
+  s.warmup_steps = measure_int(source, m, "warmup_steps", s.warmup_steps, 0);
+  s.steps_per_block = measure_int(source, m, "steps_per_block", s.steps_per_block, 1);
+  s.blocks = measure_int(source, m, "blocks", s.blocks, 5);
+  s.repeats = measure_int(source, m, "repeats", s.repeats, 1);
+  s.eval_every_blocks = measure_int(source, m, "eval_every_blocks", s.eval_every_blocks, 0);
+  s.order_seed = static_cast<uint64_t>(measure_int(source, m, "order_seed", 0, 0));
+  for (auto [key, field] : {std::pair<const char*, double*>{"timeout_s", &s.timeout_s},
+                            std::pair<const char*, double*>{"silence_s", &s.silence_s}}) {
+    auto it = m.find(key);
+    if (it == m.end()) continue;
+    if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>())) {
+      usage(source, std::string("measure.") + key,
+            "expected a positive number of seconds, got " + it->dump());
+    }
+    *field = it->get<double>();
+  }
+  if (auto it = m.find("max_memory"); it != m.end()) {
+    const std::string fix = "give a size such as \"2GiB\" or \"512MiB\", or a number of bytes";
+    if (it->is_number()) {
+      s.max_memory_bytes = it->get<double>();
+    } else if (it->is_string()) {
+      try {
+        s.max_memory_bytes = parse_size(it->get<std::string>(), it->dump());
+      } catch (const UsageError& e) {
+        usage(source, "measure.max_memory", std::string(e.what()) + "; " + fix);
+      }
+    } else {
+      usage(source, "measure.max_memory", "expected a size, got " + it->dump() + ": " + fix);
+    }
+    if (!(s.max_memory_bytes >= 1024 * 1024) || !std::isfinite(s.max_memory_bytes)) {
+      usage(source, "measure.max_memory", "the cap " + it->dump() + " is below 1 MiB: " + fix);
+    }
+  }
+  return s;
+}
+
+// Parses JSON refusing duplicate object keys (nlohmann keeps the last one
+// silently, which hides typos in long sweep files).
+Json parse_strict(const std::string& text, const std::string& source) {
+  std::vector<std::set<std::string>> seen;
+  std::string duplicate;
+  auto callback = [&](int /*depth*/, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+        seen.emplace_back();
+        break;
+      case Json::parse_event_t::object_end:
+        if (!seen.empty()) seen.pop_back();
+        break;
+      case Json::parse_event_t::key:
+        if (!seen.empty() && !seen.back().insert(parsed.get<std::string>()).second &&
+            duplicate.empty()) {
+          duplicate = parsed.get<std::string>();
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
+  try {
+    Json j = Json::parse(text, callback, /*allow_exceptions=*/true, /*ignore_comments=*/false);
+    if (!duplicate.empty()) {
+      usage(source, "", "key '" + duplicate + "' appears twice in one object; keep one");
+    }
+    return j;
+  } catch (const Json::parse_error& e) {
+    std::string msg = e.what();
+    // nlohmann's text: "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+    const auto colon = msg.find(": ", msg.find("parse error"));
+    const std::string detail = colon == std::string::npos ? msg : msg.substr(colon + 2);
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+      usage(source, "", "the file is empty; a sweep file is a JSON object (see README.md)");
+    }
+    usage(source, position_of(text, e.byte > 0 ? e.byte - 1 : 0),
+          "not valid JSON: " + detail);
+  } catch (const Json::exception& e) {
+    // A number beyond a double ("1e999") is out_of_range, not a parse error
+    // (found by the fuzzer: it escaped as an internal error).
+    std::string msg = e.what();
+    const auto bracket = msg.find("] ");
+    usage(source, "", (bracket == std::string::npos ? msg : msg.substr(bracket + 2)) +
+                          "; numbers in a sweep file must fit a double");
+  }
+}
+
+}  // namespace
+
+Json MeasureSpec::to_json() const {
+  Json j{{"warmup_steps", warmup_steps}, {"steps_per_block", steps_per_block},
+              {"blocks", blocks},             {"repeats", repeats},
+              {"timeout_s", timeout_s},       {"eval_every_blocks", eval_every_blocks},
+              {"order_seed", order_seed}};
+  // Only when set: sweeps stored before silence_s existed keep their hash
+  // (and stay resumable).
+  if (silence_s != MeasureSpec{}.silence_s) j["silence_s"] = silence_s;
+  if (max_memory_bytes > 0) j["max_memory"] = max_memory_bytes;
+  return j;
+}
+
+const std::vector<std::string>& claim_metrics() {
+  static const std::vector<std::string> m = {"throughput",    "step_time",      "peak_memory",
+                                             "input_wait",    "quality",        "transfer_time",
+                                             "gpu_utilization"};
+  return m;
+}
+
+const std::vector<std::string>& claim_features() {
+  static const std::vector<std::string> f = {"cuda", "tensor_cores", "xla", "torch_compile"};
+  return f;
+}
+
+Json Claim::to_json() const {
+  Json j{{"claim", text}, {"metric", metric}};
+  if (!change.empty()) j["change"] = change;
+  if (!baseline.empty()) j["baseline"] = baseline;
+  j["expected"] = low == high ? Json(low) : Json::array({low, high});
+  if (!source.empty()) j["source"] = source;
+  if (!requires.empty()) j["requires"] = requires;
+  return j;
+}
+
+Json SweepSpec::to_json() const {
+  Json j{{"name", name},         {"workload", workload}, {"description", description},
+         {"base", base},         {"grid", grid},         {"baseline", baseline},
+         {"measure", measure.to_json()}};
+  // Only when present: sweeps stored before claims existed keep their hash.
+  if (!claims.empty()) {
+    j["claims"] = Json::array();
+    for (const auto& c : claims) j["claims"].push_back(c.to_json());
+  }
+  return j;
+}
+
+SweepSpec parse_sweep(const std::string& text, const std::string& source) {
+  const Json j = parse_strict(text, source);
+  if (!j.is_object()) usage(source, "", std::string("the top level must be a JSON object, got ") + j.type_name());
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
+      usage(source, key, "unknown key" + suggestion(key, kTopKeys) +
+                             " (a sweep has name, workload, description, base, grid, measure, "
+                             "baseline, claims)");
+    }
+  }
+  SweepSpec s;
+  s.source = source;
+  for (const char* key : {"name", "workload"}) {
+    auto it = j.find(key);
+    if (it == j.end()) usage(source, key, "missing; add \"" + std::string(key) + "\": \"...\"");
+    if (!it->is_string() || it->get<std::string>().empty()) {
+      usage(source, key, "expected a non-empty string, got " + it->dump());
+    }
+  }
+  s.name = j.at("name").get<std::string>();
+  s.workload = j.at("workload").get<std::string>();
+  if (auto it = j.find("description"); it != j.end()) {
+    if (!it->is_string()) usage(source, "description", "expected a string");
+    s.description = it->get<std::string>();
+  }
+  for (auto [key, target] : {std::pair<const char*, Json*>{"base", &s.base},
+                             {"grid", &s.grid},
+                             {"baseline", &s.baseline}}) {
+    auto it = j.find(key);
+    if (it == j.end()) continue;
+    if (!it->is_object()) usage(source, key, "expected an object, got " + it->dump());
+    *target = *it;
+  }
+  for (const auto& [key, values] : s.grid.items()) {
+    if (!values.is_array() || values.empty()) {
+      usage(source, "grid." + key,
+            "expected a non-empty array of values, got " + values.dump() +
+                " (a single value belongs in \"base\")");
+    }
+  }
+  if (auto it = j.find("measure"); it != j.end()) s.measure = parse_measure(source, *it);
+  if (auto it = j.find("claims"); it != j.end()) {
+    if (!it->is_array()) usage(source, "claims", "expected a list of claims, got " + it->dump());
+    for (size_t i = 0; i < it->size(); ++i) {
+      s.claims.push_back(parse_claim(source, "claims[" + std::to_string(i) + "]", (*it)[i]));
+    }
+  }
+  return s;
+}
+
+SweepSpec load_sweep_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw UsageError(path + ": cannot open the sweep file (does it exist?)");
+  // A sweep file is a few lines; a big one is the wrong file (a results
+  // dump, a dataset), refused before it is read into memory and parsed.
+  constexpr std::streamoff kMaxBytes = 16 << 20;
+  if (const std::streamoff size = in.tellg(); size > kMaxBytes) {
+    char mib[32];
+    std::snprintf(mib, sizeof mib, "%.1f MiB", static_cast<double>(size) / (1 << 20));
+    throw UsageError(path + ": " + mib + " is too big for a sweep file (at most 16 MiB); is it "
+                     "the right file?");
+  }
+  in.seekg(0);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parse_sweep(text.str(), path);
+}
+
+void apply_overrides(SweepSpec& spec, const std::vector<std::string>& sets) {
+  for (const auto& set : sets) {
+    const auto eq = set.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError("--set " + set + ": expected key=value (for example --set batch_size=128)");
+    }
+    const std::string key = set.substr(0, eq);
+    const std::string text = set.substr(eq + 1);
+    if (key == "name" || key == "workload") {
+      (key == "name" ? spec.name : spec.workload) = text;
+    } else if (key.rfind("measure.", 0) == 0) {
+      Json m = spec.measure.to_json();
+      m[key.substr(8)] = parse_cli_value(text);
+      spec.measure = parse_measure("--set", m);
+    } else {
+      spec.base[key] = parse_cli_value(text);
+      spec.grid.erase(key);
+    }
+  }
+}
+
+uint64_t grid_size(const SweepSpec& spec) {
+  uint64_t n = 1;
+  for (const auto& [key, values] : spec.grid.items()) {
+    const uint64_t k = values.size();
+    if (k != 0 && n > std::numeric_limits<uint64_t>::max() / k) {
+      return std::numeric_limits<uint64_t>::max();
+    }
+    n *= k;
+  }
+  return n;
+}
+
+void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
+  // The size first: a billion-config grid is refused with its count, before
+  // any per-value work.
+  const uint64_t n = grid_size(spec);
+  if (n > kMaxConfigs) {
+    usage(spec.source, "grid",
+          "the grid has " + (n == std::numeric_limits<uint64_t>::max() ? std::string("over 2^64")
+                                                                       : std::to_string(n)) +
+              " configurations, more than the " + std::to_string(kMaxConfigs) +
+              " gpusweep runs in one sweep; split it or drop values");
+  }
+  const auto names = manifest.param_names();
+  auto check = [&](const std::string& where, const std::string& key, const Json& value) {
+    const ParamSpec* p = manifest.find(key);
+    if (p == nullptr) {
+      usage(spec.source, where,
+            "'" + key + "' is not a setting of workload '" + manifest.name + "'" +
+                suggestion(key, names) + " (list them with: gpusweep plugins " + manifest.name +
+                ")");
+    }
+    if (auto problem = check_value(*p, value)) usage(spec.source, where, *problem);
+  };
+  for (const auto& [key, value] : spec.base.items()) check("base." + key, key, value);
+  for (const auto& [key, values] : spec.grid.items()) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      check("grid." + key + "[" + std::to_string(i) + "]", key, values[i]);
+    }
+    std::set<std::string> distinct;
+    for (const auto& v : values) {
+      if (!distinct.insert(v.dump()).second) {
+        usage(spec.source, "grid." + key, "value " + v.dump() + " is listed twice");
+      }
+    }
+  }
+  for (const auto& [key, value] : spec.baseline.items()) check("baseline." + key, key, value);
+
+  {
+    // Values that differ only in spelling (1 and 1.0 for a float) make the
+    // same config twice; each config must be distinct.
+    std::map<std::string, size_t> seen;
+    const auto configs = expand_configs(spec, manifest);
+    for (size_t i = 0; i < configs.size(); ++i) {
+      auto [it, fresh] = seen.emplace(canonical_json(configs[i]), i);
+      if (!fresh) {
+        usage(spec.source, "grid",
+              "configs #" + std::to_string(it->second + 1) + " and #" + std::to_string(i + 1) +
+                  " are the same settings (" + configs[i].dump() + "); drop the duplicate value");
+      }
+    }
+  }
+  // Each claim compares two configs of this sweep: both must be in it.
+  if (!spec.claims.empty()) {
+    const auto configs = expand_configs(spec, manifest);
+    auto count = [&](const Json& partial) {
+      return std::count_if(configs.begin(), configs.end(),
+                           [&](const Json& c) { return matches(c, partial); });
+    };
+    for (size_t i = 0; i < spec.claims.size(); ++i) {
+      const Claim& c = spec.claims[i];
+      if (c.change.empty()) continue;  // nothing to compare here (see Claim::requires)
+      const std::string where = "claims[" + std::to_string(i) + "]";
+      for (const auto& [key, value] : c.change.items()) check(where + ".change." + key, key, value);
+      for (const auto& [key, value] : c.baseline.items()) check(where + ".baseline." + key, key, value);
+      Json from = c.baseline.empty() ? spec.baseline : c.baseline;
+      if (from.empty() && !configs.empty()) from = configs.front();
+      Json to = from;
+      for (const auto& [key, value] : c.change.items()) to[key] = value;
+      for (const auto& [what, partial] : {std::pair<const char*, const Json&>{"baseline", from},
+                                          {"changed", to}}) {
+        const auto n_match = count(partial);
+        if (n_match != 1) {
+          usage(spec.source, where,
+                std::string("its ") + what + " config " + partial.dump() + " matches " +
+                    std::to_string(n_match) + " of the sweep's configurations; a claim compares "
+                    "exactly two: put the changed values in the grid, and pin the other knobs "
+                    "in the claim's \"baseline\"");
+        }
+      }
+    }
+  }
+  if (!spec.baseline.empty()) {
+    bool any = false;
+    for (const auto& c : expand_configs(spec, manifest)) any = any || matches(c, spec.baseline);
+    if (!any) {
+      usage(spec.source, "baseline",
+            spec.baseline.dump() + " matches none of the " + std::to_string(n) +
+                " configurations; use values that appear in base or grid");
+    }
+  }
+}
+
+std::vector<Json> expand_configs(const SweepSpec& spec, const PluginManifest& manifest) {
+  Json base = manifest.defaults();
+  for (const auto& [key, value] : spec.base.items()) base[key] = value;
+  std::vector<Json> out{base};
+  for (const auto& [key, values] : spec.grid.items()) {
+    std::vector<Json> next;
+    next.reserve(out.size() * values.size());
+    for (const auto& partial : out) {
+      for (const auto& v : values) {
+        Json c = partial;
+        c[key] = v;
+        next.push_back(std::move(c));
+      }
+    }
+    out = std::move(next);
+  }
+  // A float written as 1 or 1.0 is the same setting: one identity, one hash.
+  for (auto& c : out) {
+    for (const auto& p : manifest.params) {
+      if (p.type == "float" && c[p.name].is_number()) c[p.name] = c[p.name].get<double>();
+    }
+  }
+  return out;
+}
+
+bool matches(const Json& config, const Json& partial) {
+  for (const auto& [key, value] : partial.items()) {
+    auto it = config.find(key);
+    if (it == config.end() || *it != value) return false;
+  }
+  return true;
+}
+
+std::vector<PlannedTrial> plan_trials(const SweepSpec& spec, const PluginManifest& manifest) {
+  const auto configs = expand_configs(spec, manifest);
+  std::vector<PlannedTrial> out;
+  out.reserve(configs.size() * static_cast<size_t>(spec.measure.repeats));
+  std::vector<size_t> order(configs.size());
+  int64_t ordinal = 0;
+  for (int64_t r = 0; r < spec.measure.repeats; ++r) {
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 rng(spec.measure.order_seed * 1000003ULL + static_cast<uint64_t>(r));
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t idx : order) {
+      PlannedTrial t;
+      t.ordinal = ordinal++;
+      t.config_index = static_cast<int64_t>(idx);
+      t.repeat = r;
+      t.config = configs[idx];
+      t.config_hash = config_hash(manifest.name, manifest.version, t.config);
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> varying_keys(const SweepSpec& spec) {
+  std::vector<std::string> keys;
+  for (const auto& [key, values] : spec.grid.items()) {
+    if (values.size() > 1) keys.push_back(key);
+  }
+  return keys;
+}
+
+}  // namespace gpusweep::host

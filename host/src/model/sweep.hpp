@@ -1,0 +1,106 @@
+// Sweep files: parsing, --set overrides, validation against a plugin
+// manifest, grid expansion and the (seeded, interleaved) trial order.
+#pragma once
+
+#include "model/manifest.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+struct MeasureSpec {
+  int64_t warmup_steps = 10;
+  int64_t steps_per_block = 20;
+  int64_t blocks = 10;
+  int64_t repeats = 1;
+  double timeout_s = 600;
+  double silence_s = 30;          // a worker without a heartbeat this long is ended
+  double max_memory_bytes = 0;    // caps what each trial allocates (RLIMIT_AS); 0: no cap
+  int64_t eval_every_blocks = 0;  // 0: evaluate once, after the last block
+  uint64_t order_seed = 0;        // seeds the shuffled trial order
+
+  Json to_json() const;
+};
+
+// A claim from a tuning guide, carried by the sweep that tests it: changing
+// `change` (against `baseline`, or the sweep's baseline) moves `metric` by the
+// `expected` ratio (changed / baseline), according to `source`.
+struct Claim {
+  std::string text;                // the claim in words: "60-80% less transfer time"
+  Json change = Json::object();    // settings that differ from the claim's baseline
+  Json baseline = Json::object();  // partial config; empty: the sweep's baseline
+  std::string metric = "throughput";
+  double low = 1;                  // expected ratio range, low <= high
+  double high = 1;
+  std::string source;              // where the claim comes from
+  std::vector<std::string> requires;  // features the claim needs ("cuda", "xla", ...)
+
+  Json to_json() const;
+};
+
+// Metrics a claim can be about; "stat:NAME" names a statistic the plugin
+// reports. transfer_time and gpu_utilization need a GPU (see claims.hpp).
+const std::vector<std::string>& claim_metrics();
+// Features a claim may require.
+const std::vector<std::string>& claim_features();
+
+struct SweepSpec {
+  std::string source;  // file path, for messages
+  std::string name;
+  std::string workload;
+  std::string description;
+  Json base = Json::object();
+  Json grid = Json::object();
+  Json baseline = Json::object();
+  MeasureSpec measure;
+  std::vector<Claim> claims;
+
+  // The sweep as it will run (after overrides), for the database.
+  Json to_json() const;
+};
+
+// The largest grid gpusweep expands; bigger sweeps are refused up front.
+constexpr uint64_t kMaxConfigs = 100000;
+
+// Parses sweep text. Throws UsageError naming source, the key path or the
+// line and column, and the fix. Duplicate keys are errors.
+SweepSpec parse_sweep(const std::string& text, const std::string& source);
+SweepSpec load_sweep_file(const std::string& path);
+
+// Applies "key=value" overrides: plain keys set base (and pin a grid axis of
+// that name to the one value), "measure.key" sets the protocol, "name" and
+// "workload" replace those.
+void apply_overrides(SweepSpec& spec, const std::vector<std::string>& sets);
+
+// Number of grid points, saturating at UINT64_MAX.
+uint64_t grid_size(const SweepSpec& spec);
+
+// Checks every key and value against the manifest. Throws UsageError.
+void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest);
+
+// Resolved configs (defaults, then base, then the grid point), grid order:
+// the last grid key varies fastest.
+std::vector<Json> expand_configs(const SweepSpec& spec, const PluginManifest& manifest);
+
+// True when every key of partial has the same value in config.
+bool matches(const Json& config, const Json& partial);
+
+struct PlannedTrial {
+  int64_t ordinal = 0;
+  int64_t config_index = 0;
+  int64_t repeat = 0;
+  Json config;
+  std::string config_hash;
+};
+
+// Every config times every repeat. Repeat r of all configs runs before repeat
+// r+1 of any, each round in its own seeded shuffle, so that drift on a noisy
+// machine favours no config.
+std::vector<PlannedTrial> plan_trials(const SweepSpec& spec, const PluginManifest& manifest);
+
+// Keys whose value differs between configs (the grid axes, in order).
+std::vector<std::string> varying_keys(const SweepSpec& spec);
+
+}  // namespace gpusweep::host

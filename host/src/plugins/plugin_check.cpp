@@ -1,0 +1,428 @@
+// Plugin validation for `gpusweep plugins --check`; see plugin_check.hpp.
+#include "protocol/worker_args.hpp"
+#include "plugins/plugin_check.hpp"
+
+#include "support/error.hpp"
+#include "plugins/registry.hpp"
+#include "support/spawn.hpp"
+
+#include <gpusweep/plugin.h>
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+#include <sstream>
+
+namespace gpusweep::host {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using Level = CheckItem::Level;
+
+int CheckReport::count(Level level) const {
+  return static_cast<int>(std::count_if(items.begin(), items.end(),
+                                        [level](const CheckItem& i) { return i.level == level; }));
+}
+
+namespace {
+
+std::vector<Json> events_of(const std::string& proto) {
+  std::vector<Json> out;
+  std::stringstream lines(proto);
+  for (std::string line; std::getline(lines, line);) {
+    try {
+      out.push_back(Json::parse(line));
+    } catch (const Json::parse_error&) {
+      // A torn last line from a worker that died mid-write.
+    }
+  }
+  return out;
+}
+
+// How the worker ended, for a message: "was killed by SIGSEGV (...)".
+std::string how_it_ended(const Captured& c, double timeout_s) {
+  if (c.timed_out) return "did not return within " + number_text(timeout_s) + " s";
+  if (WIFSIGNALED(c.status)) return "crashed the worker: " + signal_description(WTERMSIG(c.status));
+  return "ended the worker (exit code " + std::to_string(WEXITSTATUS(c.status)) + ")";
+}
+
+// Four significant digits: what a person reads in a one-line summary.
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+std::string duration_text(double seconds) {
+  if (seconds < 1e-3) return short_number(seconds * 1e6) + " us";
+  if (seconds < 1) return short_number(seconds * 1e3) + " ms";
+  return short_number(seconds) + " s";
+}
+
+std::string stderr_tail(const Captured& c) {
+  if (c.err.empty()) return "";
+  std::string tail = c.err.size() > 600 ? "..." + c.err.substr(c.err.size() - 600) : c.err;
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == ' ')) tail.pop_back();
+  return "; stderr: " + tail;
+}
+
+std::string call_name(const Json& e) {
+  std::string fn = e.value("fn", "?") + "()";
+  if (e.contains("idx")) fn += " (step " + std::to_string(e["idx"].get<int64_t>() + 1) + ")";
+  return fn;
+}
+
+std::string status_text(const Json& end) {
+  const std::string name = end.value("status_name", "failed");
+  const std::string message = end.value("message", "");
+  return name + (message.empty() ? "" : ": " + message);
+}
+
+// Values of a JSON object that are not finite numbers, as "key (why)".
+std::vector<std::string> non_numbers(const Json& obj) {
+  std::vector<std::string> bad;
+  for (const auto& [k, v] : obj.items()) {
+    if (v.is_null()) {
+      bad.push_back("'" + k + "' is not finite (NaN or infinity)");
+    } else if (!v.is_number()) {
+      bad.push_back("'" + k + "' is " + v.dump() + ", not a number");
+    }
+  }
+  return bad;
+}
+
+std::string join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
+std::string metrics_text(const Json& obj, size_t limit) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : obj.items()) {
+    if (parts.size() == limit) {
+      parts.push_back("...");
+      break;
+    }
+    parts.push_back(k + "=" + (v.is_number_float() ? short_number(v.get<double>()) : v.dump()));
+  }
+  return join(parts, ", ");
+}
+
+void check_smoke(const std::string& path, const std::vector<Json>& events, const Captured& c,
+                 const Json& manifest, const Json& config, int64_t steps, double timeout_s,
+                 CheckItems& out) {
+  std::vector<Json> ends;
+  std::optional<Json> open;  // a call that began and never ended
+  Json runtime;
+  for (const auto& e : events) {
+    const std::string kind = e.value("event", "");
+    if (kind == "begin") open = e;
+    if (kind == "end") {
+      ends.push_back(e);
+      open.reset();
+    }
+    if (kind == "runtime") runtime = e.value("runtime", Json());
+  }
+  const std::string rerun = "reproduce it outside gpusweep's supervision with: gpusweep worker "
+                            "--check --plugin " + path + " --config '" + config.dump() +
+                            "' --proto-fd 1 (under gdb if it crashes)";
+
+  const std::string unit = json_string(manifest, "unit").value_or("").empty()
+                               ? "samples"
+                               : json_string(manifest, "unit").value_or("");
+  const std::string secondary_unit = json_string(manifest, "secondary_unit").value_or("");
+  std::vector<double> samples;
+  std::vector<double> secondary;
+  std::vector<double> step_seconds;
+  CheckItems late;  // what follows the steps, reported after their summary
+  for (const auto& end : ends) {
+    const std::string fn = end.value("fn", "");
+    const bool ok = end.value("status", 1) == GPUSWEEP_STATUS_OK;
+    const double seconds = end.value("seconds", 0.0);
+    if (fn == "create") {
+      if (!ok) {
+        const std::string status = end.value("status_name", "failed");
+        out.problem("create() with the smallest config returned " + status_text(end),
+                    status == "skipped"
+                        ? "the defaults must run on any machine (device auto, fp32, no CUDA-only "
+                          "setting); make the default of the refused setting one that applies"
+                        : "fix the error; " + rerun);
+      } else if (!end.value("instance", false)) {
+        out.problem("create() returned OK without an instance",
+                    "set *out to the new instance before returning GPUSWEEP_STATUS_OK");
+      } else {
+        out.ok("create() with the smallest config took " + duration_text(seconds));
+      }
+    } else if (fn == "step") {
+      if (!ok) {
+        out.problem(call_name(end) + " returned " + status_text(end),
+                    "fix the error; " + rerun);
+        continue;
+      }
+      const Json& s = end.contains("samples") ? end["samples"] : Json();
+      samples.push_back(s.is_number() ? s.get<double>() : std::nan(""));
+      const Json& s2 = end.contains("secondary_samples") ? end["secondary_samples"] : Json();
+      secondary.push_back(s2.is_number() ? s2.get<double>() : std::nan(""));
+      step_seconds.push_back(seconds);
+    } else if (fn == "synchronize" || fn == "destroy") {
+      if (!ok) late.problem(fn + "() returned " + status_text(end), "fix the error; " + rerun);
+    } else if (fn == "evaluate") {
+      if (!ok) {
+        late.problem("evaluate() returned " + status_text(end), "fix the error; " + rerun);
+        continue;
+      }
+      const Json metrics = end.value("metrics", Json());
+      if (!metrics.is_object()) {
+        late.problem("evaluate() returned " + metrics.dump() + ", not a JSON object of numbers",
+                    "return gpusweep::Metrics {{\"name\", value}, ...}");
+        continue;
+      }
+      for (const auto& bad : non_numbers(metrics)) {
+        late.problem("evaluate(): " + bad, "return finite numbers only");
+      }
+      bool complete = true;
+      if (auto q = manifest.find("quality"); q != manifest.end() && q->is_object()) {
+        for (const char* key : {"metric", "reference"}) {
+          const std::string k = json_string(*q, key).value_or("");
+          if (!k.empty() && !metrics.contains(k)) {
+            complete = false;
+            late.problem("evaluate() did not return '" + k + "', the manifest's quality " + key,
+                        "return it from evaluate() ({\"" + k + "\", value}), or change "
+                        "m.quality." + key);
+          }
+        }
+      }
+      if (complete) late.ok("evaluate(): " + metrics_text(metrics, 6));
+    } else if (fn == "stats") {
+      if (!ok) {
+        late.problem("stats() returned " + status_text(end), "fix the error; " + rerun);
+        continue;
+      }
+      const Json stats = end.value("stats", Json());
+      if (!stats.is_object()) {
+        late.problem("stats() returned " + stats.dump() + ", not a JSON object of numbers",
+                    "return gpusweep::Metrics from stats()");
+        continue;
+      }
+      for (const auto& bad : non_numbers(stats)) {
+        late.problem("stats(): " + bad, "return finite numbers only");
+      }
+      if (!stats.contains("peak_memory_bytes")) {
+        late.note("stats() reports no peak_memory_bytes, so the memory columns stay empty",
+                 "derive from torchkit::TorchWorkload (it reports peak memory), or add "
+                 "torchkit::peak_memory_bytes(device) to stats()");
+      }
+    }
+  }
+  if (!samples.empty()) {
+    const auto n = static_cast<int64_t>(samples.size());
+    const bool all_zero =
+        std::all_of(samples.begin(), samples.end(), [](double v) { return v == 0; });
+    const bool any_bad = std::any_of(samples.begin(), samples.end(),
+                                     [](double v) { return !std::isfinite(v) || v < 0; });
+    if (all_zero) {
+      out.problem("step() reported 0 samples in each of its " + std::to_string(n) + " steps",
+                  "return what the step processed, in the manifest's unit (" + unit +
+                      "): return {/*samples=*/double(batch_size), /*secondary_samples=*/0}; "
+                      "throughput is samples per second, so 0 makes every trial's throughput 0");
+    } else if (any_bad) {
+      out.problem("step() reported a negative or non-finite number of samples",
+                  "return the count of samples the step processed (>= 0)");
+    } else {
+      std::vector<double> sorted = step_seconds;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      const bool same = std::all_of(samples.begin(), samples.end(),
+                                    [&](double v) { return v == samples.front(); });
+      out.ok("step() x" + std::to_string(n) + ": " +
+             (same ? number_text(samples.front()) + " " + unit + " each"
+                   : "between " + number_text(*std::min_element(samples.begin(), samples.end())) +
+                         " and " + number_text(*std::max_element(samples.begin(), samples.end())) +
+                         " " + unit) +
+             ", median " + duration_text(median));
+      if (std::any_of(samples.begin(), samples.end(), [](double v) { return v == 0; })) {
+        out.note("some steps reported 0 samples",
+                 "fine if those steps really process nothing; each step should be one unit of "
+                 "training work (see docs/writing-plugins.md, \"What one step is\")");
+      }
+    }
+    const bool any_secondary =
+        std::any_of(secondary.begin(), secondary.end(), [](double v) { return v != 0; });
+    if (!secondary_unit.empty() && !any_secondary) {
+      out.note("the manifest declares secondary_unit '" + secondary_unit +
+                   "' but step() reported 0 of it",
+               "return it as StepResult::secondary_samples, or drop m.secondary_unit");
+    } else if (secondary_unit.empty() && any_secondary) {
+      out.note("step() reports secondary samples but the manifest has no secondary_unit",
+               "set m.secondary_unit so that they are shown, or return 0");
+    }
+  }
+  for (auto& item : late.all()) out.all().push_back(std::move(item));
+  if (open) {
+    out.problem(call_name(*open) + " " + how_it_ended(c, timeout_s) + stderr_tail(c), rerun);
+  }
+  // Every call returned: say so once rather than per function.
+  const bool all_ok = std::all_of(ends.begin(), ends.end(), [](const Json& e) {
+    return e.value("status", 1) == GPUSWEEP_STATUS_OK;
+  });
+  if (!open && all_ok && static_cast<int64_t>(samples.size()) == steps && !ends.empty() &&
+      ends.back().value("fn", "") == "destroy") {
+    out.ok("synchronize(), stats() and destroy() returned");
+  }
+  if (runtime.is_object() && runtime.empty()) {
+    out.note("runtime() reports nothing, so the environment table lacks LibTorch's details",
+             "derive from torchkit::TorchWorkload (its runtime() reports them)");
+  } else if (!runtime.is_null() && !runtime.is_object()) {
+    out.problem("runtime() returned " + runtime.dump().substr(0, 80) + ", not a JSON object",
+                "return a JSON object (\"{}\" when unknown)");
+  }
+  if (!open && c.timed_out) {
+    out.problem("the smoke run did not finish within " + number_text(timeout_s) + " s",
+                "make setup and steps quicker at the smallest config, or pass --timeout-s");
+  }
+}
+
+}  // namespace
+
+CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s) {
+  CheckReport report;
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) {
+    throw UsageError("plugins --check: no plugin file at '" + path +
+                     "' (give the path of a gpusweep_<name>.so)");
+  }
+  report.path = fs::absolute(path).lexically_normal().string();
+  CheckItems out;
+
+  const std::string file = fs::path(path).filename().string();
+  std::string expected;
+  if (file.size() > 12 && file.rfind("gpusweep_", 0) == 0 &&
+      file.compare(file.size() - 3, 3, ".so") == 0) {
+    expected = file.substr(9, file.size() - 12);
+  } else {
+    out.problem("the file name " + file + " is not gpusweep_<name>.so",
+                "the host only finds files named gpusweep_<name>.so; build it with "
+                "gpusweep_add_plugin(<name> ...), which names it so");
+  }
+
+  // 1. Load and read the manifest, as the registry does.
+  WorkerArgs describe;
+  describe.mode = WorkerMode::describe;
+  describe.plugin_path = report.path;
+  const Captured d = run_captured(describe.to_argv(), timeout_s);
+  Json loaded;
+  Json failure;
+  for (const auto& e : events_of(d.proto)) {
+    if (e.value("event", "") == "loaded") loaded = e;
+    if (e.value("event", "") == "result") failure = e;
+  }
+  const std::string host_abi =
+      std::to_string(GPUSWEEP_ABI_MAJOR) + "." + std::to_string(GPUSWEEP_ABI_MINOR);
+  if (loaded.is_null()) {
+    if (failure.is_object()) {
+      const std::string reason = failure.value("reason", failure.value("message", ""));
+      std::string fix = "rebuild it against this gpusweep's SDK (find_package(gpusweep) from this "
+                        "installation)";
+      if (reason.find("cannot load") != std::string::npos) {
+        fix = "a missing library or undefined symbol: check `ldd -r " + report.path +
+              "`; gpusweep_add_plugin links with --no-undefined so that this shows at build time";
+      } else if (reason.find("not a gpusweep plugin") != std::string::npos) {
+        fix = "export the entry with GPUSWEEP_EXPORT_WORKLOAD(YourClass) in one source file";
+      }
+      out.problem("it does not load: " + reason, fix);
+    } else {
+      out.problem("loading it " + how_it_ended(d, timeout_s) + stderr_tail(d),
+                  "something runs when the library loads (a static initialiser, or "
+                  "gpusweep_plugin_entry itself) and fails; entry must be cheap and side-effect "
+                  "free");
+    }
+    report.items = std::move(out.all());
+    return report;
+  }
+  const std::string abi = loaded.value("abi", "?");
+  out.ok("loads in a worker process: plugin ABI " + abi + ", this gpusweep's ABI " + host_abi);
+
+  // 2. The manifest, every problem at once (the worker passes text that is
+  // not JSON on as {"unparsed": text}).
+  const Json manifest = loaded.value("manifest", Json());
+  if (manifest.is_object() && manifest.contains("unparsed") && manifest["unparsed"].is_string()) {
+    std::string why;
+    try {
+      [[maybe_unused]] const Json parsed = Json::parse(manifest["unparsed"].get<std::string>());
+    } catch (const Json::parse_error& e) {
+      why = e.what();
+    }
+    out.problem("the manifest is not valid JSON (" + why + ")",
+                "build the manifest with gpusweep::Manifest and GPUSWEEP_EXPORT_WORKLOAD, which "
+                "write valid JSON; a hand-written manifest() must return one complete JSON "
+                "object");
+    report.items = std::move(out.all());
+    return report;
+  }
+  const auto manifest_items = check_manifest(manifest, expected);
+  const bool manifest_ok =
+      std::none_of(manifest_items.begin(), manifest_items.end(),
+                   [](const CheckItem& i) { return i.level == Level::problem; });
+  if (manifest_ok) {
+    std::string quality;
+    if (manifest.contains("quality") && manifest["quality"].is_object()) {
+      const auto metric = json_string(manifest["quality"], "metric").value_or("");
+      if (!metric.empty()) {
+        quality = ", quality " + metric + " (" +
+                  (manifest["quality"].value("higher_is_better", true) ? "higher" : "lower") +
+                  " is better)";
+      }
+    }
+    out.ok("manifest: " + manifest.value("name", "") + " " + manifest.value("version", "") +
+           ", throughput in " + manifest.value("unit", "") + "/s, " +
+           std::to_string(manifest["params"].size()) +
+           (manifest["params"].size() == 1 ? " parameter" : " parameters") + quality);
+  }
+  for (const auto& item : manifest_items) out.all().push_back(item);
+
+  // 3. The smoke run, in a second worker.
+  report.config = smallest_config(manifest);
+  WorkerArgs check;
+  check.mode = WorkerMode::check;
+  check.plugin_path = report.path;
+  check.config_json = report.config.dump();
+  check.check_steps = steps;
+  const Captured s = run_captured(check.to_argv(), timeout_s);
+  check_smoke(report.path, events_of(s.proto), s, manifest, report.config, steps, timeout_s, out);
+  report.items = std::move(out.all());
+  return report;
+}
+
+std::string render_check(const CheckReport& r) {
+  std::ostringstream os;
+  os << "checking " << r.path << "\n";
+  for (const auto& item : r.items) {
+    const char* mark = item.level == Level::ok ? "ok     " : item.level == Level::note ? "note   "
+                                                                                       : "PROBLEM";
+    os << "  " << mark << "  " << item.what << "\n";
+    if (!item.fix.empty()) os << "           fix: " << item.fix << "\n";
+  }
+  if (!r.config.is_null()) {
+    std::string small;
+    if (r.config.contains("batch_size")) {
+      small = " (batch_size=" + r.config["batch_size"].dump() + ")";
+    }
+    os << "smoke run config: defaults" << small << "\n";
+  }
+  const int problems = r.problems();
+  const int notes = r.count(Level::note);
+  if (problems == 0) {
+    os << "no problems found" << (notes > 0 ? " (" + std::to_string(notes) + " notes)" : "")
+       << "\n";
+  } else {
+    os << problems << (problems == 1 ? " problem" : " problems") << " found\n";
+  }
+  return os.str();
+}
+
+}  // namespace gpusweep::host

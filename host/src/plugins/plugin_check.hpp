@@ -1,0 +1,33 @@
+// `gpusweep plugins --check`: validates one plugin file thoroughly (ABI,
+// manifest schema, and a smoke run of every table function in a worker
+// process) and reports every problem found with its fix.
+#pragma once
+
+#include "plugins/manifest_check.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+struct CheckReport {
+  std::string path;
+  nlohmann::json config;  // the smoke run's config (null when it did not run)
+  std::vector<CheckItem> items;
+
+  int count(CheckItem::Level level) const;
+  int problems() const { return count(CheckItem::Level::problem); }
+};
+
+// Loads path in a worker process, checks its manifest, then smoke-runs
+// create, `steps` x step, synchronize, evaluate, stats and destroy with the
+// smallest config in a second worker (killed after timeout_s).
+CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s);
+
+// The report for people: one line per item, fixes indented below.
+std::string render_check(const CheckReport& report);
+
+}  // namespace gpusweep::host

@@ -1,0 +1,182 @@
+// Plugin discovery and description; see registry.hpp.
+#include "plugins/registry.hpp"
+
+#include <sys/stat.h>
+
+#include <iostream>
+
+#include "support/version.hpp"
+#include "support/error.hpp"
+#include "model/hashing.hpp"
+#include "protocol/worker_args.hpp"
+#include "support/capture.hpp"
+#include "support/spawn.hpp"
+
+#include <poll.h>
+#include <sys/wait.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+
+namespace gpusweep::host {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kPrefix = "gpusweep_";
+constexpr const char* kSuffix = ".so";
+
+// True when exe is the binary in this build's tree (not an installed copy).
+bool running_from_build_tree(const fs::path& exe) {
+  if (std::string(build::build_dir()).empty()) return false;
+  std::error_code ec;
+  return fs::equivalent(exe.parent_path(), build::build_dir(), ec);
+}
+
+}  // namespace
+
+Registry::Registry(std::vector<std::string> extra_dirs) : dirs_(std::move(extra_dirs)) {
+  if (const char* env = std::getenv("GPUSWEEP_PLUGIN_PATH")) {
+    std::stringstream ss(env);
+    for (std::string d; std::getline(ss, d, ':');) {
+      if (!d.empty()) dirs_.push_back(d);
+    }
+  }
+  try {
+    const fs::path exe = self_executable();
+    // The build's plugins only for the build's binary: an installed gpusweep
+    // sees exactly what is installed beside it.
+    if (running_from_build_tree(exe) && !std::string(build::build_plugin_dir()).empty()) {
+      dirs_.push_back(build::build_plugin_dir());
+    }
+    dirs_.push_back((exe.parent_path().parent_path() / build::install_plugin_dir()).string());
+  } catch (const Error&) {
+    // Without /proc neither default folder is searched.
+  }
+}
+
+namespace {
+// Anyone who can write to a plugin folder can run code as the user who runs
+// gpusweep. Said once per folder and process, on stderr.
+void warn_if_writable_by_others(const std::string& dir) {
+  static std::set<std::string> warned;
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0 || (st.st_mode & S_IWOTH) == 0) return;
+  if (!warned.insert(dir).second) return;
+  std::cerr << "warning: plugin folder " << dir << " is writable by every user: anyone can put "
+            << "code there that gpusweep will run; fix with: chmod o-w '" << dir << "'\n";
+}
+}  // namespace
+
+std::vector<PluginFile> Registry::list() const {
+  std::vector<PluginFile> out;
+  std::set<std::string> seen;
+  for (const auto& dir : dirs_) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    warn_if_writable_by_others(dir);
+    std::vector<PluginFile> here;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      const std::string file = entry.path().filename().string();
+      if (file.rfind(kPrefix, 0) != 0 || file.size() <= std::string(kPrefix).size() + 3 ||
+          file.substr(file.size() - 3) != kSuffix) {
+        continue;
+      }
+      const std::string name =
+          file.substr(std::string(kPrefix).size(), file.size() - std::string(kPrefix).size() - 3);
+      here.push_back({name, fs::absolute(entry.path()).string()});
+    }
+    std::sort(here.begin(), here.end(),
+              [](const PluginFile& a, const PluginFile& b) { return a.name < b.name; });
+    for (auto& p : here) {
+      if (seen.insert(p.name).second) out.push_back(std::move(p));
+    }
+  }
+  return out;
+}
+
+std::optional<PluginFile> Registry::find(const std::string& name) const {
+  for (auto& p : list()) {
+    if (p.name == name) return p;
+  }
+  return std::nullopt;
+}
+
+PluginInfo Registry::describe(const std::string& name) const {
+  auto file = find(name);
+  if (!file) {
+    std::vector<std::string> names;
+    for (const auto& p : list()) names.push_back(p.name);
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    std::string dirs;
+    for (const auto& d : dirs_) dirs += (dirs.empty() ? "" : ":") + d;
+    std::string hint;
+    if (auto s = did_you_mean(name, names)) hint = "; did you mean '" + *s + "'?";
+    throw UsageError("unknown workload '" + name + "'" + hint + " (plugins found: " +
+                     (known.empty() ? "none" : known) + "; searched " + dirs +
+                     "; add folders with --plugin-path or GPUSWEEP_PLUGIN_PATH)");
+  }
+  return describe_file(*file);
+}
+
+PluginInfo Registry::describe_file(const PluginFile& file) const {
+  WorkerArgs describe;
+  describe.mode = WorkerMode::describe;
+  describe.plugin_path = file.path;
+  const Captured c = run_captured(describe.to_argv(), 120);
+  Json loaded;
+  std::string failure;
+  std::string reason;
+  std::stringstream lines(c.proto);
+  for (std::string line; std::getline(lines, line);) {
+    try {
+      Json e = Json::parse(line);
+      if (e.value("event", "") == "loaded") loaded = e;
+      if (e.value("event", "") == "result") {
+        failure = e.value("message", "");
+        reason = e.value("reason", failure);
+      }
+    } catch (const Json::parse_error&) {
+      // Only the worker writes here; ignore a torn last line.
+    }
+  }
+  if (loaded.is_null()) {
+    std::string why = failure;
+    if (why.empty()) {
+      why = c.timed_out ? "it did not answer within 120 s"
+            : WIFSIGNALED(c.status)
+                ? "the worker was killed by " + signal_description(WTERMSIG(c.status))
+                : "the worker exited with code " + std::to_string(WEXITSTATUS(c.status));
+      if (!c.err.empty()) why += "; stderr: " + c.err.substr(0, 500);
+    }
+    throw PluginError("plugin '" + file.name + "' (" + file.path + ") does not load: " + why,
+                      reason.empty() ? why : reason);
+  }
+  PluginInfo info;
+  info.file = file;
+  try {
+    info.manifest = PluginManifest::parse(loaded.at("manifest"));
+  } catch (const Error& e) {
+    throw PluginError("plugin '" + file.name + "' (" + file.path + ") has a bad " + e.what(),
+                      std::string("bad ") + e.what());
+  }
+  if (info.manifest.name != file.name) {
+    throw Error("plugin file '" + file.path + "' names itself '" + info.manifest.name +
+                "'; rename the file to gpusweep_" + info.manifest.name + ".so");
+  }
+  info.runtime = loaded.value("runtime", Json::object());
+  info.abi = loaded.value("abi", "");
+  info.hash = hash_file(file.path);
+  return info;
+}
+
+}  // namespace gpusweep::host

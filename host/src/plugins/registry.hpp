@@ -1,0 +1,60 @@
+// Finding plugins on the plugin path and reading their manifests. The host
+// never loads a plugin itself (a LibTorch plugin would pull LibTorch into the
+// host): a short-lived `gpusweep worker --describe` process reports it.
+#pragma once
+
+#include "support/error.hpp"
+#include "model/manifest.hpp"
+#include "support/capture.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+struct PluginFile {
+  std::string name;  // workload name from the file name: gpusweep_<name>.so
+  std::string path;
+};
+
+struct PluginInfo {
+  PluginFile file;
+  PluginManifest manifest;
+  Json runtime;
+  std::string abi;
+  std::string hash;  // of the .so file
+};
+
+// A plugin that does not load: reason() is the why, without the file name.
+class PluginError : public Error {
+ public:
+  PluginError(const std::string& what, std::string reason)
+      : Error(what), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+class Registry {
+ public:
+  // extra_dirs (--plugin-path) come first, then GPUSWEEP_PLUGIN_PATH, then
+  // the build's plugin folder (only for the binary in the build tree), then
+  // the install folder next to the binary (<prefix>/lib/gpusweep/plugins).
+  explicit Registry(std::vector<std::string> extra_dirs);
+
+  const std::vector<std::string>& search_path() const { return dirs_; }
+  // Every plugin file found; the first of a name along the path wins.
+  std::vector<PluginFile> list() const;
+  std::optional<PluginFile> find(const std::string& name) const;
+  // Describes a plugin by name; throws UsageError for an unknown name (with
+  // the known ones and a did-you-mean), Error when the plugin does not load.
+  PluginInfo describe(const std::string& name) const;
+  PluginInfo describe_file(const PluginFile& file) const;
+
+ private:
+  std::vector<std::string> dirs_;
+};
+
+}  // namespace gpusweep::host

@@ -1,0 +1,146 @@
+// The worker's command line; see worker_args.hpp.
+#include "protocol/worker_args.hpp"
+
+#include "support/error.hpp"
+
+#include <cstdlib>
+#include <sstream>
+
+namespace gpusweep::host {
+
+namespace {
+
+struct Mode {
+  WorkerMode mode;
+  const char* flag;
+};
+constexpr Mode kModes[] = {{WorkerMode::describe, "--describe"},
+                           {WorkerMode::check, "--check"},
+                           {WorkerMode::probe, "--probe"}};
+
+std::string number(double v) {
+  std::ostringstream s;
+  s.precision(17);
+  s << v;
+  return s.str();
+}
+
+double to_double(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || *end != '\0') {
+    throw UsageError("worker: " + option + " takes a number, not '" + text + "'");
+  }
+  return v;
+}
+
+int64_t to_int(const std::string& option, const std::string& text) {
+  char* end = nullptr;
+  const long long v = std::strtoll(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0') {
+    throw UsageError("worker: " + option + " takes an integer, not '" + text + "'");
+  }
+  return v;
+}
+
+}  // namespace
+
+bool WorkerArgs::servable() const {
+  return mode == WorkerMode::trial && !diagnose && probe_matmul_s <= 0;
+}
+
+std::vector<std::string> WorkerArgs::to_argv() const {
+  std::vector<std::string> a = {"worker", "--plugin", plugin_path};
+  for (const Mode& m : kModes) {
+    if (m.mode == mode) a.emplace_back(m.flag);
+  }
+  if (mode == WorkerMode::serve) a.insert(a.end(), {"--serve", std::to_string(serve_fd)});
+  if (proto_fd != 3) a.insert(a.end(), {"--proto-fd", std::to_string(proto_fd)});
+  if (mode == WorkerMode::check) a.insert(a.end(), {"--check-steps", std::to_string(check_steps)});
+  if (config_json != "{}") a.insert(a.end(), {"--config", config_json});
+  if (measure_json != "{}") a.insert(a.end(), {"--measure", measure_json});
+  if (max_memory_bytes > 0) a.insert(a.end(), {"--max-memory", number(max_memory_bytes)});
+  if (diagnose) a.emplace_back("--diagnose");
+  if (probe_matmul_s > 0) a.insert(a.end(), {"--probe-matmul", number(probe_matmul_s)});
+  return a;
+}
+
+WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
+  WorkerArgs w;
+  bool have_plugin = false;
+  std::string mode_flag;
+  auto set_mode = [&](WorkerMode m, const std::string& flag) {
+    if (!mode_flag.empty() && mode_flag != flag) {
+      throw UsageError("worker: " + mode_flag + " and " + flag + " cannot be combined");
+    }
+    w.mode = m;
+    mode_flag = flag;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string key = args[i];
+    std::string value;
+    bool inline_value = false;
+    if (const auto eq = key.find('='); key.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = key.substr(eq + 1);
+      key = key.substr(0, eq);
+      inline_value = true;
+    }
+    auto take = [&]() -> const std::string& {
+      if (inline_value) return value;
+      if (i + 1 >= args.size()) throw UsageError("worker: " + key + " needs a value");
+      return args[++i];
+    };
+    bool is_mode = false;
+    for (const Mode& m : kModes) {
+      if (key == m.flag) {
+        set_mode(m.mode, key);
+        is_mode = true;
+      }
+    }
+    if (is_mode) continue;
+    if (key == "--plugin") {
+      w.plugin_path = take();
+      have_plugin = true;
+    } else if (key == "--serve") {
+      w.serve_fd = static_cast<int>(to_int(key, take()));
+      set_mode(WorkerMode::serve, key);
+    } else if (key == "--proto-fd") {
+      w.proto_fd = static_cast<int>(to_int(key, take()));
+    } else if (key == "--check-steps") {
+      w.check_steps = to_int(key, take());
+    } else if (key == "--config") {
+      w.config_json = take();
+    } else if (key == "--measure") {
+      w.measure_json = take();
+    } else if (key == "--max-memory") {
+      w.max_memory_bytes = to_double(key, take());
+    } else if (key == "--diagnose") {
+      w.diagnose = true;
+    } else if (key == "--probe-matmul") {
+      w.probe_matmul_s = to_double(key, take());
+    } else {
+      throw UsageError("worker: unknown option '" + args[i] + "' (see `gpusweep worker --help`)");
+    }
+  }
+  if (!have_plugin) throw UsageError("worker: --plugin FILE is required");
+  return w;
+}
+
+std::string worker_options_help() {
+  return "  --plugin FILE        the plugin to load (required)\n"
+         "  --describe           report manifest and runtime, then exit\n"
+         "  --check              smoke-test every function of the plugin with --config\n"
+         "  --check-steps N      steps of the --check smoke test (5)\n"
+         "  --probe              load the plugin, report mapped libraries (and --probe-matmul)\n"
+         "  --serve FD           fork server: load the plugin once, then fork a trial worker\n"
+         "                       per request read from this descriptor (run/fork_server.hpp)\n"
+         "  --config JSON        resolved trial config ({})\n"
+         "  --measure JSON       the measurement protocol ({})\n"
+         "  --proto-fd FD        file descriptor for protocol events (3)\n"
+         "  --max-memory BYTES   cap on what the trial allocates beyond the loaded plugin\n"
+         "                       (0: none)\n"
+         "  --diagnose           time the step's phases (torchkit) and report them\n"
+         "  --probe-matmul S     seconds of the matmul peak measurement (0: none)\n";
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,51 @@
+// How the host starts a worker process: `gpusweep worker ARGS`. One struct
+// writes the command line (to_argv) and reads it back (parse_worker_args),
+// so that no one builds or scans a worker's argv by hand.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+enum class WorkerMode {
+  trial,     // run one trial and report its blocks (the default)
+  describe,  // only load and report manifest + runtime (the registry)
+  check,     // smoke-test every table function (`plugins --check`)
+  probe,     // only load, then report mapped libraries and the matmul peak (`doctor`)
+  serve,     // a fork server reading requests on serve_fd (run/fork_server.hpp)
+};
+
+struct WorkerArgs {
+  WorkerMode mode = WorkerMode::trial;
+  std::string plugin_path;
+  int proto_fd = 3;
+  int64_t check_steps = 5;           // steps of the check mode's smoke test
+  std::string config_json = "{}";    // resolved trial config
+  std::string measure_json = "{}";   // MeasureSpec::to_json()
+  // Caps what the trial may allocate beyond the loaded plugin (RLIMIT_AS =
+  // address space after loading + this); 0: no cap. An allocation past it
+  // fails inside the plugin, which reports out-of-memory (`tune-batch`).
+  double max_memory_bytes = 0;
+  bool diagnose = false;        // time the step's phases (torchkit; `diagnose`)
+  double probe_matmul_s = 0;    // > 0: measure the matmul peak (trial: after setup; probe)
+  int serve_fd = -1;            // serve mode: the socket requests come on
+
+  // Whether a fork server's pre-loaded process may run it: a plain trial;
+  // checks, probes, descriptions and diagnose runs need a fresh process.
+  bool servable() const;
+
+  // The command line after the executable, starting with "worker".
+  std::vector<std::string> to_argv() const;
+};
+
+// The worker's arguments after "worker" (as to_argv writes them, without its
+// first element). Throws UsageError naming the option that is unknown, lacks
+// its value or has a malformed one, or a missing --plugin.
+WorkerArgs parse_worker_args(const std::vector<std::string>& args);
+
+// The options, one per line, for `gpusweep worker --help`.
+std::string worker_options_help();
+
+}  // namespace gpusweep::host

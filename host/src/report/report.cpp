@@ -1,0 +1,466 @@
+// The HTML report; see report.hpp. Charts are drawn here as SVG so that the
+// file needs nothing at all to display or print.
+#include "report/report.hpp"
+
+#include "analysis/pareto.hpp"
+
+#include "analysis/claims.hpp"
+
+#include "analysis/compare.hpp"
+#include "support/format.hpp"
+#include "report/results.hpp"
+#include "support/stats.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <set>
+#include <sstream>
+
+namespace gpusweep::host {
+
+std::string html_escape(const std::string& text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+namespace {
+
+constexpr const char* kCss = R"(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d232a;margin:0 auto;max-width:1100px;padding:24px}
+h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #dde1e6;padding-bottom:4px}
+.meta{color:#57606a} table{border-collapse:collapse;margin:8px 0;font-size:13px} th,td{padding:3px 10px;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:top}
+th{background:#f6f8fa} td.n{text-align:right;font-variant-numeric:tabular-nums}
+.faster{color:#1a7f37;font-weight:600} .slower{color:#cf222e;font-weight:600} .noisy{color:#9a6700}
+svg{display:block;margin:8px 0;max-width:100%;height:auto} svg text{font:11px system-ui,sans-serif;fill:#1d232a}
+.axis{stroke:#8c959f;stroke-width:1} .grid{stroke:#eaeef2;stroke-width:1}
+.bar{fill:#6e9bd1} .bar.base{fill:#8250df} .whisker{stroke:#1d232a;stroke-width:1.5} .one{stroke:#cf222e;stroke-dasharray:4 3}
+.dot{fill:#6e9bd1;fill-opacity:.65} .pt{fill:#6e9bd1} .pt.front{fill:#1a7f37} .front-line{stroke:#1a7f37;stroke-width:1.5;fill:none}
+.note{color:#57606a;font-size:12px}
+@media print{body{max-width:none;padding:0} h2{break-after:avoid} svg,table{break-inside:avoid}}
+)";
+
+struct Point {
+  double x;
+  double y;
+  std::string label;
+  bool flag;
+};
+
+// Six significant digits, like printf's %g; to_chars because a report of a
+// big sweep formats hundreds of thousands of coordinates.
+std::string num(double v) {
+  char digits[32];
+  const auto end = std::to_chars(digits, digits + sizeof digits, v, std::chars_format::general, 6).ptr;
+  return std::string(digits, end);
+}
+
+// Per-config charts show at most this many configs: the baseline and the
+// fastest others. Beyond a few dozen rows a chart can't be read, and the
+// comparison table below lists every config anyway.
+constexpr size_t kMaxChartedConfigs = 40;
+
+// A "nice" axis maximum: 1, 2 or 5 times a power of ten at or above v.
+double nice_max(double v) {
+  if (v <= 0) return 1;
+  const double p = std::pow(10, std::floor(std::log10(v)));
+  for (double m : {1.0, 2.0, 5.0, 10.0}) {
+    if (m * p >= v) return m * p;
+  }
+  return 10 * p;
+}
+
+// Horizontal bars with optional whiskers: one row per label.
+std::string bar_chart(const std::string& name, const std::vector<std::string>& labels,
+                      const std::vector<double>& values, const std::vector<double>& low,
+                      const std::vector<double>& high, const std::vector<bool>& highlight,
+                      const std::string& unit, std::optional<double> reference_line) {
+  const double row = 22, left = 300, width = 860, plot = width - left - 70;
+  const double height = row * static_cast<double>(labels.size()) + 40;
+  double vmax = 0;
+  for (size_t i = 0; i < values.size(); ++i) vmax = std::max({vmax, values[i], high.empty() ? 0 : high[i]});
+  if (reference_line) vmax = std::max(vmax, *reference_line);
+  vmax = nice_max(vmax * 1.05);
+  auto x = [&](double v) { return left + plot * v / vmax; };
+  std::ostringstream s;
+  s << "<svg data-chart=\"" << name << "\" viewBox=\"0 0 " << width << " " << height
+    << "\" width=\"" << width << "\" role=\"img\">";
+  for (int t = 0; t <= 4; ++t) {
+    const double v = vmax * t / 4;
+    s << "<line class=\"grid\" x1=\"" << num(x(v)) << "\" x2=\"" << num(x(v)) << "\" y1=\"10\" y2=\""
+      << num(height - 25) << "\"/><text x=\"" << num(x(v)) << "\" y=\"" << num(height - 10)
+      << "\" text-anchor=\"middle\">" << html_escape(human_count(v)) << "</text>";
+  }
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const double y = 14 + row * static_cast<double>(i);
+    s << "<text x=\"" << num(left - 8) << "\" y=\"" << num(y + 12) << "\" text-anchor=\"end\">"
+      << html_escape(truncate(labels[i], 48)) << "</text>";
+    s << "<rect class=\"mark bar" << (highlight[i] ? " base" : "") << "\" x=\"" << num(left)
+      << "\" y=\"" << num(y + 2) << "\" width=\"" << num(std::max(0.0, x(values[i]) - left))
+      << "\" height=\"" << num(row - 6) << "\"><title>" << html_escape(labels[i]) << ": "
+      << html_escape(human_count(values[i]) + " " + unit) << "</title></rect>";
+    if (!low.empty() && !std::isnan(low[i])) {
+      const double cy = y + row / 2 - 1;
+      s << "<line class=\"whisker\" x1=\"" << num(x(low[i])) << "\" x2=\"" << num(x(high[i]))
+        << "\" y1=\"" << num(cy) << "\" y2=\"" << num(cy) << "\"/>";
+      for (double e : {low[i], high[i]}) {
+        s << "<line class=\"whisker\" x1=\"" << num(x(e)) << "\" x2=\"" << num(x(e)) << "\" y1=\""
+          << num(cy - 4) << "\" y2=\"" << num(cy + 4) << "\"/>";
+      }
+    }
+    s << "<text x=\"" << num(x(std::max(values[i], high.empty() || std::isnan(high[i]) ? 0 : high[i])) + 6)
+      << "\" y=\"" << num(y + 12) << "\">" << html_escape(human_count(values[i])) << "</text>";
+  }
+  if (reference_line) {
+    s << "<line class=\"one\" x1=\"" << num(x(*reference_line)) << "\" x2=\"" << num(x(*reference_line))
+      << "\" y1=\"6\" y2=\"" << num(height - 25) << "\"/>";
+  }
+  s << "<line class=\"axis\" x1=\"" << num(left) << "\" x2=\"" << num(left) << "\" y1=\"6\" y2=\""
+    << num(height - 25) << "\"/></svg>";
+  return s.str();
+}
+
+// One row of dots per config: every block's throughput.
+std::string strip_chart(const std::string& name, const std::vector<std::string>& labels,
+                        const std::vector<std::vector<double>>& samples, const std::string& unit) {
+  const double row = 22, left = 300, width = 860, plot = width - left - 40;
+  const double height = row * static_cast<double>(labels.size()) + 40;
+  double vmax = 0;
+  for (const auto& v : samples) {
+    for (double a : v) vmax = std::max(vmax, a);
+  }
+  vmax = nice_max(vmax * 1.05);
+  auto x = [&](double v) { return left + plot * v / vmax; };
+  std::ostringstream s;
+  s << "<svg data-chart=\"" << name << "\" viewBox=\"0 0 " << width << " " << height
+    << "\" width=\"" << width << "\" role=\"img\">";
+  for (int t = 0; t <= 4; ++t) {
+    const double v = vmax * t / 4;
+    s << "<line class=\"grid\" x1=\"" << num(x(v)) << "\" x2=\"" << num(x(v)) << "\" y1=\"10\" y2=\""
+      << num(height - 25) << "\"/><text x=\"" << num(x(v)) << "\" y=\"" << num(height - 10)
+      << "\" text-anchor=\"middle\">" << html_escape(human_count(v) + " " + unit + "/s") << "</text>";
+  }
+  for (size_t i = 0; i < labels.size(); ++i) {
+    const double y = 14 + row * static_cast<double>(i) + row / 2 - 2;
+    s << "<text x=\"" << num(left - 8) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">"
+      << html_escape(truncate(labels[i], 48)) << "</text>";
+    for (size_t k = 0; k < samples[i].size(); ++k) {
+      const double jitter = (static_cast<double>(k % 5) - 2) * 1.6;
+      s << "<circle class=\"mark dot\" cx=\"" << num(x(samples[i][k])) << "\" cy=\"" << num(y + jitter)
+        << "\" r=\"3\"/>";
+    }
+  }
+  s << "</svg>";
+  return s.str();
+}
+
+// Scatter plot; flagged points (the Pareto front) are joined by a line.
+std::string scatter(const std::string& name, const std::vector<Point>& pts, const std::string& x_label,
+                    const std::string& y_label, bool join_flagged, bool x_bytes = false) {
+  if (pts.empty()) {
+    return "<svg data-chart=\"" + name + "\" viewBox=\"0 0 820 40\" width=\"820\" role=\"img\">"
+           "<text x=\"10\" y=\"24\">no config reported " + html_escape(x_label + " and " + y_label) +
+           "</text></svg>";
+  }
+  const double width = 820, height = 360, left = 70, bottom = 40, top = 14, right = 20;
+  double xmax = 0, ymax = 0, ymin = 0;
+  bool first = true;
+  for (const auto& p : pts) {
+    xmax = std::max(xmax, p.x);
+    ymax = first ? p.y : std::max(ymax, p.y);
+    ymin = first ? p.y : std::min(ymin, p.y);
+    first = false;
+  }
+  xmax = nice_max(xmax * 1.05);
+  double ylo = ymin >= 0 ? 0 : ymin - 0.05 * std::fabs(ymin);
+  double yhi = ymax <= 0 ? 0 : nice_max(ymax * 1.05);
+  if (yhi == ylo) yhi = ylo + 1;
+  auto x = [&](double v) { return left + (width - left - right) * v / xmax; };
+  auto y = [&](double v) { return height - bottom - (height - bottom - top) * (v - ylo) / (yhi - ylo); };
+  std::ostringstream s;
+  s << "<svg data-chart=\"" << name << "\" viewBox=\"0 0 " << width << " " << height
+    << "\" width=\"" << width << "\" role=\"img\">";
+  for (int t = 0; t <= 4; ++t) {
+    const double vx = xmax * t / 4, vy = ylo + (yhi - ylo) * t / 4;
+    s << "<line class=\"grid\" x1=\"" << num(x(vx)) << "\" x2=\"" << num(x(vx)) << "\" y1=\"" << top
+      << "\" y2=\"" << num(height - bottom) << "\"/><text x=\"" << num(x(vx)) << "\" y=\""
+      << num(height - bottom + 16) << "\" text-anchor=\"middle\">"
+      << html_escape(x_bytes ? human_bytes(vx) : human_count(vx))
+      << "</text>";
+    s << "<line class=\"grid\" x1=\"" << left << "\" x2=\"" << num(width - right) << "\" y1=\""
+      << num(y(vy)) << "\" y2=\"" << num(y(vy)) << "\"/><text x=\"" << left - 6 << "\" y=\""
+      << num(y(vy) + 4) << "\" text-anchor=\"end\">" << html_escape(human_count(vy)) << "</text>";
+  }
+  s << "<text x=\"" << num((left + width) / 2) << "\" y=\"" << num(height - 4)
+    << "\" text-anchor=\"middle\">" << html_escape(x_label) << "</text>";
+  s << "<text x=\"12\" y=\"" << num(height / 2) << "\" text-anchor=\"middle\" transform=\"rotate(-90 12 "
+    << num(height / 2) << ")\">" << html_escape(y_label) << "</text>";
+  if (join_flagged) {
+    std::vector<Point> front;
+    for (const auto& p : pts) {
+      if (p.flag) front.push_back(p);
+    }
+    std::sort(front.begin(), front.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
+    if (front.size() > 1) {
+      s << "<polyline class=\"front-line\" points=\"";
+      for (const auto& p : front) s << num(x(p.x)) << "," << num(y(p.y)) << " ";
+      s << "\"/>";
+    }
+  }
+  for (const auto& p : pts) {
+    s << "<circle class=\"mark pt" << (p.flag ? " front" : "") << "\" cx=\"" << num(x(p.x)) << "\" cy=\""
+      << num(y(p.y)) << "\" r=\"5\"><title>" << html_escape(p.label) << "</title></circle>";
+  }
+  s << "</svg>";
+  return s.str();
+}
+
+std::string table_html(const std::vector<std::string>& headers,
+                       const std::vector<std::vector<std::string>>& rows,
+                       const std::vector<bool>& numeric = {}) {
+  std::ostringstream s;
+  s << "<table><thead><tr>";
+  for (const auto& h : headers) s << "<th>" << html_escape(h) << "</th>";
+  s << "</tr></thead><tbody>";
+  for (const auto& r : rows) {
+    s << "<tr>";
+    for (size_t i = 0; i < r.size(); ++i) {
+      const bool n = i < numeric.size() && numeric[i];
+      std::string cls = n ? " class=\"n\"" : "";
+      if (r[i] == "faster" || r[i] == "slower") cls = " class=\"" + r[i] + "\"";
+      if (r[i] == "confirmed") cls = " class=\"faster\"";
+      if (r[i] == "refuted") cls = " class=\"slower\"";
+      s << "<td" << cls << ">" << html_escape(r[i]) << "</td>";
+    }
+    s << "</tr>";
+  }
+  s << "</tbody></table>";
+  return s.str();
+}
+
+}  // namespace
+
+
+std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
+  const SweepSpec spec = stored_spec(sweep);
+  const auto keys = varying_keys(spec);
+  const auto trials = store.trials(sweep.id);
+  const auto configs = gather_configs(store, sweep.id);
+  CompareOptions opt;
+  opt.baseline = spec.baseline;
+  std::vector<ComparisonRow> rows;
+  std::string compare_problem;
+  try {
+    rows = compare_configs(configs, opt);
+  } catch (const std::exception& e) {
+    compare_problem = e.what();
+  }
+
+  std::ostringstream h;
+  h << "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+    << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+    << "<title>gpusweep: " << html_escape(sweep.name) << "</title><style>" << kCss
+    << "</style></head><body>";
+  h << "<h1>Sweep " << html_escape(sweep.name) << "</h1><p class=\"meta\">run " << sweep.id
+    << " &middot; workload " << html_escape(sweep.workload) << " &middot; " << html_escape(sweep.status)
+    << " &middot; " << html_escape(sweep.created_at) << " &middot; " << trials.size() << " trials";
+  if (!spec.description.empty()) h << "<br>" << html_escape(spec.description);
+  h << "<br>protocol: " << spec.measure.warmup_steps << " warmup steps, " << spec.measure.blocks
+    << " blocks of " << spec.measure.steps_per_block << " steps, " << spec.measure.repeats
+    << " repeat(s)</p>";
+
+  // Configs with at least one ok trial, in config order.
+  std::vector<std::string> labels;
+  std::vector<double> medians, lows, highs, ratio, rlow, rhigh;
+  std::vector<bool> is_base;
+  std::vector<std::vector<double>> samples;
+  std::vector<Point> mem_pts, quality_pts;
+  std::string unit;
+  for (const auto& r : rows) {
+    const auto& c = *r.config;
+    if (c.throughput.empty()) continue;
+    unit = c.unit;
+    const std::string label = "#" + std::to_string(c.config_index + 1) + " " +
+                              (keys.empty() ? std::string("(base)") : config_label(c.config, keys));
+    labels.push_back(label);
+    const double med = quantile(c.throughput, 0.5);
+    medians.push_back(med);
+    // 95% interval of the typical throughput: the ratio interval against itself is
+    // degenerate, so use the t interval of log throughput directly.
+    double lo = NAN, hi = NAN;
+    if (c.throughput.size() >= 2) {
+      const auto self = ratio_interval(std::vector<double>(c.throughput.size(), 1.0), c.throughput);
+      lo = self.low;
+      hi = self.high;
+    }
+    lows.push_back(lo);
+    highs.push_back(hi);
+    is_base.push_back(r.baseline);
+    ratio.push_back(r.baseline ? 1.0 : r.ratio ? r.ratio->ratio : NAN);
+    rlow.push_back(r.ratio ? r.ratio->low : NAN);
+    rhigh.push_back(r.ratio ? r.ratio->high : NAN);
+    samples.push_back(c.throughput);
+    if (c.peak_memory_bytes) mem_pts.push_back({*c.peak_memory_bytes, med, label, false});
+    if (!c.quality.empty()) {
+      double q = 0;
+      for (double v : c.quality) q += v;
+      quality_pts.push_back({med, q / static_cast<double>(c.quality.size()), label, r.baseline});
+    }
+  }
+  {
+    std::vector<std::pair<double, double>> xy;
+    for (const auto& p : mem_pts) xy.emplace_back(p.x, p.y);
+    const auto front = pareto_front(xy);
+    for (size_t i = 0; i < mem_pts.size(); ++i) mem_pts[i].flag = front[i];
+  }
+
+  // Keep the baseline and the fastest configs, in config order.
+  std::string charted_note;
+  if (labels.size() > kMaxChartedConfigs) {
+    std::vector<size_t> order(labels.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      if (is_base[a] != is_base[b]) return static_cast<bool>(is_base[a]);
+      return medians[a] > medians[b];
+    });
+    order.resize(kMaxChartedConfigs);
+    std::sort(order.begin(), order.end());
+    auto keep = [&](auto& v) {
+      std::remove_reference_t<decltype(v)> kept;
+      for (size_t i : order) kept.push_back(v[i]);
+      v = std::move(kept);
+    };
+    charted_note = " The charts show the baseline and the " + std::to_string(kMaxChartedConfigs - 1) +
+                   " fastest of " + std::to_string(labels.size()) +
+                   " configs; the table lists them all.";
+    keep(labels), keep(medians), keep(lows), keep(highs), keep(is_base), keep(ratio), keep(rlow),
+        keep(rhigh), keep(samples);
+  }
+
+  if (!compare_problem.empty()) {
+    h << "<p class=\"note\">No comparison: " << html_escape(compare_problem) << "</p>";
+  }
+  h << "<h2>Throughput per config</h2><p class=\"note\">Median " << html_escape(unit)
+    << "/s over blocks; whiskers: 95% interval of the geometric mean; the baseline in purple."
+    << html_escape(charted_note) << "</p>";
+  h << bar_chart("throughput", labels, medians, lows, highs, is_base, unit + "/s", std::nullopt);
+
+  std::vector<std::string> ratio_labels;
+  std::vector<double> rv, rl, rh;
+  std::vector<bool> rb;
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (std::isnan(ratio[i])) continue;
+    ratio_labels.push_back(labels[i]);
+    rv.push_back(ratio[i]);
+    rl.push_back(rlow[i]);
+    rh.push_back(rhigh[i]);
+    rb.push_back(is_base[i]);
+  }
+  h << "<h2>Speed-up against the baseline</h2><p class=\"note\">Ratio of geometric mean "
+       "throughput with its 95% interval; the dashed line is 1x.</p>";
+  h << bar_chart("speedup", ratio_labels, rv, rl, rh, rb, "x", 1.0);
+
+  // The comparison table.
+  std::vector<std::vector<std::string>> ctable;
+  for (const auto& r : rows) {
+    const auto& c = *r.config;
+    ctable.push_back({"#" + std::to_string(c.config_index + 1),
+                      keys.empty() ? "(base)" : config_label(c.config, keys),
+                      c.throughput.empty() ? "-" : human_rate(quantile(c.throughput, 0.5), c.unit),
+                      r.baseline ? "1.00x" : r.ratio ? fixed(r.ratio->ratio, 3) + "x" : "-",
+                      r.ratio ? "[" + fixed(r.ratio->low, 3) + ", " + fixed(r.ratio->high, 3) + "]" : "-",
+                      r.test ? fixed(r.test->p, 3) : "-",
+                      r.baseline ? "baseline" : r.verdict ? to_string(*r.verdict) : (c.ok == 0 ? c.problem : "-"),
+                      r.quality_change ? fixed(100 * *r.quality_change, 1) + "%" : "-",
+                      c.peak_memory_bytes ? human_bytes(*c.peak_memory_bytes) : "-"});
+  }
+  h << table_html({"config", "settings", "throughput", "ratio", "95% CI", "p", "verdict",
+                   "quality change", "peak memory"},
+                  ctable, {false, false, true, true, true, true, false, true, true});
+
+  h << "<h2>Block throughput distributions</h2><p class=\"note\">Every measured block of every "
+       "repeat; a wide spread means a noisy measurement.</p>";
+  h << strip_chart("blocks", labels, samples, unit);
+
+  h << "<h2>Peak memory against throughput</h2><p class=\"note\">The Pareto front (no config "
+       "is both smaller and faster) in green.</p>";
+  h << scatter("memory", mem_pts, "peak memory", "throughput (" + unit + "/s)", true, true);
+
+  h << "<h2>Quality against speed</h2><p class=\"note\">Mean quality of each config against "
+       "its median throughput; the baseline in green.</p>";
+  h << scatter("quality", quality_pts, "throughput (" + unit + "/s)", "quality", false);
+
+  // Environments of the trials.
+  std::set<int64_t> env_ids;
+  {
+    auto st = store.connection().prepare(
+        "SELECT DISTINCT environment_id FROM trials WHERE sweep_id = ? AND environment_id IS NOT NULL");
+    st.bind(1, sweep.id);
+    while (st.step()) env_ids.insert(st.get_int(0));
+  }
+  std::vector<std::vector<std::string>> envs;
+  for (int64_t id : env_ids) {
+    auto st = store.connection().prepare(
+        "SELECT hostname, os, cpu_model, cpu_cores, torch_version, blas, threads, cuda_available, "
+        "gpus, gpusweep_version, git_commit FROM environments WHERE id = ?");
+    st.bind(1, id);
+    if (!st.step()) continue;
+    envs.push_back({st.get_text(0), st.get_text(1), st.get_text(2), std::to_string(st.get_int(3)),
+                    st.get_text(4), st.get_text(5), std::to_string(st.get_int(6)),
+                    st.get_int(7) != 0 ? "yes" : "no", st.get_text(8),
+                    st.get_text(9) + " (" + st.get_text(10) + ")"});
+  }
+  if (!spec.claims.empty()) {
+    std::vector<std::vector<std::string>> claim_rows;
+    for (const auto& r : evaluate_claims(store, sweep, spec)) {
+      std::string change;
+      for (const auto& [k, v] : r.claim->change.items()) {
+        change += (change.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+      }
+      claim_rows.push_back(
+          {r.claim->text, change, r.claim->metric, expected_text(*r.claim),
+           r.ratio ? fixed(*r.ratio, 3) + "x" : "-",
+           std::isnan(r.low) ? "-" : "[" + fixed(r.low, 3) + ", " + fixed(r.high, 3) + "]",
+           r.verdict, r.reason, r.claim->source});
+    }
+    h << "<h2>Claims</h2><p class=\"note\">What the sweep's sources promise for each change "
+         "(ratio of the metric, changed config over its baseline) against the measured ratio and "
+         "its 95% interval.</p>"
+      << table_html({"claim", "change", "metric", "expected", "measured", "95% CI", "verdict",
+                     "why", "source"},
+                    claim_rows, {false, false, false, true, true, true, false, false, false});
+  }
+  h << "<h2>Environment</h2>"
+    << table_html({"host", "OS", "CPU", "cores", "LibTorch", "BLAS", "threads", "CUDA", "GPUs", "gpusweep"},
+                  envs);
+
+  std::vector<std::vector<std::string>> problems;
+  for (const auto& t : trials) {
+    if (t.status == "ok") continue;
+    problems.push_back({std::to_string(t.id), config_label(Json::parse(t.plan.config_json), keys),
+                        std::to_string(t.plan.repeat + 1), t.status, t.error.value_or("")});
+  }
+  h << "<h2>Trials that did not finish ok</h2>";
+  if (problems.empty()) {
+    h << "<p class=\"note\">None.</p>";
+  } else {
+    h << table_html({"trial", "settings", "repeat", "status", "reason"}, problems);
+  }
+  h << "<p class=\"note\">Generated by gpusweep from the results database.</p></body></html>\n";
+  return h.str();
+}
+
+}  // namespace gpusweep::host

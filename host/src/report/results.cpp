@@ -1,0 +1,144 @@
+// The results table; see results.hpp.
+#include "report/results.hpp"
+
+#include "support/format.hpp"
+#include "support/stats.hpp"
+
+#include <map>
+
+namespace gpusweep::host {
+
+SweepSpec stored_spec(const db::SweepRecord& sweep) {
+  SweepSpec spec = parse_sweep(sweep.spec_json, "sweep '" + sweep.name + "' in the database");
+  return spec;
+}
+
+std::string config_label(const Json& config, const std::vector<std::string>& keys) {
+  std::string out;
+  for (const auto& k : keys) {
+    if (!out.empty()) out += " ";
+    const Json& v = config.contains(k) ? config.at(k) : Json();
+    out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out;
+}
+
+std::optional<double> baseline_throughput(const SweepSpec& spec,
+                                          const std::vector<db::TrialRecord>& trials) {
+  std::vector<double> values;
+  for (const auto& t : trials) {
+    if (t.status != "ok" || !t.summary) continue;
+    const Json config = Json::parse(t.plan.config_json);
+    const bool is_baseline =
+        spec.baseline.empty() ? t.plan.config_index == 0 : matches(config, spec.baseline);
+    if (is_baseline) values.push_back(t.summary->throughput_median);
+  }
+  if (values.empty()) return std::nullopt;
+  return quantile(values, 0.5);
+}
+
+std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
+                          OutputFormat format) {
+  const SweepSpec spec = stored_spec(sweep);
+  const auto keys = varying_keys(spec);
+  const auto base = baseline_throughput(spec, trials);
+  const bool repeats = spec.measure.repeats > 1;
+
+  // Rows in config order, repeats together, so that a grid reads naturally.
+  std::vector<const db::TrialRecord*> sorted;
+  for (const auto& t : trials) sorted.push_back(&t);
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
+    return std::make_pair(a->plan.config_index, a->plan.repeat) <
+           std::make_pair(b->plan.config_index, b->plan.repeat);
+  });
+  std::vector<Json> records;
+  for (const auto* t : sorted) {
+    const Json config = Json::parse(t->plan.config_json);
+    Json r;
+    r["config"] = t->plan.config_index + 1;
+    for (const auto& k : keys) r[k] = config.contains(k) ? config.at(k) : Json();
+    r["repeat"] = t->plan.repeat + 1;
+    r["trial_id"] = t->id;
+    r["status"] = t->status;
+    r["error"] = t->error ? Json(*t->error) : Json();
+    if (t->summary) {
+      const auto& s = *t->summary;
+      r["unit"] = s.unit;
+      r["throughput_median"] = s.throughput_median;
+      r["throughput_cv"] = s.throughput_cv;
+      r["noisy"] = s.throughput_cv > 0.10;
+      r["step_time_median_s"] = s.step_time_median_s;
+      r["peak_memory_bytes"] = s.peak_memory_bytes ? Json(*s.peak_memory_bytes) : Json();
+      r["quality"] = s.quality ? Json(*s.quality) : Json();
+      r["quality_reference"] = s.quality_reference ? Json(*s.quality_reference) : Json();
+      r["ratio"] = base && *base > 0 ? Json(s.throughput_median / *base) : Json();
+    }
+    records.push_back(std::move(r));
+  }
+  auto get = [](const Json& r, const char* k) { return r.contains(k) ? r.at(k) : Json(); };
+  std::vector<Column> cols = {{"config", "#", true, {}}};
+  for (const auto& k : keys) {
+    cols.push_back({k, k, false, [k](const Json& r) {
+                      const Json& v = r.at(k);
+                      return v.is_string() ? v.get<std::string>() : v.dump();
+                    }});
+  }
+  if (repeats || format != OutputFormat::table) cols.push_back({"repeat", "rep", true, {}});
+  cols.push_back({"status", "status", false, {}});
+  cols.push_back({"throughput_median", "throughput", true, [get](const Json& r) {
+                    const Json v = get(r, "throughput_median");
+                    return v.is_null() ? std::string("-")
+                                       : human_rate(v.get<double>(), r.at("unit").get<std::string>());
+                  }});
+  cols.push_back({"throughput_cv", "cv", true, [get](const Json& r) {
+                    const Json v = get(r, "throughput_cv");
+                    return v.is_null() ? std::string("-") : fixed(100 * v.get<double>(), 1) + "%";
+                  }});
+  cols.push_back({"step_time_median_s", "step time", true, [get](const Json& r) {
+                    const Json v = get(r, "step_time_median_s");
+                    return v.is_null() ? std::string("-") : human_seconds(v.get<double>());
+                  }});
+  cols.push_back({"peak_memory_bytes", "peak mem", true, [get](const Json& r) {
+                    const Json v = get(r, "peak_memory_bytes");
+                    return v.is_null() ? std::string("-") : human_bytes(v.get<double>());
+                  }});
+  cols.push_back({"quality", "quality", true, [get](const Json& r) {
+                    const Json q = get(r, "quality");
+                    if (q.is_null()) return std::string("-");
+                    std::string s = human_count(q.get<double>());
+                    const Json ref = get(r, "quality_reference");
+                    if (!ref.is_null()) s += " (ref " + human_count(ref.get<double>()) + ")";
+                    return s;
+                  }});
+  cols.push_back({"ratio", "vs base", true, [get](const Json& r) {
+                    const Json v = get(r, "ratio");
+                    return v.is_null() ? std::string("-") : fixed(v.get<double>(), 2) + "x";
+                  }});
+  if (format == OutputFormat::table || format == OutputFormat::md) {
+    cols.push_back({"note", "note", false, [get](const Json& r) {
+                      if (get(r, "noisy") == true) return std::string("noisy: cv > 10%");
+                      const Json e = get(r, "error");
+                      return e.is_null() ? std::string() : truncate(e.get<std::string>(), 70);
+                    }});
+  } else {
+    for (const char* k : {"trial_id", "unit", "quality_reference", "noisy", "error"}) {
+      cols.push_back({k, k, false, {}});
+    }
+  }
+  if (format != OutputFormat::table) return render(records, cols, format);
+
+  std::string out = "sweep '" + sweep.name + "' (run " + std::to_string(sweep.id) + ", " +
+                    sweep.workload + ", " + sweep.status + ", " + sweep.created_at + ")\n";
+  out += render(records, cols, format);
+  if (spec.baseline.empty()) {
+    out += "baseline: config #1 (the sweep names no baseline)\n";
+  } else {
+    std::vector<std::string> k;
+    for (const auto& [key, v] : spec.baseline.items()) k.push_back(key);
+    out += "baseline: " + config_label(spec.baseline, k) +
+           (base ? "" : " (no ok trial: ratios unavailable)") + "\n";
+  }
+  return out;
+}
+
+}  // namespace gpusweep::host

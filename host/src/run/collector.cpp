@@ -1,0 +1,254 @@
+// Trial outcome assembly; see collector.hpp.
+#include "run/collector.hpp"
+
+#include "support/version.hpp"
+#include "model/hashing.hpp"
+#include "support/spawn.hpp"
+#include "support/stats.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <thread>
+
+
+namespace gpusweep::host {
+
+namespace {
+
+std::optional<double> number(const Json& j, const std::string& key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  const double v = it->get<double>();
+  if (!std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+std::string read_first_line_with(const std::string& path, const std::string& prefix) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(prefix, 0) == 0) return line.substr(prefix.size());
+  }
+  return {};
+}
+
+std::string trim(std::string s) {
+  const auto b = s.find_first_not_of(" \t:\"");
+  const auto e = s.find_last_not_of(" \t\"");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+std::optional<Json> TrialCollector::on_line(const std::string& line) {
+  if (line.empty()) return std::nullopt;
+  Json event;
+  try {
+    event = Json::parse(line);
+  } catch (const Json::parse_error&) {
+    ++malformed_lines_;
+    return std::nullopt;
+  }
+  if (!event.is_object()) {
+    ++malformed_lines_;
+    return std::nullopt;
+  }
+  on_event(event);
+  return event;
+}
+
+void TrialCollector::on_event(const Json& e) {
+  const std::string kind = e.value("event", "");
+  if (kind == "phase") {
+    phase_ = e.value("phase", phase_);
+  } else if (kind == "loaded" || kind == "runtime") {
+    if (auto it = e.find("runtime"); it != e.end() && it->is_object()) runtime_ = *it;
+    if (auto s = number(e, "setup_s")) setup_s_ = s;
+  } else if (kind == "block") {
+    db::BlockSample b;
+    b.idx = e.value("idx", int64_t{0});
+    b.steps = e.value("steps", int64_t{0});
+    b.seconds = number(e, "seconds").value_or(0);
+    b.samples = number(e, "samples").value_or(0);
+    b.secondary_samples = number(e, "secondary_samples").value_or(0);
+    blocks_.push_back(b);
+  } else if (kind == "eval") {
+    const int64_t at = e.value("at_step", int64_t{0});
+    evaluate_s_ += number(e, "seconds").value_or(0);
+    if (auto it = e.find("metrics"); it != e.end() && it->is_object()) {
+      last_eval_ = *it;
+      for (const auto& [name, value] : it->items()) {
+        if (value.is_number()) metrics_.push_back({"eval", at, name, value.get<double>()});
+      }
+    }
+  } else if (kind == "stats") {
+    if (auto it = e.find("stats"); it != e.end() && it->is_object()) {
+      stats_ = *it;
+      for (const auto& [name, value] : it->items()) {
+        if (value.is_number()) metrics_.push_back({"stat", 0, name, value.get<double>()});
+      }
+    }
+  } else if (kind == "heartbeat") {
+    // Liveness only; the runner notes the time of every line.
+  } else if (kind == "result") {
+    result_ = e;
+  }
+}
+
+db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure,
+                      const std::vector<db::BlockSample>& blocks, const Json& last_eval,
+                      const Json& stats) {
+  db::Summary s;
+  s.unit = manifest.unit;
+  s.secondary_unit = manifest.secondary_unit;
+  s.warmup_steps = measure.warmup_steps;
+  s.steps_per_block = measure.steps_per_block;
+  s.blocks = static_cast<int64_t>(blocks.size());
+  std::vector<double> throughput, secondary, step_time;
+  double samples = 0, steps = 0;
+  for (const auto& b : blocks) {
+    const double sec = b.seconds > 0 ? b.seconds : 1e-12;
+    throughput.push_back(b.samples / sec);
+    secondary.push_back(b.secondary_samples / sec);
+    step_time.push_back(b.steps > 0 ? b.seconds / static_cast<double>(b.steps) : 0);
+    samples += b.samples;
+    steps += static_cast<double>(b.steps);
+  }
+  if (!blocks.empty()) {
+    const Distribution t = describe(throughput);
+    s.throughput_median = t.median;
+    s.throughput_mean = t.mean;
+    s.throughput_min = t.min;
+    s.throughput_max = t.max;
+    s.throughput_iqr = t.iqr;
+    s.throughput_cv = t.cv;
+    const Distribution st = describe(step_time);
+    s.step_time_median_s = st.median;
+    s.step_time_min_s = st.min;
+    s.step_time_max_s = st.max;
+    s.samples_per_step = steps > 0 ? samples / steps : 0;
+    if (!manifest.secondary_unit.empty()) s.secondary_throughput_median = describe(secondary).median;
+  }
+  s.peak_memory_bytes = number(stats, "peak_memory_bytes");
+  if (auto wait = number(stats, "input_wait_s")) {
+    double total = 0;
+    for (const auto& b : blocks) total += b.seconds;
+    if (total > 0) s.input_wait_fraction = *wait / total;
+  }
+  if (!manifest.quality_metric.empty()) {
+    s.quality_metric = manifest.quality_metric;
+    s.quality_higher_is_better = manifest.higher_is_better;
+    s.quality = number(last_eval, manifest.quality_metric);
+    if (!manifest.quality_reference.empty()) {
+      s.quality_reference = number(last_eval, manifest.quality_reference);
+    }
+  }
+  return s;
+}
+
+db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string& stderr_tail,
+                                        int64_t stderr_bytes) const {
+  db::TrialOutcome o;
+  o.stderr_tail = stderr_tail;
+  o.stderr_bytes = stderr_bytes;
+  if (exit.exit_code) o.exit_code = *exit.exit_code;
+  if (exit.signal) o.signal = *exit.signal;
+  o.blocks = blocks_;
+  o.metrics = metrics_;
+  o.environment = make_environment(runtime_);
+
+  auto with_stderr_hint = [&](std::string msg) {
+    if (!stderr_tail.empty()) {
+      // The last non-empty line of stderr usually says what went wrong.
+      auto end = stderr_tail.find_last_not_of("\n\r ");
+      if (end != std::string::npos) {
+        auto begin = stderr_tail.rfind('\n', end);
+        begin = begin == std::string::npos ? 0 : begin + 1;
+        msg += "; stderr: " + stderr_tail.substr(begin, std::min<size_t>(end - begin + 1, 300));
+      }
+    }
+    return msg;
+  };
+
+  if (exit.interrupted) {
+    o.status = "interrupted";
+    o.error = "interrupted by the user during " + phase_;
+  } else if (exit.silent_s > 0) {
+    o.status = "timeout";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.1f", exit.silent_s);
+    o.error = "worker silent for " + std::string(buf) + " s (no heartbeat; phase " + phase_ +
+              ", " + std::to_string(blocks_.size()) + " blocks done): the process was stopped " +
+              "or wedged, not merely slow; measure.silence_s sets the grace period";
+  } else if (exit.timed_out) {
+    o.status = "timeout";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", exit.timeout_s);
+    o.error = "no result within timeout_s=" + std::string(buf) + " s (phase " + phase_ +
+              ", " + std::to_string(blocks_.size()) + " blocks done); raise measure.timeout_s " +
+              "if the workload is just slow";
+  } else if (result_) {
+    o.status = result_->value("status", "failed");
+    if (o.status != "ok") {
+      o.error = result_->value("message", std::string("no message"));
+      const std::string phase = result_->value("phase", "");
+      if (!phase.empty() && o.status != "skipped") *o.error += " (during " + phase + ")";
+    }
+  } else if (exit.signal) {
+    o.status = "crashed";
+    o.error = with_stderr_hint("worker killed by " + signal_description(*exit.signal) +
+                               " during " + phase_);
+  } else {
+    o.status = "crashed";
+    o.error = with_stderr_hint("worker exited with code " +
+                               std::to_string(exit.exit_code.value_or(-1)) +
+                               " before reporting a result (during " + phase_ + ")");
+  }
+  if (o.status == "ok") {
+    if (blocks_.empty()) {
+      o.status = "failed";
+      o.error = "worker reported ok without any measured block";
+    } else {
+      o.summary = summarize(manifest_, measure_, blocks_, last_eval_, stats_);
+      o.summary->setup_s = setup_s_;
+      o.summary->evaluate_s = evaluate_s_;
+    }
+  }
+  if (malformed_lines_ > 0 && o.error) {
+    *o.error += " (" + std::to_string(malformed_lines_) + " malformed protocol lines ignored)";
+  }
+  return o;
+}
+
+db::EnvironmentInfo make_environment(const Json& runtime) {
+  db::EnvironmentInfo e;
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  e.hostname = host;
+  utsname u{};
+  uname(&u);
+  std::string pretty = trim(read_first_line_with("/etc/os-release", "PRETTY_NAME="));
+  e.os = (pretty.empty() ? std::string(u.sysname) : pretty) + " / " + u.sysname + " " + u.release +
+         " " + u.machine;
+  e.cpu_model = trim(read_first_line_with("/proc/cpuinfo", "model name"));
+  e.cpu_cores = static_cast<int64_t>(std::thread::hardware_concurrency());
+  e.torch_version = runtime.value("torch_version", "");
+  e.blas = runtime.value("blas", "");
+  e.threads = runtime.value("threads", int64_t{0});
+  e.cuda_available = runtime.value("cuda_available", false);
+  e.gpus_json = runtime.contains("devices") ? runtime.at("devices").dump() : "[]";
+  e.gpusweep_version = build::version();
+  e.git_commit = build::git_commit();
+  Json details = {{"hostname", e.hostname},         {"os", e.os},
+                  {"cpu_model", e.cpu_model},       {"cpu_cores", e.cpu_cores},
+                  {"gpusweep_version", e.gpusweep_version},
+                  {"git_commit", e.git_commit},     {"runtime", runtime}};
+  e.details_json = details.dump();
+  e.fingerprint = hash_text(e.details_json);
+  return e;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,69 @@
+// Turns a worker's event stream and exit into a trial outcome: the status
+// (ok, failed, oom, skipped, timeout, crashed, interrupted), block samples,
+// evaluations, statistics, environment and the summary of the protocol.
+#pragma once
+
+#include "model/manifest.hpp"
+#include "model/sweep.hpp"
+
+#include <gpusweep/db/store.hpp>
+
+#include <optional>
+#include <string>
+
+namespace gpusweep::host {
+
+struct ExitInfo {
+  std::optional<int> exit_code;  // set when the worker exited normally
+  std::optional<int> signal;     // set when a signal ended it
+  bool timed_out = false;        // the host ended it after timeout_s
+  double silent_s = 0;           // > 0: the host ended it after this long without a heartbeat
+  bool interrupted = false;      // the host ended it on Ctrl-C
+  double timeout_s = 0;
+};
+
+class TrialCollector {
+ public:
+  TrialCollector(const PluginManifest& manifest, const MeasureSpec& measure)
+      : manifest_(manifest), measure_(measure) {}
+
+  // Feeds one protocol line and returns the parsed event; malformed lines
+  // are counted (and reported with the outcome), not fatal.
+  std::optional<Json> on_line(const std::string& line);
+  void on_event(const Json& event);
+
+  // The outcome after the worker is gone. stderr_tail/bytes are the
+  // captured stream.
+  db::TrialOutcome finish(const ExitInfo& exit, const std::string& stderr_tail,
+                          int64_t stderr_bytes) const;
+
+  const std::string& phase() const { return phase_; }
+  int64_t blocks_done() const { return static_cast<int64_t>(blocks_.size()); }
+  const Json& runtime() const { return runtime_; }
+
+ private:
+  const PluginManifest& manifest_;
+  MeasureSpec measure_;
+  std::string phase_ = "start";
+  std::vector<db::BlockSample> blocks_;
+  std::vector<db::MetricSample> metrics_;
+  Json last_eval_ = Json::object();
+  Json stats_ = Json::object();
+  Json runtime_ = Json::object();
+  std::optional<Json> result_;
+  std::optional<double> setup_s_;
+  double evaluate_s_ = 0;
+  int64_t malformed_lines_ = 0;
+};
+
+// The summary of a finished trial's blocks (throughput distribution, step
+// times), with memory and quality from the plugin's stats and evaluation.
+db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure,
+                      const std::vector<db::BlockSample>& blocks, const Json& last_eval,
+                      const Json& stats);
+
+// Host facts for the environment table (hostname, OS, CPU, cores, version),
+// merged with a worker's runtime report, with a fingerprint over all of it.
+db::EnvironmentInfo make_environment(const Json& runtime);
+
+}  // namespace gpusweep::host

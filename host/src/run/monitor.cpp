@@ -1,0 +1,169 @@
+// Worker and GPU sampling; see monitor.hpp.
+#include "run/monitor.hpp"
+
+#include "support/procfs.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <numeric>
+#include <sstream>
+
+namespace gpusweep::host {
+
+namespace {
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+// Threshold under which an SM clock counts as dropped (of the trial's highest).
+constexpr double kThrottleRatio = 0.9;
+// Utilisation above which the GPU counts as busy (idle GPUs lower their clocks
+// by design; that is not throttling).
+constexpr double kBusyUtilPct = 50;
+
+void add_timeline(std::vector<db::MetricSample>& out, const std::string& name,
+                  const std::vector<double>& values) {
+  const size_t stride = values.size() / kMonitorTimelineMax + 1;
+  for (size_t i = 0; i < values.size(); i += stride) {
+    out.push_back({"stat", static_cast<int64_t>(i), name, values[i]});
+  }
+}
+
+}  // namespace
+
+std::optional<double> parse_proc_stat_cpu_seconds(const std::string& stat, long ticks_per_second) {
+  // The command name (field 2) may hold spaces and parentheses: fields are
+  // counted from the last ')'. utime and stime are fields 14 and 15.
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos || ticks_per_second <= 0) return std::nullopt;
+  std::istringstream in(stat.substr(close + 1));
+  std::string field;
+  double utime = 0, stime = 0;
+  for (int i = 3; i <= 15; ++i) {
+    if (!(in >> field)) return std::nullopt;
+    try {
+      if (i == 14) utime = std::stod(field);
+      if (i == 15) stime = std::stod(field);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return (utime + stime) / static_cast<double>(ticks_per_second);
+}
+
+std::optional<double> parse_status_rss_bytes(const std::string& status) {
+  std::istringstream in(status);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("VmRSS:", 0) != 0) continue;
+    std::istringstream fields(line.substr(6));
+    double kib = 0;
+    if (fields >> kib) return kib * 1024.0;
+  }
+  return std::nullopt;
+}
+
+std::optional<unsigned> gpu_for_config(const std::string& config_json) {
+  try {
+    const auto config = nlohmann::json::parse(config_json);
+    const std::string device = config.value("device", "auto");
+    if (device == "cpu") return std::nullopt;
+    if (device.rfind("cuda:", 0) == 0) return static_cast<unsigned>(std::stoul(device.substr(5)));
+    return 0U;
+  } catch (const std::exception&) {
+    return 0U;
+  }
+}
+
+TrialMonitor::TrialMonitor(pid_t pid, const Nvml* nvml, std::optional<unsigned> gpu)
+    : pid_(pid), nvml_(nvml), gpu_(gpu), t0_(now_s()), ticks_(::sysconf(_SC_CLK_TCK)) {
+  if (nvml_ != nullptr && gpu_ && *gpu_ >= nvml_->device_count()) gpu_.reset();
+}
+
+void TrialMonitor::sample() {
+  const std::string proc = "/proc/" + std::to_string(pid_);
+  if (auto cpu = parse_proc_stat_cpu_seconds(read_text(proc + "/stat"), ticks_)) {
+    add_cpu_reading(now_s() - t0_, *cpu, parse_status_rss_bytes(read_text(proc + "/status")));
+  }
+  if (nvml_ != nullptr && gpu_) {
+    if (auto s = nvml_->sample(*gpu_)) add_gpu_reading(*s);
+  }
+}
+
+void TrialMonitor::add_cpu_reading(double t_s, double cpu_s, std::optional<double> rss_bytes) {
+  if (last_t_ && t_s > *last_t_) {
+    cpu_util_.push_back(std::max(0.0, (cpu_s - *last_cpu_) / (t_s - *last_t_)));
+  }
+  last_t_ = t_s;
+  last_cpu_ = cpu_s;
+  if (rss_bytes) rss_peak_ = std::max(rss_peak_, *rss_bytes);
+}
+
+void TrialMonitor::add_gpu_reading(const GpuSample& s) {
+  const double util = s.utilization_pct.value_or(0);
+  if (s.utilization_pct) gpu_util_.push_back(util);
+  if (s.memory_used_bytes) {
+    gpu_mem_.push_back(*s.memory_used_bytes);
+    gpu_mem_peak_ = std::max(gpu_mem_peak_, *s.memory_used_bytes);
+  }
+  if (s.sm_clock_mhz) {
+    clock_max_ = std::max(clock_max_, *s.sm_clock_mhz);
+    if (util >= kBusyUtilPct) {
+      clock_min_busy_ = std::min(clock_min_busy_.value_or(*s.sm_clock_mhz), *s.sm_clock_mhz);
+      if (*s.sm_clock_mhz < kThrottleRatio * clock_max_) throttled_ = true;
+    }
+  }
+  if (s.temperature_c) temperature_peak_ = std::max(temperature_peak_.value_or(0), *s.temperature_c);
+  if (s.power_w) power_peak_ = std::max(power_peak_.value_or(0), *s.power_w);
+}
+
+std::vector<db::MetricSample> TrialMonitor::metrics(const rusage* usage, double wall_s) const {
+  std::vector<db::MetricSample> m;
+  auto add = [&m](const std::string& name, double value) { m.push_back({"stat", 0, name, value}); };
+  add("monitor_interval_s", kMonitorIntervalS);
+  add("monitor_samples", static_cast<double>(cpu_util_.size()));
+  double rss_peak = rss_peak_;
+  if (usage != nullptr) {
+    const double cpu_s = static_cast<double>(usage->ru_utime.tv_sec + usage->ru_stime.tv_sec) +
+                         1e-6 * static_cast<double>(usage->ru_utime.tv_usec + usage->ru_stime.tv_usec);
+    add("monitor_cpu_seconds", cpu_s);
+    if (wall_s > 0) add("monitor_cpu_util_mean", cpu_s / wall_s);
+    rss_peak = std::max(rss_peak, static_cast<double>(usage->ru_maxrss) * 1024.0);  // KiB on Linux
+  } else if (!cpu_util_.empty()) {
+    add("monitor_cpu_util_mean", mean(cpu_util_));
+  }
+  if (!cpu_util_.empty()) {
+    add("monitor_cpu_util_peak", *std::max_element(cpu_util_.begin(), cpu_util_.end()));
+  }
+  if (rss_peak > 0) add("monitor_rss_peak_bytes", rss_peak);
+  add_timeline(m, "monitor_timeline_cpu_util", cpu_util_);
+  if (!gpu_util_.empty() || !gpu_mem_.empty()) {
+    add("monitor_gpu_index", static_cast<double>(gpu_.value_or(0)));
+    if (!gpu_util_.empty()) {
+      add("monitor_gpu_util_mean", mean(gpu_util_));
+      add("monitor_gpu_util_peak", *std::max_element(gpu_util_.begin(), gpu_util_.end()));
+    }
+    if (!gpu_mem_.empty()) add("monitor_gpu_memory_peak_bytes", gpu_mem_peak_);
+    if (clock_max_ > 0) {
+      add("monitor_gpu_sm_clock_max_mhz", clock_max_);
+      if (clock_min_busy_) add("monitor_gpu_sm_clock_min_busy_mhz", *clock_min_busy_);
+      add("monitor_gpu_throttled", throttled_ ? 1 : 0);
+    }
+    if (temperature_peak_) add("monitor_gpu_temperature_peak_c", *temperature_peak_);
+    if (power_peak_) add("monitor_gpu_power_peak_w", *power_peak_);
+    add_timeline(m, "monitor_timeline_gpu_util", gpu_util_);
+    add_timeline(m, "monitor_timeline_gpu_memory_bytes", gpu_mem_);
+  }
+  return m;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,101 @@
+// One-at-a-time trials recorded as a sweep; see probe_session.hpp.
+#include "run/probe_session.hpp"
+
+#include "support/error.hpp"
+#include "model/hashing.hpp"
+#include "run/runner.hpp"
+#include "support/spawn.hpp"
+
+namespace gpusweep::host {
+
+ProbeSession::ProbeSession(const std::string& db_path, const SweepSpec& spec,
+                           const PluginInfo& info)
+    : info_(info) {
+  store_.emplace(db_path, db::Connection::Mode::read_write);
+  db::SweepRecord rec;
+  rec.name = spec.name;
+  rec.workload = spec.workload;
+  rec.spec_json = canonical_json(spec.to_json());
+  rec.spec_hash = hash_text(rec.spec_json);
+  sweep_id_ = store_->create_sweep(rec, {});
+  lock_ = db::RunLock::try_acquire(db_path, sweep_id_);
+  if (!lock_) {
+    throw UsageError("run " + std::to_string(sweep_id_) + " of '" + spec.name +
+                     "' was taken over by a `resume` as it was created; run the command again");
+  }
+}
+
+ProbeResult ProbeSession::run(const Json& config, const MeasureSpec& measure,
+                              WorkerArgs worker, int64_t repeat) {
+  db::TrialPlan plan;
+  plan.ordinal = ordinal_;
+  plan.config_index = ordinal_;
+  plan.repeat = repeat;
+  ++ordinal_;
+  plan.workload = info_.manifest.name;
+  plan.plugin_version = info_.manifest.version;
+  plan.plugin_path = info_.file.path;
+  plan.plugin_hash = info_.hash;
+  plan.abi_version = info_.abi;
+  plan.config_json = canonical_json(config);
+  plan.config_hash = config_hash(info_.manifest.name, info_.manifest.version, config);
+  store_->add_trials(sweep_id_, {plan});
+  ProbeResult result;
+  for (const auto& t : store_->trials(sweep_id_)) {
+    if (t.plan.ordinal == plan.ordinal) result.trial_id = t.id;
+  }
+
+  TrialJob job;
+  job.trial_id = result.trial_id;
+  worker.plugin_path = info_.file.path;
+  worker.config_json = plan.config_json;
+  worker.measure_json = measure.to_json().dump();
+  job.worker = std::move(worker);
+  job.timeout_s = measure.timeout_s;
+  job.silence_s = measure.silence_s;
+  job.collector = std::make_unique<TrialCollector>(info_.manifest, measure);
+
+  RunnerCallbacks cb;
+  cb.on_event = [&result](const TrialJob&, const Json& e) {
+    if (e.value("event", "") != "heartbeat") result.events.push_back(e);
+  };
+  cb.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
+    store_->commit_trial(j.trial_id, o);
+    result.outcome = std::move(o);
+  };
+  std::vector<TrialJob> jobs;
+  jobs.push_back(std::move(job));
+  Runner runner(self_executable(), 1);
+  result.interrupted = !runner.run(std::move(jobs), cb);
+  return result;
+}
+
+void ProbeSession::close(bool complete) {
+  store_->set_sweep_status(sweep_id_, complete ? "finished" : "interrupted");
+}
+
+SweepSpec command_sweep(const std::string& command, const std::string& workload,
+                        const std::string& description, int64_t warmup_steps,
+                        int64_t steps_per_block, const std::vector<std::string>& sets) {
+  SweepSpec spec;
+  spec.workload = workload;
+  spec.name = command + "-" + workload;
+  spec.source = "--set";
+  spec.description = description;
+  spec.measure.warmup_steps = warmup_steps;
+  spec.measure.steps_per_block = steps_per_block;
+  spec.measure.blocks = 5;
+  apply_overrides(spec, sets);
+  return spec;
+}
+
+Json resolve_single_config(const SweepSpec& spec, const PluginManifest& manifest) {
+  validate_sweep(spec, manifest);
+  const auto configs = expand_configs(spec, manifest);
+  if (configs.size() != 1) {
+    throw UsageError("expected one config, the settings give " + std::to_string(configs.size()));
+  }
+  return configs.front();
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,361 @@
+// Worker supervision on Boost.Asio; see runner.hpp.
+#include "run/runner.hpp"
+
+#include "run/fork_server.hpp"
+#include "run/monitor.hpp"
+#include "support/spawn.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <signal.h>
+
+#include <array>
+#include <chrono>
+#include <ctime>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace gpusweep::host {
+
+namespace {
+
+namespace asio = boost::asio;
+using Clock = std::chrono::steady_clock;
+
+std::string utc_now() {
+  char buf[32];
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[40];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms.count()));
+  return out;
+}
+
+// Protocol lines longer than this mean a broken worker, not a big event.
+constexpr size_t kMaxLine = 16 * 1024 * 1024;
+
+struct Worker {
+  Worker(asio::io_context& io, TrialJob&& j, const SpawnedProcess& p)
+      : job(std::move(j)),
+        pid(p.pid),
+        proto(io, p.proto_fd),
+        out(io, p.stdout_fd),
+        err(io, p.stderr_fd),
+        timer(io),
+        watchdog(io),
+        monitor_timer(io),
+        monitor(p.pid, Nvml::shared(), gpu_for_config(job.worker.config_json)) {}
+
+  TrialJob job;
+  pid_t pid;
+  asio::posix::stream_descriptor proto, out, err;
+  asio::steady_timer timer;
+  asio::steady_timer watchdog;        // checks the heartbeat
+  asio::steady_timer monitor_timer;   // samples CPU, memory and GPU
+  TrialMonitor monitor;
+  rusage usage{};                     // from wait4, when reaped
+  bool have_usage = false;
+  Clock::time_point last_heard = Clock::now();
+  std::array<char, 65536> proto_buf{}, out_buf{}, err_buf{};
+  std::string line;
+  std::string stderr_tail;
+  int64_t stderr_bytes = 0;
+  int open_pipes = 3;
+  bool exited = false;
+  ExitInfo exit;
+  std::string started_at;
+  Clock::time_point t0 = Clock::now();
+};
+
+class Supervisor {
+ public:
+  Supervisor(const std::string& exe, int jobs, bool fork_server, std::vector<TrialJob>&& queue,
+             const RunnerCallbacks& cb)
+      : exe_(exe), jobs_(jobs), fork_server_(fork_server), cb_(cb), stop_signals_(io_, SIGINT, SIGTERM), child_(io_, SIGCHLD) {
+    for (auto& j : queue) queue_.push_back(std::move(j));
+  }
+
+  // If the host fails mid-run (an exception out of a callback), no worker
+  // may outlive it.
+  ~Supervisor() {
+    for (auto& [pid, w] : running_) {
+      if (w->exited) continue;
+      ::kill(-pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+  }
+
+  bool run() {
+    wait_stop();
+    wait_child();
+    fill();
+    if (running_.empty()) return true;
+    io_.run();
+    return !interrupted_;
+  }
+
+ private:
+  void wait_stop() {
+    if (done_) return;
+    stop_signals_.async_wait([this](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      interrupted_ = true;
+      for (auto& [pid, w] : running_) {
+        w->exit.interrupted = true;
+        ::kill(-pid, SIGKILL);
+      }
+      wait_stop();
+    });
+  }
+
+  void wait_child() {
+    if (done_) return;
+    child_.async_wait([this](const boost::system::error_code& ec, int) {
+      if (ec) return;
+      reap();
+      wait_child();
+    });
+  }
+
+  // Every exited child: a trial's worker is finished; anything else (a fork
+  // server, or an orphan a worker left, adopted by this host as a subreaper)
+  // is only reaped. waitid with WNOWAIT looks before it takes.
+  void reap() {
+    std::vector<pid_t> done;
+    for (;;) {
+      siginfo_t info{};
+      if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0) break;
+      const pid_t pid = info.si_pid;
+      auto it = running_.find(pid);
+      if (it == running_.end() || it->second->exited) {
+        ::waitpid(pid, nullptr, 0);
+        continue;
+      }
+      Worker* w = it->second.get();
+      int status = 0;
+      if (::wait4(pid, &status, 0, &w->usage) != pid) continue;
+      w->exited = true;
+      w->have_usage = true;
+      w->monitor_timer.cancel();
+      if (WIFEXITED(status)) w->exit.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) w->exit.signal = WTERMSIG(status);
+      w->timer.cancel();
+      w->watchdog.cancel();
+      // Anything the worker left behind in its group goes with it, so
+      // that its pipes reach EOF.
+      ::kill(-pid, SIGKILL);
+      done.push_back(pid);
+    }
+    for (pid_t pid : done) maybe_finish(pid);
+  }
+
+  SpawnedProcess spawn_worker(const WorkerArgs& worker) {
+    if (fork_server_ && worker.servable()) {
+      const std::string& plugin = worker.plugin_path;
+      auto it = servers_.find(plugin);
+      if (it == servers_.end()) {
+        std::unique_ptr<ForkServer> server;
+        try {
+          server = std::make_unique<ForkServer>(exe_, plugin);
+        } catch (const std::exception& e) {
+          if (cb_.on_notice) {
+            cb_.on_notice(std::string(e.what()) + "; its trials start fresh processes");
+          }
+        }
+        it = servers_.emplace(plugin, std::move(server)).first;
+      }
+      if (it->second) {
+        try {
+          return it->second->spawn(worker);
+        } catch (const std::exception& e) {
+          if (cb_.on_notice) {
+            cb_.on_notice(std::string(e.what()) + "; this plugin's trials start fresh processes");
+          }
+          it->second.reset();
+        }
+      }
+    }
+    return spawn_process(exe_, worker.to_argv());
+  }
+
+  void fill() {
+    while (!interrupted_ && static_cast<int>(running_.size()) < jobs_ && !queue_.empty()) {
+      TrialJob job = std::move(queue_.front());
+      queue_.pop_front();
+      start(std::move(job));
+    }
+    if (running_.empty() && (queue_.empty() || interrupted_)) {
+      done_ = true;  // handlers must not re-arm the signal waits
+      stop_signals_.cancel();
+      child_.cancel();
+    }
+  }
+
+  void start(TrialJob&& job) {
+    const std::string started = utc_now();
+    SpawnedProcess p;
+    try {
+      p = spawn_worker(job.worker);
+    } catch (const std::exception& e) {
+      db::TrialOutcome o;
+      o.status = "failed";
+      o.error = e.what();
+      o.started_at = o.finished_at = started;
+      if (cb_.on_start) cb_.on_start(job);
+      cb_.on_finish(job, std::move(o));
+      return;
+    }
+    auto w = std::make_unique<Worker>(io_, std::move(job), p);
+    w->started_at = started;
+    w->exit.timeout_s = w->job.timeout_s;
+    Worker* raw = w.get();
+    running_.emplace(p.pid, std::move(w));
+    if (cb_.on_start) cb_.on_start(raw->job);
+    read_proto(raw);
+    read_out(raw);
+    read_err(raw);
+    raw->timer.expires_after(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(raw->job.timeout_s)));
+    raw->timer.async_wait([raw](const boost::system::error_code& ec) {
+      if (ec || raw->exited) return;
+      raw->exit.timed_out = true;
+      ::kill(-raw->pid, SIGKILL);
+    });
+    watch(raw);
+    sample(raw);
+  }
+
+  // A reading now (so that even a short trial has one), then every interval.
+  void sample(Worker* w) {
+    w->monitor.sample();
+    w->monitor_timer.expires_after(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(kMonitorIntervalS)));
+    w->monitor_timer.async_wait([this, w](const boost::system::error_code& ec) {
+      if (ec || w->exited) return;
+      sample(w);
+    });
+  }
+
+  // A live worker writes a heartbeat line twice a second whatever its plugin
+  // does; silence means the process is stopped, frozen or wedged, and there
+  // is no point in waiting out the whole timeout_s for it.
+  void watch(Worker* w) {
+    const auto period = std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(std::min(0.25, w->job.silence_s / 4)));
+    w->watchdog.expires_after(period);
+    w->watchdog.async_wait([this, w](const boost::system::error_code& ec) {
+      if (ec || w->exited) return;
+      const double quiet = std::chrono::duration<double>(Clock::now() - w->last_heard).count();
+      if (quiet > w->job.silence_s) {
+        w->exit.silent_s = quiet;
+        ::kill(-w->pid, SIGKILL);
+        return;
+      }
+      watch(w);
+    });
+  }
+
+  void pipe_closed(Worker* w) {
+    --w->open_pipes;
+    maybe_finish(w->pid);
+  }
+
+  void read_proto(Worker* w) {
+    w->proto.async_read_some(
+        asio::buffer(w->proto_buf), [this, w](const boost::system::error_code& ec, size_t n) {
+          if (ec) return pipe_closed(w);
+          w->last_heard = Clock::now();
+          w->line.append(w->proto_buf.data(), n);
+          size_t start = 0;
+          for (size_t nl; (nl = w->line.find('\n', start)) != std::string::npos; start = nl + 1) {
+            auto event = w->job.collector->on_line(w->line.substr(start, nl - start));
+            if (event && cb_.on_event) cb_.on_event(w->job, *event);
+          }
+          w->line.erase(0, start);
+          if (w->line.size() > kMaxLine) {
+            w->line.clear();
+            ::kill(-w->pid, SIGKILL);
+          }
+          read_proto(w);
+        });
+  }
+
+  void read_out(Worker* w) {
+    // A plugin's stdout is drained (so it never blocks) and dropped.
+    w->out.async_read_some(asio::buffer(w->out_buf),
+                           [this, w](const boost::system::error_code& ec, size_t) {
+                             if (ec) return pipe_closed(w);
+                             read_out(w);
+                           });
+  }
+
+  void read_err(Worker* w) {
+    w->err.async_read_some(
+        asio::buffer(w->err_buf), [this, w](const boost::system::error_code& ec, size_t n) {
+          if (ec) return pipe_closed(w);
+          w->stderr_bytes += static_cast<int64_t>(n);
+          w->stderr_tail.append(w->err_buf.data(), n);
+          if (w->stderr_tail.size() > 2 * kStderrTailBytes) {
+            w->stderr_tail.erase(0, w->stderr_tail.size() - kStderrTailBytes);
+          }
+          read_err(w);
+        });
+  }
+
+  void maybe_finish(pid_t pid) {
+    auto it = running_.find(pid);
+    if (it == running_.end()) return;
+    Worker* w = it->second.get();
+    if (!w->exited || w->open_pipes > 0) return;
+    if (w->stderr_tail.size() > kStderrTailBytes) {
+      w->stderr_tail.erase(0, w->stderr_tail.size() - kStderrTailBytes);
+    }
+    db::TrialOutcome o = w->job.collector->finish(w->exit, w->stderr_tail, w->stderr_bytes);
+    o.started_at = w->started_at;
+    o.finished_at = utc_now();
+    o.wall_s = std::chrono::duration<double>(Clock::now() - w->t0).count();
+    for (auto& m : w->monitor.metrics(w->have_usage ? &w->usage : nullptr, o.wall_s)) {
+      o.metrics.push_back(std::move(m));
+    }
+    std::unique_ptr<Worker> owned = std::move(it->second);
+    running_.erase(it);
+    cb_.on_finish(owned->job, std::move(o));
+    // Destroy the worker after the handlers that reference it have run.
+    asio::post(io_, [owned = std::shared_ptr<Worker>(std::move(owned))] {});
+    fill();
+  }
+
+  std::string exe_;
+  int jobs_;
+  bool fork_server_;
+  std::map<std::string, std::unique_ptr<ForkServer>> servers_;  // by plugin path; null: cannot
+  const RunnerCallbacks& cb_;
+  asio::io_context io_;
+  asio::signal_set stop_signals_;
+  asio::signal_set child_;
+  std::deque<TrialJob> queue_;
+  std::map<pid_t, std::unique_ptr<Worker>> running_;
+  bool interrupted_ = false;
+  bool done_ = false;
+};
+
+}  // namespace
+
+bool Runner::run(std::vector<TrialJob> jobs, const RunnerCallbacks& callbacks) {
+  Supervisor s(exe_, jobs_ < 1 ? 1 : jobs_, fork_server_, std::move(jobs), callbacks);
+  return s.run();
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,53 @@
+// Runs trials in worker processes, at most `jobs` at a time, on one Boost.Asio
+// event loop: reads each worker's protocol, stdout and stderr pipes, enforces
+// timeouts, reaps exits (SIGCHLD) and turns Ctrl-C into `interrupted`.
+#pragma once
+
+#include "protocol/worker_args.hpp"
+#include "run/collector.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+struct TrialJob {
+  int64_t trial_id = 0;
+  std::string label;                     // for progress lines
+  WorkerArgs worker;  // how the worker process is started
+  double timeout_s = 600;
+  double silence_s = 30;  // ended as `timeout` when no protocol line came for this long
+  std::unique_ptr<TrialCollector> collector;
+};
+
+struct RunnerCallbacks {
+  std::function<void(const TrialJob&)> on_start;
+  std::function<void(const TrialJob&, const Json& event)> on_event;
+  std::function<void(const TrialJob&, db::TrialOutcome&& outcome)> on_finish;
+  std::function<void(const std::string& notice)> on_notice;  // e.g. a fork server that cannot serve
+};
+
+// Bytes of a worker's stderr kept for the database (the tail).
+constexpr size_t kStderrTailBytes = 16 * 1024;
+
+class Runner {
+ public:
+  // With fork_server, each plugin's trials are forked from one pre-loaded
+  // server process (fork_server.hpp) instead of started afresh; a plugin the
+  // server cannot serve falls back to fresh processes, saying why once.
+  Runner(std::string worker_exe, int jobs, bool fork_server = false)
+      : exe_(std::move(worker_exe)), jobs_(jobs), fork_server_(fork_server) {}
+
+  // Runs every job; returns false when Ctrl-C (SIGINT/SIGTERM) stopped the run.
+  // Jobs not started by then are left untouched.
+  bool run(std::vector<TrialJob> jobs, const RunnerCallbacks& callbacks);
+
+ private:
+  std::string exe_;
+  int jobs_;
+  bool fork_server_;
+};
+
+}  // namespace gpusweep::host

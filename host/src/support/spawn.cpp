@@ -1,0 +1,108 @@
+// posix_spawn wrapper; see spawn.hpp.
+#include "support/spawn.hpp"
+
+#include "support/error.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <limits.h>
+
+extern char** environ;
+
+namespace gpusweep::host {
+
+void make_pipe(int fds[2]) {
+  int raw[2];
+  if (pipe2(raw, O_CLOEXEC) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
+  for (int i = 0; i < 2; ++i) {
+    fds[i] = fcntl(raw[i], F_DUPFD_CLOEXEC, 10);
+    ::close(raw[i]);
+    if (fds[i] < 0) throw Error(std::string("fcntl: ") + std::strerror(errno));
+  }
+}
+
+pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
+                         const std::vector<std::string>& extra_env,
+                         const std::vector<std::pair<int, int>>& fds) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  for (int target : {1, 2}) {
+    const bool given = std::any_of(fds.begin(), fds.end(),
+                                   [target](const auto& f) { return f.first == target; });
+    if (!given) posix_spawn_file_actions_addopen(&fa, target, "/dev/null", O_WRONLY, 0);
+  }
+  for (const auto& [target, source] : fds) posix_spawn_file_actions_adddup2(&fa, source, target);
+
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  sigset_t none, defaults;
+  sigemptyset(&none);
+  sigemptyset(&defaults);
+  for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}) sigaddset(&defaults, s);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &defaults);
+  posix_spawnattr_setpgroup(&attr, 0);  // own group: Ctrl-C reaches the host only
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(exe.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  std::vector<std::string> env_store;
+  for (char** e = environ; *e != nullptr; ++e) env_store.emplace_back(*e);
+  for (const auto& e : extra_env) env_store.push_back(e);
+  std::vector<char*> envp;
+  for (auto& e : env_store) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, exe.c_str(), &fa, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw Error("cannot start worker '" + exe + "': " + std::strerror(rc));
+  return pid;
+}
+
+SpawnedProcess spawn_process(const std::string& exe, const std::vector<std::string>& args,
+                             const std::vector<std::string>& extra_env) {
+  int proto[2], out[2], err[2];
+  make_pipe(proto);
+  make_pipe(out);
+  make_pipe(err);
+  pid_t pid = -1;
+  try {
+    pid = spawn_in_own_group(exe, args, extra_env, {{1, out[1]}, {2, err[1]}, {3, proto[1]}});
+  } catch (...) {
+    for (int f : {proto[0], proto[1], out[0], out[1], err[0], err[1]}) ::close(f);
+    throw;
+  }
+  ::close(proto[1]);
+  ::close(out[1]);
+  ::close(err[1]);
+  return SpawnedProcess{pid, proto[0], out[0], err[0]};
+}
+
+std::string self_executable() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) throw Error("cannot find this executable (/proc/self/exe)");
+  return std::string(buf, static_cast<size_t>(n));
+}
+
+std::string signal_description(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  const char* desc = strsignal(sig);
+  return std::string(abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig)) +
+         " (" + (desc != nullptr ? desc : "unknown") + ")";
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,48 @@
+// Summary statistics; see stats.hpp.
+#include "support/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+namespace gpusweep::host {
+
+namespace {
+double sorted_quantile(const std::vector<double>& sorted, double q) {
+  const double pos = q * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const auto hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
+}
+}  // namespace
+
+double quantile(std::vector<double> values, double q) {
+  if (values.empty()) throw std::invalid_argument("quantile of no values");
+  std::sort(values.begin(), values.end());
+  return sorted_quantile(values, q);
+}
+
+Distribution describe(const std::vector<double>& values) {
+  if (values.empty()) throw std::invalid_argument("describe() of no values");
+  std::vector<double> s = values;
+  std::sort(s.begin(), s.end());
+  Distribution d;
+  d.min = s.front();
+  d.max = s.back();
+  d.median = sorted_quantile(s, 0.5);
+  d.q1 = sorted_quantile(s, 0.25);
+  d.q3 = sorted_quantile(s, 0.75);
+  d.iqr = d.q3 - d.q1;
+  d.mean = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
+  if (s.size() > 1) {
+    double ss = 0;
+    for (double v : s) ss += (v - d.mean) * (v - d.mean);
+    d.stddev = std::sqrt(ss / static_cast<double>(s.size() - 1));
+  }
+  d.cv = d.mean != 0 ? d.stddev / std::fabs(d.mean) : 0;
+  return d;
+}
+
+}  // namespace gpusweep::host

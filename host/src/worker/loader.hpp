@@ -1,0 +1,39 @@
+// Loading a plugin shared library with Boost.DLL and checking its ABI.
+// Used only inside worker processes: a plugin that links LibTorch is never
+// unloaded (dlclose of LibTorch users crashes at static destruction), so the
+// library handle lives until the worker exits.
+#pragma once
+
+#include "support/error.hpp"
+
+#include <gpusweep/plugin.h>
+
+#include <string>
+
+namespace gpusweep::host {
+
+// A plugin that cannot be used; reason() is the why without the file name.
+class PluginLoadError : public Error {
+ public:
+  PluginLoadError(const std::string& path, const std::string& reason)
+      : Error("refusing plugin '" + path + "': " + reason), reason_(reason) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
+};
+
+struct LoadedPlugin {
+  const gpusweep_plugin* table = nullptr;
+  std::string path;
+  std::string abi;  // "major.minor" the plugin was built for
+};
+
+// Loads path and validates its entry table. Throws gpusweep::Error with a
+// message naming the file and, for ABI mismatches, both versions.
+LoadedPlugin load_plugin(const std::string& path);
+
+// Checks a table against this host's ABI; empty when compatible, else why not.
+std::string abi_problem(const gpusweep_plugin* table);
+
+}  // namespace gpusweep::host

@@ -1,0 +1,412 @@
+// The worker side of the measurement protocol (docs/architecture.md): warmup,
+// blocks of steps with a device sync at block edges only, evaluation, stats.
+#include "worker/worker.hpp"
+
+#include "support/procfs.hpp"
+#include "protocol/event_writer.hpp"
+#include "protocol/fork_messages.hpp"
+#include "worker/loader.hpp"
+#include "model/sweep.hpp"
+
+#include <gpusweep/plugin.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <future>
+#include <optional>
+#include <string>
+#include <thread>
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace gpusweep::host {
+
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+[[noreturn]] void finish(int code) {
+  std::fflush(nullptr);
+  _exit(code);
+}
+
+Json parse_or_raw(const char* text) {
+  try {
+    return Json::parse(text != nullptr ? text : "null");
+  } catch (const Json::parse_error&) {
+    return Json{{"unparsed", text != nullptr ? text : ""}};
+  }
+}
+
+// The process's address-space size now (VmSize), in bytes; 0 if unknown.
+double address_space_bytes() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return 0;
+  char line[256];
+  double kib = 0;
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    if (std::sscanf(line, "VmSize: %lf kB", &kib) == 1) break;
+  }
+  std::fclose(f);
+  return kib * 1024.0;
+}
+
+// The runtime report with the matmul probe switched on (torchkit reads the
+// variable in runtime()); only its "matmul" part.
+Json probe_matmul(const gpusweep_plugin* t, double seconds) {
+  ::setenv("GPUSWEEP_PROBE_MATMUL_S", std::to_string(seconds).c_str(), 1);
+  Json runtime = parse_or_raw(t->runtime());
+  ::unsetenv("GPUSWEEP_PROBE_MATMUL_S");
+  if (runtime.is_object() && runtime.contains("matmul")) return runtime.at("matmul");
+  return nullptr;
+}
+
+}  // namespace
+
+int protect_protocol_fd(int fd) {
+  // The plugin runs in this process and may write to any descriptor; the
+  // protocol moves out of its way (a high number, closed on exec) and fd
+  // `fd` becomes /dev/null, so that stray writes to it reach nothing.
+  const int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, 100);
+  if (moved < 0) return fd;
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (null >= 0) {
+    ::dup2(null, fd);
+    if (null != fd) ::close(null);
+  }
+  return moved;
+}
+
+namespace {
+
+void announce(const LoadedPlugin& plugin, EventWriter& out) {
+  const gpusweep_plugin* t = plugin.table;
+  out.emit({{"event", "loaded"},
+            {"abi", plugin.abi},
+            {"struct_size", t->struct_size},
+            {"manifest", parse_or_raw(t->manifest())},
+            {"runtime", parse_or_raw(t->runtime())}});
+}
+
+}  // namespace
+
+LoadedPlugin load_and_announce(const std::string& plugin_path, EventWriter& out) {
+  LoadedPlugin plugin;
+  try {
+    plugin = load_plugin(plugin_path);
+  } catch (const PluginLoadError& e) {
+    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"},
+              {"message", e.what()}, {"reason", e.reason()}});
+    finish(0);
+  } catch (const std::exception& e) {
+    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
+    finish(0);
+  }
+  announce(plugin, out);
+  return plugin;
+}
+
+const char* status_name(int status) {
+  switch (status) {
+    case GPUSWEEP_STATUS_OK: return "ok";
+    case GPUSWEEP_STATUS_OUT_OF_MEMORY: return "oom";
+    case GPUSWEEP_STATUS_SKIPPED: return "skipped";
+    default: return "failed";
+  }
+}
+
+namespace {
+
+// A trial in this process: with the plugin already loaded (a fork server's
+// child) or loading it first.
+int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
+  std::signal(SIGPIPE, SIG_IGN);
+  // Outlives every return path (all end in _exit): the heartbeat thread
+  // writes to it until the process ends.
+  EventWriter& out = *new EventWriter(protect_protocol_fd(args.proto_fd));
+  // Before the plugin loads: torchkit reads it once.
+  if (args.diagnose) ::setenv("GPUSWEEP_DIAGNOSE", "1", 1);
+  // Twice a second, from its own thread, whatever the plugin is doing: the
+  // host ends a worker that falls silent (stopped, frozen) long before
+  // timeout_s, and tells that apart from a slow trial. Its first beat is
+  // awaited when memory is capped, so that the heap arena its first message
+  // creates counts before the cap rather than against the trial's budget.
+  auto first_beat = std::make_shared<std::promise<void>>();
+  std::future<void> beat = first_beat->get_future();
+  std::thread([&out, first_beat] {
+    out.emit({{"event", "heartbeat"}});
+    first_beat->set_value();
+    for (;;) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      out.emit({{"event", "heartbeat"}});
+    }
+  }).detach();
+  out.emit({{"event", "hello"}, {"pid", static_cast<long>(::getpid())}});
+
+  LoadedPlugin plugin;
+  if (preloaded != nullptr) {
+    plugin = *preloaded;
+    announce(plugin, out);
+  } else {
+    plugin = load_and_announce(args.plugin_path, out);
+  }
+  const gpusweep_plugin* t = plugin.table;
+  if (args.mode == WorkerMode::describe) finish(0);
+  if (args.mode == WorkerMode::probe) {
+    // `gpusweep doctor`: what the plugin's LibTorch mapped into this process
+    // (BLAS, OpenMP), and the matmul peak.
+    Json probe = {{"event", "probe"}, {"libraries", mapped_libraries(read_text("/proc/self/maps"))}};
+    if (args.probe_matmul_s > 0) probe["matmul"] = probe_matmul(t, args.probe_matmul_s);
+    out.emit(probe);
+    finish(0);
+  }
+  if (args.max_memory_bytes > 0) {
+    beat.wait();
+    const double baseline = address_space_bytes();
+    rlimit cap{};
+    cap.rlim_cur = cap.rlim_max = static_cast<rlim_t>(baseline + args.max_memory_bytes);
+    if (baseline <= 0 || ::setrlimit(RLIMIT_AS, &cap) != 0) {
+      out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "args"},
+                {"message", "cannot cap the worker's memory (RLIMIT_AS)"}});
+      finish(0);
+    }
+    out.emit({{"event", "memory_cap"}, {"baseline_bytes", baseline},
+              {"limit_bytes", baseline + args.max_memory_bytes}});
+  }
+
+  MeasureSpec m;
+  try {
+    const Json mj = Json::parse(args.measure_json);
+    m.warmup_steps = mj.at("warmup_steps").get<int64_t>();
+    m.steps_per_block = mj.at("steps_per_block").get<int64_t>();
+    m.blocks = mj.at("blocks").get<int64_t>();
+    m.eval_every_blocks = mj.value("eval_every_blocks", int64_t{0});
+  } catch (const std::exception& e) {
+    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "args"},
+              {"message", std::string("bad --measure: ") + e.what()}});
+    finish(2);
+  }
+
+  auto fail = [&](gpusweep_status status, const gpusweep_instance* inst, const char* phase,
+                  int64_t at_step) {
+    out.emit({{"event", "result"},
+              {"status", status_name(status)},
+              {"phase", phase},
+              {"at_step", at_step},
+              {"message", std::string(t->error_message(inst))}});
+    finish(0);
+  };
+
+  out.emit({{"event", "phase"}, {"phase", "setup"}});
+  gpusweep_instance* inst = nullptr;
+  const auto setup_t0 = Clock::now();
+  gpusweep_status st = t->create(args.config_json.c_str(), &inst);
+  const double setup_s = seconds_since(setup_t0);
+  if (st != GPUSWEEP_STATUS_OK || inst == nullptr) {
+    if (st == GPUSWEEP_STATUS_OK) st = GPUSWEEP_STATUS_ERROR;
+    fail(st, nullptr, "setup", 0);
+  }
+  // Settings such as threads apply in create(): report the runtime as used.
+  out.emit({{"event", "runtime"}, {"runtime", parse_or_raw(t->runtime())}, {"setup_s", setup_s}});
+  if (args.probe_matmul_s > 0) {
+    // With the trial's threads (applied by create): the peak this trial could reach.
+    out.emit({{"event", "probe"}, {"matmul", probe_matmul(t, args.probe_matmul_s)}});
+  }
+
+  gpusweep_step_result r{};
+  int64_t steps_done = 0;
+  out.emit({{"event", "phase"}, {"phase", "warmup"}, {"steps", m.warmup_steps}});
+  for (int64_t i = 0; i < m.warmup_steps; ++i) {
+    r.struct_size = sizeof r;
+    if ((st = t->step(inst, &r)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
+    ++steps_done;
+  }
+  if ((st = t->synchronize(inst)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
+  if (args.diagnose) {
+    // The phase totals so far, so that the host counts the measured steps only.
+    const char* stats = nullptr;
+    if ((st = t->stats(inst, &stats)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
+    out.emit({{"event", "stats_snapshot"}, {"at_step", steps_done}, {"stats", parse_or_raw(stats)}});
+  }
+
+  // Evaluations get their own phase (a hang there is reported as such), and
+  // measuring resumes after one between blocks.
+  auto evaluate = [&](const char* phase) {
+    out.emit({{"event", "phase"}, {"phase", phase}});
+    const auto t0 = Clock::now();
+    const char* metrics = nullptr;
+    if ((st = t->evaluate(inst, &metrics)) != GPUSWEEP_STATUS_OK) fail(st, inst, phase, steps_done);
+    out.emit({{"event", "eval"},
+              {"at_step", steps_done},
+              {"seconds", seconds_since(t0)},
+              {"metrics", parse_or_raw(metrics)}});
+  };
+
+  out.emit({{"event", "phase"}, {"phase", "measure"}, {"blocks", m.blocks}});
+  bool evaluated_last = false;
+  for (int64_t b = 0; b < m.blocks; ++b) {
+    double samples = 0;
+    double secondary = 0;
+    const auto t0 = Clock::now();
+    for (int64_t s = 0; s < m.steps_per_block; ++s) {
+      r.struct_size = sizeof r;
+      r.samples = 0;
+      r.secondary_samples = 0;
+      if ((st = t->step(inst, &r)) != GPUSWEEP_STATUS_OK) fail(st, inst, "measure", steps_done + s);
+      samples += r.samples;
+      secondary += r.secondary_samples;
+    }
+    if ((st = t->synchronize(inst)) != GPUSWEEP_STATUS_OK) fail(st, inst, "measure", steps_done);
+    const double seconds = seconds_since(t0);
+    steps_done += m.steps_per_block;
+    out.emit({{"event", "block"},
+              {"idx", b},
+              {"steps", m.steps_per_block},
+              {"seconds", seconds},
+              {"samples", samples},
+              {"secondary_samples", secondary}});
+    evaluated_last = false;
+    if (m.eval_every_blocks > 0 && (b + 1) % m.eval_every_blocks == 0) {
+      evaluate("evaluate");
+      evaluated_last = true;
+      if (b + 1 < m.blocks) out.emit({{"event", "phase"}, {"phase", "measure"}});
+    }
+  }
+  if (!evaluated_last) evaluate("evaluate");
+
+  const char* stats = nullptr;
+  if ((st = t->stats(inst, &stats)) != GPUSWEEP_STATUS_OK) fail(st, inst, "stats", steps_done);
+  out.emit({{"event", "stats"}, {"stats", parse_or_raw(stats)}});
+  out.emit({{"event", "result"}, {"status", "ok"}, {"steps", steps_done}});
+  // No destroy and no dlclose: see loader.hpp. Exiting is the unload.
+  finish(0);
+}
+
+// Threads of this process (/proc/self/task), or -1 if unknown.
+int thread_count() {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    (void)e;
+    ++n;
+  }
+  return ec ? -1 : n;
+}
+
+// The fork server's grandchild: becomes a trial worker on the descriptors it
+// was sent, once the host has adopted it.
+[[noreturn]] void become_trial(const std::vector<std::string>& request, const std::vector<int>& fds,
+                               int control_fd, pid_t host, pid_t server,
+                               const LoadedPlugin& plugin) {
+  ::setpgid(0, 0);  // its own group, killed as one by the host
+  ::close(control_fd);
+  // The intermediate parent exits at once: wait to be the host's (a
+  // subreaper) before asking to die with the host, as a spawned worker does.
+  for (int i = 0; ::getppid() != host; ++i) {
+    if (::getppid() == 1 || i > 20000) _exit(71);  // not adopted: nobody would wait for it
+    ::usleep(50);
+  }
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (::getppid() != host) _exit(71);
+  // Says where the process came from, to the trial's plugin and to tests.
+  ::setenv("GPUSWEEP_FORK_SERVER_PID", std::to_string(server).c_str(), 1);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}) std::signal(sig, SIG_DFL);
+  const int null = ::open("/dev/null", O_RDONLY);
+  if (null >= 0 && null != 0) {
+    ::dup2(null, 0);
+    ::close(null);
+  }
+  ::dup2(fds[1], 1);
+  ::dup2(fds[2], 2);
+  ::dup2(fds[0], 3);
+  for (int f : fds) {
+    if (f > 3) ::close(f);
+  }
+  std::optional<WorkerArgs> args;
+  try {
+    args = parse_worker_args(request);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "fork server: bad request: %s\n", e.what());
+  }
+  if (!args) finish(2);
+  args->proto_fd = 3;
+  run_trial(*args, &plugin);
+  finish(0);
+}
+
+}  // namespace
+
+int run_worker(const WorkerArgs& args) { return run_trial(args, nullptr); }
+
+int run_fork_server(const WorkerArgs& args) {
+  const int fd = args.serve_fd;
+  auto refuse = [fd](const std::string& why) {
+    send_message(fd, Json{{"ready", false}, {"error", why}}.dump());
+    finish(0);
+  };
+  // Loaded as a worker would, nothing run but what loading runs (the
+  // manifest): no thread pool exists yet for fork to break.
+  LoadedPlugin plugin;
+  try {
+    plugin = load_plugin(args.plugin_path);
+  } catch (const std::exception& e) {
+    refuse(e.what());
+  }
+  if (const int threads = thread_count(); threads != 1) {
+    refuse("loading the plugin left " + std::to_string(threads) +
+           " threads in the process; forking it could deadlock a trial");
+  }
+  const pid_t host = ::getppid();
+  const pid_t server = ::getpid();
+  if (!send_message(fd, Json{{"ready", true}, {"pid", static_cast<long>(::getpid())}}.dump())) {
+    finish(0);
+  }
+  for (;;) {
+    std::string text;
+    std::vector<int> fds;
+    if (!recv_message(fd, text, fds)) finish(0);  // the host closed its end
+    const Json request = Json::parse(text, nullptr, false);
+    std::vector<std::string> worker_args;
+    if (fds.size() != 3 || !request.is_array()) {
+      for (int f : fds) ::close(f);
+      send_message(fd, Json{{"error", "malformed request"}}.dump());
+      continue;
+    }
+    for (const auto& a : request) worker_args.push_back(a.is_string() ? a.get<std::string>() : a.dump());
+    const pid_t middle = ::fork();
+    if (middle == 0) {
+      const pid_t trial = ::fork();
+      if (trial == 0) become_trial(worker_args, fds, fd, host, server, plugin);
+      send_message(fd, trial > 0 ? Json{{"pid", static_cast<long>(trial)}}.dump()
+                                 : Json{{"error", std::string("fork: ") + std::strerror(errno)}}.dump());
+      _exit(0);
+    }
+    for (int f : fds) ::close(f);
+    if (middle < 0) {
+      send_message(fd, Json{{"error", std::string("fork: ") + std::strerror(errno)}}.dump());
+      continue;
+    }
+    while (::waitpid(middle, nullptr, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,175 @@
+// Claims in sweep files: parsing, validation against the sweep's configs,
+// verdicts, and evaluation over synthetic measurements.
+#include "analysis/claims.hpp"
+#include "support/error.hpp"
+#include "model/sweep.hpp"
+#include "test_manifest.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <random>
+
+using namespace gpusweep;
+using namespace gpusweep::host;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string with_claims(const std::string& claims) {
+  return R"({"name": "c", "workload": "dqn",
+    "grid": {"replay_on_device": [false, true], "precision": ["fp32", "fp16"]},
+    "baseline": {"replay_on_device": false, "precision": "fp32"},
+    "claims": )" + claims + "}";
+}
+
+std::string usage_error(const std::string& text) {
+  try {
+    const SweepSpec s = parse_sweep(text, "claims.json");
+    validate_sweep(s, test::dqn_like_manifest());
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// Block values around a typical value, seeded.
+std::vector<std::vector<double>> runs(double typical, int repeats, int blocks, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> noise(1.0, 0.02);
+  std::vector<std::vector<double>> out(repeats);
+  for (auto& r : out) {
+    for (int b = 0; b < blocks; ++b) r.push_back(typical * noise(rng));
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("claims parse, round-trip through the stored spec and keep old hashes", "[host][claims]") {
+  const SweepSpec s = parse_sweep(with_claims(R"([
+    {"claim": "fp16 is 20-30% faster", "change": {"precision": "fp16"}, "expected": [1.2, 1.3],
+     "source": "guide", "requires": ["tensor_cores"]},
+    {"claim": "replay on device halves step time", "change": {"replay_on_device": true},
+     "metric": "step_time", "expected": 0.5}])"), "claims.json");
+  REQUIRE(s.claims.size() == 2);
+  CHECK(s.claims[0].low == 1.2);
+  CHECK(s.claims[0].high == 1.3);
+  CHECK(s.claims[0].metric == "throughput");
+  CHECK(s.claims[0].requires == std::vector<std::string>{"tensor_cores"});
+  CHECK(s.claims[1].metric == "step_time");
+  CHECK(s.claims[1].low == 0.5);
+  CHECK(s.claims[1].high == 0.5);
+  validate_sweep(s, test::dqn_like_manifest());
+  const SweepSpec again = parse_sweep(s.to_json().dump(), "stored");
+  CHECK(again.to_json() == s.to_json());
+  // A sweep without claims stores no "claims" key: its hash is unchanged.
+  const SweepSpec none = parse_sweep(R"({"name": "c", "workload": "dqn"})", "x.json");
+  CHECK_FALSE(none.to_json().contains("claims"));
+}
+
+TEST_CASE("bad claims are usage errors naming the claim and the fix", "[host][claims]") {
+  CHECK_THAT(usage_error(with_claims(R"([{"claim": "x", "change": {"precision": "fp16"}}])")),
+             Contains("claims.json: claims[0].expected: missing"));
+  CHECK_THAT(usage_error(with_claims(
+                 R"([{"claim": "x", "change": {"precision": "fp16"}, "expected": [1.3, 1.2]}])")),
+             Contains("low above high"));
+  CHECK_THAT(usage_error(with_claims(
+                 R"([{"claim": "x", "change": {"precision": "fp16"}, "expected": -2}])")),
+             Contains("positive ratio"));
+  CHECK_THAT(usage_error(with_claims(R"([{"claim": "x", "change": {"precision": "fp16"},
+               "expected": 2, "metric": "througput"}])")),
+             Contains("did you mean 'throughput'"));
+  CHECK_THAT(usage_error(with_claims(R"([{"claim": "x", "change": {"precision": "fp16"},
+               "expected": 2, "requires": ["gpu"]}])")),
+             Contains("unknown feature"));
+  CHECK_THAT(usage_error(with_claims(R"([{"claim": "x", "change": {"precison": "fp16"},
+               "expected": 2}])")),
+             Contains("claims[0].change.precison") && Contains("did you mean 'precision'"));
+  CHECK_THAT(usage_error(with_claims(R"([{"claim": "x", "change": {"precision": "bf16"},
+               "expected": 2}])")),
+             Contains("claims[0]") && Contains("matches 0"));
+  CHECK_THAT(usage_error(with_claims(R"([{"claim": "x", "change": {"precision": "fp16"},
+               "expected": 2, "extra": 1}])")),
+             Contains("unknown claim key"));
+}
+
+TEST_CASE("claim verdicts: confirmed, refuted, inconclusive", "[host][claims]") {
+  // The interval meets the range and excludes 1.
+  CHECK(claim_verdict(1.25, 1.18, 1.32, 1.2, 1.3) == "confirmed");
+  CHECK(claim_verdict(1.4, 1.28, 1.5, 1.2, 1.3) == "confirmed");
+  // A real gain, but far from the promised one.
+  CHECK(claim_verdict(1.5, 1.4, 1.6, 3.0, 5.0) == "refuted");
+  CHECK(claim_verdict(0.9, 0.85, 0.95, 1.2, 1.3) == "refuted");
+  // Too wide to tell from no change.
+  CHECK(claim_verdict(1.1, 0.95, 1.25, 1.2, 1.3) == "inconclusive");
+  // A claim of no change is confirmed by an interval around 1.
+  CHECK(claim_verdict(1.01, 0.97, 1.05, 0.95, 1.05) == "confirmed");
+  // One repeat, no interval: the point decides.
+  CHECK(claim_verdict(1.25, NAN, NAN, 1.2, 1.3) == "confirmed");
+  CHECK(claim_verdict(1.1, NAN, NAN, 1.2, 1.3) == "refuted");
+}
+
+TEST_CASE("claims are evaluated against the two configs they name", "[host][claims]") {
+  SweepSpec s = parse_sweep(with_claims(R"([
+    {"claim": "device replay 1.5x", "change": {"replay_on_device": true}, "expected": [1.4, 1.6]},
+    {"claim": "device replay 3-5x", "change": {"replay_on_device": true}, "expected": [3, 5]},
+    {"claim": "fp16 20-30%", "change": {"precision": "fp16"}, "expected": [1.2, 1.3]},
+    {"claim": "fp16 on tensor cores", "change": {"precision": "fp16"}, "expected": [1.2, 1.3],
+     "requires": ["tensor_cores"]},
+    {"claim": "less transfer time", "change": {"replay_on_device": true}, "expected": [0.2, 0.4],
+     "metric": "transfer_time"},
+    {"claim": "XLA 5-15%", "expected": [1.05, 1.15], "requires": ["xla"]},
+    {"claim": "memory halves", "change": {"replay_on_device": true}, "expected": 0.5,
+     "metric": "peak_memory"},
+    {"claim": "step time", "change": {"replay_on_device": true}, "metric": "step_time",
+     "expected": [0.6, 0.7]},
+    {"claim": "step time -10%", "change": {"replay_on_device": true}, "metric": "step_time",
+     "expected": [0.85, 0.95]},
+    {"claim": "slower", "change": {"replay_on_device": true}, "expected": [0.5, 0.6]}])"),
+                              "claims.json");
+  const auto manifest = test::dqn_like_manifest();
+  validate_sweep(s, manifest);
+  const auto configs = expand_configs(s, manifest);
+  auto values_of = [](const Json& config, const std::string& metric) {
+    MetricRuns m;
+    const bool device = config["replay_on_device"].get<bool>();
+    const bool fp16 = config["precision"] == "fp16";
+    if (fp16) {
+      m.problem = "skipped: fp16 needs CUDA; device is cpu";
+      return m;
+    }
+    if (metric == "throughput") m.runs = runs(device ? 150.0 : 100.0, 3, 10, device ? 1 : 2);
+    if (metric == "step_time") m.runs = runs(device ? 1 / 150.0 : 1 / 100.0, 3, 10, device ? 3 : 4);
+    // peak memory: not reported
+    return m;
+  };
+  const auto results = evaluate_claims(s, configs, Features{false}, values_of);
+  REQUIRE(results.size() == 10);
+  CHECK(results[0].verdict == "confirmed");
+  REQUIRE(results[0].ratio);
+  CHECK(*results[0].ratio == Approx(1.5).epsilon(0.03));
+  CHECK(results[0].low < 1.5);
+  CHECK(results[0].high > 1.5);
+  CHECK(results[1].verdict == "refuted");
+  CHECK(results[1].reason == "the right direction, less than claimed");
+  CHECK(results[2].verdict == "not measurable here");
+  CHECK_THAT(results[2].reason, Contains("changed config did not run") && Contains("fp16 needs CUDA"));
+  CHECK(results[3].verdict == "not measurable here");
+  CHECK_THAT(results[3].reason, Contains("Tensor Cores"));
+  CHECK(results[4].verdict == "not measurable here");
+  CHECK_THAT(results[4].reason, Contains("only with a GPU"));
+  CHECK(results[5].verdict == "not measurable here");
+  CHECK_THAT(results[5].reason, Contains("XLA"));
+  CHECK(results[6].verdict == "not measurable here");
+  CHECK_THAT(results[6].reason, Contains("reports no peak memory"));
+  CHECK(results[7].verdict == "confirmed");
+  CHECK(*results[7].ratio == Approx(100.0 / 150.0).epsilon(0.03));
+  CHECK(results[8].verdict == "refuted");
+  CHECK(results[8].reason == "a larger change than claimed");
+  CHECK(results[9].verdict == "refuted");
+  CHECK_THAT(results[9].reason, Contains("the opposite of the claim") && Contains("rose"));
+  // With a GPU the transfer-time claim is measured when a monitor reports it.
+  const auto with_gpu = evaluate_claims(s, configs, Features{true}, values_of);
+  CHECK(with_gpu[4].verdict == "not measurable here");
+  CHECK_THAT(with_gpu[4].reason, Contains("reports no transfer_time"));
+}

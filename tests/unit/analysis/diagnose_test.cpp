@@ -1,0 +1,117 @@
+// diagnose's classifier on synthetic phase timings, and the sweep it suggests.
+#include "analysis/diagnose.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace gpusweep::host;
+using Catch::Matchers::Contains;
+
+namespace {
+
+PhaseBreakdown step(double step_s) {
+  PhaseBreakdown b;
+  b.step_s = step_s;
+  return b;
+}
+
+PluginManifest conv_manifest() {
+  return PluginManifest::parse(nlohmann::json::parse(R"({
+    "name": "restoration", "version": "1.0.0", "unit": "images",
+    "params": [
+      {"name": "device", "type": "string", "default": "auto", "choices": ["auto", "cpu", "cuda"], "common": true},
+      {"name": "batch_size", "type": "int", "default": 16, "min": 1, "max": 64, "common": true},
+      {"name": "precision", "type": "string", "default": "fp32", "choices": ["fp32", "bf16", "fp16"], "common": true},
+      {"name": "loader_workers", "type": "int", "default": 0, "min": 0, "max": 2, "common": true},
+      {"name": "sync_every", "type": "int", "default": 1, "min": 0, "max": 1000, "common": true},
+      {"name": "pin_memory", "type": "bool", "default": false, "common": true, "applies": false},
+      {"name": "channels_last", "type": "bool", "default": false, "common": true}
+    ]})"));
+}
+
+}  // namespace
+
+TEST_CASE("input wait and copies over 30% of the step are input-bound", "[host]") {
+  PhaseBreakdown b = step(0.100);
+  b.input_wait_s = 0.025;
+  b.host_to_device_s = 0.010;
+  b.forward_s = 0.030;
+  b.backward_s = 0.035;
+  const Diagnosis d = classify(b);
+  CHECK(d.bottleneck == Bottleneck::input);
+  CHECK_THAT(d.why, Contains("35%"));
+  CHECK(std::string(bottleneck_name(d.bottleneck)) == "input-bound");
+
+  b.input_wait_s = 0.015;  // 25% in all: not input-bound any more
+  CHECK(classify(b).bottleneck != Bottleneck::input);
+}
+
+TEST_CASE("host syncs over 20% of the step are sync-bound, and counted", "[host]") {
+  PhaseBreakdown b = step(0.010);
+  b.host_sync_s = 0.003;
+  b.host_syncs_per_step = 3;
+  b.forward_s = 0.004;
+  const Diagnosis d = classify(b);
+  CHECK(d.bottleneck == Bottleneck::sync);
+  REQUIRE_FALSE(d.notes.empty());
+  CHECK_THAT(d.notes.front(), Contains("3.00 host syncs per step"));
+}
+
+TEST_CASE("short steps far from the peak are launch/overhead-bound", "[host]") {
+  PhaseBreakdown b = step(0.0006);
+  b.forward_s = 0.0002;
+  b.flops_per_step = 9e6;  // 15 GFLOP/s
+  b.peak_flops = 100e9;
+  CHECK(classify(b).bottleneck == Bottleneck::overhead);
+  CHECK(std::string(bottleneck_name(Bottleneck::overhead)) == "launch/overhead-bound");
+}
+
+TEST_CASE("the FLOP/s against the matmul peak tell compute- from memory-bound", "[host]") {
+  PhaseBreakdown b = step(0.200);
+  b.forward_s = 0.080;
+  b.backward_s = 0.100;
+  b.optimizer_s = 0.010;
+  b.peak_flops = 100e9;
+  b.flops_per_step = 14e9;  // 70 GFLOP/s = 70%
+  CHECK(classify(b).bottleneck == Bottleneck::compute);
+  b.flops_per_step = 2e9;   // 10 GFLOP/s = 10%
+  CHECK(classify(b).bottleneck == Bottleneck::memory);
+  b.flops_per_step.reset();  // unknown: compute, saying it cannot tell
+  const Diagnosis d = classify(b);
+  CHECK(d.bottleneck == Bottleneck::compute);
+  CHECK_THAT(d.why, Contains("cannot be told apart"));
+}
+
+TEST_CASE("phase shares come from the stats after warmup less the snapshot", "[host]") {
+  const auto snapshot = nlohmann::json{{"phase_input_wait_s", 1.0}, {"phase_forward_s", 0.5},
+                                       {"host_syncs", 10}};
+  const auto final_stats = nlohmann::json{{"phase_input_wait_s", 3.0}, {"phase_forward_s", 1.5},
+                                          {"host_syncs", 30}, {"flops_per_step", 1e9}};
+  const PhaseBreakdown b = breakdown_from_stats(snapshot, final_stats, /*steps=*/10, /*seconds=*/5);
+  CHECK(b.step_s == Approx(0.5));
+  CHECK(b.input_wait_s == Approx(0.2));
+  CHECK(b.forward_s == Approx(0.1));
+  CHECK(b.rest_s == Approx(0.2));
+  CHECK(b.host_syncs_per_step == Approx(2));
+  CHECK(*b.achieved_flops() == Approx(2e9));
+}
+
+TEST_CASE("the suggested grid holds only settings that exist, apply and accept the value",
+          "[host]") {
+  const auto m = conv_manifest();
+  Diagnosis d;
+  d.bottleneck = Bottleneck::input;
+  const auto config = nlohmann::json{{"device", "cpu"}, {"loader_workers", 0}, {"batch_size", 16}};
+  const auto grid = suggest_grid(d, m, config);
+  // Current value first (the baseline); 4 is above the setting's max of 2.
+  CHECK(grid.at("loader_workers") == nlohmann::json::array({0, 1, 2}));
+  CHECK_FALSE(grid.contains("pin_memory"));  // CPU, and it does not apply here
+
+  d.bottleneck = Bottleneck::sync;
+  CHECK(suggest_grid(d, m, config).at("sync_every") == nlohmann::json::array({1, 10, 100}));
+  d.bottleneck = Bottleneck::overhead;
+  CHECK(suggest_grid(d, m, config).at("batch_size") == nlohmann::json::array({16, 32, 64}));
+  d.bottleneck = Bottleneck::compute;
+  const auto compute = suggest_grid(d, m, config);
+  CHECK(compute.at("precision") == nlohmann::json::array({"fp32", "bf16"}));
+  CHECK(compute.at("channels_last") == nlohmann::json::array({false, true}));
+}

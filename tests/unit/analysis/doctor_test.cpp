@@ -1,0 +1,120 @@
+// doctor's reading of a LibTorch process: which BLAS its mapped libraries
+// are (from simulated /proc/PID/maps lists), and the CPU.
+#include "analysis/doctor.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace gpusweep::host;
+using Catch::Matchers::Contains;
+
+TEST_CASE("Debian's reference BLAS is flagged with the fix", "[host]") {
+  const std::vector<std::string> libs = {
+      "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13",
+      "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0",
+      "/usr/lib/x86_64-linux-gnu/lapack/liblapack.so.3.11.0",
+      "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0"};
+  const BlasVerdict v = classify_blas(libs, "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0");
+  CHECK(v.name == "reference");
+  CHECK(v.slow);
+  CHECK(v.path == "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0");
+  CHECK_THAT(v.warning, Contains("apt-get install libopenblas0-openmp"));
+}
+
+TEST_CASE("an unresolved libblas.so.3 is judged by the alternative it points at", "[host]") {
+  const std::vector<std::string> libs = {"/usr/lib/x86_64-linux-gnu/libblas.so.3"};
+  CHECK(classify_blas(libs, "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3").slow);
+  const BlasVerdict ok =
+      classify_blas(libs, "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3");
+  CHECK(ok.name == "openblas-pthread");
+  CHECK_FALSE(ok.slow);
+  CHECK(ok.warning.empty());
+}
+
+TEST_CASE("optimised BLAS libraries are named and not flagged", "[host]") {
+  CHECK(classify_blas({"/usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3"}, "").name ==
+        "openblas-openmp");
+  CHECK(classify_blas({"/opt/intel/lib/libmkl_rt.so.2"}, "").name == "mkl");
+  // Both mapped: the optimised one serves the calls it exports.
+  const BlasVerdict both = classify_blas({"/usr/lib/x86_64-linux-gnu/blas/libblas.so.3",
+                                          "/usr/lib/x86_64-linux-gnu/libopenblas.so.0"},
+                                         "");
+  CHECK(both.name == "openblas");
+  CHECK_FALSE(both.slow);
+  CHECK(classify_blas({"/usr/lib/libc.so.6"}, "").name == "unknown");
+}
+
+TEST_CASE("mapped libraries are read from /proc/PID/maps text, each once", "[host]") {
+  const std::string maps =
+      "55d0c000-55d0d000 r--p 00000000 08:01 123 /usr/bin/gpusweep\n"
+      "7f00-7f01 r--p 00000000 08:01 456 /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3\n"
+      "7f01-7f02 r-xp 00001000 08:01 456 /usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3\n"
+      "7f02-7f03 rw-p 00000000 00:00 0 [heap]\n"
+      "7f03-7f04 r-xp 00000000 08:01 789 /tmp/gpusweep_x.so (deleted)\n";
+  const auto libs = mapped_libraries(maps);
+  REQUIRE(libs.size() == 2);
+  CHECK(libs[0] == "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3");
+  CHECK(libs[1] == "/tmp/gpusweep_x.so");
+}
+
+TEST_CASE("cpuinfo gives the model and logical and physical cores", "[host]") {
+  const std::string text =
+      "processor\t: 0\nmodel name\t: Test CPU @ 3.0GHz\nphysical id\t: 0\ncore id\t: 0\n\n"
+      "processor\t: 1\nmodel name\t: Test CPU @ 3.0GHz\nphysical id\t: 0\ncore id\t: 0\n\n"
+      "processor\t: 2\nmodel name\t: Test CPU @ 3.0GHz\nphysical id\t: 0\ncore id\t: 1\n\n";
+  const CpuInfo c = parse_cpuinfo(text);
+  CHECK(c.model == "Test CPU @ 3.0GHz");
+  CHECK(c.logical == 3);
+  CHECK(c.physical == 2);
+}
+
+namespace {
+
+nlohmann::json cuda_runtime(const std::string& built_for, const std::string& driver,
+                            int devices) {
+  nlohmann::json rt = {{"cuda_build", true},
+                       {"cuda", {{"torch_cuda", built_for}, {"torch_cudnn", "9.26"},
+                                 {"toolkit", "13.0"}, {"driver_cuda", driver}}},
+                       {"devices", nlohmann::json::array()}};
+  for (int i = 0; i < devices; ++i) {
+    rt["devices"].push_back({{"index", i}, {"name", "Test GPU"}, {"memory_bytes", 8e9}});
+  }
+  return rt;
+}
+
+}  // namespace
+
+TEST_CASE("doctor: a CUDA build without a driver runs device=auto on the CPU", "[host]") {
+  const CudaVerdict v = judge_cuda(cuda_runtime("13.2", "", 0), -1);
+  CHECK_THAT(v.summary, Contains("no NVIDIA driver, no GPU") && Contains("CUDA 13.2") &&
+                            Contains("run on the CPU") && Contains("fp16"));
+  CHECK(v.problems.empty());
+  CHECK(v.warnings.empty());
+}
+
+TEST_CASE("doctor: a wheel built for a newer CUDA major than the driver is a problem with the fix",
+          "[host]") {
+  const CudaVerdict v = judge_cuda(cuda_runtime("13.2", "12.4", 1), 1);
+  REQUIRE(v.problems.size() == 1);
+  CHECK_THAT(v.problems[0], Contains("built for CUDA 13.2") && Contains("supports CUDA 12.4") &&
+                                Contains("install a driver for CUDA 13.x") &&
+                                Contains("torch built for CUDA 12.x"));
+  // A newer minor only: minor-version compatibility, a warning.
+  const CudaVerdict minor = judge_cuda(cuda_runtime("13.2", "13.0", 1), 1);
+  CHECK(minor.problems.empty());
+  REQUIRE(minor.warnings.size() == 1);
+  CHECK_THAT(minor.warnings[0], Contains("minor-version compatibility"));
+  // A driver as new as the build: fine, and device=auto takes cuda:0.
+  const CudaVerdict ok = judge_cuda(cuda_runtime("13.2", "13.2", 2), 2);
+  CHECK(ok.problems.empty());
+  CHECK(ok.warnings.empty());
+  CHECK_THAT(ok.summary, Contains("2 CUDA device(s)") && Contains("cuda:0 (Test GPU)"));
+}
+
+TEST_CASE("doctor: GPUs that a CPU-only LibTorch cannot use are flagged", "[host]") {
+  const nlohmann::json cpu_only = {{"cuda_build", false}};
+  CHECK(judge_cuda(cpu_only, -1).warnings.empty());
+  const CudaVerdict v = judge_cuda(cpu_only, 4);
+  CHECK_THAT(v.summary, Contains("CPU-only build"));
+  REQUIRE(v.warnings.size() == 1);
+  CHECK_THAT(v.warnings[0], Contains("NVML sees 4 GPU(s)") && Contains("install-deps.sh"));
+}

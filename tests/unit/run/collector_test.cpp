@@ -1,0 +1,128 @@
+// From a worker's events and exit to a trial outcome and summary.
+#include "run/collector.hpp"
+
+#include "test_manifest.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <csignal>
+
+using namespace gpusweep;
+using namespace gpusweep::host;
+using Catch::Matchers::Contains;
+
+namespace {
+
+TrialCollector feed(const PluginManifest& m, const MeasureSpec& spec,
+                    const std::vector<std::string>& lines) {
+  TrialCollector c(m, spec);
+  for (const auto& l : lines) c.on_line(l);
+  return c;
+}
+
+const std::vector<std::string> kOkRun = {
+    R"({"event":"hello","pid":1})",
+    R"({"event":"loaded","abi":"1.0","manifest":{},"runtime":{"torch_version":"1.13.0","threads":2}})",
+    R"({"event":"phase","phase":"setup"})",
+    R"({"event":"runtime","runtime":{"torch_version":"1.13.0","threads":2,"blas":"openblas"},"setup_s":0.25})",
+    R"({"event":"block","idx":0,"steps":10,"seconds":1.0,"samples":100,"secondary_samples":10})",
+    R"({"event":"block","idx":1,"steps":10,"seconds":0.5,"samples":100,"secondary_samples":10})",
+    R"({"event":"block","idx":2,"steps":10,"seconds":2.0,"samples":100,"secondary_samples":10})",
+    R"({"event":"block","idx":3,"steps":10,"seconds":1.0,"samples":100,"secondary_samples":10})",
+    R"({"event":"block","idx":4,"steps":10,"seconds":1.0,"samples":100,"secondary_samples":10})",
+    R"({"event":"eval","at_step":60,"seconds":0.1,"metrics":{"mean_return":120.5,"random_policy_return":22}})",
+    R"({"event":"stats","stats":{"peak_memory_bytes":1048576,"input_wait_s":0.55}})",
+    R"({"event":"result","status":"ok","steps":60})"};
+
+}  // namespace
+
+TEST_CASE("an ok run yields a summary over the block samples", "[host][collector]") {
+  const auto m = test::dqn_like_manifest();
+  MeasureSpec spec;
+  spec.warmup_steps = 10;
+  spec.steps_per_block = 10;
+  spec.blocks = 5;
+  auto c = feed(m, spec, kOkRun);
+  ExitInfo exit;
+  exit.exit_code = 0;
+  const auto o = c.finish(exit, "", 0);
+  CHECK(o.status == "ok");
+  CHECK_FALSE(o.error);
+  REQUIRE(o.summary);
+  const auto& s = *o.summary;
+  CHECK(s.blocks == 5);
+  CHECK(s.unit == "updates");
+  CHECK(s.throughput_median == Approx(100));  // 50, 100, 100, 100, 200 per second
+  CHECK(s.throughput_min == Approx(50));
+  CHECK(s.throughput_max == Approx(200));
+  CHECK(s.step_time_median_s == Approx(0.1));
+  CHECK(*s.secondary_throughput_median == Approx(10));
+  CHECK(*s.peak_memory_bytes == 1048576);
+  CHECK(*s.input_wait_fraction == Approx(0.55 / 5.5));
+  CHECK(*s.quality == 120.5);
+  CHECK(*s.quality_reference == 22);
+  CHECK(*s.setup_s == 0.25);
+  CHECK(o.blocks.size() == 5);
+  REQUIRE(o.environment);
+  CHECK(o.environment->blas == "openblas");
+  CHECK(o.environment->threads == 2);
+  CHECK(o.environment->fingerprint.size() == 16);
+  // eval metrics and stats are stored as metric samples
+  CHECK(o.metrics.size() == 4);
+}
+
+TEST_CASE("plugin statuses, signals, timeouts and interrupts map to trial statuses",
+          "[host][collector]") {
+  const auto m = test::dqn_like_manifest();
+  MeasureSpec spec;
+  ExitInfo normal;
+  normal.exit_code = 0;
+
+  auto skipped = feed(m, spec, {R"({"event":"phase","phase":"setup"})",
+                                R"({"event":"result","status":"skipped","phase":"setup","message":"fp16 needs CUDA"})"});
+  auto o = skipped.finish(normal, "", 0);
+  CHECK(o.status == "skipped");
+  CHECK(*o.error == "fp16 needs CUDA");
+  CHECK_FALSE(o.summary);
+
+  auto oom = feed(m, spec, {R"({"event":"result","status":"oom","phase":"measure","message":"can't allocate"})"});
+  CHECK(oom.finish(normal, "", 0).status == "oom");
+
+  auto failed = feed(m, spec, {R"({"event":"result","status":"failed","phase":"measure","message":"boom"})"});
+  o = failed.finish(normal, "", 0);
+  CHECK(o.status == "failed");
+  CHECK_THAT(*o.error, Contains("boom") && Contains("measure"));
+
+  auto crashed = feed(m, spec, {R"({"event":"phase","phase":"measure"})", "garbage line {"});
+  ExitInfo sig;
+  sig.signal = SIGSEGV;
+  o = crashed.finish(sig, "some output\nSegfault here\n", 28);
+  CHECK(o.status == "crashed");
+  CHECK_THAT(*o.error, Contains("SIGSEGV") && Contains("measure") && Contains("Segfault here") &&
+                           Contains("1 malformed protocol lines"));
+  CHECK(*o.signal == SIGSEGV);
+  CHECK(o.stderr_bytes == 28);
+
+  ExitInfo exit0;
+  exit0.exit_code = 0;
+  o = feed(m, spec, {R"({"event":"phase","phase":"warmup"})"}).finish(exit0, "", 0);
+  CHECK(o.status == "crashed");
+  CHECK_THAT(*o.error, Contains("exited with code 0 before reporting a result"));
+
+  ExitInfo timeout;
+  timeout.signal = SIGKILL;
+  timeout.timed_out = true;
+  timeout.timeout_s = 2;
+  o = feed(m, spec, {R"({"event":"phase","phase":"measure"})"}).finish(timeout, "", 0);
+  CHECK(o.status == "timeout");
+  CHECK_THAT(*o.error, Contains("timeout_s=2") && Contains("measure"));
+
+  ExitInfo interrupted;
+  interrupted.signal = SIGKILL;
+  interrupted.interrupted = true;
+  CHECK(feed(m, spec, {}).finish(interrupted, "", 0).status == "interrupted");
+
+  // "ok" without blocks is not a measurement.
+  CHECK(feed(m, spec, {R"({"event":"result","status":"ok"})"}).finish(normal, "", 0).status ==
+        "failed");
+}
