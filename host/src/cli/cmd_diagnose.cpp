@@ -2,6 +2,7 @@
 // phases (torchkit's timers, switched on in that worker only), names the
 // bottleneck and writes a sweep of the settings worth trying about it.
 #include "protocol/worker_args.hpp"
+#include "protocol/events.hpp"
 #include "cli/cli.hpp"
 #include "analysis/diagnose.hpp"
 #include "support/error.hpp"
@@ -71,11 +72,11 @@ int cmd_diagnose(const Args& args) {
 
   Json snapshot, final_stats, matmul, runtime;
   for (const auto& e : r.events) {
-    const std::string kind = e.value("event", "");
-    if (kind == "stats_snapshot") snapshot = e.value("stats", Json::object());
-    if (kind == "stats") final_stats = e.value("stats", Json::object());
-    if (kind == "probe") matmul = e.value("matmul", Json());
-    if (kind == "runtime") runtime = e.value("runtime", Json::object());
+    const std::string kind = event::kind(e);
+    if (kind == event::stats_snapshot) snapshot = e.value("stats", Json::object());
+    if (kind == event::stats) final_stats = e.value("stats", Json::object());
+    if (kind == event::probe) matmul = e.value("matmul", Json());
+    if (kind == event::runtime) runtime = e.value("runtime", Json::object());
   }
   if (!final_stats.contains("phase_forward_s") && !final_stats.contains("phase_input_wait_s")) {
     std::cout << "plugin " << spec.workload << " reported no phase timings: it does not use "

@@ -5,6 +5,7 @@
 // findings are gathered into one JSON document; doctor.cpp judges CUDA and
 // renders the text form from it.
 #include "protocol/worker_args.hpp"
+#include "protocol/events.hpp"
 #include "cli/cli.hpp"
 #include "analysis/doctor.hpp"
 #include "report/doctor_view.hpp"
@@ -37,14 +38,9 @@ Json run_probe(const PluginFile& file, double matmul_s, std::string* why) {
   w.plugin_path = file.path;
   w.probe_matmul_s = matmul_s;
   const Captured c = run_captured(w.to_argv(), 60 + 4 * matmul_s);
-  std::stringstream lines(c.proto);
-  for (std::string l; std::getline(lines, l);) {
-    try {
-      Json e = Json::parse(l);
-      if (e.value("event", "") == "probe") return e;
-      if (e.value("event", "") == "result") *why = e.value("message", "failed");
-    } catch (const Json::parse_error&) {
-    }
+  for (const Json& e : event::parse(c.proto)) {
+    if (event::kind(e) == event::probe) return e;
+    if (event::kind(e) == event::result) *why = e.value("message", "failed");
   }
   if (why->empty()) {
     *why = c.timed_out ? "the probe did not finish in time"

@@ -1,5 +1,6 @@
 // Plugin validation for `gpusweep plugins --check`; see plugin_check.hpp.
 #include "protocol/worker_args.hpp"
+#include "protocol/events.hpp"
 #include "plugins/plugin_check.hpp"
 
 #include "support/error.hpp"
@@ -29,19 +30,6 @@ int CheckReport::count(Level level) const {
 }
 
 namespace {
-
-std::vector<Json> events_of(const std::string& proto) {
-  std::vector<Json> out;
-  std::stringstream lines(proto);
-  for (std::string line; std::getline(lines, line);) {
-    try {
-      out.push_back(Json::parse(line));
-    } catch (const Json::parse_error&) {
-      // A torn last line from a worker that died mid-write.
-    }
-  }
-  return out;
-}
 
 // How the worker ended, for a message: "was killed by SIGSEGV (...)".
 std::string how_it_ended(const Captured& c, double timeout_s) {
@@ -120,13 +108,13 @@ void check_smoke(const std::string& path, const std::vector<Json>& events, const
   std::optional<Json> open;  // a call that began and never ended
   Json runtime;
   for (const auto& e : events) {
-    const std::string kind = e.value("event", "");
-    if (kind == "begin") open = e;
-    if (kind == "end") {
+    const std::string kind = event::kind(e);
+    if (kind == event::begin) open = e;
+    if (kind == event::end) {
       ends.push_back(e);
       open.reset();
     }
-    if (kind == "runtime") runtime = e.value("runtime", Json());
+    if (kind == event::runtime) runtime = e.value("runtime", Json());
   }
   const std::string rerun = "reproduce it outside gpusweep's supervision with: gpusweep worker "
                             "--check --plugin " + path + " --config '" + config.dump() +
@@ -317,9 +305,9 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   const Captured d = run_captured(describe.to_argv(), timeout_s);
   Json loaded;
   Json failure;
-  for (const auto& e : events_of(d.proto)) {
-    if (e.value("event", "") == "loaded") loaded = e;
-    if (e.value("event", "") == "result") failure = e;
+  for (const auto& e : event::parse(d.proto)) {
+    if (event::kind(e) == event::loaded) loaded = e;
+    if (event::kind(e) == event::result) failure = e;
   }
   const std::string host_abi =
       std::to_string(GPUSWEEP_ABI_MAJOR) + "." + std::to_string(GPUSWEEP_ABI_MINOR);
@@ -393,7 +381,7 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   check.config_json = report.config.dump();
   check.check_steps = steps;
   const Captured s = run_captured(check.to_argv(), timeout_s);
-  check_smoke(report.path, events_of(s.proto), s, manifest, report.config, steps, timeout_s, out);
+  check_smoke(report.path, event::parse(s.proto), s, manifest, report.config, steps, timeout_s, out);
   report.items = std::move(out.all());
   return report;
 }

@@ -1,5 +1,6 @@
 // Plugin discovery and description; see registry.hpp.
 #include "plugins/registry.hpp"
+#include "protocol/events.hpp"
 
 #include <sys/stat.h>
 
@@ -136,17 +137,11 @@ PluginInfo Registry::describe_file(const PluginFile& file) const {
   Json loaded;
   std::string failure;
   std::string reason;
-  std::stringstream lines(c.proto);
-  for (std::string line; std::getline(lines, line);) {
-    try {
-      Json e = Json::parse(line);
-      if (e.value("event", "") == "loaded") loaded = e;
-      if (e.value("event", "") == "result") {
-        failure = e.value("message", "");
-        reason = e.value("reason", failure);
-      }
-    } catch (const Json::parse_error&) {
-      // Only the worker writes here; ignore a torn last line.
+  for (const Json& e : event::parse(c.proto)) {
+    if (event::kind(e) == event::loaded) loaded = e;
+    if (event::kind(e) == event::result) {
+      failure = e.value("message", "");
+      reason = e.value("reason", failure);
     }
   }
   if (loaded.is_null()) {

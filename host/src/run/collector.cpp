@@ -1,5 +1,6 @@
 // Trial outcome assembly; see collector.hpp.
 #include "run/collector.hpp"
+#include "protocol/events.hpp"
 
 #include "support/version.hpp"
 #include "model/hashing.hpp"
@@ -61,13 +62,13 @@ std::optional<Json> TrialCollector::on_line(const std::string& line) {
 }
 
 void TrialCollector::on_event(const Json& e) {
-  const std::string kind = e.value("event", "");
-  if (kind == "phase") {
+  const std::string kind = event::kind(e);
+  if (kind == event::phase) {
     phase_ = e.value("phase", phase_);
-  } else if (kind == "loaded" || kind == "runtime") {
+  } else if (kind == event::loaded || kind == event::runtime) {
     if (auto it = e.find("runtime"); it != e.end() && it->is_object()) runtime_ = *it;
     if (auto s = number(e, "setup_s")) setup_s_ = s;
-  } else if (kind == "block") {
+  } else if (kind == event::block) {
     db::BlockSample b;
     b.idx = e.value("idx", int64_t{0});
     b.steps = e.value("steps", int64_t{0});
@@ -75,7 +76,7 @@ void TrialCollector::on_event(const Json& e) {
     b.samples = number(e, "samples").value_or(0);
     b.secondary_samples = number(e, "secondary_samples").value_or(0);
     blocks_.push_back(b);
-  } else if (kind == "eval") {
+  } else if (kind == event::eval) {
     const int64_t at = e.value("at_step", int64_t{0});
     evaluate_s_ += number(e, "seconds").value_or(0);
     if (auto it = e.find("metrics"); it != e.end() && it->is_object()) {
@@ -84,16 +85,16 @@ void TrialCollector::on_event(const Json& e) {
         if (value.is_number()) metrics_.push_back({"eval", at, name, value.get<double>()});
       }
     }
-  } else if (kind == "stats") {
+  } else if (kind == event::stats) {
     if (auto it = e.find("stats"); it != e.end() && it->is_object()) {
       stats_ = *it;
       for (const auto& [name, value] : it->items()) {
         if (value.is_number()) metrics_.push_back({"stat", 0, name, value.get<double>()});
       }
     }
-  } else if (kind == "heartbeat") {
+  } else if (kind == event::heartbeat) {
     // Liveness only; the runner notes the time of every line.
-  } else if (kind == "result") {
+  } else if (kind == event::result) {
     result_ = e;
   }
 }

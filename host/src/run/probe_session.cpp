@@ -1,5 +1,6 @@
 // One-at-a-time trials recorded as a sweep; see probe_session.hpp.
 #include "run/probe_session.hpp"
+#include "protocol/events.hpp"
 
 #include "support/error.hpp"
 #include "model/hashing.hpp"
@@ -57,7 +58,7 @@ ProbeResult ProbeSession::run(const Json& config, const MeasureSpec& measure,
 
   RunnerCallbacks cb;
   cb.on_event = [&result](const TrialJob&, const Json& e) {
-    if (e.value("event", "") != "heartbeat") result.events.push_back(e);
+    if (event::kind(e) != event::heartbeat) result.events.push_back(e);
   };
   cb.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
     store_->commit_trial(j.trial_id, o);

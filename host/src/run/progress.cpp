@@ -1,5 +1,6 @@
 // Sweep progress display; see progress.hpp.
 #include "run/progress.hpp"
+#include "protocol/events.hpp"
 
 #include "support/format.hpp"
 
@@ -30,11 +31,11 @@ void Progress::started(int64_t trial_id, const std::string& label) {
 void Progress::event(int64_t trial_id, const nlohmann::json& e) {
   auto it = running_.find(trial_id);
   if (it == running_.end()) return;
-  const std::string kind = e.value("event", "");
-  if (kind == "phase") {
+  const std::string kind = event::kind(e);
+  if (kind == event::phase) {
     it->second.phase = e.value("phase", it->second.phase);
     if (e.contains("blocks")) it->second.blocks = e.value("blocks", int64_t{0});
-  } else if (kind == "block") {
+  } else if (kind == event::block) {
     it->second.block = e.value("idx", int64_t{0}) + 1;
   } else {
     return;

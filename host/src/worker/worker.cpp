@@ -1,6 +1,7 @@
 // The worker side of the measurement protocol (docs/architecture.md): warmup,
 // blocks of steps with a device sync at block edges only, evaluation, stats.
 #include "worker/worker.hpp"
+#include "protocol/events.hpp"
 
 #include "support/procfs.hpp"
 #include "protocol/event_writer.hpp"
@@ -96,7 +97,7 @@ namespace {
 
 void announce(const LoadedPlugin& plugin, EventWriter& out) {
   const gpusweep_plugin* t = plugin.table;
-  out.emit({{"event", "loaded"},
+  out.emit({{"event", event::loaded},
             {"abi", plugin.abi},
             {"struct_size", t->struct_size},
             {"manifest", parse_or_raw(t->manifest())},
@@ -110,11 +111,11 @@ LoadedPlugin load_and_announce(const std::string& plugin_path, EventWriter& out)
   try {
     plugin = load_plugin(plugin_path);
   } catch (const PluginLoadError& e) {
-    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"},
+    out.emit({{"event", event::result}, {"status", "failed"}, {"phase", "load"},
               {"message", e.what()}, {"reason", e.reason()}});
     finish(0);
   } catch (const std::exception& e) {
-    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
+    out.emit({{"event", event::result}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
     finish(0);
   }
   announce(plugin, out);
@@ -149,14 +150,14 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   auto first_beat = std::make_shared<std::promise<void>>();
   std::future<void> beat = first_beat->get_future();
   std::thread([&out, first_beat] {
-    out.emit({{"event", "heartbeat"}});
+    out.emit({{"event", event::heartbeat}});
     first_beat->set_value();
     for (;;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      out.emit({{"event", "heartbeat"}});
+      out.emit({{"event", event::heartbeat}});
     }
   }).detach();
-  out.emit({{"event", "hello"}, {"pid", static_cast<long>(::getpid())}});
+  out.emit({{"event", event::hello}, {"pid", static_cast<long>(::getpid())}});
 
   LoadedPlugin plugin;
   if (preloaded != nullptr) {
@@ -170,7 +171,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   if (args.mode == WorkerMode::probe) {
     // `gpusweep doctor`: what the plugin's LibTorch mapped into this process
     // (BLAS, OpenMP), and the matmul peak.
-    Json probe = {{"event", "probe"}, {"libraries", mapped_libraries(read_text("/proc/self/maps"))}};
+    Json probe = {{"event", event::probe}, {"libraries", mapped_libraries(read_text("/proc/self/maps"))}};
     if (args.probe_matmul_s > 0) probe["matmul"] = probe_matmul(t, args.probe_matmul_s);
     out.emit(probe);
     finish(0);
@@ -181,11 +182,11 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
     rlimit cap{};
     cap.rlim_cur = cap.rlim_max = static_cast<rlim_t>(baseline + args.max_memory_bytes);
     if (baseline <= 0 || ::setrlimit(RLIMIT_AS, &cap) != 0) {
-      out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "args"},
+      out.emit({{"event", event::result}, {"status", "failed"}, {"phase", "args"},
                 {"message", "cannot cap the worker's memory (RLIMIT_AS)"}});
       finish(0);
     }
-    out.emit({{"event", "memory_cap"}, {"baseline_bytes", baseline},
+    out.emit({{"event", event::memory_cap}, {"baseline_bytes", baseline},
               {"limit_bytes", baseline + args.max_memory_bytes}});
   }
 
@@ -197,14 +198,14 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
     m.blocks = mj.at("blocks").get<int64_t>();
     m.eval_every_blocks = mj.value("eval_every_blocks", int64_t{0});
   } catch (const std::exception& e) {
-    out.emit({{"event", "result"}, {"status", "failed"}, {"phase", "args"},
+    out.emit({{"event", event::result}, {"status", "failed"}, {"phase", "args"},
               {"message", std::string("bad --measure: ") + e.what()}});
     finish(2);
   }
 
   auto fail = [&](gpusweep_status status, const gpusweep_instance* inst, const char* phase,
                   int64_t at_step) {
-    out.emit({{"event", "result"},
+    out.emit({{"event", event::result},
               {"status", status_name(status)},
               {"phase", phase},
               {"at_step", at_step},
@@ -212,7 +213,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
     finish(0);
   };
 
-  out.emit({{"event", "phase"}, {"phase", "setup"}});
+  out.emit({{"event", event::phase}, {"phase", "setup"}});
   gpusweep_instance* inst = nullptr;
   const auto setup_t0 = Clock::now();
   gpusweep_status st = t->create(args.config_json.c_str(), &inst);
@@ -222,15 +223,15 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
     fail(st, nullptr, "setup", 0);
   }
   // Settings such as threads apply in create(): report the runtime as used.
-  out.emit({{"event", "runtime"}, {"runtime", parse_or_raw(t->runtime())}, {"setup_s", setup_s}});
+  out.emit({{"event", event::runtime}, {"runtime", parse_or_raw(t->runtime())}, {"setup_s", setup_s}});
   if (args.probe_matmul_s > 0) {
     // With the trial's threads (applied by create): the peak this trial could reach.
-    out.emit({{"event", "probe"}, {"matmul", probe_matmul(t, args.probe_matmul_s)}});
+    out.emit({{"event", event::probe}, {"matmul", probe_matmul(t, args.probe_matmul_s)}});
   }
 
   gpusweep_step_result r{};
   int64_t steps_done = 0;
-  out.emit({{"event", "phase"}, {"phase", "warmup"}, {"steps", m.warmup_steps}});
+  out.emit({{"event", event::phase}, {"phase", "warmup"}, {"steps", m.warmup_steps}});
   for (int64_t i = 0; i < m.warmup_steps; ++i) {
     r.struct_size = sizeof r;
     if ((st = t->step(inst, &r)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
@@ -241,23 +242,23 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
     // The phase totals so far, so that the host counts the measured steps only.
     const char* stats = nullptr;
     if ((st = t->stats(inst, &stats)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
-    out.emit({{"event", "stats_snapshot"}, {"at_step", steps_done}, {"stats", parse_or_raw(stats)}});
+    out.emit({{"event", event::stats_snapshot}, {"at_step", steps_done}, {"stats", parse_or_raw(stats)}});
   }
 
   // Evaluations get their own phase (a hang there is reported as such), and
   // measuring resumes after one between blocks.
   auto evaluate = [&](const char* phase) {
-    out.emit({{"event", "phase"}, {"phase", phase}});
+    out.emit({{"event", event::phase}, {"phase", phase}});
     const auto t0 = Clock::now();
     const char* metrics = nullptr;
     if ((st = t->evaluate(inst, &metrics)) != GPUSWEEP_STATUS_OK) fail(st, inst, phase, steps_done);
-    out.emit({{"event", "eval"},
+    out.emit({{"event", event::eval},
               {"at_step", steps_done},
               {"seconds", seconds_since(t0)},
               {"metrics", parse_or_raw(metrics)}});
   };
 
-  out.emit({{"event", "phase"}, {"phase", "measure"}, {"blocks", m.blocks}});
+  out.emit({{"event", event::phase}, {"phase", "measure"}, {"blocks", m.blocks}});
   bool evaluated_last = false;
   for (int64_t b = 0; b < m.blocks; ++b) {
     double samples = 0;
@@ -274,7 +275,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
     if ((st = t->synchronize(inst)) != GPUSWEEP_STATUS_OK) fail(st, inst, "measure", steps_done);
     const double seconds = seconds_since(t0);
     steps_done += m.steps_per_block;
-    out.emit({{"event", "block"},
+    out.emit({{"event", event::block},
               {"idx", b},
               {"steps", m.steps_per_block},
               {"seconds", seconds},
@@ -284,15 +285,15 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
     if (m.eval_every_blocks > 0 && (b + 1) % m.eval_every_blocks == 0) {
       evaluate("evaluate");
       evaluated_last = true;
-      if (b + 1 < m.blocks) out.emit({{"event", "phase"}, {"phase", "measure"}});
+      if (b + 1 < m.blocks) out.emit({{"event", event::phase}, {"phase", "measure"}});
     }
   }
   if (!evaluated_last) evaluate("evaluate");
 
   const char* stats = nullptr;
   if ((st = t->stats(inst, &stats)) != GPUSWEEP_STATUS_OK) fail(st, inst, "stats", steps_done);
-  out.emit({{"event", "stats"}, {"stats", parse_or_raw(stats)}});
-  out.emit({{"event", "result"}, {"status", "ok"}, {"steps", steps_done}});
+  out.emit({{"event", event::stats}, {"stats", parse_or_raw(stats)}});
+  out.emit({{"event", event::result}, {"status", "ok"}, {"steps", steps_done}});
   // No destroy and no dlclose: see loader.hpp. Exiting is the unload.
   finish(0);
 }

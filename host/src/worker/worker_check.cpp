@@ -2,6 +2,7 @@
 // called once in a fresh process, in the order a trial uses them, so that a
 // plugin that crashes or hangs takes only this process down.
 #include "protocol/event_writer.hpp"
+#include "protocol/events.hpp"
 #include "worker/loader.hpp"
 #include "worker/worker.hpp"
 
@@ -44,12 +45,12 @@ class Calls {
 
   template <class F>
   gpusweep_status call(const char* fn, Json end, F&& f) {
-    Json begin{{"event", "begin"}, {"fn", fn}};
+    Json begin{{"event", event::begin}, {"fn", fn}};
     if (end.contains("idx")) begin["idx"] = end["idx"];
     out_.emit(begin);
     const auto t0 = Clock::now();
     const gpusweep_status st = f(end);
-    end["event"] = "end";
+    end["event"] = event::end;
     end["fn"] = fn;
     end["status"] = st;
     end["status_name"] = status_name(st);
@@ -67,7 +68,7 @@ class Calls {
 int run_check_worker(const WorkerArgs& args) {
   std::signal(SIGPIPE, SIG_IGN);
   EventWriter out(protect_protocol_fd(args.proto_fd));
-  out.emit({{"event", "hello"}, {"pid", static_cast<long>(::getpid())}});
+  out.emit({{"event", event::hello}, {"pid", static_cast<long>(::getpid())}});
 
   const LoadedPlugin plugin = load_and_announce(args.plugin_path, out);
   const gpusweep_plugin* t = plugin.table;
@@ -81,10 +82,10 @@ int run_check_worker(const WorkerArgs& args) {
     return st;
   });
   if (created != GPUSWEEP_STATUS_OK || inst == nullptr) {
-    out.emit({{"event", "result"}, {"status", "done"}});
+    out.emit({{"event", event::result}, {"status", "done"}});
     finish(0);
   }
-  out.emit({{"event", "runtime"}, {"runtime", parse_or_raw(t->runtime())}});
+  out.emit({{"event", event::runtime}, {"runtime", parse_or_raw(t->runtime())}});
 
   auto error_of = [&](Json& end, gpusweep_status st) {
     if (st != GPUSWEEP_STATUS_OK) end["message"] = std::string(t->error_message(inst));
@@ -122,7 +123,7 @@ int run_check_worker(const WorkerArgs& args) {
     t->destroy(inst);
     return GPUSWEEP_STATUS_OK;
   });
-  out.emit({{"event", "result"}, {"status", "done"}});
+  out.emit({{"event", event::result}, {"status", "done"}});
   // destroy() ran; the library itself is never unloaded (see loader.hpp).
   finish(0);
 }
