@@ -1,6 +1,9 @@
 // Claims against measurements; see claims.hpp.
 #include "analysis/claims.hpp"
 
+#include "analysis/metrics.hpp"
+#include "model/metrics.hpp"
+
 #include "support/format.hpp"
 #include "analysis/significance.hpp"
 
@@ -225,19 +228,13 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
             run.push_back(metric == "throughput" ? b.samples / b.seconds
                                                  : b.seconds / static_cast<double>(b.steps));
           }
-        } else if (metric == "peak_memory" && t.summary->peak_memory_bytes) {
-          run.push_back(*t.summary->peak_memory_bytes);
-        } else if (metric == "input_wait" && t.summary->input_wait_fraction) {
-          run.push_back(*t.summary->input_wait_fraction);
-        } else if (metric == "quality" && t.summary->quality) {
-          run.push_back(*t.summary->quality);
+        } else if (const Metric* known = find_metric(metric); known && known->in_summary) {
+          if (auto v = summary_metric(*t.summary, metric)) run.push_back(*v);
         } else {
-          // A plugin statistic (the last value reported); GPU utilisation is
-          // the host monitor's mean over the trial (NVML), transfer time
-          // the host-to-device phase a diagnosing plugin reports.
+          // A plugin statistic (the last value reported), or the statistic
+          // a metric is read from (model/metrics.cpp).
           std::string name = metric.rfind("stat:", 0) == 0 ? metric.substr(5) : metric;
-          if (metric == "gpu_utilization") name = "monitor_gpu_util_mean";
-          if (metric == "transfer_time") name = "phase_host_to_device_s";
+          if (known != nullptr && *known->stat != '\0') name = known->stat;
           std::optional<double> last;
           for (const auto& s : store.metrics(t.id)) {
             if (s.kind == "stat" && s.name == name) last = s.value;

@@ -48,8 +48,7 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
   const ConfigSamples* base = nullptr;
   int matches_found = 0;
   for (const auto& c : configs) {
-    const bool is_base = options.baseline.empty() ? c.config_index == 0
-                                                  : matches(c.config, options.baseline);
+    const bool is_base = is_baseline(options.baseline, c.config_index, c.config);
     if (is_base) {
       ++matches_found;
       if (base == nullptr) base = &c;

@@ -1,6 +1,7 @@
 // Constraint parsing and checking; see constraints.hpp.
 #include "analysis/constraints.hpp"
 
+#include "model/metrics.hpp"
 #include "support/error.hpp"
 
 #include <cctype>
@@ -9,16 +10,9 @@
 
 namespace gpusweep::host {
 
-namespace {
-const char* const kMetrics[] = {"throughput", "peak_memory", "step_time", "quality", "cv",
-                                "input_wait"};
-}
-
 bool is_metric(const std::string& name) {
-  for (const char* m : kMetrics) {
-    if (name == m) return true;
-  }
-  return false;
+  const Metric* m = find_metric(name);
+  return m != nullptr && m->in_summary;
 }
 
 Constraint parse_constraint(const std::string& text) {
@@ -59,8 +53,8 @@ Constraint parse_constraint(const std::string& text) {
     c.value = parse_quantity(rhs, ctx);
   }
   if (c.relative_to_baseline && !is_metric(c.name)) {
-    throw UsageError(ctx + ": only metrics (throughput, peak_memory, step_time, quality, cv, "
-                           "input_wait) can be relative to the baseline");
+    throw UsageError(ctx + ": only metrics (" + name_list(summary_metric_names()) +
+                     ") can be relative to the baseline");
   }
   return c;
 }

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 
 namespace gpusweep::host {
@@ -49,5 +50,49 @@ std::vector<std::string> plugin_paths(const po::variables_map& vm) {
 }
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
+
+namespace {
+
+std::string format_names(const std::vector<OutputFormat>& offered) {
+  std::string out;
+  for (size_t i = 0; i < offered.size(); ++i) {
+    if (i > 0) out += i + 1 == offered.size() ? " or " : ", ";
+    out += output_format_name(offered[i]);
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_format_option(po::options_description& o, const std::vector<OutputFormat>& offered) {
+  o.add_options()("format",
+                  po::value<std::string>()->default_value(output_format_name(offered.front())),
+                  format_names(offered).c_str());
+}
+
+OutputFormat format_of(const po::variables_map& vm, const std::vector<OutputFormat>& offered) {
+  const std::string text = vm["format"].as<std::string>();
+  const OutputFormat f = parse_output_format(text);
+  for (OutputFormat o : offered) {
+    if (o == f) return f;
+  }
+  throw UsageError("--format " + text + ": this command prints " + format_names(offered));
+}
+
+OpenedSweep open_sweep(const po::variables_map& vm) {
+  const std::string db_path = vm["db"].as<std::string>();
+  if (!std::filesystem::exists(db_path)) {
+    throw UsageError("no database at '" + db_path + "'; pass --db or run a sweep first");
+  }
+  OpenedSweep o;
+  o.store = std::make_unique<db::Store>(db_path, db::Connection::Mode::read_only);
+  auto sweep = vm.count("sweep") != 0U ? o.store->latest_sweep(vm["sweep"].as<std::string>())
+                                       : o.store->latest_sweep();
+  if (!sweep) {
+    throw UsageError("no such sweep in " + db_path + " (list them: gpusweep results --list)");
+  }
+  o.sweep = *sweep;
+  return o;
+}
 
 }  // namespace gpusweep::host

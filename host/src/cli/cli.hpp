@@ -2,10 +2,15 @@
 #pragma once
 
 #include "cli/commands.hpp"
+#include "report/output.hpp"
+
+#include <gpusweep/db/store.hpp>
 
 #include <boost/program_options.hpp>
 
+#include <memory>
 #include <string>
+#include <vector>
 
 namespace gpusweep::host {
 
@@ -28,5 +33,19 @@ void add_plugin_path_option(po::options_description& o);
 std::vector<std::string> plugin_paths(const po::variables_map& vm);
 
 bool stdout_is_terminal();
+
+// Adds --format FORMAT with the formats a command offers (the first is the
+// default), and reads it back, refusing one the command does not offer.
+void add_format_option(po::options_description& o, const std::vector<OutputFormat>& offered);
+OutputFormat format_of(const po::variables_map& vm, const std::vector<OutputFormat>& offered);
+
+// The database of --db, opened read-only, and the run --sweep names (its
+// latest run; the latest run of any sweep without --sweep). Throws
+// UsageError with the fix when there is no database or no such sweep.
+struct OpenedSweep {
+  std::unique_ptr<db::Store> store;
+  db::SweepRecord sweep;
+};
+OpenedSweep open_sweep(const po::variables_map& vm);
 
 }  // namespace gpusweep::host

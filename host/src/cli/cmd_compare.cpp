@@ -116,14 +116,9 @@ int cmd_compare(const Args& args) {
   if (p.help) return 0;
   const auto& vm = p.vm;
   const OutputFormat format = parse_output_format(vm["format"].as<std::string>());
-  const std::string db_path = vm["db"].as<std::string>();
-  if (!std::filesystem::exists(db_path)) {
-    throw UsageError("no database at '" + db_path + "'; pass --db or run a sweep first");
-  }
-  db::Store store(db_path, db::Connection::Mode::read_only);
-  auto sweep = vm.count("sweep") != 0U ? store.latest_sweep(vm["sweep"].as<std::string>())
-                                       : store.latest_sweep();
-  if (!sweep) throw UsageError("no such sweep in " + db_path + " (list them: gpusweep results --list)");
+  const OpenedSweep run = open_sweep(vm);
+  db::Store& store = *run.store;
+  const db::SweepRecord* sweep = &run.sweep;
   const SweepSpec spec = stored_spec(*sweep);
   CompareOptions opt;
   opt.baseline = vm.count("baseline") != 0U

@@ -22,15 +22,9 @@ int cmd_report(const Args& args) {
       "quality against speed, the environment, and trials that failed or were skipped.",
       o, {}, args);
   if (p.help) return 0;
-  const std::string db_path = p.vm["db"].as<std::string>();
-  if (!std::filesystem::exists(db_path)) {
-    throw UsageError("no database at '" + db_path + "'; pass --db or run a sweep first");
-  }
-  db::Store store(db_path, db::Connection::Mode::read_only);
-  auto sweep = p.vm.count("sweep") != 0U ? store.latest_sweep(p.vm["sweep"].as<std::string>())
-                                         : store.latest_sweep();
-  if (!sweep) throw UsageError("no such sweep in " + db_path + " (list them: gpusweep results --list)");
-  const std::string html = render_report(store, *sweep);
+  const OpenedSweep run = open_sweep(p.vm);
+  const db::SweepRecord* sweep = &run.sweep;
+  const std::string html = render_report(*run.store, run.sweep);
   const std::string out = p.vm["html"].as<std::string>();
   {
     std::ofstream f(out, std::ios::binary);

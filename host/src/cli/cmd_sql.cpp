@@ -129,12 +129,9 @@ int cmd_export(const Args& args) {
   const std::string fmt = p.vm["format"].as<std::string>();
   if (fmt != "csv" && fmt != "json") throw UsageError("--format " + fmt + ": export writes csv or json");
   const OutputFormat format = parse_output_format(fmt);
-  const std::string path = p.vm["db"].as<std::string>();
-  require_db(path);
-  db::Store store(path, db::Connection::Mode::read_only);
-  auto sweep = p.vm.count("sweep") != 0U ? store.latest_sweep(p.vm["sweep"].as<std::string>())
-                                         : store.latest_sweep();
-  if (!sweep) throw UsageError("no such sweep in " + path + " (list them: gpusweep results --list)");
+  const OpenedSweep run = open_sweep(p.vm);
+  db::Store& store = *run.store;
+  const db::SweepRecord* sweep = &run.sweep;
   const auto trials = store.trials(sweep->id);
   // Every setting of the plugin is a column, in a stable order.
   std::vector<std::string> settings;

@@ -1,6 +1,7 @@
 // Sweep parsing, validation and expansion; see sweep.hpp.
 #include "model/sweep.hpp"
 
+#include "model/metrics.hpp"
 #include "model/units.hpp"
 
 #include "support/error.hpp"
@@ -130,7 +131,7 @@ Claim parse_claim(const std::string& source, const std::string& where, const Jso
     out.baseline = *it;
   }
   if (auto it = c.find("metric"); it != c.end()) {
-    const auto& known = claim_metrics();
+    const std::vector<std::string> known = claim_metric_names();
     const bool is_stat = it->is_string() && it->get<std::string>().rfind("stat:", 0) == 0 &&
                          it->get<std::string>().size() > 5;
     if (!it->is_string() ||
@@ -138,8 +139,8 @@ Claim parse_claim(const std::string& source, const std::string& where, const Jso
       const std::string got = it->is_string() ? it->get<std::string>() : it->dump();
       usage(source, where + ".metric",
             "unknown metric " + it->dump() + suggestion(got, known) +
-                " (known: throughput, step_time, peak_memory, input_wait, quality, transfer_time, "
-                "gpu_utilization, or stat:NAME for a statistic the plugin reports)");
+                " (known: " + name_list(known) +
+                ", or stat:NAME for a statistic the plugin reports)");
     }
     out.metric = it->get<std::string>();
   }
@@ -273,13 +274,6 @@ Json MeasureSpec::to_json() const {
   if (silence_s != MeasureSpec{}.silence_s) j["silence_s"] = silence_s;
   if (max_memory_bytes > 0) j["max_memory"] = max_memory_bytes;
   return j;
-}
-
-const std::vector<std::string>& claim_metrics() {
-  static const std::vector<std::string> m = {"throughput",    "step_time",      "peak_memory",
-                                             "input_wait",    "quality",        "transfer_time",
-                                             "gpu_utilization"};
-  return m;
 }
 
 const std::vector<std::string>& claim_features() {
@@ -532,6 +526,10 @@ bool matches(const Json& config, const Json& partial) {
     if (it == config.end() || *it != value) return false;
   }
   return true;
+}
+
+bool is_baseline(const Json& baseline, int64_t config_index, const Json& config) {
+  return baseline.empty() ? config_index == 0 : matches(config, baseline);
 }
 
 std::vector<PlannedTrial> plan_trials(const SweepSpec& spec, const PluginManifest& manifest) {

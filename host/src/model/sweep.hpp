@@ -40,9 +40,6 @@ struct Claim {
   Json to_json() const;
 };
 
-// Metrics a claim can be about; "stat:NAME" names a statistic the plugin
-// reports. transfer_time and gpu_utilization need a GPU (see claims.hpp).
-const std::vector<std::string>& claim_metrics();
 // Features a claim may require.
 const std::vector<std::string>& claim_features();
 
@@ -86,6 +83,11 @@ std::vector<Json> expand_configs(const SweepSpec& spec, const PluginManifest& ma
 
 // True when every key of partial has the same value in config.
 bool matches(const Json& config, const Json& partial);
+
+// Whether a config is the baseline: the one matching `baseline` (settings,
+// possibly partial), or the first config (index 0) when baseline is empty.
+// The one rule for compare, results, best and the claims.
+bool is_baseline(const Json& baseline, int64_t config_index, const Json& config);
 
 struct PlannedTrial {
   int64_t ordinal = 0;

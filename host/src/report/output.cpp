@@ -13,6 +13,15 @@ OutputFormat parse_output_format(const std::string& text) {
   throw UsageError("--format " + text + ": use table, csv, json or md");
 }
 
+const char* output_format_name(OutputFormat f) {
+  switch (f) {
+    case OutputFormat::csv: return "csv";
+    case OutputFormat::json: return "json";
+    case OutputFormat::md: return "md";
+    default: return "table";
+  }
+}
+
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";

@@ -17,6 +17,7 @@ enum class OutputFormat { table, csv, json, md };
 
 // Parses "table" | "csv" | "json" | "md"; throws UsageError otherwise.
 OutputFormat parse_output_format(const std::string& text);
+const char* output_format_name(OutputFormat f);
 
 struct Column {
   std::string key;     // record key

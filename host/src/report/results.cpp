@@ -1,17 +1,14 @@
 // The results table; see results.hpp.
 #include "report/results.hpp"
 
+#include "analysis/stored.hpp"
+
 #include "support/format.hpp"
 #include "support/stats.hpp"
 
 #include <map>
 
 namespace gpusweep::host {
-
-SweepSpec stored_spec(const db::SweepRecord& sweep) {
-  SweepSpec spec = parse_sweep(sweep.spec_json, "sweep '" + sweep.name + "' in the database");
-  return spec;
-}
 
 std::string config_label(const Json& config, const std::vector<std::string>& keys) {
   std::string out;
@@ -29,9 +26,9 @@ std::optional<double> baseline_throughput(const SweepSpec& spec,
   for (const auto& t : trials) {
     if (t.status != "ok" || !t.summary) continue;
     const Json config = Json::parse(t.plan.config_json);
-    const bool is_baseline =
-        spec.baseline.empty() ? t.plan.config_index == 0 : matches(config, spec.baseline);
-    if (is_baseline) values.push_back(t.summary->throughput_median);
+    if (is_baseline(spec.baseline, t.plan.config_index, config)) {
+      values.push_back(t.summary->throughput_median);
+    }
   }
   if (values.empty()) return std::nullopt;
   return quantile(values, 0.5);

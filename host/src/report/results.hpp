@@ -3,6 +3,7 @@
 #pragma once
 
 #include "report/output.hpp"
+#include "analysis/stored.hpp"
 #include "model/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
@@ -11,9 +12,6 @@
 #include <vector>
 
 namespace gpusweep::host {
-
-// The sweep spec stored with a sweep row.
-SweepSpec stored_spec(const db::SweepRecord& sweep);
 
 // "key=value key=value" of the keys that vary, for one config.
 std::string config_label(const Json& config, const std::vector<std::string>& keys);

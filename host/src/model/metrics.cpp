@@ -1,0 +1,60 @@
+// The metric registry; see metrics.hpp.
+#include "model/metrics.hpp"
+
+namespace gpusweep::host {
+
+const std::vector<Metric>& metrics() {
+  static const std::vector<Metric> all = {
+      {"throughput", "samples (the plugin's unit) per second, median of the blocks",
+       MetricUnit::rate, true, true, true, ""},
+      {"step_time", "seconds per training step, median of the blocks", MetricUnit::seconds, false,
+       true, true, ""},
+      {"peak_memory", "the trial's peak memory in bytes, as the plugin reports it",
+       MetricUnit::bytes, false, true, true, ""},
+      {"quality", "the plugin's quality metric after the trial", MetricUnit::number, true, true,
+       true, ""},
+      {"cv", "coefficient of variation of the block throughputs", MetricUnit::fraction, false,
+       true, false, ""},
+      {"input_wait", "share of the step spent waiting for input", MetricUnit::fraction, false,
+       true, true, ""},
+      {"transfer_time", "seconds per step copying host to device (diagnosing plugins)",
+       MetricUnit::seconds, false, false, true, "phase_host_to_device_s"},
+      {"gpu_utilization", "mean GPU utilisation during the trial (NVML)", MetricUnit::fraction,
+       true, false, true, "monitor_gpu_util_mean"},
+  };
+  return all;
+}
+
+const Metric* find_metric(const std::string& name) {
+  for (const Metric& m : metrics()) {
+    if (name == m.name) return &m;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> summary_metric_names() {
+  std::vector<std::string> out;
+  for (const Metric& m : metrics()) {
+    if (m.in_summary) out.emplace_back(m.name);
+  }
+  return out;
+}
+
+std::vector<std::string> claim_metric_names() {
+  std::vector<std::string> out;
+  for (const Metric& m : metrics()) {
+    if (m.claimable) out.emplace_back(m.name);
+  }
+  return out;
+}
+
+std::string name_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+}  // namespace gpusweep::host
