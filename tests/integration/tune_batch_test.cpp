@@ -2,6 +2,8 @@
 // memhog fixture (memory grows with batch_size; no LibTorch, so fast).
 #include "harness.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
 
 using namespace gpusweep;
@@ -60,6 +62,24 @@ TEST_CASE("tune-batch binsearch bisects to the exact largest fit", "[integration
   CHECK(probed(margin, "ok") == std::vector<int64_t>{1, 2, 4, 8, 12});
   CHECK(probed(margin, "oom").empty());
   CHECK_THAT(m.output, Contains("reached --max") && Contains("--set batch_size=9"));
+}
+
+TEST_CASE("tune-batch --format json prints one document on stdout, progress on stderr",
+          "[integration]") {
+  Sandbox box;
+  const auto r = test::run_shell("cd '" + box.path("") + "' && GPUSWEEP_PLUGIN_PATH='" +
+                                 GPUSWEEP_TEST_PLUGIN_DIR + "' '" + GPUSWEEP_BIN + "' " + kHog +
+                                 " --format json 2>/dev/null");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.output);
+  CHECK(doc.at("largest_fit") == 8);
+  CHECK(doc.at("first_failure") == 16);
+  CHECK(doc.at("recommended") == 8);
+  REQUIRE(doc.at("probes").size() == 6);  // 1 2 4 8 16, then the verification of 8
+  CHECK(doc.at("probes")[4].at("status") == "oom");
+  CHECK(doc.at("probes")[5].at("verify") == true);
+  CHECK(doc.at("probes")[5].at("trial_id") == 6);
 }
 
 TEST_CASE("tune-batch refuses bad arguments with exit code 2", "[integration]") {

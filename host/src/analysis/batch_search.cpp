@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
 
 namespace gpusweep::host {
 
@@ -51,6 +52,40 @@ std::optional<int64_t> BatchSearch::with_margin() const {
   if (!fit_) return std::nullopt;
   const auto n = static_cast<int64_t>(std::floor(static_cast<double>(*fit_) * (1.0 - options_.margin)));
   return std::max(options_.min, std::max<int64_t>(1, n));
+}
+
+std::optional<int64_t> back_off(int64_t candidate, const SearchOptions& options) {
+  const auto smaller = static_cast<int64_t>(
+      std::floor(static_cast<double>(candidate) * (1.0 - std::max(options.margin, 0.05))));
+  if (smaller < options.min || smaller >= candidate) return std::nullopt;
+  return smaller;
+}
+
+BatchCurve throughput_curve(const std::vector<BatchProbe>& probes) {
+  std::map<int64_t, size_t> by_size;
+  for (size_t i = 0; i < probes.size(); ++i) {
+    const BatchProbe& p = probes[i];
+    if (p.status != "ok" || !p.summary) continue;
+    auto it = by_size.find(p.batch);
+    if (it == by_size.end() || p.verify) by_size[p.batch] = i;
+  }
+  BatchCurve c;
+  for (const auto& [batch, i] : by_size) {
+    c.points.push_back(i);
+    const db::Summary& s = *probes[i].summary;
+    c.unit = s.unit;
+    if (s.throughput_median > c.best_rate) {
+      c.best_rate = s.throughput_median;
+      c.best_batch = batch;
+    }
+  }
+  for (const auto& [batch, i] : by_size) {
+    if (probes[i].summary->throughput_median >= 0.95 * c.best_rate) {
+      if (batch < c.best_batch) c.saturation_batch = batch;
+      break;
+    }
+  }
+  return c;
 }
 
 }  // namespace gpusweep::host

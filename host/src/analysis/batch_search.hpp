@@ -7,9 +7,12 @@
 // fragments memory more than a probe does) and re-verified by the caller.
 #pragma once
 
+#include <gpusweep/db/store.hpp>
+
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gpusweep::host {
 
@@ -46,5 +49,44 @@ class BatchSearch {
   std::optional<int64_t> fail_;  // smallest size that did not
   bool growing_ = true;
 };
+
+// After the verification of `candidate` failed: the next size to verify, the
+// candidate less the margin again (at least 5%); nothing when that is below
+// the search's min or no smaller.
+std::optional<int64_t> back_off(int64_t candidate, const SearchOptions& options);
+
+// One probe or verification trial of tune-batch.
+struct BatchProbe {
+  int64_t batch = 0;
+  std::string status;  // the trial's status: ok, oom, failed, ...
+  std::optional<db::Summary> summary;
+  std::string error;
+  bool verify = false;  // a verification with the full protocol
+  int64_t trial_id = 0;
+};
+
+// What tune-batch found (run/batch_tuner.hpp runs it).
+struct BatchTuneResult {
+  std::vector<BatchProbe> probes;  // in the order they ran
+  std::optional<int64_t> largest_fit;
+  std::optional<int64_t> first_failure;
+  bool reached_max = false;
+  std::optional<int64_t> recommended;  // verified with the full protocol
+  bool interrupted = false;            // Ctrl-C: the probes so far are recorded
+};
+
+// Throughput against batch size, from the probes that ran ok.
+struct BatchCurve {
+  // Index into the probes of the measurement shown for each size, by size:
+  // its verification when there is one, else its last probe.
+  std::vector<size_t> points;
+  int64_t best_batch = 0;  // 0 when no probe ran ok
+  double best_rate = 0;
+  std::string unit;
+  // Where throughput saturates: the smallest size within 5% of the best,
+  // when that is smaller than the best size.
+  std::optional<int64_t> saturation_batch;
+};
+BatchCurve throughput_curve(const std::vector<BatchProbe>& probes);
 
 }  // namespace gpusweep::host

@@ -97,3 +97,42 @@ TEST_CASE("nothing fits when the minimum fails", "[host]") {
 TEST_CASE("an unknown search mode is refused", "[host]") {
   CHECK_THROWS_AS(parse_search_mode("linear"), gpusweep::UsageError);
 }
+
+TEST_CASE("a failed verification backs off by the margin, at least 5%, never below min",
+          "[analysis]") {
+  SearchOptions o;
+  o.min = 4;
+  o.margin = 0.25;
+  CHECK(back_off(100, o) == 75);
+  o.margin = 0;
+  CHECK(back_off(100, o) == 95);
+  CHECK_FALSE(back_off(4, o));   // 3 is below min
+  o.min = 1;
+  CHECK_FALSE(back_off(1, o));   // nothing smaller
+}
+
+TEST_CASE("the throughput curve shows each size once, its verification first, and saturation",
+          "[analysis]") {
+  auto probe = [](int64_t batch, double rate, bool verify, const char* status = "ok") {
+    BatchProbe p;
+    p.batch = batch;
+    p.status = status;
+    p.verify = verify;
+    if (p.status == "ok") {
+      gpusweep::db::Summary s;
+      s.unit = "samples";
+      s.throughput_median = rate;
+      p.summary = s;
+    }
+    return p;
+  };
+  const std::vector<BatchProbe> probes = {probe(8, 100, false), probe(16, 190, false),
+                                          probe(32, 200, false), probe(64, 0, false, "oom"),
+                                          probe(32, 198, true)};
+  const BatchCurve c = throughput_curve(probes);
+  CHECK(c.points == std::vector<size_t>{0, 1, 4});  // 32 shown by its verification
+  CHECK(c.best_batch == 32);
+  CHECK(c.best_rate == 198);
+  CHECK(c.saturation_batch == 16);  // 190 >= 0.95 x 198
+  CHECK(throughput_curve({probe(8, 0, false, "oom")}).best_batch == 0);
+}

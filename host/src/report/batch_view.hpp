@@ -1,0 +1,24 @@
+// `gpusweep tune-batch`'s output: a progress line per probe, then the
+// throughput curve and the verdict; or all of it as one JSON document.
+#pragma once
+
+#include "analysis/batch_search.hpp"
+#include "model/sweep.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+
+namespace gpusweep::host {
+
+// "  probe  batch 64: ok, 1.20k samples/s, peak 1.50 GiB"
+std::string probe_line(const BatchProbe& p);
+
+// The curve table and the verdict lines.
+std::string render_tune_batch(const BatchTuneResult& r, const SearchOptions& search,
+                              const MeasureSpec& verify_measure);
+
+nlohmann::json tune_batch_json(const BatchTuneResult& r, const SearchOptions& search);
+
+}  // namespace gpusweep::host

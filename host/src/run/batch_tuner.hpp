@@ -1,0 +1,29 @@
+// `gpusweep tune-batch`'s loop: probe batch sizes as BatchSearch asks, then
+// verify the largest fit less the margin with the full protocol, backing off
+// when the verification fails. Every probe is a trial of the session's run.
+#pragma once
+
+#include "analysis/batch_search.hpp"
+#include "protocol/worker_args.hpp"
+#include "run/probe_session.hpp"
+
+#include <functional>
+#include <optional>
+#include <vector>
+
+namespace gpusweep::host {
+
+struct BatchTuneRequest {
+  SearchOptions search;
+  Json base_config;            // the resolved config; batch_size is set per probe
+  MeasureSpec probe_measure;   // the probes' short protocol
+  MeasureSpec verify_measure;  // the verification's full protocol
+  WorkerArgs worker;           // the workers' other options (a memory cap)
+};
+
+// Throws UsageError when a probe is skipped: the settings cannot run here.
+// on_probe sees each probe as it finishes (progress).
+BatchTuneResult tune_batch(ProbeSession& session, const BatchTuneRequest& request,
+                           const std::function<void(const BatchProbe&)>& on_probe);
+
+}  // namespace gpusweep::host
