@@ -5,6 +5,7 @@
 #include <gpusweep/db/sqlite.hpp>
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <filesystem>

@@ -2,8 +2,6 @@
 // memhog fixture (memory grows with batch_size; no LibTorch, so fast).
 #include "harness.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <cstdlib>
 
 using namespace gpusweep;

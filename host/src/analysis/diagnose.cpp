@@ -184,4 +184,68 @@ Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json
   return grid;
 }
 
+namespace {
+
+// The sweep file a diagnosis suggests: the diagnosed config as its base and
+// baseline, the grid's axes, a short protocol.
+Json suggested_sweep(const SweepSpec& spec, const Diagnosis& d, const Json& grid) {
+  Json baseline = Json::object();
+  for (const auto& [key, values] : grid.items()) baseline[key] = values.front();
+  Json base = spec.base;
+  for (const auto& [key, values] : grid.items()) base.erase(key);
+  static const char* const kSuffix[] = {"input", "sync", "overhead", "compute", "memory"};
+  return {{"name", spec.workload + "_" + kSuffix[static_cast<int>(d.bottleneck)]},
+          {"workload", spec.workload},
+          {"description", "suggested by gpusweep diagnose: " +
+                              std::string(bottleneck_name(d.bottleneck)) + ", " + d.why},
+          {"base", base},
+          {"grid", grid},
+          {"measure", {{"warmup_steps", 10}, {"steps_per_block", 20}, {"blocks", 5}, {"repeats", 1}}},
+          {"baseline", baseline}};
+}
+
+}  // namespace
+
+std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const PluginManifest& manifest,
+                                             const Json& config, const db::TrialOutcome& outcome,
+                                             const DiagnoseReadings& readings, std::string* why) {
+  const Json& stats = readings.stats;
+  if (!stats.is_object() ||
+      (!stats.contains("phase_forward_s") && !stats.contains("phase_input_wait_s"))) {
+    *why = "plugin " + spec.workload + " reported no phase timings: it does not use torchkit "
+           "(or was built before its phase timers); only the step time is known";
+    return std::nullopt;
+  }
+  double steps = 0, seconds = 0;
+  for (const auto& b : outcome.blocks) {
+    steps += static_cast<double>(b.steps);
+    seconds += b.seconds;
+  }
+  DiagnoseReport r;
+  PhaseBreakdown& b = r.breakdown;
+  b = breakdown_from_stats(readings.stats_snapshot, stats, steps, seconds);
+  const std::string device = config.value("device", "auto");
+  b.cuda = device.rfind("cuda", 0) == 0 ||
+           (device == "auto" && readings.runtime.is_object() &&
+            readings.runtime.value("cuda_available", false));
+  if (readings.matmul.is_array()) {
+    for (const auto& m : readings.matmul) {
+      const bool on_cuda = m.value("device", "").rfind("cuda", 0) == 0;
+      if (on_cuda == b.cuda) b.peak_flops = m.value("gflops", 0.0) * 1e9;
+    }
+  }
+  r.diagnosis = classify(b);
+  if (outcome.summary) {
+    r.throughput = outcome.summary->throughput_median;
+    r.unit = outcome.summary->unit;
+  }
+  r.grid = suggest_grid(r.diagnosis, manifest, config);
+  if (!r.grid.empty()) {
+    r.suggested_sweep = suggested_sweep(spec, r.diagnosis, r.grid);
+    // Ready to run means valid: checked as `run` will check it.
+    validate_sweep(parse_sweep(r.suggested_sweep.dump(), "suggested sweep"), manifest);
+  }
+  return r;
+}
+
 }  // namespace gpusweep::host

@@ -5,6 +5,9 @@
 #pragma once
 
 #include "model/manifest.hpp"
+#include "model/sweep.hpp"
+
+#include <gpusweep/db/store.hpp>
 
 #include <optional>
 #include <string>
@@ -53,5 +56,30 @@ Diagnosis classify(const PhaseBreakdown& b);
 // settings the workload has (and that apply, on this device), each axis
 // starting at the diagnosed config's value (the baseline).
 Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json& config);
+
+// What the instrumented worker reported besides its blocks.
+struct DiagnoseReadings {
+  Json stats_snapshot;  // the plugin's statistics after warmup
+  Json stats;           // ... after the last block
+  Json matmul;          // the matmul probes (array of {device, gflops})
+  Json runtime;         // the plugin's runtime report (cuda_available)
+};
+
+// The whole diagnosis of one trial.
+struct DiagnoseReport {
+  PhaseBreakdown breakdown;
+  Diagnosis diagnosis;
+  double throughput = 0;
+  std::string unit;
+  Json grid;             // suggest_grid(): empty when no setting addresses it
+  Json suggested_sweep;  // a sweep file over grid, checked as `run` checks it; null when empty
+};
+
+// Diagnoses a finished ok trial of config (spec's one config) from its
+// outcome and readings; nothing, with why, when the plugin reported no phase
+// timings. Throws UsageError if the suggested sweep would not validate.
+std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const PluginManifest& manifest,
+                                             const Json& config, const db::TrialOutcome& outcome,
+                                             const DiagnoseReadings& readings, std::string* why);
 
 }  // namespace gpusweep::host

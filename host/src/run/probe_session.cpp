@@ -71,6 +71,18 @@ ProbeResult ProbeSession::run(const Json& config, const MeasureSpec& measure,
   return result;
 }
 
+ProbeReadings ProbeResult::readings() const {
+  ProbeReadings r;
+  for (const auto& e : events) {
+    const std::string kind = event::kind(e);
+    if (kind == event::stats_snapshot) r.stats_snapshot = e.value("stats", Json::object());
+    if (kind == event::stats) r.stats = e.value("stats", Json::object());
+    if (kind == event::probe) r.matmul = e.value("matmul", Json());
+    if (kind == event::runtime) r.runtime = e.value("runtime", Json::object());
+  }
+  return r;
+}
+
 void ProbeSession::close(bool complete) {
   store_->set_sweep_status(sweep_id_, complete ? "finished" : "interrupted");
 }

@@ -144,3 +144,27 @@ TEST_CASE("a trial forked from the fork server runs LibTorch's thread pool and t
     CHECK(std::abs(a - b) <= 1e-5 * std::abs(b));
   }
 }
+
+TEST_CASE("diagnose --format json splits the step into phases and suggests a sweep that runs",
+          "[integration][torch]") {
+  Sandbox box;
+  const auto r = gpusweep::test::run_shell(
+      "cd '" + box.path("") + "' && '" + GPUSWEEP_BIN +
+      "' diagnose timeseries --matmul-seconds 0.1 --db results.db --sweep-out s.json "
+      "--format json 2>/dev/null");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.output);
+  CHECK(doc.at("device") == "cpu");
+  double sum = 0;
+  for (const auto& [phase, s] : doc.at("phases_s_per_step").items()) sum += s.get<double>();
+  CHECK(sum == Approx(doc.at("step_time_s").get<double>()).epsilon(0.01));
+  const std::string bottleneck = doc.at("bottleneck");
+  CHECK_THAT(bottleneck, Contains("-bound"));
+  // The suggested sweep is the file written, and `run` accepts it as it is.
+  REQUIRE(doc.at("suggested_sweep").is_object());
+  CHECK(nlohmann::json::parse(box.read("s.json")) == doc.at("suggested_sweep"));
+  const auto plan = box.gpusweep("run s.json --dry-run --db results.db");
+  INFO(plan.output);
+  CHECK(plan.code == 0);
+}

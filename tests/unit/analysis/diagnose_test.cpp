@@ -115,3 +115,39 @@ TEST_CASE("the suggested grid holds only settings that exist, apply and accept t
   CHECK(compute.at("precision") == nlohmann::json::array({"fp32", "bf16"}));
   CHECK(compute.at("channels_last") == nlohmann::json::array({false, true}));
 }
+
+TEST_CASE("a diagnosed trial: phases per measured step, the peak of its own device, a sweep",
+          "[analysis]") {
+  SweepSpec spec;
+  spec.name = "diagnose-restoration";
+  spec.workload = "restoration";
+  spec.base = {{"loader_workers", 0}};
+  const Json config = {{"device", "auto"}, {"batch_size", 16}, {"loader_workers", 0},
+                       {"precision", "fp32"}, {"sync_every", 1}, {"pin_memory", false},
+                       {"channels_last", false}};
+  gpusweep::db::TrialOutcome outcome;
+  outcome.status = "ok";
+  for (int64_t i = 0; i < 4; ++i) outcome.blocks.push_back({i, 10, 1.0, 160, 0});
+  DiagnoseReadings in;
+  in.stats_snapshot = {{"phase_input_wait_s", 1.0}, {"phase_forward_s", 1.0}};
+  // 40 measured steps of 0.1 s: 0.06 s of input wait and 0.02 s of forward each.
+  in.stats = {{"phase_input_wait_s", 3.4}, {"phase_forward_s", 1.8}};
+  in.runtime = {{"cuda_available", false}};
+  in.matmul = Json::array({{{"device", "cuda:0"}, {"gflops", 900.0}},
+                           {{"device", "cpu"}, {"gflops", 100.0}}});
+  std::string why;
+  const auto r = diagnose_trial(spec, conv_manifest(), config, outcome, in, &why);
+  REQUIRE(r);
+  CHECK(r->breakdown.step_s == Approx(0.1));
+  CHECK(r->breakdown.input_wait_s == Approx(0.06));
+  CHECK_FALSE(r->breakdown.cuda);                 // auto without CUDA runs on the CPU
+  CHECK(r->breakdown.peak_flops == Approx(1e11));  // the CPU's peak, not the GPU's
+  CHECK(r->diagnosis.bottleneck == Bottleneck::input);
+  CHECK(r->suggested_sweep.at("name") == "restoration_input");
+  CHECK(r->suggested_sweep.at("grid").at("loader_workers") == Json::array({0, 1, 2}));
+  CHECK_FALSE(r->suggested_sweep.at("base").contains("loader_workers"));
+
+  in.stats = {{"steps", 40}};
+  CHECK_FALSE(diagnose_trial(spec, conv_manifest(), config, outcome, in, &why));
+  CHECK_THAT(why, Contains("no phase timings"));
+}
