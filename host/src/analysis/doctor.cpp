@@ -180,4 +180,105 @@ CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus) {
   return v;
 }
 
+const Json& DoctorFindings::finish() {
+  doc["warnings"] = warnings;
+  doc["problems"] = problems;
+  doc["ready"] = problems.empty();
+  return doc;
+}
+
+void record_machine(DoctorFindings& f, const CpuInfo& cpu, const std::string& arch,
+                    const std::string& kernel, int hardware_threads) {
+  f.doc["machine"] = {{"cpu", cpu.model.empty() ? "unknown (" + arch + ")" : cpu.model},
+                      {"logical_cores", cpu.logical > 0 ? cpu.logical : hardware_threads},
+                      {"physical_cores", cpu.physical},
+                      {"kernel", kernel}};
+}
+
+void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& runtime,
+                    const Json& probe, const std::string& probe_error, double matmul_s,
+                    const CpuInfo& cpu, const std::string& blas_alternative) {
+  Json lt = Json::object();
+  if (plugin.empty()) {
+    lt["probed"] = false;
+    lt["status"] = "no LibTorch plugin loads, so LibTorch was not probed";
+    f.problems.push_back("no LibTorch plugin loads: nothing can be swept");
+    f.doc["libtorch"] = lt;
+    return;
+  }
+  const Json cuda = runtime.value("cuda", Json::object());
+  lt["probed"] = true;
+  lt["plugin"] = plugin;
+  lt["version"] = runtime.value("torch_version", "");
+  lt["cuda_build"] = runtime.value("cuda_build", false);
+  lt["cuda"] = cuda.value("torch_cuda", "");
+  lt["cudnn"] = cuda.value("torch_cudnn", "");
+  lt["library"] = runtime.value("torch_library", "");
+  lt["cpu_capability"] = runtime.value("cpu_capability", "");
+  const int threads = runtime.value("threads", 0);
+  lt["threads"] = threads;
+  lt["interop_threads"] = runtime.value("interop_threads", 0);
+  if (cpu.logical > 0 && threads > 0 && threads < cpu.logical) {
+    lt["threads_advice"] = "LibTorch's default uses " + std::to_string(threads) + " of the " +
+                           std::to_string(cpu.logical) + " logical cores here; sweep `threads` "
+                           "(e.g. \"threads\": [" + std::to_string(threads) + ", " +
+                           std::to_string(cpu.logical) + "]) to see whether more help";
+  }
+  if (probe.is_null()) {
+    lt["probe_error"] = probe_error;
+    f.problems.push_back("LibTorch probe failed: " + probe_error);
+    f.doc["libtorch"] = lt;
+    return;
+  }
+  const auto libs = probe.value("libraries", std::vector<std::string>{});
+  BlasVerdict blas = classify_blas(libs, blas_alternative);
+  const std::string linked = runtime.value("blas", "");
+  if (blas.name == "unknown" && !linked.empty() && linked != "unknown") {
+    // No BLAS library mapped: the torch wheel links MKL into libtorch_cpu.
+    blas.name = linked;
+    blas.path = "linked into " + runtime.value("torch_library", std::string("LibTorch"));
+  }
+  lt["blas"] = {{"name", blas.name}, {"path", blas.path}, {"slow", blas.slow},
+                {"alternative", blas_alternative}};
+  if (!blas.warning.empty()) f.warnings.push_back(blas.warning);
+  if (blas.name == "unknown") {
+    f.warnings.push_back("could not tell which BLAS LibTorch uses (no BLAS library among the " +
+                         std::to_string(libs.size()) + " it mapped)");
+  }
+  for (const auto& lib : libs) {
+    if (lib.find("libgomp") != std::string::npos || lib.find("libomp") != std::string::npos) {
+      lt["openmp"] = lib;
+      break;
+    }
+  }
+  if (probe.contains("matmul") && probe.at("matmul").is_array()) {
+    lt["matmul"] = probe.at("matmul");
+  } else if (matmul_s > 0) {
+    lt["matmul_note"] =
+        "not measured: plugin " + plugin + " was built without torchkit's probe (rebuild it)";
+  }
+  f.doc["libtorch"] = lt;
+}
+
+void judge_cuda_section(DoctorFindings& f, const Json& runtime, bool probed, const Json& nvml,
+                        const Json& nvml_devices, int nvml_gpus) {
+  Json cu = Json::object();
+  const Json rcuda = runtime.value("cuda", Json::object());
+  cu["toolkit"] = rcuda.value("toolkit", "");
+  cu["driver"] = rcuda.value("driver_cuda", "");
+  cu["devices"] = runtime.value("devices", Json::array());
+  cu["nvml"] = nvml;
+  if (!nvml.value("loaded", false)) {
+    cu["monitoring"] = "trials record CPU utilisation and resident memory only";
+  }
+  cu["nvml_devices"] = nvml_devices;
+  if (probed) {
+    CudaVerdict verdict = judge_cuda(runtime, nvml_gpus);
+    cu["verdict"] = verdict.summary;
+    for (auto& w : verdict.warnings) f.warnings.push_back(std::move(w));
+    for (auto& e : verdict.problems) f.problems.push_back(std::move(e));
+  }
+  f.doc["cuda"] = cu;
+}
+
 }  // namespace gpusweep::host

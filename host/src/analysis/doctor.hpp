@@ -4,6 +4,7 @@
 // simulated /proc contents.
 #pragma once
 
+#include "model/manifest.hpp"
 #include "support/procfs.hpp"
 
 #include <nlohmann/json.hpp>
@@ -40,5 +41,37 @@ struct CudaVerdict {
 // cuda_build, cuda {torch_cuda, torch_cudnn, toolkit, driver_cuda}, devices)
 // together with what NVML saw (nvml_gpus: -1 when NVML did not load).
 CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus);
+
+// What doctor found: its JSON document (machine, plugins, plugin_path,
+// libtorch, cuda, warnings, problems, ready) as the checks fill it in.
+struct DoctorFindings {
+  Json doc = Json::object();
+  std::vector<std::string> warnings;  // numbers would mislead: exit 0
+  std::vector<std::string> problems;  // a sweep would fail: exit 1
+
+  // Writes warnings, problems and ready into doc, and returns it.
+  const Json& finish();
+};
+
+// The machine section: the CPU (or the architecture when /proc/cpuinfo names
+// none), its cores and the kernel.
+void record_machine(DoctorFindings& f, const CpuInfo& cpu, const std::string& arch,
+                    const std::string& kernel, int hardware_threads);
+
+// The libtorch section from the runtime report of the plugin that runs on
+// LibTorch (plugin empty: none loads) and its probe worker's report (null,
+// with probe_error, when the probe failed): version, build, threads (and
+// advice when LibTorch uses fewer threads than the machine has cores), the
+// BLAS it mapped or linked, OpenMP, the matmul peak.
+void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& runtime,
+                    const Json& probe, const std::string& probe_error, double matmul_s,
+                    const CpuInfo& cpu, const std::string& blas_alternative);
+
+// The cuda section: the toolkit, driver and devices LibTorch saw, NVML's view
+// (nvml: {loaded, library, driver_version} or {loaded: false, why}, and its
+// devices; nvml_gpus -1 when it did not load) and, when LibTorch was probed,
+// judge_cuda's verdict.
+void judge_cuda_section(DoctorFindings& f, const Json& runtime, bool probed, const Json& nvml,
+                        const Json& nvml_devices, int nvml_gpus);
 
 }  // namespace gpusweep::host

@@ -118,3 +118,38 @@ TEST_CASE("doctor: GPUs that a CPU-only LibTorch cannot use are flagged", "[host
   REQUIRE(v.warnings.size() == 1);
   CHECK_THAT(v.warnings[0], Contains("NVML sees 4 GPU(s)") && Contains("install-deps.sh"));
 }
+
+TEST_CASE("doctor judges LibTorch: thread advice, MKL linked in, a missing matmul probe",
+          "[analysis]") {
+  CpuInfo cpu;
+  cpu.logical = 8;
+  const Json runtime = {{"torch_version", "2.15.0"}, {"threads", 4}, {"blas", "mkl"},
+                        {"torch_library", "/t/libtorch_cpu.so"}};
+  const Json probe = {{"libraries", {"/t/libtorch_cpu.so", "/t/libgomp.so.1"}}};
+  DoctorFindings f;
+  judge_libtorch(f, "dqn", runtime, probe, "", 2.0, cpu, "");
+  const Json& lt = f.doc.at("libtorch");
+  CHECK(lt.at("plugin") == "dqn");
+  CHECK_THAT(lt.at("threads_advice").get<std::string>(), Contains("4 of the 8 logical cores"));
+  CHECK(lt.at("blas").at("name") == "mkl");
+  CHECK(lt.at("blas").at("path") == "linked into /t/libtorch_cpu.so");
+  CHECK(lt.at("openmp") == "/t/libgomp.so.1");
+  CHECK_THAT(lt.at("matmul_note").get<std::string>(), Contains("without torchkit's probe"));
+  CHECK(f.warnings.empty());
+  CHECK(f.finish().at("ready") == true);
+}
+
+TEST_CASE("doctor: a failed probe or no LibTorch plugin makes the machine not ready",
+          "[analysis]") {
+  DoctorFindings failed;
+  judge_libtorch(failed, "dqn", {{"torch_version", "2.15.0"}}, nullptr, "killed by SIGSEGV", 0,
+                 CpuInfo{}, "");
+  CHECK(failed.doc.at("libtorch").at("probe_error") == "killed by SIGSEGV");
+  CHECK(failed.finish().at("ready") == false);
+  CHECK_THAT(failed.problems.front(), Contains("LibTorch probe failed: killed by SIGSEGV"));
+
+  DoctorFindings none;
+  judge_libtorch(none, "", Json::object(), nullptr, "", 0, CpuInfo{}, "");
+  CHECK(none.doc.at("libtorch").at("probed") == false);
+  CHECK(none.finish().at("problems").size() == 1);
+}

@@ -1,0 +1,30 @@
+// What `gpusweep doctor` asks of the plugins: which load, and what a LibTorch
+// plugin's worker maps and measures (the probe).
+#pragma once
+
+#include "plugins/registry.hpp"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace gpusweep::host {
+
+struct PluginSurvey {
+  Json rows = Json::array();  // {name, file, loads, version, abi, torch_version | error}
+  std::vector<PluginInfo> loaded;
+  std::vector<std::string> problems;  // plugins that do not load; none found
+  std::string search_path;            // the folders searched, ':'-separated
+};
+
+// Describes every plugin on the registry's path.
+PluginSurvey survey_plugins(const Registry& registry);
+
+// The first loaded plugin that runs on LibTorch, or nullptr.
+const PluginInfo* libtorch_plugin(const PluginSurvey& survey);
+
+// The probe worker's report ({libraries, matmul}) for a LibTorch plugin, or
+// null with why set (what the worker said, or how it ended).
+Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why);
+
+}  // namespace gpusweep::host
