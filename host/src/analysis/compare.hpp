@@ -35,6 +35,10 @@ struct ConfigSamples {
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
                                           bool with_blocks = true);
 
+// A config whose block throughputs vary by more than this (coefficient of
+// variation) is flagged noisy wherever it is shown.
+constexpr double kNoisyCv = 0.10;
+
 struct ComparisonRow {
   const ConfigSamples* config = nullptr;
   bool baseline = false;

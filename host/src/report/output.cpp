@@ -1,6 +1,8 @@
 // Listing output formats; see output.hpp.
 #include "report/output.hpp"
 
+#include <cmath>
+
 #include "support/error.hpp"
 
 namespace gpusweep::host {
@@ -20,6 +22,36 @@ const char* output_format_name(OutputFormat f) {
     case OutputFormat::md: return "md";
     default: return "table";
   }
+}
+
+std::string interval_text(double low, double high) {
+  if (std::isnan(low)) return "-";
+  return "[" + fixed(low, 3) + ", " + fixed(high, 3) + "]";
+}
+
+Column interval_column(const std::string& low, const std::string& high) {
+  return {low, "95% CI", true, [low, high](const nlohmann::json& r) {
+            return r[low].is_null() ? std::string("-")
+                                    : interval_text(r[low].get<double>(), r[high].get<double>());
+          }};
+}
+
+Column ratio_column(const std::string& key, const std::string& header,
+                    const std::string& if_null) {
+  return {key, header, true, [key, if_null](const nlohmann::json& r) {
+            return r[key].is_null() ? if_null : fixed(r[key].get<double>(), 3) + "x";
+          }};
+}
+
+Column verdict_column(const std::string& key, OutputFormat format, const std::string& good,
+                      const std::string& bad) {
+  return {key, key, false, [key, format, good, bad](const nlohmann::json& r) {
+            const std::string v = r[key].get<std::string>();
+            if (format != OutputFormat::table) return v;
+            if (v == good) return colour(v, "32");
+            if (v == bad) return colour(v, "31");
+            return v;
+          }};
 }
 
 std::string csv_field(const std::string& s) {

@@ -31,6 +31,21 @@ struct Column {
 std::string render(const std::vector<nlohmann::json>& records, const std::vector<Column>& columns,
                    OutputFormat format);
 
+// "[0.912, 1.034]": an interval as the tables show it ("-" when low is NaN).
+std::string interval_text(double low, double high);
+
+// Shows record keys low and high as one "95% CI" cell ("-" when null).
+Column interval_column(const std::string& low, const std::string& high);
+
+// Shows key as a ratio "1.234x" ("-", or `if_null`, when null).
+Column ratio_column(const std::string& key, const std::string& header,
+                    const std::string& if_null = "-");
+
+// Shows key coloured when it is one of the good (green) or bad (red) words,
+// in the table format only.
+Column verdict_column(const std::string& key, OutputFormat format, const std::string& good,
+                      const std::string& bad);
+
 // CSV field quoting (RFC 4180).
 std::string csv_field(const std::string& s);
 

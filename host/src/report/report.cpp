@@ -381,7 +381,7 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
                       keys.empty() ? "(base)" : config_label(c.config, keys),
                       c.throughput.empty() ? "-" : human_rate(quantile(c.throughput, 0.5), c.unit),
                       r.baseline ? "1.00x" : r.ratio ? fixed(r.ratio->ratio, 3) + "x" : "-",
-                      r.ratio ? "[" + fixed(r.ratio->low, 3) + ", " + fixed(r.ratio->high, 3) + "]" : "-",
+                      r.ratio ? interval_text(r.ratio->low, r.ratio->high) : "-",
                       r.test ? fixed(r.test->p, 3) : "-",
                       r.baseline ? "baseline" : r.verdict ? to_string(*r.verdict) : (c.ok == 0 ? c.problem : "-"),
                       r.quality_change ? fixed(100 * *r.quality_change, 1) + "%" : "-",
@@ -433,7 +433,7 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
       claim_rows.push_back(
           {r.claim->text, change, r.claim->metric, expected_text(*r.claim),
            r.ratio ? fixed(*r.ratio, 3) + "x" : "-",
-           std::isnan(r.low) ? "-" : "[" + fixed(r.low, 3) + ", " + fixed(r.high, 3) + "]",
+           interval_text(r.low, r.high),
            r.verdict, r.reason, r.claim->source});
     }
     h << "<h2>Claims</h2><p class=\"note\">What the sweep's sources promise for each change "

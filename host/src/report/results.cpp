@@ -1,6 +1,7 @@
 // The results table; see results.hpp.
 #include "report/results.hpp"
 
+#include "analysis/compare.hpp"
 #include "analysis/stored.hpp"
 
 #include "support/format.hpp"
@@ -63,7 +64,7 @@ std::string results_table(const db::SweepRecord& sweep, const std::vector<db::Tr
       r["unit"] = s.unit;
       r["throughput_median"] = s.throughput_median;
       r["throughput_cv"] = s.throughput_cv;
-      r["noisy"] = s.throughput_cv > 0.10;
+      r["noisy"] = s.throughput_cv > kNoisyCv;
       r["step_time_median_s"] = s.step_time_median_s;
       r["peak_memory_bytes"] = s.peak_memory_bytes ? Json(*s.peak_memory_bytes) : Json();
       r["quality"] = s.quality ? Json(*s.quality) : Json();

@@ -1,0 +1,160 @@
+// compare's tables; see compare_view.hpp.
+#include "report/compare_view.hpp"
+
+#include "support/format.hpp"
+#include "support/stats.hpp"
+
+#include <cmath>
+
+namespace gpusweep::host {
+
+namespace {
+
+std::string signed_percent(double v) { return (v >= 0 ? "+" : "") + fixed(100 * v, 1) + "%"; }
+
+std::string settings_text(const Json& change) {
+  std::string out;
+  for (const auto& [k, v] : change.items()) {
+    out += (out.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
+                                     const std::vector<std::string>& keys) {
+  std::vector<Json> records;
+  for (const auto& r : rows) {
+    const auto& c = *r.config;
+    Json rec;
+    rec["config"] = c.config_index + 1;
+    for (const auto& k : keys) rec[k] = c.config.contains(k) ? c.config.at(k) : Json();
+    rec["baseline"] = r.baseline;
+    rec["trials_ok"] = c.ok;
+    rec["blocks"] = c.throughput.size();
+    rec["unit"] = c.unit;
+    rec["throughput_median"] = c.throughput.empty() ? Json() : Json(quantile(c.throughput, 0.5));
+    rec["ratio"] = r.ratio ? Json(r.ratio->ratio) : Json();
+    rec["ci_low"] = r.ratio ? Json(r.ratio->low) : Json();
+    rec["ci_high"] = r.ratio ? Json(r.ratio->high) : Json();
+    rec["p_value"] = r.test ? Json(r.test->p) : Json();
+    rec["verdict"] = r.baseline ? "baseline"
+                     : r.verdict ? to_string(*r.verdict)
+                     : c.ok == 0 ? c.problem
+                                 : "too few samples";
+    rec["quality_change"] = r.quality_change ? Json(*r.quality_change) : Json();
+    rec["non_inferior"] = r.non_inferior ? Json(*r.non_inferior) : Json();
+    rec["peak_memory_bytes"] = c.peak_memory_bytes ? Json(*c.peak_memory_bytes) : Json();
+    // Noise is reported, not hidden: a config whose blocks vary by more than 10%.
+    double cv = 0;
+    if (c.throughput.size() >= 2) cv = describe(c.throughput).cv;
+    rec["cv"] = cv;
+    rec["noisy"] = cv > kNoisyCv;
+    records.push_back(rec);
+  }
+  return records;
+}
+
+std::string render_comparison(const std::vector<Json>& records,
+                              const std::vector<std::string>& keys, OutputFormat format) {
+  std::vector<Column> cols = {{"config", "#", true, {}}};
+  for (const auto& k : keys) cols.push_back({k, k, false, {}});
+  cols.push_back({"throughput_median", "throughput", true, [](const Json& r) {
+                    return r["throughput_median"].is_null()
+                               ? std::string("-")
+                               : human_rate(r["throughput_median"].get<double>(),
+                                            r["unit"].get<std::string>());
+                  }});
+  cols.push_back({"ratio", "ratio", true, [](const Json& r) {
+                    return r["ratio"].is_null() ? std::string(r["baseline"].get<bool>() ? "1.00x" : "-")
+                                                : fixed(r["ratio"].get<double>(), 3) + "x";
+                  }});
+  cols.push_back(interval_column("ci_low", "ci_high"));
+  const bool machine = format == OutputFormat::csv || format == OutputFormat::json;
+  if (machine) cols.push_back({"ci_high", "ci_high", true, {}});
+  cols.push_back({"p_value", "p", true, [](const Json& r) {
+                    if (r["p_value"].is_null()) return std::string("-");
+                    const double pv = r["p_value"].get<double>();
+                    return pv < 0.001 ? std::string("<0.001") : fixed(pv, 3);
+                  }});
+  cols.push_back(verdict_column("verdict", format, "faster", "slower"));
+  cols.push_back({"quality_change", "quality", true, [](const Json& r) {
+                    if (r["quality_change"].is_null()) return std::string("-");
+                    return signed_percent(r["quality_change"].get<double>()) +
+                           (r["non_inferior"].get<bool>() ? "" : " (worse)");
+                  }});
+  cols.push_back({"peak_memory_bytes", "peak mem", true, [](const Json& r) {
+                    return r["peak_memory_bytes"].is_null()
+                               ? std::string("-")
+                               : human_bytes(r["peak_memory_bytes"].get<double>());
+                  }});
+  cols.push_back({"noisy", "note", false, [](const Json& r) {
+                    return r["noisy"].get<bool>()
+                               ? colour("noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%", "33")
+                               : std::string();
+                  }});
+  if (machine) {
+    cols.push_back({"blocks", "blocks", true, {}});
+    cols.push_back({"trials_ok", "trials ok", true, {}});
+    cols.push_back({"baseline", "baseline", false, {}});
+    cols.push_back({"non_inferior", "non-inferior", false, {}});
+    cols.push_back({"unit", "unit", false, {}});
+    cols.push_back({"cv", "cv", true, {}});
+  }
+  return render(records, cols, format);
+}
+
+std::string render_ablation(const std::vector<AblationRow>& knobs) {
+  if (knobs.empty()) return "";
+  Table t({"knob", "from", "to", "pairs", "ratio", "95% CI"});
+  t.right_align(3);
+  t.right_align(4);
+  t.right_align(5);
+  auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (const auto& k : knobs) {
+    t.add_row({k.knob, text(k.from), text(k.to), std::to_string(k.pairs),
+               k.pairs > 0 ? fixed(k.ratio, 3) + "x" : "-", interval_text(k.low, k.high)});
+  }
+  return "\nwhich knob matters (each value against the knob's first, the other knobs held at "
+         "each of their values):\n" + t.render();
+}
+
+std::string render_claims(const std::vector<ClaimResult>& results, OutputFormat format) {
+  std::vector<Json> records;
+  for (const auto& r : results) {
+    const Claim& c = *r.claim;
+    Json rec;
+    rec["claim"] = c.text;
+    rec["change"] = settings_text(c.change);
+    rec["metric"] = c.metric;
+    rec["expected"] = expected_text(c);
+    rec["expected_low"] = c.low;
+    rec["expected_high"] = c.high;
+    rec["ratio"] = r.ratio ? Json(*r.ratio) : Json();
+    rec["ci_low"] = std::isnan(r.low) ? Json() : Json(r.low);
+    rec["ci_high"] = std::isnan(r.high) ? Json() : Json(r.high);
+    rec["verdict"] = r.verdict;
+    rec["reason"] = r.reason;
+    rec["source"] = c.source;
+    records.push_back(rec);
+  }
+  const bool machine = format == OutputFormat::csv || format == OutputFormat::json;
+  std::vector<Column> cols = {{"claim", "claim", false, {}},
+                              {"change", "change", false, {}},
+                              {"metric", "metric", false, {}},
+                              {"expected", "expected", true, {}}};
+  if (machine) {
+    cols.push_back({"expected_low", "expected_low", true, {}});
+    cols.push_back({"expected_high", "expected_high", true, {}});
+  }
+  cols.push_back(ratio_column("ratio", "measured"));
+  cols.push_back(interval_column("ci_low", "ci_high"));
+  if (machine) cols.push_back({"ci_high", "ci_high", true, {}});
+  cols.push_back(verdict_column("verdict", format, "confirmed", "refuted"));
+  cols.push_back({"reason", "why", false, {}});
+  cols.push_back({"source", "source", false, {}});
+  return render(records, cols, format);
+}
+
+}  // namespace gpusweep::host
