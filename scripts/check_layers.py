@@ -4,7 +4,8 @@
 Each folder of host/src is a layer that may include only its own headers and
 those of the layers listed after its name in host/layers.txt; <gpusweep/db/...>
 counts as layer `db`. Asio is the run layer's alone (the worker process and
-the analysis never see an event loop) and <sqlite3.h> belongs to db/. Prints
+the analysis never see an event loop); <sqlite3.h> and SQL belong to db/ (no
+host file calls Store::connection()). Prints
 every violation as FILE:LINE and exits 1 when there is one.
 
 Usage: check_layers.py [HOST_DIR]   (default: host/ beside this script's folder)
@@ -34,6 +35,9 @@ for layer in sorted(os.listdir(src)):
         path = os.path.join(src, layer, name)
         with open(path, errors="replace") as f:
             for number, text in enumerate(f, 1):
+                if re.search(r"\.connection\(\)", text):
+                    problems.append(f"{path}:{number}: raw SQL outside db/ (Store::connection()); "
+                                    f"add a Store method for what it reads")
                 m = re.match(r'\s*#\s*include\s*([<"])([^>"]+)[>"]', text)
                 if not m:
                     continue

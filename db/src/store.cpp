@@ -148,13 +148,16 @@ std::vector<SweepRecord> Store::sweeps() {
   return out;
 }
 
-void Store::add_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials) {
+std::vector<int64_t> Store::add_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials) {
   Transaction tx(db_);
-  insert_trials(sweep_id, trials);
+  auto ids = insert_trials(sweep_id, trials);
   tx.commit();
+  return ids;
 }
 
-void Store::insert_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials) {
+std::vector<int64_t> Store::insert_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials) {
+  std::vector<int64_t> ids;
+  ids.reserve(trials.size());
   auto st = db_.prepare(
       "INSERT INTO trials (sweep_id, ordinal, config_index, repeat, workload, plugin_version, "
       "plugin_path, plugin_hash, abi_version, config_json, config_hash) "
@@ -166,7 +169,9 @@ void Store::insert_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials
     st.bind(8, t.plugin_hash).bind(9, t.abi_version).bind(10, t.config_json);
     st.bind(11, t.config_hash);
     st.run();
+    ids.push_back(db_.last_insert_rowid());
   }
+  return ids;
 }
 
 std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
@@ -354,6 +359,83 @@ std::vector<MetricSample> Store::metrics(int64_t trial_id) {
     out.push_back({st.get_text(0), st.get_int(1), st.get_text(2), st.get_double(3)});
   }
   return out;
+}
+
+Store::TrialCounts Store::trial_counts(int64_t sweep_id) {
+  auto st = db_.prepare(
+      "SELECT count(*), coalesce(sum(status NOT IN ('pending', 'interrupted')), 0) FROM trials "
+      "WHERE sweep_id = ?");
+  st.bind(1, sweep_id);
+  st.step();
+  return {st.get_int(0), st.get_int(1)};
+}
+
+std::vector<EnvironmentInfo> Store::environments(int64_t sweep_id) {
+  auto st = db_.prepare(
+      "SELECT e.fingerprint, e.hostname, e.os, e.cpu_model, e.cpu_cores, e.torch_version, e.blas, "
+      "e.threads, e.cuda_available, e.gpus, e.gpusweep_version, e.git_commit, e.details_json "
+      "FROM environments e WHERE e.id IN (SELECT environment_id FROM trials WHERE sweep_id = ? "
+      "AND environment_id IS NOT NULL) ORDER BY e.id");
+  st.bind(1, sweep_id);
+  std::vector<EnvironmentInfo> out;
+  while (st.step()) {
+    EnvironmentInfo e;
+    e.fingerprint = st.get_text(0);
+    e.hostname = st.get_text(1);
+    e.os = st.get_text(2);
+    e.cpu_model = st.get_text(3);
+    e.cpu_cores = st.get_int(4);
+    e.torch_version = st.get_text(5);
+    e.blas = st.get_text(6);
+    e.threads = st.get_int(7);
+    e.cuda_available = st.get_int(8) != 0;
+    e.gpus_json = st.get_text(9);
+    e.gpusweep_version = st.get_text(10);
+    e.git_commit = st.get_text(11);
+    e.details_json = st.get_text(12);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+Store::QueryResult Store::read_query(const std::string& sql) {
+  db_.exec("PRAGMA query_only = ON");
+  {
+    // Refuse writes before running anything, with a message that says why.
+    sqlite3_stmt* raw = nullptr;
+    const char* tail = nullptr;
+    if (sqlite3_prepare_v2(db_.handle(), sql.c_str(), -1, &raw, &tail) != SQLITE_OK) {
+      const std::string msg = sqlite3_errmsg(db_.handle());
+      sqlite3_finalize(raw);
+      throw DbError(msg, SQLITE_ERROR);
+    }
+    const bool readonly = raw == nullptr || sqlite3_stmt_readonly(raw) != 0;
+    sqlite3_finalize(raw);
+    if (!readonly) {
+      throw DbError("the database is opened read-only; this statement would write (use the "
+                    "sqlite3 shell on a copy if you really mean to change it)", SQLITE_READONLY);
+    }
+    if (tail != nullptr && std::string(tail).find_first_not_of(" \t\r\n;") != std::string::npos) {
+      throw DbError("give one statement at a time", SQLITE_MISUSE);
+    }
+  }
+  QueryResult r;
+  Statement st = db_.prepare(sql);
+  for (int i = 0; i < st.columns(); ++i) r.columns.push_back(st.column_name(i));
+  while (st.step()) {
+    nlohmann::json row = nlohmann::json::object();
+    for (int i = 0; i < st.columns(); ++i) {
+      const std::string& name = r.columns[static_cast<size_t>(i)];
+      switch (st.column_type(i)) {
+        case SQLITE_INTEGER: row[name] = st.get_int(i); break;
+        case SQLITE_FLOAT: row[name] = st.get_double(i); break;
+        case SQLITE_NULL: row[name] = nullptr; break;
+        default: row[name] = st.get_text(i);
+      }
+    }
+    r.rows.push_back(std::move(row));
+  }
+  return r;
 }
 
 }  // namespace gpusweep::db

@@ -194,13 +194,7 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
                                          const SweepSpec& spec) {
   if (spec.claims.empty()) return {};
   Features features;
-  {
-    auto st = store.connection().prepare(
-        "SELECT coalesce(max(e.cuda_available), 0) FROM trials t JOIN environments e "
-        "ON e.id = t.environment_id WHERE t.sweep_id = ?");
-    st.bind(1, sweep.id);
-    features.cuda = st.step() && st.get_int(0) != 0;
-  }
+  for (const auto& e : store.environments(sweep.id)) features.cuda = features.cuda || e.cuda_available;
   // Each config (parsed once) with its trials, in plan order.
   std::map<int64_t, std::vector<db::TrialRecord>> by_config;
   for (auto& t : store.trials(sweep.id)) by_config[t.plan.config_index].push_back(std::move(t));

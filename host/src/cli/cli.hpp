@@ -3,6 +3,7 @@
 
 #include "cli/commands.hpp"
 #include "report/output.hpp"
+#include "run/sweep_run.hpp"
 
 #include <gpusweep/db/store.hpp>
 
@@ -47,5 +48,9 @@ struct OpenedSweep {
   db::SweepRecord sweep;
 };
 OpenedSweep open_sweep(const po::variables_map& vm);
+
+// `run` and `resume`: runs the sweep's unfinished trials with progress, then
+// prints the results table; the exit code (130 when interrupted).
+int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request);
 
 }  // namespace gpusweep::host

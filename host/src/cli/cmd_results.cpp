@@ -35,11 +35,9 @@ int cmd_results(const Args& args) {
   if (p.vm["list"].as<bool>()) {
     std::vector<Json> rows;
     for (const auto& s : store.sweeps()) {
-      auto st = store.connection().prepare("SELECT count(*) FROM trials WHERE sweep_id = ?");
-      st.bind(1, s.id);
-      st.step();
       rows.push_back({{"run", s.id}, {"name", s.name}, {"workload", s.workload},
-                      {"status", s.status}, {"trials", st.get_int(0)}, {"created", s.created_at}});
+                      {"status", s.status}, {"trials", store.trial_counts(s.id).total},
+                      {"created", s.created_at}});
     }
     std::cout << render(rows,
                         {{"run", "run", true, {}}, {"name", "name", false, {}},

@@ -23,28 +23,6 @@ void require_db(const std::string& path) {
   }
 }
 
-Json column_value(const db::Statement& st, int i) {
-  switch (st.column_type(i)) {
-    case SQLITE_INTEGER: return st.get_int(i);
-    case SQLITE_FLOAT: return st.get_double(i);
-    case SQLITE_NULL: return nullptr;
-    default: return st.get_text(i);
-  }
-}
-
-// Runs a query and returns its rows as records plus the column names.
-std::vector<Json> query(db::Connection& c, const std::string& sql, std::vector<std::string>* names) {
-  db::Statement st = c.prepare(sql);
-  for (int i = 0; i < st.columns(); ++i) names->push_back(st.column_name(i));
-  std::vector<Json> rows;
-  while (st.step()) {
-    Json r = Json::object();
-    for (int i = 0; i < st.columns(); ++i) r[(*names)[static_cast<size_t>(i)]] = column_value(st, i);
-    rows.push_back(std::move(r));
-  }
-  return rows;
-}
-
 std::vector<Column> plain_columns(const std::vector<std::string>& names) {
   std::vector<Column> cols;
   for (const auto& n : names) {
@@ -79,37 +57,15 @@ int cmd_sql(const Args& args) {
   const std::string path = p.vm["db"].as<std::string>();
   require_db(path);
   db::Store store(path, db::Connection::Mode::read_only);
-  auto& c = store.connection();
-  c.exec("PRAGMA query_only = ON");
   const std::string sql = p.vm["query"].as<std::string>();
-  {
-    // Refuse writes before running anything, with a message that says why.
-    sqlite3_stmt* raw = nullptr;
-    const char* tail = nullptr;
-    if (sqlite3_prepare_v2(c.handle(), sql.c_str(), -1, &raw, &tail) != SQLITE_OK) {
-      const std::string msg = sqlite3_errmsg(c.handle());
-      sqlite3_finalize(raw);
-      throw UsageError("sql: " + msg);
-    }
-    const bool readonly = raw == nullptr || sqlite3_stmt_readonly(raw) != 0;
-    sqlite3_finalize(raw);
-    if (!readonly) {
-      throw UsageError("sql: the database is opened read-only; this statement would write "
-                       "(use the sqlite3 shell on a copy if you really mean to change it)");
-    }
-    if (tail != nullptr && std::string(tail).find_first_not_of(" \t\r\n;") != std::string::npos) {
-      throw UsageError("sql: give one statement at a time");
-    }
-  }
-  std::vector<std::string> names;
-  std::vector<Json> rows;
+  db::Store::QueryResult result;
   try {
-    rows = query(c, sql, &names);
+    result = store.read_query(sql);
   } catch (const db::DbError& e) {
     throw UsageError(std::string("sql: ") + e.what());
   }
-  std::cout << render(rows, plain_columns(names), format);
-  if (format == OutputFormat::table) std::cout << "(" << rows.size() << " rows)\n";
+  std::cout << render(result.rows, plain_columns(result.columns), format);
+  if (format == OutputFormat::table) std::cout << "(" << result.rows.size() << " rows)\n";
   return 0;
 }
 

@@ -563,4 +563,14 @@ std::vector<std::string> varying_keys(const SweepSpec& spec) {
   return keys;
 }
 
+std::string config_label(const Json& config, const std::vector<std::string>& keys) {
+  std::string out;
+  for (const auto& k : keys) {
+    if (!out.empty()) out += " ";
+    const Json& v = config.contains(k) ? config.at(k) : Json();
+    out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out;
+}
+
 }  // namespace gpusweep::host

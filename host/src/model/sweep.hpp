@@ -105,4 +105,7 @@ std::vector<PlannedTrial> plan_trials(const SweepSpec& spec, const PluginManifes
 // Keys whose value differs between configs (the grid axes, in order).
 std::vector<std::string> varying_keys(const SweepSpec& spec);
 
+// "key=value key=value" of the keys that vary, for one config.
+std::string config_label(const Json& config, const std::vector<std::string>& keys);
+
 }  // namespace gpusweep::host

@@ -404,24 +404,11 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
   h << scatter("quality", quality_pts, "throughput (" + unit + "/s)", "quality", false);
 
   // Environments of the trials.
-  std::set<int64_t> env_ids;
-  {
-    auto st = store.connection().prepare(
-        "SELECT DISTINCT environment_id FROM trials WHERE sweep_id = ? AND environment_id IS NOT NULL");
-    st.bind(1, sweep.id);
-    while (st.step()) env_ids.insert(st.get_int(0));
-  }
   std::vector<std::vector<std::string>> envs;
-  for (int64_t id : env_ids) {
-    auto st = store.connection().prepare(
-        "SELECT hostname, os, cpu_model, cpu_cores, torch_version, blas, threads, cuda_available, "
-        "gpus, gpusweep_version, git_commit FROM environments WHERE id = ?");
-    st.bind(1, id);
-    if (!st.step()) continue;
-    envs.push_back({st.get_text(0), st.get_text(1), st.get_text(2), std::to_string(st.get_int(3)),
-                    st.get_text(4), st.get_text(5), std::to_string(st.get_int(6)),
-                    st.get_int(7) != 0 ? "yes" : "no", st.get_text(8),
-                    st.get_text(9) + " (" + st.get_text(10) + ")"});
+  for (const auto& e : store.environments(sweep.id)) {
+    envs.push_back({e.hostname, e.os, e.cpu_model, std::to_string(e.cpu_cores), e.torch_version,
+                    e.blas, std::to_string(e.threads), e.cuda_available ? "yes" : "no",
+                    e.gpus_json, e.gpusweep_version + " (" + e.git_commit + ")"});
   }
   if (!spec.claims.empty()) {
     std::vector<std::vector<std::string>> claim_rows;

@@ -11,16 +11,6 @@
 
 namespace gpusweep::host {
 
-std::string config_label(const Json& config, const std::vector<std::string>& keys) {
-  std::string out;
-  for (const auto& k : keys) {
-    if (!out.empty()) out += " ";
-    const Json& v = config.contains(k) ? config.at(k) : Json();
-    out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  }
-  return out;
-}
-
 std::optional<double> baseline_throughput(const SweepSpec& spec,
                                           const std::vector<db::TrialRecord>& trials) {
   std::vector<double> values;

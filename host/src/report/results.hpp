@@ -13,9 +13,6 @@
 
 namespace gpusweep::host {
 
-// "key=value key=value" of the keys that vary, for one config.
-std::string config_label(const Json& config, const std::vector<std::string>& keys);
-
 // Median throughput of the ok trials matching the baseline (the first config
 // when the sweep names none); nullopt when none finished ok.
 std::optional<double> baseline_throughput(const SweepSpec& spec,

@@ -5,6 +5,7 @@
 #include "support/error.hpp"
 #include "model/hashing.hpp"
 #include "run/runner.hpp"
+#include "run/sweep_run.hpp"
 #include "support/spawn.hpp"
 
 namespace gpusweep::host {
@@ -13,12 +14,7 @@ ProbeSession::ProbeSession(const std::string& db_path, const SweepSpec& spec,
                            const PluginInfo& info)
     : info_(info) {
   store_.emplace(db_path, db::Connection::Mode::read_write);
-  db::SweepRecord rec;
-  rec.name = spec.name;
-  rec.workload = spec.workload;
-  rec.spec_json = canonical_json(spec.to_json());
-  rec.spec_hash = hash_text(rec.spec_json);
-  sweep_id_ = store_->create_sweep(rec, {});
+  sweep_id_ = store_->create_sweep(sweep_record(spec), {});
   lock_ = db::RunLock::try_acquire(db_path, sweep_id_);
   if (!lock_) {
     throw UsageError("run " + std::to_string(sweep_id_) + " of '" + spec.name +
@@ -28,23 +24,10 @@ ProbeSession::ProbeSession(const std::string& db_path, const SweepSpec& spec,
 
 ProbeResult ProbeSession::run(const Json& config, const MeasureSpec& measure,
                               WorkerArgs worker, int64_t repeat) {
-  db::TrialPlan plan;
-  plan.ordinal = ordinal_;
-  plan.config_index = ordinal_;
-  plan.repeat = repeat;
+  const db::TrialPlan plan = trial_row(info_, ordinal_, ordinal_, repeat, config);
   ++ordinal_;
-  plan.workload = info_.manifest.name;
-  plan.plugin_version = info_.manifest.version;
-  plan.plugin_path = info_.file.path;
-  plan.plugin_hash = info_.hash;
-  plan.abi_version = info_.abi;
-  plan.config_json = canonical_json(config);
-  plan.config_hash = config_hash(info_.manifest.name, info_.manifest.version, config);
-  store_->add_trials(sweep_id_, {plan});
   ProbeResult result;
-  for (const auto& t : store_->trials(sweep_id_)) {
-    if (t.plan.ordinal == plan.ordinal) result.trial_id = t.id;
-  }
+  result.trial_id = store_->add_trials(sweep_id_, {plan}).front();
 
   TrialJob job;
   job.trial_id = result.trial_id;

@@ -1,28 +1,164 @@
-// Recording a run; see sweep_run.hpp.
+// Recording and running a run; see sweep_run.hpp.
 #include "run/sweep_run.hpp"
 
 #include "model/hashing.hpp"
+#include "support/error.hpp"
+#include "support/spawn.hpp"
+
+#include <cmath>
+#include <filesystem>
 
 namespace gpusweep::host {
+
+db::SweepRecord sweep_record(const SweepSpec& spec) {
+  db::SweepRecord rec;
+  rec.name = spec.name;
+  rec.workload = spec.workload;
+  rec.spec_json = canonical_json(spec.to_json());
+  rec.spec_hash = hash_text(rec.spec_json);
+  return rec;
+}
+
+db::TrialPlan trial_row(const PluginInfo& info, int64_t ordinal, int64_t config_index,
+                        int64_t repeat, const Json& config) {
+  db::TrialPlan r;
+  r.ordinal = ordinal;
+  r.config_index = config_index;
+  r.repeat = repeat;
+  r.workload = info.manifest.name;
+  r.plugin_version = info.manifest.version;
+  r.plugin_path = info.file.path;
+  r.plugin_hash = info.hash;
+  r.abi_version = info.abi;
+  r.config_json = canonical_json(config);
+  r.config_hash = config_hash(info.manifest.name, info.manifest.version, config);
+  return r;
+}
 
 std::vector<db::TrialPlan> to_rows(const std::vector<PlannedTrial>& plan, const PluginInfo& info) {
   std::vector<db::TrialPlan> rows;
   rows.reserve(plan.size());
   for (const auto& p : plan) {
-    db::TrialPlan r;
-    r.ordinal = p.ordinal;
-    r.config_index = p.config_index;
-    r.repeat = p.repeat;
-    r.workload = info.manifest.name;
-    r.plugin_version = info.manifest.version;
-    r.plugin_path = info.file.path;
-    r.plugin_hash = info.hash;
-    r.abi_version = info.abi;
-    r.config_json = canonical_json(p.config);
-    r.config_hash = p.config_hash;
-    rows.push_back(std::move(r));
+    rows.push_back(trial_row(info, p.ordinal, p.config_index, p.repeat, p.config));
   }
   return rows;
+}
+
+void open_results(std::optional<db::Store>& store, const std::string& path) {
+  const bool existed = std::filesystem::exists(path);
+  try {
+    store.emplace(path, db::Connection::Mode::read_write);
+  } catch (const db::DbError&) {
+    if (!existed) {
+      std::error_code ec;
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+        std::filesystem::remove(path + suffix, ec);
+      }
+    }
+    throw;
+  }
+}
+
+void check_jobs(int jobs) {
+  if (jobs < 1 || jobs > 256) throw UsageError("--jobs " + std::to_string(jobs) + ": use 1 to 256");
+}
+
+SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunRequest& request)
+    : spec_(spec), info_(info), request_(request) {
+  check_jobs(request.jobs);
+  open_results(store_, request.db_path);
+  db::SweepRecord fresh = sweep_record(spec);
+  std::optional<db::SweepRecord> found;
+  if (request.shard) {
+    // A shard always resumes: a requeued or re-run task continues its slice.
+    found = store_->shard_run(request.run_key, request.shard->index);
+    if (found && found->spec_hash != fresh.spec_hash) {
+      throw UsageError("shard " + request.shard->label() + " of run '" + request.run_key +
+                       "' in " + request.db_path + " was started from a different sweep (stored " +
+                       "spec " + found->spec_hash + ", now " + fresh.spec_hash +
+                       "); use another --db or --run-key for the changed sweep");
+    }
+  } else if (request.resume) {
+    found = store_->latest_sweep(spec.name);
+    if (found && found->spec_hash != fresh.spec_hash) {
+      throw UsageError("cannot resume sweep '" + spec.name + "' (run " +
+                       std::to_string(found->id) + "): the sweep changed since it started " +
+                       "(stored spec " + found->spec_hash + ", now " + fresh.spec_hash +
+                       "); run without --resume to start a new run");
+    }
+    started_instead_ = !found;
+  }
+  if (found) {
+    lock_ = db::RunLock::try_acquire(request.db_path, found->id);
+    if (!lock_) {
+      throw UsageError("sweep '" + spec.name + "' (run " + std::to_string(found->id) +
+                       ") is being run by another gpusweep process on " + request.db_path +
+                       "; wait for it to finish, or start a new run without --resume");
+    }
+    store_->set_sweep_status(found->id, "running");
+    record_ = *store_->sweep(found->id);
+    return;
+  }
+  fresh.file_path = request.file_path;
+  fresh.file_hash = request.file_hash;
+  auto plan = plan_trials(spec, info.manifest);
+  if (request.shard) {
+    plan = shard_slice(plan, *request.shard);
+    fresh.run_key = request.run_key;
+    fresh.shard_index = request.shard->index;
+    fresh.shard_count = request.shard->count;
+  }
+  const int64_t id = store_->create_sweep(fresh, to_rows(plan, info));
+  lock_ = db::RunLock::try_acquire(request.db_path, id);
+  if (!lock_) {
+    throw UsageError("run " + std::to_string(id) + " of sweep '" + spec.name +
+                     "' was taken over by a `resume` as it was created; let that one run it");
+  }
+  record_ = *store_->sweep(id);
+}
+
+std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
+  const auto keys = varying_keys(spec_);
+  const std::string measure_json = spec_.measure.to_json().dump();
+  std::vector<TrialJob> jobs;
+  *finished_before = 0;
+  for (const auto& t : store_->trials(record_.id)) {
+    if (t.status != "pending" && t.status != "interrupted") {
+      ++*finished_before;
+      continue;
+    }
+    TrialJob job;
+    job.trial_id = t.id;
+    job.label = config_label(Json::parse(t.plan.config_json), keys);
+    if (spec_.measure.repeats > 1) job.label += " #" + std::to_string(t.plan.repeat + 1);
+    job.worker.plugin_path = info_.file.path;
+    job.worker.config_json = t.plan.config_json;
+    job.worker.measure_json = measure_json;
+    job.worker.max_memory_bytes = std::floor(spec_.measure.max_memory_bytes);
+    job.timeout_s = spec_.measure.timeout_s;
+    job.silence_s = spec_.measure.silence_s;
+    job.collector = std::make_unique<TrialCollector>(info_.manifest, spec_.measure);
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+bool SweepRun::execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
+  bool complete = true;
+  if (!jobs.empty()) {
+    auto then = callbacks.on_finish;
+    callbacks.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
+      o.slurm_job_id = request_.scheduler_job_id;
+      o.slurm_task_id = request_.scheduler_task_id;
+      store_->commit_trial(j.trial_id, o);
+      if (then) then(j, std::move(o));
+    };
+    Runner runner(self_executable(), request_.jobs, request_.fork_server);
+    complete = runner.run(std::move(jobs), callbacks);
+  }
+  store_->set_sweep_status(record_.id, complete ? "finished" : "interrupted");
+  record_ = *store_->sweep(record_.id);
+  return complete;
 }
 
 }  // namespace gpusweep::host

@@ -1,17 +1,85 @@
-// Recording a run: what `run`, `resume`, `run --shard`, `launch` and the
-// one-config commands (tune-batch, diagnose) share.
+// Recording and running a run: what `run`, `resume`, `run --shard`, `launch`
+// and the one-config commands (tune-batch, diagnose: probe_session.hpp) share.
+// SweepRun opens the database, finds or creates the run (a shard resumes its
+// slice, --resume the latest run of the sweep, otherwise a new one), holds
+// the run's lock, and runs its unfinished trials, committing each as it ends.
 #pragma once
 
+#include "model/shard.hpp"
 #include "model/sweep.hpp"
 #include "plugins/registry.hpp"
+#include "run/runner.hpp"
 
+#include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace gpusweep::host {
 
+// A new run's row for spec (name, workload, canonical spec and its hash).
+db::SweepRecord sweep_record(const SweepSpec& spec);
+
+// One planned trial as the row a run starts with.
+db::TrialPlan trial_row(const PluginInfo& info, int64_t ordinal, int64_t config_index,
+                        int64_t repeat, const Json& config);
 // Planned trials as the rows a run starts with.
 std::vector<db::TrialPlan> to_rows(const std::vector<PlannedTrial>& plan, const PluginInfo& info);
+
+// Opens (or creates) the results database read-write. A database this call
+// created is removed again when setting it up fails (on a full disk, say), so
+// that a failed first run leaves no half-made file behind.
+void open_results(std::optional<db::Store>& store, const std::string& path);
+
+struct RunRequest {
+  std::string db_path;
+  bool resume = false;  // continue the latest run of the sweep (a new one when there is none)
+  int jobs = 1;         // 1..256
+  bool fork_server = true;
+  std::optional<std::string> file_path;  // the sweep file, for the record
+  std::optional<std::string> file_hash;
+  std::optional<Shard> shard;  // run only this slice (always resumed)
+  std::string run_key;         // with shard: what its sibling shards share
+  // The scheduler's ids of this process (a Slurm array task), stamped on
+  // every trial it runs; the caller reads them (cluster/slurm.hpp).
+  std::optional<int64_t> scheduler_job_id;
+  std::optional<int64_t> scheduler_task_id;
+};
+
+// Throws UsageError for --jobs outside 1..256.
+void check_jobs(int jobs);
+
+class SweepRun {
+ public:
+  // Finds or creates the run and takes its lock. Throws UsageError when a
+  // resumed run's sweep changed, or another process runs it.
+  SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunRequest& request);
+
+  db::Store& store() { return *store_; }
+  const db::SweepRecord& record() const { return record_; }
+  // True when --resume found no earlier run and started one.
+  bool started_instead_of_resuming() const { return started_instead_; }
+
+  // The trials still to run (pending or interrupted) as runner jobs, and how
+  // many of the run's trials had finished before.
+  std::vector<TrialJob> pending_jobs(size_t* finished_before);
+
+  // Runs the jobs, at most request.jobs at a time, committing each outcome
+  // (stamped with the request's scheduler ids); returns false when
+  // Ctrl-C stopped it. The run's status is set to finished or interrupted.
+  // callbacks.on_finish, when set, sees each outcome after it is committed.
+  bool execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks);
+
+ private:
+  SweepSpec spec_;
+  PluginInfo info_;
+  RunRequest request_;
+  std::optional<db::Store> store_;
+  db::SweepRecord record_;
+  std::optional<db::RunLock> lock_;
+  bool started_instead_ = false;
+};
 
 }  // namespace gpusweep::host

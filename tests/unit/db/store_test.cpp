@@ -198,3 +198,45 @@ TEST_CASE("a version 1 database upgrades in place and keeps its trials", "[db]")
   CHECK(trials[0].summary->throughput_median == 42);
   CHECK_FALSE(trials[0].summary->quality_higher_is_better);
 }
+
+TEST_CASE("the store answers what the host asks without SQL of its own", "[db]") {
+  TempDb t;
+  {
+    Store store(t.path, Connection::Mode::read_write);
+    SweepRecord s;
+    s.name = "a";
+    s.workload = "noop";
+    s.spec_json = "{}";
+    s.spec_hash = "h";
+    const int64_t id = store.create_sweep(s);
+    const auto ids = store.add_trials(id, {plan(0, 0), plan(1, 0), plan(2, 0)});
+    REQUIRE(ids.size() == 3);
+    CHECK(store.trials(id).at(1).id == ids[1]);  // add_trials returns the ids, in order
+    TrialOutcome o;
+    o.status = "ok";
+    EnvironmentInfo env;
+    env.fingerprint = "gpu-node";
+    env.hostname = "n1";
+    env.cuda_available = true;
+    o.environment = env;
+    store.commit_trial(ids[0], o);
+    o.status = "interrupted";
+    store.commit_trial(ids[2], o);
+    const auto counts = store.trial_counts(id);
+    CHECK(counts.total == 3);
+    CHECK(counts.finished == 1);  // pending and interrupted are not finished
+    const auto envs = store.environments(id);
+    REQUIRE(envs.size() == 1);
+    CHECK(envs[0].hostname == "n1");
+    CHECK(envs[0].cuda_available);
+  }
+  Store reader(t.path, Connection::Mode::read_only);
+  const auto r = reader.read_query("SELECT config_index, status FROM trials ORDER BY ordinal");
+  CHECK(r.columns == std::vector<std::string>{"config_index", "status"});
+  REQUIRE(r.rows.size() == 3);
+  CHECK(r.rows[0].at("status") == "ok");
+  CHECK(r.rows[1].at("config_index") == 1);
+  CHECK_THROWS_WITH(reader.read_query("DELETE FROM trials"), Contains("would write"));
+  CHECK_THROWS_WITH(reader.read_query("SELECT 1; SELECT 2"), Contains("one statement"));
+  CHECK(reader.trial_counts(1).total == 3);  // the refused statements changed nothing
+}

@@ -5,6 +5,8 @@
 
 #include <gpusweep/db/sqlite.hpp>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -150,8 +152,29 @@ class Store {
   std::vector<SweepRecord> sweeps();
 
   // Inserts the planned trials as 'pending', all in one transaction.
-  void add_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials);
+  // Their ids, in order.
+  std::vector<int64_t> add_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials);
   std::vector<TrialRecord> trials(int64_t sweep_id);
+
+  // How many trials a run has, and how many of them have finished (neither
+  // pending nor interrupted).
+  struct TrialCounts {
+    int64_t total = 0;
+    int64_t finished = 0;
+  };
+  TrialCounts trial_counts(int64_t sweep_id);
+  // The distinct environments a run's trials ran in, in the order first recorded.
+  std::vector<EnvironmentInfo> environments(int64_t sweep_id);
+
+  // One read-only statement of the user's (`gpusweep sql`): the column names
+  // and each row as a JSON object (integers, reals, text, null). Throws
+  // DbError, before running anything, for a statement that would write or
+  // for more than one statement.
+  struct QueryResult {
+    std::vector<std::string> columns;
+    std::vector<nlohmann::json> rows;
+  };
+  QueryResult read_query(const std::string& sql);
 
   // Records a finished trial (status, summary, blocks, metrics, environment)
   // in one transaction.
@@ -161,12 +184,14 @@ class Store {
   std::vector<BlockSample> blocks(int64_t trial_id);
   std::vector<MetricSample> metrics(int64_t trial_id);
 
+  // The connection itself, for db/'s own code and its tests: the host goes
+  // through the methods above (scripts/check_layers.py refuses it there).
   Connection& connection() { return db_; }
 
  private:
   int64_t upsert_environment(const EnvironmentInfo& env);
   int64_t insert_sweep(const SweepRecord& sweep);
-  void insert_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials);
+  std::vector<int64_t> insert_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials);
   Connection db_;
   std::optional<Statement> blocks_query_;  // after db_: finalized before it closes
 };

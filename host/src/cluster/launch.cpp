@@ -1,0 +1,270 @@
+// Launching and following a Slurm job array; see launch.hpp.
+#include "cluster/launch.hpp"
+
+#include "model/hashing.hpp"
+#include "run/sweep_run.hpp"
+#include "support/error.hpp"
+#include "support/spawn.hpp"
+
+#include <gpusweep/db/shards.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+#include <tuple>
+
+namespace gpusweep::host {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string utc_stamp() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
+  return buf;
+}
+
+std::string random_hex(int bytes) {
+  std::random_device rd;
+  static const char* digits = "0123456789abcdef";
+  std::string out;
+  for (int i = 0; i < bytes; ++i) {
+    const unsigned v = rd() & 0xffU;
+    out += digits[v >> 4];
+    out += digits[v & 0xfU];
+  }
+  return out;
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) throw Error("cannot write '" + path + "'");
+}
+
+void write_info(const Launched& l, const std::string& run_key, const std::string& sweep) {
+  nlohmann::json j{{"db", l.db_path},     {"sweep", sweep},        {"run", l.sweep_id},
+                   {"run_key", run_key},  {"tasks", l.tasks},      {"trials", l.trials},
+                   {"scheduler", "slurm"}};
+  if (l.job_id != 0) j["job_id"] = l.job_id;
+  write_file(l.dir.info_file(), j.dump(2) + "\n");
+}
+
+// The merged run's finished and total trials.
+std::pair<int64_t, int64_t> finished_of(db::Store& store, int64_t sweep_id) {
+  const auto c = store.trial_counts(sweep_id);
+  return {c.finished, c.total};
+}
+
+}  // namespace
+
+Launched launch_array(const SweepSpec& spec, const PluginInfo& info, const LaunchRequest& request,
+                      db::Store& store, std::ostream& out) {
+  const auto plan = plan_trials(spec, info.manifest);
+  const auto [tasks, per_task] =
+      array_shape(static_cast<int64_t>(plan.size()), request.trials_per_task);
+  if (per_task > request.trials_per_task) {
+    out << "note: " << plan.size() << " trials in at most " << kMaxArrayTasks
+        << " array tasks: " << per_task << " trials per task\n";
+  }
+  Launched l;
+  l.tasks = tasks;
+  l.trials = static_cast<int64_t>(plan.size());
+  l.db_path = fs::absolute(request.db_path).string();
+  const std::string root = !request.run_dir.empty()
+                               ? request.run_dir
+                               : "gpusweep-runs/" + job_name_for(spec.name).substr(9) + "-" +
+                                     utc_stamp();
+  l.dir.root = fs::absolute(root).lexically_normal().string();
+  if (!l.dir.root.empty() && l.dir.root.back() == '/') l.dir.root.pop_back();
+  std::error_code ec;
+  if (fs::exists(l.dir.root) && !fs::is_empty(l.dir.root, ec)) {
+    throw UsageError("--run-dir '" + l.dir.root + "' exists and is not empty: give a new folder " +
+                     "(a launch never reuses one; `gpusweep merge` reads an old one)");
+  }
+  fs::create_directories(l.dir.shard_dir(), ec);
+  if (!ec) fs::create_directories(l.dir.log_dir(), ec);
+  if (ec) {
+    throw UsageError("--run-dir '" + l.dir.root + "': cannot create it (" + ec.message() +
+                     "); give a folder you can write, on storage the nodes share");
+  }
+
+  // The sweep as the tasks will read it; its hash is what they compute.
+  write_file(l.dir.sweep_file(), spec.to_json().dump(2) + "\n");
+  const SweepSpec resolved = load_sweep_file(l.dir.sweep_file());
+  const std::string run_key = "launch:" + utc_stamp() + "-" + random_hex(8);
+
+  db::SweepRecord rec = sweep_record(resolved);
+  rec.file_path = l.dir.sweep_file();
+  rec.file_hash = hash_file(l.dir.sweep_file());
+  rec.run_key = run_key;
+  rec.shard_count = tasks;
+  l.sweep_id = store.create_sweep(rec, to_rows(plan_trials(resolved, info.manifest), info));
+  const int64_t launch_id = db::record_launch(store, l.sweep_id, "slurm", l.dir.root, tasks);
+
+  BatchScript b = request.script;
+  b.job_name = job_name_for(resolved.name);
+  b.tasks = tasks;
+  b.trials = l.trials;
+  b.log_dir = l.dir.log_dir();
+  b.exe = self_executable();
+  b.sweep_file = l.dir.sweep_file();
+  b.run_key = run_key;
+  b.shard_dir = l.dir.shard_dir();
+  b.plugin_dirs = {fs::path(info.file.path).parent_path().string()};
+  write_file(l.dir.script(), batch_script(b));
+  fs::permissions(l.dir.script(), fs::perms::owner_exec | fs::perms::group_exec,
+                  fs::perm_options::add, ec);
+  write_info(l, run_key, resolved.name);
+
+  CommandResult sub;
+  try {
+    sub = run_command({"sbatch", "--parsable", l.dir.script()});
+  } catch (...) {
+    db::delete_sweep(store, l.sweep_id);
+    throw;
+  }
+  const auto job = parse_sbatch_job_id(sub.out);
+  if (sub.exit_code != 0 || !job) {
+    db::delete_sweep(store, l.sweep_id);
+    std::string why = sub.err.empty() ? sub.out : sub.err;
+    while (!why.empty() && why.back() == '\n') why.pop_back();
+    throw Error("sbatch refused the job (exit code " + std::to_string(sub.exit_code) +
+                "): " + why + "\nthe script is " + l.dir.script() +
+                "; nothing was recorded in " + l.db_path);
+  }
+  l.job_id = *job;
+  db::set_launch_job(store, launch_id, l.job_id);
+  write_info(l, run_key, resolved.name);
+  out << "submitted job " << l.job_id << ": sweep '" << resolved.name << "', " << l.trials
+      << " trials in " << tasks << " array task" << (tasks == 1 ? "" : "s") << " (1-" << tasks
+      << (b.parallelism ? "%" + std::to_string(*b.parallelism) : std::string()) << ")\n"
+      << "run folder: " << l.dir.root << "\n"
+      << "recorded as run " << l.sweep_id << " in " << l.db_path << "\n";
+  return l;
+}
+
+LaunchOutcome follow_launch(db::Store& store, const Launched& l, bool tty, std::ostream& out) {
+  const auto job = std::to_string(l.job_id);
+  std::set<int64_t> merged;          // tasks whose shard was merged since they left the queue
+  std::map<int64_t, bool> complete;  // task -> its shard had every trial finished
+  std::string last_line;
+  auto merge_task = [&](int64_t task) {
+    const std::string shard = l.dir.shard_db(task);
+    if (!fs::exists(shard)) return;
+    bool done = true;
+    for (const auto& r : db::merge_shard(store, shard)) {
+      done = done && r.unfinished == 0;
+      if (!tty && r.imported > 0) print_merge(r, out);
+    }
+    complete[task] = done;
+  };
+  auto failures_since = std::chrono::steady_clock::now();
+  bool failing = false;
+  for (;;) {
+    const auto q = run_command({"squeue", "-h", "-r", "-j", job, "-o", "%K %T"});
+    std::map<int64_t, std::string> queued;
+    if (q.exit_code == 0) {
+      queued = parse_squeue_tasks(q.out);
+      failing = false;
+    } else if (q.err.find("Invalid job id") == std::string::npos) {
+      // The controller may be restarting: keep trying for a while.
+      if (!failing) failures_since = std::chrono::steady_clock::now();
+      failing = true;
+      if (std::chrono::steady_clock::now() - failures_since > std::chrono::seconds(120)) {
+        throw Error("squeue keeps failing (" + q.err.substr(0, q.err.find('\n')) +
+                    "); job " + job + " may still run: gpusweep merge " + l.dir.root +
+                    " when it ends");
+      }
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+      continue;
+    }
+    int running = 0, pending = 0;
+    for (const auto& [task, state] : queued) {
+      merged.erase(task);  // requeued: merge again when it leaves the queue
+      if (state == "RUNNING" || state == "COMPLETING") {
+        ++running;
+      } else {
+        ++pending;
+      }
+    }
+    for (int64_t task = 1; task <= l.tasks; ++task) {
+      if (queued.count(task) == 0U && merged.count(task) == 0U) {
+        merge_task(task);
+        merged.insert(task);
+      }
+    }
+    const auto [finished, total] = finished_of(store, l.sweep_id);
+    const std::string line = "job " + job + ": " + std::to_string(l.tasks - running - pending) +
+                             "/" + std::to_string(l.tasks) + " tasks done, " +
+                             std::to_string(running) + " running, " + std::to_string(pending) +
+                             " pending; " + std::to_string(finished) + "/" +
+                             std::to_string(total) + " trials merged";
+    if (tty) {
+      out << "\r" << line << "\033[K" << std::flush;
+    } else if (line != last_line) {
+      out << line << "\n" << std::flush;
+    }
+    last_line = line;
+    if (queued.empty()) break;
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  if (tty) out << "\n";
+
+  // Every shard once more (idempotent), then what Slurm says of each task.
+  for (int64_t task = 1; task <= l.tasks; ++task) merge_task(task);
+  const auto info = run_command({"scontrol", "show", "job", "-o", job});
+  const auto records = parse_scontrol_tasks(info.exit_code == 0 ? info.out : "");
+  int failed = 0;
+  std::string failed_ids;
+  for (int64_t task = 1; task <= l.tasks; ++task) {
+    const auto it = records.find(task);
+    const bool shard_done = complete.count(task) != 0U && complete.at(task);
+    std::string state;
+    std::string log = l.dir.task_log(task);
+    if (it != records.end()) {
+      const auto& r = it->second;
+      if (r.state == "COMPLETED" && r.exit_code == "0:0" && shard_done) continue;
+      state = r.state + " (exit code " + r.exit_code + (r.reason.empty() || r.reason == "None"
+                                                             ? std::string()
+                                                             : ", " + r.reason) + ")";
+      if (!r.std_out.empty()) log = r.std_out;
+    } else {
+      if (shard_done) continue;
+      state = "unknown (slurmctld no longer lists it)";
+    }
+    if (!shard_done) state += fs::exists(l.dir.shard_db(task)) ? ", its shard has unfinished trials"
+                                                               : ", no shard database";
+    ++failed;
+    failed_ids += (failed_ids.empty() ? "" : ",") + std::to_string(task);
+    out << "task " << task << " of job " << job << " failed: " << state << "\n";
+    const std::string tail = tail_lines(log, 15);
+    if (tail.empty()) {
+      out << "  (no log at " << log << ")\n";
+    } else {
+      out << "  last lines of " << log << ":\n";
+      std::istringstream lines(tail);
+      for (std::string s; std::getline(lines, s);) out << "  | " << s << "\n";
+    }
+  }
+  LaunchOutcome result;
+  result.failed = failed;
+  result.failed_ids = failed_ids;
+  std::tie(result.finished, result.total) = finished_of(store, l.sweep_id);
+  return result;
+}
+
+}  // namespace gpusweep::host
