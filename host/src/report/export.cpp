@@ -1,0 +1,140 @@
+// The export writer; see export.hpp.
+#include "report/export.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace gpusweep::host {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// Rows of a fixed set of columns, each written as the text of its cells, a
+// cell after its separator and, in JSON, its quoted column name. A trial's
+// cells are rendered once and its blocks' numbers appended with to_chars:
+// building a Json per cell of a million blocks would cost seconds.
+class RowWriter {
+ public:
+  RowWriter(std::vector<std::string> names, bool csv, std::ostream& out)
+      : names_(std::move(names)), csv_(csv), out_(out), lead_(names_.size()) {
+    for (size_t col = 0; col < names_.size(); ++col) {
+      if (col > 0) lead_[col] = csv_ ? "," : ", ";
+      if (!csv_) lead_[col] += Json(names_[col]).dump() + ": ";
+    }
+    if (csv_) {
+      for (size_t i = 0; i < names_.size(); ++i) out_ << (i ? "," : "") << csv_field(names_[i]);
+      out_ << "\n";
+    } else {
+      out_ << "[\n";
+    }
+  }
+
+  // The text of cells 0..cells.size()-1.
+  std::string cells(const std::vector<Json>& cells) const {
+    std::string text;
+    for (size_t col = 0; col < cells.size(); ++col) text += lead_[col] + cell(cells[col]);
+    return text;
+  }
+
+  void append_number(std::string& text, size_t col, double v) const {
+    text += lead_[col];
+    if (!std::isfinite(v)) {
+      if (!csv_) text += "null";
+      return;
+    }
+    char digits[32];
+    const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+    text.append(digits, end);
+  }
+
+  void emit(const std::string& text) {
+    if (!csv_) out_ << (count_ == 0 ? "  {" : ",\n  {");
+    out_ << text << (csv_ ? "\n" : "}");
+    ++count_;
+  }
+
+  int64_t finish() {
+    if (!csv_) out_ << (count_ == 0 ? "]\n" : "\n]\n");
+    out_.flush();
+    return count_;
+  }
+
+ private:
+  std::string cell(const Json& v) const {
+    if (v.is_null()) return csv_ ? "" : "null";
+    if (v.is_string()) return csv_ ? csv_field(v.get<std::string>()) : v.dump();
+    return v.dump();
+  }
+
+  std::vector<std::string> names_;
+  bool csv_;
+  std::ostream& out_;
+  std::vector<std::string> lead_;
+  int64_t count_ = 0;
+};
+
+template <typename T>
+Json opt(const std::optional<T>& o) {
+  return o ? Json(*o) : Json();
+}
+
+}  // namespace
+
+int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_block,
+                     OutputFormat format, std::ostream& out) {
+  const auto trials = store.trials(sweep.id);
+  // Every setting of the plugin is a column, in a stable order.
+  std::vector<std::string> settings;
+  if (!trials.empty()) {
+    const Json first = Json::parse(trials.front().plan.config_json);
+    for (const auto& [k, v] : first.items()) settings.push_back(k);
+  }
+  std::vector<std::string> names = {"sweep", "trial_id", "config_index", "repeat", "status", "error"};
+  names.insert(names.end(), settings.begin(), settings.end());
+  if (per_block) {
+    names.insert(names.end(), {"block", "steps", "seconds", "samples", "throughput"});
+  } else {
+    names.insert(names.end(), {"unit", "throughput_median", "throughput_mean", "throughput_min",
+                               "throughput_max", "throughput_iqr", "throughput_cv",
+                               "step_time_median_s", "peak_memory_bytes", "input_wait_fraction",
+                               "quality_metric", "quality", "quality_reference", "wall_s"});
+  }
+  RowWriter w(names, format == OutputFormat::csv, out);
+  std::string row;
+  for (const auto& t : trials) {
+    std::vector<Json> cells = {sweep.name, t.id, t.plan.config_index, t.plan.repeat, t.status,
+                               opt(t.error)};
+    const Json config = Json::parse(t.plan.config_json);
+    for (const auto& s : settings) cells.push_back(config.contains(s) ? config.at(s) : Json());
+    if (per_block) {
+      const std::string trial_text = w.cells(cells);
+      const size_t first = cells.size();
+      for (const auto& b : store.blocks(t.id)) {
+        row = trial_text;
+        w.append_number(row, first, static_cast<double>(b.idx));
+        w.append_number(row, first + 1, static_cast<double>(b.steps));
+        w.append_number(row, first + 2, b.seconds);
+        w.append_number(row, first + 3, b.samples);
+        w.append_number(row, first + 4, b.seconds > 0 ? b.samples / b.seconds : NAN);
+        w.emit(row);
+      }
+      continue;
+    }
+    if (t.summary) {
+      const auto& m = *t.summary;
+      cells.insert(cells.end(),
+                   {m.unit, m.throughput_median, m.throughput_mean, m.throughput_min,
+                    m.throughput_max, m.throughput_iqr, m.throughput_cv, m.step_time_median_s,
+                    opt(m.peak_memory_bytes), opt(m.input_wait_fraction), opt(m.quality_metric),
+                    opt(m.quality), opt(m.quality_reference), opt(t.wall_s)});
+    } else {
+      cells.resize(names.size() - 1);
+      cells.push_back(opt(t.wall_s));
+    }
+    w.emit(w.cells(cells));
+  }
+  return w.finish();
+}
+
+}  // namespace gpusweep::host
