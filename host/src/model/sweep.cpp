@@ -264,6 +264,10 @@ Json parse_strict(const std::string& text, const std::string& source) {
 
 }  // namespace
 
+MeasureSpec MeasureSpec::from_json(const Json& j, const std::string& source) {
+  return parse_measure(source, j);
+}
+
 Json MeasureSpec::to_json() const {
   Json j{{"warmup_steps", warmup_steps}, {"steps_per_block", steps_per_block},
               {"blocks", blocks},             {"repeats", repeats},

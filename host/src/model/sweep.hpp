@@ -22,6 +22,9 @@ struct MeasureSpec {
   uint64_t order_seed = 0;        // seeds the shuffled trial order
 
   Json to_json() const;
+  // Reads to_json()'s document back (or a sweep file's "measure"), checked as
+  // a sweep file is; throws UsageError naming source.
+  static MeasureSpec from_json(const Json& j, const std::string& source);
 };
 
 // A claim from a tuning guide, carried by the sweep that tests it: changing

@@ -133,20 +133,11 @@ const char* status_name(int status) {
 
 namespace {
 
-// A trial in this process: with the plugin already loaded (a fork server's
-// child) or loading it first.
-int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
-  std::signal(SIGPIPE, SIG_IGN);
-  // Outlives every return path (all end in _exit): the heartbeat thread
-  // writes to it until the process ends.
-  EventWriter& out = *new EventWriter(protect_protocol_fd(args.proto_fd));
-  // Before the plugin loads: torchkit reads it once.
-  if (args.diagnose) ::setenv("GPUSWEEP_DIAGNOSE", "1", 1);
-  // Twice a second, from its own thread, whatever the plugin is doing: the
-  // host ends a worker that falls silent (stopped, frozen) long before
-  // timeout_s, and tells that apart from a slow trial. Its first beat is
-  // awaited when memory is capped, so that the heap arena its first message
-  // creates counts before the cap rather than against the trial's budget.
+// Twice a second, from its own thread, whatever the plugin is doing: the
+// host ends a worker that falls silent (stopped, frozen) long before
+// timeout_s, and tells that apart from a slow trial. The future is ready once
+// the first beat is written.
+std::future<void> start_heartbeat(EventWriter& out) {
   auto first_beat = std::make_shared<std::promise<void>>();
   std::future<void> beat = first_beat->get_future();
   std::thread([&out, first_beat] {
@@ -157,6 +148,157 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
       out.emit({{"event", event::heartbeat}});
     }
   }).detach();
+  return beat;
+}
+
+// RLIMIT_AS = the address space now + the cap. The first heartbeat is awaited
+// first, so that the heap arena its message creates counts before the cap
+// rather than against the trial's budget.
+void cap_memory(double cap_bytes, std::future<void>& first_beat, EventWriter& out) {
+  first_beat.wait();
+  const double baseline = address_space_bytes();
+  rlimit cap{};
+  cap.rlim_cur = cap.rlim_max = static_cast<rlim_t>(baseline + cap_bytes);
+  if (baseline <= 0 || ::setrlimit(RLIMIT_AS, &cap) != 0) {
+    out.emit({{"event", event::result}, {"status", "failed"}, {"phase", "args"},
+              {"message", "cannot cap the worker's memory (RLIMIT_AS)"}});
+    finish(0);
+  }
+  out.emit({{"event", event::memory_cap}, {"baseline_bytes", baseline},
+            {"limit_bytes", baseline + cap_bytes}});
+}
+
+// The measurement protocol of one trial: setup, warmup, measured blocks with
+// evaluations between them, the final statistics. Any failing call ends the
+// process with a result event naming the phase (see fail()).
+class Trial {
+ public:
+  Trial(const gpusweep_plugin* t, const WorkerArgs& args, const MeasureSpec& m, EventWriter& out)
+      : t_(t), args_(args), m_(m), out_(out) {}
+
+  [[noreturn]] void run() {
+    setup();
+    warmup();
+    measure();
+    const char* stats = nullptr;
+    check(t_->stats(inst_, &stats), "stats", steps_done_);
+    out_.emit({{"event", event::stats}, {"stats", parse_or_raw(stats)}});
+    out_.emit({{"event", event::result}, {"status", "ok"}, {"steps", steps_done_}});
+    // No destroy and no dlclose: see loader.hpp. Exiting is the unload.
+    finish(0);
+  }
+
+ private:
+  void check(gpusweep_status st, const char* phase, int64_t at_step) {
+    if (st == GPUSWEEP_STATUS_OK) return;
+    out_.emit({{"event", event::result},
+               {"status", status_name(st)},
+               {"phase", phase},
+               {"at_step", at_step},
+               {"message", std::string(t_->error_message(inst_))}});
+    finish(0);
+  }
+
+  void setup() {
+    out_.emit({{"event", event::phase}, {"phase", "setup"}});
+    const auto t0 = Clock::now();
+    gpusweep_status st = t_->create(args_.config_json.c_str(), &inst_);
+    const double setup_s = seconds_since(t0);
+    if (st == GPUSWEEP_STATUS_OK && inst_ == nullptr) st = GPUSWEEP_STATUS_ERROR;
+    check(st, "setup", 0);
+    // Settings such as threads apply in create(): report the runtime as used.
+    out_.emit({{"event", event::runtime}, {"runtime", parse_or_raw(t_->runtime())},
+               {"setup_s", setup_s}});
+    if (args_.probe_matmul_s > 0) {
+      // With the trial's threads (applied by create): the peak this trial could reach.
+      out_.emit({{"event", event::probe}, {"matmul", probe_matmul(t_, args_.probe_matmul_s)}});
+    }
+  }
+
+  void warmup() {
+    out_.emit({{"event", event::phase}, {"phase", "warmup"}, {"steps", m_.warmup_steps}});
+    gpusweep_step_result r{};
+    for (int64_t i = 0; i < m_.warmup_steps; ++i) {
+      r.struct_size = sizeof r;
+      check(t_->step(inst_, &r), "warmup", steps_done_);
+      ++steps_done_;
+    }
+    check(t_->synchronize(inst_), "warmup", steps_done_);
+    if (args_.diagnose) {
+      // The phase totals so far, so that the host counts the measured steps only.
+      const char* stats = nullptr;
+      check(t_->stats(inst_, &stats), "warmup", steps_done_);
+      out_.emit({{"event", event::stats_snapshot}, {"at_step", steps_done_},
+                 {"stats", parse_or_raw(stats)}});
+    }
+  }
+
+  // Evaluations get their own phase (a hang there is reported as such), and
+  // measuring resumes after one between blocks.
+  void evaluate(const char* phase) {
+    out_.emit({{"event", event::phase}, {"phase", phase}});
+    const auto t0 = Clock::now();
+    const char* metrics = nullptr;
+    check(t_->evaluate(inst_, &metrics), phase, steps_done_);
+    out_.emit({{"event", event::eval},
+               {"at_step", steps_done_},
+               {"seconds", seconds_since(t0)},
+               {"metrics", parse_or_raw(metrics)}});
+  }
+
+  void measure() {
+    out_.emit({{"event", event::phase}, {"phase", "measure"}, {"blocks", m_.blocks}});
+    bool evaluated_last = false;
+    gpusweep_step_result r{};
+    for (int64_t b = 0; b < m_.blocks; ++b) {
+      double samples = 0;
+      double secondary = 0;
+      const auto t0 = Clock::now();
+      for (int64_t s = 0; s < m_.steps_per_block; ++s) {
+        r.struct_size = sizeof r;
+        r.samples = 0;
+        r.secondary_samples = 0;
+        check(t_->step(inst_, &r), "measure", steps_done_ + s);
+        samples += r.samples;
+        secondary += r.secondary_samples;
+      }
+      check(t_->synchronize(inst_), "measure", steps_done_);
+      const double seconds = seconds_since(t0);
+      steps_done_ += m_.steps_per_block;
+      out_.emit({{"event", event::block},
+                 {"idx", b},
+                 {"steps", m_.steps_per_block},
+                 {"seconds", seconds},
+                 {"samples", samples},
+                 {"secondary_samples", secondary}});
+      evaluated_last = false;
+      if (m_.eval_every_blocks > 0 && (b + 1) % m_.eval_every_blocks == 0) {
+        evaluate("evaluate");
+        evaluated_last = true;
+        if (b + 1 < m_.blocks) out_.emit({{"event", event::phase}, {"phase", "measure"}});
+      }
+    }
+    if (!evaluated_last) evaluate("evaluate");
+  }
+
+  const gpusweep_plugin* t_;
+  const WorkerArgs& args_;
+  MeasureSpec m_;
+  EventWriter& out_;
+  gpusweep_instance* inst_ = nullptr;
+  int64_t steps_done_ = 0;
+};
+
+// A trial in this process: with the plugin already loaded (a fork server's
+// child) or loading it first.
+int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
+  std::signal(SIGPIPE, SIG_IGN);
+  // Outlives every return path (all end in _exit): the heartbeat thread
+  // writes to it until the process ends.
+  EventWriter& out = *new EventWriter(protect_protocol_fd(args.proto_fd));
+  // Before the plugin loads: torchkit reads it once.
+  if (args.diagnose) ::setenv("GPUSWEEP_DIAGNOSE", "1", 1);
+  std::future<void> first_beat = start_heartbeat(out);
   out.emit({{"event", event::hello}, {"pid", static_cast<long>(::getpid())}});
 
   LoadedPlugin plugin;
@@ -166,136 +308,26 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   } else {
     plugin = load_and_announce(args.plugin_path, out);
   }
-  const gpusweep_plugin* t = plugin.table;
   if (args.mode == WorkerMode::describe) finish(0);
   if (args.mode == WorkerMode::probe) {
     // `gpusweep doctor`: what the plugin's LibTorch mapped into this process
     // (BLAS, OpenMP), and the matmul peak.
-    Json probe = {{"event", event::probe}, {"libraries", mapped_libraries(read_text("/proc/self/maps"))}};
-    if (args.probe_matmul_s > 0) probe["matmul"] = probe_matmul(t, args.probe_matmul_s);
+    Json probe = {{"event", event::probe},
+                  {"libraries", mapped_libraries(read_text("/proc/self/maps"))}};
+    if (args.probe_matmul_s > 0) probe["matmul"] = probe_matmul(plugin.table, args.probe_matmul_s);
     out.emit(probe);
     finish(0);
   }
-  if (args.max_memory_bytes > 0) {
-    beat.wait();
-    const double baseline = address_space_bytes();
-    rlimit cap{};
-    cap.rlim_cur = cap.rlim_max = static_cast<rlim_t>(baseline + args.max_memory_bytes);
-    if (baseline <= 0 || ::setrlimit(RLIMIT_AS, &cap) != 0) {
-      out.emit({{"event", event::result}, {"status", "failed"}, {"phase", "args"},
-                {"message", "cannot cap the worker's memory (RLIMIT_AS)"}});
-      finish(0);
-    }
-    out.emit({{"event", event::memory_cap}, {"baseline_bytes", baseline},
-              {"limit_bytes", baseline + args.max_memory_bytes}});
-  }
-
+  if (args.max_memory_bytes > 0) cap_memory(args.max_memory_bytes, first_beat, out);
   MeasureSpec m;
   try {
-    const Json mj = Json::parse(args.measure_json);
-    m.warmup_steps = mj.at("warmup_steps").get<int64_t>();
-    m.steps_per_block = mj.at("steps_per_block").get<int64_t>();
-    m.blocks = mj.at("blocks").get<int64_t>();
-    m.eval_every_blocks = mj.value("eval_every_blocks", int64_t{0});
+    m = MeasureSpec::from_json(Json::parse(args.measure_json), "--measure");
   } catch (const std::exception& e) {
     out.emit({{"event", event::result}, {"status", "failed"}, {"phase", "args"},
               {"message", std::string("bad --measure: ") + e.what()}});
     finish(2);
   }
-
-  auto fail = [&](gpusweep_status status, const gpusweep_instance* inst, const char* phase,
-                  int64_t at_step) {
-    out.emit({{"event", event::result},
-              {"status", status_name(status)},
-              {"phase", phase},
-              {"at_step", at_step},
-              {"message", std::string(t->error_message(inst))}});
-    finish(0);
-  };
-
-  out.emit({{"event", event::phase}, {"phase", "setup"}});
-  gpusweep_instance* inst = nullptr;
-  const auto setup_t0 = Clock::now();
-  gpusweep_status st = t->create(args.config_json.c_str(), &inst);
-  const double setup_s = seconds_since(setup_t0);
-  if (st != GPUSWEEP_STATUS_OK || inst == nullptr) {
-    if (st == GPUSWEEP_STATUS_OK) st = GPUSWEEP_STATUS_ERROR;
-    fail(st, nullptr, "setup", 0);
-  }
-  // Settings such as threads apply in create(): report the runtime as used.
-  out.emit({{"event", event::runtime}, {"runtime", parse_or_raw(t->runtime())}, {"setup_s", setup_s}});
-  if (args.probe_matmul_s > 0) {
-    // With the trial's threads (applied by create): the peak this trial could reach.
-    out.emit({{"event", event::probe}, {"matmul", probe_matmul(t, args.probe_matmul_s)}});
-  }
-
-  gpusweep_step_result r{};
-  int64_t steps_done = 0;
-  out.emit({{"event", event::phase}, {"phase", "warmup"}, {"steps", m.warmup_steps}});
-  for (int64_t i = 0; i < m.warmup_steps; ++i) {
-    r.struct_size = sizeof r;
-    if ((st = t->step(inst, &r)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
-    ++steps_done;
-  }
-  if ((st = t->synchronize(inst)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
-  if (args.diagnose) {
-    // The phase totals so far, so that the host counts the measured steps only.
-    const char* stats = nullptr;
-    if ((st = t->stats(inst, &stats)) != GPUSWEEP_STATUS_OK) fail(st, inst, "warmup", steps_done);
-    out.emit({{"event", event::stats_snapshot}, {"at_step", steps_done}, {"stats", parse_or_raw(stats)}});
-  }
-
-  // Evaluations get their own phase (a hang there is reported as such), and
-  // measuring resumes after one between blocks.
-  auto evaluate = [&](const char* phase) {
-    out.emit({{"event", event::phase}, {"phase", phase}});
-    const auto t0 = Clock::now();
-    const char* metrics = nullptr;
-    if ((st = t->evaluate(inst, &metrics)) != GPUSWEEP_STATUS_OK) fail(st, inst, phase, steps_done);
-    out.emit({{"event", event::eval},
-              {"at_step", steps_done},
-              {"seconds", seconds_since(t0)},
-              {"metrics", parse_or_raw(metrics)}});
-  };
-
-  out.emit({{"event", event::phase}, {"phase", "measure"}, {"blocks", m.blocks}});
-  bool evaluated_last = false;
-  for (int64_t b = 0; b < m.blocks; ++b) {
-    double samples = 0;
-    double secondary = 0;
-    const auto t0 = Clock::now();
-    for (int64_t s = 0; s < m.steps_per_block; ++s) {
-      r.struct_size = sizeof r;
-      r.samples = 0;
-      r.secondary_samples = 0;
-      if ((st = t->step(inst, &r)) != GPUSWEEP_STATUS_OK) fail(st, inst, "measure", steps_done + s);
-      samples += r.samples;
-      secondary += r.secondary_samples;
-    }
-    if ((st = t->synchronize(inst)) != GPUSWEEP_STATUS_OK) fail(st, inst, "measure", steps_done);
-    const double seconds = seconds_since(t0);
-    steps_done += m.steps_per_block;
-    out.emit({{"event", event::block},
-              {"idx", b},
-              {"steps", m.steps_per_block},
-              {"seconds", seconds},
-              {"samples", samples},
-              {"secondary_samples", secondary}});
-    evaluated_last = false;
-    if (m.eval_every_blocks > 0 && (b + 1) % m.eval_every_blocks == 0) {
-      evaluate("evaluate");
-      evaluated_last = true;
-      if (b + 1 < m.blocks) out.emit({{"event", event::phase}, {"phase", "measure"}});
-    }
-  }
-  if (!evaluated_last) evaluate("evaluate");
-
-  const char* stats = nullptr;
-  if ((st = t->stats(inst, &stats)) != GPUSWEEP_STATUS_OK) fail(st, inst, "stats", steps_done);
-  out.emit({{"event", event::stats}, {"stats", parse_or_raw(stats)}});
-  out.emit({{"event", event::result}, {"status", "ok"}, {"steps", steps_done}});
-  // No destroy and no dlclose: see loader.hpp. Exiting is the unload.
-  finish(0);
+  Trial(plugin.table, args, m, out).run();
 }
 
 // Threads of this process (/proc/self/task), or -1 if unknown.
