@@ -283,4 +283,12 @@ const char* to_string(Verdict v) {
   return "?";
 }
 
+std::pair<double, double> geometric_mean_interval(const std::vector<double>& samples) {
+  if (samples.size() < 2) return {NAN, NAN};
+  // Against a constant 1 the ratio interval is the interval of the samples' own
+  // geometric mean.
+  const auto self = ratio_interval(std::vector<double>(samples.size(), 1.0), samples);
+  return {self.low, self.high};
+}
+
 }  // namespace gpusweep::host

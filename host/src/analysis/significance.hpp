@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpusweep::host {
@@ -51,5 +52,9 @@ enum class Verdict { faster, slower, no_difference };
 // excludes 1; otherwise "no significant difference".
 Verdict verdict(const UTest& test, const RatioInterval& ci, double alpha = 0.05);
 const char* to_string(Verdict v);
+
+// The 95% interval of the geometric mean of positive samples (the t interval
+// of their logs); NaN, NaN with fewer than two.
+std::pair<double, double> geometric_mean_interval(const std::vector<double>& samples);
 
 }  // namespace gpusweep::host

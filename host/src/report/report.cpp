@@ -251,90 +251,63 @@ std::string table_html(const std::vector<std::string>& headers,
   return s.str();
 }
 
-}  // namespace
-
-
-std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
-  const SweepSpec spec = stored_spec(sweep);
-  const auto keys = varying_keys(spec);
-  const auto trials = store.trials(sweep.id);
-  const auto configs = gather_configs(store, sweep.id);
-  CompareOptions opt;
-  opt.baseline = spec.baseline;
-  std::vector<ComparisonRow> rows;
-  std::string compare_problem;
-  try {
-    rows = compare_configs(configs, opt);
-  } catch (const std::exception& e) {
-    compare_problem = e.what();
-  }
-
-  std::ostringstream h;
-  h << "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-    << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-    << "<title>gpusweep: " << html_escape(sweep.name) << "</title><style>" << kCss
-    << "</style></head><body>";
-  h << "<h1>Sweep " << html_escape(sweep.name) << "</h1><p class=\"meta\">run " << sweep.id
-    << " &middot; workload " << html_escape(sweep.workload) << " &middot; " << html_escape(sweep.status)
-    << " &middot; " << html_escape(sweep.created_at) << " &middot; " << trials.size() << " trials";
-  if (!spec.description.empty()) h << "<br>" << html_escape(spec.description);
-  h << "<br>protocol: " << spec.measure.warmup_steps << " warmup steps, " << spec.measure.blocks
-    << " blocks of " << spec.measure.steps_per_block << " steps, " << spec.measure.repeats
-    << " repeat(s)</p>";
-
-  // Configs with at least one ok trial, in config order.
+// What the charts show: the configs with at least one ok trial, in config
+// order, at most kMaxChartedConfigs of them (the baseline and the fastest).
+struct ChartData {
   std::vector<std::string> labels;
   std::vector<double> medians, lows, highs, ratio, rlow, rhigh;
   std::vector<bool> is_base;
   std::vector<std::vector<double>> samples;
   std::vector<Point> mem_pts, quality_pts;
   std::string unit;
+  std::string note;  // what was left out of the charts
+};
+
+ChartData chart_data(const std::vector<ComparisonRow>& rows, const std::vector<std::string>& keys) {
+  ChartData d;
   for (const auto& r : rows) {
     const auto& c = *r.config;
     if (c.throughput.empty()) continue;
-    unit = c.unit;
+    d.unit = c.unit;
     const std::string label = "#" + std::to_string(c.config_index + 1) + " " +
                               (keys.empty() ? std::string("(base)") : config_label(c.config, keys));
-    labels.push_back(label);
+    d.labels.push_back(label);
     const double med = quantile(c.throughput, 0.5);
-    medians.push_back(med);
-    // 95% interval of the typical throughput: the ratio interval against itself is
-    // degenerate, so use the t interval of log throughput directly.
-    double lo = NAN, hi = NAN;
-    if (c.throughput.size() >= 2) {
-      const auto self = ratio_interval(std::vector<double>(c.throughput.size(), 1.0), c.throughput);
-      lo = self.low;
-      hi = self.high;
-    }
-    lows.push_back(lo);
-    highs.push_back(hi);
-    is_base.push_back(r.baseline);
-    ratio.push_back(r.baseline ? 1.0 : r.ratio ? r.ratio->ratio : NAN);
-    rlow.push_back(r.ratio ? r.ratio->low : NAN);
-    rhigh.push_back(r.ratio ? r.ratio->high : NAN);
-    samples.push_back(c.throughput);
-    if (c.peak_memory_bytes) mem_pts.push_back({*c.peak_memory_bytes, med, label, false});
+    d.medians.push_back(med);
+    const auto [lo, hi] = geometric_mean_interval(c.throughput);
+    d.lows.push_back(lo);
+    d.highs.push_back(hi);
+    d.is_base.push_back(r.baseline);
+    d.ratio.push_back(r.baseline ? 1.0 : r.ratio ? r.ratio->ratio : NAN);
+    d.rlow.push_back(r.ratio ? r.ratio->low : NAN);
+    d.rhigh.push_back(r.ratio ? r.ratio->high : NAN);
+    d.samples.push_back(c.throughput);
+    if (c.peak_memory_bytes) d.mem_pts.push_back({*c.peak_memory_bytes, med, label, false});
     if (!c.quality.empty()) {
       double q = 0;
       for (double v : c.quality) q += v;
-      quality_pts.push_back({med, q / static_cast<double>(c.quality.size()), label, r.baseline});
+      d.quality_pts.push_back({med, q / static_cast<double>(c.quality.size()), label, r.baseline});
     }
   }
   {
     std::vector<std::pair<double, double>> xy;
-    for (const auto& p : mem_pts) xy.emplace_back(p.x, p.y);
+    for (const auto& p : d.mem_pts) xy.emplace_back(p.x, p.y);
     const auto front = pareto_front(xy);
-    for (size_t i = 0; i < mem_pts.size(); ++i) mem_pts[i].flag = front[i];
+    for (size_t i = 0; i < d.mem_pts.size(); ++i) d.mem_pts[i].flag = front[i];
   }
 
-  // Keep the baseline and the fastest configs, in config order.
-  std::string charted_note;
-  if (labels.size() > kMaxChartedConfigs) {
-    std::vector<size_t> order(labels.size());
+  {
+    std::vector<std::pair<double, double>> xy;
+    for (const auto& p : d.mem_pts) xy.emplace_back(p.x, p.y);
+    const auto front = pareto_front(xy);
+    for (size_t i = 0; i < d.mem_pts.size(); ++i) d.mem_pts[i].flag = front[i];
+  }
+    if (d.labels.size() > kMaxChartedConfigs) {
+    std::vector<size_t> order(d.labels.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-      if (is_base[a] != is_base[b]) return static_cast<bool>(is_base[a]);
-      return medians[a] > medians[b];
+      if (d.is_base[a] != d.is_base[b]) return static_cast<bool>(d.is_base[a]);
+      return d.medians[a] > d.medians[b];
     });
     order.resize(kMaxChartedConfigs);
     std::sort(order.begin(), order.end());
@@ -343,37 +316,64 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
       for (size_t i : order) kept.push_back(v[i]);
       v = std::move(kept);
     };
-    charted_note = " The charts show the baseline and the " + std::to_string(kMaxChartedConfigs - 1) +
-                   " fastest of " + std::to_string(labels.size()) +
+    d.note = " The charts show the baseline and the " + std::to_string(kMaxChartedConfigs - 1) +
+                   " fastest of " + std::to_string(d.labels.size()) +
                    " configs; the table lists them all.";
-    keep(labels), keep(medians), keep(lows), keep(highs), keep(is_base), keep(ratio), keep(rlow),
-        keep(rhigh), keep(samples);
+    keep(d.labels), keep(d.medians), keep(d.lows), keep(d.highs), keep(d.is_base), keep(d.ratio), keep(d.rlow),
+        keep(d.rhigh), keep(d.samples);
   }
 
+  return d;
+}
+
+std::string header_html(const db::SweepRecord& sweep, const SweepSpec& spec, size_t trials) {
+  std::ostringstream h;
+  h << "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+    << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+    << "<title>gpusweep: " << html_escape(sweep.name) << "</title><style>" << kCss
+    << "</style></head><body>";
+  h << "<h1>Sweep " << html_escape(sweep.name) << "</h1><p class=\"meta\">run " << sweep.id
+    << " &middot; workload " << html_escape(sweep.workload) << " &middot; " << html_escape(sweep.status)
+    << " &middot; " << html_escape(sweep.created_at) << " &middot; " << trials << " trials";
+  if (!spec.description.empty()) h << "<br>" << html_escape(spec.description);
+  h << "<br>protocol: " << spec.measure.warmup_steps << " warmup steps, " << spec.measure.blocks
+    << " blocks of " << spec.measure.steps_per_block << " steps, " << spec.measure.repeats
+    << " repeat(s)</p>";
+
+  return h.str();
+}
+
+std::string charts_html(const ChartData& d, const std::string& compare_problem) {
+  std::ostringstream h;
   if (!compare_problem.empty()) {
     h << "<p class=\"note\">No comparison: " << html_escape(compare_problem) << "</p>";
   }
-  h << "<h2>Throughput per config</h2><p class=\"note\">Median " << html_escape(unit)
+  h << "<h2>Throughput per config</h2><p class=\"note\">Median " << html_escape(d.unit)
     << "/s over blocks; whiskers: 95% interval of the geometric mean; the baseline in purple."
-    << html_escape(charted_note) << "</p>";
-  h << bar_chart("throughput", labels, medians, lows, highs, is_base, unit + "/s", std::nullopt);
+    << html_escape(d.note) << "</p>";
+  h << bar_chart("throughput", d.labels, d.medians, d.lows, d.highs, d.is_base, d.unit + "/s", std::nullopt);
 
   std::vector<std::string> ratio_labels;
   std::vector<double> rv, rl, rh;
   std::vector<bool> rb;
-  for (size_t i = 0; i < labels.size(); ++i) {
-    if (std::isnan(ratio[i])) continue;
-    ratio_labels.push_back(labels[i]);
-    rv.push_back(ratio[i]);
-    rl.push_back(rlow[i]);
-    rh.push_back(rhigh[i]);
-    rb.push_back(is_base[i]);
+  for (size_t i = 0; i < d.labels.size(); ++i) {
+    if (std::isnan(d.ratio[i])) continue;
+    ratio_labels.push_back(d.labels[i]);
+    rv.push_back(d.ratio[i]);
+    rl.push_back(d.rlow[i]);
+    rh.push_back(d.rhigh[i]);
+    rb.push_back(d.is_base[i]);
   }
   h << "<h2>Speed-up against the baseline</h2><p class=\"note\">Ratio of geometric mean "
        "throughput with its 95% interval; the dashed line is 1x.</p>";
   h << bar_chart("speedup", ratio_labels, rv, rl, rh, rb, "x", 1.0);
 
-  // The comparison table.
+  return h.str();
+}
+
+std::string comparison_html(const std::vector<ComparisonRow>& rows,
+                            const std::vector<std::string>& keys) {
+  std::ostringstream h;
   std::vector<std::vector<std::string>> ctable;
   for (const auto& r : rows) {
     const auto& c = *r.config;
@@ -391,25 +391,28 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
                    "quality change", "peak memory"},
                   ctable, {false, false, true, true, true, true, false, true, true});
 
+  return h.str();
+}
+
+std::string distributions_html(const ChartData& d) {
+  std::ostringstream h;
   h << "<h2>Block throughput distributions</h2><p class=\"note\">Every measured block of every "
        "repeat; a wide spread means a noisy measurement.</p>";
-  h << strip_chart("blocks", labels, samples, unit);
+  h << strip_chart("blocks", d.labels, d.samples, d.unit);
 
   h << "<h2>Peak memory against throughput</h2><p class=\"note\">The Pareto front (no config "
        "is both smaller and faster) in green.</p>";
-  h << scatter("memory", mem_pts, "peak memory", "throughput (" + unit + "/s)", true, true);
+  h << scatter("memory", d.mem_pts, "peak memory", "throughput (" + d.unit + "/s)", true, true);
 
   h << "<h2>Quality against speed</h2><p class=\"note\">Mean quality of each config against "
        "its median throughput; the baseline in green.</p>";
-  h << scatter("quality", quality_pts, "throughput (" + unit + "/s)", "quality", false);
+  h << scatter("quality", d.quality_pts, "throughput (" + d.unit + "/s)", "quality", false);
 
-  // Environments of the trials.
-  std::vector<std::vector<std::string>> envs;
-  for (const auto& e : store.environments(sweep.id)) {
-    envs.push_back({e.hostname, e.os, e.cpu_model, std::to_string(e.cpu_cores), e.torch_version,
-                    e.blas, std::to_string(e.threads), e.cuda_available ? "yes" : "no",
-                    e.gpus_json, e.gpusweep_version + " (" + e.git_commit + ")"});
-  }
+  return h.str();
+}
+
+std::string claims_html(db::Store& store, const db::SweepRecord& sweep, const SweepSpec& spec) {
+  std::ostringstream h;
   if (!spec.claims.empty()) {
     std::vector<std::vector<std::string>> claim_rows;
     for (const auto& r : evaluate_claims(store, sweep, spec)) {
@@ -430,10 +433,27 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
                      "why", "source"},
                     claim_rows, {false, false, false, true, true, true, false, false, false});
   }
+  return h.str();
+}
+
+std::string environment_html(db::Store& store, const db::SweepRecord& sweep) {
+  std::ostringstream h;
+  std::vector<std::vector<std::string>> envs;
+  for (const auto& e : store.environments(sweep.id)) {
+    envs.push_back({e.hostname, e.os, e.cpu_model, std::to_string(e.cpu_cores), e.torch_version,
+                    e.blas, std::to_string(e.threads), e.cuda_available ? "yes" : "no",
+                    e.gpus_json, e.gpusweep_version + " (" + e.git_commit + ")"});
+  }
   h << "<h2>Environment</h2>"
     << table_html({"host", "OS", "CPU", "cores", "LibTorch", "BLAS", "threads", "CUDA", "GPUs", "gpusweep"},
                   envs);
 
+  return h.str();
+}
+
+std::string problems_html(const std::vector<db::TrialRecord>& trials,
+                          const std::vector<std::string>& keys) {
+  std::ostringstream h;
   std::vector<std::vector<std::string>> problems;
   for (const auto& t : trials) {
     if (t.status == "ok") continue;
@@ -446,8 +466,30 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
   } else {
     h << table_html({"trial", "settings", "repeat", "status", "reason"}, problems);
   }
-  h << "<p class=\"note\">Generated by gpusweep from the results database.</p></body></html>\n";
   return h.str();
+}
+
+}  // namespace
+
+std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
+  const SweepSpec spec = stored_spec(sweep);
+  const auto keys = varying_keys(spec);
+  const auto trials = store.trials(sweep.id);
+  const auto configs = gather_configs(store, sweep.id);
+  CompareOptions opt;
+  opt.baseline = spec.baseline;
+  std::vector<ComparisonRow> rows;
+  std::string compare_problem;
+  try {
+    rows = compare_configs(configs, opt);
+  } catch (const std::exception& e) {
+    compare_problem = e.what();
+  }
+  const ChartData d = chart_data(rows, keys);
+  return header_html(sweep, spec, trials.size()) + charts_html(d, compare_problem) +
+         comparison_html(rows, keys) + distributions_html(d) + claims_html(store, sweep, spec) +
+         environment_html(store, sweep) + problems_html(trials, keys) +
+         "<p class=\"note\">Generated by gpusweep from the results database.</p></body></html>\n";
 }
 
 }  // namespace gpusweep::host
