@@ -101,9 +101,186 @@ std::string metrics_text(const Json& obj, size_t limit) {
   return join(parts, ", ");
 }
 
+// The smoke run's report, one ABI function at a time: each "end" event is
+// judged by the method for its function; the steps are summarised together.
+class SmokeCheck {
+ public:
+  SmokeCheck(const std::string& path, const Json& manifest, const Json& config, CheckItems& out)
+      : manifest_(manifest), out_(out) {
+    rerun_ = "reproduce it outside gpusweep's supervision with: gpusweep worker --check "
+             "--plugin " + path + " --config '" + config.dump() +
+             "' --proto-fd 1 (under gdb if it crashes)";
+    unit_ = json_string(manifest, "unit").value_or("");
+    if (unit_.empty()) unit_ = "samples";
+    secondary_unit_ = json_string(manifest, "secondary_unit").value_or("");
+  }
+
+  void judge(const Json& end) {
+    const std::string fn = end.value("fn", "");
+    const bool ok = end.value("status", 1) == GPUSWEEP_STATUS_OK;
+    const double seconds = end.value("seconds", 0.0);
+    if (fn == "create") {
+      create(end, ok, seconds);
+    } else if (fn == "step") {
+      step(end, ok, seconds);
+    } else if (fn == "synchronize" || fn == "destroy") {
+      if (!ok) late_.problem(fn + "() returned " + status_text(end), "fix the error; " + rerun_);
+    } else if (fn == "evaluate") {
+      evaluate(end, ok);
+    } else if (fn == "stats") {
+      stats(end, ok);
+    }
+  }
+
+  // The steps' summary, then what followed them.
+  void finish() {
+    summarise_steps();
+    for (auto& item : late_.all()) out_.all().push_back(std::move(item));
+  }
+
+  const std::string& rerun() const { return rerun_; }
+  size_t steps_seen() const { return samples_.size(); }
+
+ private:
+  void create(const Json& end, bool ok, double seconds) {
+    if (!ok) {
+      const std::string status = end.value("status_name", "failed");
+      out_.problem("create() with the smallest config returned " + status_text(end),
+                  status == "skipped"
+                      ? "the defaults must run on any machine (device auto, fp32, no CUDA-only "
+                        "setting); make the default of the refused setting one that applies"
+                      : "fix the error; " + rerun_);
+    } else if (!end.value("instance", false)) {
+      out_.problem("create() returned OK without an instance",
+                  "set *out to the new instance before returning GPUSWEEP_STATUS_OK");
+    } else {
+      out_.ok("create() with the smallest config took " + duration_text(seconds));
+    }
+  }
+
+  void step(const Json& end, bool ok, double seconds) {
+    if (!ok) {
+      out_.problem(call_name(end) + " returned " + status_text(end),
+                  "fix the error; " + rerun_);
+      return;
+    }
+    const Json& s = end.contains("samples") ? end["samples"] : Json();
+    samples_.push_back(s.is_number() ? s.get<double>() : std::nan(""));
+    const Json& s2 = end.contains("secondary_samples") ? end["secondary_samples"] : Json();
+    secondary_.push_back(s2.is_number() ? s2.get<double>() : std::nan(""));
+    step_seconds_.push_back(seconds);
+  }
+
+  void evaluate(const Json& end, bool ok) {
+    if (!ok) {
+      late_.problem("evaluate() returned " + status_text(end), "fix the error; " + rerun_);
+      return;
+    }
+    const Json metrics = end.value("metrics", Json());
+    if (!metrics.is_object()) {
+      late_.problem("evaluate() returned " + metrics.dump() + ", not a JSON object of numbers",
+                  "return gpusweep::Metrics {{\"name\", value}, ...}");
+      return;
+    }
+    for (const auto& bad : non_numbers(metrics)) {
+      late_.problem("evaluate(): " + bad, "return finite numbers only");
+    }
+    bool complete = true;
+    if (auto q = manifest_.find("quality"); q != manifest_.end() && q->is_object()) {
+      for (const char* key : {"metric", "reference"}) {
+        const std::string k = json_string(*q, key).value_or("");
+        if (!k.empty() && !metrics.contains(k)) {
+          complete = false;
+          late_.problem("evaluate() did not return '" + k + "', the manifest's quality " + key,
+                      "return it from evaluate() ({\"" + k + "\", value}), or change "
+                      "m.quality." + key);
+        }
+      }
+    }
+    if (complete) late_.ok("evaluate(): " + metrics_text(metrics, 6));
+  }
+
+  void stats(const Json& end, bool ok) {
+    if (!ok) {
+      late_.problem("stats() returned " + status_text(end), "fix the error; " + rerun_);
+      return;
+    }
+    const Json stats = end.value("stats", Json());
+    if (!stats.is_object()) {
+      late_.problem("stats() returned " + stats.dump() + ", not a JSON object of numbers",
+                  "return gpusweep::Metrics from stats()");
+      return;
+    }
+    for (const auto& bad : non_numbers(stats)) {
+      late_.problem("stats(): " + bad, "return finite numbers only");
+    }
+    if (!stats.contains("peak_memory_bytes")) {
+      late_.note("stats() reports no peak_memory_bytes, so the memory columns stay empty",
+               "derive from torchkit::TorchWorkload (it reports peak memory), or add "
+               "torchkit::peak_memory_bytes(device) to stats()");
+    }
+  }
+
+  void summarise_steps() {
+    if (samples_.empty()) return;
+    const auto n = static_cast<int64_t>(samples_.size());
+    const bool all_zero =
+        std::all_of(samples_.begin(), samples_.end(), [](double v) { return v == 0; });
+    const bool any_bad = std::any_of(samples_.begin(), samples_.end(),
+                                     [](double v) { return !std::isfinite(v) || v < 0; });
+    if (all_zero) {
+      out_.problem("step() reported 0 samples in each of its " + std::to_string(n) + " steps",
+                  "return what the step processed, in the manifest's unit (" + unit_ +
+                      "): return {/*samples=*/double(batch_size), /*secondary_samples=*/0}; "
+                      "throughput is samples per second, so 0 makes every trial's throughput 0");
+    } else if (any_bad) {
+      out_.problem("step() reported a negative or non-finite number of samples",
+                  "return the count of samples the step processed (>= 0)");
+    } else {
+      std::vector<double> sorted = step_seconds_;
+      std::sort(sorted.begin(), sorted.end());
+      const double median = sorted[sorted.size() / 2];
+      const bool same = std::all_of(samples_.begin(), samples_.end(),
+                                    [&](double v) { return v == samples_.front(); });
+      out_.ok("step() x" + std::to_string(n) + ": " +
+             (same ? number_text(samples_.front()) + " " + unit_ + " each"
+                   : "between " + number_text(*std::min_element(samples_.begin(), samples_.end())) +
+                         " and " + number_text(*std::max_element(samples_.begin(), samples_.end())) +
+                         " " + unit_) +
+             ", median " + duration_text(median));
+      if (std::any_of(samples_.begin(), samples_.end(), [](double v) { return v == 0; })) {
+        out_.note("some steps reported 0 samples",
+                 "fine if those steps really process nothing; each step should be one unit of "
+                 "training work (see docs/writing-plugins.md, \"What one step is\")");
+      }
+    }
+    const bool any_secondary =
+        std::any_of(secondary_.begin(), secondary_.end(), [](double v) { return v != 0; });
+    if (!secondary_unit_.empty() && !any_secondary) {
+      out_.note("the manifest declares secondary_unit '" + secondary_unit_ +
+                   "' but step() reported 0 of it",
+               "return it as StepResult::secondary_samples, or drop m.secondary_unit");
+    } else if (secondary_unit_.empty() && any_secondary) {
+      out_.note("step() reports secondary samples but the manifest has no secondary_unit",
+               "set m.secondary_unit so that they are shown, or return 0");
+    }
+  }
+
+  const Json& manifest_;
+  CheckItems& out_;
+  CheckItems late_;  // what follows the steps, reported after their summary
+  std::string rerun_;
+  std::string unit_;
+  std::string secondary_unit_;
+  std::vector<double> samples_;
+  std::vector<double> secondary_;
+  std::vector<double> step_seconds_;
+};
+
 void check_smoke(const std::string& path, const std::vector<Json>& events, const Captured& c,
                  const Json& manifest, const Json& config, int64_t steps, double timeout_s,
                  CheckItems& out) {
+  SmokeCheck check(path, manifest, config, out);
   std::vector<Json> ends;
   std::optional<Json> open;  // a call that began and never ended
   Json runtime;
@@ -113,152 +290,20 @@ void check_smoke(const std::string& path, const std::vector<Json>& events, const
     if (kind == event::end) {
       ends.push_back(e);
       open.reset();
+      check.judge(e);
     }
     if (kind == event::runtime) runtime = e.value("runtime", Json());
   }
-  const std::string rerun = "reproduce it outside gpusweep's supervision with: gpusweep worker "
-                            "--check --plugin " + path + " --config '" + config.dump() +
-                            "' --proto-fd 1 (under gdb if it crashes)";
-
-  const std::string unit = json_string(manifest, "unit").value_or("").empty()
-                               ? "samples"
-                               : json_string(manifest, "unit").value_or("");
-  const std::string secondary_unit = json_string(manifest, "secondary_unit").value_or("");
-  std::vector<double> samples;
-  std::vector<double> secondary;
-  std::vector<double> step_seconds;
-  CheckItems late;  // what follows the steps, reported after their summary
-  for (const auto& end : ends) {
-    const std::string fn = end.value("fn", "");
-    const bool ok = end.value("status", 1) == GPUSWEEP_STATUS_OK;
-    const double seconds = end.value("seconds", 0.0);
-    if (fn == "create") {
-      if (!ok) {
-        const std::string status = end.value("status_name", "failed");
-        out.problem("create() with the smallest config returned " + status_text(end),
-                    status == "skipped"
-                        ? "the defaults must run on any machine (device auto, fp32, no CUDA-only "
-                          "setting); make the default of the refused setting one that applies"
-                        : "fix the error; " + rerun);
-      } else if (!end.value("instance", false)) {
-        out.problem("create() returned OK without an instance",
-                    "set *out to the new instance before returning GPUSWEEP_STATUS_OK");
-      } else {
-        out.ok("create() with the smallest config took " + duration_text(seconds));
-      }
-    } else if (fn == "step") {
-      if (!ok) {
-        out.problem(call_name(end) + " returned " + status_text(end),
-                    "fix the error; " + rerun);
-        continue;
-      }
-      const Json& s = end.contains("samples") ? end["samples"] : Json();
-      samples.push_back(s.is_number() ? s.get<double>() : std::nan(""));
-      const Json& s2 = end.contains("secondary_samples") ? end["secondary_samples"] : Json();
-      secondary.push_back(s2.is_number() ? s2.get<double>() : std::nan(""));
-      step_seconds.push_back(seconds);
-    } else if (fn == "synchronize" || fn == "destroy") {
-      if (!ok) late.problem(fn + "() returned " + status_text(end), "fix the error; " + rerun);
-    } else if (fn == "evaluate") {
-      if (!ok) {
-        late.problem("evaluate() returned " + status_text(end), "fix the error; " + rerun);
-        continue;
-      }
-      const Json metrics = end.value("metrics", Json());
-      if (!metrics.is_object()) {
-        late.problem("evaluate() returned " + metrics.dump() + ", not a JSON object of numbers",
-                    "return gpusweep::Metrics {{\"name\", value}, ...}");
-        continue;
-      }
-      for (const auto& bad : non_numbers(metrics)) {
-        late.problem("evaluate(): " + bad, "return finite numbers only");
-      }
-      bool complete = true;
-      if (auto q = manifest.find("quality"); q != manifest.end() && q->is_object()) {
-        for (const char* key : {"metric", "reference"}) {
-          const std::string k = json_string(*q, key).value_or("");
-          if (!k.empty() && !metrics.contains(k)) {
-            complete = false;
-            late.problem("evaluate() did not return '" + k + "', the manifest's quality " + key,
-                        "return it from evaluate() ({\"" + k + "\", value}), or change "
-                        "m.quality." + key);
-          }
-        }
-      }
-      if (complete) late.ok("evaluate(): " + metrics_text(metrics, 6));
-    } else if (fn == "stats") {
-      if (!ok) {
-        late.problem("stats() returned " + status_text(end), "fix the error; " + rerun);
-        continue;
-      }
-      const Json stats = end.value("stats", Json());
-      if (!stats.is_object()) {
-        late.problem("stats() returned " + stats.dump() + ", not a JSON object of numbers",
-                    "return gpusweep::Metrics from stats()");
-        continue;
-      }
-      for (const auto& bad : non_numbers(stats)) {
-        late.problem("stats(): " + bad, "return finite numbers only");
-      }
-      if (!stats.contains("peak_memory_bytes")) {
-        late.note("stats() reports no peak_memory_bytes, so the memory columns stay empty",
-                 "derive from torchkit::TorchWorkload (it reports peak memory), or add "
-                 "torchkit::peak_memory_bytes(device) to stats()");
-      }
-    }
-  }
-  if (!samples.empty()) {
-    const auto n = static_cast<int64_t>(samples.size());
-    const bool all_zero =
-        std::all_of(samples.begin(), samples.end(), [](double v) { return v == 0; });
-    const bool any_bad = std::any_of(samples.begin(), samples.end(),
-                                     [](double v) { return !std::isfinite(v) || v < 0; });
-    if (all_zero) {
-      out.problem("step() reported 0 samples in each of its " + std::to_string(n) + " steps",
-                  "return what the step processed, in the manifest's unit (" + unit +
-                      "): return {/*samples=*/double(batch_size), /*secondary_samples=*/0}; "
-                      "throughput is samples per second, so 0 makes every trial's throughput 0");
-    } else if (any_bad) {
-      out.problem("step() reported a negative or non-finite number of samples",
-                  "return the count of samples the step processed (>= 0)");
-    } else {
-      std::vector<double> sorted = step_seconds;
-      std::sort(sorted.begin(), sorted.end());
-      const double median = sorted[sorted.size() / 2];
-      const bool same = std::all_of(samples.begin(), samples.end(),
-                                    [&](double v) { return v == samples.front(); });
-      out.ok("step() x" + std::to_string(n) + ": " +
-             (same ? number_text(samples.front()) + " " + unit + " each"
-                   : "between " + number_text(*std::min_element(samples.begin(), samples.end())) +
-                         " and " + number_text(*std::max_element(samples.begin(), samples.end())) +
-                         " " + unit) +
-             ", median " + duration_text(median));
-      if (std::any_of(samples.begin(), samples.end(), [](double v) { return v == 0; })) {
-        out.note("some steps reported 0 samples",
-                 "fine if those steps really process nothing; each step should be one unit of "
-                 "training work (see docs/writing-plugins.md, \"What one step is\")");
-      }
-    }
-    const bool any_secondary =
-        std::any_of(secondary.begin(), secondary.end(), [](double v) { return v != 0; });
-    if (!secondary_unit.empty() && !any_secondary) {
-      out.note("the manifest declares secondary_unit '" + secondary_unit +
-                   "' but step() reported 0 of it",
-               "return it as StepResult::secondary_samples, or drop m.secondary_unit");
-    } else if (secondary_unit.empty() && any_secondary) {
-      out.note("step() reports secondary samples but the manifest has no secondary_unit",
-               "set m.secondary_unit so that they are shown, or return 0");
-    }
-  }
-  for (auto& item : late.all()) out.all().push_back(std::move(item));
-  if (open) {
+  check.finish();
+  const std::string& rerun = check.rerun();
+    if (open) {
     out.problem(call_name(*open) + " " + how_it_ended(c, timeout_s) + stderr_tail(c), rerun);
   }
   // Every call returned: say so once rather than per function.
   const bool all_ok = std::all_of(ends.begin(), ends.end(), [](const Json& e) {
     return e.value("status", 1) == GPUSWEEP_STATUS_OK;
   });
-  if (!open && all_ok && static_cast<int64_t>(samples.size()) == steps && !ends.empty() &&
+  if (!open && all_ok && static_cast<int64_t>(check.steps_seen()) == steps && !ends.empty() &&
       ends.back().value("fn", "") == "destroy") {
     out.ok("synchronize(), stats() and destroy() returned");
   }
