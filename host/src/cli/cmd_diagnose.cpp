@@ -14,6 +14,22 @@
 
 namespace gpusweep::host {
 
+namespace {
+
+std::string protocol_text(const SweepSpec& spec) {
+  return std::to_string(spec.measure.warmup_steps) + " warmup steps, " +
+         std::to_string(spec.measure.blocks) + " blocks of " +
+         std::to_string(spec.measure.steps_per_block) + " steps";
+}
+
+void write_sweep_file(const std::string& path, const Json& sweep, std::ostream& progress) {
+  std::ofstream f(path);
+  if (!(f << sweep.dump(2) << "\n")) throw Error("cannot write " + path);
+  progress << "written to " << path << "; run it with: gpusweep run " << path << "\n";
+}
+
+}  // namespace
+
 int cmd_diagnose(const Args& args) {
   po::options_description o;
   o.add_options()("workload", po::value<std::string>()->required(), "workload (plugin) name")(
@@ -61,10 +77,9 @@ int cmd_diagnose(const Args& args) {
   ProbeSession session(db_path, spec, info);
   // Progress goes to stderr when stdout carries the JSON document.
   std::ostream& progress = json ? std::cerr : std::cout;
-  progress << "diagnose " << spec.workload << ": one instrumented trial ("
-           << spec.measure.warmup_steps << " warmup steps, " << spec.measure.blocks
-           << " blocks of " << spec.measure.steps_per_block << " steps), trial recorded as sweep '"
-           << spec.name << "' (run " << session.sweep_id() << ") in " << db_path << "\n"
+  progress << "diagnose " << spec.workload << ": one instrumented trial (" << protocol_text(spec)
+           << "), trial recorded as sweep '" << spec.name << "' (run " << session.sweep_id()
+           << ") in " << db_path << "\n"
            << std::flush;
   const ProbeResult r = session.run(config, spec.measure, worker);
   session.close(!r.interrupted);
@@ -89,10 +104,7 @@ int cmd_diagnose(const Args& args) {
     std::cout << render_diagnosis(*report, spec.workload);
   }
   if (vm.count("sweep-out") != 0U && !report->suggested_sweep.is_null()) {
-    const std::string out = vm["sweep-out"].as<std::string>();
-    std::ofstream f(out);
-    if (!(f << report->suggested_sweep.dump(2) << "\n")) throw Error("cannot write " + out);
-    progress << "written to " << out << "; run it with: gpusweep run " << out << "\n";
+    write_sweep_file(vm["sweep-out"].as<std::string>(), report->suggested_sweep, progress);
   }
   return 0;
 }

@@ -22,6 +22,31 @@ std::optional<int64_t> positive(const po::variables_map& vm, const std::string& 
   return v;
 }
 
+// The request's Slurm options from the command line, each checked.
+LaunchRequest launch_request(const po::variables_map& vm) {
+  LaunchRequest request;
+  BatchScript& b = request.script;
+  b.gpus_per_task = positive(vm, "gpus-per-task", 1024);
+  b.cpus_per_task = positive(vm, "cpus-per-task", 100000);
+  b.time_min = positive(vm, "time", 525600);
+  b.parallelism = positive(vm, "array-parallelism", kMaxArrayTasks);
+  request.trials_per_task = *positive(vm, "trials-per-task", 1000000);
+  if (vm.count("sbatch-arg") != 0U) b.extra = vm["sbatch-arg"].as<std::vector<std::string>>();
+  for (const auto& a : b.extra) {
+    if (a.empty() || a[0] != '-' || a.find('\n') != std::string::npos) {
+      throw UsageError("--sbatch-arg '" + a + "': give one sbatch option per flag, written " +
+                       "with '=' so that it is not read as a gpusweep option, e.g. " +
+                       "--sbatch-arg=--qos=high");
+    }
+  }
+  if (vm.count("partition") != 0U) {
+    b.partition = vm["partition"].as<std::string>();
+    if (b.partition->empty()) throw UsageError("--partition: give a partition name (sinfo lists them)");
+  }
+
+  return request;
+}
+
 }  // namespace
 
 int cmd_launch(const Args& args) {
@@ -67,26 +92,7 @@ int cmd_launch(const Args& args) {
     throw UsageError("gpusweep launch: pass --slurm (Slurm is the scheduler gpusweep launches on; "
                      "to split a sweep by hand, use gpusweep run --shard i/n)");
   }
-  LaunchRequest request;
-  BatchScript& b = request.script;
-  b.gpus_per_task = positive(vm, "gpus-per-task", 1024);
-  b.cpus_per_task = positive(vm, "cpus-per-task", 100000);
-  b.time_min = positive(vm, "time", 525600);
-  b.parallelism = positive(vm, "array-parallelism", kMaxArrayTasks);
-  request.trials_per_task = *positive(vm, "trials-per-task", 1000000);
-  if (vm.count("sbatch-arg") != 0U) b.extra = vm["sbatch-arg"].as<std::vector<std::string>>();
-  for (const auto& a : b.extra) {
-    if (a.empty() || a[0] != '-' || a.find('\n') != std::string::npos) {
-      throw UsageError("--sbatch-arg '" + a + "': give one sbatch option per flag, written " +
-                       "with '=' so that it is not read as a gpusweep option, e.g. " +
-                       "--sbatch-arg=--qos=high");
-    }
-  }
-  if (vm.count("partition") != 0U) {
-    b.partition = vm["partition"].as<std::string>();
-    if (b.partition->empty()) throw UsageError("--partition: give a partition name (sinfo lists them)");
-  }
-
+  LaunchRequest request = launch_request(vm);
   const std::string file = vm["sweep"].as<std::string>();
   SweepSpec spec = load_sweep_file(file);
   if (vm.count("set") != 0U) apply_overrides(spec, vm["set"].as<std::vector<std::string>>());

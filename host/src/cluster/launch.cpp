@@ -69,6 +69,73 @@ std::pair<int64_t, int64_t> finished_of(db::Store& store, int64_t sweep_id) {
   return {c.finished, c.total};
 }
 
+// The run folder, created empty (with shards/ and logs/): run_dir, or
+// gpusweep-runs/NAME-TIME. Throws UsageError when it exists and is not empty
+// or cannot be made.
+RunDir make_run_dir(const std::string& run_dir, const std::string& sweep_name) {
+  RunDir dir;
+  const std::string root = !run_dir.empty()
+                               ? run_dir
+                               : "gpusweep-runs/" + job_name_for(sweep_name).substr(9) + "-" +
+                                     utc_stamp();
+  dir.root = fs::absolute(root).lexically_normal().string();
+  if (!dir.root.empty() && dir.root.back() == '/') dir.root.pop_back();
+  std::error_code ec;
+  if (fs::exists(dir.root) && !fs::is_empty(dir.root, ec)) {
+    throw UsageError("--run-dir '" + dir.root + "' exists and is not empty: give a new folder " +
+                     "(a launch never reuses one; `gpusweep merge` reads an old one)");
+  }
+  fs::create_directories(dir.shard_dir(), ec);
+  if (!ec) fs::create_directories(dir.log_dir(), ec);
+  if (ec) {
+    throw UsageError("--run-dir '" + dir.root + "': cannot create it (" + ec.message() +
+                     "); give a folder you can write, on storage the nodes share");
+  }
+  return dir;
+}
+
+// After the job: each task that did not complete with its shard finished,
+// with Slurm's state for it and the tail of its log. complete: task -> its
+// shard had every trial finished.
+LaunchOutcome report_unfinished(const Launched& l, const std::map<int64_t, bool>& complete,
+                                std::ostream& out) {
+  const auto job = std::to_string(l.job_id);
+  const auto info = run_command({"scontrol", "show", "job", "-o", job});
+  const auto records = parse_scontrol_tasks(info.exit_code == 0 ? info.out : "");
+  LaunchOutcome r;
+  for (int64_t task = 1; task <= l.tasks; ++task) {
+    const auto it = records.find(task);
+    const bool shard_done = complete.count(task) != 0U && complete.at(task);
+    std::string state;
+    std::string log = l.dir.task_log(task);
+    if (it != records.end()) {
+      const auto& r = it->second;
+      if (r.state == "COMPLETED" && r.exit_code == "0:0" && shard_done) continue;
+      state = r.state + " (exit code " + r.exit_code + (r.reason.empty() || r.reason == "None"
+                                                             ? std::string()
+                                                             : ", " + r.reason) + ")";
+      if (!r.std_out.empty()) log = r.std_out;
+    } else {
+      if (shard_done) continue;
+      state = "unknown (slurmctld no longer lists it)";
+    }
+    if (!shard_done) state += fs::exists(l.dir.shard_db(task)) ? ", its shard has unfinished trials"
+                                                               : ", no shard database";
+    ++r.failed;
+    r.failed_ids += (r.failed_ids.empty() ? "" : ",") + std::to_string(task);
+    out << "task " << task << " of job " << job << " failed: " << state << "\n";
+    const std::string tail = tail_lines(log, 15);
+    if (tail.empty()) {
+      out << "  (no log at " << log << ")\n";
+    } else {
+      out << "  last lines of " << log << ":\n";
+      std::istringstream lines(tail);
+      for (std::string s; std::getline(lines, s);) out << "  | " << s << "\n";
+    }
+  }
+  return r;
+}
+
 }  // namespace
 
 Launched launch_array(const SweepSpec& spec, const PluginInfo& info, const LaunchRequest& request,
@@ -84,23 +151,7 @@ Launched launch_array(const SweepSpec& spec, const PluginInfo& info, const Launc
   l.tasks = tasks;
   l.trials = static_cast<int64_t>(plan.size());
   l.db_path = fs::absolute(request.db_path).string();
-  const std::string root = !request.run_dir.empty()
-                               ? request.run_dir
-                               : "gpusweep-runs/" + job_name_for(spec.name).substr(9) + "-" +
-                                     utc_stamp();
-  l.dir.root = fs::absolute(root).lexically_normal().string();
-  if (!l.dir.root.empty() && l.dir.root.back() == '/') l.dir.root.pop_back();
-  std::error_code ec;
-  if (fs::exists(l.dir.root) && !fs::is_empty(l.dir.root, ec)) {
-    throw UsageError("--run-dir '" + l.dir.root + "' exists and is not empty: give a new folder " +
-                     "(a launch never reuses one; `gpusweep merge` reads an old one)");
-  }
-  fs::create_directories(l.dir.shard_dir(), ec);
-  if (!ec) fs::create_directories(l.dir.log_dir(), ec);
-  if (ec) {
-    throw UsageError("--run-dir '" + l.dir.root + "': cannot create it (" + ec.message() +
-                     "); give a folder you can write, on storage the nodes share");
-  }
+  l.dir = make_run_dir(request.run_dir, spec.name);
 
   // The sweep as the tasks will read it; its hash is what they compute.
   write_file(l.dir.sweep_file(), spec.to_json().dump(2) + "\n");
@@ -126,6 +177,7 @@ Launched launch_array(const SweepSpec& spec, const PluginInfo& info, const Launc
   b.shard_dir = l.dir.shard_dir();
   b.plugin_dirs = {fs::path(info.file.path).parent_path().string()};
   write_file(l.dir.script(), batch_script(b));
+  std::error_code ec;  // not executable: sbatch reads it all the same
   fs::permissions(l.dir.script(), fs::perms::owner_exec | fs::perms::group_exec,
                   fs::perm_options::add, ec);
   write_info(l, run_key, resolved.name);
@@ -226,43 +278,7 @@ LaunchOutcome follow_launch(db::Store& store, const Launched& l, bool tty, std::
 
   // Every shard once more (idempotent), then what Slurm says of each task.
   for (int64_t task = 1; task <= l.tasks; ++task) merge_task(task);
-  const auto info = run_command({"scontrol", "show", "job", "-o", job});
-  const auto records = parse_scontrol_tasks(info.exit_code == 0 ? info.out : "");
-  int failed = 0;
-  std::string failed_ids;
-  for (int64_t task = 1; task <= l.tasks; ++task) {
-    const auto it = records.find(task);
-    const bool shard_done = complete.count(task) != 0U && complete.at(task);
-    std::string state;
-    std::string log = l.dir.task_log(task);
-    if (it != records.end()) {
-      const auto& r = it->second;
-      if (r.state == "COMPLETED" && r.exit_code == "0:0" && shard_done) continue;
-      state = r.state + " (exit code " + r.exit_code + (r.reason.empty() || r.reason == "None"
-                                                             ? std::string()
-                                                             : ", " + r.reason) + ")";
-      if (!r.std_out.empty()) log = r.std_out;
-    } else {
-      if (shard_done) continue;
-      state = "unknown (slurmctld no longer lists it)";
-    }
-    if (!shard_done) state += fs::exists(l.dir.shard_db(task)) ? ", its shard has unfinished trials"
-                                                               : ", no shard database";
-    ++failed;
-    failed_ids += (failed_ids.empty() ? "" : ",") + std::to_string(task);
-    out << "task " << task << " of job " << job << " failed: " << state << "\n";
-    const std::string tail = tail_lines(log, 15);
-    if (tail.empty()) {
-      out << "  (no log at " << log << ")\n";
-    } else {
-      out << "  last lines of " << log << ":\n";
-      std::istringstream lines(tail);
-      for (std::string s; std::getline(lines, s);) out << "  | " << s << "\n";
-    }
-  }
-  LaunchOutcome result;
-  result.failed = failed;
-  result.failed_ids = failed_ids;
+  LaunchOutcome result = report_unfinished(l, complete, out);
   std::tie(result.finished, result.total) = finished_of(store, l.sweep_id);
   return result;
 }

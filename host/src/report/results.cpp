@@ -25,20 +25,12 @@ std::optional<double> baseline_throughput(const SweepSpec& spec,
   return quantile(values, 0.5);
 }
 
-std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
-                          OutputFormat format) {
-  const SweepSpec spec = stored_spec(sweep);
-  const auto keys = varying_keys(spec);
-  const auto base = baseline_throughput(spec, trials);
-  const bool repeats = spec.measure.repeats > 1;
+namespace {
 
-  // Rows in config order, repeats together, so that a grid reads naturally.
-  std::vector<const db::TrialRecord*> sorted;
-  for (const auto& t : trials) sorted.push_back(&t);
-  std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
-    return std::make_pair(a->plan.config_index, a->plan.repeat) <
-           std::make_pair(b->plan.config_index, b->plan.repeat);
-  });
+// One record per trial: its settings that vary, status, summary, ratio to base.
+std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sorted,
+                                 const std::vector<std::string>& keys,
+                                 const std::optional<double>& base) {
   std::vector<Json> records;
   for (const auto* t : sorted) {
     const Json config = Json::parse(t->plan.config_json);
@@ -63,6 +55,11 @@ std::string results_table(const db::SweepRecord& sweep, const std::vector<db::Tr
     }
     records.push_back(std::move(r));
   }
+  return records;
+}
+
+std::vector<Column> result_columns(const std::vector<std::string>& keys, bool repeats,
+                                   OutputFormat format) {
   auto get = [](const Json& r, const char* k) { return r.contains(k) ? r.at(k) : Json(); };
   std::vector<Column> cols = {{"config", "#", true, {}}};
   for (const auto& k : keys) {
@@ -104,7 +101,7 @@ std::string results_table(const db::SweepRecord& sweep, const std::vector<db::Tr
                   }});
   if (format == OutputFormat::table || format == OutputFormat::md) {
     cols.push_back({"note", "note", false, [get](const Json& r) {
-                      if (get(r, "noisy") == true) return std::string("noisy: cv > 10%");
+                      if (get(r, "noisy") == true) return "noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%";
                       const Json e = get(r, "error");
                       return e.is_null() ? std::string() : truncate(e.get<std::string>(), 70);
                     }});
@@ -113,6 +110,27 @@ std::string results_table(const db::SweepRecord& sweep, const std::vector<db::Tr
       cols.push_back({k, k, false, {}});
     }
   }
+  return cols;
+}
+
+}  // namespace
+
+std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
+                          OutputFormat format) {
+  const SweepSpec spec = stored_spec(sweep);
+  const auto keys = varying_keys(spec);
+  const auto base = baseline_throughput(spec, trials);
+  const bool repeats = spec.measure.repeats > 1;
+
+  // Rows in config order, repeats together, so that a grid reads naturally.
+  std::vector<const db::TrialRecord*> sorted;
+  for (const auto& t : trials) sorted.push_back(&t);
+  std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
+    return std::make_pair(a->plan.config_index, a->plan.repeat) <
+           std::make_pair(b->plan.config_index, b->plan.repeat);
+  });
+  const std::vector<Json> records = result_records(sorted, keys, base);
+  const std::vector<Column> cols = result_columns(keys, repeats, format);
   if (format != OutputFormat::table) return render(records, cols, format);
 
   std::string out = "sweep '" + sweep.name + "' (run " + std::to_string(sweep.id) + ", " +
