@@ -175,6 +175,9 @@ class Merger {
     return db_.last_insert_rowid();
   }
 
+  // Long by design: the statements of one merge transaction (find or create
+  // the run, copy environments, trials, summaries, blocks and metrics, mark
+  // it finished), in the order they must run.
   MergeResult merge_run(const SweepRecord& s) {
     MergeResult r;
     r.source = source_;

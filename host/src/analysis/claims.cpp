@@ -99,6 +99,9 @@ std::optional<std::string> unmeasurable(const Claim& claim, const Features& feat
   return std::nullopt;
 }
 
+// Long by design: one claim's path from its two configs to a verdict (not
+// measurable here, no trials, the ratio and its interval, the verdict) reads
+// top to bottom, each early exit with its reason.
 std::vector<ClaimResult> evaluate_claims(
     const SweepSpec& spec, const std::vector<Json>& configs, const Features& features,
     const std::function<MetricRuns(const Json& config, const std::string& metric)>& values_of) {

@@ -408,6 +408,9 @@ uint64_t grid_size(const SweepSpec& spec) {
   return n;
 }
 
+// Long by design: the checks of a sweep against the manifest in the order a
+// user reads the file (grid size, base, grid, baseline, claims), sharing the
+// expanded configs and the check and count helpers; each is a few lines.
 void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
   // The size first: a billion-config grid is refused with its count, before
   // any per-value work.

@@ -32,6 +32,9 @@ std::optional<std::string> type_problem(const std::string& type, const Json& v) 
   return check_value(spec, v);
 }
 
+// Long by design: one check per field of a parameter (name, type, default,
+// range, choices, common, applies), in the order a manifest declares them,
+// each a few lines with its own message and fix.
 void check_param(const Json& p, size_t index, std::set<std::string>& seen,
                  CheckItems& out) {
   const std::string at = "parameter #" + std::to_string(index + 1);

@@ -320,6 +320,80 @@ void check_smoke(const std::string& path, const std::vector<Json>& events, const
   }
 }
 
+// Loads the plugin in a describe worker: its "loaded" event, or null after
+// saying in out why it does not load.
+Json load_in_worker(const std::string& path, double timeout_s, CheckItems& out) {
+  WorkerArgs describe;
+  describe.mode = WorkerMode::describe;
+  describe.plugin_path = path;
+  const Captured d = run_captured(describe.to_argv(), timeout_s);
+  Json loaded;
+  Json failure;
+  for (const auto& e : event::parse(d.proto)) {
+    if (event::kind(e) == event::loaded) loaded = e;
+    if (event::kind(e) == event::result) failure = e;
+  }
+  if (loaded.is_null()) {
+    if (failure.is_object()) {
+      const std::string reason = failure.value("reason", failure.value("message", ""));
+      std::string fix = "rebuild it against this gpusweep's SDK (find_package(gpusweep) from this "
+                        "installation)";
+      if (reason.find("cannot load") != std::string::npos) {
+        fix = "a missing library or undefined symbol: check `ldd -r " + path +
+              "`; gpusweep_add_plugin links with --no-undefined so that this shows at build time";
+      } else if (reason.find("not a gpusweep plugin") != std::string::npos) {
+        fix = "export the entry with GPUSWEEP_EXPORT_WORKLOAD(YourClass) in one source file";
+      }
+      out.problem("it does not load: " + reason, fix);
+    } else {
+      out.problem("loading it " + how_it_ended(d, timeout_s) + stderr_tail(d),
+                  "something runs when the library loads (a static initialiser, or "
+                  "gpusweep_plugin_entry itself) and fails; entry must be cheap and side-effect "
+                  "free");
+    }
+  }
+  return loaded;
+}
+
+// The manifest, every problem at once (the worker passes text that is not
+// JSON on as {"unparsed": text}); false when it cannot be read at all.
+bool judge_manifest(const Json& manifest, const std::string& expected, CheckItems& out) {
+  if (manifest.is_object() && manifest.contains("unparsed") && manifest["unparsed"].is_string()) {
+    std::string why;
+    try {
+      [[maybe_unused]] const Json parsed = Json::parse(manifest["unparsed"].get<std::string>());
+    } catch (const Json::parse_error& e) {
+      why = e.what();
+    }
+    out.problem("the manifest is not valid JSON (" + why + ")",
+                "build the manifest with gpusweep::Manifest and GPUSWEEP_EXPORT_WORKLOAD, which "
+                "write valid JSON; a hand-written manifest() must return one complete JSON "
+                "object");
+    return false;
+  }
+  const auto manifest_items = check_manifest(manifest, expected);
+  const bool manifest_ok =
+      std::none_of(manifest_items.begin(), manifest_items.end(),
+                   [](const CheckItem& i) { return i.level == Level::problem; });
+  if (manifest_ok) {
+    std::string quality;
+    if (manifest.contains("quality") && manifest["quality"].is_object()) {
+      const auto metric = json_string(manifest["quality"], "metric").value_or("");
+      if (!metric.empty()) {
+        quality = ", quality " + metric + " (" +
+                  (manifest["quality"].value("higher_is_better", true) ? "higher" : "lower") +
+                  " is better)";
+      }
+    }
+    out.ok("manifest: " + manifest.value("name", "") + " " + manifest.value("version", "") +
+           ", throughput in " + manifest.value("unit", "") + "/s, " +
+           std::to_string(manifest["params"].size()) +
+           (manifest["params"].size() == 1 ? " parameter" : " parameters") + quality);
+  }
+  for (const auto& item : manifest_items) out.all().push_back(item);
+  return true;
+}
+
 }  // namespace
 
 CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s) {
@@ -344,79 +418,22 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   }
 
   // 1. Load and read the manifest, as the registry does.
-  WorkerArgs describe;
-  describe.mode = WorkerMode::describe;
-  describe.plugin_path = report.path;
-  const Captured d = run_captured(describe.to_argv(), timeout_s);
-  Json loaded;
-  Json failure;
-  for (const auto& e : event::parse(d.proto)) {
-    if (event::kind(e) == event::loaded) loaded = e;
-    if (event::kind(e) == event::result) failure = e;
+  const Json loaded = load_in_worker(report.path, timeout_s, out);
+  if (loaded.is_null()) {
+    report.items = std::move(out.all());
+    return report;
   }
   const std::string host_abi =
       std::to_string(GPUSWEEP_ABI_MAJOR) + "." + std::to_string(GPUSWEEP_ABI_MINOR);
-  if (loaded.is_null()) {
-    if (failure.is_object()) {
-      const std::string reason = failure.value("reason", failure.value("message", ""));
-      std::string fix = "rebuild it against this gpusweep's SDK (find_package(gpusweep) from this "
-                        "installation)";
-      if (reason.find("cannot load") != std::string::npos) {
-        fix = "a missing library or undefined symbol: check `ldd -r " + report.path +
-              "`; gpusweep_add_plugin links with --no-undefined so that this shows at build time";
-      } else if (reason.find("not a gpusweep plugin") != std::string::npos) {
-        fix = "export the entry with GPUSWEEP_EXPORT_WORKLOAD(YourClass) in one source file";
-      }
-      out.problem("it does not load: " + reason, fix);
-    } else {
-      out.problem("loading it " + how_it_ended(d, timeout_s) + stderr_tail(d),
-                  "something runs when the library loads (a static initialiser, or "
-                  "gpusweep_plugin_entry itself) and fails; entry must be cheap and side-effect "
-                  "free");
-    }
-    report.items = std::move(out.all());
-    return report;
-  }
   const std::string abi = loaded.value("abi", "?");
   out.ok("loads in a worker process: plugin ABI " + abi + ", this gpusweep's ABI " + host_abi);
 
-  // 2. The manifest, every problem at once (the worker passes text that is
-  // not JSON on as {"unparsed": text}).
+  // 2. The manifest, every problem at once.
   const Json manifest = loaded.value("manifest", Json());
-  if (manifest.is_object() && manifest.contains("unparsed") && manifest["unparsed"].is_string()) {
-    std::string why;
-    try {
-      [[maybe_unused]] const Json parsed = Json::parse(manifest["unparsed"].get<std::string>());
-    } catch (const Json::parse_error& e) {
-      why = e.what();
-    }
-    out.problem("the manifest is not valid JSON (" + why + ")",
-                "build the manifest with gpusweep::Manifest and GPUSWEEP_EXPORT_WORKLOAD, which "
-                "write valid JSON; a hand-written manifest() must return one complete JSON "
-                "object");
+  if (!judge_manifest(manifest, expected, out)) {
     report.items = std::move(out.all());
     return report;
   }
-  const auto manifest_items = check_manifest(manifest, expected);
-  const bool manifest_ok =
-      std::none_of(manifest_items.begin(), manifest_items.end(),
-                   [](const CheckItem& i) { return i.level == Level::problem; });
-  if (manifest_ok) {
-    std::string quality;
-    if (manifest.contains("quality") && manifest["quality"].is_object()) {
-      const auto metric = json_string(manifest["quality"], "metric").value_or("");
-      if (!metric.empty()) {
-        quality = ", quality " + metric + " (" +
-                  (manifest["quality"].value("higher_is_better", true) ? "higher" : "lower") +
-                  " is better)";
-      }
-    }
-    out.ok("manifest: " + manifest.value("name", "") + " " + manifest.value("version", "") +
-           ", throughput in " + manifest.value("unit", "") + "/s, " +
-           std::to_string(manifest["params"].size()) +
-           (manifest["params"].size() == 1 ? " parameter" : " parameters") + quality);
-  }
-  for (const auto& item : manifest_items) out.all().push_back(item);
 
   // 3. The smoke run, in a second worker.
   report.config = smallest_config(manifest);

@@ -140,6 +140,8 @@ std::string not_here(const std::string& setting, const Support& support) {
 
 }  // namespace
 
+// Long by design: one short block per common setting, in the order the
+// manifest lists them; later ones read earlier ones (the device first).
 Settings Settings::apply(const TrialConfig& config, const Support& support) {
   Settings s;
   s.device = resolve_device(config.get_or<std::string>("device", "auto"));
