@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The guides' claims, measured on this machine: runs the five claims sweeps
-# (experiments/claims_*.json, one per guide in docs/seeds/) into one
+# (experiments/claims_*.json, one per guide of docs/guides.md) into one
 # database, prints each sweep's claims table (`gpusweep compare --claims`)
 # and writes them into experiments/README.md between the markers
 # "<!-- claims:begin -->" and "<!-- claims:end -->", with the date and the
