@@ -16,6 +16,7 @@
 
 #include "support/stats.hpp"
 
+#include <unistd.h>
 #include <array>
 #include <chrono>
 #include <cstdio>
@@ -23,7 +24,6 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -96,32 +96,38 @@ int main(int argc, char** argv) {
   // Optuna first, so that its figure is measured beside ours.
   // The project's .venv (pip install optuna there; GPUSWEEP_PYTHON for another).
   const std::string venv = std::string(GPUSWEEP_SOURCE_DIR) + "/.venv/bin/python3";
-  const std::string python = std::getenv("GPUSWEEP_PYTHON") != nullptr ? std::getenv("GPUSWEEP_PYTHON")
-                             : fs::exists(venv)                         ? venv
-                                                                        : "python3";
-  const std::string optuna = output_of(python + " " + std::string(GPUSWEEP_SOURCE_DIR) +
-                                       "/bench/optuna_empty.py " + std::to_string(trials) + " " +
-                                       dir.string());
+  const std::string python = std::getenv("GPUSWEEP_PYTHON") != nullptr
+                                 ? std::getenv("GPUSWEEP_PYTHON")
+                             : fs::exists(venv) ? venv
+                                                : "python3";
+  const std::string optuna =
+      output_of(python + " " + std::string(GPUSWEEP_SOURCE_DIR) + "/bench/optuna_empty.py " +
+                std::to_string(trials) + " " + dir.string());
   const double optuna_ms = json_number(optuna, "per_trial_ms");
   if (optuna_ms > 0) {
-    std::printf("optuna %s, SQLite storage, in-process trials: %.2f ms per empty trial "
-                "(%.0f trials/s)\n", json_string(optuna, "optuna").c_str(), optuna_ms,
-                1e3 / optuna_ms);
+    std::printf(
+        "optuna %s, SQLite storage, in-process trials: %.2f ms per empty trial "
+        "(%.0f trials/s)\n",
+        json_string(optuna, "optuna").c_str(), optuna_ms, 1e3 / optuna_ms);
   } else {
-    std::printf("optuna: not measured (%s -c 'import optuna' fails; %s -m pip install "
-                "optuna)\n", python.c_str(), python.c_str());
+    std::printf(
+        "optuna: not measured (%s -c 'import optuna' fails; %s -m pip install "
+        "optuna)\n",
+        python.c_str(), python.c_str());
   }
   std::printf("%-36s %10s %10s %14s %16s\n", "noop, empty trials", "ms/trial", "trials/s",
               "worker median", "vs optuna (10x)");
   for (const char* mode : {"", " --fresh-workers"}) {
     for (int jobs : {1, 2}) {
-      const std::string db = (dir / ("jobs" + std::to_string(jobs) + (*mode ? "f" : "") + ".db")).string();
+      const std::string db =
+          (dir / ("jobs" + std::to_string(jobs) + (*mode ? "f" : "") + ".db")).string();
       const double total = run(bin + " run " + (dir / "empty.json").string() + " --db " + db +
                                " --jobs " + std::to_string(jobs) + mode);
       const auto wall = gpusweep::host::describe(column(db, "SELECT wall_s FROM trials"));
       const double per_trial = (total - fixed) / trials;
       char label[64];
-      std::snprintf(label, sizeof label, "%s, --jobs %d", *mode ? "fresh processes" : "fork server", jobs);
+      std::snprintf(label, sizeof label, "%s, --jobs %d", *mode ? "fresh processes" : "fork server",
+                    jobs);
       char ratio[32] = "-";
       if (optuna_ms > 0) {
         std::snprintf(ratio, sizeof ratio, "%.1fx %s", optuna_ms / (1e3 * per_trial),
@@ -152,10 +158,11 @@ int main(int argc, char** argv) {
                                (fresh ? " --fresh-workers" : ""));
       per[fresh] = (total - dqn_fixed) / n;
     }
-    std::printf("dqn (LibTorch), minimal trials (5 steps + setup + evaluation), %d a run:\n"
-                "  fork server %.0f ms per trial, fresh processes %.0f ms: %.1fx, %.0f ms of "
-                "loading saved per trial\n", n, 1e3 * per[0], 1e3 * per[1], per[1] / per[0],
-                1e3 * (per[1] - per[0]));
+    std::printf(
+        "dqn (LibTorch), minimal trials (5 steps + setup + evaluation), %d a run:\n"
+        "  fork server %.0f ms per trial, fresh processes %.0f ms: %.1fx, %.0f ms of "
+        "loading saved per trial\n",
+        n, 1e3 * per[0], 1e3 * per[1], per[1] / per[0], 1e3 * (per[1] - per[0]));
 
     // Steady state: the same canonical trial forked and fresh, alternated.
     std::ofstream(dir / "dqn_steady.json") << R"({"name": "dqn_steady", "workload": "dqn",
@@ -166,8 +173,9 @@ int main(int argc, char** argv) {
       double rate[2] = {0, 0};
       for (int k = 0; k < 2; ++k) {
         const int fresh = (round + k) % 2;  // alternate which goes first
-        const std::string db = (dir / ("steady" + std::to_string(round) + "_" +
-                                       std::to_string(fresh) + ".db")).string();
+        const std::string db =
+            (dir / ("steady" + std::to_string(round) + "_" + std::to_string(fresh) + ".db"))
+                .string();
         run(bin + " run " + (dir / "dqn_steady.json").string() + " --db " + db +
             (fresh ? " --fresh-workers" : ""));
         rate[fresh] = column(db, "SELECT throughput_median FROM trial_summary").at(0);
@@ -175,17 +183,19 @@ int main(int argc, char** argv) {
       ratios.push_back(rate[0] / rate[1]);
     }
     const auto r = gpusweep::host::describe(ratios);
-    std::printf("  steady-state throughput, forked / fresh (canonical dqn, 4 alternated rounds): "
-                "median %.3fx, range %.3f-%.3f (goal 1.0x)\n\n", r.median, r.min, r.max);
+    std::printf(
+        "  steady-state throughput, forked / fresh (canonical dqn, 4 alternated rounds): "
+        "median %.3fx, range %.3f-%.3f (goal 1.0x)\n\n",
+        r.median, r.min, r.max);
   }
 
   const std::string db = (dir / "steps.db").string();
   run(bin + " run " + (dir / "steps.json").string() + " --db " + db);
-  const auto step = gpusweep::host::describe(
-      column(db, "SELECT seconds / steps FROM blocks"));
-  std::printf("per step (measurement loop + ABI call + virtual step): median %.2f ns, "
-              "min %.2f ns over 5 blocks of 5M steps\n\n",
-              1e9 * step.median, 1e9 * step.min);
+  const auto step = gpusweep::host::describe(column(db, "SELECT seconds / steps FROM blocks"));
+  std::printf(
+      "per step (measurement loop + ABI call + virtual step): median %.2f ns, "
+      "min %.2f ns over 5 blocks of 5M steps\n\n",
+      1e9 * step.median, 1e9 * step.min);
 
   // Committing one trial: one transaction with summary, blocks and metrics.
   for (int blocks : {5, 1000}) {
@@ -252,17 +262,19 @@ int main(int argc, char** argv) {
       o.metrics = {{"eval", 0, "quality", 1}, {"stat", 0, "peak_memory_bytes", 1e6}};
       for (const auto& t : store.trials(sweep)) store.commit_trial(t.id, o);
     }
-    gpusweep::db::Store into((dir / "main.db").string(), gpusweep::db::Connection::Mode::read_write);
+    gpusweep::db::Store into((dir / "main.db").string(),
+                             gpusweep::db::Connection::Mode::read_write);
     const auto t0 = Clock::now();
     const auto results = gpusweep::db::merge_shard(into, shard);
     const double first = std::chrono::duration<double>(Clock::now() - t0).count();
     const auto t1 = Clock::now();
     gpusweep::db::merge_shard(into, shard);
     const double again = std::chrono::duration<double>(Clock::now() - t1).count();
-    std::printf("merge a %d-trial shard: %.2f s (%.1f us per trial, %lld imported); "
-                "merging it again: %.2f s (nothing to do)\n",
-                n, first, 1e6 * first / n,
-                static_cast<long long>(results.empty() ? 0 : results[0].imported), again);
+    std::printf(
+        "merge a %d-trial shard: %.2f s (%.1f us per trial, %lld imported); "
+        "merging it again: %.2f s (nothing to do)\n",
+        n, first, 1e6 * first / n,
+        static_cast<long long>(results.empty() ? 0 : results[0].imported), again);
   }
   fs::remove_all(dir);
   return 0;

@@ -3,12 +3,12 @@
 // the host writes it), then times each command end to end.
 #include <gpusweep/db/store.hpp>
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 #include <vector>
 
 namespace {
@@ -44,10 +44,12 @@ int main(int argc, char** argv) {
     gpusweep::db::SweepRecord s;
     s.name = "large";
     s.workload = "noop";
-    s.spec_json = R"({"name":"large","workload":"noop","description":"","base":{},"grid":{"seed":[)" + a +
-                  R"(],"batch_size":[)" + b +
-                  R"(]},"baseline":{"seed":0,"batch_size":1},"measure":{"warmup_steps":0,"steps_per_block":10,"blocks":)" +
-                  std::to_string(blocks) + R"(,"repeats":1,"timeout_s":600.0,"eval_every_blocks":0,"order_seed":0}})";
+    s.spec_json =
+        R"({"name":"large","workload":"noop","description":"","base":{},"grid":{"seed":[)" + a +
+        R"(],"batch_size":[)" + b +
+        R"(]},"baseline":{"seed":0,"batch_size":1},"measure":{"warmup_steps":0,"steps_per_block":10,"blocks":)" +
+        std::to_string(blocks) +
+        R"(,"repeats":1,"timeout_s":600.0,"eval_every_blocks":0,"order_seed":0}})";
     s.spec_hash = "h";
     const int64_t id = store.create_sweep(s);
     std::vector<gpusweep::db::TrialPlan> plans(static_cast<size_t>(trials));
@@ -71,16 +73,18 @@ int main(int argc, char** argv) {
     sum.quality = 1;
     sum.quality_metric = "quality";
     o.summary = sum;
-    for (int k = 0; k < blocks; ++k) o.blocks.push_back({k, 10, 1e-5 * (1 + 0.01 * (k % 7)), 10, 0});
+    for (int k = 0; k < blocks; ++k)
+      o.blocks.push_back({k, 10, 1e-5 * (1 + 0.01 * (k % 7)), 10, 0});
     for (const auto& r : rows) {
       o.summary->throughput_median = 1e6 * (1 + 0.001 * static_cast<double>(r.id % 97));
       store.commit_trial(r.id, o);
     }
   }
   const double build_s = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::printf("database: %d trials x %d blocks = %d block samples, built in %.1f s (%.2f ms per trial "
-              "committed)\n\n",
-              trials, blocks, trials * blocks, build_s, 1e3 * build_s / trials);
+  std::printf(
+      "database: %d trials x %d blocks = %d block samples, built in %.1f s (%.2f ms per trial "
+      "committed)\n\n",
+      trials, blocks, trials * blocks, build_s, 1e3 * build_s / trials);
   const std::string d = " --db " + db;
   const std::pair<const char*, std::string> commands[] = {
       {"results", bin + " results" + d},

@@ -7,12 +7,13 @@
 #      into the project's own virtual environment .venv/ (ignored by git).
 #      A torch that is already importable, 2.x and built with CUDA, by
 #      .venv/bin/python3 or by python3 on PATH, is used as it is instead.
-#      CMake finds Torch the same way (cmake/FindTorchPython.cmake), with no
+#      CMake finds Torch the same way (cmake/GpusweepTorch.cmake), with no
 #      flag; CMAKE_PREFIX_PATH=/path/to/libtorch (an unpacked official
 #      LibTorch) takes precedence over both.
 # --test adds what the test suite uses (Chromium renders the HTML report,
-# clang builds the libFuzzer target, Slurm and munge run the launch test on a
-# local one-node cluster, tests/slurm/local_cluster.sh).
+# clang builds the libFuzzer target, clang-format checks the style, Slurm and
+# munge run the launch test on a local one-node cluster,
+# tests/slurm/local_cluster.sh).
 # Set GPUSWEEP_SKIP_TORCH=1 to install the Debian packages only.
 # Nothing is downloaded from outside Debian's archive and the package index.
 set -euo pipefail
@@ -29,7 +30,7 @@ packages=(
   nlohmann-json3-dev catch2 libsqlite3-dev sqlite3
 )
 if [ "${1:-}" = "--test" ]; then
-  packages+=(chromium python3 clang libclang-rt-14-dev slurmctld slurmd slurm-client munge)
+  packages+=(chromium python3 clang clang-format libclang-rt-14-dev slurmctld slurmd slurm-client munge)
 fi
 
 missing=()

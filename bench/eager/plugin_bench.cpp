@@ -19,8 +19,8 @@
 //       [--warmup W] [--steps S] [--blocks B] [--profile N] [--top K]
 #include <gpusweep/plugin.h>
 
-#include <nlohmann/json.hpp>
 #include <torch/csrc/autograd/profiler_legacy.h>
+#include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
 #include <time.h>
@@ -67,12 +67,20 @@ int main(int argc, char** argv) {
   int warmup = 2, steps = 3, blocks = 5, profile = 0, top = 40;
   for (int i = 3; i + 1 < argc; i += 2) {
     const int v = std::atoi(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--warmup")) warmup = v;
-    else if (!std::strcmp(argv[i], "--steps")) steps = v;
-    else if (!std::strcmp(argv[i], "--blocks")) blocks = v;
-    else if (!std::strcmp(argv[i], "--profile")) profile = v;
-    else if (!std::strcmp(argv[i], "--top")) top = v;
-    else { std::fprintf(stderr, "unknown option %s\n", argv[i]); return 2; }
+    if (!std::strcmp(argv[i], "--warmup"))
+      warmup = v;
+    else if (!std::strcmp(argv[i], "--steps"))
+      steps = v;
+    else if (!std::strcmp(argv[i], "--blocks"))
+      blocks = v;
+    else if (!std::strcmp(argv[i], "--profile"))
+      profile = v;
+    else if (!std::strcmp(argv[i], "--top"))
+      top = v;
+    else {
+      std::fprintf(stderr, "unknown option %s\n", argv[i]);
+      return 2;
+    }
   }
   void* lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);
   if (lib == nullptr) {
@@ -120,10 +128,16 @@ int main(int argc, char** argv) {
     for (int i = 0; i < profile; ++i) step();
     const double profiled_s = (wall_seconds() - t0) / profile;
     const prof::thread_event_lists lists = prof::disableProfilerLegacy();
-    struct Agg { double self_us = 0, total_us = 0; long calls = 0; };
+    struct Agg {
+      double self_us = 0, total_us = 0;
+      long calls = 0;
+    };
     std::map<std::string, Agg> agg;
     for (const auto& events : lists) {
-      struct Open { const prof::LegacyEvent* ev; double child_us; };
+      struct Open {
+        const prof::LegacyEvent* ev;
+        double child_us;
+      };
       std::vector<Open> stack;
       for (const auto& ev : events) {
         if (ev.kind() == prof::EventKind::PushRange) {
@@ -167,11 +181,16 @@ int main(int argc, char** argv) {
       wall.push_back(total / (wall_seconds() - w0));
       cpu.push_back(total / (cpu_seconds() - c0));
     }
-    nlohmann::json out{{"workload", manifest.at("name")}, {"impl", "plugin-in-process"},
+    nlohmann::json out{{"workload", manifest.at("name")},
+                       {"impl", "plugin-in-process"},
                        {"unit", manifest.at("unit")},
-                       {"throughput_median", median(wall)}, {"throughput_cpu_median", median(cpu)},
-                       {"blocks", wall}, {"blocks_cpu", cpu}, {"steps_per_block", steps},
-                       {"warmup", warmup}, {"setup_s", setup_s}};
+                       {"throughput_median", median(wall)},
+                       {"throughput_cpu_median", median(cpu)},
+                       {"blocks", wall},
+                       {"blocks_cpu", cpu},
+                       {"steps_per_block", steps},
+                       {"warmup", warmup},
+                       {"setup_s", setup_s}};
     std::printf("%s\n", out.dump().c_str());
   }
   p->destroy(inst);

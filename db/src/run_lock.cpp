@@ -2,10 +2,10 @@
 #include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/sqlite.hpp>
 
-#include <cerrno>
-#include <cstring>
 #include <fcntl.h>
 #include <unistd.h>
+#include <cerrno>
+#include <cstring>
 
 namespace gpusweep::db {
 

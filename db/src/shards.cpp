@@ -2,11 +2,11 @@
 #include <gpusweep/db/migrate.hpp>
 #include <gpusweep/db/shards.hpp>
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
-#include <unistd.h>
 
 namespace gpusweep::db {
 
@@ -50,7 +50,8 @@ void snapshot(const std::string& source, const std::string& dest) {
     throw DbError("shard '" + source + "' cannot be read: " + e.what(), e.code());
   }
   if (version == 0) {
-    throw DbError("'" + source + "' is not a gpusweep database (no schema version); merge takes "
+    throw DbError("'" + source +
+                      "' is not a gpusweep database (no schema version); merge takes "
                       "the shard databases written by `gpusweep run --shard` or `launch`",
                   SQLITE_NOTADB);
   }
@@ -214,34 +215,35 @@ class Merger {
     envs.run();
 
     // Finished in the shard, not yet in the run: (shard trial, run trial).
-    auto pairs = db_.prepare(std::string(
-                                 "SELECT s.id, m.id FROM shard.trials s JOIN main.trials m ON "
-                                 "m.sweep_id = ? AND m.config_hash = s.config_hash AND "
-                                 "m.repeat = s.repeat WHERE s.sweep_id = ? AND s.status NOT IN ") +
-                             kUnfinished + " AND m.status IN " + kUnfinished + " ORDER BY s.id");
+    auto pairs =
+        db_.prepare(std::string("SELECT s.id, m.id FROM shard.trials s JOIN main.trials m ON "
+                                "m.sweep_id = ? AND m.config_hash = s.config_hash AND "
+                                "m.repeat = s.repeat WHERE s.sweep_id = ? AND s.status NOT IN ") +
+                    kUnfinished + " AND m.status IN " + kUnfinished + " ORDER BY s.id");
     pairs.bind(1, into).bind(2, s.id);
     // Read in full before the updates below change the rows the query reads.
     std::vector<std::pair<int64_t, int64_t>> to_import;
     while (pairs.step()) to_import.emplace_back(pairs.get_int(0), pairs.get_int(1));
 
-    auto outcome = db_.prepare(
-        "UPDATE main.trials SET (" + joined(outcome_cols_) + ", environment_id) = (SELECT " +
-        joined(outcome_cols_, "s.") +
-        ", (SELECT me.id FROM main.environments me JOIN shard.environments se ON "
-        "se.fingerprint = me.fingerprint WHERE se.id = s.environment_id) "
-        "FROM shard.trials s WHERE s.id = ?) WHERE id = ?");
+    auto outcome =
+        db_.prepare("UPDATE main.trials SET (" + joined(outcome_cols_) +
+                    ", environment_id) = (SELECT " + joined(outcome_cols_, "s.") +
+                    ", (SELECT me.id FROM main.environments me JOIN shard.environments se ON "
+                    "se.fingerprint = me.fingerprint WHERE se.id = s.environment_id) "
+                    "FROM shard.trials s WHERE s.id = ?) WHERE id = ?");
     std::vector<Statement> clear;
     for (const char* table : {"trial_summary", "blocks", "metrics"}) {
-      clear.push_back(db_.prepare(std::string("DELETE FROM main.") + table + " WHERE trial_id = ?"));
+      clear.push_back(
+          db_.prepare(std::string("DELETE FROM main.") + table + " WHERE trial_id = ?"));
     }
-    auto summary = db_.prepare("INSERT INTO main.trial_summary (trial_id, " + summary_cols_ +
-                               ") SELECT ?, " + summary_cols_ +
-                               " FROM shard.trial_summary WHERE trial_id = ?");
+    auto summary =
+        db_.prepare("INSERT INTO main.trial_summary (trial_id, " + summary_cols_ + ") SELECT ?, " +
+                    summary_cols_ + " FROM shard.trial_summary WHERE trial_id = ?");
     auto blocks = db_.prepare("INSERT INTO main.blocks (trial_id, " + block_cols_ + ") SELECT ?, " +
                               block_cols_ + " FROM shard.blocks WHERE trial_id = ?");
-    auto metrics = db_.prepare("INSERT INTO main.metrics (trial_id, " + metric_cols_ +
-                               ") SELECT ?, " + metric_cols_ +
-                               " FROM shard.metrics WHERE trial_id = ?");
+    auto metrics =
+        db_.prepare("INSERT INTO main.metrics (trial_id, " + metric_cols_ + ") SELECT ?, " +
+                    metric_cols_ + " FROM shard.metrics WHERE trial_id = ?");
     for (const auto& [from, to] : to_import) {
       outcome.reset();
       outcome.bind(1, from).bind(2, to);
@@ -328,7 +330,8 @@ std::vector<MergeResult> merge_shard(Store& into, const std::string& shard_path)
   const std::string source = fs::canonical(shard_path).string();
   if (fs::exists(into.connection().path(), ec) &&
       fs::equivalent(source, into.connection().path(), ec)) {
-    throw DbError("'" + shard_path + "' is the database being merged into; pass the shards and "
+    throw DbError("'" + shard_path +
+                      "' is the database being merged into; pass the shards and "
                       "another --db",
                   SQLITE_MISUSE);
   }

@@ -120,8 +120,8 @@ std::optional<SweepRecord> Store::latest_sweep(const std::string& name) {
 }
 
 std::optional<SweepRecord> Store::latest_sweep() {
-  auto st = db_.prepare(std::string("SELECT ") + kSweepColumns +
-                        " FROM sweeps ORDER BY id DESC LIMIT 1");
+  auto st =
+      db_.prepare(std::string("SELECT ") + kSweepColumns + " FROM sweeps ORDER BY id DESC LIMIT 1");
   if (!st.step()) return std::nullopt;
   return read_sweep(st);
 }
@@ -134,8 +134,9 @@ std::optional<SweepRecord> Store::sweep(int64_t sweep_id) {
 }
 
 std::optional<SweepRecord> Store::shard_run(const std::string& run_key, int64_t shard_index) {
-  auto st = db_.prepare(std::string("SELECT ") + kSweepColumns +
-                        " FROM sweeps WHERE run_key = ? AND shard_index = ? ORDER BY id DESC LIMIT 1");
+  auto st =
+      db_.prepare(std::string("SELECT ") + kSweepColumns +
+                  " FROM sweeps WHERE run_key = ? AND shard_index = ? ORDER BY id DESC LIMIT 1");
   st.bind(1, run_key).bind(2, shard_index);
   if (!st.step()) return std::nullopt;
   return read_sweep(st);
@@ -343,8 +344,8 @@ std::vector<BlockSample> Store::blocks(int64_t trial_id) {
   st.bind(1, trial_id);
   std::vector<BlockSample> out;
   while (st.step()) {
-    out.push_back({st.get_int(0), st.get_int(1), st.get_double(2), st.get_double(3),
-                   st.get_double(4)});
+    out.push_back(
+        {st.get_int(0), st.get_int(1), st.get_double(2), st.get_double(3), st.get_double(4)});
   }
   return out;
 }
@@ -412,8 +413,10 @@ Store::QueryResult Store::read_query(const std::string& sql) {
     const bool readonly = raw == nullptr || sqlite3_stmt_readonly(raw) != 0;
     sqlite3_finalize(raw);
     if (!readonly) {
-      throw DbError("the database is opened read-only; this statement would write (use the "
-                    "sqlite3 shell on a copy if you really mean to change it)", SQLITE_READONLY);
+      throw DbError(
+          "the database is opened read-only; this statement would write (use the "
+          "sqlite3 shell on a copy if you really mean to change it)",
+          SQLITE_READONLY);
     }
     if (tail != nullptr && std::string(tail).find_first_not_of(" \t\r\n;") != std::string::npos) {
       throw DbError("give one statement at a time", SQLITE_MISUSE);
@@ -427,10 +430,17 @@ Store::QueryResult Store::read_query(const std::string& sql) {
     for (int i = 0; i < st.columns(); ++i) {
       const std::string& name = r.columns[static_cast<size_t>(i)];
       switch (st.column_type(i)) {
-        case SQLITE_INTEGER: row[name] = st.get_int(i); break;
-        case SQLITE_FLOAT: row[name] = st.get_double(i); break;
-        case SQLITE_NULL: row[name] = nullptr; break;
-        default: row[name] = st.get_text(i);
+        case SQLITE_INTEGER:
+          row[name] = st.get_int(i);
+          break;
+        case SQLITE_FLOAT:
+          row[name] = st.get_double(i);
+          break;
+        case SQLITE_NULL:
+          row[name] = nullptr;
+          break;
+        default:
+          row[name] = st.get_text(i);
       }
     }
     r.rows.push_back(std::move(row));

@@ -13,7 +13,11 @@ constexpr const char* kSkipReason =
 
 class MlpClassifier final : public torchkit::TorchWorkload {
  public:
-  static torchkit::Support support() { torchkit::Support s; s.reason = kSkipReason; return s; }
+  static torchkit::Support support() {
+    torchkit::Support s;
+    s.reason = kSkipReason;
+    return s;
+  }
 
   static Manifest manifest() {
     Manifest m;
@@ -45,7 +49,7 @@ class MlpClassifier final : public torchkit::TorchWorkload {
     model_->push_back(torch::nn::Linear(hidden, kClasses));
     settings_.prepare(*model_);
     optimizer_ = std::make_unique<torch::optim::Adam>(model_->parameters());  // lr 1e-3
-    grad_ = std::make_unique<torchkit::GradStep>(settings_, *optimizer_);  // fp16 scaler
+    grad_ = std::make_unique<torchkit::GradStep>(settings_, *optimizer_);     // fp16 scaler
   }
 
   StepResult step() override {

@@ -29,8 +29,8 @@ CartPole::CartPole(int64_t num_envs, const torch::Device& device, uint64_t seed)
   const auto floats = torch::TensorOptions().dtype(torch::kFloat).device(device);
   const float inf = std::numeric_limits<float>::infinity();
   // Velocities are unbounded: infinity keeps them out of the termination test.
-  limits_ = torch::tensor({static_cast<float>(kXThreshold), inf,
-                           static_cast<float>(kThetaThreshold), inf})
+  limits_ = torch::tensor(
+                {static_cast<float>(kXThreshold), inf, static_cast<float>(kThetaThreshold), inf})
                 .to(device);
   reward_ = torch::ones({num_envs}, floats);
   reset_draw_ = torch::empty({num_envs, kObsDim}, floats);
@@ -57,9 +57,8 @@ CartPoleStep CartPole::step(const torch::Tensor& actions) {
   torch::Tensor x_acc = temp.sub_(cos_theta.mul_(theta_acc), kPoleMassLength / kTotalMass);
 
   // Euler: every variable advances by tau times its derivative at the old state.
-  torch::Tensor next = torch::stack({x_dot, x_acc, theta_dot, theta_acc}, /*dim=*/1)
-                           .mul_(kTau)
-                           .add_(state_);
+  torch::Tensor next =
+      torch::stack({x_dot, x_acc, theta_dot, theta_acc}, /*dim=*/1).mul_(kTau).add_(state_);
 
   torch::Tensor terminated = next.abs().gt(limits_).any(/*dim=*/1);
   elapsed_.add_(1);

@@ -18,7 +18,7 @@ struct CartPoleStep {
 
 class CartPole {
  public:
-  static constexpr int64_t kObsDim = 4;  // x, x_dot, theta, theta_dot
+  static constexpr int64_t kObsDim = 4;      // x, x_dot, theta, theta_dot
   static constexpr int64_t kNumActions = 2;  // push left, push right
   static constexpr int64_t kMaxEpisodeSteps = 500;
 

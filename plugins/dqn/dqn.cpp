@@ -105,8 +105,9 @@ class Dqn final : public torchkit::TorchWorkload {
   // the replay buffer, one gradient update per env step.
   static torchkit::Support support() {
     torchkit::Support s;
-    s.reason = "DQN's batches are sampled from its replay buffer (no input pipeline, no 4-D "
-               "tensors), its MLP runs no cuDNN op, and each step is exactly one update";
+    s.reason =
+        "DQN's batches are sampled from its replay buffer (no input pipeline, no 4-D "
+        "tensors), its MLP runs no cuDNN op, and each step is exactly one update";
     return s;
   }
 
@@ -169,8 +170,8 @@ class Dqn final : public torchkit::TorchWorkload {
     online_params_ = online_->parameters();
     target_params_ = target_->parameters();
     for (auto& p : target_params_) p.requires_grad_(false);
-    optimizer_ = std::make_unique<torch::optim::Adam>(
-        online_params_, torch::optim::AdamOptions(kLearningRate));
+    optimizer_ = std::make_unique<torch::optim::Adam>(online_params_,
+                                                      torch::optim::AdamOptions(kLearningRate));
     // fp16 gets torchkit's gradient scaler, as every workload's does.
     grad_.emplace(settings_, *optimizer_);
     sync_timer_.emplace(device);
@@ -215,10 +216,9 @@ class Dqn final : public torchkit::TorchWorkload {
     Metrics m{{"updates", static_cast<double>(updates_)},
               {"env_steps", static_cast<double>(env_steps_)},
               {"target_syncs", static_cast<double>(target_syncs_)},
-              {"target_sync_ms",
-               target_syncs_ > 0
-                   ? 1e3 * sync_timer_->total_seconds() / static_cast<double>(target_syncs_)
-                   : 0.0},
+              {"target_sync_ms", target_syncs_ > 0 ? 1e3 * sync_timer_->total_seconds() /
+                                                         static_cast<double>(target_syncs_)
+                                                   : 0.0},
               {"epsilon", epsilon()},
               {"skipped_steps", static_cast<double>(grad_->skipped_steps())},
               {"flops_per_step", flops_per_step()}};
@@ -316,10 +316,9 @@ class Dqn final : public torchkit::TorchWorkload {
     // One packed read-back per step: next_obs (4), the post-reset obs (4),
     // reward, terminated.
     constexpr int64_t kRow = 2 * CartPole::kObsDim + 2;
-    torch::Tensor packed =
-        torch::cat({out.next_obs, env_.obs(), out.reward.unsqueeze(1),
-                    out.terminated.unsqueeze(1).to(torch::kFloat)},
-                   /*dim=*/1);
+    torch::Tensor packed = torch::cat({out.next_obs, env_.obs(), out.reward.unsqueeze(1),
+                                       out.terminated.unsqueeze(1).to(torch::kFloat)},
+                                      /*dim=*/1);
     {
       torchkit::PhaseTimer sync(torchkit::Phase::host_sync, settings_.device);
       packed = packed.to(torch::kCPU);
@@ -352,7 +351,8 @@ class Dqn final : public torchkit::TorchWorkload {
       torchkit::AutocastScope autocast(settings_);
       torch::Tensor next_q;
       if (knobs_.double_dqn) {
-        const torch::Tensor best = online_->forward(batch.next_obs).argmax(/*dim=*/1, /*keepdim=*/true);
+        const torch::Tensor best =
+            online_->forward(batch.next_obs).argmax(/*dim=*/1, /*keepdim=*/true);
         next_q = target_->forward(batch.next_obs).gather(/*dim=*/1, best).squeeze(1);
       } else {
         next_q = target_->forward(batch.next_obs).amax(/*dim=*/1);
@@ -444,11 +444,11 @@ class Dqn final : public torchkit::TorchWorkload {
   std::optional<torchkit::GradStep> grad_;  // after optimizer_, which it steps
   std::optional<DeviceReplay> device_replay_;
   std::optional<HostReplay> host_replay_;
-  std::vector<float> host_obs_;         // host mode: the envs' current observations
-  std::vector<int64_t> host_actions_;   // host mode: this step's actions
-  int64_t env_steps_ = 0;  // transitions collected, setup included
+  std::vector<float> host_obs_;        // host mode: the envs' current observations
+  std::vector<int64_t> host_actions_;  // host mode: this step's actions
+  int64_t env_steps_ = 0;              // transitions collected, setup included
   int64_t updates_ = 0;
-  int64_t steps_ = 0;      // measured steps (step() calls)
+  int64_t steps_ = 0;  // measured steps (step() calls)
   int64_t target_syncs_ = 0;
   std::optional<torchkit::DeviceTimer> sync_timer_;  // sync_target's spans since setup
   double random_policy_return_ = 0;

@@ -7,8 +7,7 @@
 
 namespace gpusweep::dqn {
 
-HostReplay::HostReplay(int64_t capacity, int64_t obs_dim, int64_t batch_size,
-                       torch::Device device)
+HostReplay::HostReplay(int64_t capacity, int64_t obs_dim, int64_t batch_size, torch::Device device)
     : capacity_(capacity), obs_dim_(obs_dim), batch_size_(batch_size), device_(device) {
   if (capacity <= 0 || obs_dim <= 0 || batch_size <= 0) {
     throw std::invalid_argument("replay buffer sizes must be positive");
@@ -42,8 +41,7 @@ Batch HostReplay::sample(std::mt19937_64& rng) {
   for (int64_t b = 0; b < batch_size_; ++b) {
     const int64_t i = pick(rng);
     std::copy_n(obs_.begin() + i * obs_dim_, obs_dim_, batch_obs_.begin() + b * obs_dim_);
-    std::copy_n(next_obs_.begin() + i * obs_dim_, obs_dim_,
-                batch_next_obs_.begin() + b * obs_dim_);
+    std::copy_n(next_obs_.begin() + i * obs_dim_, obs_dim_, batch_next_obs_.begin() + b * obs_dim_);
     batch_action_[b] = action_[i];
     batch_reward_[b] = reward_[i];
     batch_not_terminated_[b] = not_terminated_[i];
@@ -104,10 +102,9 @@ void DeviceReplay::add(const torch::Tensor& obs, const torch::Tensor& action,
 
 Batch DeviceReplay::sample(int64_t batch_size, torch::Generator& gen) {
   if (size_ == 0) throw std::logic_error("sampling an empty replay buffer");
-  const torch::Tensor idx = torch::randint(/*low=*/0, /*high=*/size_, {batch_size}, gen,
-                                           torch::TensorOptions()
-                                               .dtype(torch::kLong)
-                                               .device(obs_.device()));
+  const torch::Tensor idx =
+      torch::randint(/*low=*/0, /*high=*/size_, {batch_size}, gen,
+                     torch::TensorOptions().dtype(torch::kLong).device(obs_.device()));
   return {obs_.index_select(0, idx), action_.index_select(0, idx), reward_.index_select(0, idx),
           next_obs_.index_select(0, idx), not_terminated_.index_select(0, idx)};
 }

@@ -25,8 +25,7 @@ class HostReplay {
  public:
   HostReplay(int64_t capacity, int64_t obs_dim, int64_t batch_size, torch::Device device);
 
-  void add(const float* obs, int64_t action, float reward, const float* next_obs,
-           bool terminated);
+  void add(const float* obs, int64_t action, float reward, const float* next_obs, bool terminated);
 
   // Draws batch_size indices uniformly with replacement, copies each sample
   // into host staging vectors, then moves each field to the device. On a CPU

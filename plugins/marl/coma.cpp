@@ -200,8 +200,8 @@ class Coma final : public torchkit::TorchWorkload {
     Metrics m{{"critic_updates", static_cast<double>(critic_updates_)},
               {"actor_updates", static_cast<double>(actor_updates_)},
               {"target_syncs", static_cast<double>(target_syncs_)},
-              {"skipped_steps", static_cast<double>(actor_grad_->skipped_steps() +
-                                                    critic_grad_->skipped_steps())}};
+              {"skipped_steps",
+               static_cast<double>(actor_grad_->skipped_steps() + critic_grad_->skipped_steps())}};
     // Read only here: stats() is called once at the end of a trial.
     if (actor_loss_.defined()) m["last_actor_loss"] = actor_loss_.item<double>();
     if (steps_ > 0) m["train_coverage"] = env_.covered().mean().item<double>();

@@ -20,7 +20,7 @@ constexpr double kMinRectSide = 8;
 constexpr double kMaxRectSide = 64;
 constexpr double kMinRadius = 5;
 constexpr double kMaxRadius = 40;
-constexpr double kMinPeriod = 4;   // sine texture period, pixels
+constexpr double kMinPeriod = 4;  // sine texture period, pixels
 constexpr double kMaxPeriod = 32;
 constexpr double kTexturedShare = 0.35;
 constexpr double kOverlayChance = 0.5;  // a faint sine over the whole image
@@ -61,7 +61,8 @@ struct Fill {
     const int64_t plane = size * size;
     const int64_t at = y * size + x;
     float t = 0;
-    if (textured) t = 0.5f + 0.5f * std::sin(kx * static_cast<float>(x) + ky * static_cast<float>(y) + phase);
+    if (textured)
+      t = 0.5f + 0.5f * std::sin(kx * static_cast<float>(x) + ky * static_cast<float>(y) + phase);
     for (int64_t c = 0; c < kChannels; ++c) {
       const float colour = a[c] + (b[c] - a[c]) * t;
       float& p = image[c * plane + at];
@@ -81,7 +82,8 @@ void paint_background(float* image, int64_t size, std::mt19937_64& rng) {
   for (int64_t y = 0; y < size; ++y) {
     for (int64_t x = 0; x < size; ++x) {
       const float t = std::clamp(
-          (static_cast<float>(x) - half) * dx + (static_cast<float>(y) - half) * dy + 0.5f, 0.0f, 1.0f);
+          (static_cast<float>(x) - half) * dx + (static_cast<float>(y) - half) * dy + 0.5f, 0.0f,
+          1.0f);
       for (int64_t c = 0; c < kChannels; ++c) {
         image[c * plane + y * size + x] = from[c] + (to[c] - from[c]) * t;
       }
@@ -93,8 +95,10 @@ void paint_rectangle(float* image, int64_t size, std::mt19937_64& rng) {
   const auto w = static_cast<int64_t>(uniform(rng, kMinRectSide, kMaxRectSide));
   const auto h = static_cast<int64_t>(uniform(rng, kMinRectSide, kMaxRectSide));
   // Corners may fall outside: shapes cut by the border are part of the look.
-  const auto left = static_cast<int64_t>(uniform(rng, -w / 2.0, static_cast<double>(size) - w / 2.0));
-  const auto top = static_cast<int64_t>(uniform(rng, -h / 2.0, static_cast<double>(size) - h / 2.0));
+  const auto left =
+      static_cast<int64_t>(uniform(rng, -w / 2.0, static_cast<double>(size) - w / 2.0));
+  const auto top =
+      static_cast<int64_t>(uniform(rng, -h / 2.0, static_cast<double>(size) - h / 2.0));
   const Fill fill = Fill::random(rng);
   for (int64_t y = std::max<int64_t>(top, 0); y < std::min(top + h, size); ++y) {
     for (int64_t x = std::max<int64_t>(left, 0); x < std::min(left + w, size); ++x) {
@@ -135,7 +139,8 @@ void add_overlay(float* image, int64_t size, std::mt19937_64& rng) {
   const int64_t plane = size * size;
   for (int64_t y = 0; y < size; ++y) {
     for (int64_t x = 0; x < size; ++x) {
-      const float s = amplitude * std::sin(kx * static_cast<float>(x) + ky * static_cast<float>(y) + phase);
+      const float s =
+          amplitude * std::sin(kx * static_cast<float>(x) + ky * static_cast<float>(y) + phase);
       for (int64_t c = 0; c < kChannels; ++c) image[c * plane + y * size + x] += s;
     }
   }

@@ -179,8 +179,10 @@ std::vector<float> render_images(int64_t count, int64_t size, uint64_t seed, uin
 // Mean over images of 10 log10(1 / MSE), pixel values clamped to [0, 1] as
 // an image is when saved.
 double mean_psnr_db(const torch::Tensor& images, const torch::Tensor& clean) {
-  const torch::Tensor mse =
-      (images.to(torch::kFloat).clamp(0, 1) - clean).square().flatten(/*start_dim=*/1).mean(/*dim=*/1);
+  const torch::Tensor mse = (images.to(torch::kFloat).clamp(0, 1) - clean)
+                                .square()
+                                .flatten(/*start_dim=*/1)
+                                .mean(/*dim=*/1);
   return (-10.0 * torch::log10(mse)).mean().item<double>();
 }
 
@@ -233,9 +235,8 @@ class Restoration final : public torchkit::TorchWorkload {
         model_(build_model(knobs_, settings_)),
         optimizer_(model_->parameters(), torch::optim::AdamOptions(kLearningRate)),
         grad_(settings_, optimizer_),
-        pipeline_(settings_, [this](int64_t /*index*/, std::mt19937_64& rng) {
-          return make_batch(rng);
-        }) {
+        pipeline_(settings_,
+                  [this](int64_t /*index*/, std::mt19937_64& rng) { return make_batch(rng); }) {
     if (settings_.batch_size < 1) throw std::invalid_argument("batch_size must be positive");
     track(pipeline_);
     make_validation_set();
@@ -289,7 +290,8 @@ class Restoration final : public torchkit::TorchWorkload {
                              (static_cast<double>(kChannels) * c * 2.0 +
                               2.0 * static_cast<double>(knobs_.num_blocks) * c * c);
     const auto pixels = static_cast<double>(knobs_.patch_size * knobs_.patch_size);
-    return 3.0 * per_pixel * pixels * static_cast<double>(settings_.batch_size * settings_.grad_accum);
+    return 3.0 * per_pixel * pixels *
+           static_cast<double>(settings_.batch_size * settings_.grad_accum);
   }
 
   static Denoiser build_model(const Knobs& knobs, const torchkit::Settings& settings) {
@@ -312,7 +314,8 @@ class Restoration final : public torchkit::TorchWorkload {
     std::uniform_int_distribution<int64_t> pick(0, kTrainImages - 1);
     std::uniform_int_distribution<int64_t> corner(0, kTrainImageSize - p);
     for (int64_t i = 0; i < b; ++i) {
-      const float* image = train_images_.data() + pick(rng) * kChannels * kTrainImageSize * kTrainImageSize;
+      const float* image =
+          train_images_.data() + pick(rng) * kChannels * kTrainImageSize * kTrainImageSize;
       const int64_t top = corner(rng);
       const int64_t left = corner(rng);
       const uint64_t flips = rng();

@@ -68,9 +68,9 @@ void hidden_rows(const float* gates, const float* tanh_c, float* h, int64_t hidd
 // reaching h_t from step t+1 (zero at the last step); dc: gradient reaching
 // c_t from step t+1, replaced by the one reaching c_{t-1}; c_prev: c_{t-1}
 // (zeros at the first step). Writes the pre-activation gate gradients.
-void backward_rows(const float* gates, const float* tanh_c, const float* c_prev, const float* grad_h,
-                   const float* dh, float* dc, float* dgates, int64_t hidden, int64_t begin,
-                   int64_t end) {
+void backward_rows(const float* gates, const float* tanh_c, const float* c_prev,
+                   const float* grad_h, const float* dh, float* dc, float* dgates, int64_t hidden,
+                   int64_t begin, int64_t end) {
   for (int64_t b = begin; b < end; ++b) {
     const float* gi = gates + b * 4 * hidden;
     const float* gf = gi + hidden;
@@ -150,9 +150,8 @@ class LstmLayer : public torch::autograd::Function<LstmLayer> {
       at::tanh_out(tc, c[t]);
       const float* tcp = tc.data_ptr<float>();
       float* yt = y[t].data_ptr<float>();
-      for_rows(batch, hidden, [&](int64_t begin, int64_t end) {
-        hidden_rows(gp, tcp, yt, hidden, begin, end);
-      });
+      for_rows(batch, hidden,
+               [&](int64_t begin, int64_t end) { hidden_rows(gp, tcp, yt, hidden, begin, end); });
     }
     ctx->save_for_backward({x, w_ih, w_hh, gates, y, c, tanh_c});
     ctx->saved_data["lower"] = mp.lower;
@@ -212,8 +211,10 @@ class LstmLayer : public torch::autograd::Function<LstmLayer> {
     }
     if (ctx->needs_input_grad(2)) {
       if (steps > 1) {
-        const Tensor later = dgates.slice(/*dim=*/0, /*start=*/1).reshape({(steps - 1) * batch, 4 * hidden});
-        const Tensor earlier = y.slice(/*dim=*/0, /*start=*/0, /*end=*/steps - 1).reshape({(steps - 1) * batch, hidden});
+        const Tensor later =
+            dgates.slice(/*dim=*/0, /*start=*/1).reshape({(steps - 1) * batch, 4 * hidden});
+        const Tensor earlier = y.slice(/*dim=*/0, /*start=*/0, /*end=*/steps - 1)
+                                   .reshape({(steps - 1) * batch, hidden});
         dw_hh = mp.result(at::mm(mp.operand(later).t(), mp.operand(earlier)));
       } else {
         dw_hh = at::zeros_like(w_hh);

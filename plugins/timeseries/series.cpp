@@ -48,9 +48,9 @@ SeriesSet make_series(int64_t count, int64_t length, int64_t train_length, uint6
     std::normal_distribution<double> noise(0.0, uniform(kMinNoise, kMaxNoise));
     for (int64_t t = 0; t < length; ++t) {
       const auto x = static_cast<double>(t);
-      raw[t] = offset + scale * (slope * x + daily * std::sin(kTwoPi * x / kDailyPeriod + daily_phase) +
-                                 weekly * std::sin(kTwoPi * x / kWeeklyPeriod + weekly_phase) +
-                                 noise(rng));
+      raw[t] = offset +
+               scale * (slope * x + daily * std::sin(kTwoPi * x / kDailyPeriod + daily_phase) +
+                        weekly * std::sin(kTwoPi * x / kWeeklyPeriod + weekly_phase) + noise(rng));
     }
     double mean = 0;
     for (int64_t t = 0; t < train_length; ++t) mean += raw[t];

@@ -19,7 +19,7 @@ inline uint64_t derive_seed(uint64_t seed, uint64_t stream) {
 struct SeriesSet {
   int64_t count = 0;
   int64_t length = 0;
-  int64_t train_length = 0;  // the first part; [train_length, length) is held out
+  int64_t train_length = 0;   // the first part; [train_length, length) is held out
   std::vector<float> values;  // standardised, series after series: count x length
 
   const float* series(int64_t i) const { return values.data() + i * length; }

@@ -52,10 +52,10 @@ enum Stream : uint64_t { kDataStream = 1 };
 class ForecasterImpl : public torch::nn::Module {
  public:
   ForecasterImpl(int64_t hidden, int64_t layers, bool fused)
-      : lstm_(register_module(
-            "lstm", torch::nn::LSTM(torch::nn::LSTMOptions(/*input_size=*/1, hidden)
-                                        .num_layers(layers)
-                                        .batch_first(true)))),
+      : lstm_(
+            register_module("lstm", torch::nn::LSTM(torch::nn::LSTMOptions(/*input_size=*/1, hidden)
+                                                        .num_layers(layers)
+                                                        .batch_first(true)))),
         head_(register_module("head", torch::nn::Linear(/*in=*/hidden, /*out=*/1))),
         fused_(fused) {
     // Module::to() swaps parameter data in place, so these handles stay valid
@@ -111,7 +111,8 @@ struct Knobs {
     }
     k.lstm_impl = config.get_or<std::string>("lstm_impl", "auto");
     if (k.lstm_impl != "auto" && k.lstm_impl != "fused" && k.lstm_impl != "aten") {
-      throw std::invalid_argument("lstm_impl must be auto, fused or aten, not '" + k.lstm_impl + "'");
+      throw std::invalid_argument("lstm_impl must be auto, fused or aten, not '" + k.lstm_impl +
+                                  "'");
     }
     return k;
   }
@@ -152,9 +153,8 @@ class Timeseries final : public torchkit::TorchWorkload {
     m.params.push_back(Param::integer(
         "hidden_size", 64, 1, static_cast<double>(kMaxHidden),
         "LSTM hidden units per layer (canonical 64); compute per step grows about as its square"));
-    m.params.push_back(Param::integer(
-        "num_layers", 2, 1, static_cast<double>(kMaxLayers),
-        "stacked LSTM layers (canonical 2); compute grows linearly"));
+    m.params.push_back(Param::integer("num_layers", 2, 1, static_cast<double>(kMaxLayers),
+                                      "stacked LSTM layers (canonical 2); compute grows linearly"));
     m.params.push_back(Param::integer(
         "seq_len", 30, 1, static_cast<double>(kMaxSeqLen),
         "window length in steps fed to the LSTM for each forecast (canonical 30); the LSTM "
@@ -172,13 +172,13 @@ class Timeseries final : public torchkit::TorchWorkload {
   explicit Timeseries(const TrialConfig& config)
       : TorchWorkload(config, kSupport),
         knobs_(Knobs::parse(config)),
-        data_(make_series(kSeries, kLength, kTrainLength, derive_seed(settings_.seed, kDataStream))),
+        data_(
+            make_series(kSeries, kLength, kTrainLength, derive_seed(settings_.seed, kDataStream))),
         model_(build_model(knobs_, settings_)),
         optimizer_(model_->parameters(), torch::optim::AdamOptions(kLearningRate)),
         grad_(settings_, optimizer_),
-        pipeline_(settings_, [this](int64_t /*index*/, std::mt19937_64& rng) {
-          return make_batch(rng);
-        }) {
+        pipeline_(settings_,
+                  [this](int64_t /*index*/, std::mt19937_64& rng) { return make_batch(rng); }) {
     if (settings_.batch_size < 1) throw std::invalid_argument("batch_size must be positive");
     track(pipeline_);
     make_validation_set();
@@ -294,8 +294,8 @@ class Timeseries final : public torchkit::TorchWorkload {
     const int64_t n = val_windows_.size(0);
     for (int64_t begin = 0; begin < n; begin += kValChunk) {
       torchkit::AutocastScope autocast(settings_);
-      forecasts.push_back(
-          model_->forward(val_windows_.slice(/*dim=*/0, begin, begin + kValChunk)).to(torch::kFloat));
+      forecasts.push_back(model_->forward(val_windows_.slice(/*dim=*/0, begin, begin + kValChunk))
+                              .to(torch::kFloat));
     }
     model_->train();
     const torch::Tensor error = torch::cat(forecasts) - val_next_;

@@ -4,9 +4,9 @@
 // sweep or in a UsageError with a message; anything else (a crash, a
 // sanitizer finding, another exception type escaping, an empty message, a
 // sweep that does not survive its own round trip) is a finding.
-#include "support/error.hpp"
 #include "model/manifest.hpp"
 #include "model/sweep.hpp"
+#include "support/error.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -53,7 +53,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     size_t start = 0;
     while (start <= rest.size() && sets.size() < 8) {
       const auto end = rest.find('\n', start);
-      sets.push_back(rest.substr(start, end == std::string::npos ? std::string::npos : end - start));
+      sets.push_back(
+          rest.substr(start, end == std::string::npos ? std::string::npos : end - start));
       if (end == std::string::npos) break;
       start = end + 1;
     }

@@ -11,8 +11,8 @@
 #include <thread>
 
 using namespace gpusweep;
-using test::Sandbox;
 using Catch::Matchers::Contains;
+using test::Sandbox;
 
 namespace {
 
@@ -20,8 +20,10 @@ namespace {
 std::string noop_sweep(const std::string& name, int trials, int spin_us = 1000) {
   std::string sizes;
   for (int i = 1; i <= trials; ++i) sizes += (i > 1 ? ", " : "") + std::to_string(i);
-  return R"({"name": ")" + name + R"(", "workload": "noop", "base": {"spin_us": )" + std::to_string(spin_us) + R"(},
-    "grid": {"batch_size": [)" + sizes + R"(]},
+  return R"({"name": ")" + name + R"(", "workload": "noop", "base": {"spin_us": )" +
+         std::to_string(spin_us) + R"(},
+    "grid": {"batch_size": [)" +
+         sizes + R"(]},
     "measure": {"warmup_steps": 2, "steps_per_block": 12, "blocks": 5}})";
 }
 
@@ -105,9 +107,10 @@ TEST_CASE("a host killed at random moments loses nothing and records nothing twi
   CHECK(processes_in(box.path("")) == 0);
 }
 
-TEST_CASE("two hosts on one database: distinct runs proceed, a run in progress is not taken "
-          "twice, readers read meanwhile",
-          "[integration][faults][concurrency]") {
+TEST_CASE(
+    "two hosts on one database: distinct runs proceed, a run in progress is not taken "
+    "twice, readers read meanwhile",
+    "[integration][faults][concurrency]") {
   Sandbox box;
   box.write("a.json", noop_sweep("alpha", 8));
   box.write("b.json", noop_sweep("beta", 8));
@@ -131,7 +134,8 @@ TEST_CASE("two hosts on one database: distinct runs proceed, a run in progress i
   const auto results = box.gpusweep("results --sweep alpha --db results.db");
   CHECK(results.code == 0);
   CHECK_THAT(results.output, Contains("alpha"));
-  const auto sql = box.gpusweep("sql \"SELECT count(*) AS n FROM sweeps\" --db results.db --format json");
+  const auto sql =
+      box.gpusweep("sql \"SELECT count(*) AS n FROM sweeps\" --db results.db --format json");
   CHECK(sql.code == 0);
   CHECK(nlohmann::json::parse(sql.output)[0]["n"] == 2);
   CHECK(box.gpusweep("report --sweep beta --html r.html --db results.db").code == 0);
@@ -212,8 +216,8 @@ TEST_CASE("hostile sweep files and databases get one clear error, exit code 2, n
   CHECK(r.code == 2);
   CHECK_THAT(r.output, Contains("newer than this gpusweep"));
   REQUIRE(box.gpusweep("run ok.json --db ro.db").code == 0);
-  std::filesystem::permissions(box.path("ro.db"), std::filesystem::perms::owner_read |
-                                                      std::filesystem::perms::group_read);
+  std::filesystem::permissions(
+      box.path("ro.db"), std::filesystem::perms::owner_read | std::filesystem::perms::group_read);
   if (::geteuid() != 0) {  // root writes through file permissions
     r = box.gpusweep("run ok.json --db ro.db");
     CHECK(r.code == 2);

@@ -3,8 +3,8 @@
 // the learning check of experiments/dqn_learning.json.
 #include "harness.hpp"
 
-using gpusweep::test::Sandbox;
 using Catch::Matchers::Contains;
+using gpusweep::test::Sandbox;
 
 TEST_CASE("dqn runs every knob combination on tiny steps", "[integration][torch]") {
   Sandbox box;
@@ -37,19 +37,22 @@ TEST_CASE("settings that cannot apply on this machine are skipped with the reaso
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK(box.text("SELECT status FROM trials WHERE json_extract(config_json, '$.precision') = 'fp16'") ==
+  CHECK(box.text(
+            "SELECT status FROM trials WHERE json_extract(config_json, '$.precision') = 'fp16'") ==
         "skipped");
-  CHECK_THAT(box.text("SELECT error FROM trials WHERE json_extract(config_json, '$.precision') = 'fp16'"),
-             Contains("needs a CUDA device"));
-  CHECK(box.text("SELECT status FROM trials WHERE json_extract(config_json, '$.precision') = 'bf16'") ==
+  CHECK_THAT(
+      box.text("SELECT error FROM trials WHERE json_extract(config_json, '$.precision') = 'fp16'"),
+      Contains("needs a CUDA device"));
+  CHECK(box.text(
+            "SELECT status FROM trials WHERE json_extract(config_json, '$.precision') = 'bf16'") ==
         "ok");
   // Without a CUDA build or device, device=cuda is skipped too, never a crash.
   box.write("c.json", R"({"name": "cuda", "workload": "dqn", "base": {"device": "cuda"},
     "measure": {"warmup_steps": 1, "steps_per_block": 3, "blocks": 5}})");
   const auto c = box.gpusweep("run c.json --db results.db");
   CHECK(c.code == 0);
-  CHECK(box.text("SELECT t.status FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = 'cuda'") ==
-        "skipped");
+  CHECK(box.text("SELECT t.status FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = "
+                 "'cuda'") == "skipped");
 }
 
 TEST_CASE("dqn learns CartPole: best greedy return of at least 150 in 30000 steps",
@@ -59,9 +62,11 @@ TEST_CASE("dqn learns CartPole: best greedy return of at least 150 in 30000 step
                               "/experiments/dqn_learning.json' --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK(box.count("SELECT count(*) FROM metrics WHERE kind = 'eval' AND name = 'mean_return'") == 15);
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE kind = 'eval' AND name = 'mean_return'") ==
+        15);
   const auto best = box.count(
-      "SELECT CAST(max(value) AS INTEGER) FROM metrics WHERE kind = 'eval' AND name = 'mean_return'");
+      "SELECT CAST(max(value) AS INTEGER) FROM metrics WHERE kind = 'eval' AND name = "
+      "'mean_return'");
   const auto random = box.count(
       "SELECT CAST(max(value) AS INTEGER) FROM metrics WHERE name = 'random_policy_return'");
   INFO("best greedy return " << best << ", random policy " << random);

@@ -23,7 +23,8 @@ TEST_CASE("forked trials each run in their own process and a crash ends only its
   for (const bool fresh : {false, true}) {
     INFO((fresh ? "--fresh-workers" : "fork server"));
     const std::string db = fresh ? "fresh.db" : "forked.db";
-    const auto r = box.gpusweep("run f.json --jobs 2 --db " + db + (fresh ? " --fresh-workers" : ""));
+    const auto r =
+        box.gpusweep("run f.json --jobs 2 --db " + db + (fresh ? " --fresh-workers" : ""));
     INFO(r.output);
     REQUIRE(r.code == 0);
     auto count = [&](const std::string& where) {
@@ -33,16 +34,18 @@ TEST_CASE("forked trials each run in their own process and a crash ends only its
     CHECK(count("status = 'crashed' AND error LIKE '%SIGSEGV%'") == 2);
     CHECK(count("status = 'failed' AND error LIKE '%thrown in step%'") == 2);
     // Two ok trials, two processes, both forked by the server (or neither).
-    CHECK(count_in(box.path(db), "SELECT count(DISTINCT value) FROM metrics WHERE name = 'pid'") == 2);
+    CHECK(count_in(box.path(db), "SELECT count(DISTINCT value) FROM metrics WHERE name = 'pid'") ==
+          2);
     CHECK(count_in(box.path(db), "SELECT count(*) FROM metrics WHERE name = 'forked' AND value = " +
-                               std::string(fresh ? "0" : "1")) == 2);
+                                     std::string(fresh ? "0" : "1")) == 2);
     CHECK_THAT(r.output, !Contains("note:"));
   }
 }
 
-TEST_CASE("a plugin that starts threads as it loads is not forked: its trials run fresh, "
-          "with a note",
-          "[integration][fork]") {
+TEST_CASE(
+    "a plugin that starts threads as it loads is not forked: its trials run fresh, "
+    "with a note",
+    "[integration][fork]") {
   Sandbox box;
   box.write("t.json", R"({"name": "threads", "workload": "threaded_load",
     "grid": {"seed": [0, 1, 2]}, "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");

@@ -31,9 +31,9 @@ TEST_CASE("doctor reports the LibTorch build: CUDA wherever the CUDA toolkit is 
           "[integration][torch]") {
   // The build's plugins only (not the test fixtures, some of which are
   // broken on purpose).
-  const auto r = gpusweep::test::run_shell(std::string("GPUSWEEP_PLUGIN_PATH='") +
-                                           GPUSWEEP_PLUGIN_DIR + "' '" + GPUSWEEP_BIN +
-                                           "' doctor --format json --matmul-seconds 0");
+  const auto r =
+      gpusweep::test::run_shell(std::string("GPUSWEEP_PLUGIN_PATH='") + GPUSWEEP_PLUGIN_DIR +
+                                "' '" + GPUSWEEP_BIN + "' doctor --format json --matmul-seconds 0");
   INFO(r.output);
   CHECK(r.code != -1);  // exited normally
   const auto doc = nlohmann::json::parse(r.output);

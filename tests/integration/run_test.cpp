@@ -13,9 +13,9 @@
 #include <thread>
 
 using namespace gpusweep;
-using test::Sandbox;
 using Catch::Matchers::Contains;
 using Catch::Matchers::EndsWith;
+using test::Sandbox;
 
 TEST_CASE("a noop sweep records every trial with its blocks", "[integration]") {
   Sandbox box;
@@ -31,7 +31,8 @@ TEST_CASE("a noop sweep records every trial with its blocks", "[integration]") {
   CHECK(box.count("SELECT count(*) FROM trials") == 6);
   CHECK(box.count("SELECT count(*) FROM blocks") == 30);
   CHECK(box.count("SELECT count(DISTINCT config_hash) FROM trials") == 3);
-  CHECK(box.count("SELECT count(*) FROM trial_summary WHERE throughput_median > 0 AND blocks = 5") == 6);
+  CHECK(box.count(
+            "SELECT count(*) FROM trial_summary WHERE throughput_median > 0 AND blocks = 5") == 6);
   CHECK(box.count("SELECT count(*) FROM trials WHERE environment_id IS NULL") == 0);
   CHECK(box.text("SELECT status FROM sweeps") == "finished");
   // Throughput is per sample: batch 4 reports four times the samples per step.
@@ -41,7 +42,8 @@ TEST_CASE("a noop sweep records every trial with its blocks", "[integration]") {
   CHECK(res.code == 0);
   CHECK_THAT(res.output, Contains("noop_grid") && Contains("batch_size") && Contains("steps/s"));
   // Every listing speaks csv, json and md too; no colour codes when piped.
-  const auto json = nlohmann::json::parse(box.gpusweep("results --db results.db --format json").output);
+  const auto json =
+      nlohmann::json::parse(box.gpusweep("results --db results.db --format json").output);
   REQUIRE(json.size() == 6);
   CHECK(json[0]["status"] == "ok");
   CHECK(json[0].contains("throughput_cv"));
@@ -53,9 +55,10 @@ TEST_CASE("a noop sweep records every trial with its blocks", "[integration]") {
   CHECK(box.gpusweep("compare --db results.db").output.find('\033') == std::string::npos);
 }
 
-TEST_CASE("measure.max_memory caps each trial: growing until allocation fails is oom, a leak "
-          "shows in the host-measured peak memory",
-          "[integration][faults]") {
+TEST_CASE(
+    "measure.max_memory caps each trial: growing until allocation fails is oom, a leak "
+    "shows in the host-measured peak memory",
+    "[integration][faults]") {
   Sandbox box;
   box.write("m.json", R"({"name": "memory", "workload": "faults",
     "grid": {"mode": ["ok", "grow", "leak"]},
@@ -65,8 +68,8 @@ TEST_CASE("measure.max_memory caps each trial: growing until allocation fails is
   INFO(r.output);
   REQUIRE(r.code == 0);
   auto of = [&](const std::string& what, const std::string& mode) {
-    return box.text("SELECT " + what + " FROM trials WHERE json_extract(config_json, '$.mode') = '" +
-                    mode + "'");
+    return box.text("SELECT " + what +
+                    " FROM trials WHERE json_extract(config_json, '$.mode') = '" + mode + "'");
   };
   // 16 MiB a step against a 256 MiB cap: out of memory well before step 31.
   CHECK(of("status", "grow") == "oom");
@@ -75,9 +78,11 @@ TEST_CASE("measure.max_memory caps each trial: growing until allocation fails is
   // The leak's 31 MiB (1 MiB a step) is in its peak resident memory as the
   // host measured it (wait4's ru_maxrss), the ok trial's is not.
   auto peak = [&](const std::string& mode) {
-    return box.count("SELECT CAST(m.value AS INTEGER) FROM metrics m JOIN trials t ON "
-                     "t.id = m.trial_id WHERE m.name = 'monitor_rss_peak_bytes' AND "
-                     "json_extract(t.config_json, '$.mode') = '" + mode + "'");
+    return box.count(
+        "SELECT CAST(m.value AS INTEGER) FROM metrics m JOIN trials t ON "
+        "t.id = m.trial_id WHERE m.name = 'monitor_rss_peak_bytes' AND "
+        "json_extract(t.config_json, '$.mode') = '" +
+        mode + "'");
   };
   CHECK(peak("ok") > 0);
   CHECK(peak("leak") - peak("ok") > int64_t{24} << 20);
@@ -106,8 +111,10 @@ TEST_CASE("crashes, hangs, throws, OOM and skips are recorded and the sweep goes
                     mode + "'");
   };
   auto error_of = [&](const std::string& mode) {
-    return box.text("SELECT coalesce(error, '') FROM trials WHERE "
-                    "json_extract(config_json, '$.mode') = '" + mode + "'");
+    return box.text(
+        "SELECT coalesce(error, '') FROM trials WHERE "
+        "json_extract(config_json, '$.mode') = '" +
+        mode + "'");
   };
   CHECK(status_of("ok") == "ok");
   CHECK(status_of("segfault") == "crashed");
@@ -137,8 +144,8 @@ TEST_CASE("crashes, hangs, throws, OOM and skips are recorded and the sweep goes
     INFO(mode);
     CHECK(status_of(mode) == "ok");
     CHECK(box.count("SELECT count(*) FROM trial_summary m JOIN trials t ON t.id = m.trial_id "
-                    "WHERE json_extract(t.config_json, '$.mode') = '" + std::string(mode) +
-                    "' AND m.quality IS NULL") == 1);
+                    "WHERE json_extract(t.config_json, '$.mode') = '" +
+                    std::string(mode) + "' AND m.quality IS NULL") == 1);
   }
   // A steady leak (1 MiB a step) does not stop the trial.
   CHECK(status_of("leak") == "ok");
@@ -241,13 +248,11 @@ TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinishe
     "grid": {"batch_size": [1, 2, 3, 4, 5, 6]},
     "measure": {"warmup_steps": 0, "steps_per_block": 40, "blocks": 5}})");
   const std::string exe = GPUSWEEP_BIN;
-  host::SpawnedProcess p = host::spawn_process(
-      exe, {"run", box.path("r.json"), "--db", box.db()});
+  host::SpawnedProcess p = host::spawn_process(exe, {"run", box.path("r.json"), "--db", box.db()});
   // Interrupt once two trials have finished.
   for (int i = 0; i < 200; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (box.has_tables() &&
-        box.count("SELECT count(*) FROM trials WHERE status = 'ok'") >= 2) {
+    if (box.has_tables() && box.count("SELECT count(*) FROM trials WHERE status = 'ok'") >= 2) {
       break;
     }
   }
@@ -286,8 +291,7 @@ TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinishe
   CHECK_THAT(changed.output, Contains("changed since it started"));
 }
 
-TEST_CASE("compare tells a 3x slower step from the baseline",
-          "[integration][compare]") {
+TEST_CASE("compare tells a 3x slower step from the baseline", "[integration][compare]") {
   Sandbox box;
   box.write("c.json", R"({"name": "spin", "workload": "noop",
     "grid": {"spin_us": [100, 300, 100.0001]},
@@ -307,7 +311,8 @@ TEST_CASE("compare tells a 3x slower step from the baseline",
 
   r = box.gpusweep("compare --db results.db --format csv");
   CHECK(r.code == 0);
-  CHECK_THAT(r.output, Contains("config,spin_us,throughput_median,ratio,ci_low,ci_high,p_value,verdict"));
+  CHECK_THAT(r.output,
+             Contains("config,spin_us,throughput_median,ratio,ci_low,ci_high,p_value,verdict"));
   r = box.gpusweep("compare --db results.db");
   CHECK_THAT(r.output, Contains("95% CI") && Contains("slower"));
   r = box.gpusweep("compare --db results.db --baseline spin_us=7");
@@ -322,7 +327,8 @@ TEST_CASE("sql is read-only and export writes trials and blocks", "[integration]
     "measure": {"warmup_steps": 0, "steps_per_block": 10, "blocks": 5}})");
   REQUIRE(box.gpusweep("run s.json --db results.db").code == 0);
 
-  auto r = box.gpusweep("sql \"SELECT count(*) AS n FROM trials WHERE status = 'ok'\" --db results.db --format json");
+  auto r = box.gpusweep(
+      "sql \"SELECT count(*) AS n FROM trials WHERE status = 'ok'\" --db results.db --format json");
   INFO(r.output);
   CHECK(r.code == 0);
   CHECK(nlohmann::json::parse(r.output)[0]["n"] == 2);
@@ -341,7 +347,8 @@ TEST_CASE("sql is read-only and export writes trials and blocks", "[integration]
   std::ifstream csv(box.path("trials.csv"));
   std::string header;
   std::getline(csv, header);
-  CHECK_THAT(header, Contains("trial_id") && Contains("batch_size") && Contains("throughput_median"));
+  CHECK_THAT(header,
+             Contains("trial_id") && Contains("batch_size") && Contains("throughput_median"));
   int lines = 0;
   for (std::string l; std::getline(csv, l);) ++lines;
   CHECK(lines == 2);

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <sstream>
 
-using gpusweep::test::Sandbox;
 using Catch::Matchers::Contains;
+using gpusweep::test::Sandbox;
 
 namespace {
 

@@ -12,10 +12,10 @@
 #include <thread>
 
 using namespace gpusweep;
+using Catch::Matchers::Contains;
 using test::count_in;
 using test::Sandbox;
 using test::text_in;
-using Catch::Matchers::Contains;
 
 namespace {
 
@@ -44,7 +44,9 @@ TEST_CASE("run --shard splits a sweep across hosts and merge gathers one run",
     REQUIRE(r.code == 0);
     CHECK_THAT(r.output, Contains("shard " + std::to_string(i) + "/4 of sweep 'split'"));
   }
-  const auto shard = [&](int i) { return box.path("gpusweep-shard-" + std::to_string(i) + "-of-4.db"); };
+  const auto shard = [&](int i) {
+    return box.path("gpusweep-shard-" + std::to_string(i) + "-of-4.db");
+  };
   CHECK(count_in(shard(1), "SELECT count(*) FROM trials") == 2);
   CHECK(count_in(shard(2), "SELECT count(*) FROM trials") == 2);
   CHECK(count_in(shard(3), "SELECT count(*) FROM trials") == 1);
@@ -61,8 +63,9 @@ TEST_CASE("run --shard splits a sweep across hosts and merge gathers one run",
   CHECK(r.code == 0);
   CHECK_THAT(r.output, Contains("0 trials to run, 1 already finished"));
 
-  r = box.gpusweep("merge gpusweep-shard-1-of-4.db gpusweep-shard-2-of-4.db "
-                   "gpusweep-shard-3-of-4.db gpusweep-shard-4-of-4.db --db main.db");
+  r = box.gpusweep(
+      "merge gpusweep-shard-1-of-4.db gpusweep-shard-2-of-4.db "
+      "gpusweep-shard-3-of-4.db gpusweep-shard-4-of-4.db --db main.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output, Contains("6 trials imported, 0 already there"));
@@ -115,9 +118,10 @@ TEST_CASE("bad --shard, --run-key and merge arguments are usage errors naming th
   CHECK_THAT(r.output, Contains("junk.db"));
 }
 
-TEST_CASE("a shard host killed mid-trial leaves a consistent, resumable shard; merge takes only "
-          "its finished trials",
-          "[integration][shard][kill]") {
+TEST_CASE(
+    "a shard host killed mid-trial leaves a consistent, resumable shard; merge takes only "
+    "its finished trials",
+    "[integration][shard][kill]") {
   Sandbox box;
   // Six trials of about 0.4 s; shard 1/2 runs three of them.
   box.write("k.json", R"({"name": "killed", "workload": "noop", "base": {"spin_us": 2000},

@@ -5,8 +5,8 @@
 #include <cstdlib>
 
 using namespace gpusweep;
-using test::Sandbox;
 using Catch::Matchers::Contains;
+using test::Sandbox;
 
 namespace {
 // 8 MiB per sample under a 100 MiB cap: batches up to 12 fit, 13 does not.
@@ -14,8 +14,9 @@ const char* kHog = "tune-batch memhog --max-memory 100MiB --margin 0 --db result
 
 std::vector<int64_t> probed(const Sandbox& box, const std::string& status) {
   db::Connection c(box.db(), db::Connection::Mode::read_only);
-  auto st = c.prepare("SELECT json_extract(config_json, '$.batch_size') FROM trials "
-                      "WHERE status = ? AND repeat = 0 ORDER BY ordinal");
+  auto st = c.prepare(
+      "SELECT json_extract(config_json, '$.batch_size') FROM trials "
+      "WHERE status = ? AND repeat = 0 ORDER BY ordinal");
   st.bind(1, status);
   std::vector<int64_t> out;
   while (st.step()) out.push_back(st.get_int(0));
@@ -33,9 +34,10 @@ TEST_CASE("tune-batch power mode doubles until out-of-memory and re-verifies", "
   CHECK_THAT(r.output, Contains("largest that fits: 8 (first failure: 16)"));
   CHECK_THAT(r.output, Contains("use it with: --set batch_size=8"));
   // The verification is a trial of its own, with the full protocol.
-  CHECK(box.count("SELECT count(*) FROM trials t JOIN trial_summary s ON s.trial_id = t.id "
-                  "WHERE t.repeat = 1 AND t.status = 'ok' AND s.blocks = 5 AND s.steps_per_block = 5 "
-                  "AND json_extract(t.config_json, '$.batch_size') = 8") == 1);
+  CHECK(
+      box.count("SELECT count(*) FROM trials t JOIN trial_summary s ON s.trial_id = t.id "
+                "WHERE t.repeat = 1 AND t.status = 'ok' AND s.blocks = 5 AND s.steps_per_block = 5 "
+                "AND json_extract(t.config_json, '$.batch_size') = 8") == 1);
   CHECK(box.text("SELECT name FROM sweeps") == "tune-batch-memhog");
   CHECK(box.text("SELECT error FROM trials WHERE status = 'oom'").find("allocation failed") !=
         std::string::npos);
@@ -54,7 +56,8 @@ TEST_CASE("tune-batch binsearch bisects to the exact largest fit", "[integration
   // A margin is taken off before the verification: floor(12 x 0.75) = 9.
   Sandbox margin;
   const auto m = margin.gpusweep(
-      "tune-batch memhog --max-memory 100MiB --mode binsearch --margin 0.25 --max 12 --db results.db");
+      "tune-batch memhog --max-memory 100MiB --mode binsearch --margin 0.25 --max 12 --db "
+      "results.db");
   INFO(m.output);
   REQUIRE(m.code == 0);
   CHECK(probed(margin, "ok") == std::vector<int64_t>{1, 2, 4, 8, 12});

@@ -45,10 +45,11 @@ Support conv_support() {
 }  // namespace
 
 TEST_CASE("CUDA-only settings on CPU are skipped with the reason", "[torchkit]") {
-  CHECK_THAT(skip_reason({{"precision", "fp16"}}), Contains("needs a CUDA device") &&
-                                                       Contains("device is cpu"));
+  CHECK_THAT(skip_reason({{"precision", "fp16"}}),
+             Contains("needs a CUDA device") && Contains("device is cpu"));
   CHECK(skip_reason({{"tf32", true}}) == "tf32 applies to CUDA float32 matmuls; device is cpu");
-  CHECK_THAT(skip_reason({{"cudnn_benchmark", true}}), Contains("cuDNN") && Contains("device is cpu"));
+  CHECK_THAT(skip_reason({{"cudnn_benchmark", true}}),
+             Contains("cuDNN") && Contains("device is cpu"));
   CHECK_THAT(skip_reason({{"pin_memory", true}}, conv_support()), Contains("device is cpu"));
   CHECK_THAT(skip_reason({{"non_blocking", true}}), Contains("device is cpu"));
   CHECK_THAT(skip_reason({{"device", "cuda"}}), Contains("CUDA"));
@@ -207,8 +208,8 @@ TEST_CASE("the input pipeline delivers the same batches in order with any worker
   };
   std::vector<std::pair<double, double>> reference;
   for (int64_t workers : {0, 1, 3}) {
-    auto s = Settings::apply(config({{"loader_workers", workers}, {"prefetch", 2}}),
-                             conv_support());
+    auto s =
+        Settings::apply(config({{"loader_workers", workers}, {"prefetch", 2}}), conv_support());
     InputPipeline pipeline(s, producer);
     std::vector<std::pair<double, double>> got;
     for (int i = 0; i < 10; ++i) {
@@ -228,8 +229,8 @@ TEST_CASE("background workers hide the producer's time from the step", "[torchki
     return Batch{torch::zeros({1})};
   };
   auto waited = [&](int64_t workers) {
-    auto s = Settings::apply(config({{"loader_workers", workers}, {"prefetch", 4}}),
-                             conv_support());
+    auto s =
+        Settings::apply(config({{"loader_workers", workers}, {"prefetch", 4}}), conv_support());
     InputPipeline pipeline(s, slow);
     for (int i = 0; i < 8; ++i) {
       pipeline.next();
@@ -239,8 +240,8 @@ TEST_CASE("background workers hide the producer's time from the step", "[torchki
   };
   const double inline_wait = waited(0);
   const double worker_wait = waited(2);
-  CHECK(inline_wait >= 0.08);              // 8 batches x 10 ms, all in the step
-  CHECK(worker_wait < inline_wait / 2);    // produced while the step ran
+  CHECK(inline_wait >= 0.08);            // 8 batches x 10 ms, all in the step
+  CHECK(worker_wait < inline_wait / 2);  // produced while the step ran
 }
 
 TEST_CASE("a producer's exception reaches the step", "[torchkit]") {

@@ -13,7 +13,8 @@ namespace gpusweep::host {
 SearchMode parse_search_mode(const std::string& text) {
   if (text == "power") return SearchMode::power;
   if (text == "binsearch") return SearchMode::binsearch;
-  throw UsageError("--mode " + text + ": use power (double until it does not fit) or binsearch "
+  throw UsageError("--mode " + text +
+                   ": use power (double until it does not fit) or binsearch "
                    "(then bisect between the last fit and the first failure)");
 }
 
@@ -33,8 +34,8 @@ std::optional<int64_t> BatchSearch::next() const {
   if (options_.mode == SearchMode::power || !fail_) return std::nullopt;
   // Bisect until the bracket is one batch wide (Lightning), or narrower than
   // the margin would take off anyway.
-  const auto tolerance =
-      std::max<int64_t>(1, static_cast<int64_t>(std::floor(static_cast<double>(*fit_) * options_.margin)));
+  const auto tolerance = std::max<int64_t>(
+      1, static_cast<int64_t>(std::floor(static_cast<double>(*fit_) * options_.margin)));
   if (*fail_ - *fit_ <= tolerance) return std::nullopt;
   return *fit_ + (*fail_ - *fit_) / 2;
 }
@@ -50,7 +51,8 @@ void BatchSearch::record(int64_t size, bool fits) {
 
 std::optional<int64_t> BatchSearch::with_margin() const {
   if (!fit_) return std::nullopt;
-  const auto n = static_cast<int64_t>(std::floor(static_cast<double>(*fit_) * (1.0 - options_.margin)));
+  const auto n =
+      static_cast<int64_t>(std::floor(static_cast<double>(*fit_) * (1.0 - options_.margin)));
   return std::max(options_.min, std::max<int64_t>(1, n));
 }
 

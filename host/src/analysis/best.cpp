@@ -16,9 +16,12 @@ Objective parse_objective(const std::string& text) {
 
 const char* objective_name(Objective o) {
   switch (o) {
-    case Objective::memory: return "memory";
-    case Objective::time: return "time";
-    default: return "throughput";
+    case Objective::memory:
+      return "memory";
+    case Objective::time:
+      return "time";
+    default:
+      return "throughput";
   }
 }
 
@@ -52,8 +55,8 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
     if (!ok) continue;
     ++best.eligible;
     const double v = m.at(key);
-    const bool better = !best.config_index ||
-                        (maximise ? v > best.metrics.at(key) : v < best.metrics.at(key));
+    const bool better =
+        !best.config_index || (maximise ? v > best.metrics.at(key) : v < best.metrics.at(key));
     if (better) {
       best.config_index = index;
       best.config = config;

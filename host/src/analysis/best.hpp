@@ -26,10 +26,10 @@ struct BestChoice {
   // The winner (nothing when no config is eligible).
   std::optional<int64_t> config_index;
   Json config;
-  std::string unit;                  // throughput unit
-  ConfigMetrics metrics;             // its medians
-  ConfigMetrics baseline;            // the baseline's medians (empty when it has no ok trial)
-  Json base;                         // the sweep's base with the winner's grid values
+  std::string unit;        // throughput unit
+  ConfigMetrics metrics;   // its medians
+  ConfigMetrics baseline;  // the baseline's medians (empty when it has no ok trial)
+  Json base;               // the sweep's base with the winner's grid values
 };
 
 // The best config by objective among those meeting every constraint; each

@@ -4,8 +4,8 @@
 #include "analysis/metrics.hpp"
 #include "model/metrics.hpp"
 
-#include "support/format.hpp"
 #include "analysis/significance.hpp"
+#include "support/format.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -47,8 +47,9 @@ std::string refuted_because(double ratio, double low, double high, const Claim& 
   }
   if (claims_gain || claims_drop) {
     const bool same_way = claims_gain ? ratio > 1 : ratio < 1;
-    if (!same_way) return "the opposite of the claim: " + metric_words(claim.metric) +
-                          (claims_gain ? " fell" : " rose");
+    if (!same_way)
+      return "the opposite of the claim: " + metric_words(claim.metric) +
+             (claims_gain ? " fell" : " rose");
     const bool more = claims_gain ? ratio > claim.high : ratio < claim.low;
     return more ? "a larger change than claimed" : "the right direction, less than claimed";
   }
@@ -91,10 +92,12 @@ std::optional<std::string> unmeasurable(const Claim& claim, const Features& feat
   }
   if (gpu_only_metric(claim.metric) && !features.cuda) {
     return claim.metric == "transfer_time"
-               ? std::string("host-device transfer time exists only with a GPU; the trials ran "
-                             "without one (on a CPU the data never leaves host memory)")
-               : std::string("GPU utilisation needs a GPU (read through NVML); the trials ran "
-                             "without one");
+               ? std::string(
+                     "host-device transfer time exists only with a GPU; the trials ran "
+                     "without one (on a CPU the data never leaves host memory)")
+               : std::string(
+                     "GPU utilisation needs a GPU (read through NVML); the trials ran "
+                     "without one");
   }
   return std::nullopt;
 }
@@ -197,7 +200,8 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
                                          const SweepSpec& spec) {
   if (spec.claims.empty()) return {};
   Features features;
-  for (const auto& e : store.environments(sweep.id)) features.cuda = features.cuda || e.cuda_available;
+  for (const auto& e : store.environments(sweep.id))
+    features.cuda = features.cuda || e.cuda_available;
   // Each config (parsed once) with its trials, in plan order.
   std::map<int64_t, std::vector<db::TrialRecord>> by_config;
   for (auto& t : store.trials(sweep.id)) by_config[t.plan.config_index].push_back(std::move(t));

@@ -34,9 +34,11 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     }
     if (t.summary->quality) c.quality.push_back(*t.summary->quality);
     if (t.summary->peak_memory_bytes) {
-      c.peak_memory_bytes = std::max(c.peak_memory_bytes.value_or(0), *t.summary->peak_memory_bytes);
+      c.peak_memory_bytes =
+          std::max(c.peak_memory_bytes.value_or(0), *t.summary->peak_memory_bytes);
     }
-    if (t.summary->quality_higher_is_better) c.higher_is_better = t.summary->quality_higher_is_better;
+    if (t.summary->quality_higher_is_better)
+      c.higher_is_better = t.summary->quality_higher_is_better;
   }
   std::vector<ConfigSamples> out;
   for (auto& [idx, c] : by_index) out.push_back(std::move(c));

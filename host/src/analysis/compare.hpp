@@ -19,9 +19,9 @@ namespace gpusweep::host {
 struct ConfigSamples {
   int64_t config_index = 0;
   Json config;
-  std::vector<double> throughput;  // samples/s of every block of every ok repeat
-  std::vector<std::vector<double>> runs;  // the same, one vector per ok repeat
-  std::vector<double> quality;     // one per ok repeat
+  std::vector<double> throughput;           // samples/s of every block of every ok repeat
+  std::vector<std::vector<double>> runs;    // the same, one vector per ok repeat
+  std::vector<double> quality;              // one per ok repeat
   std::optional<double> peak_memory_bytes;  // the largest of the repeats
   std::optional<bool> higher_is_better;
   std::string unit;
@@ -65,9 +65,9 @@ struct AblationRow {
   std::string knob;
   Json from;
   Json to;
-  int pairs = 0;        // combinations of the other knobs where both ran ok
-  double ratio = 1;     // geometric mean of the per-combination ratios
-  double low = NAN;     // 95% interval (t on log ratios; one pair: its own interval)
+  int pairs = 0;     // combinations of the other knobs where both ran ok
+  double ratio = 1;  // geometric mean of the per-combination ratios
+  double low = NAN;  // 95% interval (t on log ratios; one pair: its own interval)
   double high = NAN;
 };
 

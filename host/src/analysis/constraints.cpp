@@ -21,8 +21,9 @@ Constraint parse_constraint(const std::string& text) {
   const std::string ctx = "--constraint '" + text + "'";
   size_t pos = text.find_first_of("<>=!");
   if (pos == std::string::npos || pos == 0) {
-    throw UsageError(ctx + ": expected NAME OP VALUE, for example peak_memory<8GiB or "
-                           "quality>=0.99*baseline");
+    throw UsageError(ctx +
+                     ": expected NAME OP VALUE, for example peak_memory<8GiB or "
+                     "quality>=0.99*baseline");
   }
   auto trim = [](std::string s) {
     const auto b = s.find_first_not_of(" \t");
@@ -43,7 +44,8 @@ Constraint parse_constraint(const std::string& text) {
   if (rhs == "baseline") {
     c.relative_to_baseline = true;
     c.value = 1;
-  } else if (rhs.size() > suffix.size() && rhs.compare(rhs.size() - suffix.size(), suffix.size(), suffix) == 0) {
+  } else if (rhs.size() > suffix.size() &&
+             rhs.compare(rhs.size() - suffix.size(), suffix.size(), suffix) == 0) {
     c.relative_to_baseline = true;
     c.value = parse_quantity(trim(rhs.substr(0, rhs.size() - suffix.size())), ctx);
   } else if (!is_metric(c.name) && (c.op == "==" || c.op == "!=") &&

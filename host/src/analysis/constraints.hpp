@@ -13,11 +13,12 @@
 namespace gpusweep::host {
 
 struct Constraint {
-  std::string text;    // as written
-  std::string name;    // a metric (throughput, peak_memory, step_time, quality, cv, input_wait) or a setting
-  std::string op;      // <, <=, >, >=, ==, !=
-  double value = 0;    // in base units (bytes, seconds, fraction)
-  bool relative_to_baseline = false;  // value is a factor of the baseline's
+  std::string text;  // as written
+  std::string
+      name;  // a metric (throughput, peak_memory, step_time, quality, cv, input_wait) or a setting
+  std::string op;                         // <, <=, >, >=, ==, !=
+  double value = 0;                       // in base units (bytes, seconds, fraction)
+  bool relative_to_baseline = false;      // value is a factor of the baseline's
   std::optional<std::string> text_value;  // a string setting: precision==bf16
 };
 

@@ -71,11 +71,16 @@ PhaseBreakdown breakdown_from_stats(const Json& snapshot, const Json& final_stat
 
 const char* bottleneck_name(Bottleneck b) {
   switch (b) {
-    case Bottleneck::input: return "input-bound";
-    case Bottleneck::sync: return "sync-bound";
-    case Bottleneck::overhead: return "launch/overhead-bound";
-    case Bottleneck::compute: return "compute-bound";
-    case Bottleneck::memory: return "memory-bound";
+    case Bottleneck::input:
+      return "input-bound";
+    case Bottleneck::sync:
+      return "sync-bound";
+    case Bottleneck::overhead:
+      return "launch/overhead-bound";
+    case Bottleneck::compute:
+      return "compute-bound";
+    case Bottleneck::memory:
+      return "memory-bound";
   }
   return "?";
 }
@@ -88,7 +93,8 @@ Diagnosis classify(const PhaseBreakdown& b) {
   const auto fraction = b.peak_fraction();
   if (b.host_syncs_per_step > 0) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "%.2f host syncs per step (reads of device values), %s of the step",
+    std::snprintf(buf, sizeof buf,
+                  "%.2f host syncs per step (reads of device values), %s of the step",
                   b.host_syncs_per_step, pct(sync_share).c_str());
     d.notes.push_back(buf);
   }
@@ -112,9 +118,9 @@ Diagnosis classify(const PhaseBreakdown& b) {
     d.bottleneck = Bottleneck::overhead;
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.0f us", b.step_s * 1e6);
-    d.why = std::string("a step takes only ") + buf +
-            ": its many small ops cost more in dispatch" + (b.cuda ? " and kernel launches" : "") +
-            " than in arithmetic" + (fraction ? " (" + pct(*fraction) + " of the matmul peak)" : "");
+    d.why = std::string("a step takes only ") + buf + ": its many small ops cost more in dispatch" +
+            (b.cuda ? " and kernel launches" : "") + " than in arithmetic" +
+            (fraction ? " (" + pct(*fraction) + " of the matmul peak)" : "");
   } else if (fraction && *fraction < kMemoryFraction) {
     d.bottleneck = Bottleneck::memory;
     d.why = "the compute phases dominate but reach only " + pct(*fraction) +
@@ -122,7 +128,8 @@ Diagnosis classify(const PhaseBreakdown& b) {
             pct(kMemoryFraction) + ")";
   } else if (b.rest_s / step >= 0.5) {
     d.bottleneck = Bottleneck::overhead;
-    d.why = pct(b.rest_s / step) + " of the step is outside the forward, backward and optimiser "
+    d.why = pct(b.rest_s / step) +
+            " of the step is outside the forward, backward and optimiser "
             "(host-side glue and small ops)";
   } else {
     d.bottleneck = Bottleneck::compute;
@@ -194,14 +201,15 @@ Json suggested_sweep(const SweepSpec& spec, const Diagnosis& d, const Json& grid
   Json base = spec.base;
   for (const auto& [key, values] : grid.items()) base.erase(key);
   static const char* const kSuffix[] = {"input", "sync", "overhead", "compute", "memory"};
-  return {{"name", spec.workload + "_" + kSuffix[static_cast<int>(d.bottleneck)]},
-          {"workload", spec.workload},
-          {"description", "suggested by gpusweep diagnose: " +
-                              std::string(bottleneck_name(d.bottleneck)) + ", " + d.why},
-          {"base", base},
-          {"grid", grid},
-          {"measure", {{"warmup_steps", 10}, {"steps_per_block", 20}, {"blocks", 5}, {"repeats", 1}}},
-          {"baseline", baseline}};
+  return {
+      {"name", spec.workload + "_" + kSuffix[static_cast<int>(d.bottleneck)]},
+      {"workload", spec.workload},
+      {"description", "suggested by gpusweep diagnose: " +
+                          std::string(bottleneck_name(d.bottleneck)) + ", " + d.why},
+      {"base", base},
+      {"grid", grid},
+      {"measure", {{"warmup_steps", 10}, {"steps_per_block", 20}, {"blocks", 5}, {"repeats", 1}}},
+      {"baseline", baseline}};
 }
 
 }  // namespace
@@ -212,7 +220,8 @@ std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const Plugin
   const Json& stats = readings.stats;
   if (!stats.is_object() ||
       (!stats.contains("phase_forward_s") && !stats.contains("phase_input_wait_s"))) {
-    *why = "plugin " + spec.workload + " reported no phase timings: it does not use torchkit "
+    *why = "plugin " + spec.workload +
+           " reported no phase timings: it does not use torchkit "
            "(or was built before its phase timers); only the step time is known";
     return std::nullopt;
   }
@@ -225,9 +234,8 @@ std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const Plugin
   PhaseBreakdown& b = r.breakdown;
   b = breakdown_from_stats(readings.stats_snapshot, stats, steps, seconds);
   const std::string device = config.value("device", "auto");
-  b.cuda = device.rfind("cuda", 0) == 0 ||
-           (device == "auto" && readings.runtime.is_object() &&
-            readings.runtime.value("cuda_available", false));
+  b.cuda = device.rfind("cuda", 0) == 0 || (device == "auto" && readings.runtime.is_object() &&
+                                            readings.runtime.value("cuda_available", false));
   if (readings.matmul.is_array()) {
     for (const auto& m : readings.matmul) {
       const bool on_cuda = m.value("device", "").rfind("cuda", 0) == 0;

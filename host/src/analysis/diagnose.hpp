@@ -27,8 +27,8 @@ struct PhaseBreakdown {
   double host_sync_s = 0;
   double rest_s = 0;
   double host_syncs_per_step = 0;
-  std::optional<double> flops_per_step;   // from the plugin's stats
-  std::optional<double> peak_flops;       // the matmul probe on the trial's device
+  std::optional<double> flops_per_step;  // from the plugin's stats
+  std::optional<double> peak_flops;      // the matmul probe on the trial's device
   bool cuda = false;
 
   std::optional<double> achieved_flops() const;

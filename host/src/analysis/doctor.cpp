@@ -92,8 +92,7 @@ std::string blas_alternative() {
                                 : machine == "aarch64" ? "aarch64-linux-gnu"
                                                        : machine + "-linux-gnu";
   std::error_code ec;
-  const auto resolved =
-      std::filesystem::canonical("/usr/lib/" + multiarch + "/libblas.so.3", ec);
+  const auto resolved = std::filesystem::canonical("/usr/lib/" + multiarch + "/libblas.so.3", ec);
   return ec ? std::string() : resolved.string();
 }
 
@@ -133,11 +132,14 @@ CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus) {
   const std::string toolkit = cuda.value("toolkit", "");
   const auto devices = runtime.value("devices", nlohmann::json::array());
   if (!cuda_build) {
-    v.summary = "LibTorch here is a CPU-only build: device=cuda trials are skipped and "
-                "device=auto runs on the CPU; " + std::string(kCudaOnly);
+    v.summary =
+        "LibTorch here is a CPU-only build: device=cuda trials are skipped and "
+        "device=auto runs on the CPU; " +
+        std::string(kCudaOnly);
     if (nvml_gpus > 0) {
       v.warnings.push_back(
-          "NVML sees " + std::to_string(nvml_gpus) + " GPU(s) but the plugins were built against "
+          "NVML sees " + std::to_string(nvml_gpus) +
+          " GPU(s) but the plugins were built against "
           "a CPU-only LibTorch, so no trial can use them: build against a CUDA LibTorch "
           "(scripts/install-deps.sh installs the torch wheel; rebuild with scripts/build.sh)");
     }
@@ -153,30 +155,37 @@ CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus) {
   if (driver.empty()) {
     v.summary = "no NVIDIA driver, no GPU: LibTorch is a CUDA " + built_for +
                 " build, but device=auto trials run on the CPU and device=cuda trials are "
-                "skipped; " + kCudaOnly;
+                "skipped; " +
+                kCudaOnly;
     return v;
   }
   const Version d = parse_version(driver);
   if (b.known() && d.known() && d.major < b.major) {
     v.problems.push_back(
         "LibTorch was built for CUDA " + built_for + " but the NVIDIA driver supports CUDA " +
-        driver + " at most: CUDA cannot start and every GPU trial fails. Fix: install a driver "
-        "for CUDA " + std::to_string(b.major) + ".x, or a torch built for CUDA " +
-        std::to_string(d.major) + ".x (scripts/install-deps.sh pins the wheel)");
+        driver +
+        " at most: CUDA cannot start and every GPU trial fails. Fix: install a driver "
+        "for CUDA " +
+        std::to_string(b.major) + ".x, or a torch built for CUDA " + std::to_string(d.major) +
+        ".x (scripts/install-deps.sh pins the wheel)");
   } else if (b.known() && d.known() && older(d, b)) {
     v.warnings.push_back(
         "LibTorch was built for CUDA " + built_for + " and the driver supports CUDA " + driver +
         ": it runs under CUDA's minor-version compatibility, but kernels compiled at run time "
-        "from PTX can fail; update the driver to one for CUDA " + built_for + " or newer");
+        "from PTX can fail; update the driver to one for CUDA " +
+        built_for + " or newer");
   }
   if (devices.empty()) {
-    v.summary = "driver for CUDA " + driver + ", but LibTorch sees no device (CUDA_VISIBLE_DEVICES "
+    v.summary = "driver for CUDA " + driver +
+                ", but LibTorch sees no device (CUDA_VISIBLE_DEVICES "
                 "empty, or no GPU): device=auto trials run on the CPU";
     if (nvml_gpus > 0) v.warnings.push_back("NVML sees GPUs but LibTorch sees none");
     return v;
   }
-  v.summary = std::to_string(devices.size()) + " CUDA device(s) visible: device=auto runs on "
-              "cuda:0 (" + devices.front().value("name", "?") + ")";
+  v.summary = std::to_string(devices.size()) +
+              " CUDA device(s) visible: device=auto runs on "
+              "cuda:0 (" +
+              devices.front().value("name", "?") + ")";
   return v;
 }
 
@@ -220,9 +229,11 @@ void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& ru
   lt["interop_threads"] = runtime.value("interop_threads", 0);
   if (cpu.logical > 0 && threads > 0 && threads < cpu.logical) {
     lt["threads_advice"] = "LibTorch's default uses " + std::to_string(threads) + " of the " +
-                           std::to_string(cpu.logical) + " logical cores here; sweep `threads` "
-                           "(e.g. \"threads\": [" + std::to_string(threads) + ", " +
-                           std::to_string(cpu.logical) + "]) to see whether more help";
+                           std::to_string(cpu.logical) +
+                           " logical cores here; sweep `threads` "
+                           "(e.g. \"threads\": [" +
+                           std::to_string(threads) + ", " + std::to_string(cpu.logical) +
+                           "]) to see whether more help";
   }
   if (probe.is_null()) {
     lt["probe_error"] = probe_error;
@@ -238,7 +249,9 @@ void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& ru
     blas.name = linked;
     blas.path = "linked into " + runtime.value("torch_library", std::string("LibTorch"));
   }
-  lt["blas"] = {{"name", blas.name}, {"path", blas.path}, {"slow", blas.slow},
+  lt["blas"] = {{"name", blas.name},
+                {"path", blas.path},
+                {"slow", blas.slow},
                 {"alternative", blas_alternative}};
   if (!blas.warning.empty()) f.warnings.push_back(blas.warning);
   if (blas.name == "unknown") {

@@ -15,10 +15,10 @@
 namespace gpusweep::host {
 
 struct BlasVerdict {
-  std::string name;      // "openblas-openmp", "openblas-pthread", "mkl", "blis", "reference", "unknown"
-  std::string path;      // the mapped library it was read from
-  bool slow = false;     // the unoptimised reference BLAS
-  std::string warning;   // what to do about it (empty when fine)
+  std::string name;  // "openblas-openmp", "openblas-pthread", "mkl", "blis", "reference", "unknown"
+  std::string path;  // the mapped library it was read from
+  bool slow = false;    // the unoptimised reference BLAS
+  std::string warning;  // what to do about it (empty when fine)
 };
 
 // Which BLAS a process uses, from the libraries it mapped. alternative is

@@ -42,7 +42,7 @@ double exact_sf(int n1, int n2, double u) {
     cur[0] = {1.0};  // n = 0: U = 0
     for (int n = 1; n <= n2; ++n) {
       std::vector<double> c(static_cast<size_t>(m * n) + 1, 0.0);
-      const auto& a = prev[static_cast<size_t>(n)];   // c(m-1, n, k-n)
+      const auto& a = prev[static_cast<size_t>(n)];     // c(m-1, n, k-n)
       const auto& b = cur[static_cast<size_t>(n - 1)];  // c(m, n-1, k)
       for (size_t k = 0; k < a.size(); ++k) c[k + static_cast<size_t>(n)] += a[k];
       for (size_t k = 0; k < b.size(); ++k) c[k] += b[k];
@@ -113,7 +113,8 @@ UTest mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y)
   pooled.insert(pooled.end(), y.begin(), y.end());
   double tie_term = 0;
   const auto r = ranks(pooled, &tie_term);
-  const double r1 = std::accumulate(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(x.size()), 0.0);
+  const double r1 =
+      std::accumulate(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(x.size()), 0.0);
   UTest out;
   out.u = r1 - n1 * (n1 + 1) / 2;
   const double u2 = n1 * n2 - out.u;
@@ -121,7 +122,8 @@ UTest mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y)
   const bool ties = tie_term > 0;
   out.exact = !ties && (x.size() <= 8 || y.size() <= 8);
   if (out.exact) {
-    out.p = std::min(1.0, 2 * exact_sf(static_cast<int>(x.size()), static_cast<int>(y.size()), u_big));
+    out.p =
+        std::min(1.0, 2 * exact_sf(static_cast<int>(x.size()), static_cast<int>(y.size()), u_big));
     return out;
   }
   const double n = n1 + n2;
@@ -140,12 +142,12 @@ namespace {
 
 // Standard normal quantile (Acklam's rational approximation, |error| < 1.2e-9).
 double normal_quantile(double p) {
-  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
-                             1.383577518672690e+02, -3.066479806614716e+01, 2.506628277459239e+00};
+  static const double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
+                             1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static const double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
                              6.680131188771972e+01, -1.328068155288572e+01};
   static const double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
-                             -2.549732539343734e+00, 4.374664141464968e+00, 2.938163982698783e+00};
+                             -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static const double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
                              3.754408661907416e+00};
   const double lo = 0.02425;
@@ -213,7 +215,8 @@ RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<dou
     return ci;
   }
   // Welch-Satterthwaite degrees of freedom.
-  const double df = se2 * se2 / ((vx / nx) * (vx / nx) / (nx - 1) + (vy / ny) * (vy / ny) / (ny - 1));
+  const double df =
+      se2 * se2 / ((vx / nx) * (vx / nx) / (nx - 1) + (vy / ny) * (vy / ny) / (ny - 1));
   const double t = t_quantile(0.5 + level / 2, df);
   ci.low = std::exp(my - mx - t * std::sqrt(se2));
   ci.high = std::exp(my - mx + t * std::sqrt(se2));
@@ -276,9 +279,12 @@ Verdict verdict(const UTest& test, const RatioInterval& ci, double alpha) {
 
 const char* to_string(Verdict v) {
   switch (v) {
-    case Verdict::faster: return "faster";
-    case Verdict::slower: return "slower";
-    case Verdict::no_difference: return "no significant difference";
+    case Verdict::faster:
+      return "faster";
+    case Verdict::slower:
+      return "slower";
+    case Verdict::no_difference:
+      return "no significant difference";
   }
   return "?";
 }

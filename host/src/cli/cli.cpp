@@ -28,8 +28,7 @@ Parsed parse_command(const std::string& name, const std::string& synopsis,
     }
     po::notify(p.vm);
   } catch (const po::error& e) {
-    throw UsageError("gpusweep " + name + ": " + e.what() + " (see: gpusweep " + name +
-                     " --help)");
+    throw UsageError("gpusweep " + name + ": " + e.what() + " (see: gpusweep " + name + " --help)");
   }
   return p;
 }

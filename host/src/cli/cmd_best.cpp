@@ -43,8 +43,8 @@ int cmd_best(const Args& args) {
     }
   }
   const OpenedSweep run = open_sweep(vm);
-  const BestChoice best = choose_best(stored_spec(run.sweep), run.store->trials(run.sweep.id),
-                                      objective, constraints);
+  const BestChoice best =
+      choose_best(stored_spec(run.sweep), run.store->trials(run.sweep.id), objective, constraints);
   if (format == OutputFormat::json) {
     std::cout << best_json(best, run.sweep.name).dump(2) << "\n";
   } else {

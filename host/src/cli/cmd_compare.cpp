@@ -18,7 +18,8 @@ Json parse_partial(const std::vector<std::string>& sets) {
   for (const auto& s : sets) {
     const auto eq = s.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw UsageError("--baseline " + s + ": expected key=value (for example replay_on_device=false)");
+      throw UsageError("--baseline " + s +
+                       ": expected key=value (for example replay_on_device=false)");
     }
     j[s.substr(0, eq)] = parse_cli_value(s.substr(eq + 1));
   }
@@ -35,7 +36,8 @@ int cmd_compare(const Args& args) {
                   "key=value settings of the baseline config (default: the sweep's baseline)")(
       "max-quality-loss", po::value<double>()->default_value(0.01, "0.01"),
       "largest relative quality loss still called non-inferior")(
-      "alpha", po::value<double>()->default_value(0.05, "0.05"), "significance level of the U test")(
+      "alpha", po::value<double>()->default_value(0.05, "0.05"),
+      "significance level of the U test")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or md")(
       "claims", "only the sweep's claims: each against its measured ratio, with a verdict");
   po::positional_options_description pos;
@@ -66,7 +68,8 @@ int cmd_compare(const Args& args) {
   opt.max_quality_loss = vm["max-quality-loss"].as<double>();
   if (vm.count("claims") != 0U) {
     if (spec.claims.empty()) {
-      throw UsageError("sweep '" + sweep->name + "' carries no claims (add \"claims\" to its sweep "
+      throw UsageError("sweep '" + sweep->name +
+                       "' carries no claims (add \"claims\" to its sweep "
                        "file; see README.md)");
     }
     std::cout << render_claims(evaluate_claims(store, *sweep, spec), format);
@@ -79,11 +82,15 @@ int cmd_compare(const Args& args) {
   const std::vector<Json> records = comparison_records(rows, keys);
   if (format == OutputFormat::table) {
     std::cout << "sweep '" << sweep->name << "' (run " << sweep->id << "), baseline "
-              << (opt.baseline.empty() ? std::string("config #1") : config_label(opt.baseline, [&] {
-                    std::vector<std::string> k;
-                    for (const auto& [key, v] : opt.baseline.items()) k.push_back(key);
-                    return k;
-                  }()))
+              << (opt.baseline.empty()
+                      ? std::string("config #1")
+                      : config_label(opt.baseline,
+                                     [&] {
+                                       std::vector<std::string> k;
+                                       for (const auto& [key, v] : opt.baseline.items())
+                                         k.push_back(key);
+                                       return k;
+                                     }()))
               << "\n";
   }
   std::cout << render_comparison(records, keys, format);

@@ -46,7 +46,8 @@ int cmd_diagnose(const Args& args) {
   po::positional_options_description pos;
   pos.add("workload", 1);
   auto p = parse_command(
-      "diagnose", "WORKLOAD [--set key=value ...] [--matmul-seconds S] [--sweep-out FILE] [--db FILE] "
+      "diagnose",
+      "WORKLOAD [--set key=value ...] [--matmul-seconds S] [--sweep-out FILE] [--db FILE] "
       "[--format table|json]",
       "Runs one instrumented trial and splits its step time into input wait, host-to-device\n"
       "copies, forward, backward, optimiser, host syncs (reads of device values) and the\n"
@@ -64,9 +65,10 @@ int cmd_diagnose(const Args& args) {
   if (matmul_s < 0 || matmul_s > 60) {
     throw UsageError("--matmul-seconds " + fixed(matmul_s, 1) + ": use 0 to 60");
   }
-  const SweepSpec spec = command_sweep(
-      "diagnose", vm["workload"].as<std::string>(), "gpusweep diagnose", 10, 10,
-      vm.count("set") != 0U ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
+  const SweepSpec spec =
+      command_sweep("diagnose", vm["workload"].as<std::string>(), "gpusweep diagnose", 10, 10,
+                    vm.count("set") != 0U ? vm["set"].as<std::vector<std::string>>()
+                                          : std::vector<std::string>{});
   const PluginInfo info = Registry(plugin_paths(vm)).describe(spec.workload);
   const Json config = resolve_single_config(spec, info.manifest);
 

@@ -32,11 +32,14 @@ void read_nvml(Json* nvml, Json* devices, int* count) {
     *nvml = {{"loaded", false}, {"why", why}};
     return;
   }
-  *nvml = {{"loaded", true}, {"library", lib->library()}, {"driver_version", lib->driver_version()}};
+  *nvml = {
+      {"loaded", true}, {"library", lib->library()}, {"driver_version", lib->driver_version()}};
   *count = static_cast<int>(lib->device_count());
   for (unsigned i = 0; i < lib->device_count(); ++i) {
     if (auto g = lib->device(i)) {
-      devices->push_back({{"index", i}, {"name", g->name}, {"memory_bytes", g->memory_total_bytes},
+      devices->push_back({{"index", i},
+                          {"name", g->name},
+                          {"memory_bytes", g->memory_total_bytes},
                           {"compute_capability", g->compute_capability}});
     }
   }

@@ -12,8 +12,7 @@ namespace gpusweep::host {
 namespace {
 
 // Positive integer options, named in the error.
-std::optional<int64_t> positive(const po::variables_map& vm, const std::string& flag,
-                                int64_t max) {
+std::optional<int64_t> positive(const po::variables_map& vm, const std::string& flag, int64_t max) {
   if (vm.count(flag) == 0U) return std::nullopt;
   const int64_t v = vm[flag].as<int64_t>();
   if (v < 1 || v > max) {
@@ -41,7 +40,8 @@ LaunchRequest launch_request(const po::variables_map& vm) {
   }
   if (vm.count("partition") != 0U) {
     b.partition = vm["partition"].as<std::string>();
-    if (b.partition->empty()) throw UsageError("--partition: give a partition name (sinfo lists them)");
+    if (b.partition->empty())
+      throw UsageError("--partition: give a partition name (sinfo lists them)");
   }
 
   return request;
@@ -57,8 +57,7 @@ int cmd_launch(const Args& args) {
       "gpus-per-task", po::value<int64_t>(), "GPUs for each task (sbatch --gpus-per-task)")(
       "cpus-per-task", po::value<int64_t>(), "CPUs for each task (sbatch --cpus-per-task)")(
       "time", po::value<int64_t>(), "time limit of each task in minutes (sbatch --time)")(
-      "array-parallelism", po::value<int64_t>(),
-      "at most N tasks at once (sbatch --array=1-T%N)")(
+      "array-parallelism", po::value<int64_t>(), "at most N tasks at once (sbatch --array=1-T%N)")(
       "trials-per-task", po::value<int64_t>()->default_value(1),
       "trials each task runs (raised to fit the 1000 tasks an array may have)")(
       "sbatch-arg", po::value<std::vector<std::string>>()->composing(),
@@ -89,8 +88,9 @@ int cmd_launch(const Args& args) {
   if (p.help) return 0;
   const auto& vm = p.vm;
   if (!vm["slurm"].as<bool>()) {
-    throw UsageError("gpusweep launch: pass --slurm (Slurm is the scheduler gpusweep launches on; "
-                     "to split a sweep by hand, use gpusweep run --shard i/n)");
+    throw UsageError(
+        "gpusweep launch: pass --slurm (Slurm is the scheduler gpusweep launches on; "
+        "to split a sweep by hand, use gpusweep run --shard i/n)");
   }
   LaunchRequest request = launch_request(vm);
   const std::string file = vm["sweep"].as<std::string>();

@@ -1,8 +1,8 @@
 // `gpusweep merge`: imports shard databases (from `run --shard` or a launch's
 // run folder) into one database, idempotently.
 #include "cli/cli.hpp"
-#include "support/error.hpp"
 #include "cluster/run_dir.hpp"
+#include "support/error.hpp"
 
 #include <gpusweep/db/shards.hpp>
 #include <gpusweep/db/store.hpp>
@@ -38,8 +38,9 @@ int cmd_merge(const Args& args) {
   if (p.help) return 0;
   const auto& vm = p.vm;
   if (vm.count("inputs") == 0U) {
-    throw UsageError("gpusweep merge: name the run folders or shard databases to merge (see: "
-                     "gpusweep merge --help)");
+    throw UsageError(
+        "gpusweep merge: name the run folders or shard databases to merge (see: "
+        "gpusweep merge --help)");
   }
   std::vector<std::string> shards;
   std::string db_path = vm["db"].as<std::string>();

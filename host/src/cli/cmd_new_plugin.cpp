@@ -2,11 +2,11 @@
 // builds against an installed gpusweep (CMakeLists.txt, one LibTorch source,
 // a README, a sweep file) from sdk/template/, which the binary carries.
 #include "cli/cli.hpp"
-#include "support/version.hpp"
 #include "cli/embedded.hpp"
-#include "support/error.hpp"
 #include "plugins/registry.hpp"
+#include "support/error.hpp"
 #include "support/spawn.hpp"
+#include "support/version.hpp"
 
 #include <gpusweep/plugin.h>
 
@@ -18,7 +18,6 @@
 #include <optional>
 #include <regex>
 #include <set>
-
 
 namespace gpusweep::host {
 
@@ -65,20 +64,25 @@ void validate_name(const std::string& name) {
   static const std::regex pattern("[a-z][a-z0-9_]*");
   if (std::regex_match(name, pattern) && name.size() <= kMaxNameLength) {
     // The template's class (`using namespace gpusweep`) must not hide an SDK type.
-    static const std::set<std::string> taken = {"Json", "Manifest", "Metrics", "OutOfMemory",
-                                                "Param", "Quality", "Skipped", "StepResult",
+    static const std::set<std::string> taken = {"Json",        "Manifest", "Metrics", "OutOfMemory",
+                                                "Param",       "Quality",  "Skipped", "StepResult",
                                                 "TrialConfig", "Workload"};
     if (taken.count(class_name(name)) == 0) return;
     throw UsageError("new-plugin: the name '" + name + "' would make the class " +
-                     class_name(name) + ", which the SDK already defines; choose another name "
-                     "(for example '" + name + "_model')");
+                     class_name(name) +
+                     ", which the SDK already defines; choose another name "
+                     "(for example '" +
+                     name + "_model')");
   }
   const std::string suggestion = suggest_name(name);
   throw UsageError(
-      "new-plugin: invalid plugin name '" + name + "': use lower-case letters, digits and "
-      "underscores, starting with a letter, at most " + std::to_string(kMaxNameLength) +
+      "new-plugin: invalid plugin name '" + name +
+      "': use lower-case letters, digits and "
+      "underscores, starting with a letter, at most " +
+      std::to_string(kMaxNameLength) +
       " characters (it names the workload in sweep files, the file gpusweep_<name>.so and the "
-      "C++ class)" + (suggestion.empty() ? "" : "; for example '" + suggestion + "'"));
+      "C++ class)" +
+      (suggestion.empty() ? "" : "; for example '" + suggestion + "'"));
 }
 
 // Replaces each {{key}} of vars; anything else (C++'s `{{"a", 1}}`) stays.
@@ -141,18 +145,20 @@ int cmd_new_plugin(const Args& args) {
 
   // A name already on the plugin path would shadow, or be shadowed by, that plugin.
   if (auto existing = Registry({}).find(name)) {
-    throw UsageError("new-plugin: a plugin named '" + name + "' already exists (" +
-                     existing->path + "); pick another name");
+    throw UsageError("new-plugin: a plugin named '" + name + "' already exists (" + existing->path +
+                     "); pick another name");
   }
 
   std::error_code ec;
   if (fs::exists(dir, ec)) {
     if (!fs::is_directory(dir, ec)) {
-      throw UsageError("new-plugin: '" + dir + "' exists and is not a folder; choose another "
+      throw UsageError("new-plugin: '" + dir +
+                       "' exists and is not a folder; choose another "
                        "--dir");
     }
     if (!fs::is_empty(dir, ec)) {
-      throw UsageError("new-plugin: '" + dir + "' already exists and is not empty; choose "
+      throw UsageError("new-plugin: '" + dir +
+                       "' already exists and is not empty; choose "
                        "another --dir or remove it (new-plugin never overwrites files)");
     }
   }

@@ -1,11 +1,11 @@
 // `gpusweep plugins [NAME]`: the plugins on the plugin path, or one manifest;
 // `gpusweep plugins --check FILE`: validates one plugin thoroughly.
 #include "cli/cli.hpp"
-#include "support/error.hpp"
-#include "support/format.hpp"
-#include "report/output.hpp"
 #include "plugins/plugin_check.hpp"
 #include "plugins/registry.hpp"
+#include "report/output.hpp"
+#include "support/error.hpp"
+#include "support/format.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -16,7 +16,8 @@ namespace {
 
 std::string allowed(const ParamSpec& p) {
   std::string out;
-  for (const auto& c : p.choices) out += (out.empty() ? "" : ", ") + (c.is_string() ? c.get<std::string>() : c.dump());
+  for (const auto& c : p.choices)
+    out += (out.empty() ? "" : ", ") + (c.is_string() ? c.get<std::string>() : c.dump());
   if (!out.empty()) return out;
   auto num = [&p](double v) {
     return p.type == "int" ? std::to_string(static_cast<long long>(v)) : Json(v).dump();
@@ -68,6 +69,51 @@ std::string check_target(const std::string& arg, const Registry& registry) {
   return arg;
 }
 
+// The plugins on the path, one row each (those that do not load, with why);
+// exit code 1 when one does not load or none is found.
+int list_plugins(const Registry& registry, OutputFormat format) {
+  std::vector<Json> rows;
+  int broken = 0;
+  for (const auto& f : registry.list()) {
+    try {
+      const auto info = registry.describe_file(f);
+      rows.push_back({{"name", f.name},
+                      {"version", info.manifest.version},
+                      {"unit", info.manifest.unit},
+                      {"description", info.manifest.description},
+                      {"file", f.path},
+                      {"loads", true}});
+    } catch (const PluginError& e) {
+      ++broken;
+      rows.push_back({{"name", f.name},
+                      {"version", nullptr},
+                      {"unit", nullptr},
+                      {"description", "does not load: " + e.reason()},
+                      {"file", f.path},
+                      {"loads", false}});
+    }
+  }
+  if (rows.empty()) {
+    std::string dirs;
+    for (const auto& d : registry.search_path()) dirs += "\n  " + d;
+    std::cout << "no plugins found; searched:" << dirs << "\n";
+    return 1;
+  }
+  const bool table = format == OutputFormat::table;
+  std::vector<Column> cols = {{"name", "name", false, {}},
+                              {"version", "version", false, {}},
+                              {"unit", "unit", false, {}},
+                              {"description", "description", false,
+                               [table](const Json& r) {
+                                 const std::string d = r["description"].get<std::string>();
+                                 return table && r["loads"].get<bool>() ? truncate(d, 60) : d;
+                               }},
+                              {"file", "file", false, {}}};
+  if (!table) cols.push_back({"loads", "loads", false, {}});
+  std::cout << render(rows, cols, format);
+  return broken == 0 ? 0 : 1;
+}
+
 }  // namespace
 
 int cmd_plugins(const Args& args) {
@@ -110,40 +156,7 @@ int cmd_plugins(const Args& args) {
     describe(registry.describe(p.vm["name"].as<std::string>()));
     return 0;
   }
-  const OutputFormat format = parse_output_format(p.vm["format"].as<std::string>());
-  std::vector<Json> rows;
-  int broken = 0;
-  for (const auto& f : registry.list()) {
-    try {
-      const auto info = registry.describe_file(f);
-      rows.push_back({{"name", f.name}, {"version", info.manifest.version},
-                      {"unit", info.manifest.unit}, {"description", info.manifest.description},
-                      {"file", f.path}, {"loads", true}});
-    } catch (const PluginError& e) {
-      ++broken;
-      rows.push_back({{"name", f.name}, {"version", nullptr}, {"unit", nullptr},
-                      {"description", "does not load: " + e.reason()}, {"file", f.path},
-                      {"loads", false}});
-    }
-  }
-  if (rows.empty()) {
-    std::string dirs;
-    for (const auto& d : registry.search_path()) dirs += "\n  " + d;
-    std::cout << "no plugins found; searched:" << dirs << "\n";
-    return 1;
-  }
-  const bool table = format == OutputFormat::table;
-  std::vector<Column> cols = {{"name", "name", false, {}},
-                              {"version", "version", false, {}},
-                              {"unit", "unit", false, {}},
-                              {"description", "description", false, [table](const Json& r) {
-                                 const std::string d = r["description"].get<std::string>();
-                                 return table && r["loads"].get<bool>() ? truncate(d, 60) : d;
-                               }},
-                              {"file", "file", false, {}}};
-  if (!table) cols.push_back({"loads", "loads", false, {}});
-  std::cout << render(rows, cols, format);
-  return broken == 0 ? 0 : 1;
+  return list_plugins(registry, parse_output_format(p.vm["format"].as<std::string>()));
 }
 
 }  // namespace gpusweep::host

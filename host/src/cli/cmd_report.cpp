@@ -1,7 +1,7 @@
 // `gpusweep report`: the HTML report of a sweep.
 #include "cli/cli.hpp"
-#include "support/error.hpp"
 #include "report/report.hpp"
+#include "support/error.hpp"
 
 #include <filesystem>
 #include <fstream>

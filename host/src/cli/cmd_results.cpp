@@ -1,9 +1,9 @@
 // `gpusweep results`: the trials of a sweep as an aligned table.
 #include "cli/cli.hpp"
-#include "support/error.hpp"
-#include "support/format.hpp"
 #include "report/output.hpp"
 #include "report/results.hpp"
+#include "support/error.hpp"
+#include "support/format.hpp"
 
 #include <gpusweep/db/store.hpp>
 
@@ -35,14 +35,20 @@ int cmd_results(const Args& args) {
   if (p.vm["list"].as<bool>()) {
     std::vector<Json> rows;
     for (const auto& s : store.sweeps()) {
-      rows.push_back({{"run", s.id}, {"name", s.name}, {"workload", s.workload},
-                      {"status", s.status}, {"trials", store.trial_counts(s.id).total},
+      rows.push_back({{"run", s.id},
+                      {"name", s.name},
+                      {"workload", s.workload},
+                      {"status", s.status},
+                      {"trials", store.trial_counts(s.id).total},
                       {"created", s.created_at}});
     }
     std::cout << render(rows,
-                        {{"run", "run", true, {}}, {"name", "name", false, {}},
-                         {"workload", "workload", false, {}}, {"status", "status", false, {}},
-                         {"trials", "trials", true, {}}, {"created", "created", false, {}}},
+                        {{"run", "run", true, {}},
+                         {"name", "name", false, {}},
+                         {"workload", "workload", false, {}},
+                         {"status", "status", false, {}},
+                         {"trials", "trials", true, {}},
+                         {"created", "created", false, {}}},
                         format);
     return 0;
   }

@@ -1,18 +1,18 @@
 // `gpusweep run`: validate a sweep, record its trials, run each in its own
 // worker process, commit each result as it finishes (run/sweep_run.hpp).
 #include "cli/cli.hpp"
-#include "support/error.hpp"
-#include "support/format.hpp"
+#include "cluster/slurm.hpp"
 #include "model/hashing.hpp"
-#include "run/sweep_run.hpp"
-#include "run/progress.hpp"
+#include "model/shard.hpp"
+#include "model/sweep.hpp"
 #include "plugins/registry.hpp"
 #include "report/results.hpp"
 #include "report/run_view.hpp"
-#include "model/shard.hpp"
-#include "cluster/slurm.hpp"
+#include "run/progress.hpp"
+#include "run/sweep_run.hpp"
+#include "support/error.hpp"
+#include "support/format.hpp"
 #include "support/spawn.hpp"
-#include "model/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 
@@ -62,9 +62,10 @@ int cmd_run(const Args& args) {
   po::options_description o;
   o.add_options()("sweep", po::value<std::string>()->required(), "sweep file (JSON)");
   add_db_option(o);
-  o.add_options()("resume", po::bool_switch(), "continue the latest run of this sweep: run only "
-                                               "its unfinished trials")(
-      "jobs,j", po::value<int>()->default_value(1), "worker processes at a time")(
+  o.add_options()("resume", po::bool_switch(),
+                  "continue the latest run of this sweep: run only "
+                  "its unfinished trials")("jobs,j", po::value<int>()->default_value(1),
+                                           "worker processes at a time")(
       "set", po::value<std::vector<std::string>>()->composing(),
       "override a setting: key=value (base), measure.key=value (protocol); repeatable")(
       "dry-run", po::bool_switch(), "validate and print the plan; run and write nothing")(

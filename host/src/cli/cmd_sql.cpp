@@ -1,7 +1,7 @@
 // `gpusweep sql`: one read-only query on the results database.
 #include "cli/cli.hpp"
-#include "support/error.hpp"
 #include "report/output.hpp"
+#include "support/error.hpp"
 
 #include <gpusweep/db/store.hpp>
 

@@ -89,7 +89,8 @@ int cmd_tune_batch(const Args& args) {
   // The final verification's protocol; probes use a shorter one.
   const SweepSpec spec = command_sweep(
       "tune-batch", vm["workload"].as<std::string>(), "gpusweep tune-batch probes", 5, 5,
-      vm.count("set") != 0U ? vm["set"].as<std::vector<std::string>>() : std::vector<std::string>{});
+      vm.count("set") != 0U ? vm["set"].as<std::vector<std::string>>()
+                            : std::vector<std::string>{});
   if (spec.base.contains("batch_size")) {
     throw UsageError("--set batch_size: tune-batch chooses the batch size; use --min and --max");
   }
@@ -108,10 +109,9 @@ int cmd_tune_batch(const Args& args) {
   ProbeSession session(db_path, spec, info);
   // Progress goes to stderr when stdout carries the JSON document.
   std::ostream& progress = json ? std::cerr : std::cout;
-  progress << "tune-batch " << spec.workload << ": batch sizes doubling from "
-           << request.search.min
-           << (request.search.mode == SearchMode::binsearch ? ", then bisection" : "")
-           << ", up to " << *request.search.max
+  progress << "tune-batch " << spec.workload << ": batch sizes doubling from " << request.search.min
+           << (request.search.mode == SearchMode::binsearch ? ", then bisection" : "") << ", up to "
+           << *request.search.max
            << (max_memory > 0 ? ", each probe capped at " + human_bytes(max_memory) : "")
            << "; probes are sweep '" << spec.name << "' (run " << session.sweep_id() << ") in "
            << db_path << "\n";

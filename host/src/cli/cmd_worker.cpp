@@ -3,10 +3,10 @@
 #include "protocol/worker_args.hpp"
 #include "worker/worker.hpp"
 
-#include <csignal>
-#include <iostream>
 #include <sys/prctl.h>
 #include <unistd.h>
+#include <csignal>
+#include <iostream>
 
 namespace gpusweep::host {
 

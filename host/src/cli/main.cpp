@@ -1,15 +1,14 @@
 // gpusweep: sweeps training-step performance settings over workload plugins
 // and records every measurement in SQLite. Dispatches the subcommands.
 #include "cli/commands.hpp"
-#include "support/version.hpp"
 #include "support/error.hpp"
+#include "support/version.hpp"
 
 #include <gpusweep/db/sqlite.hpp>
 
 #include <cstring>
 #include <iostream>
 #include <map>
-
 
 namespace {
 
@@ -51,7 +50,8 @@ void usage(std::ostream& out) {
   for (const auto& [name, c] : commands()) {
     if (!c.hidden) out << "  " << name << std::string(12 - name.size(), ' ') << c.summary << "\n";
   }
-  out << "\nversion " << gpusweep::host::build::version() << " (" << gpusweep::host::build::git_commit() << ")\n";
+  out << "\nversion " << gpusweep::host::build::version() << " ("
+      << gpusweep::host::build::git_commit() << ")\n";
 }
 
 }  // namespace
@@ -67,7 +67,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (name == "--version") {
-    std::cout << "gpusweep " << gpusweep::host::build::version() << " (" << gpusweep::host::build::git_commit() << ")\n";
+    std::cout << "gpusweep " << gpusweep::host::build::version() << " ("
+              << gpusweep::host::build::git_commit() << ")\n";
     return 0;
   }
   auto it = commands().find(name);

@@ -56,8 +56,8 @@ void write_file(const std::string& path, const std::string& text) {
 }
 
 void write_info(const Launched& l, const std::string& run_key, const std::string& sweep) {
-  nlohmann::json j{{"db", l.db_path},     {"sweep", sweep},        {"run", l.sweep_id},
-                   {"run_key", run_key},  {"tasks", l.tasks},      {"trials", l.trials},
+  nlohmann::json j{{"db", l.db_path},     {"sweep", sweep},   {"run", l.sweep_id},
+                   {"run_key", run_key},  {"tasks", l.tasks}, {"trials", l.trials},
                    {"scheduler", "slurm"}};
   if (l.job_id != 0) j["job_id"] = l.job_id;
   write_file(l.dir.info_file(), j.dump(2) + "\n");
@@ -74,10 +74,9 @@ std::pair<int64_t, int64_t> finished_of(db::Store& store, int64_t sweep_id) {
 // or cannot be made.
 RunDir make_run_dir(const std::string& run_dir, const std::string& sweep_name) {
   RunDir dir;
-  const std::string root = !run_dir.empty()
-                               ? run_dir
-                               : "gpusweep-runs/" + job_name_for(sweep_name).substr(9) + "-" +
-                                     utc_stamp();
+  const std::string root =
+      !run_dir.empty() ? run_dir
+                       : "gpusweep-runs/" + job_name_for(sweep_name).substr(9) + "-" + utc_stamp();
   dir.root = fs::absolute(root).lexically_normal().string();
   if (!dir.root.empty() && dir.root.back() == '/') dir.root.pop_back();
   std::error_code ec;
@@ -111,16 +110,16 @@ LaunchOutcome report_unfinished(const Launched& l, const std::map<int64_t, bool>
     if (it != records.end()) {
       const auto& r = it->second;
       if (r.state == "COMPLETED" && r.exit_code == "0:0" && shard_done) continue;
-      state = r.state + " (exit code " + r.exit_code + (r.reason.empty() || r.reason == "None"
-                                                             ? std::string()
-                                                             : ", " + r.reason) + ")";
+      state = r.state + " (exit code " + r.exit_code +
+              (r.reason.empty() || r.reason == "None" ? std::string() : ", " + r.reason) + ")";
       if (!r.std_out.empty()) log = r.std_out;
     } else {
       if (shard_done) continue;
       state = "unknown (slurmctld no longer lists it)";
     }
-    if (!shard_done) state += fs::exists(l.dir.shard_db(task)) ? ", its shard has unfinished trials"
-                                                               : ", no shard database";
+    if (!shard_done)
+      state += fs::exists(l.dir.shard_db(task)) ? ", its shard has unfinished trials"
+                                                : ", no shard database";
     ++r.failed;
     r.failed_ids += (r.failed_ids.empty() ? "" : ",") + std::to_string(task);
     out << "task " << task << " of job " << job << " failed: " << state << "\n";
@@ -194,9 +193,8 @@ Launched launch_array(const SweepSpec& spec, const PluginInfo& info, const Launc
     db::delete_sweep(store, l.sweep_id);
     std::string why = sub.err.empty() ? sub.out : sub.err;
     while (!why.empty() && why.back() == '\n') why.pop_back();
-    throw Error("sbatch refused the job (exit code " + std::to_string(sub.exit_code) +
-                "): " + why + "\nthe script is " + l.dir.script() +
-                "; nothing was recorded in " + l.db_path);
+    throw Error("sbatch refused the job (exit code " + std::to_string(sub.exit_code) + "): " + why +
+                "\nthe script is " + l.dir.script() + "; nothing was recorded in " + l.db_path);
   }
   l.job_id = *job;
   db::set_launch_job(store, launch_id, l.job_id);
@@ -237,9 +235,8 @@ LaunchOutcome follow_launch(db::Store& store, const Launched& l, bool tty, std::
       if (!failing) failures_since = std::chrono::steady_clock::now();
       failing = true;
       if (std::chrono::steady_clock::now() - failures_since > std::chrono::seconds(120)) {
-        throw Error("squeue keeps failing (" + q.err.substr(0, q.err.find('\n')) +
-                    "); job " + job + " may still run: gpusweep merge " + l.dir.root +
-                    " when it ends");
+        throw Error("squeue keeps failing (" + q.err.substr(0, q.err.find('\n')) + "); job " + job +
+                    " may still run: gpusweep merge " + l.dir.root + " when it ends");
       }
       std::this_thread::sleep_for(std::chrono::seconds(2));
       continue;
@@ -263,8 +260,8 @@ LaunchOutcome follow_launch(db::Store& store, const Launched& l, bool tty, std::
     const std::string line = "job " + job + ": " + std::to_string(l.tasks - running - pending) +
                              "/" + std::to_string(l.tasks) + " tasks done, " +
                              std::to_string(running) + " running, " + std::to_string(pending) +
-                             " pending; " + std::to_string(finished) + "/" +
-                             std::to_string(total) + " trials merged";
+                             " pending; " + std::to_string(finished) + "/" + std::to_string(total) +
+                             " trials merged";
     if (tty) {
       out << "\r" << line << "\033[K" << std::flush;
     } else if (line != last_line) {

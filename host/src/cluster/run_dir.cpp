@@ -39,8 +39,8 @@ std::vector<std::string> shard_files(const std::string& dir) {
 
 void print_merge(const db::MergeResult& r, std::ostream& out) {
   out << "shard " << r.shard_index << "/" << r.shard_count << " of '" << r.sweep << "' from "
-      << r.source << ": " << r.imported << " trial" << (r.imported == 1 ? "" : "s")
-      << " imported, " << r.already << " already merged";
+      << r.source << ": " << r.imported << " trial" << (r.imported == 1 ? "" : "s") << " imported, "
+      << r.already << " already merged";
   if (r.unfinished > 0) out << ", " << r.unfinished << " unfinished (not imported)";
   out << " -> run " << r.into_sweep_id << (r.run_finished ? " (finished)" : "") << "\n";
 }

@@ -1,8 +1,8 @@
 // Slurm's client commands and the batch script; see slurm.hpp.
 #include "cluster/slurm.hpp"
 
-#include "support/error.hpp"
 #include "support/capture.hpp"
+#include "support/error.hpp"
 
 #include <poll.h>
 #include <sys/wait.h>
@@ -70,8 +70,8 @@ std::string shell_quote(const std::string& word) {
 std::string job_name_for(const std::string& sweep_name) {
   std::string out = "gpusweep-";
   for (char c : sweep_name) {
-    const bool ok = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' ||
-                    c == '.';
+    const bool ok =
+        std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.';
     out += ok ? c : '_';
   }
   return out.substr(0, 64);
@@ -103,8 +103,8 @@ std::string batch_script(const BatchScript& b) {
     << "echo \"gpusweep: task $i of job ${SLURM_ARRAY_JOB_ID} (shard $i/" << n
     << ") on $(hostname) at $(date -u +%Y-%m-%dT%H:%M:%SZ)\"\n"
     << "exec " << shell_quote(b.exe) << " run " << shell_quote(b.sweep_file) << " --shard \"$i/"
-    << n << "\" \\\n  --run-key " << shell_quote(b.run_key) << " --db "
-    << shell_quote(b.shard_dir) << "\"/shard-$i.db\"";
+    << n << "\" \\\n  --run-key " << shell_quote(b.run_key) << " --db " << shell_quote(b.shard_dir)
+    << "\"/shard-$i.db\"";
   for (const auto& d : b.plugin_dirs) s << " --plugin-path " << shell_quote(d);
   s << "\n";
   return s.str();

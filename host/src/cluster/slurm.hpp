@@ -30,15 +30,15 @@ std::pair<int64_t, int64_t> array_shape(int64_t trials, int64_t per_task);
 
 struct BatchScript {
   std::string job_name;
-  int64_t tasks = 1;                  // array 1..tasks, task i runs shard i/tasks
-  int64_t trials = 0;                 // for the header comment
-  std::optional<int64_t> parallelism; // %N: at most N tasks at once
+  int64_t tasks = 1;                   // array 1..tasks, task i runs shard i/tasks
+  int64_t trials = 0;                  // for the header comment
+  std::optional<int64_t> parallelism;  // %N: at most N tasks at once
   std::optional<std::string> partition;
   std::optional<int64_t> gpus_per_task;
   std::optional<int64_t> cpus_per_task;
   std::optional<int64_t> time_min;
-  std::vector<std::string> extra;     // more #SBATCH lines, as given
-  std::string log_dir;                // task i logs to LOG_DIR/task-i.log (appended on requeue)
+  std::vector<std::string> extra;  // more #SBATCH lines, as given
+  std::string log_dir;             // task i logs to LOG_DIR/task-i.log (appended on requeue)
   // The task's command: `EXE run SWEEP --shard i/N --run-key KEY --db SHARD_DIR/shard-i.db`.
   std::string exe;
   std::string sweep_file;
@@ -64,7 +64,7 @@ std::map<int64_t, std::string> parse_squeue_tasks(const std::string& out);
 // One array task as `scontrol show job -o ID` reports it.
 struct TaskRecord {
   int64_t task_id = 0;
-  std::string state;      // COMPLETED, FAILED, TIMEOUT, CANCELLED, PENDING, ...
+  std::string state;  // COMPLETED, FAILED, TIMEOUT, CANCELLED, PENDING, ...
   std::string reason;
   std::string exit_code;  // "status:signal"
   std::string std_out;    // the task's log file

@@ -74,8 +74,8 @@ PluginManifest PluginManifest::parse(const Json& j) {
       throw Error("manifest of '" + m.name + "': parameter '" + p.name + "' is declared twice");
     }
     if (auto problem = check_value(p, p.default_value)) {
-      throw Error("manifest of '" + m.name + "': default of '" + p.name + "' is invalid: " +
-                  *problem);
+      throw Error("manifest of '" + m.name + "': default of '" + p.name +
+                  "' is invalid: " + *problem);
     }
     m.params.push_back(std::move(p));
   }
@@ -120,8 +120,7 @@ std::optional<std::string> check_value(const ParamSpec& p, const Json& v) {
       return "expected a finite number, got " + v.dump();
     }
   }
-  if (!p.choices.empty() &&
-      std::find(p.choices.begin(), p.choices.end(), v) == p.choices.end()) {
+  if (!p.choices.empty() && std::find(p.choices.begin(), p.choices.end(), v) == p.choices.end()) {
     std::string list;
     for (const auto& c : p.choices) list += (list.empty() ? "" : ", ") + c.dump();
     return v.dump() + " is not one of " + list;

@@ -4,8 +4,8 @@
 #include "model/metrics.hpp"
 #include "model/units.hpp"
 
-#include "support/error.hpp"
 #include "model/hashing.hpp"
+#include "support/error.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -23,14 +23,11 @@ namespace gpusweep::host {
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",     "workload", "description", "base",
-                                           "grid",     "measure",  "baseline",    "claims",
-                                           "$comment"};
-const std::vector<std::string> kMeasureKeys = {"warmup_steps", "steps_per_block",
-                                               "blocks",       "repeats",
-                                               "timeout_s",    "eval_every_blocks",
-                                               "order_seed",   "silence_s",
-                                               "max_memory"};
+const std::vector<std::string> kTopKeys = {"name",    "workload", "description", "base",    "grid",
+                                           "measure", "baseline", "claims",      "$comment"};
+const std::vector<std::string> kMeasureKeys = {
+    "warmup_steps",      "steps_per_block", "blocks",    "repeats",   "timeout_s",
+    "eval_every_blocks", "order_seed",      "silence_s", "max_memory"};
 
 [[noreturn]] void usage(const std::string& source, const std::string& where,
                         const std::string& what) {
@@ -71,7 +68,7 @@ int64_t measure_int(const std::string& source, const Json& m, const char* key, i
   return v;
 }
 
-const std::vector<std::string> kClaimKeys = {"claim",  "change", "baseline", "metric",
+const std::vector<std::string> kClaimKeys = {"claim",    "change", "baseline", "metric",
                                              "expected", "source", "requires", "$comment"};
 
 // "expected": a ratio (0.5) or a range ([0.2, 0.4]) of positive numbers.
@@ -85,7 +82,8 @@ std::pair<double, double> parse_expected(const std::string& source, const std::s
   };
   if (e.is_array()) {
     if (e.size() != 2) {
-      usage(source, where, "a range is two ratios [low, high], for example [1.2, 1.3]; got " + e.dump());
+      usage(source, where,
+            "a range is two ratios [low, high], for example [1.2, 1.3]; got " + e.dump());
     }
     const double lo = positive(e[0]), hi = positive(e[1]);
     if (lo > hi) usage(source, where, "the range " + e.dump() + " has low above high");
@@ -127,20 +125,20 @@ Claim parse_claim(const std::string& source, const std::string& where, const Jso
     out.change = c["change"];
   }
   if (auto it = c.find("baseline"); it != c.end()) {
-    if (!it->is_object()) usage(source, where + ".baseline", "expected an object, got " + it->dump());
+    if (!it->is_object())
+      usage(source, where + ".baseline", "expected an object, got " + it->dump());
     out.baseline = *it;
   }
   if (auto it = c.find("metric"); it != c.end()) {
     const std::vector<std::string> known = claim_metric_names();
     const bool is_stat = it->is_string() && it->get<std::string>().rfind("stat:", 0) == 0 &&
                          it->get<std::string>().size() > 5;
-    if (!it->is_string() ||
-        (!is_stat && std::find(known.begin(), known.end(), it->get<std::string>()) == known.end())) {
+    if (!it->is_string() || (!is_stat && std::find(known.begin(), known.end(),
+                                                   it->get<std::string>()) == known.end())) {
       const std::string got = it->is_string() ? it->get<std::string>() : it->dump();
       usage(source, where + ".metric",
-            "unknown metric " + it->dump() + suggestion(got, known) +
-                " (known: " + name_list(known) +
-                ", or stat:NAME for a statistic the plugin reports)");
+            "unknown metric " + it->dump() + suggestion(got, known) + " (known: " +
+                name_list(known) + ", or stat:NAME for a statistic the plugin reports)");
     }
     out.metric = it->get<std::string>();
   }
@@ -169,10 +167,11 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
   if (!m.is_object()) usage(source, "measure", "expected an object, got " + m.dump());
   for (const auto& [key, value] : m.items()) {
     if (std::find(kMeasureKeys.begin(), kMeasureKeys.end(), key) == kMeasureKeys.end()) {
-      usage(source, "measure." + key, "unknown measurement setting" + suggestion(key, kMeasureKeys) +
-                                          " (known: warmup_steps, steps_per_block, blocks, "
-                                          "repeats, timeout_s, silence_s, eval_every_blocks, "
-                                          "order_seed, max_memory)");
+      usage(source, "measure." + key,
+            "unknown measurement setting" + suggestion(key, kMeasureKeys) +
+                " (known: warmup_steps, steps_per_block, blocks, "
+                "repeats, timeout_s, silence_s, eval_every_blocks, "
+                "order_seed, max_memory)");
     }
   }
   MeasureSpec s;
@@ -250,15 +249,15 @@ Json parse_strict(const std::string& text, const std::string& source) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
       usage(source, "", "the file is empty; a sweep file is a JSON object (see README.md)");
     }
-    usage(source, position_of(text, e.byte > 0 ? e.byte - 1 : 0),
-          "not valid JSON: " + detail);
+    usage(source, position_of(text, e.byte > 0 ? e.byte - 1 : 0), "not valid JSON: " + detail);
   } catch (const Json::exception& e) {
     // A number beyond a double ("1e999") is out_of_range, not a parse error
     // (found by the fuzzer: it escaped as an internal error).
     std::string msg = e.what();
     const auto bracket = msg.find("] ");
-    usage(source, "", (bracket == std::string::npos ? msg : msg.substr(bracket + 2)) +
-                          "; numbers in a sweep file must fit a double");
+    usage(source, "",
+          (bracket == std::string::npos ? msg : msg.substr(bracket + 2)) +
+              "; numbers in a sweep file must fit a double");
   }
 }
 
@@ -269,10 +268,13 @@ MeasureSpec MeasureSpec::from_json(const Json& j, const std::string& source) {
 }
 
 Json MeasureSpec::to_json() const {
-  Json j{{"warmup_steps", warmup_steps}, {"steps_per_block", steps_per_block},
-              {"blocks", blocks},             {"repeats", repeats},
-              {"timeout_s", timeout_s},       {"eval_every_blocks", eval_every_blocks},
-              {"order_seed", order_seed}};
+  Json j{{"warmup_steps", warmup_steps},
+         {"steps_per_block", steps_per_block},
+         {"blocks", blocks},
+         {"repeats", repeats},
+         {"timeout_s", timeout_s},
+         {"eval_every_blocks", eval_every_blocks},
+         {"order_seed", order_seed}};
   // Only when set: sweeps stored before silence_s existed keep their hash
   // (and stay resumable).
   if (silence_s != MeasureSpec{}.silence_s) j["silence_s"] = silence_s;
@@ -296,9 +298,8 @@ Json Claim::to_json() const {
 }
 
 Json SweepSpec::to_json() const {
-  Json j{{"name", name},         {"workload", workload}, {"description", description},
-         {"base", base},         {"grid", grid},         {"baseline", baseline},
-         {"measure", measure.to_json()}};
+  Json j{{"name", name}, {"workload", workload}, {"description", description},  {"base", base},
+         {"grid", grid}, {"baseline", baseline}, {"measure", measure.to_json()}};
   // Only when present: sweeps stored before claims existed keep their hash.
   if (!claims.empty()) {
     j["claims"] = Json::array();
@@ -309,12 +310,14 @@ Json SweepSpec::to_json() const {
 
 SweepSpec parse_sweep(const std::string& text, const std::string& source) {
   const Json j = parse_strict(text, source);
-  if (!j.is_object()) usage(source, "", std::string("the top level must be a JSON object, got ") + j.type_name());
+  if (!j.is_object())
+    usage(source, "", std::string("the top level must be a JSON object, got ") + j.type_name());
   for (const auto& [key, value] : j.items()) {
     if (std::find(kTopKeys.begin(), kTopKeys.end(), key) == kTopKeys.end()) {
-      usage(source, key, "unknown key" + suggestion(key, kTopKeys) +
-                             " (a sweep has name, workload, description, base, grid, measure, "
-                             "baseline, claims)");
+      usage(source, key,
+            "unknown key" + suggestion(key, kTopKeys) +
+                " (a sweep has name, workload, description, base, grid, measure, "
+                "baseline, claims)");
     }
   }
   SweepSpec s;
@@ -366,7 +369,8 @@ SweepSpec load_sweep_file(const std::string& path) {
   if (const std::streamoff size = in.tellg(); size > kMaxBytes) {
     char mib[32];
     std::snprintf(mib, sizeof mib, "%.1f MiB", static_cast<double>(size) / (1 << 20));
-    throw UsageError(path + ": " + mib + " is too big for a sweep file (at most 16 MiB); is it "
+    throw UsageError(path + ": " + mib +
+                     " is too big for a sweep file (at most 16 MiB); is it "
                      "the right file?");
   }
   in.seekg(0);
@@ -417,8 +421,9 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
   const uint64_t n = grid_size(spec);
   if (n > kMaxConfigs) {
     usage(spec.source, "grid",
-          "the grid has " + (n == std::numeric_limits<uint64_t>::max() ? std::string("over 2^64")
-                                                                       : std::to_string(n)) +
+          "the grid has " +
+              (n == std::numeric_limits<uint64_t>::max() ? std::string("over 2^64")
+                                                         : std::to_string(n)) +
               " configurations, more than the " + std::to_string(kMaxConfigs) +
               " gpusweep runs in one sweep; split it or drop values");
   }
@@ -473,18 +478,20 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
       if (c.change.empty()) continue;  // nothing to compare here (see Claim::requires)
       const std::string where = "claims[" + std::to_string(i) + "]";
       for (const auto& [key, value] : c.change.items()) check(where + ".change." + key, key, value);
-      for (const auto& [key, value] : c.baseline.items()) check(where + ".baseline." + key, key, value);
+      for (const auto& [key, value] : c.baseline.items())
+        check(where + ".baseline." + key, key, value);
       Json from = c.baseline.empty() ? spec.baseline : c.baseline;
       if (from.empty() && !configs.empty()) from = configs.front();
       Json to = from;
       for (const auto& [key, value] : c.change.items()) to[key] = value;
-      for (const auto& [what, partial] : {std::pair<const char*, const Json&>{"baseline", from},
-                                          {"changed", to}}) {
+      for (const auto& [what, partial] :
+           {std::pair<const char*, const Json&>{"baseline", from}, {"changed", to}}) {
         const auto n_match = count(partial);
         if (n_match != 1) {
           usage(spec.source, where,
                 std::string("its ") + what + " config " + partial.dump() + " matches " +
-                    std::to_string(n_match) + " of the sweep's configurations; a claim compares "
+                    std::to_string(n_match) +
+                    " of the sweep's configurations; a claim compares "
                     "exactly two: put the changed values in the grid, and pin the other knobs "
                     "in the claim's \"baseline\"");
         }

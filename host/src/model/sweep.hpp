@@ -35,10 +35,11 @@ struct Claim {
   Json change = Json::object();    // settings that differ from the claim's baseline
   Json baseline = Json::object();  // partial config; empty: the sweep's baseline
   std::string metric = "throughput";
-  double low = 1;                  // expected ratio range, low <= high
+  double low = 1;  // expected ratio range, low <= high
   double high = 1;
-  std::string source;              // where the claim comes from
-  std::vector<std::string> requires;  // features the claim needs ("cuda", "xla", ...)
+  std::string source;  // where the claim comes from
+  std::vector<std::string>
+  requires;  // features the claim needs ("cuda", "xla", ...)
 
   Json to_json() const;
 };

@@ -23,10 +23,10 @@ struct Unit {
 const std::map<std::string, Unit>& units() {
   static const std::map<std::string, Unit> table = [] {
     std::map<std::string, Unit> t = {
-        {"", {1, Kind::count}},        {"B", {1, Kind::bytes}},     {"b", {1, Kind::bytes}},
-        {"ns", {1e-9, Kind::time}},    {"us", {1e-6, Kind::time}},  {"ms", {1e-3, Kind::time}},
-        {"s", {1, Kind::time}},        {"%", {0.01, Kind::fraction}}, {"k", {1e3, Kind::count}},
-        {"M", {1e6, Kind::count}},     {"G", {1e9, Kind::count}}};
+        {"", {1, Kind::count}},     {"B", {1, Kind::bytes}},       {"b", {1, Kind::bytes}},
+        {"ns", {1e-9, Kind::time}}, {"us", {1e-6, Kind::time}},    {"ms", {1e-3, Kind::time}},
+        {"s", {1, Kind::time}},     {"%", {0.01, Kind::fraction}}, {"k", {1e3, Kind::count}},
+        {"M", {1e6, Kind::count}},  {"G", {1e9, Kind::count}}};
     const char* prefixes[] = {"k", "m", "g", "t"};
     for (int i = 0; i < 4; ++i) {
       const std::string p = prefixes[i];
@@ -81,7 +81,8 @@ double parse_size(const std::string& text, const std::string& context) {
                      "1000)");
   }
   const double bytes_value = r.value * it->second.scale;
-  if (!(bytes_value > 0)) throw UsageError(context + ": a size must be positive, not '" + text + "'");
+  if (!(bytes_value > 0))
+    throw UsageError(context + ": a size must be positive, not '" + text + "'");
   return bytes_value;
 }
 

@@ -35,11 +35,11 @@ std::optional<std::string> type_problem(const std::string& type, const Json& v) 
 // Long by design: one check per field of a parameter (name, type, default,
 // range, choices, common, applies), in the order a manifest declares them,
 // each a few lines with its own message and fix.
-void check_param(const Json& p, size_t index, std::set<std::string>& seen,
-                 CheckItems& out) {
+void check_param(const Json& p, size_t index, std::set<std::string>& seen, CheckItems& out) {
   const std::string at = "parameter #" + std::to_string(index + 1);
   if (!p.is_object()) {
-    out.problem(at + " is not a JSON object", "build parameters with the Param factories "
+    out.problem(at + " is not a JSON object",
+                "build parameters with the Param factories "
                 "(Param::integer, Param::real, Param::boolean, Param::choice)");
     return;
   }
@@ -52,7 +52,8 @@ void check_param(const Json& p, size_t index, std::set<std::string>& seen,
   if (!std::regex_match(*name, kParamPattern)) {
     out.problem(label + " is not a plain identifier",
                 "use letters, digits and underscores (it is a key in sweep files and in "
-                "--set " + *name + "=...)");
+                "--set " +
+                    *name + "=...)");
   }
   if (!seen.insert(*name).second) {
     out.problem(label + " is declared twice", "remove one of the two from m.params");
@@ -124,7 +125,8 @@ void check_param(const Json& p, size_t index, std::set<std::string>& seen,
   if (!p.contains("default")) {
     out.problem(label + " has no default",
                 "every parameter needs a default: a sweep file sets only what it varies. "
-                "Use " + factory_for(*type));
+                "Use " +
+                    factory_for(*type));
     return;
   }
   const Json& def = p.at("default");
@@ -138,15 +140,13 @@ void check_param(const Json& p, size_t index, std::set<std::string>& seen,
     const std::string range =
         (min ? number_text(*min) : std::string("-inf")) + ".." + (max ? number_text(*max) : "inf");
     if (min && v < *min) {
-      out.problem(label + ": default " + def.dump() + " is below its minimum " +
-                      number_text(*min),
+      out.problem(label + ": default " + def.dump() + " is below its minimum " + number_text(*min),
                   "make the default lie in " + range + " (" + factory_for(*type) +
                       "), or lower the minimum; the host refuses a manifest whose default is "
                       "out of range, so the plugin cannot be used");
     }
     if (max && v > *max) {
-      out.problem(label + ": default " + def.dump() + " is above its maximum " +
-                      number_text(*max),
+      out.problem(label + ": default " + def.dump() + " is above its maximum " + number_text(*max),
                   "make the default lie in " + range + " (" + factory_for(*type) +
                       "), or raise the maximum; the host refuses a manifest whose default is "
                       "out of range, so the plugin cannot be used");
@@ -157,7 +157,6 @@ void check_param(const Json& p, size_t index, std::set<std::string>& seen,
                 "add it to the choices or pick one of them as the default");
   }
 }
-
 
 }  // namespace
 
@@ -192,14 +191,15 @@ std::vector<CheckItem> check_manifest(const Json& m, const std::string& expected
                 "set m.name = \"" + (expected_name.empty() ? "my_model" : expected_name) +
                     "\" (the workload name sweep files use)");
   } else if (!std::regex_match(*name, kNamePattern)) {
-    out.problem("the manifest's name '" + *name + "' is not lower-case letters, digits and "
-                "underscores starting with a letter",
+    out.problem("the manifest's name '" + *name +
+                    "' is not lower-case letters, digits and "
+                    "underscores starting with a letter",
                 "rename the workload (m.name) and its file gpusweep_<name>.so to match");
   } else if (!expected_name.empty() && *name != expected_name) {
     out.problem("the manifest names the workload '" + *name + "' but the file is gpusweep_" +
                     expected_name + ".so",
-                "make them agree: gpusweep_add_plugin(" + *name + " ...) builds gpusweep_" +
-                    *name + ".so; the host refuses a file named after another workload");
+                "make them agree: gpusweep_add_plugin(" + *name + " ...) builds gpusweep_" + *name +
+                    ".so; the host refuses a file named after another workload");
   }
   if (json_string(m, "version").value_or("").empty()) {
     out.problem("the manifest has no version",

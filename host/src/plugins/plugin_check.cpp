@@ -1,10 +1,10 @@
 // Plugin validation for `gpusweep plugins --check`; see plugin_check.hpp.
-#include "protocol/worker_args.hpp"
-#include "protocol/events.hpp"
 #include "plugins/plugin_check.hpp"
+#include "protocol/events.hpp"
+#include "protocol/worker_args.hpp"
 
-#include "support/error.hpp"
 #include "plugins/registry.hpp"
+#include "support/error.hpp"
 #include "support/spawn.hpp"
 
 #include <gpusweep/plugin.h>
@@ -107,9 +107,10 @@ class SmokeCheck {
  public:
   SmokeCheck(const std::string& path, const Json& manifest, const Json& config, CheckItems& out)
       : manifest_(manifest), out_(out) {
-    rerun_ = "reproduce it outside gpusweep's supervision with: gpusweep worker --check "
-             "--plugin " + path + " --config '" + config.dump() +
-             "' --proto-fd 1 (under gdb if it crashes)";
+    rerun_ =
+        "reproduce it outside gpusweep's supervision with: gpusweep worker --check "
+        "--plugin " +
+        path + " --config '" + config.dump() + "' --proto-fd 1 (under gdb if it crashes)";
     unit_ = json_string(manifest, "unit").value_or("");
     if (unit_.empty()) unit_ = "samples";
     secondary_unit_ = json_string(manifest, "secondary_unit").value_or("");
@@ -146,13 +147,13 @@ class SmokeCheck {
     if (!ok) {
       const std::string status = end.value("status_name", "failed");
       out_.problem("create() with the smallest config returned " + status_text(end),
-                  status == "skipped"
-                      ? "the defaults must run on any machine (device auto, fp32, no CUDA-only "
-                        "setting); make the default of the refused setting one that applies"
-                      : "fix the error; " + rerun_);
+                   status == "skipped"
+                       ? "the defaults must run on any machine (device auto, fp32, no CUDA-only "
+                         "setting); make the default of the refused setting one that applies"
+                       : "fix the error; " + rerun_);
     } else if (!end.value("instance", false)) {
       out_.problem("create() returned OK without an instance",
-                  "set *out to the new instance before returning GPUSWEEP_STATUS_OK");
+                   "set *out to the new instance before returning GPUSWEEP_STATUS_OK");
     } else {
       out_.ok("create() with the smallest config took " + duration_text(seconds));
     }
@@ -160,8 +161,7 @@ class SmokeCheck {
 
   void step(const Json& end, bool ok, double seconds) {
     if (!ok) {
-      out_.problem(call_name(end) + " returned " + status_text(end),
-                  "fix the error; " + rerun_);
+      out_.problem(call_name(end) + " returned " + status_text(end), "fix the error; " + rerun_);
       return;
     }
     const Json& s = end.contains("samples") ? end["samples"] : Json();
@@ -179,7 +179,7 @@ class SmokeCheck {
     const Json metrics = end.value("metrics", Json());
     if (!metrics.is_object()) {
       late_.problem("evaluate() returned " + metrics.dump() + ", not a JSON object of numbers",
-                  "return gpusweep::Metrics {{\"name\", value}, ...}");
+                    "return gpusweep::Metrics {{\"name\", value}, ...}");
       return;
     }
     for (const auto& bad : non_numbers(metrics)) {
@@ -192,8 +192,10 @@ class SmokeCheck {
         if (!k.empty() && !metrics.contains(k)) {
           complete = false;
           late_.problem("evaluate() did not return '" + k + "', the manifest's quality " + key,
-                      "return it from evaluate() ({\"" + k + "\", value}), or change "
-                      "m.quality." + key);
+                        "return it from evaluate() ({\"" + k +
+                            "\", value}), or change "
+                            "m.quality." +
+                            key);
         }
       }
     }
@@ -208,7 +210,7 @@ class SmokeCheck {
     const Json stats = end.value("stats", Json());
     if (!stats.is_object()) {
       late_.problem("stats() returned " + stats.dump() + ", not a JSON object of numbers",
-                  "return gpusweep::Metrics from stats()");
+                    "return gpusweep::Metrics from stats()");
       return;
     }
     for (const auto& bad : non_numbers(stats)) {
@@ -216,8 +218,8 @@ class SmokeCheck {
     }
     if (!stats.contains("peak_memory_bytes")) {
       late_.note("stats() reports no peak_memory_bytes, so the memory columns stay empty",
-               "derive from torchkit::TorchWorkload (it reports peak memory), or add "
-               "torchkit::peak_memory_bytes(device) to stats()");
+                 "derive from torchkit::TorchWorkload (it reports peak memory), or add "
+                 "torchkit::peak_memory_bytes(device) to stats()");
     }
   }
 
@@ -230,39 +232,40 @@ class SmokeCheck {
                                      [](double v) { return !std::isfinite(v) || v < 0; });
     if (all_zero) {
       out_.problem("step() reported 0 samples in each of its " + std::to_string(n) + " steps",
-                  "return what the step processed, in the manifest's unit (" + unit_ +
-                      "): return {/*samples=*/double(batch_size), /*secondary_samples=*/0}; "
-                      "throughput is samples per second, so 0 makes every trial's throughput 0");
+                   "return what the step processed, in the manifest's unit (" + unit_ +
+                       "): return {/*samples=*/double(batch_size), /*secondary_samples=*/0}; "
+                       "throughput is samples per second, so 0 makes every trial's throughput 0");
     } else if (any_bad) {
       out_.problem("step() reported a negative or non-finite number of samples",
-                  "return the count of samples the step processed (>= 0)");
+                   "return the count of samples the step processed (>= 0)");
     } else {
       std::vector<double> sorted = step_seconds_;
       std::sort(sorted.begin(), sorted.end());
       const double median = sorted[sorted.size() / 2];
       const bool same = std::all_of(samples_.begin(), samples_.end(),
                                     [&](double v) { return v == samples_.front(); });
-      out_.ok("step() x" + std::to_string(n) + ": " +
-             (same ? number_text(samples_.front()) + " " + unit_ + " each"
-                   : "between " + number_text(*std::min_element(samples_.begin(), samples_.end())) +
-                         " and " + number_text(*std::max_element(samples_.begin(), samples_.end())) +
-                         " " + unit_) +
-             ", median " + duration_text(median));
+      out_.ok(
+          "step() x" + std::to_string(n) + ": " +
+          (same ? number_text(samples_.front()) + " " + unit_ + " each"
+                : "between " + number_text(*std::min_element(samples_.begin(), samples_.end())) +
+                      " and " + number_text(*std::max_element(samples_.begin(), samples_.end())) +
+                      " " + unit_) +
+          ", median " + duration_text(median));
       if (std::any_of(samples_.begin(), samples_.end(), [](double v) { return v == 0; })) {
         out_.note("some steps reported 0 samples",
-                 "fine if those steps really process nothing; each step should be one unit of "
-                 "training work (see docs/writing-plugins.md, \"What one step is\")");
+                  "fine if those steps really process nothing; each step should be one unit of "
+                  "training work (see docs/writing-plugins.md, \"What one step is\")");
       }
     }
     const bool any_secondary =
         std::any_of(secondary_.begin(), secondary_.end(), [](double v) { return v != 0; });
     if (!secondary_unit_.empty() && !any_secondary) {
       out_.note("the manifest declares secondary_unit '" + secondary_unit_ +
-                   "' but step() reported 0 of it",
-               "return it as StepResult::secondary_samples, or drop m.secondary_unit");
+                    "' but step() reported 0 of it",
+                "return it as StepResult::secondary_samples, or drop m.secondary_unit");
     } else if (secondary_unit_.empty() && any_secondary) {
       out_.note("step() reports secondary samples but the manifest has no secondary_unit",
-               "set m.secondary_unit so that they are shown, or return 0");
+                "set m.secondary_unit so that they are shown, or return 0");
     }
   }
 
@@ -296,7 +299,7 @@ void check_smoke(const std::string& path, const std::vector<Json>& events, const
   }
   check.finish();
   const std::string& rerun = check.rerun();
-    if (open) {
+  if (open) {
     out.problem(call_name(*open) + " " + how_it_ended(c, timeout_s) + stderr_tail(c), rerun);
   }
   // Every call returned: say so once rather than per function.
@@ -336,8 +339,9 @@ Json load_in_worker(const std::string& path, double timeout_s, CheckItems& out) 
   if (loaded.is_null()) {
     if (failure.is_object()) {
       const std::string reason = failure.value("reason", failure.value("message", ""));
-      std::string fix = "rebuild it against this gpusweep's SDK (find_package(gpusweep) from this "
-                        "installation)";
+      std::string fix =
+          "rebuild it against this gpusweep's SDK (find_package(gpusweep) from this "
+          "installation)";
       if (reason.find("cannot load") != std::string::npos) {
         fix = "a missing library or undefined symbol: check `ldd -r " + path +
               "`; gpusweep_add_plugin links with --no-undefined so that this shows at build time";
@@ -443,7 +447,8 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   check.config_json = report.config.dump();
   check.check_steps = steps;
   const Captured s = run_captured(check.to_argv(), timeout_s);
-  check_smoke(report.path, event::parse(s.proto), s, manifest, report.config, steps, timeout_s, out);
+  check_smoke(report.path, event::parse(s.proto), s, manifest, report.config, steps, timeout_s,
+              out);
   report.items = std::move(out.all());
   return report;
 }
@@ -452,8 +457,9 @@ std::string render_check(const CheckReport& r) {
   std::ostringstream os;
   os << "checking " << r.path << "\n";
   for (const auto& item : r.items) {
-    const char* mark = item.level == Level::ok ? "ok     " : item.level == Level::note ? "note   "
-                                                                                       : "PROBLEM";
+    const char* mark = item.level == Level::ok     ? "ok     "
+                       : item.level == Level::note ? "note   "
+                                                   : "PROBLEM";
     os << "  " << mark << "  " << item.what << "\n";
     if (!item.fix.empty()) os << "           fix: " << item.fix << "\n";
   }

@@ -6,16 +6,16 @@
 
 #include <iostream>
 
-#include "support/version.hpp"
-#include "support/error.hpp"
 #include "model/hashing.hpp"
 #include "protocol/worker_args.hpp"
 #include "support/capture.hpp"
+#include "support/error.hpp"
 #include "support/spawn.hpp"
+#include "support/version.hpp"
 
 #include <poll.h>
-#include <sys/wait.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,7 +24,6 @@
 #include <filesystem>
 #include <set>
 #include <sstream>
-
 
 namespace gpusweep::host {
 
@@ -122,8 +121,8 @@ PluginInfo Registry::describe(const std::string& name) const {
     for (const auto& d : dirs_) dirs += (dirs.empty() ? "" : ":") + d;
     std::string hint;
     if (auto s = did_you_mean(name, names)) hint = "; did you mean '" + *s + "'?";
-    throw UsageError("unknown workload '" + name + "'" + hint + " (plugins found: " +
-                     (known.empty() ? "none" : known) + "; searched " + dirs +
+    throw UsageError("unknown workload '" + name + "'" + hint +
+                     " (plugins found: " + (known.empty() ? "none" : known) + "; searched " + dirs +
                      "; add folders with --plugin-path or GPUSWEEP_PLUGIN_PATH)");
   }
   return describe_file(*file);

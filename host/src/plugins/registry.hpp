@@ -3,9 +3,9 @@
 // host): a short-lived `gpusweep worker --describe` process reports it.
 #pragma once
 
-#include "support/error.hpp"
 #include "model/manifest.hpp"
 #include "support/capture.hpp"
+#include "support/error.hpp"
 
 #include <optional>
 #include <string>

@@ -37,8 +37,9 @@ PluginSurvey survey_plugins(const Registry& registry) {
     s.search_path += (s.search_path.empty() ? "" : ":") + d;
   }
   if (files.empty()) {
-    s.problems.push_back("no plugins found; add folders with --plugin-path or "
-                         "GPUSWEEP_PLUGIN_PATH");
+    s.problems.push_back(
+        "no plugins found; add folders with --plugin-path or "
+        "GPUSWEEP_PLUGIN_PATH");
   }
   return s;
 }

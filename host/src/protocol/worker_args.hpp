@@ -21,16 +21,16 @@ struct WorkerArgs {
   WorkerMode mode = WorkerMode::trial;
   std::string plugin_path;
   int proto_fd = 3;
-  int64_t check_steps = 5;           // steps of the check mode's smoke test
-  std::string config_json = "{}";    // resolved trial config
-  std::string measure_json = "{}";   // MeasureSpec::to_json()
+  int64_t check_steps = 5;          // steps of the check mode's smoke test
+  std::string config_json = "{}";   // resolved trial config
+  std::string measure_json = "{}";  // MeasureSpec::to_json()
   // Caps what the trial may allocate beyond the loaded plugin (RLIMIT_AS =
   // address space after loading + this); 0: no cap. An allocation past it
   // fails inside the plugin, which reports out-of-memory (`tune-batch`).
   double max_memory_bytes = 0;
-  bool diagnose = false;        // time the step's phases (torchkit; `diagnose`)
-  double probe_matmul_s = 0;    // > 0: measure the matmul peak (trial: after setup; probe)
-  int serve_fd = -1;            // serve mode: the socket requests come on
+  bool diagnose = false;      // time the step's phases (torchkit; `diagnose`)
+  double probe_matmul_s = 0;  // > 0: measure the matmul peak (trial: after setup; probe)
+  int serve_fd = -1;          // serve mode: the socket requests come on
 
   // Whether a fork server's pre-loaded process may run it: a plain trial;
   // checks, probes, descriptions and diagnose runs need a fresh process.

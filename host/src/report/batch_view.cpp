@@ -28,7 +28,8 @@ std::string probe_line(const BatchProbe& p) {
   out << "  " << (p.verify ? "verify" : "probe ") << " batch " << p.batch << ": " << p.status;
   if (p.summary) {
     out << ", " << human_rate(p.summary->throughput_median, p.summary->unit);
-    if (p.summary->peak_memory_bytes) out << ", peak " << human_bytes(*p.summary->peak_memory_bytes);
+    if (p.summary->peak_memory_bytes)
+      out << ", peak " << human_bytes(*p.summary->peak_memory_bytes);
   } else if (!p.error.empty()) {
     out << " (" << truncate(p.error, 110) << ")";
   }
@@ -100,7 +101,9 @@ nlohmann::json tune_batch_json(const BatchTuneResult& v, const SearchOptions& se
   const BatchCurve curve = throughput_curve(v.probes);
   nlohmann::json probes = nlohmann::json::array();
   for (const auto& p : v.probes) {
-    nlohmann::json j = {{"batch_size", p.batch}, {"status", p.status}, {"verify", p.verify},
+    nlohmann::json j = {{"batch_size", p.batch},
+                        {"status", p.status},
+                        {"verify", p.verify},
                         {"trial_id", p.trial_id}};
     if (!p.error.empty()) j["error"] = p.error;
     if (p.summary) {
@@ -118,10 +121,10 @@ nlohmann::json tune_batch_json(const BatchTuneResult& v, const SearchOptions& se
           {"reached_max", v.reached_max},
           {"margin", search.margin},
           {"recommended", opt(v.recommended)},
-          {"best_throughput_batch", curve.best_batch > 0 ? nlohmann::json(curve.best_batch)
-                                                         : nlohmann::json()},
-          {"best_throughput", curve.best_batch > 0 ? nlohmann::json(curve.best_rate)
-                                                   : nlohmann::json()},
+          {"best_throughput_batch",
+           curve.best_batch > 0 ? nlohmann::json(curve.best_batch) : nlohmann::json()},
+          {"best_throughput",
+           curve.best_batch > 0 ? nlohmann::json(curve.best_rate) : nlohmann::json()},
           {"unit", curve.unit},
           {"saturation_batch", opt(curve.saturation_batch)},
           {"interrupted", v.interrupted}};

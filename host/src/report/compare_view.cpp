@@ -39,7 +39,7 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     rec["ci_low"] = r.ratio ? Json(r.ratio->low) : Json();
     rec["ci_high"] = r.ratio ? Json(r.ratio->high) : Json();
     rec["p_value"] = r.test ? Json(r.test->p) : Json();
-    rec["verdict"] = r.baseline ? "baseline"
+    rec["verdict"] = r.baseline  ? "baseline"
                      : r.verdict ? to_string(*r.verdict)
                      : c.ok == 0 ? c.problem
                                  : "too few samples";
@@ -67,8 +67,9 @@ std::string render_comparison(const std::vector<Json>& records,
                                             r["unit"].get<std::string>());
                   }});
   cols.push_back({"ratio", "ratio", true, [](const Json& r) {
-                    return r["ratio"].is_null() ? std::string(r["baseline"].get<bool>() ? "1.00x" : "-")
-                                                : fixed(r["ratio"].get<double>(), 3) + "x";
+                    return r["ratio"].is_null()
+                               ? std::string(r["baseline"].get<bool>() ? "1.00x" : "-")
+                               : fixed(r["ratio"].get<double>(), 3) + "x";
                   }});
   cols.push_back(interval_column("ci_low", "ci_high"));
   const bool machine = format == OutputFormat::csv || format == OutputFormat::json;
@@ -117,7 +118,8 @@ std::string render_ablation(const std::vector<AblationRow>& knobs) {
                k.pairs > 0 ? fixed(k.ratio, 3) + "x" : "-", interval_text(k.low, k.high)});
   }
   return "\nwhich knob matters (each value against the knob's first, the other knobs held at "
-         "each of their values):\n" + t.render();
+         "each of their values):\n" +
+         t.render();
 }
 
 std::string render_claims(const std::vector<ClaimResult>& results, OutputFormat format) {

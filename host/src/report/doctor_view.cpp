@@ -62,11 +62,11 @@ class DoctorText {
       line("status", lt.value("status", "not probed"));
     } else {
       line("probed with", "plugin " + lt.value("plugin", "?") + " (in a worker process)");
-      line("version", lt.value("version", "?") +
-                          (lt.value("cuda_build", false)
-                               ? ", CUDA build (for CUDA " + lt.value("cuda", "?") + ", cuDNN " +
-                                     lt.value("cudnn", "?") + ")"
-                               : ", CPU-only build (no CUDA)"));
+      line("version",
+           lt.value("version", "?") + (lt.value("cuda_build", false)
+                                           ? ", CUDA build (for CUDA " + lt.value("cuda", "?") +
+                                                 ", cuDNN " + lt.value("cudnn", "?") + ")"
+                                           : ", CPU-only build (no CUDA)"));
       if (!lt.value("library", "").empty()) line("loaded from", lt.value("library", ""));
       if (!lt.value("cpu_capability", "").empty()) {
         line("cpu kernels", lt.value("cpu_capability", "") + " (ATen's dispatch)");
@@ -80,21 +80,22 @@ class DoctorText {
       }
       if (lt.contains("blas")) {
         const auto& blas = lt.at("blas");
-        line("blas", (blas.value("slow", false) ? paint(blas.value("name", "?"), "31")
-                                                : blas.value("name", "?")) +
-                         (blas.value("path", "").empty() ? "" : " (" + blas.value("path", "") + ")"));
+        line("blas",
+             (blas.value("slow", false) ? paint(blas.value("name", "?"), "31")
+                                        : blas.value("name", "?")) +
+                 (blas.value("path", "").empty() ? "" : " (" + blas.value("path", "") + ")"));
         if (!blas.value("alternative", "").empty()) {
           line("libblas.so.3", "-> " + blas.value("alternative", ""));
         }
       }
       if (!lt.value("openmp", "").empty()) line("openmp", lt.value("openmp", ""));
       for (const auto& mm : lt.value("matmul", nlohmann::json::array())) {
-        line("matmul", fixed(mm.value("gflops", 0.0), 1) + " GFLOP/s on " + mm.value("device", "?") +
-                           " (float32 " + std::to_string(mm.value("n", 0)) + "x" +
-                           std::to_string(mm.value("n", 0)) + ", " +
-                           std::to_string(mm.value("threads", 0)) + " threads, " +
-                           std::to_string(mm.value("products", 0)) + " products in " +
-                           fixed(mm.value("seconds", 0.0), 2) + " s)");
+        line("matmul",
+             fixed(mm.value("gflops", 0.0), 1) + " GFLOP/s on " + mm.value("device", "?") +
+                 " (float32 " + std::to_string(mm.value("n", 0)) + "x" +
+                 std::to_string(mm.value("n", 0)) + ", " + std::to_string(mm.value("threads", 0)) +
+                 " threads, " + std::to_string(mm.value("products", 0)) + " products in " +
+                 fixed(mm.value("seconds", 0.0), 2) + " s)");
       }
       if (lt.contains("matmul_note")) line("matmul", lt.value("matmul_note", ""));
     }
@@ -103,8 +104,9 @@ class DoctorText {
   void cuda(const nlohmann::json& doc) {
     const auto& c = doc.at("cuda");
     if (!c.value("toolkit", "").empty()) {
-      line("toolkit", "CUDA " + c.value("toolkit", "") + " (the headers the plugins were compiled "
-                                                        "against)");
+      line("toolkit", "CUDA " + c.value("toolkit", "") +
+                          " (the headers the plugins were compiled "
+                          "against)");
     }
     line("driver", c.value("driver", "").empty() ? "none" : "CUDA " + c.value("driver", ""));
     if (c.contains("nvml")) {
@@ -155,8 +157,9 @@ class DoctorText {
     for (const auto& e : problems) out_ << paint("problem", "31") << ": " << e << "\n";
     if (problems.empty()) {
       out_ << "ready to sweep"
-          << (warnings.empty() ? "" : " (" + std::to_string(warnings.size()) + " warning(s) above)")
-          << "\n";
+           << (warnings.empty() ? ""
+                                : " (" + std::to_string(warnings.size()) + " warning(s) above)")
+           << "\n";
     } else {
       out_ << problems.size() << " problem(s): sweeps will fail until they are fixed\n";
     }

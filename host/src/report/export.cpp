@@ -90,7 +90,8 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
     const Json first = Json::parse(trials.front().plan.config_json);
     for (const auto& [k, v] : first.items()) settings.push_back(k);
   }
-  std::vector<std::string> names = {"sweep", "trial_id", "config_index", "repeat", "status", "error"};
+  std::vector<std::string> names = {"sweep",  "trial_id", "config_index",
+                                    "repeat", "status",   "error"};
   names.insert(names.end(), settings.begin(), settings.end());
   if (per_block) {
     names.insert(names.end(), {"block", "steps", "seconds", "samples", "throughput"});
@@ -103,8 +104,8 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
   RowWriter w(names, format == OutputFormat::csv, out);
   std::string row;
   for (const auto& t : trials) {
-    std::vector<Json> cells = {sweep.name, t.id, t.plan.config_index, t.plan.repeat, t.status,
-                               opt(t.error)};
+    std::vector<Json> cells = {sweep.name,    t.id,     t.plan.config_index,
+                               t.plan.repeat, t.status, opt(t.error)};
     const Json config = Json::parse(t.plan.config_json);
     for (const auto& s : settings) cells.push_back(config.contains(s) ? config.at(s) : Json());
     if (per_block) {

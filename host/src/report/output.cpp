@@ -17,10 +17,14 @@ OutputFormat parse_output_format(const std::string& text) {
 
 const char* output_format_name(OutputFormat f) {
   switch (f) {
-    case OutputFormat::csv: return "csv";
-    case OutputFormat::json: return "json";
-    case OutputFormat::md: return "md";
-    default: return "table";
+    case OutputFormat::csv:
+      return "csv";
+    case OutputFormat::json:
+      return "json";
+    case OutputFormat::md:
+      return "md";
+    default:
+      return "table";
   }
 }
 
@@ -36,8 +40,7 @@ Column interval_column(const std::string& low, const std::string& high) {
           }};
 }
 
-Column ratio_column(const std::string& key, const std::string& header,
-                    const std::string& if_null) {
+Column ratio_column(const std::string& key, const std::string& header, const std::string& if_null) {
   return {key, header, true, [key, if_null](const nlohmann::json& r) {
             return r[key].is_null() ? if_null : fixed(r[key].get<double>(), 3) + "x";
           }};

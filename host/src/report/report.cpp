@@ -7,8 +7,8 @@
 #include "analysis/claims.hpp"
 
 #include "analysis/compare.hpp"
-#include "support/format.hpp"
 #include "report/results.hpp"
+#include "support/format.hpp"
 #include "support/stats.hpp"
 
 #include <algorithm>
@@ -26,12 +26,23 @@ std::string html_escape(const std::string& text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -64,7 +75,8 @@ struct Point {
 // big sweep formats hundreds of thousands of coordinates.
 std::string num(double v) {
   char digits[32];
-  const auto end = std::to_chars(digits, digits + sizeof digits, v, std::chars_format::general, 6).ptr;
+  const auto end =
+      std::to_chars(digits, digits + sizeof digits, v, std::chars_format::general, 6).ptr;
   return std::string(digits, end);
 }
 
@@ -91,7 +103,8 @@ std::string bar_chart(const std::string& name, const std::vector<std::string>& l
   const double row = 22, left = 300, width = 860, plot = width - left - 70;
   const double height = row * static_cast<double>(labels.size()) + 40;
   double vmax = 0;
-  for (size_t i = 0; i < values.size(); ++i) vmax = std::max({vmax, values[i], high.empty() ? 0 : high[i]});
+  for (size_t i = 0; i < values.size(); ++i)
+    vmax = std::max({vmax, values[i], high.empty() ? 0 : high[i]});
   if (reference_line) vmax = std::max(vmax, *reference_line);
   vmax = nice_max(vmax * 1.05);
   auto x = [&](double v) { return left + plot * v / vmax; };
@@ -100,9 +113,10 @@ std::string bar_chart(const std::string& name, const std::vector<std::string>& l
     << "\" width=\"" << width << "\" role=\"img\">";
   for (int t = 0; t <= 4; ++t) {
     const double v = vmax * t / 4;
-    s << "<line class=\"grid\" x1=\"" << num(x(v)) << "\" x2=\"" << num(x(v)) << "\" y1=\"10\" y2=\""
-      << num(height - 25) << "\"/><text x=\"" << num(x(v)) << "\" y=\"" << num(height - 10)
-      << "\" text-anchor=\"middle\">" << html_escape(human_count(v)) << "</text>";
+    s << "<line class=\"grid\" x1=\"" << num(x(v)) << "\" x2=\"" << num(x(v))
+      << "\" y1=\"10\" y2=\"" << num(height - 25) << "\"/><text x=\"" << num(x(v)) << "\" y=\""
+      << num(height - 10) << "\" text-anchor=\"middle\">" << html_escape(human_count(v))
+      << "</text>";
   }
   for (size_t i = 0; i < labels.size(); ++i) {
     const double y = 14 + row * static_cast<double>(i);
@@ -121,12 +135,13 @@ std::string bar_chart(const std::string& name, const std::vector<std::string>& l
           << num(cy - 4) << "\" y2=\"" << num(cy + 4) << "\"/>";
       }
     }
-    s << "<text x=\"" << num(x(std::max(values[i], high.empty() || std::isnan(high[i]) ? 0 : high[i])) + 6)
+    s << "<text x=\""
+      << num(x(std::max(values[i], high.empty() || std::isnan(high[i]) ? 0 : high[i])) + 6)
       << "\" y=\"" << num(y + 12) << "\">" << html_escape(human_count(values[i])) << "</text>";
   }
   if (reference_line) {
-    s << "<line class=\"one\" x1=\"" << num(x(*reference_line)) << "\" x2=\"" << num(x(*reference_line))
-      << "\" y1=\"6\" y2=\"" << num(height - 25) << "\"/>";
+    s << "<line class=\"one\" x1=\"" << num(x(*reference_line)) << "\" x2=\""
+      << num(x(*reference_line)) << "\" y1=\"6\" y2=\"" << num(height - 25) << "\"/>";
   }
   s << "<line class=\"axis\" x1=\"" << num(left) << "\" x2=\"" << num(left) << "\" y1=\"6\" y2=\""
     << num(height - 25) << "\"/></svg>";
@@ -149,9 +164,10 @@ std::string strip_chart(const std::string& name, const std::vector<std::string>&
     << "\" width=\"" << width << "\" role=\"img\">";
   for (int t = 0; t <= 4; ++t) {
     const double v = vmax * t / 4;
-    s << "<line class=\"grid\" x1=\"" << num(x(v)) << "\" x2=\"" << num(x(v)) << "\" y1=\"10\" y2=\""
-      << num(height - 25) << "\"/><text x=\"" << num(x(v)) << "\" y=\"" << num(height - 10)
-      << "\" text-anchor=\"middle\">" << html_escape(human_count(v) + " " + unit + "/s") << "</text>";
+    s << "<line class=\"grid\" x1=\"" << num(x(v)) << "\" x2=\"" << num(x(v))
+      << "\" y1=\"10\" y2=\"" << num(height - 25) << "\"/><text x=\"" << num(x(v)) << "\" y=\""
+      << num(height - 10) << "\" text-anchor=\"middle\">"
+      << html_escape(human_count(v) + " " + unit + "/s") << "</text>";
   }
   for (size_t i = 0; i < labels.size(); ++i) {
     const double y = 14 + row * static_cast<double>(i) + row / 2 - 2;
@@ -159,8 +175,8 @@ std::string strip_chart(const std::string& name, const std::vector<std::string>&
       << html_escape(truncate(labels[i], 48)) << "</text>";
     for (size_t k = 0; k < samples[i].size(); ++k) {
       const double jitter = (static_cast<double>(k % 5) - 2) * 1.6;
-      s << "<circle class=\"mark dot\" cx=\"" << num(x(samples[i][k])) << "\" cy=\"" << num(y + jitter)
-        << "\" r=\"3\"/>";
+      s << "<circle class=\"mark dot\" cx=\"" << num(x(samples[i][k])) << "\" cy=\""
+        << num(y + jitter) << "\" r=\"3\"/>";
     }
   }
   s << "</svg>";
@@ -168,12 +184,14 @@ std::string strip_chart(const std::string& name, const std::vector<std::string>&
 }
 
 // Scatter plot; flagged points (the Pareto front) are joined by a line.
-std::string scatter(const std::string& name, const std::vector<Point>& pts, const std::string& x_label,
-                    const std::string& y_label, bool join_flagged, bool x_bytes = false) {
+std::string scatter(const std::string& name, const std::vector<Point>& pts,
+                    const std::string& x_label, const std::string& y_label, bool join_flagged,
+                    bool x_bytes = false) {
   if (pts.empty()) {
-    return "<svg data-chart=\"" + name + "\" viewBox=\"0 0 820 40\" width=\"820\" role=\"img\">"
-           "<text x=\"10\" y=\"24\">no config reported " + html_escape(x_label + " and " + y_label) +
-           "</text></svg>";
+    return "<svg data-chart=\"" + name +
+           "\" viewBox=\"0 0 820 40\" width=\"820\" role=\"img\">"
+           "<text x=\"10\" y=\"24\">no config reported " +
+           html_escape(x_label + " and " + y_label) + "</text></svg>";
   }
   const double width = 820, height = 360, left = 70, bottom = 40, top = 14, right = 20;
   double xmax = 0, ymax = 0, ymin = 0;
@@ -189,7 +207,9 @@ std::string scatter(const std::string& name, const std::vector<Point>& pts, cons
   double yhi = ymax <= 0 ? 0 : nice_max(ymax * 1.05);
   if (yhi == ylo) yhi = ylo + 1;
   auto x = [&](double v) { return left + (width - left - right) * v / xmax; };
-  auto y = [&](double v) { return height - bottom - (height - bottom - top) * (v - ylo) / (yhi - ylo); };
+  auto y = [&](double v) {
+    return height - bottom - (height - bottom - top) * (v - ylo) / (yhi - ylo);
+  };
   std::ostringstream s;
   s << "<svg data-chart=\"" << name << "\" viewBox=\"0 0 " << width << " " << height
     << "\" width=\"" << width << "\" role=\"img\">";
@@ -198,16 +218,16 @@ std::string scatter(const std::string& name, const std::vector<Point>& pts, cons
     s << "<line class=\"grid\" x1=\"" << num(x(vx)) << "\" x2=\"" << num(x(vx)) << "\" y1=\"" << top
       << "\" y2=\"" << num(height - bottom) << "\"/><text x=\"" << num(x(vx)) << "\" y=\""
       << num(height - bottom + 16) << "\" text-anchor=\"middle\">"
-      << html_escape(x_bytes ? human_bytes(vx) : human_count(vx))
-      << "</text>";
+      << html_escape(x_bytes ? human_bytes(vx) : human_count(vx)) << "</text>";
     s << "<line class=\"grid\" x1=\"" << left << "\" x2=\"" << num(width - right) << "\" y1=\""
       << num(y(vy)) << "\" y2=\"" << num(y(vy)) << "\"/><text x=\"" << left - 6 << "\" y=\""
       << num(y(vy) + 4) << "\" text-anchor=\"end\">" << html_escape(human_count(vy)) << "</text>";
   }
   s << "<text x=\"" << num((left + width) / 2) << "\" y=\"" << num(height - 4)
     << "\" text-anchor=\"middle\">" << html_escape(x_label) << "</text>";
-  s << "<text x=\"12\" y=\"" << num(height / 2) << "\" text-anchor=\"middle\" transform=\"rotate(-90 12 "
-    << num(height / 2) << ")\">" << html_escape(y_label) << "</text>";
+  s << "<text x=\"12\" y=\"" << num(height / 2)
+    << "\" text-anchor=\"middle\" transform=\"rotate(-90 12 " << num(height / 2) << ")\">"
+    << html_escape(y_label) << "</text>";
   if (join_flagged) {
     std::vector<Point> front;
     for (const auto& p : pts) {
@@ -221,8 +241,9 @@ std::string scatter(const std::string& name, const std::vector<Point>& pts, cons
     }
   }
   for (const auto& p : pts) {
-    s << "<circle class=\"mark pt" << (p.flag ? " front" : "") << "\" cx=\"" << num(x(p.x)) << "\" cy=\""
-      << num(y(p.y)) << "\" r=\"5\"><title>" << html_escape(p.label) << "</title></circle>";
+    s << "<circle class=\"mark pt" << (p.flag ? " front" : "") << "\" cx=\"" << num(x(p.x))
+      << "\" cy=\"" << num(y(p.y)) << "\" r=\"5\"><title>" << html_escape(p.label)
+      << "</title></circle>";
   }
   s << "</svg>";
   return s.str();
@@ -302,7 +323,7 @@ ChartData chart_data(const std::vector<ComparisonRow>& rows, const std::vector<s
     const auto front = pareto_front(xy);
     for (size_t i = 0; i < d.mem_pts.size(); ++i) d.mem_pts[i].flag = front[i];
   }
-    if (d.labels.size() > kMaxChartedConfigs) {
+  if (d.labels.size() > kMaxChartedConfigs) {
     std::vector<size_t> order(d.labels.size());
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -317,10 +338,10 @@ ChartData chart_data(const std::vector<ComparisonRow>& rows, const std::vector<s
       v = std::move(kept);
     };
     d.note = " The charts show the baseline and the " + std::to_string(kMaxChartedConfigs - 1) +
-                   " fastest of " + std::to_string(d.labels.size()) +
-                   " configs; the table lists them all.";
-    keep(d.labels), keep(d.medians), keep(d.lows), keep(d.highs), keep(d.is_base), keep(d.ratio), keep(d.rlow),
-        keep(d.rhigh), keep(d.samples);
+             " fastest of " + std::to_string(d.labels.size()) +
+             " configs; the table lists them all.";
+    keep(d.labels), keep(d.medians), keep(d.lows), keep(d.highs), keep(d.is_base), keep(d.ratio),
+        keep(d.rlow), keep(d.rhigh), keep(d.samples);
   }
 
   return d;
@@ -333,8 +354,9 @@ std::string header_html(const db::SweepRecord& sweep, const SweepSpec& spec, siz
     << "<title>gpusweep: " << html_escape(sweep.name) << "</title><style>" << kCss
     << "</style></head><body>";
   h << "<h1>Sweep " << html_escape(sweep.name) << "</h1><p class=\"meta\">run " << sweep.id
-    << " &middot; workload " << html_escape(sweep.workload) << " &middot; " << html_escape(sweep.status)
-    << " &middot; " << html_escape(sweep.created_at) << " &middot; " << trials << " trials";
+    << " &middot; workload " << html_escape(sweep.workload) << " &middot; "
+    << html_escape(sweep.status) << " &middot; " << html_escape(sweep.created_at) << " &middot; "
+    << trials << " trials";
   if (!spec.description.empty()) h << "<br>" << html_escape(spec.description);
   h << "<br>protocol: " << spec.measure.warmup_steps << " warmup steps, " << spec.measure.blocks
     << " blocks of " << spec.measure.steps_per_block << " steps, " << spec.measure.repeats
@@ -351,7 +373,8 @@ std::string charts_html(const ChartData& d, const std::string& compare_problem) 
   h << "<h2>Throughput per config</h2><p class=\"note\">Median " << html_escape(d.unit)
     << "/s over blocks; whiskers: 95% interval of the geometric mean; the baseline in purple."
     << html_escape(d.note) << "</p>";
-  h << bar_chart("throughput", d.labels, d.medians, d.lows, d.highs, d.is_base, d.unit + "/s", std::nullopt);
+  h << bar_chart("throughput", d.labels, d.medians, d.lows, d.highs, d.is_base, d.unit + "/s",
+                 std::nullopt);
 
   std::vector<std::string> ratio_labels;
   std::vector<double> rv, rl, rh;
@@ -380,10 +403,14 @@ std::string comparison_html(const std::vector<ComparisonRow>& rows,
     ctable.push_back({"#" + std::to_string(c.config_index + 1),
                       keys.empty() ? "(base)" : config_label(c.config, keys),
                       c.throughput.empty() ? "-" : human_rate(quantile(c.throughput, 0.5), c.unit),
-                      r.baseline ? "1.00x" : r.ratio ? fixed(r.ratio->ratio, 3) + "x" : "-",
+                      r.baseline ? "1.00x"
+                      : r.ratio  ? fixed(r.ratio->ratio, 3) + "x"
+                                 : "-",
                       r.ratio ? interval_text(r.ratio->low, r.ratio->high) : "-",
                       r.test ? fixed(r.test->p, 3) : "-",
-                      r.baseline ? "baseline" : r.verdict ? to_string(*r.verdict) : (c.ok == 0 ? c.problem : "-"),
+                      r.baseline  ? "baseline"
+                      : r.verdict ? to_string(*r.verdict)
+                                  : (c.ok == 0 ? c.problem : "-"),
                       r.quality_change ? fixed(100 * *r.quality_change, 1) + "%" : "-",
                       c.peak_memory_bytes ? human_bytes(*c.peak_memory_bytes) : "-"});
   }
@@ -418,13 +445,12 @@ std::string claims_html(db::Store& store, const db::SweepRecord& sweep, const Sw
     for (const auto& r : evaluate_claims(store, sweep, spec)) {
       std::string change;
       for (const auto& [k, v] : r.claim->change.items()) {
-        change += (change.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+        change += (change.empty() ? "" : " ") + k + "=" +
+                  (v.is_string() ? v.get<std::string>() : v.dump());
       }
-      claim_rows.push_back(
-          {r.claim->text, change, r.claim->metric, expected_text(*r.claim),
-           r.ratio ? fixed(*r.ratio, 3) + "x" : "-",
-           interval_text(r.low, r.high),
-           r.verdict, r.reason, r.claim->source});
+      claim_rows.push_back({r.claim->text, change, r.claim->metric, expected_text(*r.claim),
+                            r.ratio ? fixed(*r.ratio, 3) + "x" : "-", interval_text(r.low, r.high),
+                            r.verdict, r.reason, r.claim->source});
     }
     h << "<h2>Claims</h2><p class=\"note\">What the sweep's sources promise for each change "
          "(ratio of the metric, changed config over its baseline) against the measured ratio and "
@@ -441,11 +467,12 @@ std::string environment_html(db::Store& store, const db::SweepRecord& sweep) {
   std::vector<std::vector<std::string>> envs;
   for (const auto& e : store.environments(sweep.id)) {
     envs.push_back({e.hostname, e.os, e.cpu_model, std::to_string(e.cpu_cores), e.torch_version,
-                    e.blas, std::to_string(e.threads), e.cuda_available ? "yes" : "no",
-                    e.gpus_json, e.gpusweep_version + " (" + e.git_commit + ")"});
+                    e.blas, std::to_string(e.threads), e.cuda_available ? "yes" : "no", e.gpus_json,
+                    e.gpusweep_version + " (" + e.git_commit + ")"});
   }
   h << "<h2>Environment</h2>"
-    << table_html({"host", "OS", "CPU", "cores", "LibTorch", "BLAS", "threads", "CUDA", "GPUs", "gpusweep"},
+    << table_html({"host", "OS", "CPU", "cores", "LibTorch", "BLAS", "threads", "CUDA", "GPUs",
+                   "gpusweep"},
                   envs);
 
   return h.str();

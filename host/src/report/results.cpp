@@ -72,8 +72,9 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
   cols.push_back({"status", "status", false, {}});
   cols.push_back({"throughput_median", "throughput", true, [get](const Json& r) {
                     const Json v = get(r, "throughput_median");
-                    return v.is_null() ? std::string("-")
-                                       : human_rate(v.get<double>(), r.at("unit").get<std::string>());
+                    return v.is_null()
+                               ? std::string("-")
+                               : human_rate(v.get<double>(), r.at("unit").get<std::string>());
                   }});
   cols.push_back({"throughput_cv", "cv", true, [get](const Json& r) {
                     const Json v = get(r, "throughput_cv");
@@ -101,7 +102,8 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
                   }});
   if (format == OutputFormat::table || format == OutputFormat::md) {
     cols.push_back({"note", "note", false, [get](const Json& r) {
-                      if (get(r, "noisy") == true) return "noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%";
+                      if (get(r, "noisy") == true)
+                        return "noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%";
                       const Json e = get(r, "error");
                       return e.is_null() ? std::string() : truncate(e.get<std::string>(), 70);
                     }});

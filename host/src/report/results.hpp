@@ -2,9 +2,9 @@
 // spread, step time, peak memory, quality, and the ratio to the baseline.
 #pragma once
 
-#include "report/output.hpp"
 #include "analysis/stored.hpp"
 #include "model/sweep.hpp"
+#include "report/output.hpp"
 
 #include <gpusweep/db/store.hpp>
 

@@ -12,12 +12,12 @@ std::string plan_text(const SweepSpec& spec, const PluginManifest& manifest,
   std::ostringstream out;
   const auto keys = varying_keys(spec);
   const auto configs = expand_configs(spec, manifest);
-  out << "sweep '" << spec.name << "': workload " << manifest.name << " "
-            << manifest.version << ", " << configs.size() << " configs x "
-            << spec.measure.repeats << " repeats = " << plan.size() << " trials\n"
-            << "protocol: " << spec.measure.warmup_steps << " warmup steps, "
-            << spec.measure.blocks << " blocks of " << spec.measure.steps_per_block
-            << " steps, timeout " << spec.measure.timeout_s << " s per trial\n";
+  out << "sweep '" << spec.name << "': workload " << manifest.name << " " << manifest.version
+      << ", " << configs.size() << " configs x " << spec.measure.repeats
+      << " repeats = " << plan.size() << " trials\n"
+      << "protocol: " << spec.measure.warmup_steps << " warmup steps, " << spec.measure.blocks
+      << " blocks of " << spec.measure.steps_per_block << " steps, timeout "
+      << spec.measure.timeout_s << " s per trial\n";
   Table t({"#", "config", "baseline"});
   t.right_align(0);
   for (size_t i = 0; i < configs.size(); ++i) {

@@ -2,10 +2,10 @@
 #include "run/collector.hpp"
 #include "protocol/events.hpp"
 
-#include "support/version.hpp"
 #include "model/hashing.hpp"
 #include "support/spawn.hpp"
 #include "support/stats.hpp"
+#include "support/version.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -13,7 +13,6 @@
 #include <cmath>
 #include <fstream>
 #include <thread>
-
 
 namespace gpusweep::host {
 
@@ -131,7 +130,8 @@ db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure
     s.step_time_min_s = st.min;
     s.step_time_max_s = st.max;
     s.samples_per_step = steps > 0 ? samples / steps : 0;
-    if (!manifest.secondary_unit.empty()) s.secondary_throughput_median = describe(secondary).median;
+    if (!manifest.secondary_unit.empty())
+      s.secondary_throughput_median = describe(secondary).median;
   }
   s.peak_memory_bytes = number(stats, "peak_memory_bytes");
   if (auto wait = number(stats, "input_wait_s")) {
@@ -181,15 +181,15 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
     o.status = "timeout";
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.1f", exit.silent_s);
-    o.error = "worker silent for " + std::string(buf) + " s (no heartbeat; phase " + phase_ +
-              ", " + std::to_string(blocks_.size()) + " blocks done): the process was stopped " +
+    o.error = "worker silent for " + std::string(buf) + " s (no heartbeat; phase " + phase_ + ", " +
+              std::to_string(blocks_.size()) + " blocks done): the process was stopped " +
               "or wedged, not merely slow; measure.silence_s sets the grace period";
   } else if (exit.timed_out) {
     o.status = "timeout";
     char buf[64];
     std::snprintf(buf, sizeof buf, "%g", exit.timeout_s);
-    o.error = "no result within timeout_s=" + std::string(buf) + " s (phase " + phase_ +
-              ", " + std::to_string(blocks_.size()) + " blocks done); raise measure.timeout_s " +
+    o.error = "no result within timeout_s=" + std::string(buf) + " s (phase " + phase_ + ", " +
+              std::to_string(blocks_.size()) + " blocks done); raise measure.timeout_s " +
               "if the workload is just slow";
   } else if (result_) {
     o.status = result_->value("status", "failed");
@@ -200,13 +200,13 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
     }
   } else if (exit.signal) {
     o.status = "crashed";
-    o.error = with_stderr_hint("worker killed by " + signal_description(*exit.signal) +
-                               " during " + phase_);
+    o.error = with_stderr_hint("worker killed by " + signal_description(*exit.signal) + " during " +
+                               phase_);
   } else {
     o.status = "crashed";
-    o.error = with_stderr_hint("worker exited with code " +
-                               std::to_string(exit.exit_code.value_or(-1)) +
-                               " before reporting a result (during " + phase_ + ")");
+    o.error =
+        with_stderr_hint("worker exited with code " + std::to_string(exit.exit_code.value_or(-1)) +
+                         " before reporting a result (during " + phase_ + ")");
   }
   if (o.status == "ok") {
     if (blocks_.empty()) {
@@ -243,10 +243,13 @@ db::EnvironmentInfo make_environment(const Json& runtime) {
   e.gpus_json = runtime.contains("devices") ? runtime.at("devices").dump() : "[]";
   e.gpusweep_version = build::version();
   e.git_commit = build::git_commit();
-  Json details = {{"hostname", e.hostname},         {"os", e.os},
-                  {"cpu_model", e.cpu_model},       {"cpu_cores", e.cpu_cores},
+  Json details = {{"hostname", e.hostname},
+                  {"os", e.os},
+                  {"cpu_model", e.cpu_model},
+                  {"cpu_cores", e.cpu_cores},
                   {"gpusweep_version", e.gpusweep_version},
-                  {"git_commit", e.git_commit},     {"runtime", runtime}};
+                  {"git_commit", e.git_commit},
+                  {"runtime", runtime}};
   e.details_json = details.dump();
   e.fingerprint = hash_text(e.details_json);
   return e;

@@ -30,9 +30,7 @@ using Json = nlohmann::json;
 constexpr int kReadyTimeoutMs = 120'000;  // loading LibTorch from a cold disk
 constexpr int kReplyTimeoutMs = 30'000;
 
-[[noreturn]] void fail(const std::string& what) {
-  throw Error("fork server: " + what);
-}
+[[noreturn]] void fail(const std::string& what) { throw Error("fork server: " + what); }
 
 }  // namespace
 

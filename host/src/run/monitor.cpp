@@ -122,7 +122,8 @@ void TrialMonitor::add_gpu_reading(const GpuSample& s) {
       if (*s.sm_clock_mhz < kThrottleRatio * clock_max_) throttled_ = true;
     }
   }
-  if (s.temperature_c) temperature_peak_ = std::max(temperature_peak_.value_or(0), *s.temperature_c);
+  if (s.temperature_c)
+    temperature_peak_ = std::max(temperature_peak_.value_or(0), *s.temperature_c);
   if (s.power_w) power_peak_ = std::max(power_peak_.value_or(0), *s.power_w);
 }
 
@@ -133,8 +134,9 @@ std::vector<db::MetricSample> TrialMonitor::metrics(const rusage* usage, double 
   add("monitor_samples", static_cast<double>(cpu_util_.size()));
   double rss_peak = rss_peak_;
   if (usage != nullptr) {
-    const double cpu_s = static_cast<double>(usage->ru_utime.tv_sec + usage->ru_stime.tv_sec) +
-                         1e-6 * static_cast<double>(usage->ru_utime.tv_usec + usage->ru_stime.tv_usec);
+    const double cpu_s =
+        static_cast<double>(usage->ru_utime.tv_sec + usage->ru_stime.tv_sec) +
+        1e-6 * static_cast<double>(usage->ru_utime.tv_usec + usage->ru_stime.tv_usec);
     add("monitor_cpu_seconds", cpu_s);
     if (wall_s > 0) add("monitor_cpu_util_mean", cpu_s / wall_s);
     rss_peak = std::max(rss_peak, static_cast<double>(usage->ru_maxrss) * 1024.0);  // KiB on Linux

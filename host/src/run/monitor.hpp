@@ -55,7 +55,7 @@ class TrialMonitor {
   double t0_;
   long ticks_;
   std::optional<double> last_t_, last_cpu_;
-  std::vector<double> cpu_util_;   // per interval, in cores (1.0 = one core busy)
+  std::vector<double> cpu_util_;  // per interval, in cores (1.0 = one core busy)
   double rss_peak_ = 0;
   std::vector<double> gpu_util_;
   std::vector<double> gpu_mem_;

@@ -2,10 +2,10 @@
 #include "run/probe_session.hpp"
 #include "protocol/events.hpp"
 
-#include "support/error.hpp"
 #include "model/hashing.hpp"
 #include "run/runner.hpp"
 #include "run/sweep_run.hpp"
+#include "support/error.hpp"
 #include "support/spawn.hpp"
 
 namespace gpusweep::host {
@@ -22,8 +22,8 @@ ProbeSession::ProbeSession(const std::string& db_path, const SweepSpec& spec,
   }
 }
 
-ProbeResult ProbeSession::run(const Json& config, const MeasureSpec& measure,
-                              WorkerArgs worker, int64_t repeat) {
+ProbeResult ProbeSession::run(const Json& config, const MeasureSpec& measure, WorkerArgs worker,
+                              int64_t repeat) {
   const db::TrialPlan plan = trial_row(info_, ordinal_, ordinal_, repeat, config);
   ++ordinal_;
   ProbeResult result;

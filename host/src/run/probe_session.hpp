@@ -4,10 +4,10 @@
 // so that `results`, `sql` and `export` see every probe.
 #pragma once
 
+#include "model/sweep.hpp"
+#include "plugins/registry.hpp"
 #include "protocol/worker_args.hpp"
 #include "run/collector.hpp"
-#include "plugins/registry.hpp"
-#include "model/sweep.hpp"
 
 #include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>

@@ -6,14 +6,14 @@
 #include "support/spawn.hpp"
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <signal.h>
 
 #include <array>
 #include <chrono>
@@ -34,7 +34,8 @@ std::string utc_now() {
   char buf[32];
   const auto now = std::chrono::system_clock::now();
   const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
   std::tm tm{};
   gmtime_r(&t, &tm);
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
@@ -62,10 +63,10 @@ struct Worker {
   pid_t pid;
   asio::posix::stream_descriptor proto, out, err;
   asio::steady_timer timer;
-  asio::steady_timer watchdog;        // checks the heartbeat
-  asio::steady_timer monitor_timer;   // samples CPU, memory and GPU
+  asio::steady_timer watchdog;       // checks the heartbeat
+  asio::steady_timer monitor_timer;  // samples CPU, memory and GPU
   TrialMonitor monitor;
-  rusage usage{};                     // from wait4, when reaped
+  rusage usage{};  // from wait4, when reaped
   bool have_usage = false;
   Clock::time_point last_heard = Clock::now();
   std::array<char, 65536> proto_buf{}, out_buf{}, err_buf{};
@@ -83,7 +84,12 @@ class Supervisor {
  public:
   Supervisor(const std::string& exe, int jobs, bool fork_server, std::vector<TrialJob>&& queue,
              const RunnerCallbacks& cb)
-      : exe_(exe), jobs_(jobs), fork_server_(fork_server), cb_(cb), stop_signals_(io_, SIGINT, SIGTERM), child_(io_, SIGCHLD) {
+      : exe_(exe),
+        jobs_(jobs),
+        fork_server_(fork_server),
+        cb_(cb),
+        stop_signals_(io_, SIGINT, SIGTERM),
+        child_(io_, SIGCHLD) {
     for (auto& j : queue) queue_.push_back(std::move(j));
   }
 
@@ -302,16 +308,16 @@ class Supervisor {
   }
 
   void read_err(Worker* w) {
-    w->err.async_read_some(
-        asio::buffer(w->err_buf), [this, w](const boost::system::error_code& ec, size_t n) {
-          if (ec) return pipe_closed(w);
-          w->stderr_bytes += static_cast<int64_t>(n);
-          w->stderr_tail.append(w->err_buf.data(), n);
-          if (w->stderr_tail.size() > 2 * kStderrTailBytes) {
-            w->stderr_tail.erase(0, w->stderr_tail.size() - kStderrTailBytes);
-          }
-          read_err(w);
-        });
+    w->err.async_read_some(asio::buffer(w->err_buf),
+                           [this, w](const boost::system::error_code& ec, size_t n) {
+                             if (ec) return pipe_closed(w);
+                             w->stderr_bytes += static_cast<int64_t>(n);
+                             w->stderr_tail.append(w->err_buf.data(), n);
+                             if (w->stderr_tail.size() > 2 * kStderrTailBytes) {
+                               w->stderr_tail.erase(0, w->stderr_tail.size() - kStderrTailBytes);
+                             }
+                             read_err(w);
+                           });
   }
 
   void maybe_finish(pid_t pid) {

@@ -15,7 +15,7 @@ namespace gpusweep::host {
 
 struct TrialJob {
   int64_t trial_id = 0;
-  std::string label;                     // for progress lines
+  std::string label;  // for progress lines
   WorkerArgs worker;  // how the worker process is started
   double timeout_s = 600;
   double silence_s = 30;  // ended as `timeout` when no protocol line came for this long

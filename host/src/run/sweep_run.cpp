@@ -73,17 +73,17 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
     // A shard always resumes: a requeued or re-run task continues its slice.
     found = store_->shard_run(request.run_key, request.shard->index);
     if (found && found->spec_hash != fresh.spec_hash) {
-      throw UsageError("shard " + request.shard->label() + " of run '" + request.run_key +
-                       "' in " + request.db_path + " was started from a different sweep (stored " +
-                       "spec " + found->spec_hash + ", now " + fresh.spec_hash +
+      throw UsageError("shard " + request.shard->label() + " of run '" + request.run_key + "' in " +
+                       request.db_path + " was started from a different sweep (stored " + "spec " +
+                       found->spec_hash + ", now " + fresh.spec_hash +
                        "); use another --db or --run-key for the changed sweep");
     }
   } else if (request.resume) {
     found = store_->latest_sweep(spec.name);
     if (found && found->spec_hash != fresh.spec_hash) {
-      throw UsageError("cannot resume sweep '" + spec.name + "' (run " +
-                       std::to_string(found->id) + "): the sweep changed since it started " +
-                       "(stored spec " + found->spec_hash + ", now " + fresh.spec_hash +
+      throw UsageError("cannot resume sweep '" + spec.name + "' (run " + std::to_string(found->id) +
+                       "): the sweep changed since it started " + "(stored spec " +
+                       found->spec_hash + ", now " + fresh.spec_hash +
                        "); run without --resume to start a new run");
     }
     started_instead_ = !found;

@@ -1,11 +1,11 @@
 // Tables and human units; see format.hpp.
 #include "support/format.hpp"
 
+#include <unistd.h>
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <unistd.h>
 
 namespace gpusweep::host {
 
@@ -24,7 +24,8 @@ size_t display_width(const std::string& s) {
 
 bool use_colour() {
   static const bool on = ::isatty(STDOUT_FILENO) == 1 && std::getenv("NO_COLOR") == nullptr &&
-                         std::getenv("TERM") != nullptr && std::string(std::getenv("TERM")) != "dumb";
+                         std::getenv("TERM") != nullptr &&
+                         std::string(std::getenv("TERM")) != "dumb";
   return on;
 }
 
@@ -157,7 +158,8 @@ std::string clock_time(double seconds) {
   const auto total = static_cast<long long>(std::llround(std::max(0.0, seconds)));
   char buf[32];
   if (total >= 3600) {
-    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", total / 3600, (total / 60) % 60, total % 60);
+    std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", total / 3600, (total / 60) % 60,
+                  total % 60);
   } else {
     std::snprintf(buf, sizeof buf, "%lld:%02lld", total / 60, total % 60);
   }

@@ -30,12 +30,12 @@ bool use_colour();
 // Wraps text in an ANSI colour ("32" green, "31" red, "33" yellow) when use_colour().
 std::string colour(const std::string& text, const char* code);
 
-std::string human_bytes(double bytes);          // "1.50 GiB"
-std::string human_seconds(double seconds);      // "1.23 ms", "4.5 s", "2:03"
-std::string human_count(double value);          // "12.3k", "1.20M"
+std::string human_bytes(double bytes);                               // "1.50 GiB"
+std::string human_seconds(double seconds);                           // "1.23 ms", "4.5 s", "2:03"
+std::string human_count(double value);                               // "12.3k", "1.20M"
 std::string human_rate(double per_second, const std::string& unit);  // "12.3k updates/s"
 std::string fixed(double value, int decimals);
-std::string clock_time(double seconds);         // "1:02:03" or "2:03"
+std::string clock_time(double seconds);  // "1:02:03" or "2:03"
 std::string truncate(const std::string& s, size_t width);
 // Word-wraps text to lines of at most width columns (joined with '\n'; a
 // Table renders such a cell on several lines).

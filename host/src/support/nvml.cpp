@@ -84,13 +84,20 @@ std::unique_ptr<Nvml> Nvml::load(const std::string& library, std::string* why) {
   api->power = resolve<decltype(api->power)>(handle, "nvmlDeviceGetPowerUsage");
   api->clock = resolve<decltype(api->clock)>(handle, "nvmlDeviceGetClockInfo");
   const char* missing = nullptr;
-  if (api->init == nullptr) missing = "nvmlInit_v2";
-  else if (api->device_count == nullptr) missing = "nvmlDeviceGetCount_v2";
-  else if (api->handle_by_index == nullptr) missing = "nvmlDeviceGetHandleByIndex_v2";
-  else if (api->name == nullptr) missing = "nvmlDeviceGetName";
-  else if (api->memory == nullptr) missing = "nvmlDeviceGetMemoryInfo";
-  else if (api->utilization == nullptr) missing = "nvmlDeviceGetUtilizationRates";
-  else if (api->driver_version == nullptr) missing = "nvmlSystemGetDriverVersion";
+  if (api->init == nullptr)
+    missing = "nvmlInit_v2";
+  else if (api->device_count == nullptr)
+    missing = "nvmlDeviceGetCount_v2";
+  else if (api->handle_by_index == nullptr)
+    missing = "nvmlDeviceGetHandleByIndex_v2";
+  else if (api->name == nullptr)
+    missing = "nvmlDeviceGetName";
+  else if (api->memory == nullptr)
+    missing = "nvmlDeviceGetMemoryInfo";
+  else if (api->utilization == nullptr)
+    missing = "nvmlDeviceGetUtilizationRates";
+  else if (api->driver_version == nullptr)
+    missing = "nvmlSystemGetDriverVersion";
   if (missing != nullptr) {
     if (why != nullptr) *why = library + " lacks " + missing + " (driver too old?)";
     ::dlclose(handle);

@@ -21,7 +21,7 @@ struct GpuInfo {
 // One reading of one device. Fields NVML does not support on a device are
 // left empty.
 struct GpuSample {
-  std::optional<double> utilization_pct;      // share of time a kernel ran
+  std::optional<double> utilization_pct;  // share of time a kernel ran
   std::optional<double> memory_used_bytes;
   std::optional<double> sm_clock_mhz;
   std::optional<double> temperature_c;

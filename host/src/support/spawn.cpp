@@ -8,10 +8,10 @@
 #include <spawn.h>
 #include <unistd.h>
 
+#include <limits.h>
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <limits.h>
 
 extern char** environ;
 
@@ -34,8 +34,8 @@ pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>&
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   for (int target : {1, 2}) {
-    const bool given = std::any_of(fds.begin(), fds.end(),
-                                   [target](const auto& f) { return f.first == target; });
+    const bool given =
+        std::any_of(fds.begin(), fds.end(), [target](const auto& f) { return f.first == target; });
     if (!given) posix_spawn_file_actions_addopen(&fa, target, "/dev/null", O_WRONLY, 0);
   }
   for (const auto& [target, source] : fds) posix_spawn_file_actions_adddup2(&fa, source, target);
@@ -49,8 +49,8 @@ pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>&
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setpgroup(&attr, 0);  // own group: Ctrl-C reaches the host only
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(exe.c_str()));
@@ -101,7 +101,8 @@ std::string self_executable() {
 std::string signal_description(int sig) {
   const char* abbrev = sigabbrev_np(sig);
   const char* desc = strsignal(sig);
-  return std::string(abbrev != nullptr ? std::string("SIG") + abbrev : "signal " + std::to_string(sig)) +
+  return std::string(abbrev != nullptr ? std::string("SIG") + abbrev
+                                       : "signal " + std::to_string(sig)) +
          " (" + (desc != nullptr ? desc : "unknown") + ")";
 }
 

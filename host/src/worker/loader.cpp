@@ -39,8 +39,8 @@ std::string abi_problem(const gpusweep_plugin* t) {
   }
   if (t->struct_size < kMinTableSize) {
     return "its function table is too small for ABI " + plugin + " (struct_size " +
-           std::to_string(t->struct_size) + ", expected at least " +
-           std::to_string(kMinTableSize) + ")";
+           std::to_string(t->struct_size) + ", expected at least " + std::to_string(kMinTableSize) +
+           ")";
   }
   const void* required[] = {reinterpret_cast<const void*>(t->manifest),
                             reinterpret_cast<const void*>(t->runtime),

@@ -3,16 +3,21 @@
 #include "worker/worker.hpp"
 #include "protocol/events.hpp"
 
-#include "support/procfs.hpp"
+#include "model/sweep.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/fork_messages.hpp"
+#include "support/procfs.hpp"
 #include "worker/loader.hpp"
-#include "model/sweep.hpp"
 
 #include <gpusweep/plugin.h>
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -24,11 +29,6 @@
 #include <optional>
 #include <string>
 #include <thread>
-#include <fcntl.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace gpusweep::host {
 
@@ -111,11 +111,15 @@ LoadedPlugin load_and_announce(const std::string& plugin_path, EventWriter& out)
   try {
     plugin = load_plugin(plugin_path);
   } catch (const PluginLoadError& e) {
-    out.emit({{"event", event::result}, {"status", "failed"}, {"phase", "load"},
-              {"message", e.what()}, {"reason", e.reason()}});
+    out.emit({{"event", event::result},
+              {"status", "failed"},
+              {"phase", "load"},
+              {"message", e.what()},
+              {"reason", e.reason()}});
     finish(0);
   } catch (const std::exception& e) {
-    out.emit({{"event", event::result}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
+    out.emit(
+        {{"event", event::result}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
     finish(0);
   }
   announce(plugin, out);
@@ -124,10 +128,14 @@ LoadedPlugin load_and_announce(const std::string& plugin_path, EventWriter& out)
 
 const char* status_name(int status) {
   switch (status) {
-    case GPUSWEEP_STATUS_OK: return "ok";
-    case GPUSWEEP_STATUS_OUT_OF_MEMORY: return "oom";
-    case GPUSWEEP_STATUS_SKIPPED: return "skipped";
-    default: return "failed";
+    case GPUSWEEP_STATUS_OK:
+      return "ok";
+    case GPUSWEEP_STATUS_OUT_OF_MEMORY:
+      return "oom";
+    case GPUSWEEP_STATUS_SKIPPED:
+      return "skipped";
+    default:
+      return "failed";
   }
 }
 
@@ -160,11 +168,14 @@ void cap_memory(double cap_bytes, std::future<void>& first_beat, EventWriter& ou
   rlimit cap{};
   cap.rlim_cur = cap.rlim_max = static_cast<rlim_t>(baseline + cap_bytes);
   if (baseline <= 0 || ::setrlimit(RLIMIT_AS, &cap) != 0) {
-    out.emit({{"event", event::result}, {"status", "failed"}, {"phase", "args"},
+    out.emit({{"event", event::result},
+              {"status", "failed"},
+              {"phase", "args"},
               {"message", "cannot cap the worker's memory (RLIMIT_AS)"}});
     finish(0);
   }
-  out.emit({{"event", event::memory_cap}, {"baseline_bytes", baseline},
+  out.emit({{"event", event::memory_cap},
+            {"baseline_bytes", baseline},
             {"limit_bytes", baseline + cap_bytes}});
 }
 
@@ -207,7 +218,8 @@ class Trial {
     if (st == GPUSWEEP_STATUS_OK && inst_ == nullptr) st = GPUSWEEP_STATUS_ERROR;
     check(st, "setup", 0);
     // Settings such as threads apply in create(): report the runtime as used.
-    out_.emit({{"event", event::runtime}, {"runtime", parse_or_raw(t_->runtime())},
+    out_.emit({{"event", event::runtime},
+               {"runtime", parse_or_raw(t_->runtime())},
                {"setup_s", setup_s}});
     if (args_.probe_matmul_s > 0) {
       // With the trial's threads (applied by create): the peak this trial could reach.
@@ -228,7 +240,8 @@ class Trial {
       // The phase totals so far, so that the host counts the measured steps only.
       const char* stats = nullptr;
       check(t_->stats(inst_, &stats), "warmup", steps_done_);
-      out_.emit({{"event", event::stats_snapshot}, {"at_step", steps_done_},
+      out_.emit({{"event", event::stats_snapshot},
+                 {"at_step", steps_done_},
                  {"stats", parse_or_raw(stats)}});
     }
   }
@@ -323,7 +336,9 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   try {
     m = MeasureSpec::from_json(Json::parse(args.measure_json), "--measure");
   } catch (const std::exception& e) {
-    out.emit({{"event", event::result}, {"status", "failed"}, {"phase", "args"},
+    out.emit({{"event", event::result},
+              {"status", "failed"},
+              {"phase", "args"},
               {"message", std::string("bad --measure: ") + e.what()}});
     finish(2);
   }
@@ -423,13 +438,15 @@ int run_fork_server(const WorkerArgs& args) {
       send_message(fd, Json{{"error", "malformed request"}}.dump());
       continue;
     }
-    for (const auto& a : request) worker_args.push_back(a.is_string() ? a.get<std::string>() : a.dump());
+    for (const auto& a : request)
+      worker_args.push_back(a.is_string() ? a.get<std::string>() : a.dump());
     const pid_t middle = ::fork();
     if (middle == 0) {
       const pid_t trial = ::fork();
       if (trial == 0) become_trial(worker_args, fds, fd, host, server, plugin);
-      send_message(fd, trial > 0 ? Json{{"pid", static_cast<long>(trial)}}.dump()
-                                 : Json{{"error", std::string("fork: ") + std::strerror(errno)}}.dump());
+      send_message(fd, trial > 0
+                           ? Json{{"pid", static_cast<long>(trial)}}.dump()
+                           : Json{{"error", std::string("fork: ") + std::strerror(errno)}}.dump());
       _exit(0);
     }
     for (int f : fds) ::close(f);

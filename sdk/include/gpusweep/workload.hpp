@@ -45,10 +45,10 @@ struct Param {
   std::string type;  // "bool" | "int" | "float" | "string"
   Json default_value;
   std::string description;
-  std::vector<Json> choices;   // allowed values; empty = any of the type
-  std::optional<double> min;   // inclusive range for int and float
+  std::vector<Json> choices;  // allowed values; empty = any of the type
+  std::optional<double> min;  // inclusive range for int and float
   std::optional<double> max;
-  bool common = false;         // a common setting (docs/architecture.md) vs a workload knob
+  bool common = false;  // a common setting (docs/architecture.md) vs a workload knob
   // False for a common setting this workload has nothing to apply to: a
   // trial that sets it to anything but the default is skipped.
   bool applies = true;
@@ -66,13 +66,23 @@ struct Param {
   }
   static Param choice(std::string name, std::string def, std::vector<Json> choices,
                       std::string description) {
-    return Param{std::move(name), "string", std::move(def), std::move(description),
-                 std::move(choices), {}, {}, false, true};
+    return Param{std::move(name),
+                 "string",
+                 std::move(def),
+                 std::move(description),
+                 std::move(choices),
+                 {},
+                 {},
+                 false,
+                 true};
   }
 
   Json to_json() const {
-    Json j{{"name", name}, {"type", type}, {"default", default_value},
-           {"description", description}, {"common", common}};
+    Json j{{"name", name},
+           {"type", type},
+           {"default", default_value},
+           {"description", description},
+           {"common", common}};
     if (!applies) j["applies"] = false;
     if (!choices.empty()) j["choices"] = choices;
     if (min) j["min"] = *min;
@@ -83,8 +93,8 @@ struct Param {
 
 // The quality metric evaluate() reports, and the reference it is judged against.
 struct Quality {
-  std::string metric;      // key in evaluate()'s metrics, e.g. "mean_return"
-  std::string reference;   // key of the reference value, e.g. "random_policy_return"
+  std::string metric;     // key in evaluate()'s metrics, e.g. "mean_return"
+  std::string reference;  // key of the reference value, e.g. "random_policy_return"
   bool higher_is_better = true;
   std::string description;
 };
@@ -93,8 +103,8 @@ struct Manifest {
   std::string name;
   std::string version;
   std::string description;
-  std::string unit;             // throughput unit: "updates", "images", "tokens"
-  std::string secondary_unit;   // optional: "env_steps"
+  std::string unit;            // throughput unit: "updates", "images", "tokens"
+  std::string secondary_unit;  // optional: "env_steps"
   Quality quality;
   std::vector<Param> params;
 
@@ -334,10 +344,19 @@ struct Adapter {
   }
 
   static const gpusweep_plugin* table() noexcept {
-    static const gpusweep_plugin t = {
-        sizeof(gpusweep_plugin), GPUSWEEP_ABI_MAJOR, GPUSWEEP_ABI_MINOR, 0,
-        &manifest, &runtime, &create, &step, &synchronize, &evaluate, &stats,
-        &error_message, &destroy};
+    static const gpusweep_plugin t = {sizeof(gpusweep_plugin),
+                                      GPUSWEEP_ABI_MAJOR,
+                                      GPUSWEEP_ABI_MINOR,
+                                      0,
+                                      &manifest,
+                                      &runtime,
+                                      &create,
+                                      &step,
+                                      &synchronize,
+                                      &evaluate,
+                                      &stats,
+                                      &error_message,
+                                      &destroy};
     return &t;
   }
 };
@@ -347,7 +366,7 @@ struct Adapter {
 
 // Exports workload class Class as this shared library's plugin. Use once per
 // plugin, in one source file.
-#define GPUSWEEP_EXPORT_WORKLOAD(Class)                                              \
-  extern "C" GPUSWEEP_EXPORT const gpusweep_plugin* gpusweep_plugin_entry(void) {    \
-    return ::gpusweep::detail::Adapter<Class>::table();                              \
+#define GPUSWEEP_EXPORT_WORKLOAD(Class)                                           \
+  extern "C" GPUSWEEP_EXPORT const gpusweep_plugin* gpusweep_plugin_entry(void) { \
+    return ::gpusweep::detail::Adapter<Class>::table();                           \
   }

@@ -38,13 +38,20 @@ thread_local PhaseTimer* innermost = nullptr;
 
 const char* phase_name(Phase p) {
   switch (p) {
-    case Phase::input_wait: return "input_wait";
-    case Phase::host_to_device: return "host_to_device";
-    case Phase::forward: return "forward";
-    case Phase::backward: return "backward";
-    case Phase::optimizer: return "optimizer";
-    case Phase::host_sync: return "host_sync";
-    case Phase::count: break;
+    case Phase::input_wait:
+      return "input_wait";
+    case Phase::host_to_device:
+      return "host_to_device";
+    case Phase::forward:
+      return "forward";
+    case Phase::backward:
+      return "backward";
+    case Phase::optimizer:
+      return "optimizer";
+    case Phase::host_sync:
+      return "host_sync";
+    case Phase::count:
+      break;
   }
   return "?";
 }

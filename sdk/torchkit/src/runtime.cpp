@@ -43,7 +43,8 @@ std::string torch_library_path() {
 
 std::string dotted(long version, long major_div, long minor_div) {
   if (version <= 0) return "";
-  return std::to_string(version / major_div) + "." + std::to_string(version % major_div / minor_div);
+  return std::to_string(version / major_div) + "." +
+         std::to_string(version % major_div / minor_div);
 }
 
 }  // namespace
@@ -66,7 +67,8 @@ std::string blas_in_use() {
     if (line.find("libmkl") != std::string::npos) return "mkl";
     if (line.find("openblas-openmp") != std::string::npos) return "openblas-openmp";
     if (line.find("openblas-pthread") != std::string::npos) found = "openblas-pthread";
-    if (line.find("openblas-serial") != std::string::npos && found.empty()) found = "openblas-serial";
+    if (line.find("openblas-serial") != std::string::npos && found.empty())
+      found = "openblas-serial";
     if (line.find("libopenblas") != std::string::npos && found.empty()) found = "openblas";
     if (line.find("blis") != std::string::npos && found.empty()) found = "blis";
     if (line.find("/blas/libblas.so") != std::string::npos && found.empty()) found = "reference";
@@ -97,12 +99,12 @@ Json runtime_info() {
     if (cudaGetDeviceProperties(&prop, i) == cudaSuccess) {
       char bus[32] = {0};
       if (cudaDeviceGetPCIBusId(bus, sizeof bus, i) != cudaSuccess) bus[0] = 0;
-      devices.push_back({{"index", i},
-                         {"name", prop.name},
-                         {"pci_bus_id", bus},
-                         {"memory_bytes", static_cast<double>(prop.totalGlobalMem)},
-                         {"compute_capability", std::to_string(prop.major) + "." +
-                                                    std::to_string(prop.minor)}});
+      devices.push_back(
+          {{"index", i},
+           {"name", prop.name},
+           {"pci_bus_id", bus},
+           {"memory_bytes", static_cast<double>(prop.totalGlobalMem)},
+           {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)}});
     }
   }
 #else

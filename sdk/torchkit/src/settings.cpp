@@ -3,8 +3,8 @@
 
 #include <gpusweep/torchkit/runtime.hpp>
 
-#include <climits>
 #include <malloc.h>
+#include <climits>
 
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
@@ -21,9 +21,12 @@ namespace gpusweep::torchkit {
 
 const char* to_string(Precision p) {
   switch (p) {
-    case Precision::fp32: return "fp32";
-    case Precision::bf16: return "bf16";
-    case Precision::fp16: return "fp16";
+    case Precision::fp32:
+      return "fp32";
+    case Precision::bf16:
+      return "bf16";
+    case Precision::fp16:
+      return "fp16";
   }
   return "?";
 }
@@ -49,8 +52,9 @@ std::vector<Param> common_params(int64_t default_batch_size, const Support& supp
     return p;
   };
   std::vector<Param> p = {
-      Param::choice("device", "auto", {"auto", "cpu", "cuda", "cuda:0", "cuda:1", "cuda:2",
-                                       "cuda:3", "cuda:4", "cuda:5", "cuda:6", "cuda:7"},
+      Param::choice("device", "auto",
+                    {"auto", "cpu", "cuda", "cuda:0", "cuda:1", "cuda:2", "cuda:3", "cuda:4",
+                     "cuda:5", "cuda:6", "cuda:7"},
                     "where the model runs; auto = the first CUDA device if any, else cpu"),
       Param::integer("batch_size", default_batch_size, 1, 1 << 20, "samples per micro-batch"),
       na(Param::choice("precision", "fp32", {"fp32", "bf16", "fp16"},
@@ -101,7 +105,8 @@ std::vector<Param> common_params(int64_t default_batch_size, const Support& supp
 torch::Device resolve_device(const std::string& name) {
   if (name == "cpu") return torch::kCPU;
   if (name == "auto") {
-    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0) : torch::Device(torch::kCPU);
+    return torch::cuda::is_available() ? torch::Device(torch::kCUDA, 0)
+                                       : torch::Device(torch::kCPU);
   }
   if (name.rfind("cuda", 0) == 0) {
 #if !defined(GPUSWEEP_TORCH_CUDA)
@@ -113,12 +118,12 @@ torch::Device resolve_device(const std::string& name) {
       const std::string driver = cuda_driver_version();
       const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
       throw Skipped("device=" + name + " but no CUDA device is visible: " +
-                    (driver.empty() ? std::string("no NVIDIA driver on this machine")
-                                    : "the driver (for CUDA " + driver + ") sees none" +
-                                          (visible != nullptr
-                                               ? std::string(" with CUDA_VISIBLE_DEVICES='") +
-                                                     visible + "'"
-                                               : std::string())));
+                    (driver.empty()
+                         ? std::string("no NVIDIA driver on this machine")
+                         : "the driver (for CUDA " + driver + ") sees none" +
+                               (visible != nullptr
+                                    ? std::string(" with CUDA_VISIBLE_DEVICES='") + visible + "'"
+                                    : std::string())));
     }
     torch::Device device(name);
     if (device.has_index() && device.index() >= count) {
@@ -155,8 +160,10 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
   } else if (precision == "fp16") {
     s.precision = Precision::fp16;
     if (!s.device.is_cuda()) {
-      throw Skipped("precision=fp16 (float16 autocast with a gradient scaler) needs a CUDA "
-                    "device; device is " + dev + " (use precision=bf16 on CPU)");
+      throw Skipped(
+          "precision=fp16 (float16 autocast with a gradient scaler) needs a CUDA "
+          "device; device is " +
+          dev + " (use precision=bf16 on CPU)");
     }
   } else {
     throw std::invalid_argument("unknown precision '" + precision + "' (fp32, bf16 or fp16)");
@@ -204,15 +211,18 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
         throw Skipped("tf32 needs TF32 Tensor Cores (compute capability 8.0, Ampere, or newer); " +
                       gpu + " has none, so it would change nothing");
       }
-      throw Skipped("precision=bf16 needs bfloat16 Tensor Cores (compute capability 8.0, Ampere, "
-                    "or newer); on " + gpu + " it would run emulated");
+      throw Skipped(
+          "precision=bf16 needs bfloat16 Tensor Cores (compute capability 8.0, Ampere, "
+          "or newer); on " +
+          gpu + " it would run emulated");
     }
   }
 #endif
   // Then what the workload lacks.
   if (s.channels_last && !support.channels_last) throw Skipped(not_here("channels_last", support));
   if ((s.loader_workers != 0 || s.prefetch != 2 || s.pin_memory) && !support.input_pipeline) {
-    throw Skipped(not_here("loader_workers/prefetch/pin_memory (it has no input pipeline)", support));
+    throw Skipped(
+        not_here("loader_workers/prefetch/pin_memory (it has no input pipeline)", support));
   }
   // A setting with nothing to act on would measure nothing and read as "no
   // difference" (audit M1): skipped instead.

@@ -85,4 +85,3 @@ TEST_CASE("marl skips the settings it has nothing to apply to, with the reason",
                       "json_extract(t.config_json, '$.precision') = 'fp32'"),
              Contains("grad_accum does not apply"));
 }
-

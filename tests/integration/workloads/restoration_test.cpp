@@ -21,9 +21,10 @@ const std::string kOnlyTrial = "1 = 1";
 // The latest value of metric `name` (eval or stat) of the trial matching
 // `condition`.
 double metric(const Sandbox& box, const std::string& name, const std::string& condition) {
-  return std::stod(box.text(
-      "SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id "
-      "WHERE m.name = '" + name + "' AND " + condition + " ORDER BY m.at_step DESC LIMIT 1"));
+  return std::stod(
+      box.text("SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id "
+               "WHERE m.name = '" +
+               name + "' AND " + condition + " ORDER BY m.at_step DESC LIMIT 1"));
 }
 
 }  // namespace
@@ -46,8 +47,8 @@ TEST_CASE("restoration tiny runs record psnr next to the noisy input psnr",
                   "quality_metric = 'psnr_db' AND quality > 5 AND "
                   "quality_reference BETWEEN 19.5 AND 21.5 AND throughput_median > 0 AND "
                   "samples_per_step = 4 AND peak_memory_bytes > 0") == 4);
-  CHECK(box.count("SELECT count(*) FROM metrics WHERE kind = 'eval' AND name = 'initial_psnr_db'") ==
-        4);
+  CHECK(box.count(
+            "SELECT count(*) FROM metrics WHERE kind = 'eval' AND name = 'initial_psnr_db'") == 4);
 }
 
 TEST_CASE("restoration psnr rises from its initial value in a few dozen steps",
@@ -81,10 +82,10 @@ TEST_CASE("restoration loader workers lower the input wait share", "[integration
   REQUIRE(r.code == 0);
   REQUIRE(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
   auto wait_share = [&](int workers) {
-    return std::stod(box.text(
-        "SELECT CAST(s.input_wait_fraction AS TEXT) FROM trial_summary s JOIN trials t ON "
-        "t.id = s.trial_id WHERE json_extract(t.config_json, '$.loader_workers') = " +
-        std::to_string(workers)));
+    return std::stod(
+        box.text("SELECT CAST(s.input_wait_fraction AS TEXT) FROM trial_summary s JOIN trials t ON "
+                 "t.id = s.trial_id WHERE json_extract(t.config_json, '$.loader_workers') = " +
+                 std::to_string(workers)));
   };
   const double without = wait_share(0);
   const double with = wait_share(2);
@@ -104,9 +105,11 @@ TEST_CASE("restoration grad_accum=2 doubles the images per step", "[integration]
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK(box.text("SELECT CAST(s.samples_per_step AS TEXT) FROM trial_summary s JOIN trials t ON "
-                 "t.id = s.trial_id WHERE json_extract(t.config_json, '$.grad_accum') = 1") == "4.0");
+                 "t.id = s.trial_id WHERE json_extract(t.config_json, '$.grad_accum') = 1") ==
+        "4.0");
   CHECK(box.text("SELECT CAST(s.samples_per_step AS TEXT) FROM trial_summary s JOIN trials t ON "
-                 "t.id = s.trial_id WHERE json_extract(t.config_json, '$.grad_accum') = 2") == "8.0");
+                 "t.id = s.trial_id WHERE json_extract(t.config_json, '$.grad_accum') = 2") ==
+        "8.0");
   // One optimiser step per step() either way, twice the micro-batches.
   CHECK(metric(box, "micro_batches", config_is("grad_accum", "2")) ==
         2 * metric(box, "optimizer_steps", config_is("grad_accum", "2")));

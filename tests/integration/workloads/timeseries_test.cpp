@@ -8,8 +8,8 @@
 #include <cmath>
 #include <string>
 
-using gpusweep::test::Sandbox;
 using Catch::Matchers::Contains;
+using gpusweep::test::Sandbox;
 
 namespace {
 
@@ -24,9 +24,10 @@ const std::string kOnlyTrial = "1 = 1";
 // The latest value of metric `name` (eval or stat) of the trial matching
 // `condition`.
 double metric(const Sandbox& box, const std::string& name, const std::string& condition) {
-  return std::stod(box.text(
-      "SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id "
-      "WHERE m.name = '" + name + "' AND " + condition + " ORDER BY m.at_step DESC LIMIT 1"));
+  return std::stod(
+      box.text("SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id "
+               "WHERE m.name = '" +
+               name + "' AND " + condition + " ORDER BY m.at_step DESC LIMIT 1"));
 }
 
 }  // namespace
@@ -45,7 +46,8 @@ TEST_CASE("timeseries fused and aten LSTMs train the same model", "[integration]
   CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
   CHECK(box.count("SELECT count(*) FROM trial_summary WHERE unit = 'sequences' AND "
                   "quality_metric = 'val_mae' AND quality > 0 AND quality_reference > 0.1 AND "
-                  "throughput_median > 0 AND samples_per_step = 32 AND peak_memory_bytes > 0") == 2);
+                  "throughput_median > 0 AND samples_per_step = 32 AND peak_memory_bytes > 0") ==
+        2);
   // Same seed, same parameters, same data: 22 Adam steps later both still
   // agree to float rounding, so the hand-written backward is torch's.
   const double aten = metric(box, "val_mae", config_is("lstm_impl", "'aten'"));
@@ -85,12 +87,15 @@ TEST_CASE("timeseries skips channels_last with the reason", "[integration][torch
   const auto r = box.gpusweep("run c.json --db results.db --jobs 2");
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK(box.text("SELECT status FROM trials WHERE json_extract(config_json, '$.channels_last') = 0") ==
+  CHECK(box.text(
+            "SELECT status FROM trials WHERE json_extract(config_json, '$.channels_last') = 0") ==
         "ok");
-  CHECK(box.text("SELECT status FROM trials WHERE json_extract(config_json, '$.channels_last') = 1") ==
+  CHECK(box.text(
+            "SELECT status FROM trials WHERE json_extract(config_json, '$.channels_last') = 1") ==
         "skipped");
-  CHECK_THAT(box.text("SELECT error FROM trials WHERE json_extract(config_json, '$.channels_last') = 1"),
-             Contains("the LSTM has no 4-D tensors"));
+  CHECK_THAT(
+      box.text("SELECT error FROM trials WHERE json_extract(config_json, '$.channels_last') = 1"),
+      Contains("the LSTM has no 4-D tensors"));
 }
 
 TEST_CASE("timeseries grad_accum doubles the sequences per step and sync_every thins loss reads",
@@ -113,9 +118,10 @@ TEST_CASE("timeseries grad_accum doubles the sequences per step and sync_every t
   CHECK(metric(box, "loss_reads", config_is("sync_every", "10") + one_batch) == 2);
 }
 
-TEST_CASE("a trial forked from the fork server runs LibTorch's thread pool and trains as a fresh "
-          "process does",
-          "[integration][torch][fork]") {
+TEST_CASE(
+    "a trial forked from the fork server runs LibTorch's thread pool and trains as a fresh "
+    "process does",
+    "[integration][torch][fork]") {
   Sandbox box;
   box.write("f.json", R"({"name": "fork", "workload": "timeseries",
     "base": {"device": "cpu", "hidden_size": 64, "num_layers": 1, "seq_len": 24,
@@ -140,7 +146,8 @@ TEST_CASE("a trial forked from the fork server runs LibTorch's thread pool and t
     const double b = std::stod(gpusweep::test::text_in(
         box.path("fresh.db"),
         "SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE "
-        "m.name = 'last_loss' AND " + config_is("threads", threads)));
+        "m.name = 'last_loss' AND " +
+            config_is("threads", threads)));
     CHECK(std::abs(a - b) <= 1e-5 * std::abs(b));
   }
 }

@@ -106,9 +106,9 @@ TEST_CASE("a failed verification backs off by the margin, at least 5%, never bel
   CHECK(back_off(100, o) == 75);
   o.margin = 0;
   CHECK(back_off(100, o) == 95);
-  CHECK_FALSE(back_off(4, o));   // 3 is below min
+  CHECK_FALSE(back_off(4, o));  // 3 is below min
   o.min = 1;
-  CHECK_FALSE(back_off(1, o));   // nothing smaller
+  CHECK_FALSE(back_off(1, o));  // nothing smaller
 }
 
 TEST_CASE("the throughput curve shows each size once, its verification first, and saturation",

@@ -69,7 +69,7 @@ TEST_CASE("best's baseline is the sweep's, not the first config, when the sweep 
   const std::vector<db::TrialRecord> trials = {trial(0, 32, 100, 1e9, 0.90),
                                                trial(1, 64, 200, 2e9, 0.95)};
   // Relative to config #2's quality (0.95), config #1's 0.90 is not within 1%.
-  const BestChoice b = choose_best(spec, trials, Objective::memory,
-                                   {parse_constraint("quality>=0.99*baseline")});
+  const BestChoice b =
+      choose_best(spec, trials, Objective::memory, {parse_constraint("quality>=0.99*baseline")});
   CHECK(b.config_index == 1);
 }

@@ -1,8 +1,8 @@
 // Claims in sweep files: parsing, validation against the sweep's configs,
 // verdicts, and evaluation over synthetic measurements.
 #include "analysis/claims.hpp"
-#include "support/error.hpp"
 #include "model/sweep.hpp"
+#include "support/error.hpp"
 #include "test_manifest.hpp"
 
 #include <catch2/catch.hpp>
@@ -19,7 +19,8 @@ std::string with_claims(const std::string& claims) {
   return R"({"name": "c", "workload": "dqn",
     "grid": {"replay_on_device": [false, true], "precision": ["fp32", "fp16"]},
     "baseline": {"replay_on_device": false, "precision": "fp32"},
-    "claims": )" + claims + "}";
+    "claims": )" +
+         claims + "}";
 }
 
 std::string usage_error(const std::string& text) {
@@ -45,12 +46,14 @@ std::vector<std::vector<double>> runs(double typical, int repeats, int blocks, u
 
 }  // namespace
 
-TEST_CASE("claims parse, round-trip through the stored spec and keep old hashes", "[host][claims]") {
+TEST_CASE("claims parse, round-trip through the stored spec and keep old hashes",
+          "[host][claims]") {
   const SweepSpec s = parse_sweep(with_claims(R"([
     {"claim": "fp16 is 20-30% faster", "change": {"precision": "fp16"}, "expected": [1.2, 1.3],
      "source": "guide", "requires": ["tensor_cores"]},
     {"claim": "replay on device halves step time", "change": {"replay_on_device": true},
-     "metric": "step_time", "expected": 0.5}])"), "claims.json");
+     "metric": "step_time", "expected": 0.5}])"),
+                                  "claims.json");
   REQUIRE(s.claims.size() == 2);
   CHECK(s.claims[0].low == 1.2);
   CHECK(s.claims[0].high == 1.3);
@@ -126,7 +129,7 @@ TEST_CASE("claims are evaluated against the two configs they name", "[host][clai
     {"claim": "step time -10%", "change": {"replay_on_device": true}, "metric": "step_time",
      "expected": [0.85, 0.95]},
     {"claim": "slower", "change": {"replay_on_device": true}, "expected": [0.5, 0.6]}])"),
-                              "claims.json");
+                            "claims.json");
   const auto manifest = test::dqn_like_manifest();
   validate_sweep(s, manifest);
   const auto configs = expand_configs(s, manifest);
@@ -153,7 +156,8 @@ TEST_CASE("claims are evaluated against the two configs they name", "[host][clai
   CHECK(results[1].verdict == "refuted");
   CHECK(results[1].reason == "the right direction, less than claimed");
   CHECK(results[2].verdict == "not measurable here");
-  CHECK_THAT(results[2].reason, Contains("changed config did not run") && Contains("fp16 needs CUDA"));
+  CHECK_THAT(results[2].reason,
+             Contains("changed config did not run") && Contains("fp16 needs CUDA"));
   CHECK(results[3].verdict == "not measurable here");
   CHECK_THAT(results[3].reason, Contains("Tensor Cores"));
   CHECK(results[4].verdict == "not measurable here");

@@ -1,8 +1,8 @@
 // Comparing configs against a baseline, on synthetic samples.
 #include "analysis/compare.hpp"
 
-#include "support/error.hpp"
 #include "analysis/pareto.hpp"
+#include "support/error.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -104,8 +104,8 @@ TEST_CASE("ablation recovers each knob's known multiplicative effect", "[host][c
 }
 
 TEST_CASE("the Pareto front of memory against throughput", "[report]") {
-  const std::vector<std::pair<double, double>> pts = {
-      {1, 10}, {2, 20}, {2, 15}, {3, 18}, {1, 10}, {4, 30}, {0.5, 5}, {4, 29}};
+  const std::vector<std::pair<double, double>> pts = {{1, 10}, {2, 20}, {2, 15},  {3, 18},
+                                                      {1, 10}, {4, 30}, {0.5, 5}, {4, 29}};
   const std::vector<bool> expected = {true, true, false, false, true, true, true, false};
   CHECK(host::pareto_front(pts) == expected);
 

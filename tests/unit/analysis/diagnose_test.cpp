@@ -73,7 +73,7 @@ TEST_CASE("the FLOP/s against the matmul peak tell compute- from memory-bound", 
   b.peak_flops = 100e9;
   b.flops_per_step = 14e9;  // 70 GFLOP/s = 70%
   CHECK(classify(b).bottleneck == Bottleneck::compute);
-  b.flops_per_step = 2e9;   // 10 GFLOP/s = 10%
+  b.flops_per_step = 2e9;  // 10 GFLOP/s = 10%
   CHECK(classify(b).bottleneck == Bottleneck::memory);
   b.flops_per_step.reset();  // unknown: compute, saying it cannot tell
   const Diagnosis d = classify(b);
@@ -82,10 +82,12 @@ TEST_CASE("the FLOP/s against the matmul peak tell compute- from memory-bound", 
 }
 
 TEST_CASE("phase shares come from the stats after warmup less the snapshot", "[host]") {
-  const auto snapshot = nlohmann::json{{"phase_input_wait_s", 1.0}, {"phase_forward_s", 0.5},
-                                       {"host_syncs", 10}};
-  const auto final_stats = nlohmann::json{{"phase_input_wait_s", 3.0}, {"phase_forward_s", 1.5},
-                                          {"host_syncs", 30}, {"flops_per_step", 1e9}};
+  const auto snapshot =
+      nlohmann::json{{"phase_input_wait_s", 1.0}, {"phase_forward_s", 0.5}, {"host_syncs", 10}};
+  const auto final_stats = nlohmann::json{{"phase_input_wait_s", 3.0},
+                                          {"phase_forward_s", 1.5},
+                                          {"host_syncs", 30},
+                                          {"flops_per_step", 1e9}};
   const PhaseBreakdown b = breakdown_from_stats(snapshot, final_stats, /*steps=*/10, /*seconds=*/5);
   CHECK(b.step_s == Approx(0.5));
   CHECK(b.input_wait_s == Approx(0.2));
@@ -122,8 +124,8 @@ TEST_CASE("a diagnosed trial: phases per measured step, the peak of its own devi
   spec.name = "diagnose-restoration";
   spec.workload = "restoration";
   spec.base = {{"loader_workers", 0}};
-  const Json config = {{"device", "auto"}, {"batch_size", 16}, {"loader_workers", 0},
-                       {"precision", "fp32"}, {"sync_every", 1}, {"pin_memory", false},
+  const Json config = {{"device", "auto"},      {"batch_size", 16}, {"loader_workers", 0},
+                       {"precision", "fp32"},   {"sync_every", 1},  {"pin_memory", false},
                        {"channels_last", false}};
   gpusweep::db::TrialOutcome outcome;
   outcome.status = "ok";
@@ -133,14 +135,14 @@ TEST_CASE("a diagnosed trial: phases per measured step, the peak of its own devi
   // 40 measured steps of 0.1 s: 0.06 s of input wait and 0.02 s of forward each.
   in.stats = {{"phase_input_wait_s", 3.4}, {"phase_forward_s", 1.8}};
   in.runtime = {{"cuda_available", false}};
-  in.matmul = Json::array({{{"device", "cuda:0"}, {"gflops", 900.0}},
-                           {{"device", "cpu"}, {"gflops", 100.0}}});
+  in.matmul = Json::array(
+      {{{"device", "cuda:0"}, {"gflops", 900.0}}, {{"device", "cpu"}, {"gflops", 100.0}}});
   std::string why;
   const auto r = diagnose_trial(spec, conv_manifest(), config, outcome, in, &why);
   REQUIRE(r);
   CHECK(r->breakdown.step_s == Approx(0.1));
   CHECK(r->breakdown.input_wait_s == Approx(0.06));
-  CHECK_FALSE(r->breakdown.cuda);                 // auto without CUDA runs on the CPU
+  CHECK_FALSE(r->breakdown.cuda);                  // auto without CUDA runs on the CPU
   CHECK(r->breakdown.peak_flops == Approx(1e11));  // the CPU's peak, not the GPU's
   CHECK(r->diagnosis.bottleneck == Bottleneck::input);
   CHECK(r->suggested_sweep.at("name") == "restoration_input");

@@ -8,11 +8,10 @@ using namespace gpusweep::host;
 using Catch::Matchers::Contains;
 
 TEST_CASE("Debian's reference BLAS is flagged with the fix", "[host]") {
-  const std::vector<std::string> libs = {
-      "/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13",
-      "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0",
-      "/usr/lib/x86_64-linux-gnu/lapack/liblapack.so.3.11.0",
-      "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0"};
+  const std::vector<std::string> libs = {"/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13",
+                                         "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0",
+                                         "/usr/lib/x86_64-linux-gnu/lapack/liblapack.so.3.11.0",
+                                         "/usr/lib/x86_64-linux-gnu/libgomp.so.1.0.0"};
   const BlasVerdict v = classify_blas(libs, "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3.11.0");
   CHECK(v.name == "reference");
   CHECK(v.slow);
@@ -35,9 +34,9 @@ TEST_CASE("optimised BLAS libraries are named and not flagged", "[host]") {
         "openblas-openmp");
   CHECK(classify_blas({"/opt/intel/lib/libmkl_rt.so.2"}, "").name == "mkl");
   // Both mapped: the optimised one serves the calls it exports.
-  const BlasVerdict both = classify_blas({"/usr/lib/x86_64-linux-gnu/blas/libblas.so.3",
-                                          "/usr/lib/x86_64-linux-gnu/libopenblas.so.0"},
-                                         "");
+  const BlasVerdict both = classify_blas(
+      {"/usr/lib/x86_64-linux-gnu/blas/libblas.so.3", "/usr/lib/x86_64-linux-gnu/libopenblas.so.0"},
+      "");
   CHECK(both.name == "openblas");
   CHECK_FALSE(both.slow);
   CHECK(classify_blas({"/usr/lib/libc.so.6"}, "").name == "unknown");
@@ -69,11 +68,13 @@ TEST_CASE("cpuinfo gives the model and logical and physical cores", "[host]") {
 
 namespace {
 
-nlohmann::json cuda_runtime(const std::string& built_for, const std::string& driver,
-                            int devices) {
+nlohmann::json cuda_runtime(const std::string& built_for, const std::string& driver, int devices) {
   nlohmann::json rt = {{"cuda_build", true},
-                       {"cuda", {{"torch_cuda", built_for}, {"torch_cudnn", "9.26"},
-                                 {"toolkit", "13.0"}, {"driver_cuda", driver}}},
+                       {"cuda",
+                        {{"torch_cuda", built_for},
+                         {"torch_cudnn", "9.26"},
+                         {"toolkit", "13.0"},
+                         {"driver_cuda", driver}}},
                        {"devices", nlohmann::json::array()}};
   for (int i = 0; i < devices; ++i) {
     rt["devices"].push_back({{"index", i}, {"name", "Test GPU"}, {"memory_bytes", 8e9}});
@@ -123,7 +124,9 @@ TEST_CASE("doctor judges LibTorch: thread advice, MKL linked in, a missing matmu
           "[analysis]") {
   CpuInfo cpu;
   cpu.logical = 8;
-  const Json runtime = {{"torch_version", "2.15.0"}, {"threads", 4}, {"blas", "mkl"},
+  const Json runtime = {{"torch_version", "2.15.0"},
+                        {"threads", 4},
+                        {"blas", "mkl"},
                         {"torch_library", "/t/libtorch_cpu.so"}};
   const Json probe = {{"libraries", {"/t/libtorch_cpu.so", "/t/libgomp.so.1"}}};
   DoctorFindings f;

@@ -21,8 +21,8 @@ TEST_CASE("an array never has more than 1000 tasks: big sweeps are chunked", "[h
       INFO(trials << " trials, " << per << " per task");
       CHECK(tasks <= kMaxArrayTasks);
       CHECK(per_task >= per);
-      CHECK(tasks * per_task >= trials);        // every trial has a task
-      CHECK((tasks - 1) * per_task < trials);   // and no task is empty
+      CHECK(tasks * per_task >= trials);       // every trial has a task
+      CHECK((tasks - 1) * per_task < trials);  // and no task is empty
     }
   }
 }
@@ -53,7 +53,8 @@ TEST_CASE("the batch script runs shard i/n of the sweep into its own database", 
   CHECK_THAT(s, Contains("#SBATCH --partition=gpu\n") && Contains("#SBATCH --gpus-per-task=1\n") &&
                     Contains("#SBATCH --cpus-per-task=4\n") && Contains("#SBATCH --time=30\n") &&
                     Contains("#SBATCH --qos=high\n"));
-  CHECK_THAT(s, Contains("exec '/opt/gpusweep/bin/gpusweep' run '/runs/r/sweep.json' --shard \"$i/6\""));
+  CHECK_THAT(
+      s, Contains("exec '/opt/gpusweep/bin/gpusweep' run '/runs/r/sweep.json' --shard \"$i/6\""));
   CHECK_THAT(s, Contains("--run-key 'launch:k'") && Contains("--plugin-path '/opt/plugins'"));
   CHECK_THAT(s, Contains("--db '/runs/it'\\''s/shards'\"/shard-$i.db\""));
   // #SBATCH lines must come before the first command, or sbatch ignores them.

@@ -8,9 +8,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 using namespace gpusweep::db;
 using Catch::Matchers::Contains;
@@ -80,7 +80,8 @@ void write_shard(const std::string& path, int64_t index, int finish, const std::
   const int64_t id = store.create_sweep(s, trials);
   const auto rows = store.trials(id);
   for (int i = 0; i < finish; ++i) {
-    store.commit_trial(rows[i].id, ok_outcome(host, 100.0 * (rows[i].plan.config_index + 1), index));
+    store.commit_trial(rows[i].id,
+                       ok_outcome(host, 100.0 * (rows[i].plan.config_index + 1), index));
   }
 }
 
@@ -113,8 +114,7 @@ std::string dump(Connection& db) {
 
 }  // namespace
 
-TEST_CASE("merging shards is idempotent and keeps each trial's node and Slurm ids",
-          "[db][merge]") {
+TEST_CASE("merging shards is idempotent and keeps each trial's node and Slurm ids", "[db][merge]") {
   TempDir d;
   write_shard(d.file("s1.db"), 1, 2, "node-a");
   write_shard(d.file("s2.db"), 2, 2, "node-b");
@@ -137,21 +137,25 @@ TEST_CASE("merging shards is idempotent and keeps each trial's node and Slurm id
   CHECK(r2[0].into_sweep_id == r1[0].into_sweep_id);  // one run, gathered from two shards
   CHECK(r2[0].run_finished);
   CHECK(count(db, "SELECT count(*) FROM sweeps") == 1);
-  CHECK(count(db, "SELECT status = 'finished' AND run_key = 'launch:test' AND "
-                  "shard_count = 2 AND shard_index IS NULL FROM sweeps") == 1);
+  CHECK(count(db,
+              "SELECT status = 'finished' AND run_key = 'launch:test' AND "
+              "shard_count = 2 AND shard_index IS NULL FROM sweeps") == 1);
   CHECK(count(db, "SELECT count(*) FROM trials WHERE status = 'ok'") == 4);
   CHECK(count(db, "SELECT count(*) FROM trial_summary") == 4);
   CHECK(count(db, "SELECT count(*) FROM blocks") == 8);
   CHECK(count(db, "SELECT count(*) FROM metrics") == 4);
   CHECK(count(db, "SELECT count(*) FROM merged_shards") == 2);
   // The trial's own numbers, plan position, node and array task came along.
-  CHECK(count(db, "SELECT throughput_median FROM trial_summary m JOIN trials t ON "
-                  "t.id = m.trial_id WHERE t.config_index = 2") == 300);
+  CHECK(count(db,
+              "SELECT throughput_median FROM trial_summary m JOIN trials t ON "
+              "t.id = m.trial_id WHERE t.config_index = 2") == 300);
   CHECK(count(db, "SELECT ordinal FROM trials WHERE config_index = 3") == 3);
   CHECK(count(db, "SELECT count(*) FROM environments") == 2);
-  CHECK(count(db, "SELECT count(*) FROM trials t JOIN environments e ON e.id = t.environment_id "
-                  "WHERE (t.config_index % 2 = 0 AND e.hostname = 'node-a' AND t.slurm_task_id = 1) "
-                  "OR (t.config_index % 2 = 1 AND e.hostname = 'node-b' AND t.slurm_task_id = 2)") == 4);
+  CHECK(count(db,
+              "SELECT count(*) FROM trials t JOIN environments e ON e.id = t.environment_id "
+              "WHERE (t.config_index % 2 = 0 AND e.hostname = 'node-a' AND t.slurm_task_id = 1) "
+              "OR (t.config_index % 2 = 1 AND e.hostname = 'node-b' AND t.slurm_task_id = 2)") ==
+        4);
   CHECK(count(db, "SELECT count(*) FROM trials WHERE slurm_job_id = 900") == 4);
   CHECK(count(db, "SELECT count(*) FROM trials WHERE stderr_tail LIKE 'tail of node-%'") == 4);
 
@@ -169,8 +173,7 @@ TEST_CASE("merging shards is idempotent and keeps each trial's node and Slurm id
   CHECK(check.get_text(0) == "ok");
 }
 
-TEST_CASE("a partly written shard gives only its finished trials, the rest later",
-          "[db][merge]") {
+TEST_CASE("a partly written shard gives only its finished trials, the rest later", "[db][merge]") {
   TempDir d;
   write_shard(d.file("s1.db"), 1, 1, "node-a");
   {
@@ -205,8 +208,7 @@ TEST_CASE("a partly written shard gives only its finished trials, the rest later
   CHECK(count(db, "SELECT count(*) FROM environments") == 2);
 }
 
-TEST_CASE("a shard from an older database version merges through a migrated copy",
-          "[db][merge]") {
+TEST_CASE("a shard from an older database version merges through a migrated copy", "[db][merge]") {
   TempDir d;
   const std::string old = d.file("old.db");
   {
@@ -216,18 +218,23 @@ TEST_CASE("a shard from an older database version merges through a migrated copy
     c.exec(embedded_migrations().at(0).sql);
     c.exec(embedded_migrations().at(1).sql);
     c.exec("PRAGMA user_version = 2");
-    c.exec("INSERT INTO sweeps (name, workload, spec_json, spec_hash, status) "
-           "VALUES ('old', 'noop', '{}', 'h', 'finished')");
-    c.exec("INSERT INTO environments (fingerprint, hostname, details_json) "
-           "VALUES ('fp-old', 'old-node', '{}')");
-    c.exec("INSERT INTO trials (sweep_id, ordinal, config_index, repeat, workload, plugin_version, "
-           "config_json, config_hash, status, environment_id, wall_s) VALUES "
-           "(1, 0, 0, 0, 'noop', '1', '{}', 'c0', 'ok', 1, 2.5), "
-           "(1, 1, 1, 0, 'noop', '1', '{}', 'c1', 'pending', NULL, NULL)");
-    c.exec("INSERT INTO trial_summary (trial_id, unit, warmup_steps, steps_per_block, blocks, "
-           "throughput_median, quality_higher_is_better) VALUES (1, 'steps', 0, 1, 5, 42, 1)");
-    c.exec("INSERT INTO blocks (trial_id, idx, steps, seconds, samples) VALUES "
-           "(1, 0, 1, 0.1, 1), (1, 1, 1, 0.1, 1)");
+    c.exec(
+        "INSERT INTO sweeps (name, workload, spec_json, spec_hash, status) "
+        "VALUES ('old', 'noop', '{}', 'h', 'finished')");
+    c.exec(
+        "INSERT INTO environments (fingerprint, hostname, details_json) "
+        "VALUES ('fp-old', 'old-node', '{}')");
+    c.exec(
+        "INSERT INTO trials (sweep_id, ordinal, config_index, repeat, workload, plugin_version, "
+        "config_json, config_hash, status, environment_id, wall_s) VALUES "
+        "(1, 0, 0, 0, 'noop', '1', '{}', 'c0', 'ok', 1, 2.5), "
+        "(1, 1, 1, 0, 'noop', '1', '{}', 'c1', 'pending', NULL, NULL)");
+    c.exec(
+        "INSERT INTO trial_summary (trial_id, unit, warmup_steps, steps_per_block, blocks, "
+        "throughput_median, quality_higher_is_better) VALUES (1, 'steps', 0, 1, 5, 42, 1)");
+    c.exec(
+        "INSERT INTO blocks (trial_id, idx, steps, seconds, samples) VALUES "
+        "(1, 0, 1, 0.1, 1), (1, 1, 1, 0.1, 1)");
   }
   REQUIRE(schema_version() > 2);
   Store main(d.file("main.db"), Connection::Mode::read_write);
@@ -239,18 +246,22 @@ TEST_CASE("a shard from an older database version merges through a migrated copy
   CHECK(r[0].shard_count == 1);
   CHECK(r[0].imported == 1);
   CHECK(r[0].unfinished == 1);
-  CHECK(count(db, "SELECT count(*) FROM trials WHERE status = 'ok' AND wall_s = 2.5 AND "
-                  "slurm_job_id IS NULL") == 1);
+  CHECK(count(db,
+              "SELECT count(*) FROM trials WHERE status = 'ok' AND wall_s = 2.5 AND "
+              "slurm_job_id IS NULL") == 1);
   CHECK(count(db, "SELECT throughput_median FROM trial_summary") == 42);
   CHECK(count(db, "SELECT quality_higher_is_better FROM trial_summary") == 1);
   CHECK(count(db, "SELECT count(*) FROM blocks") == 2);
-  CHECK(count(db, "SELECT count(*) FROM trials t JOIN environments e ON e.id = t.environment_id "
-                  "WHERE e.hostname = 'old-node'") == 1);
+  CHECK(count(db,
+              "SELECT count(*) FROM trials t JOIN environments e ON e.id = t.environment_id "
+              "WHERE e.hostname = 'old-node'") == 1);
   // The shard file itself was read, never written (nor upgraded).
   {
     Connection c(old, Connection::Mode::read_only);
     CHECK(current_version(c) == 2);
-    CHECK(count(c, "SELECT count(*) FROM pragma_table_info('trials') WHERE name = 'slurm_job_id'") == 0);
+    CHECK(
+        count(c, "SELECT count(*) FROM pragma_table_info('trials') WHERE name = 'slurm_job_id'") ==
+        0);
   }
   const std::string before = dump(db);
   CHECK(merge_shard(main, old)[0].imported == 0);

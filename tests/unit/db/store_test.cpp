@@ -6,8 +6,8 @@
 
 #include <catch2/catch.hpp>
 
-#include <filesystem>
 #include <unistd.h>
+#include <filesystem>
 
 using namespace gpusweep::db;
 using Catch::Matchers::Contains;
@@ -49,10 +49,11 @@ TEST_CASE("a fresh database migrates to the current schema", "[db]") {
   Store store(t.path, Connection::Mode::read_write);
   CHECK(current_version(store.connection()) == schema_version());
   CHECK(schema_version() >= 1);
-  for (const char* table : {"sweeps", "environments", "trials", "trial_summary", "blocks",
-                            "metrics"}) {
-    CHECK(count(store.connection(), std::string("SELECT count(*) FROM sqlite_master WHERE name = '") +
-                                        table + "'") == 1);
+  for (const char* table :
+       {"sweeps", "environments", "trials", "trial_summary", "blocks", "metrics"}) {
+    CHECK(count(store.connection(),
+                std::string("SELECT count(*) FROM sqlite_master WHERE name = '") + table + "'") ==
+          1);
   }
   auto st = store.connection().prepare("PRAGMA journal_mode");
   st.step();
@@ -183,11 +184,15 @@ TEST_CASE("a version 1 database upgrades in place and keeps its trials", "[db]")
     Connection db(t.path, Connection::Mode::read_write);
     db.exec(embedded_migrations().at(0).sql);
     db.exec("PRAGMA user_version = 1");
-    db.exec("INSERT INTO sweeps (name, workload, spec_json, spec_hash) VALUES ('old', 'noop', '{}', 'h')");
-    db.exec("INSERT INTO trials (sweep_id, ordinal, config_index, repeat, workload, plugin_version, "
-            "config_json, config_hash, status) VALUES (1, 0, 0, 0, 'noop', '1', '{}', 'c', 'ok')");
-    db.exec("INSERT INTO trial_summary (trial_id, unit, warmup_steps, steps_per_block, blocks, "
-            "throughput_median) VALUES (1, 'steps', 0, 1, 5, 42)");
+    db.exec(
+        "INSERT INTO sweeps (name, workload, spec_json, spec_hash) VALUES ('old', 'noop', '{}', "
+        "'h')");
+    db.exec(
+        "INSERT INTO trials (sweep_id, ordinal, config_index, repeat, workload, plugin_version, "
+        "config_json, config_hash, status) VALUES (1, 0, 0, 0, 'noop', '1', '{}', 'c', 'ok')");
+    db.exec(
+        "INSERT INTO trial_summary (trial_id, unit, warmup_steps, steps_per_block, blocks, "
+        "throughput_median) VALUES (1, 'steps', 0, 1, 5, 42)");
   }
   // Even a reader upgrades it (when the file is writable).
   Store reader(t.path, Connection::Mode::read_only);

@@ -52,7 +52,7 @@ TEST_CASE("check_value enforces type, choices and range", "[host][manifest]") {
   p.name = "x";
   p.type = "float";
   p.min = 0;
-  CHECK_FALSE(check_value(p, 1));   // an integer is a fine float
+  CHECK_FALSE(check_value(p, 1));  // an integer is a fine float
   CHECK_FALSE(check_value(p, 0.5));
   CHECK(check_value(p, -1));
   CHECK(check_value(p, "1"));

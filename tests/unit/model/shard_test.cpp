@@ -2,8 +2,8 @@
 // exactly one shard, whatever n.
 #include "model/shard.hpp"
 
-#include "support/error.hpp"
 #include "model/sweep.hpp"
+#include "support/error.hpp"
 #include "test_manifest.hpp"
 
 #include <catch2/catch.hpp>
@@ -21,7 +21,8 @@ TEST_CASE("shard i/n (--shard) is 1-based and checked, naming the flag", "[host]
   CHECK(s.index == 3);
   CHECK(s.count == 8);
   CHECK(s.label() == "3/8");
-  CHECK_THROWS_WITH(parse_shard("0/4"), Contains("--shard '0/4'") && Contains("1/4 ... --shard 4/4"));
+  CHECK_THROWS_WITH(parse_shard("0/4"),
+                    Contains("--shard '0/4'") && Contains("1/4 ... --shard 4/4"));
   CHECK_THROWS_WITH(parse_shard("5/4"), Contains("numbered from 1 to n"));
   CHECK_THROWS_WITH(parse_shard("2"), Contains("expected i/n"));
   CHECK_THROWS_WITH(parse_shard("1/0"), Contains("number of shards"));
@@ -59,7 +60,8 @@ TEST_CASE("every trial is in exactly one shard for any n, shards balanced", "[ho
 
 TEST_CASE("a shard keeps the plan's rounds of repeats in order", "[host][shard]") {
   SweepSpec s = parse_sweep(R"({"name": "x", "workload": "dqn",
-    "grid": {"batch_size": [32, 64, 128], "lr": [0.1, 0.01]}, "measure": {"repeats": 3}})", "x.json");
+    "grid": {"batch_size": [32, 64, 128], "lr": [0.1, 0.01]}, "measure": {"repeats": 3}})",
+                            "x.json");
   const auto plan = plan_trials(s, test::dqn_like_manifest());
   REQUIRE(plan.size() == 18);
   std::set<std::pair<std::string, int64_t>> all;

@@ -46,10 +46,10 @@ TEST_CASE("a good sweep parses, validates and expands", "[host][sweep]") {
   const auto configs = expand_configs(s, m);
   REQUIRE(configs.size() == 4);
   for (const auto& c : configs) {
-    CHECK(c["device"] == "cpu");        // base
-    CHECK(c["batch_size"] == 32);       // base over default
-    CHECK(c["precision"] == "fp32");    // default
-    CHECK(c.size() == m.params.size()); // every parameter resolved
+    CHECK(c["device"] == "cpu");         // base
+    CHECK(c["batch_size"] == 32);        // base over default
+    CHECK(c["precision"] == "fp32");     // default
+    CHECK(c.size() == m.params.size());  // every parameter resolved
   }
   std::set<std::string> distinct;
   for (const auto& c : configs) distinct.insert(c.dump());
@@ -103,8 +103,8 @@ TEST_CASE("a huge grid is refused with its size before expansion", "[host][sweep
   for (int i = 1; i <= 1000; ++i) values += (i > 1 ? "," : "") + std::to_string(i);
   values += "]";
   // Three axes of 1000 values: a billion configs.
-  const std::string text = R"({"name": "a", "workload": "dqn", "grid": {"batch_size": )" +
-                           values + R"(, "lr": )" + values + R"(, "x": )" + values + "}}";
+  const std::string text = R"({"name": "a", "workload": "dqn", "grid": {"batch_size": )" + values +
+                           R"(, "lr": )" + values + R"(, "x": )" + values + "}}";
   SweepSpec s = parse_sweep(text, "x.json");
   CHECK(grid_size(s) == 1000000000ULL);
   try {
@@ -187,7 +187,8 @@ TEST_CASE("a number beyond a double is a usage error naming the file", "[host][s
   // Found by tests/fuzz/sweep_fuzz.cpp: nlohmann reports it as out_of_range,
   // which escaped the parser as an internal error (exit 1).
   try {
-    host::parse_sweep(R"({"name": "x", "workload": "w", "measure": {"blocks": 11e308}})", "big.json");
+    host::parse_sweep(R"({"name": "x", "workload": "w", "measure": {"blocks": 11e308}})",
+                      "big.json");
     FAIL("no error");
   } catch (const UsageError& e) {
     CHECK_THAT(e.what(), Catch::Matchers::Contains("big.json") &&

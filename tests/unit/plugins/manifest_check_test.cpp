@@ -48,12 +48,13 @@ TEST_CASE("a good manifest has no problems", "[host][check]") {
 TEST_CASE("every manifest problem is reported with a fix, not only the first", "[host][check]") {
   Json m = Json::parse(kGood);
   m.erase("unit");
-  m["params"][1]["default"] = 2;          // below min 4
-  m["params"][0]["default"] = "gpu";      // not a choice
-  m["params"][2]["default"] = "fast";     // wrong type
-  m["params"][3]["min"] = 0;              // ignored on a bool: a note only
+  m["params"][1]["default"] = 2;       // below min 4
+  m["params"][0]["default"] = "gpu";   // not a choice
+  m["params"][2]["default"] = "fast";  // wrong type
+  m["params"][3]["min"] = 0;           // ignored on a bool: a note only
   m["params"].push_back({{"name", "lr"}, {"type", "float"}, {"default", 1}});
-  m["params"].push_back({{"name", "width"}, {"type", "int"}, {"default", 8}, {"min", 16}, {"max", 4}});
+  m["params"].push_back(
+      {{"name", "width"}, {"type", "int"}, {"default", 8}, {"min", 16}, {"max", 4}});
   m["params"].push_back({{"name", "mode"}, {"type", "enum"}, {"default", "a"}});
   m["params"].push_back({{"name", "depth"}, {"type", "int"}});
   const auto items = check_manifest(m, "demo");

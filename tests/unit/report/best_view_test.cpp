@@ -8,7 +8,8 @@ using namespace gpusweep::host;
 TEST_CASE("best without an eligible config says so, in text and in JSON", "[report]") {
   BestChoice none;
   none.configs = 3;
-  CHECK(render_best(none, "s").find("no config of sweep 's' meets the constraints (3 configs)") == 0);
+  CHECK(render_best(none, "s").find("no config of sweep 's' meets the constraints (3 configs)") ==
+        0);
   const Json doc = best_json(none, "s");
   CHECK(doc.at("best").is_null());
   CHECK(doc.at("configs") == 3);

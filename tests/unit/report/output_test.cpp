@@ -13,8 +13,9 @@ TEST_CASE("intervals, ratios and verdicts show the same way in every table", "[r
   const std::vector<nlohmann::json> rows = {
       {{"ratio", 1.23456}, {"lo", 1.1}, {"hi", 1.4}, {"verdict", "faster"}},
       {{"ratio", nullptr}, {"lo", nullptr}, {"hi", nullptr}, {"verdict", "slower"}}};
-  const std::vector<Column> cols = {ratio_column("ratio", "ratio"), interval_column("lo", "hi"),
-                                    verdict_column("verdict", OutputFormat::md, "faster", "slower")};
+  const std::vector<Column> cols = {
+      ratio_column("ratio", "ratio"), interval_column("lo", "hi"),
+      verdict_column("verdict", OutputFormat::md, "faster", "slower")};
   const std::string md = render(rows, cols, OutputFormat::md);
   CHECK(md.find("1.235x") != std::string::npos);
   CHECK(md.find("[1.100, 1.400]") != std::string::npos);

@@ -78,17 +78,22 @@ TEST_CASE("plugin statuses, signals, timeouts and interrupts map to trial status
   ExitInfo normal;
   normal.exit_code = 0;
 
-  auto skipped = feed(m, spec, {R"({"event":"phase","phase":"setup"})",
-                                R"({"event":"result","status":"skipped","phase":"setup","message":"fp16 needs CUDA"})"});
+  auto skipped = feed(
+      m, spec,
+      {R"({"event":"phase","phase":"setup"})",
+       R"({"event":"result","status":"skipped","phase":"setup","message":"fp16 needs CUDA"})"});
   auto o = skipped.finish(normal, "", 0);
   CHECK(o.status == "skipped");
   CHECK(*o.error == "fp16 needs CUDA");
   CHECK_FALSE(o.summary);
 
-  auto oom = feed(m, spec, {R"({"event":"result","status":"oom","phase":"measure","message":"can't allocate"})"});
+  auto oom =
+      feed(m, spec,
+           {R"({"event":"result","status":"oom","phase":"measure","message":"can't allocate"})"});
   CHECK(oom.finish(normal, "", 0).status == "oom");
 
-  auto failed = feed(m, spec, {R"({"event":"result","status":"failed","phase":"measure","message":"boom"})"});
+  auto failed =
+      feed(m, spec, {R"({"event":"result","status":"failed","phase":"measure","message":"boom"})"});
   o = failed.finish(normal, "", 0);
   CHECK(o.status == "failed");
   CHECK_THAT(*o.error, Contains("boom") && Contains("measure"));

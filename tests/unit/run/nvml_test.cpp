@@ -1,7 +1,7 @@
 // The NVML loader against a fake libnvidia-ml.so.1 built in the test tree,
 // and the trial monitor's summary of readings.
-#include "run/monitor.hpp"
 #include "support/nvml.hpp"
+#include "run/monitor.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -70,8 +70,8 @@ TEST_CASE("the monitor summarises GPU readings and flags throttling", "[host]") 
 TEST_CASE("CPU readings become utilisation in cores and a peak RSS", "[host]") {
   TrialMonitor m(0, nullptr, std::nullopt);
   m.add_cpu_reading(0.0, 0.0, 100e6);
-  m.add_cpu_reading(0.5, 0.5, 300e6);   // one core busy
-  m.add_cpu_reading(1.0, 1.5, 200e6);   // two cores busy
+  m.add_cpu_reading(0.5, 0.5, 300e6);  // one core busy
+  m.add_cpu_reading(1.0, 1.5, 200e6);  // two cores busy
   auto s = summary(m.metrics(nullptr, 1.0));
   CHECK(s.at("monitor_cpu_util_peak") == Approx(2.0));
   CHECK(s.at("monitor_cpu_util_mean") == Approx(1.5));

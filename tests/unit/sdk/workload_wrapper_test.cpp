@@ -83,8 +83,8 @@ TEST_CASE("allocation failures of the CUDA libraries are oom and their other err
   // The messages LibTorch 2.x raises, by the status names it passes on.
   CHECK(looks_like_oom("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 GiB total)"));
   CHECK(looks_like_oom("CUDA error: out of memory"));
-  CHECK(looks_like_oom(
-      "CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"));
+  CHECK(
+      looks_like_oom("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`"));
   CHECK(looks_like_oom("cuDNN error: CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED"));
   CHECK(looks_like_oom("cuDNN error: CUDNN_STATUS_ALLOC_FAILED"));
   CHECK(looks_like_oom("cusolver error: CUSOLVER_STATUS_ALLOC_FAILED"));

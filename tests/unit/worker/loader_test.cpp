@@ -39,8 +39,7 @@ TEST_CASE("a good plugin loads and reports its ABI", "[host][loader]") {
 
 TEST_CASE("a plugin of another ABI major is refused naming both versions", "[host][loader]") {
   CHECK_THAT(load_error(fixture("bad_major")),
-             Contains("gpusweep_bad_major.so") &&
-                 Contains(abi(GPUSWEEP_ABI_MAJOR + 1, 0)) &&
+             Contains("gpusweep_bad_major.so") && Contains(abi(GPUSWEEP_ABI_MAJOR + 1, 0)) &&
                  Contains(abi(GPUSWEEP_ABI_MAJOR, GPUSWEEP_ABI_MINOR)) && Contains("rebuild"));
 }
 

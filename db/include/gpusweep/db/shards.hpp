@@ -14,16 +14,16 @@ namespace gpusweep::db {
 
 // What merging one run of a shard database did.
 struct MergeResult {
-  std::string source;        // the shard database (absolute path)
-  std::string sweep;         // the sweep's name
-  int64_t into_sweep_id = 0; // the merged run in the target database
+  std::string source;         // the shard database (absolute path)
+  std::string sweep;          // the sweep's name
+  int64_t into_sweep_id = 0;  // the merged run in the target database
   int64_t shard_index = 1;
   int64_t shard_count = 1;
-  int64_t trials = 0;        // the shard's trials
-  int64_t imported = 0;      // finished trials this merge copied
-  int64_t already = 0;       // finished trials the target had already (an earlier merge)
-  int64_t unfinished = 0;    // pending or interrupted in the shard: not imported
-  bool run_finished = false; // every shard merged and every trial of the run finished
+  int64_t trials = 0;         // the shard's trials
+  int64_t imported = 0;       // finished trials this merge copied
+  int64_t already = 0;        // finished trials the target had already (an earlier merge)
+  int64_t unfinished = 0;     // pending or interrupted in the shard: not imported
+  bool run_finished = false;  // every shard merged and every trial of the run finished
 };
 
 // Imports the shard database at `shard_path` into `into`, in one

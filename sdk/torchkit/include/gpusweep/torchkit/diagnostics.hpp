@@ -17,12 +17,12 @@
 namespace gpusweep::torchkit {
 
 enum class Phase : int {
-  input_wait = 0,   // waiting for (or producing) the next batch on the host
-  host_to_device,   // copying a batch to the device
-  forward,          // forward pass and loss
-  backward,         // loss.backward()
-  optimizer,        // optimiser step and clearing gradients
-  host_sync,        // reading a device value on the host (loss.item(), .to(kCPU))
+  input_wait = 0,  // waiting for (or producing) the next batch on the host
+  host_to_device,  // copying a batch to the device
+  forward,         // forward pass and loss
+  backward,        // loss.backward()
+  optimizer,       // optimiser step and clearing gradients
+  host_sync,       // reading a device value on the host (loss.item(), .to(kCPU))
   count
 };
 

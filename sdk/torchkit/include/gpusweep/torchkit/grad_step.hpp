@@ -30,8 +30,8 @@ class GradStep {
  private:
   const Settings& settings_;
   torch::optim::Optimizer& optimizer_;
-  bool scaling_ = false;  // fp16 on CUDA
-  torch::Tensor scale_;        // float32 [1] on the device
+  bool scaling_ = false;          // fp16 on CUDA
+  torch::Tensor scale_;           // float32 [1] on the device
   torch::Tensor growth_tracker_;  // int32 [1] on the device
   int64_t steps_ = 0;
   int64_t micro_batches_ = 0;

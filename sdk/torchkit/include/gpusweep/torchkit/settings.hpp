@@ -43,7 +43,7 @@ struct Settings {
   torch::Device device{torch::kCPU};
   int64_t batch_size = 1;
   Precision precision = Precision::fp32;
-  int threads = 0;                // 0: LibTorch's default
+  int threads = 0;  // 0: LibTorch's default
   uint64_t seed = 0;
   bool zero_grad_to_none = true;
   int64_t sync_every = 1;         // read the loss back every N steps; 0: never
@@ -63,9 +63,7 @@ struct Settings {
   static Settings apply(const TrialConfig& config, const Support& support = {});
 
   // True when step number `step` (0-based) should read values back to the host.
-  bool should_sync(int64_t step) const {
-    return sync_every > 0 && (step + 1) % sync_every == 0;
-  }
+  bool should_sync(int64_t step) const { return sync_every > 0 && (step + 1) % sync_every == 0; }
   bool is_cuda() const { return device.is_cuda(); }
 
   // Moves a module to the device (and to channels_last when set).
