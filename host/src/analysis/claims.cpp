@@ -59,21 +59,35 @@ std::string refuted_because(double ratio, double low, double high, const Claim& 
 }  // namespace
 
 std::string expected_text(const Claim& claim) {
-  auto r = [](double v) { return fixed(v, v < 1 ? 2 : (v < 10 ? 2 : 1)); };
+  auto r = [](double v) { return fixed(v, v < 10 ? 2 : 1); };
   return claim.low == claim.high ? r(claim.low) + "x" : r(claim.low) + "-" + r(claim.high) + "x";
 }
 
-std::string claim_verdict(double ratio, double low, double high, double expected_low,
-                          double expected_high) {
+const char* verdict_name(ClaimVerdict v) {
+  switch (v) {
+    case ClaimVerdict::confirmed:
+      return "confirmed";
+    case ClaimVerdict::refuted:
+      return "refuted";
+    case ClaimVerdict::inconclusive:
+      return "inconclusive";
+    default:
+      return "not measurable here";
+  }
+}
+
+ClaimVerdict claim_verdict(double ratio, double low, double high, double expected_low,
+                           double expected_high) {
   if (std::isnan(low) || std::isnan(high)) {
-    return ratio >= expected_low && ratio <= expected_high ? "confirmed" : "refuted";
+    return ratio >= expected_low && ratio <= expected_high ? ClaimVerdict::confirmed
+                                                           : ClaimVerdict::refuted;
   }
   const bool meets = high >= expected_low && low <= expected_high;
-  if (!meets) return "refuted";
+  if (!meets) return ClaimVerdict::refuted;
   const bool claims_change = expected_low > 1 || expected_high < 1;
   const bool excludes_one = low > 1 || high < 1;
-  if (claims_change && !excludes_one) return "inconclusive";
-  return "confirmed";
+  if (claims_change && !excludes_one) return ClaimVerdict::inconclusive;
+  return ClaimVerdict::confirmed;
 }
 
 std::optional<std::string> unmeasurable(const Claim& claim, const Features& features) {
@@ -130,19 +144,19 @@ std::vector<ClaimResult> evaluate_claims(
     r.from = from ? *from : from_partial;
     r.to = to ? *to : to_partial;
     if (auto why = unmeasurable(claim, features)) {
-      r.verdict = "not measurable here";
+      r.verdict = ClaimVerdict::not_measurable;
       r.reason = *why;
       out.push_back(std::move(r));
       continue;
     }
     if (claim.change.empty()) {
-      r.verdict = "not measurable here";
+      r.verdict = ClaimVerdict::not_measurable;
       r.reason = "the claim names no change this workload's settings can make";
       out.push_back(std::move(r));
       continue;
     }
     if (from == nullptr || to == nullptr) {
-      r.verdict = "not measurable here";
+      r.verdict = ClaimVerdict::not_measurable;
       r.reason = "the sweep has no single config " + (from ? to_partial : from_partial).dump();
       out.push_back(std::move(r));
       continue;
@@ -157,7 +171,7 @@ std::vector<ClaimResult> evaluate_claims(
       }
     }
     if (!r.reason.empty()) {
-      r.verdict = "not measurable here";
+      r.verdict = ClaimVerdict::not_measurable;
       out.push_back(std::move(r));
       continue;
     }
@@ -180,15 +194,15 @@ std::vector<ClaimResult> evaluate_claims(
       r.ratio = mean(all_changed) / mean(all_base);
       r.reason = "one repeat each: no interval (add measure.repeats for one)";
     } else {
-      r.verdict = "not measurable here";
+      r.verdict = ClaimVerdict::not_measurable;
       r.reason = "the baseline's " + metric_words(claim.metric) + " is 0: no ratio";
       out.push_back(std::move(r));
       continue;
     }
     r.verdict = claim_verdict(*r.ratio, r.low, r.high, claim.low, claim.high);
-    if (r.verdict == "inconclusive") {
+    if (r.verdict == ClaimVerdict::inconclusive) {
       r.reason = "the interval includes 1: no change shown at this sample size";
-    } else if (r.verdict == "refuted" && r.reason.empty()) {
+    } else if (r.verdict == ClaimVerdict::refuted && r.reason.empty()) {
       r.reason = refuted_because(*r.ratio, r.low, r.high, claim);
     }
     out.push_back(std::move(r));

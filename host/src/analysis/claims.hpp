@@ -24,6 +24,10 @@ struct MetricRuns {
   std::string problem;  // e.g. "skipped: tf32 applies to CUDA ...; device is cpu"
 };
 
+enum class ClaimVerdict { confirmed, refuted, inconclusive, not_measurable };
+// "confirmed", "refuted", "inconclusive", "not measurable here".
+const char* verdict_name(ClaimVerdict v);
+
 struct ClaimResult {
   const Claim* claim = nullptr;
   Json from;  // the two configs compared
@@ -31,7 +35,7 @@ struct ClaimResult {
   std::optional<double> ratio;  // measured, changed / baseline
   double low = NAN;             // its 95% interval (NAN: one repeat, no interval)
   double high = NAN;
-  std::string verdict;  // confirmed | refuted | inconclusive | not measurable here
+  ClaimVerdict verdict = ClaimVerdict::not_measurable;
   std::string reason;
 };
 
@@ -45,8 +49,8 @@ struct Features {
 // (the change is real and of the claimed size); refuted when the interval lies
 // wholly outside the range; inconclusive otherwise (too wide to tell). With
 // no interval the point ratio decides between confirmed and refuted.
-std::string claim_verdict(double ratio, double low, double high, double expected_low,
-                          double expected_high);
+ClaimVerdict claim_verdict(double ratio, double low, double high, double expected_low,
+                           double expected_high);
 
 // Why a claim cannot be measured on this machine, or nothing if it can.
 std::optional<std::string> unmeasurable(const Claim& claim, const Features& features);

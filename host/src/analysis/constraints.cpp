@@ -15,6 +15,25 @@ bool is_metric(const std::string& name) {
   return m != nullptr && m->in_summary;
 }
 
+namespace {
+
+struct OpName {
+  CompareOp op;
+  const char* text;
+};
+// Two-character operators first, so that "<=" is not read as "<".
+constexpr OpName kOps[] = {{CompareOp::le, "<="}, {CompareOp::ge, ">="}, {CompareOp::eq, "=="},
+                           {CompareOp::ne, "!="}, {CompareOp::lt, "<"},  {CompareOp::gt, ">"}};
+
+}  // namespace
+
+const char* op_text(CompareOp op) {
+  for (const OpName& o : kOps) {
+    if (o.op == op) return o.text;
+  }
+  return "?";
+}
+
 Constraint parse_constraint(const std::string& text) {
   Constraint c;
   c.text = text;
@@ -31,15 +50,17 @@ Constraint parse_constraint(const std::string& text) {
     return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
   };
   c.name = trim(text.substr(0, pos));
-  for (const char* op : {"<=", ">=", "==", "!=", "<", ">"}) {
-    if (text.compare(pos, std::char_traits<char>::length(op), op) == 0) {
-      c.op = op;
+  const OpName* found = nullptr;
+  for (const OpName& o : kOps) {
+    if (text.compare(pos, std::char_traits<char>::length(o.text), o.text) == 0) {
+      found = &o;
       break;
     }
   }
-  if (c.op.empty()) throw UsageError(ctx + ": unknown operator (use <, <=, >, >=, == or !=)");
-  std::string rhs = trim(text.substr(pos + c.op.size()));
-  if (rhs.empty()) throw UsageError(ctx + ": missing the value after " + c.op);
+  if (found == nullptr) throw UsageError(ctx + ": unknown operator (use <, <=, >, >=, == or !=)");
+  c.op = found->op;
+  std::string rhs = trim(text.substr(pos + std::char_traits<char>::length(found->text)));
+  if (rhs.empty()) throw UsageError(ctx + ": missing the value after " + found->text);
   const std::string suffix = "*baseline";
   if (rhs == "baseline") {
     c.relative_to_baseline = true;
@@ -48,7 +69,7 @@ Constraint parse_constraint(const std::string& text) {
              rhs.compare(rhs.size() - suffix.size(), suffix.size(), suffix) == 0) {
     c.relative_to_baseline = true;
     c.value = parse_quantity(trim(rhs.substr(0, rhs.size() - suffix.size())), ctx);
-  } else if (!is_metric(c.name) && (c.op == "==" || c.op == "!=") &&
+  } else if (!is_metric(c.name) && (c.op == CompareOp::eq || c.op == CompareOp::ne) &&
              !std::isdigit(static_cast<unsigned char>(rhs[0])) && rhs[0] != '-' && rhs[0] != '.') {
     c.text_value = rhs;  // a string or boolean setting
   } else {
@@ -73,7 +94,7 @@ bool satisfies(const Constraint& c, const std::map<std::string, double>& metrics
     if (it == config.end()) return false;
     if (c.text_value) {
       const std::string have = it->is_string() ? it->get<std::string>() : it->dump();
-      return (have == *c.text_value) == (c.op == "==");
+      return (have == *c.text_value) == (c.op == CompareOp::eq);
     }
     if (it->is_boolean()) {
       lhs = it->get<bool>() ? 1 : 0;
@@ -89,12 +110,20 @@ bool satisfies(const Constraint& c, const std::map<std::string, double>& metrics
     if (it == baseline.end()) return false;
     rhs = c.value * it->second;
   }
-  if (c.op == "<") return lhs < rhs;
-  if (c.op == "<=") return lhs <= rhs;
-  if (c.op == ">") return lhs > rhs;
-  if (c.op == ">=") return lhs >= rhs;
-  if (c.op == "==") return lhs == rhs;
-  return lhs != rhs;
+  switch (c.op) {
+    case CompareOp::lt:
+      return lhs < rhs;
+    case CompareOp::le:
+      return lhs <= rhs;
+    case CompareOp::gt:
+      return lhs > rhs;
+    case CompareOp::ge:
+      return lhs >= rhs;
+    case CompareOp::eq:
+      return lhs == rhs;
+    default:
+      return lhs != rhs;
+  }
 }
 
 }  // namespace gpusweep::host

@@ -12,11 +12,15 @@
 
 namespace gpusweep::host {
 
+enum class CompareOp { lt, le, gt, ge, eq, ne };
+// "<", "<=", ">", ">=", "==", "!=".
+const char* op_text(CompareOp op);
+
 struct Constraint {
   std::string text;  // as written
   std::string
       name;  // a metric (throughput, peak_memory, step_time, quality, cv, input_wait) or a setting
-  std::string op;                         // <, <=, >, >=, ==, !=
+  CompareOp op = CompareOp::lt;
   double value = 0;                       // in base units (bytes, seconds, fraction)
   bool relative_to_baseline = false;      // value is a factor of the baseline's
   std::optional<std::string> text_value;  // a string setting: precision==bf16

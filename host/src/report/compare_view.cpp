@@ -136,7 +136,7 @@ std::string render_claims(const std::vector<ClaimResult>& results, OutputFormat 
     rec["ratio"] = r.ratio ? Json(*r.ratio) : Json();
     rec["ci_low"] = std::isnan(r.low) ? Json() : Json(r.low);
     rec["ci_high"] = std::isnan(r.high) ? Json() : Json(r.high);
-    rec["verdict"] = r.verdict;
+    rec["verdict"] = verdict_name(r.verdict);
     rec["reason"] = r.reason;
     rec["source"] = c.source;
     records.push_back(rec);

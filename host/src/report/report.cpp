@@ -450,7 +450,7 @@ std::string claims_html(db::Store& store, const db::SweepRecord& sweep, const Sw
       }
       claim_rows.push_back({r.claim->text, change, r.claim->metric, expected_text(*r.claim),
                             r.ratio ? fixed(*r.ratio, 3) + "x" : "-", interval_text(r.low, r.high),
-                            r.verdict, r.reason, r.claim->source});
+                            verdict_name(r.verdict), r.reason, r.claim->source});
     }
     h << "<h2>Claims</h2><p class=\"note\">What the sweep's sources promise for each change "
          "(ratio of the metric, changed config over its baseline) against the measured ratio and "

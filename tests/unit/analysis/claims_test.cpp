@@ -98,18 +98,18 @@ TEST_CASE("bad claims are usage errors naming the claim and the fix", "[host][cl
 
 TEST_CASE("claim verdicts: confirmed, refuted, inconclusive", "[host][claims]") {
   // The interval meets the range and excludes 1.
-  CHECK(claim_verdict(1.25, 1.18, 1.32, 1.2, 1.3) == "confirmed");
-  CHECK(claim_verdict(1.4, 1.28, 1.5, 1.2, 1.3) == "confirmed");
+  CHECK(claim_verdict(1.25, 1.18, 1.32, 1.2, 1.3) == ClaimVerdict::confirmed);
+  CHECK(claim_verdict(1.4, 1.28, 1.5, 1.2, 1.3) == ClaimVerdict::confirmed);
   // A real gain, but far from the promised one.
-  CHECK(claim_verdict(1.5, 1.4, 1.6, 3.0, 5.0) == "refuted");
-  CHECK(claim_verdict(0.9, 0.85, 0.95, 1.2, 1.3) == "refuted");
+  CHECK(claim_verdict(1.5, 1.4, 1.6, 3.0, 5.0) == ClaimVerdict::refuted);
+  CHECK(claim_verdict(0.9, 0.85, 0.95, 1.2, 1.3) == ClaimVerdict::refuted);
   // Too wide to tell from no change.
-  CHECK(claim_verdict(1.1, 0.95, 1.25, 1.2, 1.3) == "inconclusive");
+  CHECK(claim_verdict(1.1, 0.95, 1.25, 1.2, 1.3) == ClaimVerdict::inconclusive);
   // A claim of no change is confirmed by an interval around 1.
-  CHECK(claim_verdict(1.01, 0.97, 1.05, 0.95, 1.05) == "confirmed");
+  CHECK(claim_verdict(1.01, 0.97, 1.05, 0.95, 1.05) == ClaimVerdict::confirmed);
   // One repeat, no interval: the point decides.
-  CHECK(claim_verdict(1.25, NAN, NAN, 1.2, 1.3) == "confirmed");
-  CHECK(claim_verdict(1.1, NAN, NAN, 1.2, 1.3) == "refuted");
+  CHECK(claim_verdict(1.25, NAN, NAN, 1.2, 1.3) == ClaimVerdict::confirmed);
+  CHECK(claim_verdict(1.1, NAN, NAN, 1.2, 1.3) == ClaimVerdict::refuted);
 }
 
 TEST_CASE("claims are evaluated against the two configs they name", "[host][claims]") {
@@ -148,32 +148,32 @@ TEST_CASE("claims are evaluated against the two configs they name", "[host][clai
   };
   const auto results = evaluate_claims(s, configs, Features{false}, values_of);
   REQUIRE(results.size() == 10);
-  CHECK(results[0].verdict == "confirmed");
+  CHECK(results[0].verdict == ClaimVerdict::confirmed);
   REQUIRE(results[0].ratio);
   CHECK(*results[0].ratio == Approx(1.5).epsilon(0.03));
   CHECK(results[0].low < 1.5);
   CHECK(results[0].high > 1.5);
-  CHECK(results[1].verdict == "refuted");
+  CHECK(results[1].verdict == ClaimVerdict::refuted);
   CHECK(results[1].reason == "the right direction, less than claimed");
-  CHECK(results[2].verdict == "not measurable here");
+  CHECK(results[2].verdict == ClaimVerdict::not_measurable);
   CHECK_THAT(results[2].reason,
              Contains("changed config did not run") && Contains("fp16 needs CUDA"));
-  CHECK(results[3].verdict == "not measurable here");
+  CHECK(results[3].verdict == ClaimVerdict::not_measurable);
   CHECK_THAT(results[3].reason, Contains("Tensor Cores"));
-  CHECK(results[4].verdict == "not measurable here");
+  CHECK(results[4].verdict == ClaimVerdict::not_measurable);
   CHECK_THAT(results[4].reason, Contains("only with a GPU"));
-  CHECK(results[5].verdict == "not measurable here");
+  CHECK(results[5].verdict == ClaimVerdict::not_measurable);
   CHECK_THAT(results[5].reason, Contains("XLA"));
-  CHECK(results[6].verdict == "not measurable here");
+  CHECK(results[6].verdict == ClaimVerdict::not_measurable);
   CHECK_THAT(results[6].reason, Contains("reports no peak memory"));
-  CHECK(results[7].verdict == "confirmed");
+  CHECK(results[7].verdict == ClaimVerdict::confirmed);
   CHECK(*results[7].ratio == Approx(100.0 / 150.0).epsilon(0.03));
-  CHECK(results[8].verdict == "refuted");
+  CHECK(results[8].verdict == ClaimVerdict::refuted);
   CHECK(results[8].reason == "a larger change than claimed");
-  CHECK(results[9].verdict == "refuted");
+  CHECK(results[9].verdict == ClaimVerdict::refuted);
   CHECK_THAT(results[9].reason, Contains("the opposite of the claim") && Contains("rose"));
   // With a GPU the transfer-time claim is measured when a monitor reports it.
   const auto with_gpu = evaluate_claims(s, configs, Features{true}, values_of);
-  CHECK(with_gpu[4].verdict == "not measurable here");
+  CHECK(with_gpu[4].verdict == ClaimVerdict::not_measurable);
   CHECK_THAT(with_gpu[4].reason, Contains("reports no transfer_time"));
 }

@@ -12,11 +12,11 @@ using Catch::Matchers::Contains;
 TEST_CASE("constraints parse metrics, units, settings and baseline factors", "[host][best]") {
   auto c = parse_constraint("peak_memory<8GiB");
   CHECK(c.name == "peak_memory");
-  CHECK(c.op == "<");
+  CHECK(c.op == CompareOp::lt);
   CHECK(c.value == 8.0 * 1024 * 1024 * 1024);
   c = parse_constraint("quality >= 0.99*baseline");
   CHECK(c.name == "quality");
-  CHECK(c.op == ">=");
+  CHECK(c.op == CompareOp::ge);
   CHECK(c.relative_to_baseline);
   CHECK(c.value == Approx(0.99));
   CHECK(parse_constraint("step_time<=2ms").value == Approx(0.002));
