@@ -3,6 +3,7 @@
 
 #include "support/capture.hpp"
 #include "support/error.hpp"
+#include "support/shell.hpp"
 
 #include <poll.h>
 #include <sys/wait.h>
@@ -53,18 +54,6 @@ std::pair<int64_t, int64_t> array_shape(int64_t trials, int64_t per_task) {
   if (per_task < least) per_task = least;
   const int64_t tasks = std::max<int64_t>(1, (trials + per_task - 1) / per_task);
   return {tasks, per_task};
-}
-
-std::string shell_quote(const std::string& word) {
-  std::string out = "'";
-  for (char c : word) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  return out + "'";
 }
 
 std::string job_name_for(const std::string& sweep_name) {

@@ -49,9 +49,6 @@ struct BatchScript {
 
 std::string batch_script(const BatchScript& b);
 
-// `word` quoted for a POSIX shell.
-std::string shell_quote(const std::string& word);
-
 // A Slurm job name from a sweep name: letters, digits, '-', '_' and '.'.
 std::string job_name_for(const std::string& sweep_name);
 
