@@ -4,6 +4,7 @@
 #include "plugins/plugin_check.hpp"
 #include "plugins/registry.hpp"
 #include "report/output.hpp"
+#include "report/plugin_view.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
 
@@ -13,49 +14,6 @@
 namespace gpusweep::host {
 
 namespace {
-
-std::string allowed(const ParamSpec& p) {
-  std::string out;
-  for (const auto& c : p.choices)
-    out += (out.empty() ? "" : ", ") + (c.is_string() ? c.get<std::string>() : c.dump());
-  if (!out.empty()) return out;
-  auto num = [&p](double v) {
-    return p.type == "int" ? std::to_string(static_cast<long long>(v)) : Json(v).dump();
-  };
-  if (p.min && p.max) return num(*p.min) + " .. " + num(*p.max);
-  if (p.min) return ">= " + num(*p.min);
-  if (p.max) return "<= " + num(*p.max);
-  return p.type == "bool" ? "true, false" : "any";
-}
-
-std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
-
-void describe(const PluginInfo& info) {
-  const auto& m = info.manifest;
-  std::cout << wrap(m.name + " " + m.version + ": " + m.description, 100) << "\n"
-            << "file:       " << info.file.path << " (ABI " << info.abi << ")\n"
-            << "throughput: " << m.unit << "/s"
-            << (m.secondary_unit.empty() ? "" : " (and " + m.secondary_unit + "/s)") << "\n";
-  if (!m.quality_metric.empty()) {
-    std::cout << "quality:    " << m.quality_metric << " ("
-              << (m.higher_is_better ? "higher" : "lower") << " is better"
-              << (m.quality_reference.empty() ? "" : "; reference " + m.quality_reference) << ")"
-              << "\n";
-    if (!m.quality_description.empty()) std::cout << wrap(m.quality_description, 100) << "\n";
-  }
-  if (!info.runtime.empty()) std::cout << "runtime:    " << info.runtime.dump() << "\n";
-  for (bool common : {false, true}) {
-    Table t({"parameter", "type", "default", "allowed", "description"});
-    for (const auto& p : m.params) {
-      if (p.common != common) continue;
-      const std::string note = p.applies ? "" : " [does not apply here: set, it skips the trial]";
-      t.add_row({p.name, p.type, value_text(p.default_value), wrap(allowed(p), 24),
-                 wrap(p.description + note, 64)});
-    }
-    if (t.rows() == 0) continue;
-    std::cout << "\n" << (common ? "common settings" : "workload knobs") << ":\n" << t.render();
-  }
-}
 
 // --check takes a file, or the name of a plugin on the plugin path.
 std::string check_target(const std::string& arg, const Registry& registry) {
@@ -153,7 +111,8 @@ int cmd_plugins(const Args& args) {
     return report.problems() == 0 ? 0 : 1;
   }
   if (p.vm.count("name") != 0U) {
-    describe(registry.describe(p.vm["name"].as<std::string>()));
+    const PluginInfo info = registry.describe(p.vm["name"].as<std::string>());
+    std::cout << plugin_text(info.manifest, info.file.path, info.abi, info.runtime);
     return 0;
   }
   return list_plugins(registry, parse_output_format(p.vm["format"].as<std::string>()));
