@@ -91,7 +91,7 @@ ClaimVerdict claim_verdict(double ratio, double low, double high, double expecte
 }
 
 std::optional<std::string> unmeasurable(const Claim& claim, const Features& features) {
-  for (const auto& f : claim.requires) {
+  for (const auto& f : claim.required_features) {
     if ((f == "cuda" || f == "tensor_cores") && !features.cuda) {
       return "needs a CUDA device" + std::string(f == "tensor_cores" ? " with Tensor Cores" : "") +
              "; the trials ran without one";

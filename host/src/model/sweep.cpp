@@ -157,7 +157,7 @@ Claim parse_claim(const std::string& source, const std::string& where, const Jso
               "unknown feature " + f.dump() + suggestion(name, known) +
                   " (known: cuda, tensor_cores, xla, torch_compile)");
       }
-      out.requires.push_back(name);
+      out.required_features.push_back(name);
     }
   }
   return out;
@@ -293,7 +293,7 @@ Json Claim::to_json() const {
   if (!baseline.empty()) j["baseline"] = baseline;
   j["expected"] = low == high ? Json(low) : Json::array({low, high});
   if (!source.empty()) j["source"] = source;
-  if (!requires.empty()) j["requires"] = requires;
+  if (!required_features.empty()) j["requires"] = required_features;
   return j;
 }
 
@@ -475,7 +475,7 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
     };
     for (size_t i = 0; i < spec.claims.size(); ++i) {
       const Claim& c = spec.claims[i];
-      if (c.change.empty()) continue;  // nothing to compare here (see Claim::requires)
+      if (c.change.empty()) continue;  // nothing to compare here (see Claim::required_features)
       const std::string where = "claims[" + std::to_string(i) + "]";
       for (const auto& [key, value] : c.change.items()) check(where + ".change." + key, key, value);
       for (const auto& [key, value] : c.baseline.items())

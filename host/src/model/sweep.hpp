@@ -38,8 +38,9 @@ struct Claim {
   double low = 1;  // expected ratio range, low <= high
   double high = 1;
   std::string source;  // where the claim comes from
-  std::vector<std::string>
-  requires;  // features the claim needs ("cuda", "xla", ...)
+  // "requires" in the file (a C++20 keyword, so not the field's name): the
+  // features the claim needs ("cuda", "xla", ...).
+  std::vector<std::string> required_features;
 
   Json to_json() const;
 };

@@ -58,7 +58,7 @@ TEST_CASE("claims parse, round-trip through the stored spec and keep old hashes"
   CHECK(s.claims[0].low == 1.2);
   CHECK(s.claims[0].high == 1.3);
   CHECK(s.claims[0].metric == "throughput");
-  CHECK(s.claims[0].requires == std::vector<std::string>{"tensor_cores"});
+  CHECK(s.claims[0].required_features == std::vector<std::string>{"tensor_cores"});
   CHECK(s.claims[1].metric == "step_time");
   CHECK(s.claims[1].low == 0.5);
   CHECK(s.claims[1].high == 0.5);
