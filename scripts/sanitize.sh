@@ -2,15 +2,14 @@
 # The host, the store and their unit tests built with AddressSanitizer and
 # UndefinedBehaviorSanitizer (no LibTorch plugins: the host never loads
 # LibTorch), then the unit tests run under them. Any finding fails.
-# The unit tests are one binary per layer (tests/unit/<layer>/), and the
-# layer link checks are built with them.
+# The unit tests are one binary per layer (tests/unit/<layer>/).
 # Usage: scripts/sanitize.sh [Catch2 test spec]   (default: every unit test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUSWEEP_SANITIZE=ON \
   -DGPUSWEEP_BUILD_TORCH_PLUGINS=OFF -DGPUSWEEP_BUILD_BENCH=OFF > /dev/null
 units=$(ninja -C build-sanitize -t targets all | sed -n 's/^\(unit_[a-z]*\): .*/\1/p' | sort -u)
-ninja -C build-sanitize $units gpusweep_layer_checks
+ninja -C build-sanitize $units
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 for unit in $units; do
