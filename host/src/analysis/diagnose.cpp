@@ -216,7 +216,7 @@ Json suggested_sweep(const SweepSpec& spec, const Diagnosis& d, const Json& grid
 
 std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const PluginManifest& manifest,
                                              const Json& config, const db::TrialOutcome& outcome,
-                                             const DiagnoseReadings& readings, std::string* why) {
+                                             const TrialReadings& readings, std::string* why) {
   const Json& stats = readings.stats;
   if (!stats.is_object() ||
       (!stats.contains("phase_forward_s") && !stats.contains("phase_input_wait_s"))) {

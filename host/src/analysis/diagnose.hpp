@@ -57,12 +57,13 @@ Diagnosis classify(const PhaseBreakdown& b);
 // starting at the diagnosed config's value (the baseline).
 Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json& config);
 
-// What the instrumented worker reported besides its blocks.
-struct DiagnoseReadings {
-  Json stats_snapshot;  // the plugin's statistics after warmup
-  Json stats;           // ... after the last block
-  Json matmul;          // the matmul probes (array of {device, gflops})
-  Json runtime;         // the plugin's runtime report (cuda_available)
+// What a trial's worker reported besides its blocks (the last of each event;
+// run/probe_session.hpp gathers it).
+struct TrialReadings {
+  Json stats_snapshot = Json::object();  // the plugin's statistics after warmup
+  Json stats = Json::object();           // ... after the last block
+  Json matmul;                           // the matmul probes (array of {device, gflops})
+  Json runtime = Json::object();         // the plugin's runtime report (cuda_available)
 };
 
 // The whole diagnosis of one trial.
@@ -80,6 +81,6 @@ struct DiagnoseReport {
 // timings. Throws UsageError if the suggested sweep would not validate.
 std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const PluginManifest& manifest,
                                              const Json& config, const db::TrialOutcome& outcome,
-                                             const DiagnoseReadings& readings, std::string* why);
+                                             const TrialReadings& readings, std::string* why);
 
 }  // namespace gpusweep::host

@@ -91,11 +91,8 @@ int cmd_diagnose(const Args& args) {
              << "\n";
     return r.outcome.status == "skipped" ? 2 : 1;
   }
-  const ProbeReadings readings = r.readings();
   std::string why;
-  const auto report = diagnose_trial(
-      spec, info.manifest, config, r.outcome,
-      {readings.stats_snapshot, readings.stats, readings.matmul, readings.runtime}, &why);
+  const auto report = diagnose_trial(spec, info.manifest, config, r.outcome, r.readings(), &why);
   if (!report) {
     progress << why << "\n";
     return 1;

@@ -54,8 +54,8 @@ ProbeResult ProbeSession::run(const Json& config, const MeasureSpec& measure, Wo
   return result;
 }
 
-ProbeReadings ProbeResult::readings() const {
-  ProbeReadings r;
+TrialReadings ProbeResult::readings() const {
+  TrialReadings r;
   for (const auto& e : events) {
     const std::string kind = event::kind(e);
     if (kind == event::stats_snapshot) r.stats_snapshot = e.value("stats", Json::object());

@@ -4,6 +4,7 @@
 // so that `results`, `sql` and `export` see every probe.
 #pragma once
 
+#include "analysis/diagnose.hpp"
 #include "model/sweep.hpp"
 #include "plugins/registry.hpp"
 #include "protocol/worker_args.hpp"
@@ -18,21 +19,13 @@
 
 namespace gpusweep::host {
 
-// What a probe's worker measured besides its blocks (the last of each event).
-struct ProbeReadings {
-  Json stats_snapshot = Json::object();  // the plugin's statistics after warmup
-  Json stats = Json::object();           // ... after the last block
-  Json matmul;                           // the matmul peak probe (an array), when asked
-  Json runtime = Json::object();         // the plugin's runtime report after setup
-};
-
 struct ProbeResult {
   int64_t trial_id = 0;
   db::TrialOutcome outcome;
   std::vector<Json> events;  // every protocol event but heartbeats, in order
   bool interrupted = false;  // Ctrl-C
 
-  ProbeReadings readings() const;
+  TrialReadings readings() const;
 };
 
 class ProbeSession {

@@ -130,7 +130,7 @@ TEST_CASE("a diagnosed trial: phases per measured step, the peak of its own devi
   gpusweep::db::TrialOutcome outcome;
   outcome.status = "ok";
   for (int64_t i = 0; i < 4; ++i) outcome.blocks.push_back({i, 10, 1.0, 160, 0});
-  DiagnoseReadings in;
+  TrialReadings in;
   in.stats_snapshot = {{"phase_input_wait_s", 1.0}, {"phase_forward_s", 1.0}};
   // 40 measured steps of 0.1 s: 0.06 s of input wait and 0.02 s of forward each.
   in.stats = {{"phase_input_wait_s", 3.4}, {"phase_forward_s", 1.8}};
