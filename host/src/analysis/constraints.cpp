@@ -3,6 +3,7 @@
 
 #include "model/metrics.hpp"
 #include "support/error.hpp"
+#include "support/format.hpp"
 
 #include <cctype>
 #include <cmath>

@@ -2,6 +2,7 @@
 #include "cli/cli.hpp"
 
 #include "support/error.hpp"
+#include "support/format.hpp"
 
 #include <unistd.h>
 
@@ -53,12 +54,9 @@ bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
 namespace {
 
 std::string format_names(const std::vector<OutputFormat>& offered) {
-  std::string out;
-  for (size_t i = 0; i < offered.size(); ++i) {
-    if (i > 0) out += i + 1 == offered.size() ? " or " : ", ";
-    out += output_format_name(offered[i]);
-  }
-  return out;
+  std::vector<std::string> names;
+  for (OutputFormat f : offered) names.emplace_back(output_format_name(f));
+  return name_list(names);
 }
 
 }  // namespace

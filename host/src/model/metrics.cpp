@@ -48,13 +48,4 @@ std::vector<std::string> claim_metric_names() {
   return out;
 }
 
-std::string name_list(const std::vector<std::string>& names) {
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
-    out += names[i];
-  }
-  return out;
-}
-
 }  // namespace gpusweep::host

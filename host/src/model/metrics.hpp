@@ -32,7 +32,4 @@ const Metric* find_metric(const std::string& name);
 std::vector<std::string> summary_metric_names();
 std::vector<std::string> claim_metric_names();
 
-// "a, b or c" for messages.
-std::string name_list(const std::vector<std::string>& names);
-
 }  // namespace gpusweep::host

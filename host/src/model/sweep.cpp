@@ -6,6 +6,7 @@
 
 #include "model/hashing.hpp"
 #include "support/error.hpp"
+#include "support/format.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,6 +1,7 @@
 // tune-batch's views; see batch_view.hpp.
 #include "report/batch_view.hpp"
 
+#include "report/output.hpp"
 #include "support/format.hpp"
 
 #include <algorithm>
@@ -15,10 +16,6 @@ std::string bar(double value, double max, size_t width) {
   const auto n =
       max > 0 ? static_cast<size_t>(std::lround(value / max * static_cast<double>(width))) : 0;
   return std::string(n, '#') + std::string(width - std::min(n, width), ' ');
-}
-
-nlohmann::json opt(const std::optional<int64_t>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
 }  // namespace
@@ -110,23 +107,22 @@ nlohmann::json tune_batch_json(const BatchTuneResult& v, const SearchOptions& se
       j["throughput"] = p.summary->throughput_median;
       j["unit"] = p.summary->unit;
       j["step_time_s"] = p.summary->step_time_median_s;
-      j["peak_memory_bytes"] =
-          p.summary->peak_memory_bytes ? nlohmann::json(*p.summary->peak_memory_bytes) : nullptr;
+      j["peak_memory_bytes"] = json_or_null(p.summary->peak_memory_bytes);
     }
     probes.push_back(j);
   }
   return {{"probes", probes},
-          {"largest_fit", opt(v.largest_fit)},
-          {"first_failure", opt(v.first_failure)},
+          {"largest_fit", json_or_null(v.largest_fit)},
+          {"first_failure", json_or_null(v.first_failure)},
           {"reached_max", v.reached_max},
           {"margin", search.margin},
-          {"recommended", opt(v.recommended)},
+          {"recommended", json_or_null(v.recommended)},
           {"best_throughput_batch",
            curve.best_batch > 0 ? nlohmann::json(curve.best_batch) : nlohmann::json()},
           {"best_throughput",
            curve.best_batch > 0 ? nlohmann::json(curve.best_rate) : nlohmann::json()},
           {"unit", curve.unit},
-          {"saturation_batch", opt(curve.saturation_batch)},
+          {"saturation_batch", json_or_null(curve.saturation_batch)},
           {"interrupted", v.interrupted}};
 }
 

@@ -1,6 +1,7 @@
 // `gpusweep best`'s views; see best_view.hpp.
 #include "report/best_view.hpp"
 
+#include "report/output.hpp"
 #include "support/format.hpp"
 
 #include <sstream>
@@ -50,7 +51,7 @@ nlohmann::json best_json(const BestChoice& b, const std::string& sweep_name) {
                    {"unit", b.unit},
                    {"metrics", b.metrics},
                    {"baseline_metrics", b.baseline},
-                   {"throughput_ratio", r ? nlohmann::json(*r) : nlohmann::json()},
+                   {"throughput_ratio", json_or_null(r)},
                    {"snippet", {{"base", b.base}}}};
   }
   return doc;

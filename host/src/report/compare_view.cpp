@@ -1,6 +1,7 @@
 // compare's tables; see compare_view.hpp.
 #include "report/compare_view.hpp"
 
+#include "report/output.hpp"
 #include "support/format.hpp"
 #include "support/stats.hpp"
 
@@ -43,9 +44,9 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
                      : r.verdict ? to_string(*r.verdict)
                      : c.ok == 0 ? c.problem
                                  : "too few samples";
-    rec["quality_change"] = r.quality_change ? Json(*r.quality_change) : Json();
-    rec["non_inferior"] = r.non_inferior ? Json(*r.non_inferior) : Json();
-    rec["peak_memory_bytes"] = c.peak_memory_bytes ? Json(*c.peak_memory_bytes) : Json();
+    rec["quality_change"] = json_or_null(r.quality_change);
+    rec["non_inferior"] = json_or_null(r.non_inferior);
+    rec["peak_memory_bytes"] = json_or_null(c.peak_memory_bytes);
     // Noise is reported, not hidden: a config whose blocks vary by more than 10%.
     double cv = 0;
     if (c.throughput.size() >= 2) cv = describe(c.throughput).cv;
@@ -133,7 +134,7 @@ std::string render_claims(const std::vector<ClaimResult>& results, OutputFormat 
     rec["expected"] = expected_text(c);
     rec["expected_low"] = c.low;
     rec["expected_high"] = c.high;
-    rec["ratio"] = r.ratio ? Json(*r.ratio) : Json();
+    rec["ratio"] = json_or_null(r.ratio);
     rec["ci_low"] = std::isnan(r.low) ? Json() : Json(r.low);
     rec["ci_high"] = std::isnan(r.high) ? Json() : Json(r.high);
     rec["verdict"] = verdict_name(r.verdict);

@@ -1,6 +1,7 @@
 // diagnose's views; see diagnose_view.hpp.
 #include "report/diagnose_view.hpp"
 
+#include "report/output.hpp"
 #include "support/format.hpp"
 
 #include <cmath>
@@ -26,10 +27,6 @@ std::vector<Phase> phases(const PhaseBreakdown& b) {
           {"optimiser", "optimizer", b.optimizer_s},
           {"host syncs", "host_sync", b.host_sync_s},
           {"rest", "rest", b.rest_s}};
-}
-
-nlohmann::json opt(const std::optional<double>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
 }  // namespace
@@ -83,9 +80,9 @@ nlohmann::json diagnosis_json(const DiagnoseReport& r) {
           {"device", b.cuda ? "cuda" : "cpu"},
           {"phases_s_per_step", per_step},
           {"host_syncs_per_step", b.host_syncs_per_step},
-          {"flops_per_step", opt(b.flops_per_step)},
-          {"achieved_flops", opt(b.achieved_flops())},
-          {"peak_flops", opt(b.peak_flops)},
+          {"flops_per_step", json_or_null(b.flops_per_step)},
+          {"achieved_flops", json_or_null(b.achieved_flops())},
+          {"peak_flops", json_or_null(b.peak_flops)},
           {"bottleneck", bottleneck_name(r.diagnosis.bottleneck)},
           {"why", r.diagnosis.why},
           {"notes", r.diagnosis.notes},

@@ -74,11 +74,6 @@ class RowWriter {
   int64_t count_ = 0;
 };
 
-template <typename T>
-Json opt(const std::optional<T>& o) {
-  return o ? Json(*o) : Json();
-}
-
 }  // namespace
 
 int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_block,
@@ -105,7 +100,7 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
   std::string row;
   for (const auto& t : trials) {
     std::vector<Json> cells = {sweep.name,    t.id,     t.plan.config_index,
-                               t.plan.repeat, t.status, opt(t.error)};
+                               t.plan.repeat, t.status, json_or_null(t.error)};
     const Json config = Json::parse(t.plan.config_json);
     for (const auto& s : settings) cells.push_back(config.contains(s) ? config.at(s) : Json());
     if (per_block) {
@@ -127,11 +122,12 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
       cells.insert(cells.end(),
                    {m.unit, m.throughput_median, m.throughput_mean, m.throughput_min,
                     m.throughput_max, m.throughput_iqr, m.throughput_cv, m.step_time_median_s,
-                    opt(m.peak_memory_bytes), opt(m.input_wait_fraction), opt(m.quality_metric),
-                    opt(m.quality), opt(m.quality_reference), opt(t.wall_s)});
+                    json_or_null(m.peak_memory_bytes), json_or_null(m.input_wait_fraction),
+                    json_or_null(m.quality_metric), json_or_null(m.quality),
+                    json_or_null(m.quality_reference), json_or_null(t.wall_s)});
     } else {
       cells.resize(names.size() - 1);
-      cells.push_back(opt(t.wall_s));
+      cells.push_back(json_or_null(t.wall_s));
     }
     w.emit(w.cells(cells));
   }

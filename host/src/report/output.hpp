@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,12 @@ struct Column {
 // Renders records (JSON objects) in the chosen format.
 std::string render(const std::vector<nlohmann::json>& records, const std::vector<Column>& columns,
                    OutputFormat format);
+
+// The value, or null: for records with optional fields.
+template <typename T>
+nlohmann::json json_or_null(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
 
 // "[0.912, 1.034]": an interval as the tables show it ("-" when low is NaN).
 std::string interval_text(double low, double high);

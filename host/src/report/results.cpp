@@ -4,6 +4,7 @@
 #include "analysis/compare.hpp"
 #include "analysis/stored.hpp"
 
+#include "report/output.hpp"
 #include "support/format.hpp"
 #include "support/stats.hpp"
 
@@ -40,7 +41,7 @@ std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sort
     r["repeat"] = t->plan.repeat + 1;
     r["trial_id"] = t->id;
     r["status"] = t->status;
-    r["error"] = t->error ? Json(*t->error) : Json();
+    r["error"] = json_or_null(t->error);
     if (t->summary) {
       const auto& s = *t->summary;
       r["unit"] = s.unit;
@@ -48,9 +49,9 @@ std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sort
       r["throughput_cv"] = s.throughput_cv;
       r["noisy"] = s.throughput_cv > kNoisyCv;
       r["step_time_median_s"] = s.step_time_median_s;
-      r["peak_memory_bytes"] = s.peak_memory_bytes ? Json(*s.peak_memory_bytes) : Json();
-      r["quality"] = s.quality ? Json(*s.quality) : Json();
-      r["quality_reference"] = s.quality_reference ? Json(*s.quality_reference) : Json();
+      r["peak_memory_bytes"] = json_or_null(s.peak_memory_bytes);
+      r["quality"] = json_or_null(s.quality);
+      r["quality_reference"] = json_or_null(s.quality_reference);
       r["ratio"] = base && *base > 0 ? Json(s.throughput_median / *base) : Json();
     }
     records.push_back(std::move(r));

@@ -181,4 +181,13 @@ std::string truncate(const std::string& s, size_t width) {
   return out + "…";
 }
 
+std::string name_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
 }  // namespace gpusweep::host
