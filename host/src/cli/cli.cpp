@@ -44,9 +44,13 @@ void add_plugin_path_option(po::options_description& o) {
                   "extra folder to search for gpusweep_<name>.so plugins (repeatable)");
 }
 
+std::vector<std::string> strings_of(const po::variables_map& vm, const char* option) {
+  if (vm.count(option) == 0U) return {};
+  return vm[option].as<std::vector<std::string>>();
+}
+
 std::vector<std::string> plugin_paths(const po::variables_map& vm) {
-  if (vm.count("plugin-path") == 0U) return {};
-  return vm["plugin-path"].as<std::vector<std::string>>();
+  return strings_of(vm, "plugin-path");
 }
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }

@@ -33,6 +33,9 @@ void add_db_option(po::options_description& o);
 void add_plugin_path_option(po::options_description& o);
 std::vector<std::string> plugin_paths(const po::variables_map& vm);
 
+// The values of a repeatable option (none when it was not given).
+std::vector<std::string> strings_of(const po::variables_map& vm, const char* option);
+
 bool stdout_is_terminal();
 
 // Adds --format FORMAT with the formats a command offers (the first is the

@@ -37,11 +37,7 @@ int cmd_best(const Args& args) {
   const Objective objective = parse_objective(vm["objective"].as<std::string>());
   const OutputFormat format = format_of(vm, formats);
   std::vector<Constraint> constraints;
-  if (vm.count("constraint") != 0U) {
-    for (const auto& c : vm["constraint"].as<std::vector<std::string>>()) {
-      constraints.push_back(parse_constraint(c));
-    }
-  }
+  for (const auto& c : strings_of(vm, "constraint")) constraints.push_back(parse_constraint(c));
   const OpenedSweep run = open_sweep(vm);
   const BestChoice best =
       choose_best(stored_spec(run.sweep), run.store->trials(run.sweep.id), objective, constraints);

@@ -30,7 +30,7 @@ LaunchRequest launch_request(const po::variables_map& vm) {
   b.time_min = positive(vm, "time", 525600);
   b.parallelism = positive(vm, "array-parallelism", kMaxArrayTasks);
   request.trials_per_task = *positive(vm, "trials-per-task", 1000000);
-  if (vm.count("sbatch-arg") != 0U) b.extra = vm["sbatch-arg"].as<std::vector<std::string>>();
+  b.extra = strings_of(vm, "sbatch-arg");
   for (const auto& a : b.extra) {
     if (a.empty() || a[0] != '-' || a.find('\n') != std::string::npos) {
       throw UsageError("--sbatch-arg '" + a + "': give one sbatch option per flag, written " +
@@ -95,7 +95,7 @@ int cmd_launch(const Args& args) {
   LaunchRequest request = launch_request(vm);
   const std::string file = vm["sweep"].as<std::string>();
   SweepSpec spec = load_sweep_file(file);
-  if (vm.count("set") != 0U) apply_overrides(spec, vm["set"].as<std::vector<std::string>>());
+  apply_overrides(spec, strings_of(vm, "set"));
   const PluginInfo info = Registry(plugin_paths(vm)).describe(spec.workload);
   validate_sweep(spec, info.manifest);
   request.db_path = std::filesystem::absolute(vm["db"].as<std::string>()).string();

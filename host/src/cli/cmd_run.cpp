@@ -99,7 +99,7 @@ int cmd_run(const Args& args) {
   const auto& vm = p.vm;
   const std::string file = vm["sweep"].as<std::string>();
   SweepSpec spec = load_sweep_file(file);
-  if (vm.count("set") != 0U) apply_overrides(spec, vm["set"].as<std::vector<std::string>>());
+  apply_overrides(spec, strings_of(vm, "set"));
   const int jobs = vm["jobs"].as<int>();
   check_jobs(jobs);
 

@@ -87,10 +87,8 @@ int cmd_tune_batch(const Args& args) {
     max_memory = parse_size(vm["max-memory"].as<std::string>(), "--max-memory");
   }
   // The final verification's protocol; probes use a shorter one.
-  const SweepSpec spec = command_sweep(
-      "tune-batch", vm["workload"].as<std::string>(), "gpusweep tune-batch probes", 5, 5,
-      vm.count("set") != 0U ? vm["set"].as<std::vector<std::string>>()
-                            : std::vector<std::string>{});
+  const SweepSpec spec = command_sweep("tune-batch", vm["workload"].as<std::string>(),
+                                       "gpusweep tune-batch probes", 5, 5, strings_of(vm, "set"));
   if (spec.base.contains("batch_size")) {
     throw UsageError("--set batch_size: tune-batch chooses the batch size; use --min and --max");
   }
