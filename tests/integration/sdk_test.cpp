@@ -87,7 +87,7 @@ TEST_CASE("plugins --check survives a plugin that crashes and names the call",
   INFO(r.output);
   CHECK(r.code == 1);
   CHECK_THAT(r.output, Contains("step() (step 3) crashed the worker: SIGSEGV") &&
-                           Contains("gpusweep worker --check --plugin") &&
+                           Contains("gpusweep-worker --check --plugin") &&
                            Contains("1 problem found"));
 }
 

@@ -23,7 +23,7 @@ step() { echo "--- $*"; }
 step "install gpusweep into $prefix"
 "$cmake" --install "$build" --prefix "$prefix" > "$work/install.log"
 plugin_dir=$prefix/$libdir/gpusweep/plugins
-for f in bin/gpusweep "$libdir"/cmake/gpusweep/{gpusweepConfig.cmake,gpusweepConfigVersion.cmake} \
+for f in bin/gpusweep libexec/gpusweep/gpusweep-worker "$libdir"/cmake/gpusweep/{gpusweepConfig.cmake,gpusweepConfigVersion.cmake} \
          "$libdir"/cmake/gpusweep/{gpusweep_plugin.map,GpusweepPlugin.cmake} \
          include/gpusweep/{plugin.h,workload.hpp,torchkit/settings.hpp} \
          "$libdir"/libgpusweep_torchkit.a "$libdir"/gpusweep/plugins/gpusweep_noop.so \

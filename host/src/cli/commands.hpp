@@ -18,7 +18,6 @@ int cmd_sql(const Args& args);
 int cmd_best(const Args& args);
 int cmd_report(const Args& args);
 int cmd_export(const Args& args);
-int cmd_worker(const Args& args);
 int cmd_new_plugin(const Args& args);
 int cmd_doctor(const Args& args);
 int cmd_tune_batch(const Args& args);

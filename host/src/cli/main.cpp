@@ -17,28 +17,26 @@ using gpusweep::host::Args;
 struct Command {
   int (*fn)(const Args&);
   const char* summary;
-  bool hidden;
 };
 
 const std::map<std::string, Command>& commands() {
   using namespace gpusweep::host;
   static const std::map<std::string, Command> c = {
-      {"run", {cmd_run, "run a sweep file into the results database", false}},
-      {"resume", {cmd_resume, "continue an interrupted sweep from the database", false}},
-      {"plugins", {cmd_plugins, "list workload plugins, show one's settings, --check one", false}},
-      {"new-plugin", {cmd_new_plugin, "write a new workload plugin project to start from", false}},
-      {"compare", {cmd_compare, "compare configs with the baseline: ratio, CI, U test", false}},
-      {"best", {cmd_best, "the best config under constraints, as a sweep snippet", false}},
-      {"sql", {cmd_sql, "run a read-only SQL query on the results", false}},
-      {"export", {cmd_export, "export a sweep's trials or blocks as csv or json", false}},
-      {"report", {cmd_report, "write a self-contained HTML report with charts", false}},
-      {"results", {cmd_results, "print a sweep's trials as a table", false}},
-      {"doctor", {cmd_doctor, "check this machine: CPU, BLAS, LibTorch, GPUs, plugins", false}},
-      {"tune-batch", {cmd_tune_batch, "find the largest and the fastest batch size", false}},
-      {"diagnose", {cmd_diagnose, "where a step's time goes, and what to sweep about it", false}},
-      {"launch", {cmd_launch, "run a sweep as a Slurm job array of shards", false}},
-      {"merge", {cmd_merge, "import shard databases (run --shard, launch) into one", false}},
-      {"worker", {cmd_worker, "internal: run one trial (started by the host)", true}},
+      {"run", {cmd_run, "run a sweep file into the results database"}},
+      {"resume", {cmd_resume, "continue an interrupted sweep from the database"}},
+      {"plugins", {cmd_plugins, "list workload plugins, show one's settings, --check one"}},
+      {"new-plugin", {cmd_new_plugin, "write a new workload plugin project to start from"}},
+      {"compare", {cmd_compare, "compare configs with the baseline: ratio, CI, U test"}},
+      {"best", {cmd_best, "the best config under constraints, as a sweep snippet"}},
+      {"sql", {cmd_sql, "run a read-only SQL query on the results"}},
+      {"export", {cmd_export, "export a sweep's trials or blocks as csv or json"}},
+      {"report", {cmd_report, "write a self-contained HTML report with charts"}},
+      {"results", {cmd_results, "print a sweep's trials as a table"}},
+      {"doctor", {cmd_doctor, "check this machine: CPU, BLAS, LibTorch, GPUs, plugins"}},
+      {"tune-batch", {cmd_tune_batch, "find the largest and the fastest batch size"}},
+      {"diagnose", {cmd_diagnose, "where a step's time goes, and what to sweep about it"}},
+      {"launch", {cmd_launch, "run a sweep as a Slurm job array of shards"}},
+      {"merge", {cmd_merge, "import shard databases (run --shard, launch) into one"}},
   };
   return c;
 }
@@ -48,7 +46,7 @@ void usage(std::ostream& out) {
          "Measures which training settings make a workload's step fast, under one\n"
          "protocol, and records every number in SQLite.\n\ncommands:\n";
   for (const auto& [name, c] : commands()) {
-    if (!c.hidden) out << "  " << name << std::string(12 - name.size(), ' ') << c.summary << "\n";
+    out << "  " << name << std::string(12 - name.size(), ' ') << c.summary << "\n";
   }
   out << "\nversion " << gpusweep::host::build::version() << " ("
       << gpusweep::host::build::git_commit() << ")\n";

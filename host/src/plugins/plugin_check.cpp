@@ -107,10 +107,9 @@ class SmokeCheck {
  public:
   SmokeCheck(const std::string& path, const Json& manifest, const Json& config, CheckItems& out)
       : manifest_(manifest), out_(out) {
-    rerun_ =
-        "reproduce it outside gpusweep's supervision with: gpusweep worker --check "
-        "--plugin " +
-        path + " --config '" + config.dump() + "' --proto-fd 1 (under gdb if it crashes)";
+    rerun_ = "reproduce it outside gpusweep's supervision with: " + worker_executable() +
+             " --check --plugin " + path + " --config '" + config.dump() +
+             "' --proto-fd 1 (under gdb if it crashes)";
     unit_ = json_string(manifest, "unit").value_or("");
     if (unit_.empty()) unit_ = "samples";
     secondary_unit_ = json_string(manifest, "secondary_unit").value_or("");
@@ -329,7 +328,7 @@ Json load_in_worker(const std::string& path, double timeout_s, CheckItems& out) 
   WorkerArgs describe;
   describe.mode = WorkerMode::describe;
   describe.plugin_path = path;
-  const Captured d = run_captured(describe.to_argv(), timeout_s);
+  const Captured d = run_worker_captured(describe, timeout_s);
   Json loaded;
   Json failure;
   for (const auto& e : event::parse(d.proto)) {
@@ -446,7 +445,7 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   check.plugin_path = report.path;
   check.config_json = report.config.dump();
   check.check_steps = steps;
-  const Captured s = run_captured(check.to_argv(), timeout_s);
+  const Captured s = run_worker_captured(check, timeout_s);
   check_smoke(report.path, event::parse(s.proto), s, manifest, report.config, steps, timeout_s,
               out);
   report.items = std::move(out.all());

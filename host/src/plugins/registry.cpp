@@ -132,7 +132,7 @@ PluginInfo Registry::describe_file(const PluginFile& file) const {
   WorkerArgs describe;
   describe.mode = WorkerMode::describe;
   describe.plugin_path = file.path;
-  const Captured c = run_captured(describe.to_argv(), 120);
+  const Captured c = run_worker_captured(describe, 120);
   Json loaded;
   std::string failure;
   std::string reason;

@@ -1,6 +1,6 @@
 // Finding plugins on the plugin path and reading their manifests. The host
 // never loads a plugin itself (a LibTorch plugin would pull LibTorch into the
-// host): a short-lived `gpusweep worker --describe` process reports it.
+// host): a short-lived `gpusweep-worker --describe` process reports it.
 #pragma once
 
 #include "model/manifest.hpp"

@@ -56,7 +56,7 @@ Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why) {
   w.mode = WorkerMode::probe;
   w.plugin_path = file.path;
   w.probe_matmul_s = matmul_s;
-  const Captured c = run_captured(w.to_argv(), 60 + 4 * matmul_s);
+  const Captured c = run_worker_captured(w, 60 + 4 * matmul_s);
   for (const Json& e : event::parse(c.proto)) {
     if (event::kind(e) == event::probe) return e;
     if (event::kind(e) == event::result) *why = e.value("message", "failed");

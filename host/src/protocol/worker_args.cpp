@@ -1,8 +1,12 @@
 // The worker's command line; see worker_args.hpp.
 #include "protocol/worker_args.hpp"
 
+#include "support/capture.hpp"
 #include "support/error.hpp"
+#include "support/spawn.hpp"
+#include "support/version.hpp"
 
+#include <unistd.h>
 #include <cstdlib>
 #include <sstream>
 
@@ -50,7 +54,7 @@ bool WorkerArgs::servable() const {
 }
 
 std::vector<std::string> WorkerArgs::to_argv() const {
-  std::vector<std::string> a = {"worker", "--plugin", plugin_path};
+  std::vector<std::string> a = {"--plugin", plugin_path};
   for (const Mode& m : kModes) {
     if (m.mode == mode) a.emplace_back(m.flag);
   }
@@ -119,7 +123,7 @@ WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
     } else if (key == "--probe-matmul") {
       w.probe_matmul_s = to_double(key, take());
     } else {
-      throw UsageError("worker: unknown option '" + args[i] + "' (see `gpusweep worker --help`)");
+      throw UsageError("worker: unknown option '" + args[i] + "' (see `gpusweep-worker --help`)");
     }
   }
   if (!have_plugin) throw UsageError("worker: --plugin FILE is required");
@@ -141,6 +145,34 @@ std::string worker_options_help() {
          "                       (0: none)\n"
          "  --diagnose           time the step's phases (torchkit) and report them\n"
          "  --probe-matmul S     seconds of the matmul peak measurement (0: none)\n";
+}
+
+}  // namespace gpusweep::host
+
+namespace gpusweep::host {
+
+std::string worker_executable() {
+  const std::string self = self_executable();
+  const std::string dir = self.substr(0, self.rfind('/'));
+  // The build tree puts the two programs side by side; an install puts the
+  // worker, which users do not run, in libexec.
+  const std::vector<std::string> places = {
+      dir + "/gpusweep-worker",
+      dir + "/../" + build::install_libexec_dir() + "/gpusweep/gpusweep-worker"};
+  for (const std::string& p : places) {
+    if (::access(p.c_str(), X_OK) == 0) return p;
+  }
+  throw Error("cannot find the worker program gpusweep-worker (looked for " + places[0] + " and " +
+              places[1] +
+              "); it is built and installed with gpusweep: rebuild or reinstall gpusweep");
+}
+
+Captured run_worker_captured(const WorkerArgs& worker, double timeout_s) {
+  CaptureLimits limits;
+  limits.timeout_s = timeout_s;
+  limits.out = 0;
+  limits.err = 65536;
+  return capture(worker_executable(), worker.to_argv(), limits);
 }
 
 }  // namespace gpusweep::host

@@ -1,7 +1,9 @@
-// How the host starts a worker process: `gpusweep worker ARGS`. One struct
+// How the host starts a worker process: `gpusweep-worker ARGS`. One struct
 // writes the command line (to_argv) and reads it back (parse_worker_args),
 // so that no one builds or scans a worker's argv by hand.
 #pragma once
+
+#include "support/capture.hpp"
 
 #include <cstdint>
 #include <string>
@@ -36,16 +38,25 @@ struct WorkerArgs {
   // checks, probes, descriptions and diagnose runs need a fresh process.
   bool servable() const;
 
-  // The command line after the executable, starting with "worker".
+  // The command line after the executable.
   std::vector<std::string> to_argv() const;
 };
 
-// The worker's arguments after "worker" (as to_argv writes them, without its
-// first element). Throws UsageError naming the option that is unknown, lacks
-// its value or has a malformed one, or a missing --plugin.
+// The worker's arguments (as to_argv writes them). Throws UsageError naming the option that is
+// unknown, lacks its value or has a malformed one, or a missing --plugin.
 WorkerArgs parse_worker_args(const std::vector<std::string>& args);
 
-// The options, one per line, for `gpusweep worker --help`.
+// The options, one per line, for `gpusweep-worker --help`.
 std::string worker_options_help();
+
+// The worker program, gpusweep-worker: a separate executable (linking the
+// worker layer and what it uses, no database and no Asio) beside this one in
+// a build tree, in ../libexec/gpusweep/ once installed. Throws Error with the
+// places it looked.
+std::string worker_executable();
+
+// A worker run to completion with these arguments, killed after timeout_s;
+// stdout is dropped and the first 64 KiB of stderr kept (support/capture).
+Captured run_worker_captured(const WorkerArgs& worker, double timeout_s);
 
 }  // namespace gpusweep::host

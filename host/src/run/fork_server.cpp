@@ -103,8 +103,7 @@ void ForkServer::shutdown() {
 }
 
 SpawnedProcess ForkServer::spawn(const WorkerArgs& worker) {
-  std::vector<std::string> request = worker.to_argv();
-  request.erase(request.begin());  // "worker"
+  const std::vector<std::string> request = worker.to_argv();
   if (fd_ < 0) fail("not running");
   int proto[2], out[2], err[2];
   make_pipe(proto);

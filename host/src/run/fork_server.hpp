@@ -1,6 +1,6 @@
 // A pre-loaded fork server for trial workers. A fresh worker process pays for
 // loading its plugin every trial (LibTorch: about 0.5 s and 160 MB here before
-// any work); the fork server, `gpusweep worker --plugin P --serve 3`, loads the
+// any work); the fork server, `gpusweep-worker --plugin P --serve 3`, loads the
 // plugin once, runs none of its code but the manifest (so that no thread pool
 // exists to be broken by fork), and forks a fresh process per trial: each
 // trial still runs alone in its own process, from the same just-loaded state.
@@ -9,7 +9,7 @@
 //   server -> host, once:  {"ready": true, "pid": N}
 //                       or {"ready": false, "error": "why"} (then it exits)
 //   host -> server:        a JSON array of the worker's arguments (as for
-//                          `gpusweep worker`), with three descriptors attached
+//                          `gpusweep-worker`), with three descriptors attached
 //                          (SCM_RIGHTS): the write ends of the trial's
 //                          protocol, stdout and stderr pipes
 //   server -> host:        {"pid": N} or {"error": "why"}

@@ -49,7 +49,7 @@ ProbeResult ProbeSession::run(const Json& config, const MeasureSpec& measure, Wo
   };
   std::vector<TrialJob> jobs;
   jobs.push_back(std::move(job));
-  Runner runner(self_executable(), 1);
+  Runner runner(worker_executable(), 1);
   result.interrupted = !runner.run(std::move(jobs), cb);
   return result;
 }

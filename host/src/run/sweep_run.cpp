@@ -153,7 +153,7 @@ bool SweepRun::execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
       store_->commit_trial(j.trial_id, o);
       if (then) then(j, std::move(o));
     };
-    Runner runner(self_executable(), request_.jobs, request_.fork_server);
+    Runner runner(worker_executable(), request_.jobs, request_.fork_server);
     complete = runner.run(std::move(jobs), callbacks);
   }
   store_->set_sweep_status(record_.id, complete ? "finished" : "interrupted");

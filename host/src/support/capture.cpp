@@ -70,14 +70,6 @@ Captured capture(const std::string& exe, const std::vector<std::string>& args,
   return c;
 }
 
-Captured run_captured(const std::vector<std::string>& args, double timeout_s) {
-  CaptureLimits limits;
-  limits.timeout_s = timeout_s;
-  limits.out = 0;
-  limits.err = 65536;
-  return capture(self_executable(), args, limits);
-}
-
 std::string find_on_path(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   const char* path = std::getenv("PATH");

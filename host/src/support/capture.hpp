@@ -32,10 +32,6 @@ struct CaptureLimits {
 Captured capture(const std::string& exe, const std::vector<std::string>& args,
                  const CaptureLimits& limits = {});
 
-// This executable run with args (a `gpusweep worker ...`), killed after
-// timeout_s; stdout is dropped and the first 64 KiB of stderr kept.
-Captured run_captured(const std::vector<std::string>& args, double timeout_s);
-
 // The absolute path of `name` on PATH ("" when it is not there).
 std::string find_on_path(const std::string& name);
 

@@ -5,12 +5,13 @@
 
 namespace gpusweep::host::build {
 
-const char* version();             // the project version, "0.1.0"
-const char* git_commit();          // short hash of the source tree, or "unknown"
-const char* build_dir();           // the build tree this binary was built in
-const char* build_plugin_dir();    // where that build tree puts plugins
-const char* install_plugin_dir();  // plugins, relative to the install prefix
-const char* install_cmake_dir();   // the SDK's CMake package, relative to the prefix
-const char* install_doc_dir();     // documentation, relative to the prefix
+const char* version();              // the project version, "0.1.0"
+const char* git_commit();           // short hash of the source tree, or "unknown"
+const char* build_dir();            // the build tree this binary was built in
+const char* build_plugin_dir();     // where that build tree puts plugins
+const char* install_plugin_dir();   // plugins, relative to the install prefix
+const char* install_cmake_dir();    // the SDK's CMake package, relative to the prefix
+const char* install_libexec_dir();  // internal programs (gpusweep-worker), relative to the prefix
+const char* install_doc_dir();      // documentation, relative to the prefix
 
 }  // namespace gpusweep::host::build

@@ -1,4 +1,4 @@
-// `gpusweep worker`: runs one trial (or describes a plugin) inside its own
+// `gpusweep-worker`: runs one trial (or describes a plugin) inside its own
 // process and streams JSON-line events to the host over a dedicated pipe.
 #pragma once
 
@@ -14,7 +14,7 @@ namespace gpusweep::host {
 
 class EventWriter;
 
-// `gpusweep worker --serve FD`: loads the plugin once, without running any
+// `gpusweep-worker --serve FD`: loads the plugin once, without running any
 // of its code beyond the manifest (no parallel region: LibTorch's and
 // OpenMP's thread pools start only in the forked trials), then for each
 // request on FD forks a trial worker that runs as `run_worker` would after

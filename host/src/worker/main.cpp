@@ -1,6 +1,8 @@
-// `gpusweep worker`: the process side of one trial (not for users).
-#include "cli/cli.hpp"
+// gpusweep-worker: the process side of one trial (not for users; the host
+// starts it). A program of its own so that the process a plugin runs in holds
+// the worker layer and what it uses, and no database and no Asio.
 #include "protocol/worker_args.hpp"
+#include "support/error.hpp"
 #include "worker/worker.hpp"
 
 #include <sys/prctl.h>
@@ -9,11 +11,12 @@
 #include <iostream>
 
 namespace gpusweep::host {
+namespace {
 
-int cmd_worker(const Args& args) {
+int worker_main(const std::vector<std::string>& args) {
   for (const std::string& a : args) {
     if (a == "--help" || a == "-h") {
-      std::cout << "usage: gpusweep worker --plugin FILE [--describe | --check --config JSON |\n"
+      std::cout << "usage: gpusweep-worker --plugin FILE [--describe | --check --config JSON |\n"
                    "                       --probe | --config JSON --measure JSON | --serve FD]\n\n"
                    "Internal: runs one trial in this process and streams JSON events on\n"
                    "--proto-fd. The host starts it; users do not.\n\n"
@@ -37,4 +40,17 @@ int cmd_worker(const Args& args) {
   }
 }
 
+}  // namespace
 }  // namespace gpusweep::host
+
+int main(int argc, char** argv) {
+  try {
+    return gpusweep::host::worker_main(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const gpusweep::UsageError& e) {
+    std::cerr << "gpusweep-worker: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "gpusweep-worker: " << e.what() << "\n";
+    return 1;
+  }
+}
