@@ -2,12 +2,14 @@
 // follow gym's classic_control/cartpole.py so returns are comparable.
 #include "cartpole.hpp"
 
-#include "seeding.hpp"
-
 #include <cmath>
+#include <gpusweep/torchkit/seeding.hpp>
 #include <limits>
 
 namespace gpusweep::dqn {
+
+using torchkit::derive_seed;
+using torchkit::make_generator;
 namespace {
 
 constexpr double kGravity = 9.8;

@@ -3,10 +3,10 @@
 // (device-resident replay buffer, in-place target sync).
 #include "cartpole.hpp"
 #include "replay.hpp"
-#include "seeding.hpp"
 
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
+#include <gpusweep/torchkit/seeding.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
 #include <gpusweep/workload.hpp>
 
@@ -24,6 +24,9 @@
 #include <vector>
 
 namespace gpusweep::dqn {
+
+using torchkit::derive_seed;
+using torchkit::make_generator;
 namespace {
 
 // Canonical hyperparameters (docs/workloads.md); not knobs, so that every trial
@@ -46,7 +49,7 @@ constexpr uint64_t kEvalSeed = 20240611;
 // Evaluation checks for "all episodes over" this often (a host sync).
 constexpr int64_t kEvalDoneCheckEvery = 25;
 
-// Streams derived from the trial's seed; see seeding.hpp.
+// Streams derived from the trial's seed; see torchkit/seeding.hpp.
 enum Stream : uint64_t { kEnvStream = 1, kActionStream = 2, kSampleStream = 3, kHostStream = 4 };
 
 // The 4 -> hidden -> hidden -> 2 Q-network. A plain module rather than
@@ -69,8 +72,8 @@ class QNetImpl : public torch::nn::Module {
 };
 TORCH_MODULE(QNet);
 
-// This workload's own knobs, checked again here although the host validates
-// them against the manifest.
+// This workload's own knobs. The SDK has checked each against the manifest
+// (type, choices, range) and filled the defaults before the constructor runs.
 struct Knobs {
   bool replay_on_device = false;
   bool roundtrip_sync = true;
@@ -80,21 +83,11 @@ struct Knobs {
 
   static Knobs parse(const TrialConfig& config) {
     Knobs k;
-    k.replay_on_device = config.get_or<bool>("replay_on_device", false);
-    const auto sync = config.get_or<std::string>("target_sync", "roundtrip");
-    if (sync != "inplace" && sync != "roundtrip") {
-      throw std::invalid_argument("target_sync must be inplace or roundtrip, not '" + sync + "'");
-    }
-    k.roundtrip_sync = sync == "roundtrip";
-    k.double_dqn = config.get_or<bool>("double_dqn", false);
-    k.num_envs = config.get_or<int64_t>("num_envs", 1);
-    if (k.num_envs < 1 || k.num_envs > kMaxNumEnvs) {
-      throw std::invalid_argument("num_envs must be in 1.." + std::to_string(kMaxNumEnvs));
-    }
-    k.hidden = config.get_or<int64_t>("hidden", 128);
-    if (k.hidden < 1 || k.hidden > kMaxHidden) {
-      throw std::invalid_argument("hidden must be in 1.." + std::to_string(kMaxHidden));
-    }
+    k.replay_on_device = config.get<bool>("replay_on_device");
+    k.roundtrip_sync = config.get<std::string>("target_sync") == "roundtrip";
+    k.double_dqn = config.get<bool>("double_dqn");
+    k.num_envs = config.get<int64_t>("num_envs");
+    k.hidden = config.get<int64_t>("hidden");
     return k;
   }
 };

@@ -4,9 +4,9 @@
 // one actor update on the whole batch.
 #include "coverage_env.hpp"
 #include "networks.hpp"
-#include "seeding.hpp"
 
 #include <gpusweep/torchkit/grad_step.hpp>
+#include <gpusweep/torchkit/seeding.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
 #include <gpusweep/workload.hpp>
 
@@ -19,6 +19,9 @@
 #include <vector>
 
 namespace gpusweep::marl {
+
+using torchkit::derive_seed;
+using torchkit::make_generator;
 namespace {
 
 // Canonical hyperparameters (docs/workloads.md); not knobs, so that every trial
@@ -37,7 +40,7 @@ constexpr int64_t kMaxSchedule = 1000;  // batch_number, data_passes
 constexpr int64_t kEvalEpisodes = 256;
 constexpr uint64_t kEvalSeed = 20240611;
 
-// Streams derived from the trial's seed; see seeding.hpp.
+// Streams derived from the trial's seed; see torchkit/seeding.hpp.
 enum Stream : uint64_t { kStartStream = 1, kActionStream = 2, kShuffleStream = 3 };
 
 torchkit::Support support() {
@@ -51,8 +54,8 @@ torchkit::Support support() {
   return s;
 }
 
-// This workload's own knobs, checked again here although the host validates
-// them against the manifest.
+// This workload's own knobs. The SDK has checked each against the manifest
+// (type, choices, range) and filled the defaults before the constructor runs.
 struct Knobs {
   int64_t agents = 4;
   int64_t budget = 14;
@@ -62,20 +65,11 @@ struct Knobs {
 
   static Knobs parse(const TrialConfig& config) {
     Knobs k;
-    k.agents = config.get_or<int64_t>("n_agents", 4);
-    k.budget = config.get_or<int64_t>("budget", 14);
-    k.batch_number = config.get_or<int64_t>("batch_number", 5);
-    k.data_passes = config.get_or<int64_t>("data_passes", 5);
-    k.critic_obs = config.get_or<bool>("critic_obs", false);
-    auto check = [](int64_t value, int64_t max, const char* name) {
-      if (value < 1 || value > max) {
-        throw std::invalid_argument(std::string(name) + " must be in 1.." + std::to_string(max));
-      }
-    };
-    check(k.agents, kMaxAgents, "n_agents");
-    check(k.budget, kMaxBudget, "budget");
-    check(k.batch_number, kMaxSchedule, "batch_number");
-    check(k.data_passes, kMaxSchedule, "data_passes");
+    k.agents = config.get<int64_t>("n_agents");
+    k.budget = config.get<int64_t>("budget");
+    k.batch_number = config.get<int64_t>("batch_number");
+    k.data_passes = config.get<int64_t>("data_passes");
+    k.critic_obs = config.get<bool>("critic_obs");
     return k;
   }
 };

@@ -3,19 +3,15 @@
 // does per sample. Plain C++ on float arrays: it runs on loader threads.
 #pragma once
 
+#include <gpusweep/torchkit/seeding.hpp>
+
 #include <cstdint>
 #include <random>
 
 namespace gpusweep::restoration {
 
-// splitmix64: turns (seed, stream) into well-separated generator seeds, so
-// that each image and each consumer draws from its own stream.
-inline uint64_t derive_seed(uint64_t seed, uint64_t stream) {
-  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+// Each image and each consumer draws from its own stream.
+using torchkit::derive_seed;
 
 // Renders one size x size RGB image, channel-major (CHW), values in [0, 1],
 // into out (3 * size * size floats). Shapes and texture periods are in

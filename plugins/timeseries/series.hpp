@@ -3,18 +3,15 @@
 // amplitudes, standardised with the statistics of its training part.
 #pragma once
 
+#include <gpusweep/torchkit/seeding.hpp>
+
 #include <cstdint>
 #include <vector>
 
 namespace gpusweep::timeseries {
 
-// splitmix64: turns (seed, stream) into well-separated generator seeds.
-inline uint64_t derive_seed(uint64_t seed, uint64_t stream) {
-  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+// Each series draws from its own stream.
+using torchkit::derive_seed;
 
 struct SeriesSet {
   int64_t count = 0;

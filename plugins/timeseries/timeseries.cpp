@@ -87,8 +87,8 @@ class ForecasterImpl : public torch::nn::Module {
 };
 TORCH_MODULE(Forecaster);
 
-// This workload's own knobs, checked again here although the host validates
-// them against the manifest.
+// This workload's own knobs. The SDK has checked each against the manifest
+// (type, choices, range) and filled the defaults before the constructor runs.
 struct Knobs {
   int64_t hidden_size = 64;
   int64_t num_layers = 2;
@@ -97,23 +97,10 @@ struct Knobs {
 
   static Knobs parse(const TrialConfig& config) {
     Knobs k;
-    k.hidden_size = config.get_or<int64_t>("hidden_size", 64);
-    if (k.hidden_size < 1 || k.hidden_size > kMaxHidden) {
-      throw std::invalid_argument("hidden_size must be in 1.." + std::to_string(kMaxHidden));
-    }
-    k.num_layers = config.get_or<int64_t>("num_layers", 2);
-    if (k.num_layers < 1 || k.num_layers > kMaxLayers) {
-      throw std::invalid_argument("num_layers must be in 1.." + std::to_string(kMaxLayers));
-    }
-    k.seq_len = config.get_or<int64_t>("seq_len", 30);
-    if (k.seq_len < 1 || k.seq_len > kMaxSeqLen) {
-      throw std::invalid_argument("seq_len must be in 1.." + std::to_string(kMaxSeqLen));
-    }
-    k.lstm_impl = config.get_or<std::string>("lstm_impl", "auto");
-    if (k.lstm_impl != "auto" && k.lstm_impl != "fused" && k.lstm_impl != "aten") {
-      throw std::invalid_argument("lstm_impl must be auto, fused or aten, not '" + k.lstm_impl +
-                                  "'");
-    }
+    k.hidden_size = config.get<int64_t>("hidden_size");
+    k.num_layers = config.get<int64_t>("num_layers");
+    k.seq_len = config.get<int64_t>("seq_len");
+    k.lstm_impl = config.get<std::string>("lstm_impl");
     return k;
   }
 };

@@ -5,9 +5,9 @@
 #include "checkpoint.hpp"
 #include "markov_chain.hpp"
 #include "model.hpp"
-#include "seeding.hpp"
 
 #include <gpusweep/torchkit/grad_step.hpp>
+#include <gpusweep/torchkit/seeding.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
 #include <gpusweep/workload.hpp>
 
@@ -20,6 +20,9 @@
 #include <string>
 
 namespace gpusweep::transformer {
+
+using torchkit::derive_seed;
+using torchkit::make_generator;
 namespace {
 
 // Canonical hyperparameters and data sizes (docs/workloads.md); not knobs, so
@@ -39,7 +42,7 @@ constexpr int64_t kMaxLayers = 64;
 // Bump when the checkpoint's contents change meaning.
 constexpr int64_t kCheckpointVersion = 1;
 
-// Streams derived from the trial's seed; see seeding.hpp.
+// Streams derived from the trial's seed; see torchkit/seeding.hpp.
 enum Stream : uint64_t { kChainStream = 1, kCorpusStream = 2, kValStream = 3, kWindowStream = 4 };
 
 torchkit::Support support() {
@@ -53,8 +56,8 @@ torchkit::Support support() {
   return s;
 }
 
-// This workload's own knobs, checked again here although the host validates
-// them against the manifest.
+// This workload's own knobs. The SDK has checked each against the manifest
+// (type, choices, range) and filled the defaults before the constructor runs.
 struct Knobs {
   ModelShape shape;
   std::string checkpoint_path;
@@ -65,40 +68,25 @@ struct Knobs {
     Knobs k;
     k.shape.vocab = kVocab;
     k.shape.ffn_mult = kFfnMult;
-    k.shape.d_model = config.get_or<int64_t>("d_model", 128);
-    k.shape.n_layers = config.get_or<int64_t>("n_layers", 2);
-    k.shape.n_heads = config.get_or<int64_t>("n_heads", 4);
-    k.shape.seq_len = config.get_or<int64_t>("seq_len", 128);
-    k.checkpoint_path = config.get_or<std::string>("checkpoint_path", "");
-    k.checkpoint_every = config.get_or<int64_t>("checkpoint_every", 0);
-    k.resume = config.get_or<bool>("resume", false);
-    const ModelShape& s = k.shape;
-    if (s.d_model < 1 || s.d_model > kMaxWidth) {
-      throw std::invalid_argument("d_model must be in 1.." + std::to_string(kMaxWidth));
+    k.shape.d_model = config.get<int64_t>("d_model");
+    k.shape.n_layers = config.get<int64_t>("n_layers");
+    k.shape.n_heads = config.get<int64_t>("n_heads");
+    k.shape.seq_len = config.get<int64_t>("seq_len");
+    k.checkpoint_path = config.get<std::string>("checkpoint_path");
+    k.checkpoint_every = config.get<int64_t>("checkpoint_every");
+    k.resume = config.get<bool>("resume");
+    // What one knob asks of another, which the manifest cannot say.
+    if (k.shape.d_model % k.shape.n_heads != 0) {
+      throw std::invalid_argument("n_heads (" + std::to_string(k.shape.n_heads) +
+                                  ") must divide d_model (" + std::to_string(k.shape.d_model) +
+                                  ")");
     }
-    if (s.n_layers < 1 || s.n_layers > kMaxLayers) {
-      throw std::invalid_argument("n_layers must be in 1.." + std::to_string(kMaxLayers));
-    }
-    if (s.n_heads < 1 || s.d_model % s.n_heads != 0) {
-      throw std::invalid_argument("n_heads (" + std::to_string(s.n_heads) +
-                                  ") must divide d_model (" + std::to_string(s.d_model) + ")");
-    }
-    if (s.seq_len < 2 || s.seq_len > kStreamLength - 1) {
-      throw std::invalid_argument("seq_len must be in 2.." + std::to_string(kStreamLength - 1));
-    }
-    if (k.checkpoint_every < 0) throw std::invalid_argument("checkpoint_every must be >= 0");
     if ((k.checkpoint_every > 0 || k.resume) && k.checkpoint_path.empty()) {
       throw std::invalid_argument("checkpoint_every and resume need a checkpoint_path");
     }
     return k;
   }
 };
-
-Param string_param(std::string name, std::string def, std::string description) {
-  return Param{std::move(name), "string",   std::move(def), std::move(description),
-               /*choices=*/{},  /*min=*/{}, /*max=*/{},     /*common=*/false,
-               /*applies=*/true};
-}
 
 class Transformer final : public torchkit::TorchWorkload {
  public:
@@ -127,7 +115,7 @@ class Transformer final : public torchkit::TorchWorkload {
                                       "attention heads; must divide d_model"));
     m.params.push_back(Param::integer("seq_len", 128, 2, static_cast<double>(kStreamLength - 1),
                                       "tokens per training window (the context length)"));
-    m.params.push_back(string_param(
+    m.params.push_back(Param::text(
         "checkpoint_path", "",
         "file for this workload's checkpoints (model, optimiser, step, generator states); "
         "empty = no checkpoints"));

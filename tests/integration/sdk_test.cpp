@@ -55,7 +55,11 @@ TEST_CASE("plugins --check finds a default outside its range or choices", "[inte
              Contains("PROBLEM  parameter 'hidden': default 0 is below its minimum 1") &&
                  Contains("fix: make the default lie in 1..64") &&
                  Contains("parameter 'mode': default \"fast\" is not one of its choices") &&
-                 Contains("2 problems found"));
+                 // The SDK checks the smoke run's config against the same
+                 // manifest before the workload sees it.
+                 Contains("create() with the smallest config returned failed: 'hidden': 0 is "
+                          "below the minimum 1") &&
+                 Contains("3 problems found"));
 }
 
 TEST_CASE("plugins --check finds a missing throughput unit", "[integration][check]") {

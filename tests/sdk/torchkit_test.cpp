@@ -2,6 +2,7 @@
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
+#include <gpusweep/torchkit/seeding.hpp>
 #include <gpusweep/torchkit/settings.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
 
@@ -299,4 +300,47 @@ TEST_CASE("DeviceTimer on the CPU adds up the spans it was given and not the tim
   CHECK(timer.spans() == 2);
   CHECK(timer.total_seconds() >= 0.04);
   CHECK(timer.total_seconds() < 0.3);
+}
+
+TEST_CASE("the phase timers are off until the phase-timer extension switches them on",
+          "[torchkit]") {
+  auto timed_forward = [] {
+    PhaseTimer t(Phase::forward, torch::kCPU);
+    torch::mm(torch::ones({64, 64}), torch::ones({64, 64}));
+  };
+  timed_forward();
+  CHECK(phase_stats().empty());
+  const auto* timers = static_cast<const gpusweep_ext_phase_timers*>(
+      TorchWorkload::extension(GPUSWEEP_EXT_PHASE_TIMERS));
+  REQUIRE(timers != nullptr);
+  timers->enable();
+  timed_forward();
+  const Metrics stats = phase_stats();
+  REQUIRE(stats.count("phase_forward_s") == 1);
+  CHECK(stats.at("phase_forward_s") > 0);
+  CHECK(TorchWorkload::extension("gpusweep.no_such_thing/1") == nullptr);
+}
+
+TEST_CASE("the matmul-probe extension measures this process's matmul peak", "[torchkit]") {
+  const auto* probe = static_cast<const gpusweep_ext_matmul_probe*>(
+      TorchWorkload::extension(GPUSWEEP_EXT_MATMUL_PROBE));
+  REQUIRE(probe != nullptr);
+  const char* text = nullptr;
+  REQUIRE(probe->measure(0.05, &text) == GPUSWEEP_STATUS_OK);
+  const Json result = Json::parse(text);
+  REQUIRE(result.is_array());
+  CHECK(result.at(0).at("device") == "cpu");
+  CHECK(result.at(0).at("gflops").get<double>() > 0);
+}
+
+TEST_CASE("seeded streams: the same seed and stream repeat, another stream differs", "[torchkit]") {
+  CHECK(derive_seed(7, 1) == derive_seed(7, 1));
+  CHECK(derive_seed(7, 1) != derive_seed(7, 2));
+  CHECK(derive_seed(0, 0) != derive_seed(1, 0));
+  auto draws = [](uint64_t seed) {
+    torch::Generator g = make_generator(torch::kCPU, seed);
+    return torch::randn({8}, g);
+  };
+  CHECK(torch::equal(draws(derive_seed(3, 0)), draws(derive_seed(3, 0))));
+  CHECK_FALSE(torch::equal(draws(derive_seed(3, 0)), draws(derive_seed(3, 1))));
 }

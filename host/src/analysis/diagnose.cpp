@@ -1,6 +1,8 @@
 // Step-time analysis and bottleneck classification; see diagnose.hpp.
 #include "analysis/diagnose.hpp"
 
+#include <gpusweep/plugin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -154,7 +156,7 @@ Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json
     const Json current = config.contains(key) ? config.at(key) : p->default_value;
     values.push_back(current);
     for (auto& c : candidates) {
-      if (check_value(*p, c)) continue;
+      if (p->check(c)) continue;
       if (std::find(values.begin(), values.end(), c) == values.end()) values.push_back(c);
     }
     if (values.size() > 1) grid[key] = values;
@@ -221,8 +223,9 @@ std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const Plugin
   if (!stats.is_object() ||
       (!stats.contains("phase_forward_s") && !stats.contains("phase_input_wait_s"))) {
     *why = "plugin " + spec.workload +
-           " reported no phase timings: it does not use torchkit "
-           "(or was built before its phase timers); only the step time is known";
+           " reported no phase timings: it offers no phase timers (the ABI 1.1 "
+           "extension " GPUSWEEP_EXT_PHASE_TIMERS
+           ", which torchkit's plugins have); only the step time is known";
     return std::nullopt;
   }
   double steps = 0, seconds = 0;

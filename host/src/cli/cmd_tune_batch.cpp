@@ -27,7 +27,7 @@ SearchOptions search_options(const po::variables_map& vm, const PluginInfo& info
   search.min = vm["min"].as<int64_t>();
   if (search.min < 1) throw UsageError("--min " + std::to_string(search.min) + ": use 1 or more");
   const ParamSpec* batch_param = info.manifest.find("batch_size");
-  if (batch_param == nullptr || batch_param->type != "int") {
+  if (batch_param == nullptr || batch_param->type != ParamType::integer) {
     throw UsageError("workload '" + info.manifest.name +
                      "' has no integer batch_size setting to tune");
   }

@@ -23,12 +23,6 @@ std::string optional_string(const Json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-std::string format_number(double v) {
-  Json j = v;
-  if (std::floor(v) == v && std::fabs(v) < 1e15) j = static_cast<long long>(v);
-  return j.dump();
-}
-
 }  // namespace
 
 PluginManifest PluginManifest::parse(const Json& j) {
@@ -52,28 +46,15 @@ PluginManifest PluginManifest::parse(const Json& j) {
   }
   for (const auto& pj : *params) {
     ParamSpec p;
-    p.name = required_string(pj, "name");
-    p.type = required_string(pj, "type");
-    if (p.type != "bool" && p.type != "int" && p.type != "float" && p.type != "string") {
-      throw Error("manifest of '" + m.name + "': parameter '" + p.name + "' has unknown type '" +
-                  p.type + "'");
+    try {
+      p = ParamSpec::from_json(pj);
+    } catch (const std::invalid_argument& e) {
+      throw Error("manifest of '" + m.name + "': " + e.what());
     }
-    if (!pj.contains("default")) {
-      throw Error("manifest of '" + m.name + "': parameter '" + p.name + "' has no default");
-    }
-    p.default_value = pj.at("default");
-    p.description = optional_string(pj, "description");
-    if (auto c = pj.find("choices"); c != pj.end() && c->is_array()) {
-      p.choices.assign(c->begin(), c->end());
-    }
-    if (auto v = pj.find("min"); v != pj.end() && v->is_number()) p.min = v->get<double>();
-    if (auto v = pj.find("max"); v != pj.end() && v->is_number()) p.max = v->get<double>();
-    p.common = pj.value("common", false);
-    p.applies = pj.value("applies", true);
     if (m.find(p.name) != nullptr) {
       throw Error("manifest of '" + m.name + "': parameter '" + p.name + "' is declared twice");
     }
-    if (auto problem = check_value(p, p.default_value)) {
+    if (auto problem = p.check(p.default_value)) {
       throw Error("manifest of '" + m.name + "': default of '" + p.name +
                   "' is invalid: " + *problem);
     }
@@ -99,38 +80,6 @@ Json PluginManifest::defaults() const {
   Json j = Json::object();
   for (const auto& p : params) j[p.name] = p.default_value;
   return j;
-}
-
-std::optional<std::string> check_value(const ParamSpec& p, const Json& v) {
-  if (p.type == "bool") {
-    if (!v.is_boolean()) return "expected true or false, got " + v.dump();
-    return std::nullopt;
-  }
-  if (p.type == "string") {
-    if (!v.is_string()) return "expected a string, got " + v.dump();
-  } else if (p.type == "int") {
-    if (!v.is_number_integer()) {
-      if (v.is_number_float() && std::isfinite(v.get<double>())) {
-        return "expected an integer, got " + v.dump() + " (write it without a fraction)";
-      }
-      return "expected an integer, got " + v.dump();
-    }
-  } else if (p.type == "float") {
-    if (!v.is_number() || !std::isfinite(v.get<double>())) {
-      return "expected a finite number, got " + v.dump();
-    }
-  }
-  if (!p.choices.empty() && std::find(p.choices.begin(), p.choices.end(), v) == p.choices.end()) {
-    std::string list;
-    for (const auto& c : p.choices) list += (list.empty() ? "" : ", ") + c.dump();
-    return v.dump() + " is not one of " + list;
-  }
-  if (v.is_number()) {
-    const double x = v.get<double>();
-    if (p.min && x < *p.min) return v.dump() + " is below the minimum " + format_number(*p.min);
-    if (p.max && x > *p.max) return v.dump() + " is above the maximum " + format_number(*p.max);
-  }
-  return std::nullopt;
 }
 
 namespace {

@@ -2,6 +2,8 @@
 // returns), and checking a value against one parameter of its schema.
 #pragma once
 
+#include <gpusweep/manifest.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -12,17 +14,11 @@ namespace gpusweep::host {
 
 using Json = nlohmann::json;
 
-struct ParamSpec {
-  std::string name;
-  std::string type;  // bool | int | float | string
-  Json default_value;
-  std::string description;
-  std::vector<Json> choices;
-  std::optional<double> min;
-  std::optional<double> max;
-  bool common = false;
-  bool applies = true;  // false: a common setting this workload cannot use
-};
+// A parameter of the schema: the SDK's own type, so that the host reads a
+// manifest into what the plugin wrote it from, and checks a value with the
+// same code the SDK runs before a workload sees its configuration.
+using ParamSpec = gpusweep::Param;
+using gpusweep::ParamType;
 
 struct PluginManifest {
   std::string name;
@@ -44,10 +40,6 @@ struct PluginManifest {
   // Every parameter at its default.
   Json defaults() const;
 };
-
-// Empty when value is acceptable for p, else what is wrong with it
-// ("expected an integer, got "64"", "must be <= 4096").
-std::optional<std::string> check_value(const ParamSpec& p, const Json& value);
 
 // The closest candidate by edit distance, if close enough to be a likely typo.
 std::optional<std::string> did_you_mean(const std::string& word,

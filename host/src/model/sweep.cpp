@@ -437,7 +437,7 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
                 suggestion(key, names) + " (list them with: gpusweep plugins " + manifest.name +
                 ")");
     }
-    if (auto problem = check_value(*p, value)) usage(spec.source, where, *problem);
+    if (auto problem = p->check(value)) usage(spec.source, where, *problem);
   };
   for (const auto& [key, value] : spec.base.items()) check("base." + key, key, value);
   for (const auto& [key, values] : spec.grid.items()) {
@@ -529,7 +529,7 @@ std::vector<Json> expand_configs(const SweepSpec& spec, const PluginManifest& ma
   // A float written as 1 or 1.0 is the same setting: one identity, one hash.
   for (auto& c : out) {
     for (const auto& p : manifest.params) {
-      if (p.type == "float" && c[p.name].is_number()) c[p.name] = c[p.name].get<double>();
+      if (p.type == ParamType::real && c[p.name].is_number()) c[p.name] = c[p.name].get<double>();
     }
   }
   return out;

@@ -18,18 +18,25 @@ const std::regex kNamePattern("[a-z][a-z0-9_]*");
 const std::regex kParamPattern("[A-Za-z_][A-Za-z0-9_]*");
 
 // The Param factory a plugin author would use for a type, for fix texts.
-std::string factory_for(const std::string& type) {
-  if (type == "bool") return "Param::boolean(name, default, description)";
-  if (type == "int") return "Param::integer(name, default, min, max, description)";
-  if (type == "float") return "Param::real(name, default, min, max, description)";
+std::string factory_for(ParamType type) {
+  switch (type) {
+    case ParamType::boolean:
+      return "Param::boolean(name, default, description)";
+    case ParamType::integer:
+      return "Param::integer(name, default, min, max, description)";
+    case ParamType::real:
+      return "Param::real(name, default, min, max, description)";
+    case ParamType::string:
+      break;
+  }
   return "Param::choice(name, default, {choices...}, description)";
 }
 
 // Is v of the parameter's type (ignoring range and choices)?
-std::optional<std::string> type_problem(const std::string& type, const Json& v) {
+std::optional<std::string> type_problem(ParamType type, const Json& v) {
   ParamSpec spec;
   spec.type = type;
-  return check_value(spec, v);
+  return spec.check(v);
 }
 
 // Long by design: one check per field of a parameter (name, type, default,
@@ -58,9 +65,11 @@ void check_param(const Json& p, size_t index, std::set<std::string>& seen, Check
   if (!seen.insert(*name).second) {
     out.problem(label + " is declared twice", "remove one of the two from m.params");
   }
-  const auto type = json_string(p, "type");
-  if (!type || (*type != "bool" && *type != "int" && *type != "float" && *type != "string")) {
-    out.problem(label + " has type " + (type ? "'" + *type + "'" : std::string("(none)")) +
+  const auto type_name = json_string(p, "type");
+  const auto type = type_name ? parse_param_type(*type_name) : std::nullopt;
+  if (!type) {
+    out.problem(label + " has type " +
+                    (type_name ? "'" + *type_name + "'" : std::string("(none)")) +
                     ", not bool, int, float or string",
                 "declare it with Param::boolean, Param::integer, Param::real or Param::choice");
     return;
@@ -85,8 +94,8 @@ void check_param(const Json& p, size_t index, std::set<std::string>& seen, Check
                   "give min and max as numbers, or leave them out");
       continue;
     }
-    if (*type == "bool" || *type == "string") {
-      out.note(label + " is a " + *type + " with a '" + key + "', which is ignored",
+    if (*type == ParamType::boolean || *type == ParamType::string) {
+      out.note(label + " is a " + *type_name + " with a '" + key + "', which is ignored",
                "remove it; restrict strings with choices instead");
       continue;
     }
@@ -104,8 +113,9 @@ void check_param(const Json& p, size_t index, std::set<std::string>& seen, Check
       std::set<std::string> distinct;
       for (const auto& c : p.at("choices")) {
         if (auto why = type_problem(*type, c)) {
-          out.problem(label + ": choice " + c.dump() + " is not a " + *type + " (" + *why + ")",
-                      "list only values of the parameter's type");
+          out.problem(
+              label + ": choice " + c.dump() + " is not a " + *type_name + " (" + *why + ")",
+              "list only values of the parameter's type");
           continue;
         }
         if (c.is_number() && ((min && c.get<double>() < *min) || (max && c.get<double>() > *max))) {
@@ -131,7 +141,7 @@ void check_param(const Json& p, size_t index, std::set<std::string>& seen, Check
   }
   const Json& def = p.at("default");
   if (auto why = type_problem(*type, def)) {
-    out.problem(label + ": default " + def.dump() + " is not a " + *type + " (" + *why + ")",
+    out.problem(label + ": default " + def.dump() + " is not a " + *type_name + " (" + *why + ")",
                 "give a default of the declared type: " + factory_for(*type));
     return;
   }

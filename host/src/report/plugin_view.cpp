@@ -15,12 +15,13 @@ std::string allowed(const ParamSpec& p) {
     out += (out.empty() ? "" : ", ") + (c.is_string() ? c.get<std::string>() : c.dump());
   if (!out.empty()) return out;
   auto num = [&p](double v) {
-    return p.type == "int" ? std::to_string(static_cast<long long>(v)) : Json(v).dump();
+    return p.type == ParamType::integer ? std::to_string(static_cast<long long>(v))
+                                        : Json(v).dump();
   };
   if (p.min && p.max) return num(*p.min) + " .. " + num(*p.max);
   if (p.min) return ">= " + num(*p.min);
   if (p.max) return "<= " + num(*p.max);
-  return p.type == "bool" ? "true, false" : "any";
+  return p.type == ParamType::boolean ? "true, false" : "any";
 }
 
 std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
@@ -47,7 +48,7 @@ std::string plugin_text(const PluginManifest& m, const std::string& file, const 
     for (const auto& p : m.params) {
       if (p.common != common) continue;
       const std::string note = p.applies ? "" : " [does not apply here: set, it skips the trial]";
-      t.add_row({p.name, p.type, value_text(p.default_value), wrap(allowed(p), 24),
+      t.add_row({p.name, param_type_name(p.type), value_text(p.default_value), wrap(allowed(p), 24),
                  wrap(p.description + note, 64)});
     }
     if (t.rows() == 0) continue;

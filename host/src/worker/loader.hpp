@@ -8,6 +8,7 @@
 
 #include <gpusweep/plugin.h>
 
+#include <cstddef>
 #include <string>
 
 namespace gpusweep::host {
@@ -35,5 +36,18 @@ LoadedPlugin load_plugin(const std::string& path);
 
 // Checks a table against this host's ABI; empty when compatible, else why not.
 std::string abi_problem(const gpusweep_plugin* table);
+
+// The plugin's extension T named id (GPUSWEEP_EXT_*), or nullptr: a 1.0
+// table (no get_extension), a plugin that does not offer it, or a struct
+// smaller than this host's version of T.
+template <class T>
+const T* find_extension(const gpusweep_plugin* table, const char* id) {
+  if (table->struct_size < offsetof(gpusweep_plugin, get_extension) + sizeof(void*) ||
+      table->get_extension == nullptr) {
+    return nullptr;
+  }
+  const T* ext = static_cast<const T*>(table->get_extension(id));
+  return ext != nullptr && ext->struct_size >= sizeof(T) ? ext : nullptr;
+}
 
 }  // namespace gpusweep::host

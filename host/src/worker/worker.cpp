@@ -67,14 +67,16 @@ double address_space_bytes() {
   return kib * 1024.0;
 }
 
-// The runtime report with the matmul probe switched on (torchkit reads the
-// variable in runtime()); only its "matmul" part.
+// The matmul peak through the plugin's matmul-probe extension; null when the
+// plugin offers none (or the probe failed: its message instead).
 Json probe_matmul(const gpusweep_plugin* t, double seconds) {
-  ::setenv("GPUSWEEP_PROBE_MATMUL_S", std::to_string(seconds).c_str(), 1);
-  Json runtime = parse_or_raw(t->runtime());
-  ::unsetenv("GPUSWEEP_PROBE_MATMUL_S");
-  if (runtime.is_object() && runtime.contains("matmul")) return runtime.at("matmul");
-  return nullptr;
+  const auto* probe = find_extension<gpusweep_ext_matmul_probe>(t, GPUSWEEP_EXT_MATMUL_PROBE);
+  if (probe == nullptr) return nullptr;
+  const char* result = nullptr;
+  if (probe->measure(seconds, &result) != GPUSWEEP_STATUS_OK) {
+    return Json{{"error", result != nullptr ? result : "the matmul probe failed"}};
+  }
+  return parse_or_raw(result);
 }
 
 }  // namespace
@@ -309,8 +311,6 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   // Outlives every return path (all end in _exit): the heartbeat thread
   // writes to it until the process ends.
   EventWriter& out = *new EventWriter(protect_protocol_fd(args.proto_fd));
-  // Before the plugin loads: torchkit reads it once.
-  if (args.diagnose) ::setenv("GPUSWEEP_DIAGNOSE", "1", 1);
   std::future<void> first_beat = start_heartbeat(out);
   out.emit({{"event", event::hello}, {"pid", static_cast<long>(::getpid())}});
 
@@ -330,6 +330,13 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
     if (args.probe_matmul_s > 0) probe["matmul"] = probe_matmul(plugin.table, args.probe_matmul_s);
     out.emit(probe);
     finish(0);
+  }
+  if (args.diagnose) {
+    // Before create(): the timers apply to instances created after. Without
+    // the extension the trial runs untimed and diagnose says so.
+    const auto* timers =
+        find_extension<gpusweep_ext_phase_timers>(plugin.table, GPUSWEEP_EXT_PHASE_TIMERS);
+    if (timers != nullptr) timers->enable();
   }
   if (args.max_memory_bytes > 0) cap_memory(args.max_memory_bytes, first_beat, out);
   MeasureSpec m;

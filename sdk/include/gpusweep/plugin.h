@@ -1,4 +1,4 @@
-/* gpusweep plugin ABI, version 1.
+/* gpusweep plugin ABI, version 1.1.
  *
  * The one boundary between the gpusweep host (worker process) and a workload
  * plugin. Plain C99 so that any compiler and any language can implement it.
@@ -25,7 +25,7 @@ extern "C" {
 #endif
 
 #define GPUSWEEP_ABI_MAJOR 1
-#define GPUSWEEP_ABI_MINOR 0
+#define GPUSWEEP_ABI_MINOR 1
 
 #if defined(_WIN32)
 #define GPUSWEEP_EXPORT __declspec(dllexport)
@@ -115,7 +115,46 @@ typedef struct gpusweep_plugin {
 
   /* Destroy an instance created by create(). NULL is allowed. */
   void (*destroy)(gpusweep_instance* instance);
+
+  /* ---- ABI 1.1 ---- */
+
+  /* An optional feature of the plugin, by id (GPUSWEEP_EXT_*): a pointer to
+   * that extension's struct of functions, with static storage, or NULL when
+   * the plugin does not offer it (an id it does not know included). May be
+   * NULL itself: no extensions. The host reads it only when struct_size
+   * covers it (a 1.0 plugin's table ends before it). */
+  const void* (*get_extension)(const char* id);
 } gpusweep_plugin;
+
+/* Extensions (ABI 1.1). Each struct starts with its own struct_size, grows
+ * only by appending, and gets a new id ("/2") for an incompatible change. */
+
+/* Step-phase timers, for `gpusweep diagnose`: the time of each phase of a
+ * step (input wait, host-to-device copies, forward, backward, optimiser,
+ * host reads of device values), reported by stats() as phase_<name>_s and
+ * host_syncs. */
+#define GPUSWEEP_EXT_PHASE_TIMERS "gpusweep.phase_timers/1"
+typedef struct gpusweep_ext_phase_timers {
+  uint32_t struct_size; /* sizeof(gpusweep_ext_phase_timers) in the plugin */
+  uint32_t reserved;    /* zero */
+  /* Switches the timers on in this process, for instances created after the
+   * call. They synchronise the device at phase edges, which serialises the
+   * step: the host asks for them only in diagnose trials, never in sweeps. */
+  void (*enable)(void);
+} gpusweep_ext_phase_timers;
+
+/* The machine's matmul peak as the plugin's runtime sees it, for `doctor`
+ * and `diagnose`: what fraction of it a step reaches. */
+#define GPUSWEEP_EXT_MATMUL_PROBE "gpusweep.matmul_probe/1"
+typedef struct gpusweep_ext_matmul_probe {
+  uint32_t struct_size; /* sizeof(gpusweep_ext_matmul_probe) in the plugin */
+  uint32_t reserved;    /* zero */
+  /* Multiplies float32 matrices for about `seconds` on each device the
+   * plugin can use; *result_json receives a JSON array with one object per
+   * device ({"device", "n", "dtype", "threads", "seconds", "products",
+   * "gflops"}), valid until the next call. */
+  gpusweep_status (*measure)(double seconds, const char** result_json);
+} gpusweep_ext_matmul_probe;
 
 /* The entry point every plugin exports. Returns a pointer to a table with
  * static storage duration; never NULL. Must be cheap and free of side

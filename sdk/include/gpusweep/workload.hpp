@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gpusweep/plugin.h>
+#include <gpusweep/manifest.hpp>
 
 #include <cstring>
 #include <map>
@@ -24,8 +25,6 @@
 
 namespace gpusweep {
 
-using Json = nlohmann::json;
-
 // Throw from a workload's constructor (or step) when the configuration cannot
 // apply here; the message is the reason shown to the user.
 class Skipped : public std::runtime_error {
@@ -39,95 +38,11 @@ class OutOfMemory : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One entry of a plugin's typed parameter schema.
-struct Param {
-  std::string name;
-  std::string type;  // "bool" | "int" | "float" | "string"
-  Json default_value;
-  std::string description;
-  std::vector<Json> choices;  // allowed values; empty = any of the type
-  std::optional<double> min;  // inclusive range for int and float
-  std::optional<double> max;
-  bool common = false;  // a common setting (docs/architecture.md) vs a workload knob
-  // False for a common setting this workload has nothing to apply to: a
-  // trial that sets it to anything but the default is skipped.
-  bool applies = true;
-
-  static Param boolean(std::string name, bool def, std::string description) {
-    return Param{std::move(name), "bool", def, std::move(description), {}, {}, {}, false, true};
-  }
-  static Param integer(std::string name, long long def, std::optional<double> min,
-                       std::optional<double> max, std::string description) {
-    return Param{std::move(name), "int", def, std::move(description), {}, min, max, false, true};
-  }
-  static Param real(std::string name, double def, std::optional<double> min,
-                    std::optional<double> max, std::string description) {
-    return Param{std::move(name), "float", def, std::move(description), {}, min, max, false, true};
-  }
-  static Param choice(std::string name, std::string def, std::vector<Json> choices,
-                      std::string description) {
-    return Param{std::move(name),
-                 "string",
-                 std::move(def),
-                 std::move(description),
-                 std::move(choices),
-                 {},
-                 {},
-                 false,
-                 true};
-  }
-
-  Json to_json() const {
-    Json j{{"name", name},
-           {"type", type},
-           {"default", default_value},
-           {"description", description},
-           {"common", common}};
-    if (!applies) j["applies"] = false;
-    if (!choices.empty()) j["choices"] = choices;
-    if (min) j["min"] = *min;
-    if (max) j["max"] = *max;
-    return j;
-  }
-};
-
-// The quality metric evaluate() reports, and the reference it is judged against.
-struct Quality {
-  std::string metric;     // key in evaluate()'s metrics, e.g. "mean_return"
-  std::string reference;  // key of the reference value, e.g. "random_policy_return"
-  bool higher_is_better = true;
-  std::string description;
-};
-
-struct Manifest {
-  std::string name;
-  std::string version;
-  std::string description;
-  std::string unit;            // throughput unit: "updates", "images", "tokens"
-  std::string secondary_unit;  // optional: "env_steps"
-  Quality quality;
-  std::vector<Param> params;
-
-  Json to_json() const {
-    Json params_json = Json::array();
-    for (const auto& p : params) params_json.push_back(p.to_json());
-    return Json{{"name", name},
-                {"version", version},
-                {"description", description},
-                {"unit", unit},
-                {"secondary_unit", secondary_unit},
-                {"abi", {GPUSWEEP_ABI_MAJOR, GPUSWEEP_ABI_MINOR}},
-                {"quality",
-                 {{"metric", quality.metric},
-                  {"reference", quality.reference},
-                  {"higher_is_better", quality.higher_is_better},
-                  {"description", quality.description}}},
-                {"params", params_json}};
-  }
-};
-
 // The resolved configuration of one trial: every parameter of the manifest
-// with its value (the host fills defaults before the plugin sees it).
+// with its value, each checked against its parameter's type, choices and
+// range before the workload is constructed (Manifest::resolve): a workload
+// reads its knobs with get<T>() and checks only what the manifest cannot say
+// (one knob against another).
 class TrialConfig {
  public:
   explicit TrialConfig(Json json) : json_(std::move(json)) {}
@@ -218,6 +133,14 @@ struct HasRuntime : std::false_type {};
 template <class T>
 struct HasRuntime<T, std::void_t<decltype(T::runtime())>> : std::true_type {};
 
+// A workload class offers ABI extensions with a static
+// `const void* extension(const char* id)` (torchkit's TorchWorkload does).
+template <class T, class = void>
+struct HasExtension : std::false_type {};
+template <class T>
+struct HasExtension<T, std::void_t<decltype(T::extension(static_cast<const char*>(nullptr)))>>
+    : std::true_type {};
+
 struct Instance {
   std::unique_ptr<Workload> workload;
   std::string error;
@@ -243,13 +166,26 @@ struct Adapter {
     return error;
   }
 
+  // W's manifest, built once; nullptr when W::manifest() threw.
+  static const Manifest* manifest_object() noexcept {
+    static const std::optional<Manifest> m = []() -> std::optional<Manifest> {
+      try {
+        return W::manifest();
+      } catch (...) {
+        return std::nullopt;
+      }
+    }();
+    return m ? &*m : nullptr;
+  }
+
   static const char* manifest() noexcept {
     static const std::string text = [] {
+      const Manifest* m = manifest_object();
       try {
-        return W::manifest().to_json().dump();
+        if (m != nullptr) return m->to_json().dump();
       } catch (...) {
-        return std::string("{\"error\":\"manifest() threw\"}");
       }
+      return std::string("{\"error\":\"manifest() threw\"}");
     }();
     return text.c_str();
   }
@@ -272,8 +208,10 @@ struct Adapter {
     if (out == nullptr) return GPUSWEEP_STATUS_ERROR;
     *out = nullptr;
     try {
+      const Manifest* m = manifest_object();
+      if (m == nullptr) throw std::runtime_error("the plugin's manifest() threw");
       auto inst = std::make_unique<Instance>();
-      inst->workload = std::make_unique<W>(TrialConfig(Json::parse(config_json)));
+      inst->workload = std::make_unique<W>(TrialConfig(m->resolve(Json::parse(config_json))));
       *out = reinterpret_cast<gpusweep_instance*>(inst.release());
       create_error().clear();
       return GPUSWEEP_STATUS_OK;
@@ -343,6 +281,19 @@ struct Adapter {
     }
   }
 
+  static const void* get_extension(const char* id) noexcept {
+    if constexpr (HasExtension<W>::value) {
+      try {
+        return id != nullptr ? W::extension(id) : nullptr;
+      } catch (...) {
+        return nullptr;
+      }
+    } else {
+      (void)id;
+      return nullptr;
+    }
+  }
+
   static const gpusweep_plugin* table() noexcept {
     static const gpusweep_plugin t = {sizeof(gpusweep_plugin),
                                       GPUSWEEP_ABI_MAJOR,
@@ -356,7 +307,8 @@ struct Adapter {
                                       &evaluate,
                                       &stats,
                                       &error_message,
-                                      &destroy};
+                                      &destroy,
+                                      &get_extension};
     return &t;
   }
 };

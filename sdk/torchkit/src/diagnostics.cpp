@@ -5,6 +5,7 @@
 #include <ATen/Parallel.h>
 
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -56,13 +57,16 @@ const char* phase_name(Phase p) {
   return "?";
 }
 
-bool diagnostics_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("GPUSWEEP_DIAGNOSE");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
+namespace {
+std::atomic<bool>& enabled_flag() {
+  static std::atomic<bool> enabled{false};
   return enabled;
 }
+}  // namespace
+
+bool diagnostics_enabled() { return enabled_flag().load(std::memory_order_relaxed); }
+
+void enable_diagnostics() { enabled_flag().store(true); }
 
 PhaseTimer::PhaseTimer(Phase phase, const torch::Device& device) {
   if (!diagnostics_enabled()) return;

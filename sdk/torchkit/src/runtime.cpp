@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -120,21 +121,47 @@ Json runtime_info() {
             {"threads", at::get_num_threads()},
             {"interop_threads", at::get_num_interop_threads()},
             {"devices", devices}};
-  // The probe `gpusweep doctor` and `diagnose` ask for through the worker's
-  // environment (no ABI change): the machine's matmul peak, measured with
-  // LibTorch as the trial uses it.
-  if (const char* probe = std::getenv("GPUSWEEP_PROBE_MATMUL_S")) {
-    const double seconds = std::atof(probe);
-    if (seconds > 0) {
-      Json matmul = Json::array();
-      matmul.push_back(matmul_benchmark(seconds, torch::kCPU));
-      if (torch::cuda::is_available()) {
-        matmul.push_back(matmul_benchmark(seconds, torch::Device(torch::kCUDA, 0), 4096));
-      }
-      info["matmul"] = matmul;
-    }
-  }
   return info;
+}
+
+Json matmul_probe(double seconds) {
+  Json matmul = Json::array();
+  matmul.push_back(matmul_benchmark(seconds, torch::kCPU));
+  if (torch::cuda::is_available()) {
+    matmul.push_back(matmul_benchmark(seconds, torch::Device(torch::kCUDA, 0), 4096));
+  }
+  return matmul;
+}
+
+namespace {
+
+void enable_phase_timers() noexcept { enable_diagnostics(); }
+
+gpusweep_status measure_matmul(double seconds, const char** result_json) noexcept {
+  static std::string text;
+  try {
+    text = matmul_probe(seconds).dump();
+    *result_json = text.c_str();
+    return GPUSWEEP_STATUS_OK;
+  } catch (const std::exception& e) {
+    text = e.what();
+  } catch (...) {
+    text = "the matmul probe threw";
+  }
+  *result_json = text.c_str();
+  return GPUSWEEP_STATUS_ERROR;
+}
+
+}  // namespace
+
+const void* extension(const char* id) {
+  static const gpusweep_ext_phase_timers timers = {sizeof(gpusweep_ext_phase_timers), 0,
+                                                   &enable_phase_timers};
+  static const gpusweep_ext_matmul_probe probe = {sizeof(gpusweep_ext_matmul_probe), 0,
+                                                  &measure_matmul};
+  if (std::strcmp(id, GPUSWEEP_EXT_PHASE_TIMERS) == 0) return &timers;
+  if (std::strcmp(id, GPUSWEEP_EXT_MATMUL_PROBE) == 0) return &probe;
+  return nullptr;
 }
 
 double process_threads() {

@@ -47,22 +47,22 @@ TEST_CASE("malformed manifests are refused with the reason", "[host][manifest]")
              Contains("declared twice"));
 }
 
-TEST_CASE("check_value enforces type, choices and range", "[host][manifest]") {
+TEST_CASE("Param::check enforces type, choices and range", "[host][manifest]") {
   ParamSpec p;
   p.name = "x";
-  p.type = "float";
+  p.type = ParamType::real;
   p.min = 0;
-  CHECK_FALSE(check_value(p, 1));  // an integer is a fine float
-  CHECK_FALSE(check_value(p, 0.5));
-  CHECK(check_value(p, -1));
-  CHECK(check_value(p, "1"));
-  p.type = "int";
-  CHECK(check_value(p, 1.5));
-  CHECK(check_value(p, true));
-  p.type = "string";
+  CHECK_FALSE(p.check(1));  // an integer is a fine float
+  CHECK_FALSE(p.check(0.5));
+  CHECK(p.check(-1));
+  CHECK(p.check("1"));
+  p.type = ParamType::integer;
+  CHECK(p.check(1.5));
+  CHECK(p.check(true));
+  p.type = ParamType::string;
   p.choices = {"a", "b"};
-  CHECK_FALSE(check_value(p, "a"));
-  CHECK(check_value(p, "c"));
+  CHECK_FALSE(p.check("a"));
+  CHECK(p.check("c"));
 }
 
 TEST_CASE("did_you_mean suggests close names only", "[host][manifest]") {

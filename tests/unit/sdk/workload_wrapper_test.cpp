@@ -93,3 +93,56 @@ TEST_CASE("allocation failures of the CUDA libraries are oom and their other err
   CHECK_FALSE(looks_like_oom("cuDNN error: CUDNN_STATUS_NOT_SUPPORTED"));
   CHECK_FALSE(looks_like_oom("CUDA error: an illegal memory access was encountered"));
 }
+
+TEST_CASE("the workload sees its configuration checked against the manifest, defaults filled",
+          "[sdk]") {
+  gpusweep_step_result r{};
+  r.struct_size = sizeof r;
+  std::string message;
+  // Missing keys arrive at their defaults: Probe reads "mode" with get<>(),
+  // which throws for a key that is not there.
+  CHECK(step_with("{}", &r, &message) == GPUSWEEP_STATUS_OK);
+  CHECK(step_with(R"({"n": 11})", &r, &message) == GPUSWEEP_STATUS_ERROR);
+  CHECK(message == "'n': 11 is above the maximum 10");
+  CHECK(step_with(R"({"n": 2.5})", &r, &message) == GPUSWEEP_STATUS_ERROR);
+  CHECK(message.find("expected an integer") != std::string::npos);
+  CHECK(step_with(R"({"mode": "fast"})", &r, &message) == GPUSWEEP_STATUS_ERROR);
+  CHECK(message.find("\"fast\" is not one of") != std::string::npos);
+  CHECK(step_with(R"({"nn": 2})", &r, &message) == GPUSWEEP_STATUS_ERROR);
+  CHECK(message == "'nn' is not a parameter of probe");
+}
+
+namespace {
+
+int timers_enabled = 0;
+void enable_timers() { ++timers_enabled; }
+
+class WithExtension final : public gpusweep::Workload {
+ public:
+  static gpusweep::Manifest manifest() { return Probe::manifest(); }
+  static const void* extension(const char* id) {
+    static const gpusweep_ext_phase_timers timers = {sizeof timers, 0, &enable_timers};
+    return std::string(id) == GPUSWEEP_EXT_PHASE_TIMERS ? &timers : nullptr;
+  }
+  explicit WithExtension(const gpusweep::TrialConfig&) {}
+  gpusweep::StepResult step() override { return {1.0, 0.0}; }
+};
+
+}  // namespace
+
+TEST_CASE("ABI 1.1: get_extension hands out what the workload class offers, nothing else",
+          "[sdk]") {
+  const gpusweep_plugin* plain = A::table();
+  REQUIRE(plain->struct_size >= offsetof(gpusweep_plugin, get_extension) + sizeof(void*));
+  CHECK(plain->get_extension(GPUSWEEP_EXT_PHASE_TIMERS) == nullptr);
+
+  const gpusweep_plugin* t = gpusweep::detail::Adapter<WithExtension>::table();
+  const auto* timers =
+      static_cast<const gpusweep_ext_phase_timers*>(t->get_extension(GPUSWEEP_EXT_PHASE_TIMERS));
+  REQUIRE(timers != nullptr);
+  CHECK(timers->struct_size == sizeof(gpusweep_ext_phase_timers));
+  timers->enable();
+  CHECK(timers_enabled == 1);
+  CHECK(t->get_extension(GPUSWEEP_EXT_MATMUL_PROBE) == nullptr);
+  CHECK(t->get_extension("gpusweep.no_such_thing/1") == nullptr);
+}

@@ -1,7 +1,8 @@
 // Step-phase timing for `gpusweep diagnose`: torchkit's input pipeline,
 // gradient step and loss reads (and plugins, around their forward pass) open
-// a PhaseTimer; when the worker runs a diagnose trial (GPUSWEEP_DIAGNOSE=1 in
-// its environment) the time spent in each phase is added up and reported by
+// a PhaseTimer; when the worker runs a diagnose trial (it switches the timers
+// on through the ABI's phase-timer extension, see extension() in
+// torch_workload.hpp) the time spent in each phase is added up and reported by
 // TorchWorkload::stats() as phase_<name>_s plus host_syncs. Off, a timer is
 // one branch on a cached flag: ordinary trials are not perturbed.
 #pragma once
@@ -28,9 +29,13 @@ enum class Phase : int {
 
 const char* phase_name(Phase p);
 
-// True when this process runs a diagnose trial (read once from the
-// environment; the worker sets it before loading the plugin).
+// True once enable_diagnostics() was called: this process runs a diagnose
+// trial. Off by default.
 bool diagnostics_enabled();
+
+// Switches the phase timers on for the rest of the process (the worker calls
+// it through GPUSWEEP_EXT_PHASE_TIMERS before creating a diagnose trial).
+void enable_diagnostics();
 
 // Times one phase for its lifetime. Nested timers are subtracted from the
 // enclosing one, so that a host read inside the optimiser counts once, as a

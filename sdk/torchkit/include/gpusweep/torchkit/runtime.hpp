@@ -16,6 +16,16 @@ namespace gpusweep::torchkit {
 //  "cuda_available", "blas", "threads", "interop_threads", "devices": [...]}
 Json runtime_info();
 
+// The matmul peak of this process: matmul_benchmark() for about `seconds`
+// on the CPU, and on cuda:0 when CUDA is available (a JSON array).
+Json matmul_probe(double seconds);
+
+// The ABI 1.1 extensions a torchkit plugin offers (GPUSWEEP_EXT_PHASE_TIMERS:
+// switches the phase timers on; GPUSWEEP_EXT_MATMUL_PROBE: matmul_probe()),
+// nullptr for any other id. TorchWorkload::extension() returns it, so that
+// every plugin built on torchkit offers both.
+const void* extension(const char* id);
+
 // The CUDA version the installed NVIDIA driver supports ("13.2"), or "" when
 // there is no driver or torchkit was compiled without CUDA. Needs no GPU.
 std::string cuda_driver_version();

@@ -30,6 +30,7 @@ class TorchWorkload : public Workload {
   }
 
   static Json runtime() { return runtime_info(); }
+  static const void* extension(const char* id) { return torchkit::extension(id); }
 
   const Settings& settings() const { return settings_; }
 

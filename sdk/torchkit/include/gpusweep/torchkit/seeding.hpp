@@ -1,6 +1,7 @@
-// Independent, reproducible random streams for marl: every consumer (episode
-// starts, action sampling, minibatch shuffling, evaluation) gets its own
-// generator so that evaluating or changing one knob never shifts another.
+// Independent, reproducible random streams from a trial's seed: every
+// consumer of randomness in a workload (data generation, env resets,
+// exploration, sampling, shuffling, evaluation) gets its own stream, so that
+// evaluating or changing one knob never shifts another consumer's draws.
 #pragma once
 
 #include <torch/torch.h>
@@ -8,10 +9,11 @@
 #include <cstdint>
 #include <mutex>
 
-namespace gpusweep::marl {
+namespace gpusweep::torchkit {
 
 // splitmix64: turns (seed, stream) into well-separated seeds, so that seed 0
-// and seed 1 do not yield overlapping streams.
+// and seed 1 do not yield overlapping streams. Plain arithmetic: usable from
+// loader threads and for std::mt19937_64 as well as torch generators.
 inline uint64_t derive_seed(uint64_t seed, uint64_t stream) {
   uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -19,8 +21,8 @@ inline uint64_t derive_seed(uint64_t seed, uint64_t stream) {
   return z ^ (z >> 31);
 }
 
-// A generator of the device's own kind, private to the caller. Cloning the
-// default generator keeps this free of CUDA headers.
+// A generator of the device's own kind, private to the caller and seeded
+// with seed. Cloning the default generator keeps this free of CUDA headers.
 inline torch::Generator make_generator(const torch::Device& device, uint64_t seed) {
   const at::Generator& base = at::globalContext().defaultGenerator(device);
   at::Generator gen;
@@ -33,4 +35,4 @@ inline torch::Generator make_generator(const torch::Device& device, uint64_t see
   return gen;
 }
 
-}  // namespace gpusweep::marl
+}  // namespace gpusweep::torchkit
