@@ -219,7 +219,7 @@ int main(int argc, char** argv) {
     store.add_trials(sweep, plans);
     const auto rows = store.trials(sweep);
     gpusweep::db::TrialOutcome o;
-    o.status = "ok";
+    o.status = gpusweep::db::TrialStatus::ok;
     o.summary = gpusweep::db::Summary{};
     o.summary->unit = "steps";
     for (int b = 0; b < blocks; ++b) o.blocks.push_back({b, 100, 0.01, 100, 0});
@@ -255,7 +255,7 @@ int main(int argc, char** argv) {
       }
       const int64_t sweep = store.create_sweep(s, plans);
       gpusweep::db::TrialOutcome o;
-      o.status = "ok";
+      o.status = gpusweep::db::TrialStatus::ok;
       o.summary = gpusweep::db::Summary{};
       o.summary->unit = "steps";
       for (int b = 0; b < 5; ++b) o.blocks.push_back({b, 100, 0.01, 100, 0});

@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
     store.add_trials(id, plans);
     const auto rows = store.trials(id);
     gpusweep::db::TrialOutcome o;
-    o.status = "ok";
+    o.status = gpusweep::db::TrialStatus::ok;
     gpusweep::db::Summary sum;
     sum.unit = "steps";
     sum.blocks = blocks;

@@ -204,7 +204,13 @@ std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
     r.plan.abi_version = st.get_text(9);
     r.plan.config_json = st.get_text(10);
     r.plan.config_hash = st.get_text(11);
-    r.status = st.get_text(12);
+    const std::string status = st.get_text(12);
+    const auto parsed = parse_trial_status(status);
+    if (!parsed) {
+      throw DbError("trial " + std::to_string(r.id) + " has an unknown status '" + status + "'",
+                    SQLITE_CORRUPT);
+    }
+    r.status = *parsed;
     r.error = st.get_optional_text(13);
     if (!st.is_null(14)) r.signal = st.get_int(14);
     r.wall_s = st.get_optional_double(15);
@@ -267,7 +273,7 @@ void Store::commit_trial(int64_t trial_id, const TrialOutcome& o) {
       "UPDATE trials SET status = ?, error = ?, exit_code = ?, signal = ?, stderr_tail = ?, "
       "stderr_bytes = ?, environment_id = ?, started_at = ?, finished_at = ?, wall_s = ?, "
       "slurm_job_id = ?, slurm_task_id = ? WHERE id = ?");
-  up.bind(1, o.status).bind(2, o.error).bind(3, o.exit_code).bind(4, o.signal);
+  up.bind(1, status_name(o.status)).bind(2, o.error).bind(3, o.exit_code).bind(4, o.signal);
   up.bind(5, o.stderr_tail).bind(6, o.stderr_bytes).bind(7, env_id);
   up.bind(8, o.started_at).bind(9, o.finished_at).bind(10, o.wall_s);
   up.bind(11, o.slurm_job_id).bind(12, o.slurm_task_id).bind(13, trial_id);

@@ -67,7 +67,7 @@ BatchCurve throughput_curve(const std::vector<BatchProbe>& probes) {
   std::map<int64_t, size_t> by_size;
   for (size_t i = 0; i < probes.size(); ++i) {
     const BatchProbe& p = probes[i];
-    if (p.status != "ok" || !p.summary) continue;
+    if (p.status != db::TrialStatus::ok || !p.summary) continue;
     auto it = by_size.find(p.batch);
     if (it == by_size.end() || p.verify) by_size[p.batch] = i;
   }

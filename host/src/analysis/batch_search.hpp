@@ -58,7 +58,7 @@ std::optional<int64_t> back_off(int64_t candidate, const SearchOptions& options)
 // One probe or verification trial of tune-batch.
 struct BatchProbe {
   int64_t batch = 0;
-  std::string status;  // the trial's status: ok, oom, failed, ...
+  db::TrialStatus status = db::TrialStatus::pending;  // the trial's: ok, oom, failed, ...
   std::optional<db::Summary> summary;
   std::string error;
   bool verify = false;  // a verification with the full protocol

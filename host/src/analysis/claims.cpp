@@ -230,9 +230,9 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
     for (size_t c = 0; c < configs.size(); ++c) {
       if (configs[c] != config) continue;
       for (const auto& t : *trials_of[c]) {
-        if (t.status != "ok" || !t.summary) {
-          if (m.problem.empty() && t.status != "pending") {
-            m.problem = t.status + (t.error ? ": " + *t.error : std::string());
+        if (t.status != db::TrialStatus::ok || !t.summary) {
+          if (m.problem.empty() && t.status != db::TrialStatus::pending) {
+            m.problem = db::status_name(t.status) + (t.error ? ": " + *t.error : std::string());
           }
           continue;
         }

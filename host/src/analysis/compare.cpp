@@ -17,9 +17,9 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     c.config_index = t.plan.config_index;
     if (c.config.is_null()) c.config = Json::parse(t.plan.config_json);
     ++c.trials;
-    if (t.status != "ok" || !t.summary) {
-      if (c.problem.empty() && t.status != "pending") {
-        c.problem = t.status + (t.error ? ": " + *t.error : std::string());
+    if (t.status != db::TrialStatus::ok || !t.summary) {
+      if (c.problem.empty() && t.status != db::TrialStatus::pending) {
+        c.problem = db::status_name(t.status) + (t.error ? ": " + *t.error : std::string());
       }
       continue;
     }

@@ -19,7 +19,7 @@ std::optional<double> summary_metric(const db::Summary& s, const std::string& na
 std::map<int64_t, ConfigMetrics> medians_by_config(const std::vector<db::TrialRecord>& trials) {
   std::map<int64_t, std::map<std::string, std::vector<double>>> values;
   for (const auto& t : trials) {
-    if (t.status != "ok" || !t.summary) continue;
+    if (t.status != db::TrialStatus::ok || !t.summary) continue;
     auto& v = values[t.plan.config_index];
     for (const Metric& m : metrics()) {
       if (!m.in_summary) continue;

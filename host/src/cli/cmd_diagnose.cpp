@@ -84,10 +84,10 @@ int cmd_diagnose(const Args& args) {
   const ProbeResult r = session.run(config, spec.measure, worker);
   session.close(!r.interrupted);
   if (r.interrupted) return 130;
-  if (r.outcome.status != "ok") {
-    progress << "the trial ended " << r.outcome.status << ": " << r.outcome.error.value_or("")
-             << "\n";
-    return r.outcome.status == "skipped" ? 2 : 1;
+  if (r.outcome.status != db::TrialStatus::ok) {
+    progress << "the trial ended " << db::status_name(r.outcome.status) << ": "
+             << r.outcome.error.value_or("") << "\n";
+    return r.outcome.status == db::TrialStatus::skipped ? 2 : 1;
   }
   std::string why;
   const auto report = diagnose_trial(spec, info.manifest, config, r.outcome, r.readings(), &why);

@@ -22,7 +22,8 @@ std::string bar(double value, double max, size_t width) {
 
 std::string probe_line(const BatchProbe& p) {
   std::ostringstream out;
-  out << "  " << (p.verify ? "verify" : "probe ") << " batch " << p.batch << ": " << p.status;
+  out << "  " << (p.verify ? "verify" : "probe ") << " batch " << p.batch << ": "
+      << db::status_name(p.status);
   if (p.summary) {
     out << ", " << human_rate(p.summary->throughput_median, p.summary->unit);
     if (p.summary->peak_memory_bytes)
@@ -50,8 +51,8 @@ std::string render_tune_batch(const BatchTuneResult& v, const SearchOptions& sea
                std::to_string(p.trial_id)});
   }
   for (const auto& p : v.probes) {
-    if (p.status != "ok") {
-      t.add_row({std::to_string(p.batch), p.status, truncate(p.error, 30), "", "",
+    if (p.status != db::TrialStatus::ok) {
+      t.add_row({std::to_string(p.batch), db::status_name(p.status), truncate(p.error, 30), "", "",
                  std::to_string(p.trial_id)});
     }
   }
@@ -62,7 +63,9 @@ std::string render_tune_batch(const BatchTuneResult& v, const SearchOptions& sea
   }
   if (!v.largest_fit) {
     out << "no batch size fits: even --min " << search.min << " failed ("
-        << (v.probes.empty() ? "" : v.probes.front().status + ": " + v.probes.front().error)
+        << (v.probes.empty() ? ""
+                             : db::status_name(v.probes.front().status) + std::string(": ") +
+                                   v.probes.front().error)
         << ")\n";
     return out.str();
   }

@@ -483,9 +483,10 @@ std::string problems_html(const std::vector<db::TrialRecord>& trials,
   std::ostringstream h;
   std::vector<std::vector<std::string>> problems;
   for (const auto& t : trials) {
-    if (t.status == "ok") continue;
+    if (t.status == db::TrialStatus::ok) continue;
     problems.push_back({std::to_string(t.id), config_label(Json::parse(t.plan.config_json), keys),
-                        std::to_string(t.plan.repeat + 1), t.status, t.error.value_or("")});
+                        std::to_string(t.plan.repeat + 1), db::status_name(t.status),
+                        t.error.value_or("")});
   }
   h << "<h2>Trials that did not finish ok</h2>";
   if (problems.empty()) {

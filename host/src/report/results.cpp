@@ -16,7 +16,7 @@ std::optional<double> baseline_throughput(const SweepSpec& spec,
                                           const std::vector<db::TrialRecord>& trials) {
   std::vector<double> values;
   for (const auto& t : trials) {
-    if (t.status != "ok" || !t.summary) continue;
+    if (t.status != db::TrialStatus::ok || !t.summary) continue;
     const Json config = Json::parse(t.plan.config_json);
     if (is_baseline(spec.baseline, t.plan.config_index, config)) {
       values.push_back(t.summary->throughput_median);

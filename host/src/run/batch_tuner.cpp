@@ -30,11 +30,11 @@ BatchTuneResult tune_batch(ProbeSession& session, const BatchTuneRequest& reques
   while (auto batch = finder.next()) {
     const BatchProbe& p = run_probe(*batch, request.probe_measure, false, 0);
     if (out.interrupted) break;
-    if (p.status == "skipped") {
+    if (p.status == db::TrialStatus::skipped) {
       session.close(true);
       throw UsageError("the settings cannot run here: " + p.error);
     }
-    finder.record(*batch, p.status == "ok");
+    finder.record(*batch, p.status == db::TrialStatus::ok);
   }
   out.largest_fit = finder.largest_fit();
   out.first_failure = finder.first_failure();
@@ -44,7 +44,8 @@ BatchTuneResult tune_batch(ProbeSession& session, const BatchTuneRequest& reques
   // even that fails, back off by the margin again (at most three times).
   std::optional<int64_t> candidate = out.interrupted ? std::nullopt : finder.with_margin();
   for (int attempt = 0; candidate && attempt < 3 && !out.interrupted; ++attempt) {
-    if (run_probe(*candidate, request.verify_measure, true, 1 + attempt).status == "ok") {
+    if (run_probe(*candidate, request.verify_measure, true, 1 + attempt).status ==
+        db::TrialStatus::ok) {
       out.recommended = candidate;
       break;
     }

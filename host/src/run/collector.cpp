@@ -175,42 +175,49 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
   };
 
   if (exit.interrupted) {
-    o.status = "interrupted";
+    o.status = db::TrialStatus::interrupted;
     o.error = "interrupted by the user during " + phase_;
   } else if (exit.silent_s > 0) {
-    o.status = "timeout";
+    o.status = db::TrialStatus::timeout;
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.1f", exit.silent_s);
     o.error = "worker silent for " + std::string(buf) + " s (no heartbeat; phase " + phase_ + ", " +
               std::to_string(blocks_.size()) + " blocks done): the process was stopped " +
               "or wedged, not merely slow; measure.silence_s sets the grace period";
   } else if (exit.timed_out) {
-    o.status = "timeout";
+    o.status = db::TrialStatus::timeout;
     char buf[64];
     std::snprintf(buf, sizeof buf, "%g", exit.timeout_s);
     o.error = "no result within timeout_s=" + std::string(buf) + " s (phase " + phase_ + ", " +
               std::to_string(blocks_.size()) + " blocks done); raise measure.timeout_s " +
               "if the workload is just slow";
   } else if (result_) {
-    o.status = result_->value("status", "failed");
-    if (o.status != "ok") {
+    // The worker's word for how the plugin's call ended (ok, failed, oom,
+    // skipped); anything else is a worker this host does not understand.
+    const std::string status = result_->value("status", "failed");
+    const auto said = db::parse_trial_status(status);
+    const bool a_result = said == db::TrialStatus::ok || said == db::TrialStatus::failed ||
+                          said == db::TrialStatus::oom || said == db::TrialStatus::skipped;
+    o.status = a_result ? *said : db::TrialStatus::failed;
+    if (o.status != db::TrialStatus::ok) {
       o.error = result_->value("message", std::string("no message"));
       const std::string phase = result_->value("phase", "");
-      if (!phase.empty() && o.status != "skipped") *o.error += " (during " + phase + ")";
+      if (!phase.empty() && o.status != db::TrialStatus::skipped)
+        *o.error += " (during " + phase + ")";
     }
   } else if (exit.signal) {
-    o.status = "crashed";
+    o.status = db::TrialStatus::crashed;
     o.error = with_stderr_hint("worker killed by " + signal_description(*exit.signal) + " during " +
                                phase_);
   } else {
-    o.status = "crashed";
+    o.status = db::TrialStatus::crashed;
     o.error =
         with_stderr_hint("worker exited with code " + std::to_string(exit.exit_code.value_or(-1)) +
                          " before reporting a result (during " + phase_ + ")");
   }
-  if (o.status == "ok") {
+  if (o.status == db::TrialStatus::ok) {
     if (blocks_.empty()) {
-      o.status = "failed";
+      o.status = db::TrialStatus::failed;
       o.error = "worker reported ok without any measured block";
     } else {
       o.summary = summarize(manifest_, measure_, blocks_, last_eval_, stats_);

@@ -43,7 +43,7 @@ void Progress::event(int64_t trial_id, const nlohmann::json& e) {
   if (terminal_) redraw();
 }
 
-void Progress::finished(int64_t trial_id, const std::string& status, const std::string& detail) {
+void Progress::finished(int64_t trial_id, db::TrialStatus status, const std::string& detail) {
   double took = 0;
   if (auto it = started_at_.find(trial_id); it != started_at_.end()) {
     took = since(it->second);
@@ -57,7 +57,7 @@ void Progress::finished(int64_t trial_id, const std::string& status, const std::
   ++finished_;
   finished_seconds_ += took;
   if (terminal_) std::fputs("\r\033[K", out_);
-  std::fprintf(out_, "[%zu/%zu] %-11s %s  %s  (%s)\n", finished_, total_, status.c_str(),
+  std::fprintf(out_, "[%zu/%zu] %-11s %s  %s  (%s)\n", finished_, total_, db::status_name(status),
                label.empty() ? "(defaults)" : label.c_str(), detail.c_str(),
                human_seconds(took).c_str());
   if (terminal_) redraw();

@@ -2,6 +2,8 @@
 // line per finished trial otherwise (logs, CI).
 #pragma once
 
+#include <gpusweep/db/trial_status.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -17,7 +19,7 @@ class Progress {
 
   void started(int64_t trial_id, const std::string& label);
   void event(int64_t trial_id, const nlohmann::json& event);
-  void finished(int64_t trial_id, const std::string& status, const std::string& detail);
+  void finished(int64_t trial_id, db::TrialStatus status, const std::string& detail);
   void done();
   // A line of its own between the trials' lines ("note: ...").
   void note(const std::string& text);

@@ -216,7 +216,7 @@ class Supervisor {
       p = spawn_worker(job.worker);
     } catch (const std::exception& e) {
       db::TrialOutcome o;
-      o.status = "failed";
+      o.status = db::TrialStatus::failed;
       o.error = e.what();
       o.started_at = o.finished_at = started;
       if (cb_.on_start) cb_.on_start(job);

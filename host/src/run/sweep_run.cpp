@@ -123,7 +123,7 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
   std::vector<TrialJob> jobs;
   *finished_before = 0;
   for (const auto& t : store_->trials(record_.id)) {
-    if (t.status != "pending" && t.status != "interrupted") {
+    if (t.status != db::TrialStatus::pending && t.status != db::TrialStatus::interrupted) {
       ++*finished_before;
       continue;
     }

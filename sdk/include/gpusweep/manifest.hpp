@@ -81,24 +81,36 @@ struct Param {
   bool applies = true;
 
   static Param boolean(std::string name, bool def, std::string description) {
-    return Param{std::move(name), ParamType::boolean, def, std::move(description),
-                 {},              {},                 {},  false,
-                 true};
+    return Param{
+        std::move(name), ParamType::boolean, def, std::move(description), {}, {}, {}, false, true};
   }
   static Param integer(std::string name, long long def, std::optional<double> min,
                        std::optional<double> max, std::string description) {
-    return Param{std::move(name), ParamType::integer, def, std::move(description), {}, min, max,
-                 false,           true};
+    return Param{std::move(name),
+                 ParamType::integer,
+                 def,
+                 std::move(description),
+                 {},
+                 min,
+                 max,
+                 false,
+                 true};
   }
   static Param real(std::string name, double def, std::optional<double> min,
                     std::optional<double> max, std::string description) {
-    return Param{std::move(name), ParamType::real, def, std::move(description), {}, min, max,
-                 false,           true};
+    return Param{
+        std::move(name), ParamType::real, def, std::move(description), {}, min, max, false, true};
   }
   // A free string (a path, a name); choice() for a closed set.
   static Param text(std::string name, std::string def, std::string description) {
-    return Param{std::move(name), ParamType::string, std::move(def), std::move(description),
-                 {},              {},                {},             false,
+    return Param{std::move(name),
+                 ParamType::string,
+                 std::move(def),
+                 std::move(description),
+                 {},
+                 {},
+                 {},
+                 false,
                  true};
   }
   static Param choice(std::string name, std::string def, std::vector<Json> choices,

@@ -9,6 +9,7 @@
 #include <vector>
 
 using namespace gpusweep::host;
+using gpusweep::db::TrialStatus;
 
 namespace {
 
@@ -113,12 +114,12 @@ TEST_CASE("a failed verification backs off by the margin, at least 5%, never bel
 
 TEST_CASE("the throughput curve shows each size once, its verification first, and saturation",
           "[analysis]") {
-  auto probe = [](int64_t batch, double rate, bool verify, const char* status = "ok") {
+  auto probe = [](int64_t batch, double rate, bool verify, TrialStatus status = TrialStatus::ok) {
     BatchProbe p;
     p.batch = batch;
     p.status = status;
     p.verify = verify;
-    if (p.status == "ok") {
+    if (p.status == TrialStatus::ok) {
       gpusweep::db::Summary s;
       s.unit = "samples";
       s.throughput_median = rate;
@@ -126,13 +127,13 @@ TEST_CASE("the throughput curve shows each size once, its verification first, an
     }
     return p;
   };
-  const std::vector<BatchProbe> probes = {probe(8, 100, false), probe(16, 190, false),
-                                          probe(32, 200, false), probe(64, 0, false, "oom"),
-                                          probe(32, 198, true)};
+  const std::vector<BatchProbe> probes = {
+      probe(8, 100, false), probe(16, 190, false), probe(32, 200, false),
+      probe(64, 0, false, TrialStatus::oom), probe(32, 198, true)};
   const BatchCurve c = throughput_curve(probes);
   CHECK(c.points == std::vector<size_t>{0, 1, 4});  // 32 shown by its verification
   CHECK(c.best_batch == 32);
   CHECK(c.best_rate == 198);
   CHECK(c.saturation_batch == 16);  // 190 >= 0.95 x 198
-  CHECK(throughput_curve({probe(8, 0, false, "oom")}).best_batch == 0);
+  CHECK(throughput_curve({probe(8, 0, false, TrialStatus::oom)}).best_batch == 0);
 }

@@ -5,13 +5,14 @@
 #include <catch2/catch.hpp>
 
 using namespace gpusweep::host;
+using gpusweep::db::TrialStatus;
 namespace db = gpusweep::db;
 
 namespace {
 
 // One ok trial of config `index` with batch_size `batch`.
 db::TrialRecord trial(int64_t index, int batch, double throughput, double memory,
-                      std::optional<double> quality, const char* status = "ok") {
+                      std::optional<double> quality, TrialStatus status = TrialStatus::ok) {
   db::TrialRecord t;
   t.plan.config_index = index;
   t.plan.config_json = Json{{"batch_size", batch}, {"lr", 0.1}}.dump();
@@ -22,7 +23,7 @@ db::TrialRecord trial(int64_t index, int batch, double throughput, double memory
   s.step_time_median_s = batch / throughput;
   s.peak_memory_bytes = memory;
   s.quality = quality;
-  if (t.status == "ok") t.summary = s;
+  if (t.status == TrialStatus::ok) t.summary = s;
   return t;
 }
 
@@ -40,7 +41,7 @@ TEST_CASE("best picks the fastest config that meets every constraint", "[analysi
   const std::vector<db::TrialRecord> trials = {
       trial(0, 32, 100, 1 * GiB, 0.90),  trial(0, 32, 110, 1 * GiB, 0.90),
       trial(1, 64, 180, 3 * GiB, 0.89),  trial(1, 64, 200, 3 * GiB, 0.89),
-      trial(2, 128, 300, 9 * GiB, 0.80), trial(2, 128, 0, 0, std::nullopt, "oom")};
+      trial(2, 128, 300, 9 * GiB, 0.80), trial(2, 128, 0, 0, std::nullopt, TrialStatus::oom)};
   const SweepSpec spec = grid_spec();
 
   const BestChoice fastest = choose_best(spec, trials, Objective::throughput, {});

@@ -5,6 +5,7 @@
 
 using namespace gpusweep::host;
 using Catch::Matchers::Contains;
+using gpusweep::db::TrialStatus;
 
 namespace {
 
@@ -128,7 +129,7 @@ TEST_CASE("a diagnosed trial: phases per measured step, the peak of its own devi
                        {"precision", "fp32"},   {"sync_every", 1},  {"pin_memory", false},
                        {"channels_last", false}};
   gpusweep::db::TrialOutcome outcome;
-  outcome.status = "ok";
+  outcome.status = TrialStatus::ok;
   for (int64_t i = 0; i < 4; ++i) outcome.blocks.push_back({i, 10, 1.0, 160, 0});
   TrialReadings in;
   in.stats_snapshot = {{"phase_input_wait_s", 1.0}, {"phase_forward_s", 1.0}};

@@ -14,6 +14,7 @@
 
 using namespace gpusweep::db;
 using Catch::Matchers::Contains;
+using gpusweep::db::TrialStatus;
 
 namespace {
 
@@ -42,7 +43,7 @@ TrialPlan plan(int64_t config, int64_t repeat, int64_t ordinal) {
 
 TrialOutcome ok_outcome(const std::string& host, double throughput, int64_t task) {
   TrialOutcome o;
-  o.status = "ok";
+  o.status = TrialStatus::ok;
   o.started_at = "2026-01-01T00:00:00Z";
   o.finished_at = "2026-01-01T00:00:01Z";
   o.wall_s = 1;

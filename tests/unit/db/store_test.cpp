@@ -11,6 +11,7 @@
 
 using namespace gpusweep::db;
 using Catch::Matchers::Contains;
+using gpusweep::db::TrialStatus;
 
 namespace {
 
@@ -111,14 +112,14 @@ TEST_CASE("trials commit atomically with summary, blocks and metrics", "[db]") {
   store.add_trials(id, {plan(0, 0), plan(1, 0), plan(0, 1)});
   auto trials = store.trials(id);
   REQUIRE(trials.size() == 3);
-  for (const auto& tr : trials) CHECK(tr.status == "pending");
+  for (const auto& tr : trials) CHECK(tr.status == TrialStatus::pending);
 
   // The identity (sweep, config hash, repeat) is unique.
   CHECK_THROWS_AS(store.add_trials(id, {plan(0, 0)}), DbError);
   CHECK(store.trials(id).size() == 3);  // the failed batch rolled back
 
   TrialOutcome o;
-  o.status = "ok";
+  o.status = TrialStatus::ok;
   o.started_at = "2026-01-01T00:00:00Z";
   o.finished_at = "2026-01-01T00:00:01Z";
   o.wall_s = 1;
@@ -138,7 +139,7 @@ TEST_CASE("trials commit atomically with summary, blocks and metrics", "[db]") {
   CHECK(count(store.connection(), "SELECT count(*) FROM environments") == 1);
 
   trials = store.trials(id);
-  CHECK(trials[0].status == "ok");
+  CHECK(trials[0].status == TrialStatus::ok);
   REQUIRE(trials[0].summary);
   CHECK(trials[0].summary->throughput_median == 123);
   CHECK(store.blocks(trials[0].id).size() == 2);
@@ -153,9 +154,9 @@ TEST_CASE("trials commit atomically with summary, blocks and metrics", "[db]") {
 
   // A failing commit leaves the trial as it was.
   TrialOutcome bad = o;
-  bad.status = "not-a-status";
+  bad.status = static_cast<TrialStatus>(99);  // a name the table's CHECK refuses mid-commit
   CHECK_THROWS_AS(store.commit_trial(trials[2].id, bad), DbError);
-  CHECK(store.trials(id)[2].status == "pending");
+  CHECK(store.trials(id)[2].status == TrialStatus::pending);
   CHECK(store.blocks(trials[2].id).empty());
 
   CHECK_THROWS_AS(store.commit_trial(99999, o), DbError);
@@ -218,14 +219,14 @@ TEST_CASE("the store answers what the host asks without SQL of its own", "[db]")
     REQUIRE(ids.size() == 3);
     CHECK(store.trials(id).at(1).id == ids[1]);  // add_trials returns the ids, in order
     TrialOutcome o;
-    o.status = "ok";
+    o.status = TrialStatus::ok;
     EnvironmentInfo env;
     env.fingerprint = "gpu-node";
     env.hostname = "n1";
     env.cuda_available = true;
     o.environment = env;
     store.commit_trial(ids[0], o);
-    o.status = "interrupted";
+    o.status = TrialStatus::interrupted;
     store.commit_trial(ids[2], o);
     const auto counts = store.trial_counts(id);
     CHECK(counts.total == 3);

@@ -8,6 +8,7 @@
 #include <csignal>
 
 using namespace gpusweep;
+using gpusweep::db::TrialStatus;
 using namespace gpusweep::host;
 using Catch::Matchers::Contains;
 
@@ -46,7 +47,7 @@ TEST_CASE("an ok run yields a summary over the block samples", "[host][collector
   ExitInfo exit;
   exit.exit_code = 0;
   const auto o = c.finish(exit, "", 0);
-  CHECK(o.status == "ok");
+  CHECK(o.status == TrialStatus::ok);
   CHECK_FALSE(o.error);
   REQUIRE(o.summary);
   const auto& s = *o.summary;
@@ -83,26 +84,26 @@ TEST_CASE("plugin statuses, signals, timeouts and interrupts map to trial status
       {R"({"event":"phase","phase":"setup"})",
        R"({"event":"result","status":"skipped","phase":"setup","message":"fp16 needs CUDA"})"});
   auto o = skipped.finish(normal, "", 0);
-  CHECK(o.status == "skipped");
+  CHECK(o.status == TrialStatus::skipped);
   CHECK(*o.error == "fp16 needs CUDA");
   CHECK_FALSE(o.summary);
 
   auto oom =
       feed(m, spec,
            {R"({"event":"result","status":"oom","phase":"measure","message":"can't allocate"})"});
-  CHECK(oom.finish(normal, "", 0).status == "oom");
+  CHECK(oom.finish(normal, "", 0).status == TrialStatus::oom);
 
   auto failed =
       feed(m, spec, {R"({"event":"result","status":"failed","phase":"measure","message":"boom"})"});
   o = failed.finish(normal, "", 0);
-  CHECK(o.status == "failed");
+  CHECK(o.status == TrialStatus::failed);
   CHECK_THAT(*o.error, Contains("boom") && Contains("measure"));
 
   auto crashed = feed(m, spec, {R"({"event":"phase","phase":"measure"})", "garbage line {"});
   ExitInfo sig;
   sig.signal = SIGSEGV;
   o = crashed.finish(sig, "some output\nSegfault here\n", 28);
-  CHECK(o.status == "crashed");
+  CHECK(o.status == TrialStatus::crashed);
   CHECK_THAT(*o.error, Contains("SIGSEGV") && Contains("measure") && Contains("Segfault here") &&
                            Contains("1 malformed protocol lines"));
   CHECK(*o.signal == SIGSEGV);
@@ -111,7 +112,7 @@ TEST_CASE("plugin statuses, signals, timeouts and interrupts map to trial status
   ExitInfo exit0;
   exit0.exit_code = 0;
   o = feed(m, spec, {R"({"event":"phase","phase":"warmup"})"}).finish(exit0, "", 0);
-  CHECK(o.status == "crashed");
+  CHECK(o.status == TrialStatus::crashed);
   CHECK_THAT(*o.error, Contains("exited with code 0 before reporting a result"));
 
   ExitInfo timeout;
@@ -119,15 +120,15 @@ TEST_CASE("plugin statuses, signals, timeouts and interrupts map to trial status
   timeout.timed_out = true;
   timeout.timeout_s = 2;
   o = feed(m, spec, {R"({"event":"phase","phase":"measure"})"}).finish(timeout, "", 0);
-  CHECK(o.status == "timeout");
+  CHECK(o.status == TrialStatus::timeout);
   CHECK_THAT(*o.error, Contains("timeout_s=2") && Contains("measure"));
 
   ExitInfo interrupted;
   interrupted.signal = SIGKILL;
   interrupted.interrupted = true;
-  CHECK(feed(m, spec, {}).finish(interrupted, "", 0).status == "interrupted");
+  CHECK(feed(m, spec, {}).finish(interrupted, "", 0).status == TrialStatus::interrupted);
 
   // "ok" without blocks is not a measurement.
   CHECK(feed(m, spec, {R"({"event":"result","status":"ok"})"}).finish(normal, "", 0).status ==
-        "failed");
+        TrialStatus::failed);
 }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gpusweep/db/sqlite.hpp>
+#include <gpusweep/db/trial_status.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -106,7 +107,7 @@ struct EnvironmentInfo {
 };
 
 struct TrialOutcome {
-  std::string status;  // ok | failed | oom | timeout | crashed | skipped | interrupted
+  TrialStatus status = TrialStatus::pending;
   std::optional<std::string> error;
   std::optional<int64_t> exit_code;
   std::optional<int64_t> signal;
@@ -129,7 +130,7 @@ struct TrialRecord {
   int64_t id = 0;
   int64_t sweep_id = 0;
   TrialPlan plan;
-  std::string status;
+  TrialStatus status = TrialStatus::pending;
   std::optional<std::string> error;
   std::optional<int64_t> signal;
   std::optional<double> wall_s;
