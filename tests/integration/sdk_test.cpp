@@ -183,3 +183,31 @@ TEST_CASE("new-plugin refuses bad names with a suggestion", "[integration][new_p
   CHECK(box.gpusweep("new-plugin").code == 2);
   CHECK_FALSE(std::filesystem::exists(box.path("My-Model")));
 }
+
+TEST_CASE("plugins --check --format json: each item with its level, what and fix, and the tally",
+          "[integration][check]") {
+  Sandbox box;
+  const auto r = box.gpusweep("plugins --check " + fixture("check_bad_default") + " --format json");
+  INFO(r.output);
+  CHECK(r.code == 1);
+  const nlohmann::json report = nlohmann::json::parse(r.output);
+  CHECK(report["path"] == fixture("check_bad_default"));
+  CHECK(report["problems"] == 3);
+  int problems = 0;
+  bool hidden_named = false;
+  for (const auto& item : report["items"]) {
+    if (item["level"] != "problem") continue;
+    ++problems;
+    CHECK(item["fix"].is_string());
+    hidden_named = hidden_named || item["what"] ==
+                                       "parameter 'hidden': default 0 is below its "
+                                       "minimum 1";
+  }
+  CHECK(problems == 3);
+  CHECK(hidden_named);
+  CHECK(report["config"]["hidden"] == 0);
+
+  const auto list = box.gpusweep("plugins " + fixture("check_bad_default") + " --format csv");
+  CHECK(list.code == 2);
+  CHECK_THAT(list.output, Contains("NAME and --check print table or json"));
+}

@@ -452,32 +452,4 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   return report;
 }
 
-std::string render_check(const CheckReport& r) {
-  std::ostringstream os;
-  os << "checking " << r.path << "\n";
-  for (const auto& item : r.items) {
-    const char* mark = item.level == Level::ok     ? "ok     "
-                       : item.level == Level::note ? "note   "
-                                                   : "PROBLEM";
-    os << "  " << mark << "  " << item.what << "\n";
-    if (!item.fix.empty()) os << "           fix: " << item.fix << "\n";
-  }
-  if (!r.config.is_null()) {
-    std::string small;
-    if (r.config.contains("batch_size")) {
-      small = " (batch_size=" + r.config["batch_size"].dump() + ")";
-    }
-    os << "smoke run config: defaults" << small << "\n";
-  }
-  const int problems = r.problems();
-  const int notes = r.count(Level::note);
-  if (problems == 0) {
-    os << "no problems found" << (notes > 0 ? " (" + std::to_string(notes) + " notes)" : "")
-       << "\n";
-  } else {
-    os << problems << (problems == 1 ? " problem" : " problems") << " found\n";
-  }
-  return os.str();
-}
-
 }  // namespace gpusweep::host

@@ -27,7 +27,4 @@ struct CheckReport {
 // smallest config in a second worker (killed after timeout_s).
 CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s);
 
-// The report for people: one line per item, fixes indented below.
-std::string render_check(const CheckReport& report);
-
 }  // namespace gpusweep::host

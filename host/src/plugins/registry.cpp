@@ -173,4 +173,15 @@ PluginInfo Registry::describe_file(const PluginFile& file) const {
   return info;
 }
 
+std::string Registry::file_for(const std::string& arg) const {
+  std::error_code ec;
+  if (fs::exists(arg, ec) || arg.find('/') != std::string::npos ||
+      (arg.size() > 3 && arg.compare(arg.size() - 3, 3, ".so") == 0)) {
+    return arg;
+  }
+  if (auto f = find(arg)) return f->path;
+  describe(arg);  // throws the unknown-workload error with its did-you-mean
+  return arg;
+}
+
 }  // namespace gpusweep::host

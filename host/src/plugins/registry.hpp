@@ -52,6 +52,10 @@ class Registry {
   // the known ones and a did-you-mean), Error when the plugin does not load.
   PluginInfo describe(const std::string& name) const;
   PluginInfo describe_file(const PluginFile& file) const;
+  // A plugin file given as a path (an existing file, or one that looks like
+  // a path or a .so), else the file of the named plugin on the path; throws
+  // the unknown-workload error with its did-you-mean.
+  std::string file_for(const std::string& path_or_name) const;
 
  private:
   std::vector<std::string> dirs_;

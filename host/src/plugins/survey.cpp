@@ -19,6 +19,8 @@ PluginSurvey survey_plugins(const Registry& registry) {
       PluginInfo info = registry.describe_file(f);
       row["loads"] = true;
       row["version"] = info.manifest.version;
+      row["unit"] = info.manifest.unit;
+      row["description"] = info.manifest.description;
       row["abi"] = info.abi;
       row["torch_version"] = info.runtime.value("torch_version", "");
       s.loaded.push_back(std::move(info));

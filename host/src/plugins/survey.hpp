@@ -11,7 +11,8 @@
 namespace gpusweep::host {
 
 struct PluginSurvey {
-  Json rows = Json::array();  // {name, file, loads, version, abi, torch_version | error}
+  // {name, file, loads, version, unit, description, abi, torch_version | error}
+  Json rows = Json::array();
   std::vector<PluginInfo> loaded;
   std::vector<std::string> problems;  // plugins that do not load; none found
   std::string search_path;            // the folders searched, ':'-separated

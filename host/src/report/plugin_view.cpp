@@ -57,4 +57,83 @@ std::string plugin_text(const PluginManifest& m, const std::string& file, const 
   return out.str();
 }
 
+Json plugin_json(const PluginInfo& info) {
+  Json j = info.manifest.raw;
+  j["file"] = info.file.path;
+  j["abi"] = info.abi;
+  j["runtime"] = info.runtime;
+  return j;
+}
+
+std::string plugin_list(const PluginSurvey& survey, OutputFormat format) {
+  std::vector<Json> rows;
+  for (const Json& r : survey.rows) {
+    const bool loads = r.value("loads", false);
+    rows.push_back({{"name", r.at("name")},
+                    {"version", loads ? r.at("version") : Json()},
+                    {"unit", loads ? r.at("unit") : Json()},
+                    {"description", loads ? r.at("description").get<std::string>()
+                                          : "does not load: " + r.value("error", std::string())},
+                    {"file", r.at("file")},
+                    {"loads", loads}});
+  }
+  const bool table = format == OutputFormat::table;
+  std::vector<Column> cols = {{"name", "name", false, {}},
+                              {"version", "version", false, {}},
+                              {"unit", "unit", false, {}},
+                              {"description", "description", false,
+                               [table](const Json& r) {
+                                 const std::string d = r["description"].get<std::string>();
+                                 return table && r["loads"].get<bool>() ? truncate(d, 60) : d;
+                               }},
+                              {"file", "file", false, {}}};
+  if (!table) cols.push_back({"loads", "loads", false, {}});
+  return render(rows, cols, format);
+}
+
+std::string check_text(const CheckReport& r) {
+  std::ostringstream os;
+  os << "checking " << r.path << "\n";
+  for (const auto& item : r.items) {
+    const char* mark = item.level == CheckItem::Level::ok     ? "ok     "
+                       : item.level == CheckItem::Level::note ? "note   "
+                                                              : "PROBLEM";
+    os << "  " << mark << "  " << item.what << "\n";
+    if (!item.fix.empty()) os << "           fix: " << item.fix << "\n";
+  }
+  if (!r.config.is_null()) {
+    std::string small;
+    if (r.config.contains("batch_size")) {
+      small = " (batch_size=" + r.config["batch_size"].dump() + ")";
+    }
+    os << "smoke run config: defaults" << small << "\n";
+  }
+  const int problems = r.problems();
+  const int notes = r.count(CheckItem::Level::note);
+  if (problems == 0) {
+    os << "no problems found" << (notes > 0 ? " (" + std::to_string(notes) + " notes)" : "")
+       << "\n";
+  } else {
+    os << problems << (problems == 1 ? " problem" : " problems") << " found\n";
+  }
+  return os.str();
+}
+
+Json check_json(const CheckReport& r) {
+  Json items = Json::array();
+  for (const auto& item : r.items) {
+    const char* level = item.level == CheckItem::Level::ok     ? "ok"
+                        : item.level == CheckItem::Level::note ? "note"
+                                                               : "problem";
+    items.push_back({{"level", level},
+                     {"what", item.what},
+                     {"fix", item.fix.empty() ? Json() : Json(item.fix)}});
+  }
+  return {{"path", r.path},
+          {"config", r.config},
+          {"problems", r.problems()},
+          {"notes", r.count(CheckItem::Level::note)},
+          {"items", items}};
+}
+
 }  // namespace gpusweep::host

@@ -2,6 +2,10 @@
 #pragma once
 
 #include "model/manifest.hpp"
+#include "plugins/plugin_check.hpp"
+#include "plugins/registry.hpp"
+#include "plugins/survey.hpp"
+#include "report/output.hpp"
 
 #include <string>
 
@@ -12,5 +16,20 @@ namespace gpusweep::host {
 // default, allowed values and description.
 std::string plugin_text(const PluginManifest& m, const std::string& file, const std::string& abi,
                         const Json& runtime);
+
+// `plugins NAME --format json`: the same as one document (the manifest as the
+// plugin wrote it, with file, abi and runtime).
+Json plugin_json(const PluginInfo& info);
+
+// `plugins`: one row per plugin on the path (those that do not load, with
+// why), as a table, csv, json or md.
+std::string plugin_list(const PluginSurvey& survey, OutputFormat format);
+
+// `plugins --check`: one line per item, fixes indented below, then the tally.
+std::string check_text(const CheckReport& report);
+
+// `plugins --check --format json`: {path, config, problems, notes, items:
+// [{level, what, fix}]}.
+Json check_json(const CheckReport& report);
 
 }  // namespace gpusweep::host
