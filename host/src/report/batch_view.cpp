@@ -129,4 +129,17 @@ nlohmann::json tune_batch_json(const BatchTuneResult& v, const SearchOptions& se
           {"interrupted", v.interrupted}};
 }
 
+std::string tune_batch_header(const std::string& workload, const SearchOptions& search,
+                              double max_memory_bytes, const std::string& sweep_name,
+                              int64_t sweep_id, const std::string& db_path) {
+  std::ostringstream out;
+  out << "tune-batch " << workload << ": batch sizes doubling from " << search.min
+      << (search.mode == SearchMode::binsearch ? ", then bisection" : "") << ", up to "
+      << search.max.value_or(0)
+      << (max_memory_bytes > 0 ? ", each probe capped at " + human_bytes(max_memory_bytes) : "")
+      << "; probes are sweep '" << sweep_name << "' (run " << sweep_id << ") in " << db_path
+      << "\n";
+  return out.str();
+}
+
 }  // namespace gpusweep::host

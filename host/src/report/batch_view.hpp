@@ -12,6 +12,11 @@
 
 namespace gpusweep::host {
 
+// The line tune-batch starts with: the search, the cap, where probes go.
+std::string tune_batch_header(const std::string& workload, const SearchOptions& search,
+                              double max_memory_bytes, const std::string& sweep_name,
+                              int64_t sweep_id, const std::string& db_path);
+
 // "  probe  batch 64: ok, 1.20k samples/s, peak 1.50 GiB"
 std::string probe_line(const BatchProbe& p);
 

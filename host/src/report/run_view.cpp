@@ -8,7 +8,7 @@
 namespace gpusweep::host {
 
 std::string plan_text(const SweepSpec& spec, const PluginManifest& manifest,
-                      const std::vector<PlannedTrial>& plan) {
+                      const std::vector<PlannedTrial>& plan, const std::optional<Shard>& shard) {
   std::ostringstream out;
   const auto keys = varying_keys(spec);
   const auto configs = expand_configs(spec, manifest);
@@ -25,6 +25,10 @@ std::string plan_text(const SweepSpec& spec, const PluginManifest& manifest,
                !spec.baseline.empty() && matches(configs[i], spec.baseline) ? "yes" : ""});
   }
   out << t.render();
+  if (shard) {
+    out << "shard " << shard->label() << ": " << shard_slice(plan, *shard).size() << " of the "
+        << plan.size() << " trials\n";
+  }
   return out.str();
 }
 

@@ -2,6 +2,10 @@
 #include "run/batch_tuner.hpp"
 
 #include "support/error.hpp"
+#include "support/format.hpp"
+
+#include <algorithm>
+#include <cmath>
 
 namespace gpusweep::host {
 
@@ -53,6 +57,41 @@ BatchTuneResult tune_batch(ProbeSession& session, const BatchTuneRequest& reques
   }
   session.close(!out.interrupted);
   return out;
+}
+
+BatchTuneRequest batch_tune_request(const SweepSpec& spec, const PluginManifest& manifest,
+                                    SearchOptions search, double max_memory_bytes) {
+  if (!(search.margin >= 0 && search.margin <= 0.9)) {
+    throw UsageError("--margin " + fixed(search.margin, 3) + ": use a fraction from 0 to 0.9");
+  }
+  if (search.min < 1) throw UsageError("--min " + std::to_string(search.min) + ": use 1 or more");
+  const ParamSpec* batch_param = manifest.find("batch_size");
+  if (batch_param == nullptr || batch_param->type != ParamType::integer) {
+    throw UsageError("workload '" + manifest.name + "' has no integer batch_size setting to tune");
+  }
+  const auto param_max = static_cast<int64_t>(batch_param->max.value_or(1 << 30));
+  if (!search.max) search.max = param_max;
+  if (*search.max < search.min) {
+    throw UsageError("--max " + std::to_string(*search.max) + " is below --min " +
+                     std::to_string(search.min));
+  }
+  if (*search.max > param_max) {
+    throw UsageError("--max " + std::to_string(*search.max) + ": " + manifest.name +
+                     " accepts batch_size up to " + std::to_string(param_max));
+  }
+  if (spec.base.contains("batch_size")) {
+    throw UsageError("--set batch_size: tune-batch chooses the batch size; use --min and --max");
+  }
+  BatchTuneRequest request;
+  request.search = search;
+  request.base_config = resolve_single_config(spec, manifest);
+  request.verify_measure = spec.measure;
+  request.probe_measure = spec.measure;
+  request.probe_measure.warmup_steps = std::min<int64_t>(spec.measure.warmup_steps, 2);
+  request.probe_measure.steps_per_block = std::min<int64_t>(spec.measure.steps_per_block, 2);
+  request.probe_measure.blocks = 5;
+  request.worker.max_memory_bytes = std::floor(max_memory_bytes);
+  return request;
 }
 
 }  // namespace gpusweep::host

@@ -21,6 +21,16 @@ struct BatchTuneRequest {
   WorkerArgs worker;           // the workers' other options (a memory cap)
 };
 
+// The request for a workload: the search's bounds checked against its
+// batch_size setting (the largest it accepts when search.max is unset), the
+// sweep's one config as the base, its protocol for the verification and a
+// short one (2 warm-up steps, 5 blocks of 2) for the probes, each probe's
+// allocations capped at max_memory_bytes (0: no cap). Throws UsageError
+// naming the option that is out of range, or a workload without an integer
+// batch_size.
+BatchTuneRequest batch_tune_request(const SweepSpec& spec, const PluginManifest& manifest,
+                                    SearchOptions search, double max_memory_bytes);
+
 // Throws UsageError when a probe is skipped: the settings cannot run here.
 // on_probe sees each probe as it finishes (progress).
 BatchTuneResult tune_batch(ProbeSession& session, const BatchTuneRequest& request,

@@ -1,0 +1,51 @@
+// run_sweep: what `run` and `resume` share once the request is built: the
+// run's header line, live progress, the results table and the resume hint.
+#include "cli/cli.hpp"
+#include "cluster/slurm.hpp"
+#include "report/results.hpp"
+#include "report/run_view.hpp"
+#include "run/progress.hpp"
+#include "run/sweep_run.hpp"
+#include "support/format.hpp"
+
+#include <iostream>
+
+namespace gpusweep::host {
+
+int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request) {
+  const SlurmIds slurm = slurm_ids_from_env();
+  request.scheduler_job_id = slurm.job_id;
+  request.scheduler_task_id = slurm.task_id;
+  SweepRun run(spec, info, request);
+  if (run.started_instead_of_resuming()) {
+    std::cout << "no earlier run of '" << spec.name << "' to resume; starting one\n";
+  }
+  size_t finished_before = 0;
+  std::vector<TrialJob> jobs = run.pending_jobs(&finished_before);
+  if (request.shard) std::cout << "shard " << request.shard->label() << " of ";
+  std::cout << "sweep '" << spec.name << "' (run " << run.record().id << ") into "
+            << request.db_path << ": " << jobs.size() << " trials to run";
+  if (finished_before > 0) std::cout << ", " << finished_before << " already finished";
+  std::cout << ", " << request.jobs << " at a time\n" << std::flush;
+
+  Progress progress(jobs.size(), request.jobs, stdout_is_terminal());
+  RunnerCallbacks cb;
+  cb.on_start = [&](const TrialJob& j) { progress.started(j.trial_id, j.label); };
+  cb.on_event = [&](const TrialJob& j, const Json& e) { progress.event(j.trial_id, e); };
+  cb.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
+    progress.finished(j.trial_id, o.status, outcome_detail(o));
+  };
+  cb.on_notice = [&](const std::string& notice) { progress.note(notice); };
+  const bool ran_any = !jobs.empty();
+  const bool complete = run.execute(std::move(jobs), cb);
+  if (ran_any) progress.done();
+  std::cout << "\n" << results_table(run.record(), run.store().trials(run.record().id));
+  if (!complete) {
+    std::cout << "interrupted: finished trials are saved; continue with: gpusweep resume "
+              << spec.name << " --db " << request.db_path << "\n";
+    return 130;
+  }
+  return 0;
+}
+
+}  // namespace gpusweep::host
