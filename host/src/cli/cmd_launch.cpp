@@ -31,19 +31,8 @@ LaunchRequest launch_request(const po::variables_map& vm) {
   b.parallelism = positive(vm, "array-parallelism", kMaxArrayTasks);
   request.trials_per_task = *positive(vm, "trials-per-task", 1000000);
   b.extra = strings_of(vm, "sbatch-arg");
-  for (const auto& a : b.extra) {
-    if (a.empty() || a[0] != '-' || a.find('\n') != std::string::npos) {
-      throw UsageError("--sbatch-arg '" + a + "': give one sbatch option per flag, written " +
-                       "with '=' so that it is not read as a gpusweep option, e.g. " +
-                       "--sbatch-arg=--qos=high");
-    }
-  }
-  if (vm.count("partition") != 0U) {
-    b.partition = vm["partition"].as<std::string>();
-    if (b.partition->empty())
-      throw UsageError("--partition: give a partition name (sinfo lists them)");
-  }
-
+  if (vm.count("partition") != 0U) b.partition = vm["partition"].as<std::string>();
+  check_script_options(b);
   return request;
 }
 
@@ -110,17 +99,8 @@ int cmd_launch(const Args& args) {
   }
   const LaunchOutcome r = follow_launch(store, l, stdout_is_terminal(), std::cout);
   std::cout << "\n" << results_table(*store.sweep(l.sweep_id), store.trials(l.sweep_id));
-  std::cout << "job " << l.job_id << ": " << (l.tasks - r.failed) << "/" << l.tasks
-            << " tasks completed; " << r.finished << "/" << r.total << " trials merged into "
-            << l.db_path << " (run " << l.sweep_id << ")\n";
-  if (r.failed > 0 || r.finished < r.total) {
-    std::cout << "to finish: sbatch --array="
-              << (r.failed_ids.empty() ? "1-" + std::to_string(l.tasks) : r.failed_ids) << " "
-              << l.dir.script() << " (each task resumes its shard), then: gpusweep merge "
-              << l.dir.root << "\n";
-    return 1;
-  }
-  return 0;
+  std::cout << launch_summary(l, r);
+  return r.failed > 0 || r.finished < r.total ? 1 : 0;
 }
 
 }  // namespace gpusweep::host

@@ -280,4 +280,31 @@ LaunchOutcome follow_launch(db::Store& store, const Launched& l, bool tty, std::
   return result;
 }
 
+std::string launch_summary(const Launched& l, const LaunchOutcome& r) {
+  std::ostringstream out;
+  out << "job " << l.job_id << ": " << (l.tasks - r.failed) << "/" << l.tasks
+      << " tasks completed; " << r.finished << "/" << r.total << " trials merged into " << l.db_path
+      << " (run " << l.sweep_id << ")\n";
+  if (r.failed > 0 || r.finished < r.total) {
+    out << "to finish: sbatch --array="
+        << (r.failed_ids.empty() ? "1-" + std::to_string(l.tasks) : r.failed_ids) << " "
+        << l.dir.script() << " (each task resumes its shard), then: gpusweep merge " << l.dir.root
+        << "\n";
+  }
+  return out.str();
+}
+
+void check_script_options(const BatchScript& b) {
+  for (const auto& a : b.extra) {
+    if (a.empty() || a[0] != '-' || a.find('\n') != std::string::npos) {
+      throw UsageError("--sbatch-arg '" + a + "': give one sbatch option per flag, written " +
+                       "with '=' so that it is not read as a gpusweep option, e.g. " +
+                       "--sbatch-arg=--qos=high");
+    }
+  }
+  if (b.partition && b.partition->empty()) {
+    throw UsageError("--partition: give a partition name (sinfo lists them)");
+  }
+}
+
 }  // namespace gpusweep::host

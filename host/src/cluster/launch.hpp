@@ -54,4 +54,12 @@ struct LaunchOutcome {
 // each task that did not finish.
 LaunchOutcome follow_launch(db::Store& store, const Launched& l, bool tty, std::ostream& out);
 
+// What --wait ends with: the tasks completed and the trials merged, and
+// when some are missing, the sbatch line that re-runs the failed tasks.
+std::string launch_summary(const Launched& l, const LaunchOutcome& r);
+
+// Throws UsageError naming the flag when an --sbatch-arg is not one sbatch
+// option written with '=' or --partition is empty.
+void check_script_options(const BatchScript& script);
+
 }  // namespace gpusweep::host

@@ -52,7 +52,8 @@ TEST_CASE("tune-batch's request refuses bounds the workload cannot take, naming 
           "[run]") {
   SearchOptions search;
   search.max = 8192;
-  CHECK_THAT(refusal(dqn_spec(), search), Contains("--max 8192: dqn accepts batch_size up to 4096"));
+  CHECK_THAT(refusal(dqn_spec(), search),
+             Contains("--max 8192: dqn accepts batch_size up to 4096"));
   search.max = 4;
   search.min = 8;
   CHECK_THAT(refusal(dqn_spec(), search), Contains("--max 4 is below --min 8"));

@@ -1,0 +1,38 @@
+// What `launch --wait` ends with, and the script options it refuses.
+#include "cluster/launch.hpp"
+#include "support/error.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace gpusweep::host;
+using Catch::Matchers::Contains;
+
+TEST_CASE("launch's summary names the failed tasks and how to re-run them", "[cluster]") {
+  Launched l;
+  l.dir.root = "/shared/runs/s-1";
+  l.job_id = 42;
+  l.tasks = 4;
+  l.sweep_id = 3;
+  l.db_path = "/home/u/results.db";
+  LaunchOutcome all{0, "", 8, 8};
+  const std::string done = launch_summary(l, all);
+  CHECK_THAT(done, Contains("job 42: 4/4 tasks completed; 8/8 trials merged into "
+                            "/home/u/results.db (run 3)"));
+  CHECK_THAT(done, !Contains("to finish"));
+  LaunchOutcome some{2, "2,4", 4, 8};
+  CHECK_THAT(launch_summary(l, some),
+             Contains("2/4 tasks completed") && Contains("to finish: sbatch --array=2,4 ") &&
+                 Contains("then: gpusweep merge /shared/runs/s-1"));
+}
+
+TEST_CASE("an --sbatch-arg that is not one option, or an empty --partition, is refused",
+          "[cluster]") {
+  BatchScript b;
+  b.extra = {"--qos=high"};
+  CHECK_NOTHROW(check_script_options(b));
+  b.extra = {"qos"};
+  CHECK_THROWS_WITH(check_script_options(b), Contains("--sbatch-arg 'qos'"));
+  b.extra = {};
+  b.partition = "";
+  CHECK_THROWS_WITH(check_script_options(b), Contains("--partition: give a partition name"));
+}
