@@ -95,6 +95,27 @@ double nice_max(double v) {
   return 10 * p;
 }
 
+// The value axis of a chart with one row per label: v's x position.
+struct XAxis {
+  double left, plot, vmax;
+  double operator()(double v) const { return left + plot * v / vmax; }
+};
+
+// Opens a row chart's <svg> and draws its five vertical grid lines, each
+// labelled with its value (and suffix) below the rows.
+void open_row_chart(std::ostringstream& s, const std::string& name, double width, double height,
+                    const XAxis& x, const std::string& suffix) {
+  s << "<svg data-chart=\"" << name << "\" viewBox=\"0 0 " << width << " " << height
+    << "\" width=\"" << width << "\" role=\"img\">";
+  for (int t = 0; t <= 4; ++t) {
+    const double v = x.vmax * t / 4;
+    s << "<line class=\"grid\" x1=\"" << num(x(v)) << "\" x2=\"" << num(x(v))
+      << "\" y1=\"10\" y2=\"" << num(height - 25) << "\"/><text x=\"" << num(x(v)) << "\" y=\""
+      << num(height - 10) << "\" text-anchor=\"middle\">" << html_escape(human_count(v) + suffix)
+      << "</text>";
+  }
+}
+
 // Horizontal bars with optional whiskers: one row per label.
 std::string bar_chart(const std::string& name, const std::vector<std::string>& labels,
                       const std::vector<double>& values, const std::vector<double>& low,
@@ -107,17 +128,9 @@ std::string bar_chart(const std::string& name, const std::vector<std::string>& l
     vmax = std::max({vmax, values[i], high.empty() ? 0 : high[i]});
   if (reference_line) vmax = std::max(vmax, *reference_line);
   vmax = nice_max(vmax * 1.05);
-  auto x = [&](double v) { return left + plot * v / vmax; };
+  const XAxis x{left, plot, vmax};
   std::ostringstream s;
-  s << "<svg data-chart=\"" << name << "\" viewBox=\"0 0 " << width << " " << height
-    << "\" width=\"" << width << "\" role=\"img\">";
-  for (int t = 0; t <= 4; ++t) {
-    const double v = vmax * t / 4;
-    s << "<line class=\"grid\" x1=\"" << num(x(v)) << "\" x2=\"" << num(x(v))
-      << "\" y1=\"10\" y2=\"" << num(height - 25) << "\"/><text x=\"" << num(x(v)) << "\" y=\""
-      << num(height - 10) << "\" text-anchor=\"middle\">" << html_escape(human_count(v))
-      << "</text>";
-  }
+  open_row_chart(s, name, width, height, x, "");
   for (size_t i = 0; i < labels.size(); ++i) {
     const double y = 14 + row * static_cast<double>(i);
     s << "<text x=\"" << num(left - 8) << "\" y=\"" << num(y + 12) << "\" text-anchor=\"end\">"
@@ -158,17 +171,9 @@ std::string strip_chart(const std::string& name, const std::vector<std::string>&
     for (double a : v) vmax = std::max(vmax, a);
   }
   vmax = nice_max(vmax * 1.05);
-  auto x = [&](double v) { return left + plot * v / vmax; };
+  const XAxis x{left, plot, vmax};
   std::ostringstream s;
-  s << "<svg data-chart=\"" << name << "\" viewBox=\"0 0 " << width << " " << height
-    << "\" width=\"" << width << "\" role=\"img\">";
-  for (int t = 0; t <= 4; ++t) {
-    const double v = vmax * t / 4;
-    s << "<line class=\"grid\" x1=\"" << num(x(v)) << "\" x2=\"" << num(x(v))
-      << "\" y1=\"10\" y2=\"" << num(height - 25) << "\"/><text x=\"" << num(x(v)) << "\" y=\""
-      << num(height - 10) << "\" text-anchor=\"middle\">"
-      << html_escape(human_count(v) + " " + unit + "/s") << "</text>";
-  }
+  open_row_chart(s, name, width, height, x, " " + unit + "/s");
   for (size_t i = 0; i < labels.size(); ++i) {
     const double y = 14 + row * static_cast<double>(i) + row / 2 - 2;
     s << "<text x=\"" << num(left - 8) << "\" y=\"" << num(y + 4) << "\" text-anchor=\"end\">"

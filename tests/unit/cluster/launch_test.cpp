@@ -20,9 +20,9 @@ TEST_CASE("launch's summary names the failed tasks and how to re-run them", "[cl
                             "/home/u/results.db (run 3)"));
   CHECK_THAT(done, !Contains("to finish"));
   LaunchOutcome some{2, "2,4", 4, 8};
-  CHECK_THAT(launch_summary(l, some),
-             Contains("2/4 tasks completed") && Contains("to finish: sbatch --array=2,4 ") &&
-                 Contains("then: gpusweep merge /shared/runs/s-1"));
+  CHECK_THAT(launch_summary(l, some), Contains("2/4 tasks completed") &&
+                                          Contains("to finish: sbatch --array=2,4 ") &&
+                                          Contains("then: gpusweep merge /shared/runs/s-1"));
 }
 
 TEST_CASE("an --sbatch-arg that is not one option, or an empty --partition, is refused",
