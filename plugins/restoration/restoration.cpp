@@ -226,25 +226,11 @@ class Restoration final : public torchkit::TorchWorkload {
   }
 
   StepResult step() override {
-    torch::Tensor loss;
-    for (int64_t m = 0; m < settings_.grad_accum; ++m) {
-      const torchkit::Batch batch = pipeline_.next_on_device();
-      {
-        torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
-        torch::Tensor denoised;
-        {
-          torchkit::AutocastScope autocast(settings_);
-          denoised = model_->forward(batch[0]);
-        }
-        // The loss in fp32 whatever the autocast precision.
-        denoised = denoised.to(torch::kFloat);
-        loss = knobs_.l1 ? torch::l1_loss(denoised, batch[1]) : torch::mse_loss(denoised, batch[1]);
-      }
-      grad_.backward(loss);
-    }
-    grad_.step();
-    observe_loss(loss);
-    return {/*samples=*/static_cast<double>(settings_.batch_size * settings_.grad_accum)};
+    return supervised_step(
+        pipeline_, grad_, [this](const torch::Tensor& noisy) { return model_->forward(noisy); },
+        [this](const torch::Tensor& denoised, const torch::Tensor& clean) {
+          return knobs_.l1 ? torch::l1_loss(denoised, clean) : torch::mse_loss(denoised, clean);
+        });
   }
 
   Metrics evaluate() override {
@@ -256,10 +242,9 @@ class Restoration final : public torchkit::TorchWorkload {
 
  protected:
   Metrics extra_stats() override {
-    return {{"optimizer_steps", static_cast<double>(grad_.optimizer_steps())},
-            {"micro_batches", static_cast<double>(grad_.micro_batches())},
-            {"skipped_steps", static_cast<double>(grad_.skipped_steps())},
-            {"flops_per_step", flops_per_step()}};
+    Metrics m = grad_.counters();
+    m["flops_per_step"] = flops_per_step();
+    return m;
   }
 
  private:

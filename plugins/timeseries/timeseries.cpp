@@ -173,24 +173,11 @@ class Timeseries final : public torchkit::TorchWorkload {
   }
 
   StepResult step() override {
-    torch::Tensor loss;
-    for (int64_t m = 0; m < settings_.grad_accum; ++m) {
-      const torchkit::Batch batch = pipeline_.next_on_device();
-      {
-        torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
-        torch::Tensor forecast;
-        {
-          torchkit::AutocastScope autocast(settings_);
-          forecast = model_->forward(batch[0]);
-        }
-        // The loss in fp32 whatever the autocast precision.
-        loss = torch::mse_loss(forecast.to(torch::kFloat), batch[1]);
-      }
-      grad_.backward(loss);
-    }
-    grad_.step();
-    observe_loss(loss);
-    return {/*samples=*/static_cast<double>(settings_.batch_size * settings_.grad_accum)};
+    return supervised_step(
+        pipeline_, grad_, [this](const torch::Tensor& window) { return model_->forward(window); },
+        [](const torch::Tensor& forecast, const torch::Tensor& next) {
+          return torch::mse_loss(forecast, next);
+        });
   }
 
   Metrics evaluate() override {
@@ -203,11 +190,7 @@ class Timeseries final : public torchkit::TorchWorkload {
   }
 
  protected:
-  Metrics extra_stats() override {
-    return {{"optimizer_steps", static_cast<double>(grad_.optimizer_steps())},
-            {"micro_batches", static_cast<double>(grad_.micro_batches())},
-            {"skipped_steps", static_cast<double>(grad_.skipped_steps())}};
-  }
+  Metrics extra_stats() override { return grad_.counters(); }
 
  private:
   static Forecaster build_model(const Knobs& knobs, const torchkit::Settings& settings) {

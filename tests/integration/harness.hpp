@@ -119,4 +119,21 @@ class Sandbox {
 inline int64_t Sandbox::count(const std::string& sql) const { return count_in(db(), sql); }
 inline std::string Sandbox::text(const std::string& sql) const { return text_in(db(), sql); }
 
+// A condition on the trial's resolved config, for metric().
+inline std::string config_is(const std::string& key, const std::string& value) {
+  return "json_extract(t.config_json, '$." + key + "') = " + value;
+}
+
+// The condition for a sweep of a single trial.
+inline const std::string kOnlyTrial = "1 = 1";
+
+// The latest value of metric `name` (eval or stat) of the trial matching
+// `condition`, in the sandbox's database.
+inline double metric(const Sandbox& box, const std::string& name, const std::string& condition) {
+  return std::stod(
+      box.text("SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id "
+               "WHERE m.name = '" +
+               name + "' AND " + condition + " ORDER BY m.at_step DESC LIMIT 1"));
+}
+
 }  // namespace gpusweep::test

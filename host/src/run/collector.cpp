@@ -150,6 +150,21 @@ db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure
   return s;
 }
 
+std::string TrialCollector::timeout_error(const ExitInfo& exit) const {
+  char buf[64];
+  const std::string where =
+      "phase " + phase_ + ", " + std::to_string(blocks_.size()) + " blocks done";
+  if (exit.silent_s > 0) {
+    std::snprintf(buf, sizeof buf, "%.1f", exit.silent_s);
+    return "worker silent for " + std::string(buf) + " s (no heartbeat; " + where +
+           "): the process was stopped or wedged, not merely slow; measure.silence_s sets the "
+           "grace period";
+  }
+  std::snprintf(buf, sizeof buf, "%g", exit.timeout_s);
+  return "no result within timeout_s=" + std::string(buf) + " s (" + where +
+         "); raise measure.timeout_s if the workload is just slow";
+}
+
 db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string& stderr_tail,
                                         int64_t stderr_bytes) const {
   db::TrialOutcome o;
@@ -177,20 +192,9 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
   if (exit.interrupted) {
     o.status = db::TrialStatus::interrupted;
     o.error = "interrupted by the user during " + phase_;
-  } else if (exit.silent_s > 0) {
+  } else if (exit.silent_s > 0 || exit.timed_out) {
     o.status = db::TrialStatus::timeout;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f", exit.silent_s);
-    o.error = "worker silent for " + std::string(buf) + " s (no heartbeat; phase " + phase_ + ", " +
-              std::to_string(blocks_.size()) + " blocks done): the process was stopped " +
-              "or wedged, not merely slow; measure.silence_s sets the grace period";
-  } else if (exit.timed_out) {
-    o.status = db::TrialStatus::timeout;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%g", exit.timeout_s);
-    o.error = "no result within timeout_s=" + std::string(buf) + " s (phase " + phase_ + ", " +
-              std::to_string(blocks_.size()) + " blocks done); raise measure.timeout_s " +
-              "if the workload is just slow";
+    o.error = timeout_error(exit);
   } else if (result_) {
     // The worker's word for how the plugin's call ended (ok, failed, oom,
     // skipped); anything else is a worker this host does not understand.

@@ -42,6 +42,9 @@ class TrialCollector {
   const Json& runtime() const { return runtime_; }
 
  private:
+  // Why a trial timed out: silent (no heartbeat) or past timeout_s, and
+  // where it was (phase, blocks done).
+  std::string timeout_error(const ExitInfo& exit) const;
   const PluginManifest& manifest_;
   MeasureSpec measure_;
   std::string phase_ = "start";

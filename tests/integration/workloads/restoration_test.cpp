@@ -6,28 +6,9 @@
 
 #include <string>
 
+using gpusweep::test::config_is;
+using gpusweep::test::kOnlyTrial;
 using gpusweep::test::Sandbox;
-
-namespace {
-
-// A condition on the trial's resolved config, for metric().
-std::string config_is(const std::string& key, const std::string& value) {
-  return "json_extract(t.config_json, '$." + key + "') = " + value;
-}
-
-// The condition for a sweep of a single trial.
-const std::string kOnlyTrial = "1 = 1";
-
-// The latest value of metric `name` (eval or stat) of the trial matching
-// `condition`.
-double metric(const Sandbox& box, const std::string& name, const std::string& condition) {
-  return std::stod(
-      box.text("SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id "
-               "WHERE m.name = '" +
-               name + "' AND " + condition + " ORDER BY m.at_step DESC LIMIT 1"));
-}
-
-}  // namespace
 
 TEST_CASE("restoration tiny runs record psnr next to the noisy input psnr",
           "[integration][torch]") {

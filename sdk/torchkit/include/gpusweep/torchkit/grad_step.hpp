@@ -26,6 +26,12 @@ class GradStep {
   int64_t micro_batches() const { return micro_batches_; }
   int64_t skipped_steps() const { return skipped_; }
   double loss_scale() const;
+  // optimizer_steps, micro_batches and skipped_steps, for stats().
+  Metrics counters() const {
+    return {{"optimizer_steps", static_cast<double>(steps_)},
+            {"micro_batches", static_cast<double>(micro_batches_)},
+            {"skipped_steps", static_cast<double>(skipped_)}};
+  }
 
  private:
   const Settings& settings_;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
 #include <gpusweep/torchkit/runtime.hpp>
 #include <gpusweep/torchkit/settings.hpp>
@@ -47,6 +48,35 @@ class TorchWorkload : public Workload {
       read_any_ = true;
       ++loss_reads_;
     }
+  }
+
+  // One supervised update: grad_accum micro-batches from pipeline, each one's
+  // forward(inputs) under autocast (timed as the forward phase) and its
+  // loss_of(output in fp32, targets) backpropagated through grad; then the
+  // optimiser step and the loss read as sync_every says. Returns
+  // batch_size x grad_accum samples. For workloads whose step is exactly
+  // that (restoration, timeseries); others write their own loop.
+  template <class Forward, class Loss>
+  StepResult supervised_step(InputPipeline& pipeline, GradStep& grad, Forward&& forward,
+                             Loss&& loss_of) {
+    torch::Tensor loss;
+    for (int64_t m = 0; m < settings_.grad_accum; ++m) {
+      const Batch batch = pipeline.next_on_device();
+      {
+        PhaseTimer phase(Phase::forward, settings_.device);
+        torch::Tensor output;
+        {
+          AutocastScope autocast(settings_);
+          output = forward(batch[0]);
+        }
+        // The loss in fp32 whatever the autocast precision.
+        loss = loss_of(output.to(torch::kFloat), batch[1]);
+      }
+      grad.backward(loss);
+    }
+    grad.step();
+    observe_loss(loss);
+    return {/*samples=*/static_cast<double>(settings_.batch_size * settings_.grad_accum)};
   }
 
   // Makes stats() report this pipeline's input wait.
