@@ -17,6 +17,20 @@ int schema_version() {
   return v;
 }
 
+void require_readable(int version, const std::string& kind, const std::string& path,
+                      const std::string& fix_not_ours, const std::string& fix_newer) {
+  if (version == 0) {
+    throw DbError("'" + path + "' is not a gpusweep database (no schema version); " + fix_not_ours,
+                  SQLITE_NOTADB);
+  }
+  if (version > schema_version()) {
+    throw DbError(kind + " '" + path + "' has schema version " + std::to_string(version) +
+                      ", newer than this gpusweep understands (" +
+                      std::to_string(schema_version()) + "); " + fix_newer,
+                  SQLITE_NOTADB);
+  }
+}
+
 int current_version(Connection& db) {
   auto st = db.prepare("PRAGMA user_version");
   st.step();

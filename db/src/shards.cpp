@@ -49,18 +49,10 @@ void snapshot(const std::string& source, const std::string& dest) {
   } catch (const DbError& e) {
     throw DbError("shard '" + source + "' cannot be read: " + e.what(), e.code());
   }
-  if (version == 0) {
-    throw DbError("'" + source +
-                      "' is not a gpusweep database (no schema version); merge takes "
-                      "the shard databases written by `gpusweep run --shard` or `launch`",
-                  SQLITE_NOTADB);
-  }
-  if (version > schema_version()) {
-    throw DbError("shard '" + source + "' has schema version " + std::to_string(version) +
-                      ", newer than this gpusweep understands (" +
-                      std::to_string(schema_version()) + "); merge it with a newer gpusweep",
-                  SQLITE_NOTADB);
-  }
+  require_readable(version, "shard", source,
+                   "merge takes the shard databases written by `gpusweep run --shard` or "
+                   "`launch`",
+                   "merge it with a newer gpusweep");
   Connection dst(dest, Connection::Mode::read_write);
   for (int attempt = 0;; ++attempt) {
     sqlite3_backup* b = sqlite3_backup_init(dst.handle(), "main", src.handle(), "main");

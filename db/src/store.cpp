@@ -68,17 +68,8 @@ Store::Store(const std::string& path, Connection::Mode mode) : db_(path, mode) {
       }
       have = current_version(db_);
     }
-    if (have == 0) {
-      throw DbError("'" + path + "' is not a gpusweep database (no schema version); " +
-                        "run a sweep into it first or pass the right --db",
-                    SQLITE_ERROR);
-    }
-    if (have > schema_version()) {
-      throw DbError("database '" + path + "' has schema version " + std::to_string(have) +
-                        ", newer than this gpusweep understands (" +
-                        std::to_string(schema_version()) + "); upgrade gpusweep to read it",
-                    SQLITE_ERROR);
-    }
+    require_readable(have, "database", path, "run a sweep into it first or pass the right --db",
+                     "upgrade gpusweep to read it");
   }
 }
 

@@ -152,7 +152,6 @@ class Dqn final : public torchkit::TorchWorkload {
         action_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kActionStream))),
         sample_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kSampleStream))),
         host_rng_(derive_seed(settings_.seed, kHostStream)) {
-    if (settings_.batch_size < 1) throw std::invalid_argument("batch_size must be positive");
     const torch::Device device = settings_.device;
     // Both nets draw their initial weights from the global generator, which
     // Settings::apply has just seeded; the target is then overwritten anyway.

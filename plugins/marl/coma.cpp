@@ -125,7 +125,6 @@ class Coma final : public torchkit::TorchWorkload {
         action_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kActionStream))),
         shuffle_gen_(
             make_generator(settings_.device, derive_seed(settings_.seed, kShuffleStream))) {
-    if (settings_.batch_size < 1) throw std::invalid_argument("batch_size must be positive");
     const int64_t transitions = settings_.batch_size * knobs_.budget;
     if (knobs_.batch_number > transitions) {
       throw std::invalid_argument("batch_number (" + std::to_string(knobs_.batch_number) +

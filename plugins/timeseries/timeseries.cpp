@@ -166,7 +166,6 @@ class Timeseries final : public torchkit::TorchWorkload {
         grad_(settings_, optimizer_),
         pipeline_(settings_,
                   [this](int64_t /*index*/, std::mt19937_64& rng) { return make_batch(rng); }) {
-    if (settings_.batch_size < 1) throw std::invalid_argument("batch_size must be positive");
     track(pipeline_);
     make_validation_set();
     initial_val_mae_ = validation_errors().first;

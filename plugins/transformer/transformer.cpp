@@ -134,7 +134,6 @@ class Transformer final : public torchkit::TorchWorkload {
       : TorchWorkload(config, support()),
         knobs_(Knobs::parse(config)),
         window_gen_(make_generator(settings_.device, derive_seed(settings_.seed, kWindowStream))) {
-    if (settings_.batch_size < 1) throw std::invalid_argument("batch_size must be positive");
     const torch::Device device = settings_.device;
     const int64_t t = knobs_.shape.seq_len;
     std::mt19937_64 chain_rng(derive_seed(settings_.seed, kChainStream));

@@ -176,12 +176,6 @@ std::optional<std::string> json_string(const Json& j, const char* key) {
   return it->get<std::string>();
 }
 
-std::string number_text(double v) {
-  Json j = v;
-  if (std::floor(v) == v && std::fabs(v) < 1e15) j = static_cast<long long>(v);
-  return j.dump();
-}
-
 std::vector<CheckItem> check_manifest(const Json& m, const std::string& expected_name) {
   CheckItems out;
   if (!m.is_object()) {

@@ -2,6 +2,8 @@
 // fix (for `gpusweep plugins --check`), and the smoke run's smallest config.
 #pragma once
 
+#include <gpusweep/manifest.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <optional>
@@ -36,8 +38,9 @@ class CheckItems {
 // j[key] when it is a string.
 std::optional<std::string> json_string(const nlohmann::json& j, const char* key);
 
-// 3 -> "3", 0.5 -> "0.5": a number as a person writes it.
-std::string number_text(double v);
+// 3 -> "3", 0.5 -> "0.5": a number as a person writes it (the SDK's, which
+// the manifest's own messages use).
+using gpusweep::number_text;
 
 // Every problem (and note) in a manifest's JSON, not only the first.
 // expected_name: the workload name the file name implies ("" to skip).

@@ -5,6 +5,7 @@
 
 #include "plugins/registry.hpp"
 #include "support/error.hpp"
+#include "support/format.hpp"
 #include "support/spawn.hpp"
 
 #include <gpusweep/plugin.h>
@@ -43,12 +44,6 @@ std::string short_number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
-}
-
-std::string duration_text(double seconds) {
-  if (seconds < 1e-3) return short_number(seconds * 1e6) + " us";
-  if (seconds < 1) return short_number(seconds * 1e3) + " ms";
-  return short_number(seconds) + " s";
 }
 
 std::string stderr_tail(const Captured& c) {
@@ -154,7 +149,7 @@ class SmokeCheck {
       out_.problem("create() returned OK without an instance",
                    "set *out to the new instance before returning GPUSWEEP_STATUS_OK");
     } else {
-      out_.ok("create() with the smallest config took " + duration_text(seconds));
+      out_.ok("create() with the smallest config took " + human_seconds(seconds));
     }
   }
 
@@ -249,7 +244,7 @@ class SmokeCheck {
                 : "between " + number_text(*std::min_element(samples_.begin(), samples_.end())) +
                       " and " + number_text(*std::max_element(samples_.begin(), samples_.end())) +
                       " " + unit_) +
-          ", median " + duration_text(median));
+          ", median " + human_seconds(median));
       if (std::any_of(samples_.begin(), samples_.end(), [](double v) { return v == 0; })) {
         out_.note("some steps reported 0 samples",
                   "fine if those steps really process nothing; each step should be one unit of "

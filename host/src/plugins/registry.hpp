@@ -26,17 +26,6 @@ struct PluginInfo {
   std::string hash;  // of the .so file
 };
 
-// A plugin that does not load: reason() is the why, without the file name.
-class PluginError : public Error {
- public:
-  PluginError(const std::string& what, std::string reason)
-      : Error(what), reason_(std::move(reason)) {}
-  const std::string& reason() const { return reason_; }
-
- private:
-  std::string reason_;
-};
-
 class Registry {
  public:
   // extra_dirs (--plugin-path) come first, then GPUSWEEP_PLUGIN_PATH, then

@@ -3,6 +3,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace gpusweep {
 
@@ -15,6 +16,18 @@ class Error : public std::runtime_error {
 class UsageError : public Error {
  public:
   using Error::Error;
+};
+
+// A plugin that cannot be used (it does not load, or its ABI or manifest is
+// refused): what() names the plugin, reason() is the why alone.
+class PluginError : public Error {
+ public:
+  PluginError(const std::string& what, std::string reason)
+      : Error(what), reason_(std::move(reason)) {}
+  const std::string& reason() const { return reason_; }
+
+ private:
+  std::string reason_;
 };
 
 }  // namespace gpusweep

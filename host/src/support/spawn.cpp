@@ -45,7 +45,7 @@ pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>&
   sigset_t none, defaults;
   sigemptyset(&none);
   sigemptyset(&defaults);
-  for (int s : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}) sigaddset(&defaults, s);
+  for (int s : kChildDefaultSignals) sigaddset(&defaults, s);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
   posix_spawnattr_setpgroup(&attr, 0);  // own group: Ctrl-C reaches the host only

@@ -5,6 +5,7 @@
 
 #include <sys/types.h>
 
+#include <csignal>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,10 @@ void make_pipe(int fds[2]);
 pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
                          const std::vector<std::string>& extra_env,
                          const std::vector<std::pair<int, int>>& fds);
+
+// The signals a child process gets back at their default disposition (the
+// host catches or ignores them): spawned children and the fork server's.
+inline constexpr int kChildDefaultSignals[] = {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT};
 
 // This executable's absolute path (/proc/self/exe).
 std::string self_executable();

@@ -13,15 +13,11 @@
 
 namespace gpusweep::host {
 
-// A plugin that cannot be used; reason() is the why without the file name.
-class PluginLoadError : public Error {
+// A plugin the loader refuses, named by its file.
+class PluginLoadError : public PluginError {
  public:
   PluginLoadError(const std::string& path, const std::string& reason)
-      : Error("refusing plugin '" + path + "': " + reason), reason_(reason) {}
-  const std::string& reason() const { return reason_; }
-
- private:
-  std::string reason_;
+      : PluginError("refusing plugin '" + path + "': " + reason, reason) {}
 };
 
 struct LoadedPlugin {

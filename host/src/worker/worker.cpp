@@ -7,6 +7,7 @@
 #include "protocol/event_writer.hpp"
 #include "protocol/fork_messages.hpp"
 #include "support/procfs.hpp"
+#include "support/spawn.hpp"
 #include "worker/loader.hpp"
 
 #include <gpusweep/plugin.h>
@@ -383,7 +384,7 @@ int thread_count() {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  for (int sig : {SIGINT, SIGTERM, SIGPIPE, SIGCHLD, SIGHUP, SIGQUIT}) std::signal(sig, SIG_DFL);
+  for (int sig : kChildDefaultSignals) std::signal(sig, SIG_DFL);
   const int null = ::open("/dev/null", O_RDONLY);
   if (null >= 0 && null != 0) {
     ::dup2(null, 0);

@@ -47,14 +47,15 @@ inline std::optional<ParamType> parse_param_type(const std::string& name) {
   return std::nullopt;
 }
 
-namespace detail {
-
-// 4096 for an integral value, 0.5 otherwise: how a bound reads in a message.
-inline std::string bound_text(double v) {
+// 4096 for an integral value, 0.5 otherwise: how a bound of the schema
+// reads in a message.
+inline std::string number_text(double v) {
   Json j = v;
   if (std::floor(v) == v && std::fabs(v) < 1e15) j = static_cast<long long>(v);
   return j.dump();
 }
+
+namespace detail {
 
 inline std::string manifest_string(const Json& j, const char* key) {
   auto it = j.find(key);
@@ -197,8 +198,8 @@ struct Param {
     }
     if (v.is_number()) {
       const double x = v.get<double>();
-      if (min && x < *min) return v.dump() + " is below the minimum " + detail::bound_text(*min);
-      if (max && x > *max) return v.dump() + " is above the maximum " + detail::bound_text(*max);
+      if (min && x < *min) return v.dump() + " is below the minimum " + number_text(*min);
+      if (max && x > *max) return v.dump() + " is above the maximum " + number_text(*max);
     }
     return std::nullopt;
   }

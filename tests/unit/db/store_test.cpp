@@ -177,6 +177,14 @@ TEST_CASE("read-only stores refuse writes and non-gpusweep files", "[db]") {
   { Connection c(empty.path, Connection::Mode::read_write); }
   CHECK_THROWS_WITH(Store(empty.path, Connection::Mode::read_only),
                     Contains("not a gpusweep database"));
+  // The same refusal, with the same code, as merge gives a shard: a usage
+  // error the user fixes by passing another file (exit 2).
+  try {
+    Store again(empty.path, Connection::Mode::read_only);
+    FAIL("an empty file opened as a gpusweep database");
+  } catch (const DbError& e) {
+    CHECK((e.code() & 0xff) == SQLITE_NOTADB);
+  }
 }
 
 TEST_CASE("a version 1 database upgrades in place and keeps its trials", "[db]") {
