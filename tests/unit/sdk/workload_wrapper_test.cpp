@@ -146,3 +146,14 @@ TEST_CASE("ABI 1.1: get_extension hands out what the workload class offers, noth
   CHECK(t->get_extension(GPUSWEEP_EXT_MATMUL_PROBE) == nullptr);
   CHECK(t->get_extension("gpusweep.no_such_thing/1") == nullptr);
 }
+
+TEST_CASE("step() on a null instance or result is an error, not a crash", "[sdk]") {
+  const auto* t = A::table();
+  gpusweep_step_result r{};
+  r.struct_size = sizeof r;
+  CHECK(t->step(nullptr, &r) == GPUSWEEP_STATUS_ERROR);
+  gpusweep_instance* inst = nullptr;
+  REQUIRE(t->create("{}", &inst) == GPUSWEEP_STATUS_OK);
+  CHECK(t->step(inst, nullptr) == GPUSWEEP_STATUS_ERROR);
+  t->destroy(inst);
+}
