@@ -116,23 +116,38 @@ TEST_CASE("without NVML, trials record CPU figures and are unaffected", "[integr
   CHECK(box.count("SELECT count(*) FROM metrics WHERE name LIKE 'monitor_gpu%'") == 0);
 }
 
-TEST_CASE("with NVML, trials record the GPU's utilisation and memory", "[integration]") {
+TEST_CASE("with NVML, a GPU trial records its own GPU's figures and a CPU trial none",
+          "[integration]") {
   Sandbox box;
-  box.write("s.json", R"({"name": "mon", "workload": "memhog",
+  // fake_cuda reports one CUDA device at PCI bus 0x65 (NVML's device 1, as
+  // under CUDA_VISIBLE_DEVICES=1); memhog runs on the CPU.
+  box.write("s.json", R"({"name": "mon", "workload": "fake_cuda",
+    "grid": {"device": ["cuda:0", "cpu"]},
+    "measure": {"warmup_steps": 2, "steps_per_block": 400, "blocks": 5}})");
+  box.write("cpu.json", R"({"name": "cpu", "workload": "memhog",
     "base": {"batch_size": 1},
     "measure": {"warmup_steps": 2, "steps_per_block": 20000, "blocks": 5}})");
-  const std::string cmd = "cd '" + box.path("") + "' && GPUSWEEP_NVML_LIBRARY='" +
+  const std::string cmd = "cd '" + box.path("") + "' && export GPUSWEEP_NVML_LIBRARY='" +
                           GPUSWEEP_FAKE_NVML + "' GPUSWEEP_PLUGIN_PATH='" +
-                          GPUSWEEP_TEST_PLUGIN_DIR + "' '" + GPUSWEEP_BIN +
-                          "' run s.json --db results.db > out.txt 2>&1";
+                          GPUSWEEP_TEST_PLUGIN_DIR + "' && '" + GPUSWEEP_BIN +
+                          "' run s.json --db results.db > out.txt 2>&1 && '" + GPUSWEEP_BIN +
+                          "' run cpu.json --db results.db >> out.txt 2>&1";
   REQUIRE(std::system(cmd.c_str()) == 0);
   INFO(box.read("out.txt"));
-  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 1);
-  // Device 0 of the fake: 87% busy, 12 GiB used.
-  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'monitor_gpu_util_mean' "
-                  "AND value = 87") == 1);
-  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'monitor_gpu_memory_peak_bytes' "
-                  "AND value = 12 * 1073741824") == 1);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 3);
+  // The cuda:0 trial: the fake's device 1 (95% busy, 3 GiB used), never
+  // device 0 (87%, 12 GiB), sampled over its measured phase.
+  const std::string gpu_trial =
+      "SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+      "json_extract(t.config_json, '$.device') = 'cuda:0' AND ";
+  CHECK(box.count(gpu_trial + "m.name = 'monitor_gpu_index' AND m.value = 1") == 1);
+  CHECK(box.count(gpu_trial + "m.name = 'monitor_gpu_device_util_mean' AND m.value = 95") == 1);
+  CHECK(box.count(gpu_trial + "m.name = 'monitor_gpu_device_memory_used_peak_bytes' AND m.value = "
+                              "3 * 1073741824") == 1);
+  // The CPU trials, with NVML present: no GPU figures at all.
+  CHECK(box.count("SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+                  "m.name LIKE 'monitor_gpu%' AND (json_extract(t.config_json, '$.device') = "
+                  "'cpu' OR t.workload = 'memhog')") == 0);
 }
 
 TEST_CASE("doctor lists the plugins and fails when one does not load", "[integration]") {

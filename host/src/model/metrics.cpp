@@ -19,8 +19,9 @@ const std::vector<Metric>& metrics() {
        true, ""},
       {"transfer_time", "seconds per step copying host to device (diagnosing plugins)",
        MetricUnit::seconds, false, false, true, "phase_host_to_device_s"},
-      {"gpu_utilization", "mean GPU utilisation during the trial (NVML)", MetricUnit::fraction,
-       true, false, true, "monitor_gpu_util_mean"},
+      {"gpu_utilization",
+       "mean utilisation of the trial's GPU over its measured phase (NVML; device-wide)",
+       MetricUnit::fraction, true, false, true, "monitor_gpu_device_util_mean"},
   };
   return all;
 }

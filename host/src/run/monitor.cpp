@@ -1,6 +1,7 @@
 // Worker and GPU sampling; see monitor.hpp.
 #include "run/monitor.hpp"
 
+#include "protocol/events.hpp"
 #include "support/procfs.hpp"
 
 #include <nlohmann/json.hpp>
@@ -72,21 +73,53 @@ std::optional<double> parse_status_rss_bytes(const std::string& status) {
   return std::nullopt;
 }
 
-std::optional<unsigned> gpu_for_config(const std::string& config_json) {
-  try {
-    const auto config = nlohmann::json::parse(config_json);
-    const std::string device = config.value("device", "auto");
-    if (device == "cpu") return std::nullopt;
-    if (device.rfind("cuda:", 0) == 0) return static_cast<unsigned>(std::stoul(device.substr(5)));
-    return 0U;
-  } catch (const std::exception&) {
-    return 0U;
+std::optional<std::string> trial_gpu_bus_id(const nlohmann::json& config,
+                                            const nlohmann::json& runtime) {
+  const std::string device =
+      config.is_object() && config.contains("device") && config["device"].is_string()
+          ? config["device"].get<std::string>()
+          : "auto";
+  size_t index = 0;
+  if (device == "cpu") return std::nullopt;
+  if (device == "auto" && !(runtime.is_object() && runtime.value("cuda_available", false))) {
+    return std::nullopt;
   }
+  if (device.rfind("cuda:", 0) == 0) {
+    try {
+      index = std::stoul(device.substr(5));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  } else if (device != "cuda" && device != "auto") {
+    return std::nullopt;
+  }
+  if (!runtime.is_object() || !runtime.contains("devices")) return std::nullopt;
+  const auto& devices = runtime["devices"];
+  if (!devices.is_array() || index >= devices.size() || !devices[index].is_object()) {
+    return std::nullopt;
+  }
+  const std::string bus = devices[index].value("pci_bus_id", "");
+  if (bus.empty()) return std::nullopt;
+  return bus;
 }
 
-TrialMonitor::TrialMonitor(pid_t pid, const Nvml* nvml, std::optional<unsigned> gpu)
-    : pid_(pid), nvml_(nvml), gpu_(gpu), t0_(now_s()), ticks_(::sysconf(_SC_CLK_TCK)) {
-  if (nvml_ != nullptr && gpu_ && *gpu_ >= nvml_->device_count()) gpu_.reset();
+TrialMonitor::TrialMonitor(pid_t pid, const Nvml* nvml, nlohmann::json config)
+    : pid_(pid),
+      nvml_(nvml),
+      config_(std::move(config)),
+      t0_(now_s()),
+      ticks_(::sysconf(_SC_CLK_TCK)) {}
+
+void TrialMonitor::on_event(const nlohmann::json& e) {
+  const std::string kind = event::kind(e);
+  if (kind == event::phase) {
+    set_measuring(e.value("phase", "") == "measure");
+  } else if (kind == event::runtime && nvml_ != nullptr) {
+    const auto bus = trial_gpu_bus_id(config_, e.value("runtime", nlohmann::json::object()));
+    if (bus) {
+      if (auto index = nvml_->index_of_pci_bus_id(*bus)) use_gpu(*index);
+    }
+  }
 }
 
 void TrialMonitor::sample() {
@@ -109,6 +142,9 @@ void TrialMonitor::add_cpu_reading(double t_s, double cpu_s, std::optional<doubl
 }
 
 void TrialMonitor::add_gpu_reading(const GpuSample& s) {
+  if (s.utilization_pct) gpu_util_timeline_.push_back(*s.utilization_pct);
+  if (s.memory_used_bytes) gpu_mem_timeline_.push_back(*s.memory_used_bytes);
+  if (!measuring_) return;
   const double util = s.utilization_pct.value_or(0);
   if (s.utilization_pct) gpu_util_.push_back(util);
   if (s.memory_used_bytes) {
@@ -148,13 +184,15 @@ std::vector<db::MetricSample> TrialMonitor::metrics(const rusage* usage, double 
   }
   if (rss_peak > 0) add("monitor_rss_peak_bytes", rss_peak);
   add_timeline(m, "monitor_timeline_cpu_util", cpu_util_);
-  if (!gpu_util_.empty() || !gpu_mem_.empty()) {
-    add("monitor_gpu_index", static_cast<double>(gpu_.value_or(0)));
+  if (gpu_ && (!gpu_util_timeline_.empty() || !gpu_mem_timeline_.empty())) {
+    add("monitor_gpu_index", static_cast<double>(*gpu_));
+    add("monitor_gpu_samples_measured",
+        static_cast<double>(std::max(gpu_util_.size(), gpu_mem_.size())));
     if (!gpu_util_.empty()) {
-      add("monitor_gpu_util_mean", mean(gpu_util_));
-      add("monitor_gpu_util_peak", *std::max_element(gpu_util_.begin(), gpu_util_.end()));
+      add("monitor_gpu_device_util_mean", mean(gpu_util_));
+      add("monitor_gpu_device_util_peak", *std::max_element(gpu_util_.begin(), gpu_util_.end()));
     }
-    if (!gpu_mem_.empty()) add("monitor_gpu_memory_peak_bytes", gpu_mem_peak_);
+    if (!gpu_mem_.empty()) add("monitor_gpu_device_memory_used_peak_bytes", gpu_mem_peak_);
     if (clock_max_ > 0) {
       add("monitor_gpu_sm_clock_max_mhz", clock_max_);
       if (clock_min_busy_) add("monitor_gpu_sm_clock_min_busy_mhz", *clock_min_busy_);
@@ -162,8 +200,8 @@ std::vector<db::MetricSample> TrialMonitor::metrics(const rusage* usage, double 
     }
     if (temperature_peak_) add("monitor_gpu_temperature_peak_c", *temperature_peak_);
     if (power_peak_) add("monitor_gpu_power_peak_w", *power_peak_);
-    add_timeline(m, "monitor_timeline_gpu_util", gpu_util_);
-    add_timeline(m, "monitor_timeline_gpu_memory_bytes", gpu_mem_);
+    add_timeline(m, "monitor_timeline_gpu_device_util", gpu_util_timeline_);
+    add_timeline(m, "monitor_timeline_gpu_device_memory_used_bytes", gpu_mem_timeline_);
   }
   return m;
 }

@@ -1,8 +1,13 @@
 // Device monitoring during a trial: the host samples the worker process (CPU
-// time and resident memory from /proc) and, when NVML is present, the trial's
-// GPU (utilisation, memory, SM clock, temperature, power). The readings are
-// summarised, with a timeline, into `metrics` rows of kind 'stat' whose names
-// start with monitor_. Sampling reads files and NVML only: the worker is never
+// time and resident memory from /proc) and, when NVML is present and the
+// trial runs on a GPU, that GPU (utilisation, memory, SM clock, temperature,
+// power), found by the PCI bus id the worker reports: the device the trial
+// uses whatever CUDA_VISIBLE_DEVICES or Slurm's binding renumbered. The GPU
+// readings are device-wide (other processes on the device count too) and are
+// named so (monitor_gpu_device_*); they are summarised over the measured
+// phase only (the worker's "measure" phases), not setup, warmup or
+// evaluation. Everything goes, with timelines, into `metrics` rows of kind
+// 'stat' whose names start with monitor_. Sampling reads files and NVML only: the worker is never
 // paused or signalled, so a monitored trial measures what an unmonitored one
 // does.
 #pragma once
@@ -10,6 +15,8 @@
 #include "support/nvml.hpp"
 
 #include <gpusweep/db/store.hpp>
+
+#include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -30,13 +37,26 @@ std::optional<double> parse_proc_stat_cpu_seconds(const std::string& stat, long 
 // VmRSS in bytes from the text of /proc/PID/status.
 std::optional<double> parse_status_rss_bytes(const std::string& status);
 
-// The NVML device a trial's worker uses: cuda:N -> N, cuda or auto -> 0, cpu
-// -> none, from the trial's resolved config (JSON).
-std::optional<unsigned> gpu_for_config(const std::string& config_json);
+// The PCI bus id of the GPU a trial runs on, from its resolved config and
+// the runtime its worker reported after create() (the CUDA devices it sees,
+// numbered as the trial numbers them): cuda:N -> devices[N]; cuda, or auto
+// with CUDA available -> devices[0]; cpu, auto without CUDA, or a runtime
+// without devices -> none, and a CPU trial records no GPU figures.
+std::optional<std::string> trial_gpu_bus_id(const nlohmann::json& config,
+                                            const nlohmann::json& runtime);
 
 class TrialMonitor {
  public:
-  TrialMonitor(pid_t pid, const Nvml* nvml, std::optional<unsigned> gpu);
+  // config: the trial's resolved config, for the device it names.
+  TrialMonitor(pid_t pid, const Nvml* nvml, nlohmann::json config);
+
+  // A worker event: its runtime report names the GPU to sample (found in
+  // NVML by bus id); "phase" events open and close the measured window.
+  void on_event(const nlohmann::json& e);
+  // Samples NVML device index from now on (on_event, and tests).
+  void use_gpu(unsigned index) { gpu_ = index; }
+  // Whether readings from now on fall in the measured phase.
+  void set_measuring(bool measuring) { measuring_ = measuring; }
 
   // One reading; called every kMonitorIntervalS while the worker runs.
   void sample();
@@ -51,7 +71,11 @@ class TrialMonitor {
  private:
   pid_t pid_;
   const Nvml* nvml_;
+  nlohmann::json config_;
   std::optional<unsigned> gpu_;
+  bool measuring_ = false;
+  std::vector<double> gpu_util_timeline_;  // every GPU reading, measured or not
+  std::vector<double> gpu_mem_timeline_;
   double t0_;
   long ticks_;
   std::optional<double> last_t_, last_cpu_;

@@ -44,6 +44,16 @@ std::string utc_now() {
   return out;
 }
 
+// The trial's resolved config, for the monitor (null if it does not parse:
+// the worker refuses it anyway).
+nlohmann::json parse_config(const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return nullptr;
+  }
+}
+
 // Protocol lines longer than this mean a broken worker, not a big event.
 constexpr size_t kMaxLine = 16 * 1024 * 1024;
 
@@ -57,7 +67,7 @@ struct Worker {
         timer(io),
         watchdog(io),
         monitor_timer(io),
-        monitor(p.pid, Nvml::shared(), gpu_for_config(job.worker.config_json)) {}
+        monitor(p.pid, Nvml::shared(), parse_config(job.worker.config_json)) {}
 
   TrialJob job;
   pid_t pid;
@@ -287,6 +297,7 @@ class Supervisor {
           size_t start = 0;
           for (size_t nl; (nl = w->line.find('\n', start)) != std::string::npos; start = nl + 1) {
             auto event = w->job.collector->on_line(w->line.substr(start, nl - start));
+            if (event) w->monitor.on_event(*event);
             if (event && cb_.on_event) cb_.on_event(w->job, *event);
           }
           w->line.erase(0, start);

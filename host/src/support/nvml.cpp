@@ -49,6 +49,8 @@ struct Nvml::Api {
   nvmlReturn_t (*temperature)(nvmlDevice_t, int, unsigned*);
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned*);
   nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*);
+  nvmlReturn_t (*handle_by_pci_bus_id)(const char*, nvmlDevice_t*);
+  nvmlReturn_t (*index)(nvmlDevice_t, unsigned*);
 };
 
 std::string Nvml::default_library() {
@@ -83,6 +85,9 @@ std::unique_ptr<Nvml> Nvml::load(const std::string& library, std::string* why) {
   api->temperature = resolve<decltype(api->temperature)>(handle, "nvmlDeviceGetTemperature");
   api->power = resolve<decltype(api->power)>(handle, "nvmlDeviceGetPowerUsage");
   api->clock = resolve<decltype(api->clock)>(handle, "nvmlDeviceGetClockInfo");
+  api->handle_by_pci_bus_id =
+      resolve<decltype(api->handle_by_pci_bus_id)>(handle, "nvmlDeviceGetHandleByPciBusId_v2");
+  api->index = resolve<decltype(api->index)>(handle, "nvmlDeviceGetIndex");
   const char* missing = nullptr;
   if (api->init == nullptr)
     missing = "nvmlInit_v2";
@@ -175,6 +180,17 @@ std::optional<GpuSample> Nvml::sample(unsigned index) const {
   }
   if (api_->power != nullptr && api_->power(dev, &v) == kSuccess) s.power_w = v / 1000.0;
   return s;
+}
+
+std::optional<unsigned> Nvml::index_of_pci_bus_id(const std::string& bus_id) const {
+  if (api_->handle_by_pci_bus_id == nullptr || api_->index == nullptr || bus_id.empty()) {
+    return std::nullopt;
+  }
+  nvmlDevice_t dev = nullptr;
+  if (api_->handle_by_pci_bus_id(bus_id.c_str(), &dev) != kSuccess) return std::nullopt;
+  unsigned index = 0;
+  if (api_->index(dev, &index) != kSuccess) return std::nullopt;
+  return index;
 }
 
 }  // namespace gpusweep::host

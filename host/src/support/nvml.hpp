@@ -48,6 +48,11 @@ class Nvml {
   unsigned device_count() const;
   std::optional<GpuInfo> device(unsigned index) const;
   std::optional<GpuSample> sample(unsigned index) const;
+  // NVML's index of the device at this PCI bus id ("0000:65:00.0", as CUDA
+  // writes it): the same device whatever CUDA_VISIBLE_DEVICES and CUDA's
+  // ordering made of its number in the trial. None when NVML does not know
+  // it (or the driver lacks the lookup).
+  std::optional<unsigned> index_of_pci_bus_id(const std::string& bus_id) const;
   const std::string& library() const { return library_; }
 
  private:

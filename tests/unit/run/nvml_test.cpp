@@ -53,22 +53,26 @@ TEST_CASE("the monitor summarises GPU readings and flags throttling", "[host]") 
   auto nvml = Nvml::load(GPUSWEEP_FAKE_NVML, &why);
   REQUIRE(nvml);
   // Device 1 of the fake alternates 1980 and 1200 MHz while 95% busy.
-  TrialMonitor m(/*pid=*/0, nvml.get(), /*gpu=*/1U);
+  TrialMonitor m(/*pid=*/0, nvml.get(), nullptr);
+  m.use_gpu(1);
+  m.set_measuring(true);
   for (int i = 0; i < 4; ++i) m.add_gpu_reading(*nvml->sample(1));
   auto s = summary(m.metrics(nullptr, 2.0));
-  CHECK(s.at("monitor_gpu_util_mean") == 95);
-  CHECK(s.at("monitor_gpu_memory_peak_bytes") == 3.0 * (1ULL << 30));
+  CHECK(s.at("monitor_gpu_device_util_mean") == 95);
+  CHECK(s.at("monitor_gpu_device_memory_used_peak_bytes") == 3.0 * (1ULL << 30));
   CHECK(s.at("monitor_gpu_sm_clock_max_mhz") == 1980);
   CHECK(s.at("monitor_gpu_throttled") == 1);
   CHECK(s.at("monitor_gpu_power_peak_w") == 250);
 
-  TrialMonitor steady(0, nvml.get(), 0U);
+  TrialMonitor steady(0, nvml.get(), nullptr);
+  steady.use_gpu(0);
+  steady.set_measuring(true);
   for (int i = 0; i < 4; ++i) steady.add_gpu_reading(*nvml->sample(0));
   CHECK(summary(steady.metrics(nullptr, 2.0)).at("monitor_gpu_throttled") == 0);
 }
 
 TEST_CASE("CPU readings become utilisation in cores and a peak RSS", "[host]") {
-  TrialMonitor m(0, nullptr, std::nullopt);
+  TrialMonitor m(0, nullptr, nullptr);
   m.add_cpu_reading(0.0, 0.0, 100e6);
   m.add_cpu_reading(0.5, 0.5, 300e6);  // one core busy
   m.add_cpu_reading(1.0, 1.5, 200e6);  // two cores busy
@@ -76,7 +80,7 @@ TEST_CASE("CPU readings become utilisation in cores and a peak RSS", "[host]") {
   CHECK(s.at("monitor_cpu_util_peak") == Approx(2.0));
   CHECK(s.at("monitor_cpu_util_mean") == Approx(1.5));
   CHECK(s.at("monitor_rss_peak_bytes") == 300e6);
-  CHECK(s.count("monitor_gpu_util_mean") == 0);
+  CHECK(s.count("monitor_gpu_device_util_mean") == 0);
 }
 
 TEST_CASE("/proc text parses into CPU seconds and RSS", "[host]") {
@@ -86,6 +90,61 @@ TEST_CASE("/proc text parses into CPU seconds and RSS", "[host]") {
   CHECK(parse_proc_stat_cpu_seconds(stat, 100) == Approx(3.0));
   CHECK_FALSE(parse_proc_stat_cpu_seconds("garbage", 100));
   CHECK(parse_status_rss_bytes("Name:\tx\nVmRSS:\t  2048 kB\n") == 2048.0 * 1024);
-  CHECK(gpu_for_config(R"({"device":"cuda:3"})") == 3U);
-  CHECK_FALSE(gpu_for_config(R"({"device":"cpu"})"));
+}
+
+TEST_CASE("the GPU a trial uses is found by the bus id its worker reports", "[host]") {
+  using nlohmann::json;
+  // CUDA_VISIBLE_DEVICES=1,0: the trial's cuda:0 is the machine's second GPU.
+  const json runtime = {{"cuda_available", true},
+                        {"devices",
+                         {{{"index", 0}, {"pci_bus_id", "0000:65:00.0"}},
+                          {{"index", 1}, {"pci_bus_id", "0000:17:00.0"}}}}};
+  CHECK(trial_gpu_bus_id({{"device", "cuda:0"}}, runtime) == "0000:65:00.0");
+  CHECK(trial_gpu_bus_id({{"device", "cuda:1"}}, runtime) == "0000:17:00.0");
+  CHECK(trial_gpu_bus_id({{"device", "auto"}}, runtime) == "0000:65:00.0");
+  CHECK(trial_gpu_bus_id(json::object(), runtime) == "0000:65:00.0");  // no device key: auto
+  CHECK_FALSE(trial_gpu_bus_id({{"device", "cuda:2"}}, runtime));
+  CHECK_FALSE(trial_gpu_bus_id({{"device", "cpu"}}, runtime));
+  // auto on a machine (or a LibTorch) without CUDA is a CPU trial: no GPU.
+  CHECK_FALSE(trial_gpu_bus_id({{"device", "auto"}}, {{"cuda_available", false}}));
+  // A plugin that reports no devices: nothing to sample, never "GPU 0".
+  CHECK_FALSE(trial_gpu_bus_id({{"device", "cuda:0"}}, json::object()));
+
+  std::string why;
+  auto nvml = Nvml::load(GPUSWEEP_FAKE_NVML, &why);
+  REQUIRE(nvml);
+  CHECK(nvml->index_of_pci_bus_id("0000:65:00.0") == 1U);  // CUDA's 4-digit domain
+  CHECK(nvml->index_of_pci_bus_id("00000000:17:00.0") == 0U);
+  CHECK_FALSE(nvml->index_of_pci_bus_id("0000:99:00.0"));
+
+  // The monitor binds that device from the worker's runtime event.
+  TrialMonitor m(0, nvml.get(), {{"device", "cuda:0"}});
+  m.on_event({{"event", "runtime"}, {"runtime", runtime}});
+  m.on_event({{"event", "phase"}, {"phase", "measure"}});
+  m.sample();  // pid 0: no /proc reading, the GPU one only
+  const auto s = summary(m.metrics(nullptr, 1.0));
+  CHECK(s.at("monitor_gpu_index") == 1);
+  CHECK(s.at("monitor_gpu_device_util_mean") == 95);  // device 1's, not device 0's 87
+}
+
+TEST_CASE("GPU figures cover the measured phase only, the timeline everything", "[host]") {
+  TrialMonitor m(0, nullptr, nullptr);
+  m.use_gpu(0);
+  gpusweep::host::GpuSample setup{10.0, 1e9, {}, {}, {}};
+  gpusweep::host::GpuSample busy{90.0, 5e9, {}, {}, {}};
+  gpusweep::host::GpuSample evaluating{30.0, 8e9, {}, {}, {}};
+  m.add_gpu_reading(setup);  // before the first "measure" phase
+  m.on_event({{"event", "phase"}, {"phase", "measure"}});
+  m.add_gpu_reading(busy);
+  m.add_gpu_reading(busy);
+  m.on_event({{"event", "phase"}, {"phase", "evaluate"}});
+  m.add_gpu_reading(evaluating);
+  const auto rows = m.metrics(nullptr, 1.0);
+  const auto s = summary(rows);
+  CHECK(s.at("monitor_gpu_device_util_mean") == 90);
+  CHECK(s.at("monitor_gpu_device_memory_used_peak_bytes") == 5e9);  // not evaluation's 8e9
+  CHECK(s.at("monitor_gpu_samples_measured") == 2);
+  size_t timeline = 0;
+  for (const auto& r : rows) timeline += r.name == "monitor_timeline_gpu_device_util" ? 1 : 0;
+  CHECK(timeline == 4);
 }
