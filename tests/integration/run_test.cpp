@@ -433,3 +433,18 @@ TEST_CASE("the HTML report is self-contained and draws every data point", "[inte
   CHECK(html.find("fixture: not applicable here") != std::string::npos);
   CHECK(html.find("slower") != std::string::npos);
 }
+
+TEST_CASE(
+    "the worker opens a measured window before each run of blocks and closes it before "
+    "each evaluation",
+    "[integration]") {
+  Sandbox box;
+  box.write("w.json", R"({"name": "w", "workload": "fake_cuda", "base": {"device": "cpu"},
+    "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 6, "eval_every_blocks": 3}})");
+  const auto r = box.gpusweep("run w.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  // Blocks 1-3, an evaluation, blocks 4-6, the final evaluation.
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'windows_begun' AND value = 2") == 1);
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'windows_ended' AND value = 2") == 1);
+}

@@ -344,3 +344,19 @@ TEST_CASE("seeded streams: the same seed and stream repeat, another stream diffe
   CHECK(torch::equal(draws(derive_seed(3, 0)), draws(derive_seed(3, 0))));
   CHECK_FALSE(torch::equal(draws(derive_seed(3, 0)), draws(derive_seed(3, 1))));
 }
+
+TEST_CASE("the peak memory starts over at reset: a setup allocation stays out of the window",
+          "[torchkit]") {
+  {
+    // 256 MiB touched and freed before the window, as setup's data would be.
+    torch::Tensor setup = torch::ones({64, 1024, 1024});
+    CHECK(setup.sum().item<double>() > 0);
+  }
+  const double before = peak_memory_bytes(torch::kCPU);
+  reset_peak_memory(torch::kCPU);
+  torch::Tensor step = torch::ones({1024, 1024});  // 4 MiB in the window
+  CHECK(step.sum().item<double>() > 0);
+  const double window = peak_memory_bytes(torch::kCPU);
+  INFO("peak before the reset " << before << ", in the window " << window);
+  CHECK(window < before - 200.0 * (1 << 20));
+}

@@ -262,8 +262,18 @@ class Trial {
                {"metrics", parse_or_raw(metrics)}});
   }
 
+  // The plugin's measured window (GPUSWEEP_EXT_MEASURE_WINDOW), when it has
+  // one: begins before measured steps, ends before an evaluation.
+  void mark_window(bool begin) {
+    const auto* window =
+        find_extension<gpusweep_ext_measure_window>(t_, GPUSWEEP_EXT_MEASURE_WINDOW);
+    if (window == nullptr) return;
+    check(begin ? window->begin(inst_) : window->end(inst_), "measure", steps_done_);
+  }
+
   void measure() {
     out_.emit({{"event", event::phase}, {"phase", "measure"}, {"blocks", m_.blocks}});
+    mark_window(true);
     bool evaluated_last = false;
     gpusweep_step_result r{};
     for (int64_t b = 0; b < m_.blocks; ++b) {
@@ -289,12 +299,19 @@ class Trial {
                  {"secondary_samples", secondary}});
       evaluated_last = false;
       if (m_.eval_every_blocks > 0 && (b + 1) % m_.eval_every_blocks == 0) {
+        mark_window(false);
         evaluate("evaluate");
         evaluated_last = true;
-        if (b + 1 < m_.blocks) out_.emit({{"event", event::phase}, {"phase", "measure"}});
+        if (b + 1 < m_.blocks) {
+          out_.emit({{"event", event::phase}, {"phase", "measure"}});
+          mark_window(true);
+        }
       }
     }
-    if (!evaluated_last) evaluate("evaluate");
+    if (!evaluated_last) {
+      mark_window(false);
+      evaluate("evaluate");
+    }
   }
 
   const gpusweep_plugin* t_;

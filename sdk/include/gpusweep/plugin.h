@@ -143,6 +143,20 @@ typedef struct gpusweep_ext_phase_timers {
   void (*enable)(void);
 } gpusweep_ext_phase_timers;
 
+/* The measured window: the host says when measured steps start and pause,
+ * so that figures stats() reports over the trial (peak memory above all)
+ * cover the measured steps only, not setup, warmup or evaluation. */
+#define GPUSWEEP_EXT_MEASURE_WINDOW "gpusweep.measure_window/1"
+typedef struct gpusweep_ext_measure_window {
+  uint32_t struct_size; /* sizeof(gpusweep_ext_measure_window) in the plugin */
+  uint32_t reserved;    /* zero */
+  /* Measured steps start: before the first block, and again after an
+   * evaluation between blocks. */
+  gpusweep_status (*begin)(gpusweep_instance* instance);
+  /* Measured steps pause: after the last block before an evaluation. */
+  gpusweep_status (*end)(gpusweep_instance* instance);
+} gpusweep_ext_measure_window;
+
 /* The machine's matmul peak as the plugin's runtime sees it, for `doctor`
  * and `diagnose`: what fraction of it a step reaches. */
 #define GPUSWEEP_EXT_MATMUL_PROBE "gpusweep.matmul_probe/1"

@@ -82,6 +82,11 @@ class Workload {
   virtual void synchronize() {}
   virtual Metrics evaluate() { return {}; }
   virtual Metrics stats() { return {}; }
+  // The host's measured window (GPUSWEEP_EXT_MEASURE_WINDOW): measured steps
+  // start, and pause before an evaluation. Figures stats() reports over the
+  // trial, such as peak memory, should cover what lies between the two.
+  virtual void begin_measurement() {}
+  virtual void end_measurement() {}
 };
 
 namespace detail {
@@ -284,7 +289,19 @@ struct Adapter {
     }
   }
 
+  static gpusweep_status begin_measurement(gpusweep_instance* p) noexcept {
+    return guarded(p, [](Instance& i) { i.workload->begin_measurement(); });
+  }
+
+  static gpusweep_status end_measurement(gpusweep_instance* p) noexcept {
+    return guarded(p, [](Instance& i) { i.workload->end_measurement(); });
+  }
+
+  // The SDK's own extensions (every workload has them), then the class's.
   static const void* get_extension(const char* id) noexcept {
+    static const gpusweep_ext_measure_window window = {sizeof(gpusweep_ext_measure_window), 0,
+                                                       &begin_measurement, &end_measurement};
+    if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_MEASURE_WINDOW) == 0) return &window;
     if constexpr (HasExtension<W>::value) {
       try {
         return id != nullptr ? W::extension(id) : nullptr;

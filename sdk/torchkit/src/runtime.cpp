@@ -8,6 +8,7 @@
 #include <dlfcn.h>
 #include <sys/resource.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -184,6 +185,13 @@ double peak_memory_bytes(const torch::Device& device) {
   }
 #endif
   (void)device;
+  // VmHWM, the peak resident set size, which reset_peak_memory can start
+  // over (ru_maxrss cannot); ru_maxrss where /proc has no VmHWM.
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    double kib = 0;
+    if (std::sscanf(line.c_str(), "VmHWM: %lf kB", &kib) == 1) return kib * 1024.0;
+  }
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
@@ -191,9 +199,14 @@ double peak_memory_bytes(const torch::Device& device) {
 
 void reset_peak_memory(const torch::Device& device) {
 #if defined(GPUSWEEP_TORCH_CUDA)
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+  if (device.is_cuda()) {
+    c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+    return;
+  }
 #endif
   (void)device;
+  // Linux: "5" resets VmHWM to the current resident set size.
+  std::ofstream("/proc/self/clear_refs") << "5";
 }
 
 }  // namespace gpusweep::torchkit

@@ -157,3 +157,40 @@ TEST_CASE("step() on a null instance or result is an error, not a crash", "[sdk]
   CHECK(t->step(inst, nullptr) == GPUSWEEP_STATUS_ERROR);
   t->destroy(inst);
 }
+
+namespace {
+
+class Windowed final : public gpusweep::Workload {
+ public:
+  static gpusweep::Manifest manifest() { return Probe::manifest(); }
+  explicit Windowed(const gpusweep::TrialConfig&) {}
+  gpusweep::StepResult step() override { return {1.0, 0.0}; }
+  void begin_measurement() override { ++begun; }
+  void end_measurement() override { ++ended; }
+  gpusweep::Metrics stats() override { return {{"begun", begun}, {"ended", ended}}; }
+  double begun = 0, ended = 0;
+};
+
+}  // namespace
+
+TEST_CASE("every SDK workload offers the measured window, reaching its hooks", "[sdk]") {
+  const gpusweep_plugin* t = gpusweep::detail::Adapter<Windowed>::table();
+  const auto* window = static_cast<const gpusweep_ext_measure_window*>(
+      t->get_extension(GPUSWEEP_EXT_MEASURE_WINDOW));
+  REQUIRE(window != nullptr);
+  CHECK(window->struct_size == sizeof(gpusweep_ext_measure_window));
+  gpusweep_instance* inst = nullptr;
+  REQUIRE(t->create("{}", &inst) == GPUSWEEP_STATUS_OK);
+  CHECK(window->begin(inst) == GPUSWEEP_STATUS_OK);
+  CHECK(window->end(inst) == GPUSWEEP_STATUS_OK);
+  CHECK(window->begin(inst) == GPUSWEEP_STATUS_OK);
+  const char* stats = nullptr;
+  REQUIRE(t->stats(inst, &stats) == GPUSWEEP_STATUS_OK);
+  const auto j = gpusweep::Json::parse(stats);
+  CHECK(j["begun"] == 2);
+  CHECK(j["ended"] == 1);
+  CHECK(window->begin(nullptr) == GPUSWEEP_STATUS_ERROR);
+  t->destroy(inst);
+  // A plain workload has it too (the hooks do nothing).
+  CHECK(A::table()->get_extension(GPUSWEEP_EXT_MEASURE_WINDOW) != nullptr);
+}

@@ -35,15 +35,17 @@ std::string cuda_driver_version();
 // (the torch wheel links MKL into libtorch_cpu), LibTorch's BLAS_INFO.
 std::string blas_in_use();
 
-// Peak memory so far: the CUDA caching allocator's peak on a CUDA device,
-// the process's peak resident set size on CPU.
+// Peak memory since the start or the last reset_peak_memory(): the CUDA
+// caching allocator's peak on a CUDA device, the process's peak resident set
+// size (VmHWM) on CPU.
 // Threads of this process now (/proc/self/task); -1 if unknown. A trial
 // that ran parallel regions with threads=N has its OpenMP team alive.
 double process_threads();
 
 double peak_memory_bytes(const torch::Device& device);
 
-// Resets the CUDA allocator's peak counter (the RSS peak cannot be reset).
+// Starts the peak over from what is in use now: the CUDA allocator's peak
+// counter, or on CPU the process's VmHWM (Linux's /proc/self/clear_refs).
 void reset_peak_memory(const torch::Device& device);
 
 }  // namespace gpusweep::torchkit

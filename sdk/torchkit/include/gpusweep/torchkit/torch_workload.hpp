@@ -10,6 +10,8 @@
 #include <gpusweep/torchkit/settings.hpp>
 #include <gpusweep/workload.hpp>
 
+#include <algorithm>
+
 namespace gpusweep::torchkit {
 
 class TorchWorkload : public Workload {
@@ -21,13 +23,21 @@ class TorchWorkload : public Workload {
 
   Metrics stats() override {
     Metrics m = extra_stats();
-    m["peak_memory_bytes"] = peak_memory_bytes(settings_.device);
+    // Over the measured windows when the host marked them, else the trial's.
+    m["peak_memory_bytes"] = windows_ > 0 ? measured_peak_ : peak_memory_bytes(settings_.device);
     m["loss_reads"] = static_cast<double>(loss_reads_);
     m["os_threads"] = process_threads();
     if (read_any_) m["last_loss"] = last_loss_;
     if (pipeline_ != nullptr) m["input_wait_s"] = pipeline_->wait_seconds();
     for (const auto& [name, value] : phase_stats()) m[name] = value;  // diagnose trials only
     return m;
+  }
+
+  // The peak starts over at each window and is taken at its end.
+  void begin_measurement() override { reset_peak_memory(settings_.device); }
+  void end_measurement() override {
+    measured_peak_ = std::max(measured_peak_, peak_memory_bytes(settings_.device));
+    ++windows_;
   }
 
   static Json runtime() { return runtime_info(); }
@@ -85,6 +95,8 @@ class TorchWorkload : public Workload {
   Settings settings_;
 
  private:
+  double measured_peak_ = 0;
+  int64_t windows_ = 0;
   int64_t loss_steps_ = 0;
   int64_t loss_reads_ = 0;
   double last_loss_ = 0;
