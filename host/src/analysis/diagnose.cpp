@@ -144,9 +144,14 @@ Diagnosis classify(const PhaseBreakdown& b) {
   return d;
 }
 
-Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json& config) {
+Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json& config,
+                  const TrialDevice& device) {
   Json grid = Json::object();
-  const bool cuda = config.value("device", "auto").rfind("cuda", 0) == 0;
+  const bool cuda = device.cuda;
+  // bf16 and TF32 run on Tensor Cores from compute capability 8.0 (Ampere);
+  // on an older or unknown GPU they are not suggested. On the CPU bf16 is.
+  const bool tensor_cores = cuda && compute_capability(device) >= 8.0;
+  const bool bf16 = !cuda || tensor_cores;
   // Values for one axis: the current value first, then the candidates the
   // setting accepts, each once.
   auto axis = [&](const std::string& key, std::vector<Json> candidates) {
@@ -179,13 +184,13 @@ Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json
       axis("num_envs", {8, 64});
       break;
     case Bottleneck::compute:
-      axis("precision", {"bf16"});
-      if (cuda) axis("tf32", {true});
+      if (bf16) axis("precision", {"bf16"});
+      if (tensor_cores) axis("tf32", {true});
       axis("channels_last", {true});
       axis("threads", {1, 2});
       break;
     case Bottleneck::memory:
-      axis("precision", {"bf16"});
+      if (bf16) axis("precision", {"bf16"});
       axis("channels_last", {true});
       axis("batch_size", {batch * 2, batch * 4});
       break;
@@ -236,9 +241,8 @@ std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const Plugin
   DiagnoseReport r;
   PhaseBreakdown& b = r.breakdown;
   b = breakdown_from_stats(readings.stats_snapshot, stats, steps, seconds);
-  const std::string device = config.value("device", "auto");
-  b.cuda = device.rfind("cuda", 0) == 0 || (device == "auto" && readings.runtime.is_object() &&
-                                            readings.runtime.value("cuda_available", false));
+  const TrialDevice device = trial_device(config, readings.runtime);
+  b.cuda = device.cuda;
   if (readings.matmul.is_array()) {
     for (const auto& m : readings.matmul) {
       const bool on_cuda = m.value("device", "").rfind("cuda", 0) == 0;
@@ -250,7 +254,7 @@ std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const Plugin
     r.throughput = outcome.summary->throughput_median;
     r.unit = outcome.summary->unit;
   }
-  r.grid = suggest_grid(r.diagnosis, manifest, config);
+  r.grid = suggest_grid(r.diagnosis, manifest, config, device);
   if (!r.grid.empty()) {
     r.suggested_sweep = suggested_sweep(spec, r.diagnosis, r.grid);
     // Ready to run means valid: checked as `run` will check it.

@@ -4,6 +4,7 @@
 // sweeping about it.
 #pragma once
 
+#include "model/device.hpp"
 #include "model/manifest.hpp"
 #include "model/sweep.hpp"
 
@@ -55,7 +56,8 @@ Diagnosis classify(const PhaseBreakdown& b);
 // A grid of the settings worth sweeping for this bottleneck, restricted to
 // settings the workload has (and that apply, on this device), each axis
 // starting at the diagnosed config's value (the baseline).
-Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json& config);
+Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json& config,
+                  const TrialDevice& device);
 
 // What a trial's worker reported besides its blocks (the last of each event;
 // run/probe_session.hpp gathers it).

@@ -1,6 +1,7 @@
 // Worker and GPU sampling; see monitor.hpp.
 #include "run/monitor.hpp"
 
+#include "model/device.hpp"
 #include "protocol/events.hpp"
 #include "support/procfs.hpp"
 
@@ -75,31 +76,9 @@ std::optional<double> parse_status_rss_bytes(const std::string& status) {
 
 std::optional<std::string> trial_gpu_bus_id(const nlohmann::json& config,
                                             const nlohmann::json& runtime) {
-  const std::string device =
-      config.is_object() && config.contains("device") && config["device"].is_string()
-          ? config["device"].get<std::string>()
-          : "auto";
-  size_t index = 0;
-  if (device == "cpu") return std::nullopt;
-  if (device == "auto" && !(runtime.is_object() && runtime.value("cuda_available", false))) {
-    return std::nullopt;
-  }
-  if (device.rfind("cuda:", 0) == 0) {
-    try {
-      index = std::stoul(device.substr(5));
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-  } else if (device != "cuda" && device != "auto") {
-    return std::nullopt;
-  }
-  if (!runtime.is_object() || !runtime.contains("devices")) return std::nullopt;
-  const auto& devices = runtime["devices"];
-  if (!devices.is_array() || index >= devices.size() || !devices[index].is_object()) {
-    return std::nullopt;
-  }
-  const std::string bus = devices[index].value("pci_bus_id", "");
-  if (bus.empty()) return std::nullopt;
+  const TrialDevice device = trial_device(config, runtime);
+  const std::string bus = device.info.value("pci_bus_id", "");
+  if (!device.cuda || bus.empty()) return std::nullopt;
   return bus;
 }
 

@@ -104,17 +104,18 @@ TEST_CASE("the suggested grid holds only settings that exist, apply and accept t
   Diagnosis d;
   d.bottleneck = Bottleneck::input;
   const auto config = nlohmann::json{{"device", "cpu"}, {"loader_workers", 0}, {"batch_size", 16}};
-  const auto grid = suggest_grid(d, m, config);
+  const TrialDevice cpu = trial_device(config, nlohmann::json::object());
+  const auto grid = suggest_grid(d, m, config, cpu);
   // Current value first (the baseline); 4 is above the setting's max of 2.
   CHECK(grid.at("loader_workers") == nlohmann::json::array({0, 1, 2}));
   CHECK_FALSE(grid.contains("pin_memory"));  // CPU, and it does not apply here
 
   d.bottleneck = Bottleneck::sync;
-  CHECK(suggest_grid(d, m, config).at("sync_every") == nlohmann::json::array({1, 10, 100}));
+  CHECK(suggest_grid(d, m, config, cpu).at("sync_every") == nlohmann::json::array({1, 10, 100}));
   d.bottleneck = Bottleneck::overhead;
-  CHECK(suggest_grid(d, m, config).at("batch_size") == nlohmann::json::array({16, 32, 64}));
+  CHECK(suggest_grid(d, m, config, cpu).at("batch_size") == nlohmann::json::array({16, 32, 64}));
   d.bottleneck = Bottleneck::compute;
-  const auto compute = suggest_grid(d, m, config);
+  const auto compute = suggest_grid(d, m, config, cpu);
   CHECK(compute.at("precision") == nlohmann::json::array({"fp32", "bf16"}));
   CHECK(compute.at("channels_last") == nlohmann::json::array({false, true}));
 }
@@ -153,4 +154,44 @@ TEST_CASE("a diagnosed trial: phases per measured step, the peak of its own devi
   in.stats = {{"steps", 40}};
   CHECK_FALSE(diagnose_trial(spec, conv_manifest(), config, outcome, in, &why));
   CHECK_THAT(why, Contains("no phase timings"));
+}
+
+TEST_CASE(
+    "on a GPU, device=auto gets the CUDA settings, and bf16 and tf32 only where Tensor "
+    "Cores run them",
+    "[analysis]") {
+  using nlohmann::json;
+  json m_json = json::parse(R"({"name": "w", "version": "1", "unit": "samples", "params": [
+      {"name": "device", "type": "string", "default": "auto", "common": true},
+      {"name": "precision", "type": "string", "default": "fp32", "choices": ["fp32", "bf16"]},
+      {"name": "tf32", "type": "bool", "default": false},
+      {"name": "loader_workers", "type": "int", "default": 0, "min": 0, "max": 4},
+      {"name": "pin_memory", "type": "bool", "default": false},
+      {"name": "non_blocking", "type": "bool", "default": false}]})");
+  const auto m = PluginManifest::parse(m_json);
+  auto runtime = [](const char* cc) {
+    return json{{"cuda_available", true},
+                {"devices", {{{"index", 0}, {"compute_capability", cc}}}}};
+  };
+  const json config = {{"device", "auto"}};
+  Diagnosis d;
+  d.bottleneck = Bottleneck::input;
+  const TrialDevice ampere = trial_device(config, runtime("8.0"));
+  REQUIRE(ampere.cuda);
+  const json input = suggest_grid(d, m, config, ampere);
+  CHECK(input.contains("pin_memory"));
+  CHECK(input.contains("non_blocking"));
+  d.bottleneck = Bottleneck::compute;
+  const json compute = suggest_grid(d, m, config, ampere);
+  CHECK(compute.at("precision") == json::array({"fp32", "bf16"}));
+  CHECK(compute.at("tf32") == json::array({false, true}));
+  // Volta (7.0): no bf16 Tensor Cores, no TF32.
+  const json volta = suggest_grid(d, m, config, trial_device(config, runtime("7.0")));
+  CHECK_FALSE(volta.contains("precision"));
+  CHECK_FALSE(volta.contains("tf32"));
+  // auto where CUDA is not available: a CPU trial, no CUDA settings.
+  d.bottleneck = Bottleneck::input;
+  const json cpu =
+      suggest_grid(d, m, config, trial_device(config, json{{"cuda_available", false}}));
+  CHECK_FALSE(cpu.contains("pin_memory"));
 }

@@ -1,0 +1,44 @@
+// A trial's device; see device.hpp.
+#include "model/device.hpp"
+
+#include <string>
+
+namespace gpusweep::host {
+
+TrialDevice trial_device(const nlohmann::json& config, const nlohmann::json& runtime) {
+  const std::string device =
+      config.is_object() && config.contains("device") && config["device"].is_string()
+          ? config["device"].get<std::string>()
+          : "auto";
+  const bool cuda_available = runtime.is_object() && runtime.value("cuda_available", false);
+  TrialDevice d;
+  size_t index = 0;
+  if (device.rfind("cuda:", 0) == 0) {
+    try {
+      index = std::stoul(device.substr(5));
+    } catch (const std::exception&) {
+      return d;
+    }
+    d.cuda = true;
+  } else {
+    d.cuda = device == "cuda" || (device == "auto" && cuda_available);
+  }
+  if (!d.cuda || !runtime.is_object() || !runtime.contains("devices")) return d;
+  const auto& devices = runtime["devices"];
+  if (devices.is_array() && index < devices.size() && devices[index].is_object()) {
+    d.info = devices[index];
+  }
+  return d;
+}
+
+double compute_capability(const TrialDevice& device) {
+  const auto it = device.info.find("compute_capability");
+  if (it == device.info.end() || !it->is_string()) return 0;
+  try {
+    return std::stod(it->get<std::string>());
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+}  // namespace gpusweep::host
