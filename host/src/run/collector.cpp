@@ -209,6 +209,13 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
       if (!phase.empty() && o.status != db::TrialStatus::skipped)
         *o.error += " (during " + phase + ")";
     }
+  } else if (exit.signal && *exit.signal == SIGKILL && exit.oom_kills > 0) {
+    // A SIGKILL the host did not send while the cgroup's OOM killer killed.
+    o.status = db::TrialStatus::oom;
+    o.error = "worker killed by the kernel's OOM killer during " + phase_ +
+              " (SIGKILL; the memory cgroup counted " + std::to_string(exit.oom_kills) +
+              " OOM kill(s) meanwhile): the machine or the job's memory limit ran out; lower "
+              "batch_size, or set measure.max_memory so that the trial fails inside the plugin";
   } else if (exit.signal) {
     o.status = db::TrialStatus::crashed;
     o.error = with_stderr_hint("worker killed by " + signal_description(*exit.signal) + " during " +

@@ -20,6 +20,9 @@ struct ExitInfo {
   double silent_s = 0;           // > 0: the host ended it after this long without a heartbeat
   bool interrupted = false;      // the host ended it on Ctrl-C
   double timeout_s = 0;
+  // Kills by the kernel's OOM killer in the worker's memory cgroup during
+  // its life (0 when none, or when the cgroup does not say).
+  int64_t oom_kills = 0;
 };
 
 class TrialCollector {

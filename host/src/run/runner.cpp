@@ -3,6 +3,7 @@
 
 #include "run/fork_server.hpp"
 #include "run/monitor.hpp"
+#include "support/procfs.hpp"
 #include "support/spawn.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -76,6 +77,9 @@ struct Worker {
   asio::steady_timer watchdog;       // checks the heartbeat
   asio::steady_timer monitor_timer;  // samples CPU, memory and GPU
   TrialMonitor monitor;
+  // The cgroup's OOM kills when the worker started, to tell a kernel OOM
+  // kill from another SIGKILL.
+  std::optional<int64_t> oom_kills_at_start = cgroup_oom_kills();
   rusage usage{};  // from wait4, when reaped
   bool have_usage = false;
   Clock::time_point last_heard = Clock::now();
@@ -167,6 +171,9 @@ class Supervisor {
       w->monitor_timer.cancel();
       if (WIFEXITED(status)) w->exit.exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) w->exit.signal = WTERMSIG(status);
+      if (w->exit.signal && w->oom_kills_at_start) {
+        if (auto now = cgroup_oom_kills()) w->exit.oom_kills = *now - *w->oom_kills_at_start;
+      }
       w->timer.cancel();
       w->watchdog.cancel();
       // Anything the worker left behind in its group goes with it, so

@@ -1,6 +1,7 @@
 // /proc readers and parsers; see procfs.hpp.
 #include "support/procfs.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -57,6 +58,49 @@ CpuInfo parse_cpuinfo(const std::string& cpuinfo) {
   }
   c.physical = static_cast<int>(cores.size());
   return c;
+}
+
+std::vector<std::string> oom_kill_files(const std::string& proc_self_cgroup) {
+  std::vector<std::string> files;
+  std::istringstream in(proc_self_cgroup);
+  for (std::string line; std::getline(in, line);) {
+    // "hierarchy-id:controllers:path"; v2 has id 0 and no controllers.
+    const auto first = line.find(':');
+    const auto second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    std::string path = line.substr(second + 1);
+    if (path == "/") path.clear();
+    if (controllers.empty()) {
+      files.push_back("/sys/fs/cgroup" + path + "/memory.events");
+      if (!path.empty()) files.push_back("/sys/fs/cgroup/memory.events");
+    } else if (("," + controllers + ",").find(",memory,") != std::string::npos) {
+      files.push_back("/sys/fs/cgroup/memory" + path + "/memory.oom_control");
+      if (!path.empty()) files.push_back("/sys/fs/cgroup/memory/memory.oom_control");
+    }
+  }
+  // v1's memory controller first: on a hybrid machine it is the one that kills.
+  std::stable_partition(files.begin(), files.end(), [](const std::string& f) {
+    return f.find("oom_control") != std::string::npos;
+  });
+  return files;
+}
+
+std::optional<int64_t> parse_oom_kill(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string key; in >> key;) {
+    long long n = 0;
+    if (!(in >> n)) return std::nullopt;
+    if (key == "oom_kill") return n;
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> cgroup_oom_kills() {
+  for (const std::string& file : oom_kill_files(read_text("/proc/self/cgroup"))) {
+    if (auto n = parse_oom_kill(read_text(file))) return n;
+  }
+  return std::nullopt;
 }
 
 }  // namespace gpusweep::host

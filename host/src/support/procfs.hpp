@@ -2,6 +2,8 @@
 // friends). Parsers take the text, so that tests feed them simulated files.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,5 +22,18 @@ struct CpuInfo {
   int physical = 0;  // distinct (physical id, core id) pairs; 0 when not listed
 };
 CpuInfo parse_cpuinfo(const std::string& cpuinfo);
+
+// The files that may hold the kernel OOM killer's count for the memory
+// cgroup in the text of /proc/self/cgroup, most specific first: cgroup v2's
+// memory.events and v1's memory.oom_control, under the cgroup's path and at
+// the mount's root (a container sees its own cgroup there).
+std::vector<std::string> oom_kill_files(const std::string& proc_self_cgroup);
+
+// N from the "oom_kill N" line of memory.events or memory.oom_control.
+std::optional<int64_t> parse_oom_kill(const std::string& text);
+
+// The OOM killer's kills so far in this process's memory cgroup (the one its
+// children start in), or none where no cgroup file says.
+std::optional<int64_t> cgroup_oom_kills();
 
 }  // namespace gpusweep::host

@@ -6,8 +6,7 @@
 using namespace gpusweep::host;
 using nlohmann::json;
 
-TEST_CASE("a trial's device: cuda:N in the trial's numbering, auto by CUDA's presence",
-          "[model]") {
+TEST_CASE("a trial's device: cuda:N in the trial's numbering, auto by CUDA's presence", "[model]") {
   const json runtime = {{"cuda_available", true},
                         {"devices",
                          {{{"index", 0}, {"name", "A"}, {"compute_capability", "8.6"}},

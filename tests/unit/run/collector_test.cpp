@@ -128,6 +128,20 @@ TEST_CASE("plugin statuses, signals, timeouts and interrupts map to trial status
   interrupted.interrupted = true;
   CHECK(feed(m, spec, {}).finish(interrupted, "", 0).status == TrialStatus::interrupted);
 
+  // A SIGKILL nobody on the host sent, while the cgroup's OOM killer
+  // killed: oom with the reason. Without OOM kills it stays a crash.
+  ExitInfo oom_killed;
+  oom_killed.signal = SIGKILL;
+  oom_killed.oom_kills = 1;
+  o = feed(m, spec, {R"({"event":"phase","phase":"measure"})"}).finish(oom_killed, "", 0);
+  CHECK(o.status == TrialStatus::oom);
+  CHECK_THAT(*o.error, Contains("OOM killer") && Contains("during measure"));
+  oom_killed.oom_kills = 0;
+  CHECK(feed(m, spec, {}).finish(oom_killed, "", 0).status == TrialStatus::crashed);
+  ExitInfo segv_meanwhile = sig;  // another signal: not the OOM killer's
+  segv_meanwhile.oom_kills = 1;
+  CHECK(feed(m, spec, {}).finish(segv_meanwhile, "", 0).status == TrialStatus::crashed);
+
   // "ok" without blocks is not a measurement.
   CHECK(feed(m, spec, {R"({"event":"result","status":"ok"})"}).finish(normal, "", 0).status ==
         TrialStatus::failed);
