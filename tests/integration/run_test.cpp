@@ -15,6 +15,7 @@
 using namespace gpusweep;
 using Catch::Matchers::Contains;
 using Catch::Matchers::EndsWith;
+using test::count_in;
 using test::Sandbox;
 
 TEST_CASE("a noop sweep records every trial with its blocks", "[integration]") {
@@ -447,4 +448,29 @@ TEST_CASE(
   // Blocks 1-3, an evaluation, blocks 4-6, the final evaluation.
   CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'windows_begun' AND value = 2") == 1);
   CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'windows_ended' AND value = 2") == 1);
+}
+
+TEST_CASE("with two jobs, run says that trials share the machine, and each records its overlap",
+          "[integration]") {
+  Sandbox box;
+  box.write("o.json", R"({"name": "o", "workload": "noop",
+    "base": {"spin_us": 20000}, "grid": {"batch_size": [1, 2]},
+    "measure": {"warmup_steps": 1, "steps_per_block": 5, "blocks": 5}})");
+  const auto both = box.gpusweep("run o.json --jobs 2 --db two.db");
+  INFO(both.output);
+  REQUIRE(both.code == 0);
+  CHECK_THAT(both.output, Contains("share this machine's cores"));
+  // Two trials of about half a second each, started together.
+  CHECK(count_in(box.path("two.db"), "SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  CHECK(count_in(box.path("two.db"),
+                 "SELECT count(*) FROM metrics WHERE name = 'overlap_fraction' AND value > 0.3") ==
+        2);
+  CHECK(count_in(box.path("two.db"),
+                 "SELECT count(*) FROM metrics WHERE name = 'overlap_trials' AND value = 1") == 2);
+  const auto solo = box.gpusweep("run o.json --jobs 1 --db one.db");
+  REQUIRE(solo.code == 0);
+  CHECK_THAT(solo.output, !Contains("share this machine's cores"));
+  CHECK(count_in(box.path("one.db"),
+                 "SELECT count(*) FROM metrics WHERE name = 'overlap_fraction' AND value = 0") ==
+        2);
 }

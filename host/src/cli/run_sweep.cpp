@@ -26,7 +26,15 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request)
   std::cout << "sweep '" << spec.name << "' (run " << run.record().id << ") into "
             << request.db_path << ": " << jobs.size() << " trials to run";
   if (finished_before > 0) std::cout << ", " << finished_before << " already finished";
-  std::cout << ", " << request.jobs << " at a time\n" << std::flush;
+  std::cout << ", " << request.jobs << " at a time\n";
+  if (request.jobs > 1) {
+    std::cout << request.jobs
+              << " trials at a time share this machine's cores, memory bandwidth and GPUs, "
+                 "so each one's timing includes the others; every trial records the share of "
+                 "its life it ran alongside others (stat overlap_fraction). For ratios "
+                 "between configs, run with --jobs 1\n";
+  }
+  std::cout << std::flush;
 
   Progress progress(jobs.size(), request.jobs, stdout_is_terminal());
   RunnerCallbacks cb;

@@ -16,6 +16,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <ctime>
@@ -23,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace gpusweep::host {
 
@@ -92,6 +94,10 @@ struct Worker {
   ExitInfo exit;
   std::string started_at;
   Clock::time_point t0 = Clock::now();
+  // Time this worker ran alongside others, and which trials those were
+  // (--jobs N > 1: they shared the machine, and its timings show it).
+  double overlap_s = 0;
+  std::set<int64_t> overlapped;
 };
 
 class Supervisor {
@@ -244,6 +250,7 @@ class Supervisor {
     w->started_at = started;
     w->exit.timeout_s = w->job.timeout_s;
     Worker* raw = w.get();
+    account_overlap();
     running_.emplace(p.pid, std::move(w));
     if (cb_.on_start) cb_.on_start(raw->job);
     read_proto(raw);
@@ -338,6 +345,21 @@ class Supervisor {
                            });
   }
 
+  // Charges the time since the last start or finish to every worker that
+  // ran alongside another meanwhile. Called before running_ changes.
+  void account_overlap() {
+    const auto now = Clock::now();
+    const double dt = std::chrono::duration<double>(now - last_change_).count();
+    last_change_ = now;
+    if (running_.size() < 2) return;
+    for (auto& [pid, w] : running_) {
+      w->overlap_s += dt;
+      for (const auto& [other_pid, other] : running_) {
+        if (other_pid != pid) w->overlapped.insert(other->job.trial_id);
+      }
+    }
+  }
+
   void maybe_finish(pid_t pid) {
     auto it = running_.find(pid);
     if (it == running_.end()) return;
@@ -350,6 +372,10 @@ class Supervisor {
     o.started_at = w->started_at;
     o.finished_at = utc_now();
     o.wall_s = std::chrono::duration<double>(Clock::now() - w->t0).count();
+    account_overlap();
+    o.metrics.push_back(
+        {"stat", 0, "overlap_fraction", o.wall_s > 0 ? std::min(1.0, w->overlap_s / o.wall_s) : 0});
+    o.metrics.push_back({"stat", 0, "overlap_trials", static_cast<double>(w->overlapped.size())});
     for (auto& m : w->monitor.metrics(w->have_usage ? &w->usage : nullptr, o.wall_s)) {
       o.metrics.push_back(std::move(m));
     }
@@ -371,6 +397,7 @@ class Supervisor {
   asio::signal_set child_;
   std::deque<TrialJob> queue_;
   std::map<pid_t, std::unique_ptr<Worker>> running_;
+  Clock::time_point last_change_ = Clock::now();
   bool interrupted_ = false;
   bool done_ = false;
 };
