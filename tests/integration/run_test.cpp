@@ -467,8 +467,11 @@ TEST_CASE("with two jobs, run says that trials share the machine, and each recor
         2);
   CHECK(count_in(box.path("two.db"),
                  "SELECT count(*) FROM metrics WHERE name = 'overlap_trials' AND value = 1") == 2);
+  // compare says which configs' timings include the other trial.
+  CHECK_THAT(box.gpusweep("compare --db two.db").output, Contains("ran alongside other trials"));
   const auto solo = box.gpusweep("run o.json --jobs 1 --db one.db");
   REQUIRE(solo.code == 0);
+  CHECK_THAT(box.gpusweep("compare --db one.db").output, !Contains("ran alongside"));
   CHECK_THAT(solo.output, !Contains("share this machine's cores"));
   CHECK(count_in(box.path("one.db"),
                  "SELECT count(*) FROM metrics WHERE name = 'overlap_fraction' AND value = 0") ==

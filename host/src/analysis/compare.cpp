@@ -4,6 +4,7 @@
 #include "support/error.hpp"
 #include "support/stats.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -31,6 +32,10 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
         if (b.seconds > 0) run.push_back(b.samples / b.seconds);
       }
       c.throughput.insert(c.throughput.end(), run.begin(), run.end());
+      for (const auto& m : store.metrics(t.id)) {
+        if (m.name == "overlap_fraction")
+          c.overlap_fraction = std::max(c.overlap_fraction, m.value);
+      }
     }
     if (t.summary->quality) c.quality.push_back(*t.summary->quality);
     if (t.summary->peak_memory_bytes) {

@@ -28,7 +28,14 @@ struct ConfigSamples {
   int64_t trials = 0;
   int64_t ok = 0;
   std::string problem;  // status and error of a failed repeat, if any
+  // The largest share of an ok repeat's life it ran alongside other trials
+  // (--jobs > 1; stat overlap_fraction): its timings include contention.
+  double overlap_fraction = 0;
 };
+
+// A config that ran alongside others for more than this share of a repeat's
+// life is flagged wherever it is compared.
+constexpr double kOverlapFlag = 0.05;
 
 // Configs with their repeats pooled; without_blocks skips the block samples
 // (throughput and runs stay empty) for callers that need only the summaries.

@@ -52,6 +52,7 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     if (c.throughput.size() >= 2) cv = describe(c.throughput).cv;
     rec["cv"] = cv;
     rec["noisy"] = cv > kNoisyCv;
+    rec["overlap_fraction"] = c.overlap_fraction;
     records.push_back(rec);
   }
   return records;
@@ -92,9 +93,16 @@ std::string render_comparison(const std::vector<Json>& records,
                                : human_bytes(r["peak_memory_bytes"].get<double>());
                   }});
   cols.push_back({"noisy", "note", false, [](const Json& r) {
-                    return r["noisy"].get<bool>()
-                               ? colour("noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%", "33")
-                               : std::string();
+                    std::string note;
+                    if (r["noisy"].get<bool>())
+                      note = "noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%";
+                    const double overlap = r.value("overlap_fraction", 0.0);
+                    if (overlap > kOverlapFlag) {
+                      note += (note.empty() ? "" : "; ") +
+                              std::string("ran alongside other trials ") + fixed(100 * overlap, 0) +
+                              "% of the time (--jobs > 1)";
+                    }
+                    return note.empty() ? note : colour(note, "33");
                   }});
   if (machine) {
     cols.push_back({"blocks", "blocks", true, {}});
@@ -103,6 +111,7 @@ std::string render_comparison(const std::vector<Json>& records,
     cols.push_back({"non_inferior", "non-inferior", false, {}});
     cols.push_back({"unit", "unit", false, {}});
     cols.push_back({"cv", "cv", true, {}});
+    cols.push_back({"overlap_fraction", "overlap", true, {}});
   }
   return render(records, cols, format);
 }
