@@ -359,6 +359,15 @@ std::vector<MetricSample> Store::metrics(int64_t trial_id) {
   return out;
 }
 
+std::optional<double> Store::last_stat(int64_t trial_id, const std::string& name) {
+  auto st = db_.prepare(
+      "SELECT value FROM metrics WHERE trial_id = ? AND kind = 'stat' AND name = ? "
+      "ORDER BY at_step DESC LIMIT 1");
+  st.bind(1, trial_id).bind(2, name);
+  if (!st.step()) return std::nullopt;
+  return st.get_double(0);
+}
+
 Store::TrialCounts Store::trial_counts(int64_t sweep_id) {
   auto st = db_.prepare(
       "SELECT count(*), coalesce(sum(status NOT IN ('pending', 'interrupted')), 0) FROM trials "

@@ -250,11 +250,7 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
           // a metric is read from (model/metrics.cpp).
           std::string name = metric.rfind("stat:", 0) == 0 ? metric.substr(5) : metric;
           if (known != nullptr && *known->stat != '\0') name = known->stat;
-          std::optional<double> last;
-          for (const auto& s : store.metrics(t.id)) {
-            if (s.kind == "stat" && s.name == name) last = s.value;
-          }
-          if (last) run.push_back(*last);
+          if (auto last = store.last_stat(t.id, name)) run.push_back(*last);
         }
         if (!run.empty()) m.runs.push_back(std::move(run));
       }

@@ -32,10 +32,8 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
         if (b.seconds > 0) run.push_back(b.samples / b.seconds);
       }
       c.throughput.insert(c.throughput.end(), run.begin(), run.end());
-      for (const auto& m : store.metrics(t.id)) {
-        if (m.name == "overlap_fraction")
-          c.overlap_fraction = std::max(c.overlap_fraction, m.value);
-      }
+      c.overlap_fraction =
+          std::max(c.overlap_fraction, store.last_stat(t.id, "overlap_fraction").value_or(0));
     }
     if (t.summary->quality) c.quality.push_back(*t.summary->quality);
     if (t.summary->peak_memory_bytes) {

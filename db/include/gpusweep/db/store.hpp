@@ -184,6 +184,8 @@ class Store {
   // A trial's blocks in idx order (the query is prepared once per store).
   std::vector<BlockSample> blocks(int64_t trial_id);
   std::vector<MetricSample> metrics(int64_t trial_id);
+  // The last value (highest step) of statistic `name` of a trial, if any.
+  std::optional<double> last_stat(int64_t trial_id, const std::string& name);
 
   // The connection itself, for db/'s own code and its tests: the host goes
   // through the methods above (scripts/check_layers.py refuses it there).
