@@ -265,10 +265,8 @@ class Trial {
   // The plugin's measured window (GPUSWEEP_EXT_MEASURE_WINDOW), when it has
   // one: begins before measured steps, ends before an evaluation.
   void mark_window(bool begin) {
-    const auto* window =
-        find_extension<gpusweep_ext_measure_window>(t_, GPUSWEEP_EXT_MEASURE_WINDOW);
-    if (window == nullptr) return;
-    check(begin ? window->begin(inst_) : window->end(inst_), "measure", steps_done_);
+    if (window_ == nullptr) return;
+    check(begin ? window_->begin(inst_) : window_->end(inst_), "measure", steps_done_);
   }
 
   void measure() {
@@ -318,6 +316,9 @@ class Trial {
   const WorkerArgs& args_;
   MeasureSpec m_;
   EventWriter& out_;
+  // Looked up once per trial, not at every window edge.
+  const gpusweep_ext_measure_window* window_ =
+      find_extension<gpusweep_ext_measure_window>(t_, GPUSWEEP_EXT_MEASURE_WINDOW);
   gpusweep_instance* inst_ = nullptr;
   int64_t steps_done_ = 0;
 };
