@@ -176,7 +176,7 @@ std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
       "m.throughput_max, m.throughput_iqr, m.throughput_cv, m.secondary_throughput_median, "
       "m.step_time_median_s, m.step_time_min_s, m.step_time_max_s, m.peak_memory_bytes, "
       "m.input_wait_fraction, m.setup_s, m.evaluate_s, m.quality_metric, m.quality, "
-      "m.quality_reference, m.quality_higher_is_better "
+      "m.quality_reference, m.quality_higher_is_better, t.environment_id, t.interleave_group "
       "FROM trials t LEFT JOIN trial_summary m ON m.trial_id = t.id "
       "WHERE t.sweep_id = ? ORDER BY t.ordinal");
   st.bind(1, sweep_id);
@@ -233,6 +233,8 @@ std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
       if (!st.is_null(40)) m.quality_higher_is_better = st.get_int(40) != 0;
       r.summary = m;
     }
+    if (!st.is_null(41)) r.environment_id = st.get_int(41);
+    r.interleave_group = st.get_optional_text(42);
     out.push_back(std::move(r));
   }
   return out;
@@ -263,11 +265,12 @@ void Store::commit_trial(int64_t trial_id, const TrialOutcome& o) {
   auto up = db_.prepare(
       "UPDATE trials SET status = ?, error = ?, exit_code = ?, signal = ?, stderr_tail = ?, "
       "stderr_bytes = ?, environment_id = ?, started_at = ?, finished_at = ?, wall_s = ?, "
-      "slurm_job_id = ?, slurm_task_id = ? WHERE id = ?");
+      "slurm_job_id = ?, slurm_task_id = ?, interleave_group = ? WHERE id = ?");
   up.bind(1, status_name(o.status)).bind(2, o.error).bind(3, o.exit_code).bind(4, o.signal);
   up.bind(5, o.stderr_tail).bind(6, o.stderr_bytes).bind(7, env_id);
   up.bind(8, o.started_at).bind(9, o.finished_at).bind(10, o.wall_s);
-  up.bind(11, o.slurm_job_id).bind(12, o.slurm_task_id).bind(13, trial_id);
+  up.bind(11, o.slurm_job_id).bind(12, o.slurm_task_id).bind(13, o.interleave_group);
+  up.bind(14, trial_id);
   up.run();
   if (db_.changes() != 1) {
     throw DbError("trial " + std::to_string(trial_id) + " does not exist", SQLITE_NOTFOUND);
@@ -307,12 +310,13 @@ void Store::commit_trial(int64_t trial_id, const TrialOutcome& o) {
   }
 
   auto bl = db_.prepare(
-      "INSERT INTO blocks (trial_id, idx, steps, seconds, samples, secondary_samples) "
-      "VALUES (?, ?, ?, ?, ?, ?)");
+      "INSERT INTO blocks (trial_id, idx, steps, seconds, samples, secondary_samples, cycle, "
+      "device_seconds) VALUES (?, ?, ?, ?, ?, ?, ?, ?)");
   for (const auto& b : o.blocks) {
     bl.reset();
     bl.bind(1, trial_id).bind(2, b.idx).bind(3, b.steps).bind(4, b.seconds);
-    bl.bind(5, b.samples).bind(6, b.secondary_samples);
+    bl.bind(5, b.samples).bind(6, b.secondary_samples).bind(7, b.cycle);
+    bl.bind(8, b.device_seconds);
     bl.run();
   }
 
@@ -332,17 +336,24 @@ std::vector<BlockSample> Store::blocks(int64_t trial_id) {
   // of thousands of trials one trial after another, in the trials' order,
   // which is cheaper than one joined query that has to be sorted.
   if (!blocks_query_) {
-    blocks_query_.emplace(db_.prepare(
-        "SELECT idx, steps, seconds, samples, secondary_samples FROM blocks WHERE trial_id = ? "
-        "ORDER BY idx"));
+    blocks_query_.emplace(
+        db_.prepare("SELECT idx, steps, seconds, samples, secondary_samples, cycle, device_seconds "
+                    "FROM blocks WHERE trial_id = ? "
+                    "ORDER BY idx"));
   }
   Statement& st = *blocks_query_;
   st.reset();
   st.bind(1, trial_id);
   std::vector<BlockSample> out;
   while (st.step()) {
-    out.push_back(
-        {st.get_int(0), st.get_int(1), st.get_double(2), st.get_double(3), st.get_double(4)});
+    BlockSample& b = out.emplace_back();
+    b.idx = st.get_int(0);
+    b.steps = st.get_int(1);
+    b.seconds = st.get_double(2);
+    b.samples = st.get_double(3);
+    b.secondary_samples = st.get_double(4);
+    if (!st.is_null(5)) b.cycle = st.get_int(5);
+    b.device_seconds = st.get_optional_double(6);
   }
   return out;
 }

@@ -245,6 +245,31 @@ TEST_CASE("background workers hide the producer's time from the step", "[torchki
   CHECK(worker_wait < inline_wait / 2);  // produced while the step ran
 }
 
+TEST_CASE("a paused input pipeline builds no batch until it resumes, then goes on in order",
+          "[torchkit]") {
+  std::atomic<int> built{0};
+  auto counted = [&](int64_t index, std::mt19937_64&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ++built;
+    return Batch{torch::full({1}, static_cast<double>(index))};
+  };
+  auto s = Settings::apply(config({{"loader_workers", 2}, {"prefetch", 64}}), conv_support());
+  InputPipeline pipeline(s, counted);
+  CHECK(pipeline.next()[0].item<double>() == 0);
+  // Unpaused, the loaders fill their queues meanwhile (2 x 64 batches).
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  const int running = built.load();
+  CHECK(running > 4);
+  pipeline.pause();  // returns once no batch is being built
+  const int at_pause = built.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  CHECK(built.load() == at_pause);
+  pipeline.resume();
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  CHECK(built.load() > at_pause);
+  for (int i = 1; i < 6; ++i) CHECK(pipeline.next()[0].item<double>() == i);
+}
+
 TEST_CASE("a producer's exception reaches the step", "[torchkit]") {
   auto s = Settings::apply(config({{"loader_workers", 1}}), conv_support());
   InputPipeline pipeline(s, [](int64_t index, std::mt19937_64&) -> Batch {

@@ -27,8 +27,8 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name",    "workload", "description", "base",    "grid",
                                            "measure", "baseline", "claims",      "$comment"};
 const std::vector<std::string> kMeasureKeys = {
-    "warmup_steps",      "steps_per_block", "blocks",    "repeats",   "timeout_s",
-    "eval_every_blocks", "order_seed",      "silence_s", "max_memory"};
+    "warmup_steps",      "steps_per_block", "blocks",    "repeats",    "timeout_s",
+    "eval_every_blocks", "order_seed",      "silence_s", "max_memory", "interleave"};
 
 [[noreturn]] void usage(const std::string& source, const std::string& where,
                         const std::string& what) {
@@ -172,7 +172,7 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
             "unknown measurement setting" + suggestion(key, kMeasureKeys) +
                 " (known: warmup_steps, steps_per_block, blocks, "
                 "repeats, timeout_s, silence_s, eval_every_blocks, "
-                "order_seed, max_memory)");
+                "order_seed, max_memory, interleave)");
     }
   }
   MeasureSpec s;
@@ -182,6 +182,17 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
   s.repeats = measure_int(source, m, "repeats", s.repeats, 1);
   s.eval_every_blocks = measure_int(source, m, "eval_every_blocks", s.eval_every_blocks, 0);
   s.order_seed = static_cast<uint64_t>(measure_int(source, m, "order_seed", 0, 0));
+  if (auto it = m.find("interleave"); it != m.end() && it->is_string() && *it != "auto") {
+    usage(source, "measure.interleave",
+          "expected \"auto\" or a number of trials (1: no interleaving), got " + it->dump());
+  }
+  if (auto it = m.find("interleave"); it != m.end() && !it->is_string()) {
+    s.interleave = measure_int(source, m, "interleave", 0, 1);
+    if (s.interleave > kMaxInterleave) {
+      usage(source, "measure.interleave",
+            "at most " + std::to_string(kMaxInterleave) + " trials take turns, got " + it->dump());
+    }
+  }
   for (auto [key, field] : {std::pair<const char*, double*>{"timeout_s", &s.timeout_s},
                             std::pair<const char*, double*>{"silence_s", &s.silence_s}}) {
     auto it = m.find(key);
@@ -280,6 +291,7 @@ Json MeasureSpec::to_json() const {
   // (and stay resumable).
   if (silence_s != MeasureSpec{}.silence_s) j["silence_s"] = silence_s;
   if (max_memory_bytes > 0) j["max_memory"] = max_memory_bytes;
+  if (interleave > 0) j["interleave"] = interleave;
   return j;
 }
 

@@ -10,6 +10,11 @@
 
 namespace gpusweep::host {
 
+// The most trials that take turns at once (measure.interleave), and the
+// most that "auto" keeps alive: each holds its memory while it waits.
+constexpr int64_t kMaxInterleave = 64;
+constexpr int64_t kAutoInterleave = 8;
+
 struct MeasureSpec {
   int64_t warmup_steps = 10;
   int64_t steps_per_block = 20;
@@ -19,7 +24,12 @@ struct MeasureSpec {
   double silence_s = 30;          // a worker without a heartbeat this long is ended
   double max_memory_bytes = 0;    // caps what each trial allocates (RLIMIT_AS); 0: no cap
   int64_t eval_every_blocks = 0;  // 0: evaluate once, after the last block
-  uint64_t order_seed = 0;        // seeds the shuffled trial order
+  uint64_t order_seed = 0;        // seeds the shuffled trial order (and the turns')
+  // Trials kept alive at once, taking turns block by block (interleaved
+  // execution: drift hits every config alike); 1: one trial after another;
+  // 0: "auto", as many as the sweep has configs, up to kAutoInterleave, and 1
+  // on a GPU (see auto_interleave).
+  int64_t interleave = 0;
 
   Json to_json() const;
   // Reads to_json()'s document back (or a sweep file's "measure"), checked as

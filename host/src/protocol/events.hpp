@@ -12,7 +12,8 @@
 //   runtime         {runtime, setup_s}         after create
 //   stats_snapshot  {at_step, stats}           after warmup
 //   eval            {when, quality, seconds}
-//   block           {index, steps, seconds, ...}
+//   block           {idx, steps, seconds, device_seconds?, ...}
+//   await           {turn}                     gated trials: waits for its turn
 //   stats           {stats}                    after the last block
 //   result          {status, phase?, message?, steps?}   the last event
 //   begin, end      {fn, ...}                  around each call of a plugins --check run
@@ -35,6 +36,7 @@ inline constexpr char runtime[] = "runtime";
 inline constexpr char stats_snapshot[] = "stats_snapshot";
 inline constexpr char eval[] = "eval";
 inline constexpr char block[] = "block";
+inline constexpr char await[] = "await";
 inline constexpr char stats[] = "stats";
 inline constexpr char result[] = "result";
 inline constexpr char begin[] = "begin";

@@ -11,7 +11,7 @@ namespace gpusweep::host {
 
 // Requests carry a trial's resolved config: far below this.
 constexpr size_t kMaxMessage = 1 << 20;
-constexpr int kMaxFds = 3;
+constexpr int kMaxFds = 4;
 
 // One datagram of the protocol, with descriptors attached. send_message
 // returns false when the peer is gone. recv_message returns false on end of

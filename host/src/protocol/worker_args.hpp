@@ -23,6 +23,10 @@ struct WorkerArgs {
   WorkerMode mode = WorkerMode::trial;
   std::string plugin_path;
   int proto_fd = 3;
+  // Interleaved execution: the trial waits for a byte on this descriptor
+  // before each turn (setup and warmup, then each measured block), having
+  // written an `await` event; -1: it runs straight through.
+  int gate_fd = -1;
   int64_t check_steps = 5;          // steps of the check mode's smoke test
   std::string config_json = "{}";   // resolved trial config
   std::string measure_json = "{}";  // MeasureSpec::to_json()

@@ -74,6 +74,8 @@ void TrialCollector::on_event(const Json& e) {
     b.seconds = number(e, "seconds").value_or(0);
     b.samples = number(e, "samples").value_or(0);
     b.secondary_samples = number(e, "secondary_samples").value_or(0);
+    b.device_seconds = number(e, "device_seconds");
+    b.cycle = cycle_;
     blocks_.push_back(b);
   } else if (kind == event::eval) {
     const int64_t at = e.value("at_step", int64_t{0});
@@ -84,6 +86,8 @@ void TrialCollector::on_event(const Json& e) {
         if (value.is_number()) metrics_.push_back({"eval", at, name, value.get<double>()});
       }
     }
+  } else if (kind == event::stats_snapshot) {
+    if (auto it = e.find("stats"); it != e.end() && it->is_object()) warmup_stats_ = *it;
   } else if (kind == event::stats) {
     if (auto it = e.find("stats"); it != e.end() && it->is_object()) {
       stats_ = *it;
@@ -100,7 +104,7 @@ void TrialCollector::on_event(const Json& e) {
 
 db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure,
                       const std::vector<db::BlockSample>& blocks, const Json& last_eval,
-                      const Json& stats) {
+                      const Json& stats, const Json& warmup_stats) {
   db::Summary s;
   s.unit = manifest.unit;
   s.secondary_unit = manifest.secondary_unit;
@@ -135,9 +139,13 @@ db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure
   }
   s.peak_memory_bytes = number(stats, "peak_memory_bytes");
   if (auto wait = number(stats, "input_wait_s")) {
+    // The plugin counts its input wait from the start; what warmup waited
+    // (the snapshot after it) is not part of the measured blocks. The
+    // evaluations call no loader, so the rest is the blocks'.
+    const double measured_wait = *wait - number(warmup_stats, "input_wait_s").value_or(0);
     double total = 0;
     for (const auto& b : blocks) total += b.seconds;
-    if (total > 0) s.input_wait_fraction = *wait / total;
+    if (total > 0) s.input_wait_fraction = std::max(0.0, measured_wait) / total;
   }
   if (!manifest.quality_metric.empty()) {
     s.quality_metric = manifest.quality_metric;
@@ -148,6 +156,22 @@ db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure
     }
   }
   return s;
+}
+
+void add_device_clock_stats(const std::vector<db::BlockSample>& blocks,
+                            std::vector<db::MetricSample>& metrics) {
+  double host = 0, device = 0;
+  int64_t timed = 0, disagree = 0;
+  for (const auto& b : blocks) {
+    if (!b.device_seconds || b.seconds <= 0) continue;
+    ++timed;
+    host += b.seconds;
+    device += *b.device_seconds;
+    if (std::fabs(*b.device_seconds - b.seconds) > kClockTolerance * b.seconds) ++disagree;
+  }
+  if (timed == 0) return;
+  metrics.push_back({"stat", 0, "device_time_fraction", device / host});
+  metrics.push_back({"stat", 0, "clock_disagreeing_blocks", static_cast<double>(disagree)});
 }
 
 std::string TrialCollector::timeout_error(const ExitInfo& exit) const {
@@ -174,6 +198,7 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
   if (exit.signal) o.signal = *exit.signal;
   o.blocks = blocks_;
   o.metrics = metrics_;
+  add_device_clock_stats(blocks_, o.metrics);
   o.environment = make_environment(runtime_);
 
   auto with_stderr_hint = [&](std::string msg) {
@@ -231,7 +256,7 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
       o.status = db::TrialStatus::failed;
       o.error = "worker reported ok without any measured block";
     } else {
-      o.summary = summarize(manifest_, measure_, blocks_, last_eval_, stats_);
+      o.summary = summarize(manifest_, measure_, blocks_, last_eval_, stats_, warmup_stats_);
       o.summary->setup_s = setup_s_;
       o.summary->evaluate_s = evaluate_s_;
     }

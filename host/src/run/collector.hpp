@@ -40,6 +40,10 @@ class TrialCollector {
   db::TrialOutcome finish(const ExitInfo& exit, const std::string& stderr_tail,
                           int64_t stderr_bytes) const;
 
+  // Interleaved trials: the cycle of the turn the worker takes now; the
+  // blocks that follow are stamped with it.
+  void on_turn(int64_t cycle) { cycle_ = cycle; }
+
   const std::string& phase() const { return phase_; }
   int64_t blocks_done() const { return static_cast<int64_t>(blocks_.size()); }
   const Json& runtime() const { return runtime_; }
@@ -55,6 +59,8 @@ class TrialCollector {
   std::vector<db::MetricSample> metrics_;
   Json last_eval_ = Json::object();
   Json stats_ = Json::object();
+  Json warmup_stats_ = Json::object();  // the plugin's stats after warmup
+  std::optional<int64_t> cycle_;
   Json runtime_ = Json::object();
   std::optional<Json> result_;
   std::optional<double> setup_s_;
@@ -64,9 +70,23 @@ class TrialCollector {
 
 // The summary of a finished trial's blocks (throughput distribution, step
 // times), with memory and quality from the plugin's stats and evaluation.
+// warmup_stats: the plugin's stats after warmup (the input wait counts from
+// there).
 db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure,
                       const std::vector<db::BlockSample>& blocks, const Json& last_eval,
-                      const Json& stats);
+                      const Json& stats, const Json& warmup_stats = Json::object());
+
+// Host and device clocks of a block disagree when they differ by more than
+// this share of the host's time: the device idled within the block (the
+// host could not keep it fed), or the device's events were not on the
+// trial's stream.
+constexpr double kClockTolerance = 0.10;
+
+// Blocks timed by the device's clock too: stat device_time_fraction (device
+// seconds over host seconds) and clock_disagreeing_blocks (beyond
+// kClockTolerance). Nothing when no block has a device time.
+void add_device_clock_stats(const std::vector<db::BlockSample>& blocks,
+                            std::vector<db::MetricSample>& metrics);
 
 // Host facts for the environment table (hostname, OS, CPU, cores, version),
 // merged with a worker's runtime report, with a fingerprint over all of it.

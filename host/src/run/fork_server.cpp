@@ -105,14 +105,17 @@ void ForkServer::shutdown() {
 SpawnedProcess ForkServer::spawn(const WorkerArgs& worker) {
   const std::vector<std::string> request = worker.to_argv();
   if (fd_ < 0) fail("not running");
-  int proto[2], out[2], err[2];
+  int proto[2], out[2], err[2], gate[2] = {-1, -1};
   make_pipe(proto);
   make_pipe(out);
   make_pipe(err);
-  const bool sent = send_message(fd_, Json(request).dump(), {proto[1], out[1], err[1]});
-  ::close(proto[1]);
-  ::close(out[1]);
-  ::close(err[1]);
+  std::vector<int> sent_fds = {proto[1], out[1], err[1]};
+  if (worker.gate_fd >= 0) {
+    make_gate(gate);
+    sent_fds.push_back(gate[1]);
+  }
+  const bool sent = send_message(fd_, Json(request).dump(), sent_fds);
+  for (int f : sent_fds) ::close(f);
   std::string text;
   std::vector<int> fds;
   Json reply;
@@ -121,9 +124,9 @@ SpawnedProcess ForkServer::spawn(const WorkerArgs& worker) {
   }
   for (int f : fds) ::close(f);
   if (!reply.is_object() || !reply.contains("pid")) {
-    ::close(proto[0]);
-    ::close(out[0]);
-    ::close(err[0]);
+    for (int f : {proto[0], out[0], err[0], gate[0]}) {
+      if (f >= 0) ::close(f);
+    }
     if (!sent || !reply.is_object()) {
       // The server is gone or confused: no more requests to it.
       ::close(fd_);
@@ -132,7 +135,7 @@ SpawnedProcess ForkServer::spawn(const WorkerArgs& worker) {
     fail(reply.is_object() && reply.contains("error") ? reply["error"].get<std::string>()
                                                       : std::string("no answer"));
   }
-  return SpawnedProcess{reply["pid"].get<pid_t>(), proto[0], out[0], err[0]};
+  return SpawnedProcess{reply["pid"].get<pid_t>(), proto[0], out[0], err[0], gate[0]};
 }
 
 }  // namespace gpusweep::host

@@ -1,9 +1,11 @@
 // Worker supervision on Boost.Asio; see runner.hpp.
 #include "run/runner.hpp"
 
+#include "protocol/events.hpp"
 #include "run/fork_server.hpp"
 #include "run/monitor.hpp"
 #include "support/procfs.hpp"
+#include "support/shuffle.hpp"
 #include "support/spawn.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -60,20 +62,43 @@ nlohmann::json parse_config(const std::string& text) {
 // Protocol lines longer than this mean a broken worker, not a big event.
 constexpr size_t kMaxLine = 16 * 1024 * 1024;
 
+// Where a worker stands in interleaved execution. A worker without a gate
+// runs from start to end.
+enum class Turn {
+  starting,  // gated, has not yet asked for its first turn
+  waiting,   // gated, at its gate
+  running,   // taking its turn (or not gated)
+};
+
 struct Worker {
   Worker(asio::io_context& io, TrialJob&& j, const SpawnedProcess& p)
       : job(std::move(j)),
         pid(p.pid),
+        gate(p.gate_fd),
         proto(io, p.proto_fd),
         out(io, p.stdout_fd),
         err(io, p.stderr_fd),
         timer(io),
         watchdog(io),
         monitor_timer(io),
-        monitor(p.pid, Nvml::shared(), parse_config(job.worker.config_json)) {}
+        monitor(p.pid, Nvml::shared(), parse_config(job.worker.config_json)) {
+    turn = gate >= 0 ? Turn::starting : Turn::running;
+    budget_s = job.timeout_s;
+  }
+  ~Worker() {
+    if (gate >= 0) ::close(gate);
+  }
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
 
   TrialJob job;
   pid_t pid;
+  int gate;  // the host's end of the worker's gate; -1: not gated
+  Turn turn;
+  // timeout_s left: a gated worker spends it in its own turns only.
+  double budget_s;
+  double turn_s = 0;  // time in its own turns (gated)
+  Clock::time_point turn_since = Clock::now();
   asio::posix::stream_descriptor proto, out, err;
   asio::steady_timer timer;
   asio::steady_timer watchdog;       // checks the heartbeat
@@ -102,11 +127,13 @@ struct Worker {
 
 class Supervisor {
  public:
-  Supervisor(const std::string& exe, int jobs, bool fork_server, std::vector<TrialJob>&& queue,
-             const RunnerCallbacks& cb)
+  Supervisor(const std::string& exe, int jobs, bool fork_server, Interleave interleave,
+             std::vector<TrialJob>&& queue, const RunnerCallbacks& cb)
       : exe_(exe),
         jobs_(jobs),
         fork_server_(fork_server),
+        interleave_(interleave),
+        shuffle_state_(interleave.seed),
         cb_(cb),
         stop_signals_(io_, SIGINT, SIGTERM),
         child_(io_, SIGCHLD) {
@@ -172,6 +199,8 @@ class Supervisor {
       Worker* w = it->second.get();
       int status = 0;
       if (::wait4(pid, &status, 0, &w->usage) != pid) continue;
+      account_overlap();
+      if (w->turn == Turn::running) w->turn_s += seconds_since(w->turn_since);
       w->exited = true;
       w->have_usage = true;
       w->monitor_timer.cancel();
@@ -216,15 +245,20 @@ class Supervisor {
         }
       }
     }
-    return spawn_process(exe_, worker.to_argv());
+    return spawn_process(exe_, worker.to_argv(), {}, worker.gate_fd >= 0);
   }
 
+  bool gated() const { return interleave_.window > 1; }
+
   void fill() {
-    while (!interrupted_ && static_cast<int>(running_.size()) < jobs_ && !queue_.empty()) {
+    // Interleaved: a window of live trials, of which jobs_ take turns at once.
+    const int alive = gated() ? std::max(interleave_.window, jobs_) : jobs_;
+    while (!interrupted_ && static_cast<int>(running_.size()) < alive && !queue_.empty()) {
       TrialJob job = std::move(queue_.front());
       queue_.pop_front();
       start(std::move(job));
     }
+    schedule();
     if (running_.empty() && (queue_.empty() || interrupted_)) {
       done_ = true;  // handlers must not re-arm the signal waits
       stop_signals_.cancel();
@@ -234,6 +268,7 @@ class Supervisor {
 
   void start(TrialJob&& job) {
     const std::string started = utc_now();
+    if (gated()) job.worker.gate_fd = kGateFd;
     SpawnedProcess p;
     try {
       p = spawn_worker(job.worker);
@@ -256,15 +291,85 @@ class Supervisor {
     read_proto(raw);
     read_out(raw);
     read_err(raw);
-    raw->timer.expires_after(std::chrono::duration_cast<Clock::duration>(
-        std::chrono::duration<double>(raw->job.timeout_s)));
-    raw->timer.async_wait([raw](const boost::system::error_code& ec) {
-      if (ec || raw->exited) return;
-      raw->exit.timed_out = true;
-      ::kill(-raw->pid, SIGKILL);
-    });
+    if (raw->turn == Turn::running) arm_timeout(raw);
     watch(raw);
     sample(raw);
+  }
+
+  // Ends the worker when what is left of its timeout_s runs out.
+  void arm_timeout(Worker* w) {
+    w->timer.expires_after(std::chrono::duration_cast<Clock::duration>(
+        std::chrono::duration<double>(std::max(0.0, w->budget_s))));
+    w->timer.async_wait([w](const boost::system::error_code& ec) {
+      if (ec || w->exited) return;
+      w->exit.timed_out = true;
+      ::kill(-w->pid, SIGKILL);
+    });
+  }
+
+  static double seconds_since(Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  }
+
+  int busy() const {
+    int n = 0;
+    for (const auto& [pid, w] : running_) n += !w->exited && w->turn == Turn::running;
+    return n;
+  }
+
+  // A gated worker asked for its next turn: its turn is over, and its
+  // clock (timeout, monitor's measured phase) stops while it waits.
+  void end_turn(Worker* w) {
+    if (w->turn == Turn::running) {
+      account_overlap();
+      const double took = seconds_since(w->turn_since);
+      w->turn_s += took;
+      w->budget_s -= took;
+      w->timer.cancel();
+      w->monitor.set_measuring(false);
+    }
+    w->turn = Turn::waiting;
+    schedule();
+  }
+
+  void grant(Worker* w) {
+    account_overlap();
+    w->turn = Turn::running;
+    w->turn_since = Clock::now();
+    w->job.collector->on_turn(cycle_);
+    w->monitor.set_measuring(w->job.collector->phase() == "measure");
+    arm_timeout(w);
+    // A worker that died meanwhile is reaped as usual.
+    open_gate(w->gate);
+  }
+
+  // Lets the next trials of the cycle take their turns, up to jobs_ at once.
+  // A cycle gives every live trial one turn, in an order shuffled for it; a
+  // trial that is not yet at its gate holds the cycle up until it is, so
+  // that the order is kept.
+  void schedule() {
+    if (!gated() || interrupted_) return;
+    while (busy() < jobs_) {
+      if (turn_order_.empty()) {
+        std::vector<pid_t> live;
+        for (const auto& [pid, w] : running_) {
+          if (!w->exited) live.push_back(pid);
+        }
+        if (live.empty()) return;
+        shuffle(live, shuffle_state_);
+        turn_order_.assign(live.begin(), live.end());
+        ++cycle_;
+      }
+      auto it = running_.find(turn_order_.front());
+      if (it == running_.end() || it->second->exited) {
+        turn_order_.pop_front();
+        continue;
+      }
+      Worker* w = it->second.get();
+      if (w->turn != Turn::waiting) return;
+      turn_order_.pop_front();
+      grant(w);
+    }
   }
 
   // A reading now (so that even a short trial has one), then every interval.
@@ -313,6 +418,7 @@ class Supervisor {
             auto event = w->job.collector->on_line(w->line.substr(start, nl - start));
             if (event) w->monitor.on_event(*event);
             if (event && cb_.on_event) cb_.on_event(w->job, *event);
+            if (event && w->gate >= 0 && event::kind(*event) == event::await) end_turn(w);
           }
           w->line.erase(0, start);
           if (w->line.size() > kMaxLine) {
@@ -347,15 +453,21 @@ class Supervisor {
 
   // Charges the time since the last start or finish to every worker that
   // ran alongside another meanwhile. Called before running_ changes.
+  // Only workers taking a turn count: interleaved trials waiting at their
+  // gates run nothing. Called before any worker's turn or life changes.
   void account_overlap() {
     const auto now = Clock::now();
     const double dt = std::chrono::duration<double>(now - last_change_).count();
     last_change_ = now;
-    if (running_.size() < 2) return;
+    std::vector<Worker*> busy_now;
     for (auto& [pid, w] : running_) {
+      if (!w->exited && w->turn == Turn::running) busy_now.push_back(w.get());
+    }
+    if (busy_now.size() < 2) return;
+    for (Worker* w : busy_now) {
       w->overlap_s += dt;
-      for (const auto& [other_pid, other] : running_) {
-        if (other_pid != pid) w->overlapped.insert(other->job.trial_id);
+      for (Worker* other : busy_now) {
+        if (other != w) w->overlapped.insert(other->job.trial_id);
       }
     }
   }
@@ -373,10 +485,16 @@ class Supervisor {
     o.finished_at = utc_now();
     o.wall_s = std::chrono::duration<double>(Clock::now() - w->t0).count();
     account_overlap();
+    // What the trial ran for: its turns when it took turns, else its life.
+    const double ran_s = w->gate >= 0 ? w->turn_s : o.wall_s;
     o.metrics.push_back(
-        {"stat", 0, "overlap_fraction", o.wall_s > 0 ? std::min(1.0, w->overlap_s / o.wall_s) : 0});
+        {"stat", 0, "overlap_fraction", ran_s > 0 ? std::min(1.0, w->overlap_s / ran_s) : 0});
     o.metrics.push_back({"stat", 0, "overlap_trials", static_cast<double>(w->overlapped.size())});
-    for (auto& m : w->monitor.metrics(w->have_usage ? &w->usage : nullptr, o.wall_s)) {
+    if (w->gate >= 0) {
+      o.interleave_group = group_;
+      o.metrics.push_back({"stat", 0, "turn_s", w->turn_s});
+    }
+    for (auto& m : w->monitor.metrics(w->have_usage ? &w->usage : nullptr, ran_s)) {
       o.metrics.push_back(std::move(m));
     }
     std::unique_ptr<Worker> owned = std::move(it->second);
@@ -390,6 +508,13 @@ class Supervisor {
   std::string exe_;
   int jobs_;
   bool fork_server_;
+  Interleave interleave_;
+  uint64_t shuffle_state_;
+  std::deque<pid_t> turn_order_;  // the rest of this cycle's turns
+  int64_t cycle_ = -1;
+  // This run's interleave group: time and process make it unique among the
+  // runs a database holds.
+  std::string group_ = utc_now() + "/" + std::to_string(::getpid());
   std::map<std::string, std::unique_ptr<ForkServer>> servers_;  // by plugin path; null: cannot
   const RunnerCallbacks& cb_;
   asio::io_context io_;
@@ -405,7 +530,7 @@ class Supervisor {
 }  // namespace
 
 bool Runner::run(std::vector<TrialJob> jobs, const RunnerCallbacks& callbacks) {
-  Supervisor s(exe_, jobs_ < 1 ? 1 : jobs_, fork_server_, std::move(jobs), callbacks);
+  Supervisor s(exe_, jobs_ < 1 ? 1 : jobs_, fork_server_, interleave_, std::move(jobs), callbacks);
   return s.run();
 }
 

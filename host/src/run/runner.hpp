@@ -32,13 +32,30 @@ struct RunnerCallbacks {
 // Bytes of a worker's stderr kept for the database (the tail).
 constexpr size_t kStderrTailBytes = 16 * 1024;
 
+// Interleaved execution: `window` trials are kept alive at once (in queue
+// order), and they take turns: each waits at its gate (worker --gate-fd)
+// before setup and before each measured block, and the runner lets `jobs`
+// of them go at a time, cycling through the live trials in an order
+// shuffled afresh for every cycle from `seed`. A block is stamped with its
+// cycle (TrialCollector::on_turn) and every trial of this run with one
+// interleave group, so that blocks that ran back to back can be paired.
+// timeout_s counts a trial's own turns, not its waits. window <= 1: no
+// gates, each trial runs straight through.
+struct Interleave {
+  int window = 1;
+  uint64_t seed = 0;
+};
+
 class Runner {
  public:
   // With fork_server, each plugin's trials are forked from one pre-loaded
   // server process (fork_server.hpp) instead of started afresh; a plugin the
   // server cannot serve falls back to fresh processes, saying why once.
-  Runner(std::string worker_exe, int jobs, bool fork_server = false)
-      : exe_(std::move(worker_exe)), jobs_(jobs), fork_server_(fork_server) {}
+  Runner(std::string worker_exe, int jobs, bool fork_server = false, Interleave interleave = {})
+      : exe_(std::move(worker_exe)),
+        jobs_(jobs),
+        fork_server_(fork_server),
+        interleave_(interleave) {}
 
   // Runs every job; returns false when Ctrl-C (SIGINT/SIGTERM) stopped the run.
   // Jobs not started by then are left untouched.
@@ -48,6 +65,7 @@ class Runner {
   std::string exe_;
   int jobs_;
   bool fork_server_;
+  Interleave interleave_;
 };
 
 }  // namespace gpusweep::host

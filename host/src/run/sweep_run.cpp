@@ -3,10 +3,12 @@
 
 #include "model/hashing.hpp"
 #include "support/error.hpp"
+#include "support/nvml.hpp"
 #include "support/spawn.hpp"
 
 #include <cmath>
 #include <filesystem>
+#include <set>
 
 namespace gpusweep::host {
 
@@ -143,6 +145,49 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
   return jobs;
 }
 
+InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Json>& configs,
+                               unsigned gpus) {
+  InterleavePlan plan;
+  plan.interleave.seed = measure.order_seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
+  std::set<std::string> distinct;
+  bool on_gpu = false;
+  for (const Json& c : configs) {
+    distinct.insert(c.dump());
+    const std::string device = c.value("device", std::string("auto"));
+    on_gpu = on_gpu || device.rfind("cuda", 0) == 0 || (device == "auto" && gpus > 0);
+  }
+  if (measure.interleave > 0) {
+    plan.interleave.window = static_cast<int>(measure.interleave);
+  } else if (on_gpu) {
+    plan.note =
+        "trials run one after another (measure.interleave \"auto\" does not interleave GPU "
+        "trials: each waiting trial would hold its device memory); set measure.interleave to "
+        "the number that fit on the device to interleave them";
+    return plan;
+  } else {
+    plan.interleave.window =
+        static_cast<int>(std::min<size_t>(static_cast<size_t>(kAutoInterleave), distinct.size()));
+  }
+  if (plan.interleave.window > 1) {
+    plan.note = "interleaved: " + std::to_string(plan.interleave.window) +
+                " trials at a time take turns block by block, so that drift of the machine "
+                "hits every config alike (measure.interleave)";
+  } else {
+    plan.note = "trials run one after another (measure.interleave 1)";
+  }
+  return plan;
+}
+
+const InterleavePlan& SweepRun::interleave_plan(const std::vector<TrialJob>& jobs) {
+  if (!interleave_) {
+    std::vector<Json> configs;
+    for (const auto& j : jobs) configs.push_back(Json::parse(j.worker.config_json));
+    const Nvml* nvml = Nvml::shared();
+    interleave_ = plan_interleave(spec_.measure, configs, nvml ? nvml->device_count() : 0);
+  }
+  return *interleave_;
+}
+
 bool SweepRun::execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
   bool complete = true;
   if (!jobs.empty()) {
@@ -153,7 +198,8 @@ bool SweepRun::execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
       store_->commit_trial(j.trial_id, o);
       if (then) then(j, std::move(o));
     };
-    Runner runner(worker_executable(), request_.jobs, request_.fork_server);
+    const Interleave interleave = interleave_plan(jobs).interleave;
+    Runner runner(worker_executable(), request_.jobs, request_.fork_server, interleave);
     complete = runner.run(std::move(jobs), callbacks);
   }
   store_->set_sweep_status(record_.id, complete ? "finished" : "interrupted");

@@ -51,6 +51,19 @@ struct RunRequest {
 // Throws UsageError for --jobs outside 1..256.
 void check_jobs(int jobs);
 
+// How a run's trials take turns (measure.interleave), and why.
+struct InterleavePlan {
+  Interleave interleave;
+  std::string note;  // one line for the run's header
+};
+
+// measure.interleave as set, or "auto": one window per sweep's configs (up
+// to kAutoInterleave), and none when a trial may run on a GPU (a config
+// naming cuda, or auto on a machine where NVML sees a GPU: trials waiting at
+// their gates would hold device memory); gpus: the GPUs NVML sees.
+InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Json>& configs,
+                               unsigned gpus);
+
 class SweepRun {
  public:
   // Finds or creates the run and takes its lock. Throws UsageError when a
@@ -72,12 +85,16 @@ class SweepRun {
   // callbacks.on_finish, when set, sees each outcome after it is committed.
   bool execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks);
 
+  // How these jobs take turns (plan_interleave over their configs).
+  const InterleavePlan& interleave_plan(const std::vector<TrialJob>& jobs);
+
  private:
   SweepSpec spec_;
   PluginInfo info_;
   RunRequest request_;
   std::optional<db::Store> store_;
   db::SweepRecord record_;
+  std::optional<InterleavePlan> interleave_;
   std::optional<db::RunLock> lock_;
   bool started_instead_ = false;
 };

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <limits.h>
@@ -25,6 +26,26 @@ void make_pipe(int fds[2]) {
     ::close(raw[i]);
     if (fds[i] < 0) throw Error(std::string("fcntl: ") + std::strerror(errno));
   }
+}
+
+void make_gate(int fds[2]) {
+  int raw[2];
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, raw) != 0) {
+    throw Error(std::string("socketpair: ") + std::strerror(errno));
+  }
+  for (int i = 0; i < 2; ++i) {
+    fds[i] = fcntl(raw[i], F_DUPFD_CLOEXEC, 10);
+    ::close(raw[i]);
+    if (fds[i] < 0) throw Error(std::string("fcntl: ") + std::strerror(errno));
+  }
+}
+
+bool open_gate(int fd) {
+  const char go = 'g';
+  ssize_t n;
+  while ((n = ::send(fd, &go, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  return n == 1;
 }
 
 pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
@@ -73,22 +94,29 @@ pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>&
 }
 
 SpawnedProcess spawn_process(const std::string& exe, const std::vector<std::string>& args,
-                             const std::vector<std::string>& extra_env) {
-  int proto[2], out[2], err[2];
+                             const std::vector<std::string>& extra_env, bool gated) {
+  int proto[2], out[2], err[2], gate[2] = {-1, -1};
   make_pipe(proto);
   make_pipe(out);
   make_pipe(err);
+  std::vector<std::pair<int, int>> fds = {{1, out[1]}, {2, err[1]}, {3, proto[1]}};
   pid_t pid = -1;
   try {
-    pid = spawn_in_own_group(exe, args, extra_env, {{1, out[1]}, {2, err[1]}, {3, proto[1]}});
+    if (gated) {
+      make_gate(gate);
+      fds.emplace_back(kGateFd, gate[1]);
+    }
+    pid = spawn_in_own_group(exe, args, extra_env, fds);
   } catch (...) {
-    for (int f : {proto[0], proto[1], out[0], out[1], err[0], err[1]}) ::close(f);
+    for (int f : {proto[0], proto[1], out[0], out[1], err[0], err[1], gate[0], gate[1]}) {
+      if (f >= 0) ::close(f);
+    }
     throw;
   }
-  ::close(proto[1]);
-  ::close(out[1]);
-  ::close(err[1]);
-  return SpawnedProcess{pid, proto[0], out[0], err[0]};
+  for (int f : {proto[1], out[1], err[1], gate[1]}) {
+    if (f >= 0) ::close(f);
+  }
+  return SpawnedProcess{pid, proto[0], out[0], err[0], gate[0]};
 }
 
 std::string self_executable() {

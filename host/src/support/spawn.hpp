@@ -17,12 +17,27 @@ struct SpawnedProcess {
   int proto_fd = -1;   // read end of the protocol pipe (child's fd 3)
   int stdout_fd = -1;  // read end of the child's stdout
   int stderr_fd = -1;  // read end of the child's stderr
+  int gate_fd = -1;    // gated: the host's end of the child's gate (open_gate); else -1
 };
 
+// The child's descriptor for the gate of interleaved execution (worker
+// option --gate-fd).
+inline constexpr int kGateFd = 4;
+
 // Throws gpusweep::Error when the process cannot be started. The returned
-// read ends are close-on-exec and owned by the caller.
+// descriptors are close-on-exec and owned by the caller. gated: the child
+// gets a gate at kGateFd.
 SpawnedProcess spawn_process(const std::string& exe, const std::vector<std::string>& args,
-                             const std::vector<std::string>& extra_env = {});
+                             const std::vector<std::string>& extra_env = {}, bool gated = false);
+
+// A socket pair for a gate (a socket, not a pipe, so that opening the gate
+// of a child that died is an error and not a SIGPIPE); both ends
+// close-on-exec and numbered >= 10. Throws gpusweep::Error.
+void make_gate(int fds[2]);
+
+// Lets the child at the other end of a gate take its turn (one byte).
+// False when the child is gone.
+bool open_gate(int fd);
 
 // A pipe whose ends are close-on-exec and numbered >= 10, so that dup2 onto
 // 1, 2 or 3 in a child always really duplicates (and clears CLOEXEC).

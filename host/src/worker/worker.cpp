@@ -182,13 +182,50 @@ void cap_memory(double cap_bytes, std::future<void>& first_beat, EventWriter& ou
             {"limit_bytes", baseline + cap_bytes}});
 }
 
+// Interleaved execution (--gate-fd): the trial waits for its turn before
+// setup and before each measured block, having said so with an `await`
+// event; the host lets one trial (or --jobs of them) run at a time by
+// writing a byte. Without a gate every wait returns at once.
+class Gate {
+ public:
+  Gate(int fd, EventWriter& out) : fd_(fd), out_(out) {
+    if (fd_ >= 0) {
+      // Out of the plugin's way, as the protocol is.
+      const int moved = ::fcntl(fd_, F_DUPFD_CLOEXEC, 100);
+      if (moved >= 0) {
+        ::close(fd_);
+        fd_ = moved;
+      }
+    }
+  }
+  bool gated() const { return fd_ >= 0; }
+
+  void await_turn() {
+    if (fd_ < 0) return;
+    out_.emit({{"event", event::await}, {"turn", turn_++}});
+    char go = 0;
+    ssize_t n;
+    while ((n = ::read(fd_, &go, 1)) < 0 && errno == EINTR) {
+    }
+    // The host closed the gate: it is ending this trial (Ctrl-C, a
+    // failure), and kills it next; nothing more may run.
+    if (n != 1) finish(0);
+  }
+
+ private:
+  int fd_;
+  EventWriter& out_;
+  int64_t turn_ = 0;
+};
+
 // The measurement protocol of one trial: setup, warmup, measured blocks with
 // evaluations between them, the final statistics. Any failing call ends the
 // process with a result event naming the phase (see fail()).
 class Trial {
  public:
-  Trial(const gpusweep_plugin* t, const WorkerArgs& args, const MeasureSpec& m, EventWriter& out)
-      : t_(t), args_(args), m_(m), out_(out) {}
+  Trial(const gpusweep_plugin* t, const WorkerArgs& args, const MeasureSpec& m, EventWriter& out,
+        Gate& gate)
+      : t_(t), args_(args), m_(m), out_(out), gate_(gate) {}
 
   [[noreturn]] void run() {
     setup();
@@ -239,8 +276,9 @@ class Trial {
       ++steps_done_;
     }
     check(t_->synchronize(inst_), "warmup", steps_done_);
-    if (args_.diagnose) {
-      // The phase totals so far, so that the host counts the measured steps only.
+    {
+      // The totals so far (input wait; diagnose's phase times), so that the
+      // host counts the measured steps only.
       const char* stats = nullptr;
       check(t_->stats(inst_, &stats), "warmup", steps_done_);
       out_.emit({{"event", event::stats_snapshot},
@@ -269,15 +307,43 @@ class Trial {
     check(begin ? window_->begin(inst_) : window_->end(inst_), "measure", steps_done_);
   }
 
+  // Between turns of an interleaved trial: its background work stops, so
+  // that none of it runs in another trial's turn, and starts again after.
+  void next_turn() {
+    if (!gate_.gated()) return;
+    if (turns_ != nullptr) check(turns_->pause(inst_), "measure", steps_done_);
+    gate_.await_turn();
+    if (turns_ != nullptr) check(turns_->resume(inst_), "measure", steps_done_);
+  }
+
+  // The block's device time by the plugin's device clock (CUDA events), or
+  // nothing on a device without one: then it is not asked again.
+  void begin_device_clock() {
+    if (clock_ != nullptr) check(clock_->begin(inst_), "measure", steps_done_);
+  }
+  std::optional<double> end_device_clock() {
+    if (clock_ == nullptr) return std::nullopt;
+    double seconds = 0;
+    const gpusweep_status st = clock_->end(inst_, &seconds);
+    if (st == GPUSWEEP_STATUS_SKIPPED) {
+      clock_ = nullptr;
+      return std::nullopt;
+    }
+    check(st, "measure", steps_done_);
+    return seconds;
+  }
+
   void measure() {
     out_.emit({{"event", event::phase}, {"phase", "measure"}, {"blocks", m_.blocks}});
     mark_window(true);
     bool evaluated_last = false;
     gpusweep_step_result r{};
     for (int64_t b = 0; b < m_.blocks; ++b) {
+      next_turn();
       double samples = 0;
       double secondary = 0;
       const auto t0 = Clock::now();
+      begin_device_clock();
       for (int64_t s = 0; s < m_.steps_per_block; ++s) {
         r.struct_size = sizeof r;
         r.samples = 0;
@@ -286,15 +352,15 @@ class Trial {
         samples += r.samples;
         secondary += r.secondary_samples;
       }
+      const std::optional<double> device_seconds = end_device_clock();
       check(t_->synchronize(inst_), "measure", steps_done_);
       const double seconds = seconds_since(t0);
       steps_done_ += m_.steps_per_block;
-      out_.emit({{"event", event::block},
-                 {"idx", b},
-                 {"steps", m_.steps_per_block},
-                 {"seconds", seconds},
-                 {"samples", samples},
-                 {"secondary_samples", secondary}});
+      Json block = {{"event", event::block},       {"idx", b},
+                    {"steps", m_.steps_per_block}, {"seconds", seconds},
+                    {"samples", samples},          {"secondary_samples", secondary}};
+      if (device_seconds) block["device_seconds"] = *device_seconds;
+      out_.emit(block);
       evaluated_last = false;
       if (m_.eval_every_blocks > 0 && (b + 1) % m_.eval_every_blocks == 0) {
         mark_window(false);
@@ -319,6 +385,10 @@ class Trial {
   // Looked up once per trial, not at every window edge.
   const gpusweep_ext_measure_window* window_ =
       find_extension<gpusweep_ext_measure_window>(t_, GPUSWEEP_EXT_MEASURE_WINDOW);
+  const gpusweep_ext_turns* turns_ = find_extension<gpusweep_ext_turns>(t_, GPUSWEEP_EXT_TURNS);
+  const gpusweep_ext_device_timer* clock_ =
+      find_extension<gpusweep_ext_device_timer>(t_, GPUSWEEP_EXT_DEVICE_TIMER);
+  Gate& gate_;
   gpusweep_instance* inst_ = nullptr;
   int64_t steps_done_ = 0;
 };
@@ -332,6 +402,9 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   EventWriter& out = *new EventWriter(protect_protocol_fd(args.proto_fd));
   std::future<void> first_beat = start_heartbeat(out);
   out.emit({{"event", event::hello}, {"pid", static_cast<long>(::getpid())}});
+  Gate gate(args.mode == WorkerMode::trial ? args.gate_fd : -1, out);
+  // The first turn: loading, setup and warmup.
+  gate.await_turn();
 
   LoadedPlugin plugin;
   if (preloaded != nullptr) {
@@ -368,7 +441,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
               {"message", std::string("bad --measure: ") + e.what()}});
     finish(2);
   }
-  Trial(plugin.table, args, m, out).run();
+  Trial(plugin.table, args, m, out, gate).run();
 }
 
 // Threads of this process (/proc/self/task), or -1 if unknown.
@@ -408,12 +481,17 @@ int thread_count() {
     ::dup2(null, 0);
     ::close(null);
   }
-  ::dup2(fds[1], 1);
-  ::dup2(fds[2], 2);
-  ::dup2(fds[0], 3);
+  // Out of the way of the targets first, whatever numbers they came in on.
+  std::vector<int> moved;
   for (int f : fds) {
-    if (f > 3) ::close(f);
+    moved.push_back(::fcntl(f, F_DUPFD, 20));
+    ::close(f);
   }
+  ::dup2(moved[1], 1);
+  ::dup2(moved[2], 2);
+  ::dup2(moved[0], 3);
+  if (moved.size() > 3) ::dup2(moved[3], kGateFd);
+  for (int f : moved) ::close(f);
   std::optional<WorkerArgs> args;
   try {
     args = parse_worker_args(request);
@@ -459,7 +537,7 @@ int run_fork_server(const WorkerArgs& args) {
     if (!recv_message(fd, text, fds)) finish(0);  // the host closed its end
     const Json request = Json::parse(text, nullptr, false);
     std::vector<std::string> worker_args;
-    if (fds.size() != 3 || !request.is_array()) {
+    if ((fds.size() != 3 && fds.size() != 4) || !request.is_array()) {
       for (int f : fds) ::close(f);
       send_message(fd, Json{{"error", "malformed request"}}.dump());
       continue;

@@ -170,6 +170,33 @@ typedef struct gpusweep_ext_matmul_probe {
   gpusweep_status (*measure)(double seconds, const char** result_json);
 } gpusweep_ext_matmul_probe;
 
+/* Turns, for interleaved execution: the host runs the blocks of several
+ * live trials one at a time, in turn, and a trial waits idle between its
+ * turns. pause() is called before the wait: the instance stops its
+ * background work (input loader threads) and returns once it has stopped, so
+ * that nothing of this trial runs during another trial's turn and no batches
+ * pile up while it waits; resume() is called when its turn comes. */
+#define GPUSWEEP_EXT_TURNS "gpusweep.turns/1"
+typedef struct gpusweep_ext_turns {
+  uint32_t struct_size; /* sizeof(gpusweep_ext_turns) in the plugin */
+  uint32_t reserved;    /* zero */
+  gpusweep_status (*pause)(gpusweep_instance* instance);
+  gpusweep_status (*resume)(gpusweep_instance* instance);
+} gpusweep_ext_turns;
+
+/* The device's own clock for a measured block: begin() records an event on
+ * the trial's device stream before the block's first step, end() records one
+ * after its last step, waits for it and stores the device time between the
+ * two in *seconds. end() returns GPUSWEEP_STATUS_SKIPPED when the trial's
+ * device has no such clock (the CPU), and *seconds is then untouched. */
+#define GPUSWEEP_EXT_DEVICE_TIMER "gpusweep.device_timer/1"
+typedef struct gpusweep_ext_device_timer {
+  uint32_t struct_size; /* sizeof(gpusweep_ext_device_timer) in the plugin */
+  uint32_t reserved;    /* zero */
+  gpusweep_status (*begin)(gpusweep_instance* instance);
+  gpusweep_status (*end)(gpusweep_instance* instance, double* seconds);
+} gpusweep_ext_device_timer;
+
 /* The entry point every plugin exports. Returns a pointer to a table with
  * static storage duration; never NULL. Must be cheap and free of side
  * effects (the host may call it only to read the manifest). */

@@ -87,6 +87,19 @@ class Workload {
   // trial, such as peak memory, should cover what lies between the two.
   virtual void begin_measurement() {}
   virtual void end_measurement() {}
+  // Interleaved execution (GPUSWEEP_EXT_TURNS): between its turns the trial
+  // waits idle. pause_background() stops background work (loader threads)
+  // and returns once it has stopped; resume_background() starts it again.
+  virtual void pause_background() {}
+  virtual void resume_background() {}
+  // The device's clock for a block (GPUSWEEP_EXT_DEVICE_TIMER): begin before
+  // the block's first step; end after its last, waiting for the device, and
+  // false when the device has no such clock (the CPU).
+  virtual void begin_device_timer() {}
+  virtual bool end_device_timer(double* seconds) {
+    (void)seconds;
+    return false;
+  }
 };
 
 namespace detail {
@@ -297,11 +310,36 @@ struct Adapter {
     return guarded(p, [](Instance& i) { i.workload->end_measurement(); });
   }
 
+  static gpusweep_status pause_background(gpusweep_instance* p) noexcept {
+    return guarded(p, [](Instance& i) { i.workload->pause_background(); });
+  }
+
+  static gpusweep_status resume_background(gpusweep_instance* p) noexcept {
+    return guarded(p, [](Instance& i) { i.workload->resume_background(); });
+  }
+
+  static gpusweep_status begin_device_timer(gpusweep_instance* p) noexcept {
+    return guarded(p, [](Instance& i) { i.workload->begin_device_timer(); });
+  }
+
+  static gpusweep_status end_device_timer(gpusweep_instance* p, double* seconds) noexcept {
+    bool timed = false;
+    const gpusweep_status st =
+        guarded(p, [&](Instance& i) { timed = i.workload->end_device_timer(seconds); });
+    return st == GPUSWEEP_STATUS_OK && !timed ? GPUSWEEP_STATUS_SKIPPED : st;
+  }
+
   // The SDK's own extensions (every workload has them), then the class's.
   static const void* get_extension(const char* id) noexcept {
     static const gpusweep_ext_measure_window window = {sizeof(gpusweep_ext_measure_window), 0,
                                                        &begin_measurement, &end_measurement};
+    static const gpusweep_ext_turns turns = {sizeof(gpusweep_ext_turns), 0, &pause_background,
+                                             &resume_background};
+    static const gpusweep_ext_device_timer timer = {sizeof(gpusweep_ext_device_timer), 0,
+                                                    &begin_device_timer, &end_device_timer};
     if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_MEASURE_WINDOW) == 0) return &window;
+    if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_TURNS) == 0) return &turns;
+    if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_DEVICE_TIMER) == 0) return &timer;
     if constexpr (HasExtension<W>::value) {
       try {
         return id != nullptr ? W::extension(id) : nullptr;

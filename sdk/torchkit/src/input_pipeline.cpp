@@ -22,21 +22,34 @@ InputPipeline::InputPipeline(const Settings& settings, Producer producer)
     : settings_(settings),
       producer_(std::move(producer)),
       seed_(settings.seed),
-      capacity_(static_cast<size_t>(std::max<int64_t>(1, settings.prefetch))) {
-  const auto workers = static_cast<size_t>(std::max<int64_t>(0, settings.loader_workers));
-  for (size_t w = 0; w < workers; ++w) lanes_.push_back(std::make_unique<Lane>());
-  for (size_t w = 0; w < workers; ++w) {
+      capacity_(static_cast<size_t>(std::max<int64_t>(1, settings.prefetch))),
+      lanes_(static_cast<size_t>(std::max<int64_t>(0, settings.loader_workers))) {
+  for (size_t w = 0; w < lanes_.size(); ++w) {
     threads_.emplace_back([this, w] { work(w, static_cast<int64_t>(w)); });
   }
 }
 
 InputPipeline::~InputPipeline() {
-  for (auto& lane : lanes_) {
-    std::lock_guard<std::mutex> lock(lane->mutex);
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
   }
-  for (auto& lane : lanes_) lane->changed.notify_all();
+  changed_.notify_all();
   for (auto& t : threads_) t.join();
+}
+
+void InputPipeline::pause() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  paused_ = true;
+  changed_.wait(lock, [&] { return building_ == 0; });
+}
+
+void InputPipeline::resume() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    paused_ = false;
+  }
+  changed_.notify_all();
 }
 
 Batch InputPipeline::produce(int64_t index) {
@@ -49,26 +62,33 @@ Batch InputPipeline::produce(int64_t index) {
 }
 
 void InputPipeline::work(size_t lane_index, int64_t first_index) {
-  Lane& lane = *lanes_[lane_index];
   const auto stride = static_cast<int64_t>(lanes_.size());
   for (int64_t index = first_index;; index += stride) {
     {
-      std::unique_lock<std::mutex> lock(lane.mutex);
-      lane.changed.wait(lock, [&] { return stop_ || lane.ready.size() < capacity_; });
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(
+          lock, [&] { return stop_ || (!paused_ && lanes_[lane_index].ready.size() < capacity_); });
       if (stop_) return;
+      ++building_;
     }
     Batch batch;
+    std::exception_ptr error;
     try {
       batch = produce(index);
     } catch (...) {
-      std::lock_guard<std::mutex> lock(lane.mutex);
-      lane.error = std::current_exception();
-      lane.changed.notify_all();
-      return;
+      error = std::current_exception();
     }
-    std::lock_guard<std::mutex> lock(lane.mutex);
-    lane.ready.push_back(std::move(batch));
-    lane.changed.notify_all();
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      --building_;
+      if (error) {
+        lanes_[lane_index].error = error;
+      } else {
+        lanes_[lane_index].ready.push_back(std::move(batch));
+      }
+    }
+    changed_.notify_all();
+    if (error) return;
   }
 }
 
@@ -80,13 +100,14 @@ Batch InputPipeline::next() {
     // No workers: the step builds its own batch, and all of it is input time.
     batch = produce(next_index_);
   } else {
-    Lane& lane = *lanes_[static_cast<size_t>(next_index_) % lanes_.size()];
-    std::unique_lock<std::mutex> lock(lane.mutex);
-    lane.changed.wait(lock, [&] { return !lane.ready.empty() || lane.error; });
+    std::unique_lock<std::mutex> lock(mutex_);
+    Lane& lane = lanes_[static_cast<size_t>(next_index_) % lanes_.size()];
+    changed_.wait(lock, [&] { return !lane.ready.empty() || lane.error; });
     if (lane.ready.empty()) std::rethrow_exception(lane.error);
     batch = std::move(lane.ready.front());
     lane.ready.pop_front();
-    lane.changed.notify_all();
+    lock.unlock();
+    changed_.notify_all();
   }
   ++next_index_;
   wait_s_ += std::chrono::duration<double>(Clock::now() - t0).count();

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <csignal>
+#include <map>
 
 using namespace gpusweep;
 using gpusweep::db::TrialStatus;
@@ -26,13 +27,15 @@ const std::vector<std::string> kOkRun = {
     R"({"event":"loaded","abi":"1.0","manifest":{},"runtime":{"torch_version":"1.13.0","threads":2}})",
     R"({"event":"phase","phase":"setup"})",
     R"({"event":"runtime","runtime":{"torch_version":"1.13.0","threads":2,"blas":"openblas"},"setup_s":0.25})",
+    // Warmup waited 0.3 s for input: not the blocks' share.
+    R"({"event":"stats_snapshot","at_step":10,"stats":{"input_wait_s":0.3}})",
     R"({"event":"block","idx":0,"steps":10,"seconds":1.0,"samples":100,"secondary_samples":10})",
     R"({"event":"block","idx":1,"steps":10,"seconds":0.5,"samples":100,"secondary_samples":10})",
     R"({"event":"block","idx":2,"steps":10,"seconds":2.0,"samples":100,"secondary_samples":10})",
     R"({"event":"block","idx":3,"steps":10,"seconds":1.0,"samples":100,"secondary_samples":10})",
     R"({"event":"block","idx":4,"steps":10,"seconds":1.0,"samples":100,"secondary_samples":10})",
     R"({"event":"eval","at_step":60,"seconds":0.1,"metrics":{"mean_return":120.5,"random_policy_return":22}})",
-    R"({"event":"stats","stats":{"peak_memory_bytes":1048576,"input_wait_s":0.55}})",
+    R"({"event":"stats","stats":{"peak_memory_bytes":1048576,"input_wait_s":0.85}})",
     R"({"event":"result","status":"ok","steps":60})"};
 
 }  // namespace
@@ -59,6 +62,7 @@ TEST_CASE("an ok run yields a summary over the block samples", "[host][collector
   CHECK(s.step_time_median_s == Approx(0.1));
   CHECK(*s.secondary_throughput_median == Approx(10));
   CHECK(*s.peak_memory_bytes == 1048576);
+  // The plugin's total (0.85 s) less warmup's (0.3 s), over the blocks' 5.5 s.
   CHECK(*s.input_wait_fraction == Approx(0.55 / 5.5));
   CHECK(*s.quality == 120.5);
   CHECK(*s.quality_reference == 22);
@@ -145,4 +149,31 @@ TEST_CASE("plugin statuses, signals, timeouts and interrupts map to trial status
   // "ok" without blocks is not a measurement.
   CHECK(feed(m, spec, {R"({"event":"result","status":"ok"})"}).finish(normal, "", 0).status ==
         TrialStatus::failed);
+}
+
+TEST_CASE("blocks timed by the device's clock too say how much of the block the device worked",
+          "[host][collector]") {
+  const auto m = test::dqn_like_manifest();
+  MeasureSpec spec;
+  auto c = feed(
+      m, spec,
+      {R"({"event":"block","idx":0,"steps":10,"seconds":1.0,"samples":100,"device_seconds":0.98})",
+       R"({"event":"block","idx":1,"steps":10,"seconds":1.0,"samples":100,"device_seconds":0.6})",
+       R"({"event":"result","status":"ok","steps":20})"});
+  ExitInfo exit;
+  exit.exit_code = 0;
+  const auto o = c.finish(exit, "", 0);
+  REQUIRE(o.blocks.size() == 2);
+  CHECK(*o.blocks[1].device_seconds == 0.6);
+  std::map<std::string, double> stats;
+  for (const auto& s : o.metrics) stats[s.name] = s.value;
+  CHECK(stats.at("device_time_fraction") == Approx(0.79));
+  // 0.6 s of 1.0 s: the device idled 40% of the block, beyond the tolerance.
+  CHECK(stats.at("clock_disagreeing_blocks") == 1);
+
+  // On the CPU no block has a device time, and no such statistic appears.
+  auto cpu = feed(m, spec,
+                  {R"({"event":"block","idx":0,"steps":10,"seconds":1.0,"samples":100})",
+                   R"({"event":"result","status":"ok","steps":10})"});
+  for (const auto& s : cpu.finish(exit, "", 0).metrics) CHECK(s.name != "device_time_fraction");
 }

@@ -81,6 +81,11 @@ struct BlockSample {
   double seconds = 0;
   double samples = 0;
   double secondary_samples = 0;
+  // Interleaved trials: the round of turns the block ran in, within the
+  // trial's interleave group.
+  std::optional<int64_t> cycle;
+  // The device's own clock (CUDA events), when it has one.
+  std::optional<double> device_seconds;
 };
 
 struct MetricSample {
@@ -123,6 +128,9 @@ struct TrialOutcome {
   // The Slurm array job and task that ran the trial, when one did.
   std::optional<int64_t> slurm_job_id;
   std::optional<int64_t> slurm_task_id;
+  // The trials interleaved with this one share this id (blocks' cycles
+  // count within it); none when it ran alone.
+  std::optional<std::string> interleave_group;
 };
 
 // A stored trial with its summary (when it finished ok).
@@ -135,6 +143,8 @@ struct TrialRecord {
   std::optional<int64_t> signal;
   std::optional<double> wall_s;
   std::optional<Summary> summary;
+  std::optional<int64_t> environment_id;  // where it ran (environments table)
+  std::optional<std::string> interleave_group;
 };
 
 class Store {

@@ -46,10 +46,18 @@ class InputPipeline {
   double wait_seconds() const { return wait_s_; }
   int64_t batches() const { return next_index_; }
 
+  // Stops the loader threads and returns once none is building a batch (one
+  // being built is finished first); resume() lets them go on. Interleaved
+  // execution pauses a trial between its turns, so that its loaders neither
+  // take the CPU from another trial's block nor fill the queues while it
+  // waits (which would serve its next block from a backlog).
+  void pause();
+  void resume();
+
  private:
+  // One mutex guards every lane, the stop and pause flags and the count of
+  // batches being built: loader threads take it once per batch.
   struct Lane {
-    std::mutex mutex;
-    std::condition_variable changed;
     std::deque<Batch> ready;
     std::exception_ptr error;
   };
@@ -60,9 +68,13 @@ class InputPipeline {
   Producer producer_;
   uint64_t seed_;
   size_t capacity_;
-  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::vector<Lane> lanes_;
   std::vector<std::thread> threads_;
-  bool stop_ = false;  // guarded by each lane's mutex when read in work()
+  bool stop_ = false;
+  bool paused_ = false;
+  int building_ = 0;  // loader threads building a batch now
   int64_t next_index_ = 0;
   double wait_s_ = 0;
 };

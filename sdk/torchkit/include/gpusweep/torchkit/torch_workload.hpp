@@ -40,6 +40,29 @@ class TorchWorkload : public Workload {
     ++windows_;
   }
 
+  // Between turns the input pipeline's loaders stop (interleaved execution).
+  void pause_background() override {
+    if (pipeline_ != nullptr) pipeline_->pause();
+  }
+  void resume_background() override {
+    if (pipeline_ != nullptr) pipeline_->resume();
+  }
+
+  // CUDA events on the trial's device's current stream; no clock on the CPU
+  // (DeviceTimer's host clock there would only repeat the harness's).
+  void begin_device_timer() override {
+    if (!settings_.device.is_cuda()) return;
+    block_timer_ = std::make_unique<DeviceTimer>(settings_.device);
+    block_timer_->start();
+  }
+  bool end_device_timer(double* seconds) override {
+    if (!block_timer_) return false;
+    block_timer_->stop();
+    *seconds = block_timer_->total_seconds();
+    block_timer_.reset();
+    return true;
+  }
+
   static Json runtime() { return runtime_info(); }
   static const void* extension(const char* id) { return torchkit::extension(id); }
 
@@ -89,8 +112,9 @@ class TorchWorkload : public Workload {
     return {/*samples=*/static_cast<double>(settings_.batch_size * settings_.grad_accum)};
   }
 
-  // Makes stats() report this pipeline's input wait.
-  void track(const InputPipeline& pipeline) { pipeline_ = &pipeline; }
+  // Makes stats() report this pipeline's input wait, and pauses its loaders
+  // between turns.
+  void track(InputPipeline& pipeline) { pipeline_ = &pipeline; }
 
   Settings settings_;
 
@@ -101,7 +125,8 @@ class TorchWorkload : public Workload {
   int64_t loss_reads_ = 0;
   double last_loss_ = 0;
   bool read_any_ = false;
-  const InputPipeline* pipeline_ = nullptr;
+  InputPipeline* pipeline_ = nullptr;
+  std::unique_ptr<DeviceTimer> block_timer_;  // the block being timed, on CUDA
 };
 
 }  // namespace gpusweep::torchkit

@@ -1,0 +1,82 @@
+// Interleaved execution (measure.interleave): the trials of a window take
+// turns block by block, and what the database says about it.
+#include "harness.hpp"
+
+#include <catch2/catch.hpp>
+
+using gpusweep::test::Sandbox;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Three configs of about 0.35 s of spinning each (6 blocks of 20 steps).
+constexpr const char* kSweep = R"({"name": "turns", "workload": "noop",
+  "base": {"spin_us": 1500}, "grid": {"seed": [0, 1, 2]},
+  "measure": {"warmup_steps": 5, "steps_per_block": 20, "blocks": 6, "timeout_s": 60)";
+
+}  // namespace
+
+TEST_CASE("interleaved trials take one turn each per cycle and never run at once",
+          "[integration][interleave]") {
+  Sandbox box;
+  box.write("s.json", std::string(kSweep) + "}}");
+  const auto r = box.gpusweep("run s.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Contains("interleaved: 3 trials at a time take turns"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 3);
+  // One group for the run, and every block stamped with its cycle.
+  CHECK(box.count("SELECT count(DISTINCT interleave_group) FROM trials") == 1);
+  CHECK(box.count("SELECT count(*) FROM blocks WHERE cycle IS NULL") == 0);
+  // Each cycle gave each trial exactly one block: 6 cycles of 3 blocks.
+  CHECK(box.count("SELECT count(DISTINCT cycle) FROM blocks") == 6);
+  CHECK(box.count("SELECT count(*) FROM (SELECT cycle, count(DISTINCT trial_id) AS n FROM blocks "
+                  "GROUP BY cycle) WHERE n = 3") == 6);
+  // Their lives overlapped (all three were alive together) ...
+  CHECK(box.text("SELECT max(started_at) < min(finished_at) FROM trials") == "1");
+  // ... but their turns did not: the host let one run at a time.
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'overlap_fraction' AND value = 0") ==
+        3);
+  // The turns, not the waits, are the trial's running time.
+  const double turn_s = std::stod(box.text("SELECT avg(value) FROM metrics WHERE name = 'turn_s'"));
+  const double wall_s = std::stod(box.text("SELECT avg(wall_s) FROM trials"));
+  CHECK(turn_s < 0.6 * wall_s);
+}
+
+TEST_CASE("measure.interleave 1 runs trials one after another, without gates",
+          "[integration][interleave]") {
+  Sandbox box;
+  box.write("s.json", std::string(kSweep) + R"(, "interleave": 1}})");
+  const auto r = box.gpusweep("run s.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Contains("one after another"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE interleave_group IS NOT NULL") == 0);
+  CHECK(box.count("SELECT count(*) FROM blocks WHERE cycle IS NOT NULL") == 0);
+  // Each trial ended before the next began.
+  CHECK(box.count("SELECT count(*) FROM trials a JOIN trials b ON a.id < b.id "
+                  "WHERE b.started_at < a.finished_at") == 0);
+}
+
+TEST_CASE("an interleaved trial's timeout counts its own turns, not its waits",
+          "[integration][interleave]") {
+  Sandbox box;
+  // Four trials of about 0.4 s of turns each wait for the others' 1.2 s:
+  // a timeout of 0.9 s on the wall clock would end most of them.
+  box.write("s.json", R"({"name": "patient", "workload": "noop",
+    "base": {"spin_us": 2000}, "grid": {"seed": [0, 1, 2, 3]},
+    "measure": {"warmup_steps": 5, "steps_per_block": 20, "blocks": 10, "timeout_s": 0.9}})");
+  const auto r = box.gpusweep("run s.json --db results.db");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 4);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE wall_s > 0.9") >= 1);
+  // A trial whose own turns outlast it still times out.
+  box.write("slow.json", R"({"name": "slow", "workload": "noop",
+    "base": {"spin_us": 20000}, "grid": {"seed": [0, 1]},
+    "measure": {"warmup_steps": 0, "steps_per_block": 20, "blocks": 6, "timeout_s": 0.9}})");
+  const auto slow = box.gpusweep("run slow.json --db results.db");
+  INFO(slow.output);
+  CHECK(box.count("SELECT count(*) FROM trials t JOIN sweeps s ON s.id = t.sweep_id "
+                  "WHERE s.name = 'slow' AND t.status = 'timeout'") == 2);
+}
