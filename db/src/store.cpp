@@ -391,8 +391,9 @@ Store::TrialCounts Store::trial_counts(int64_t sweep_id) {
 std::vector<EnvironmentInfo> Store::environments(int64_t sweep_id) {
   auto st = db_.prepare(
       "SELECT e.fingerprint, e.hostname, e.os, e.cpu_model, e.cpu_cores, e.torch_version, e.blas, "
-      "e.threads, e.cuda_available, e.gpus, e.gpusweep_version, e.git_commit, e.details_json "
-      "FROM environments e WHERE e.id IN (SELECT environment_id FROM trials WHERE sweep_id = ? "
+      "e.threads, e.cuda_available, e.gpus, e.gpusweep_version, e.git_commit, e.details_json, "
+      "e.id FROM environments e WHERE e.id IN (SELECT environment_id FROM trials WHERE sweep_id = "
+      "? "
       "AND environment_id IS NOT NULL) ORDER BY e.id");
   st.bind(1, sweep_id);
   std::vector<EnvironmentInfo> out;
@@ -411,6 +412,7 @@ std::vector<EnvironmentInfo> Store::environments(int64_t sweep_id) {
     e.gpusweep_version = st.get_text(10);
     e.git_commit = st.get_text(11);
     e.details_json = st.get_text(12);
+    e.id = st.get_int(13);
     out.push_back(std::move(e));
   }
   return out;

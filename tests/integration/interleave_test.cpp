@@ -4,8 +4,8 @@
 
 #include <catch2/catch.hpp>
 
-using gpusweep::test::Sandbox;
 using Catch::Matchers::Contains;
+using gpusweep::test::Sandbox;
 
 namespace {
 

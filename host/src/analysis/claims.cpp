@@ -1,6 +1,8 @@
 // Claims against measurements; see claims.hpp.
 #include "analysis/claims.hpp"
 
+#include "analysis/compare.hpp"
+
 #include "analysis/metrics.hpp"
 #include "model/metrics.hpp"
 
@@ -22,9 +24,9 @@ double mean(const std::vector<double>& v) {
   return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
-std::vector<double> flat(const std::vector<std::vector<double>>& runs) {
+std::vector<double> flat(const std::vector<RunSamples>& runs) {
   std::vector<double> out;
-  for (const auto& r : runs) out.insert(out.end(), r.begin(), r.end());
+  for (const auto& r : runs) out.insert(out.end(), r.values.begin(), r.values.end());
   return out;
 }
 
@@ -67,6 +69,8 @@ const char* verdict_name(ClaimVerdict v) {
   switch (v) {
     case ClaimVerdict::confirmed:
       return "confirmed";
+    case ClaimVerdict::overlaps:
+      return "overlaps the claim";
     case ClaimVerdict::refuted:
       return "refuted";
     case ClaimVerdict::inconclusive:
@@ -78,16 +82,15 @@ const char* verdict_name(ClaimVerdict v) {
 
 ClaimVerdict claim_verdict(double ratio, double low, double high, double expected_low,
                            double expected_high) {
-  if (std::isnan(low) || std::isnan(high)) {
-    return ratio >= expected_low && ratio <= expected_high ? ClaimVerdict::confirmed
-                                                           : ClaimVerdict::refuted;
-  }
+  (void)ratio;
+  if (std::isnan(low) || std::isnan(high)) return ClaimVerdict::inconclusive;
   const bool meets = high >= expected_low && low <= expected_high;
   if (!meets) return ClaimVerdict::refuted;
+  if (low >= expected_low && high <= expected_high) return ClaimVerdict::confirmed;
   const bool claims_change = expected_low > 1 || expected_high < 1;
   const bool excludes_one = low > 1 || high < 1;
   if (claims_change && !excludes_one) return ClaimVerdict::inconclusive;
-  return ClaimVerdict::confirmed;
+  return ClaimVerdict::overlaps;
 }
 
 std::optional<std::string> unmeasurable(const Claim& claim, const Features& features) {
@@ -179,20 +182,17 @@ std::vector<ClaimResult> evaluate_claims(
     const bool positive =
         std::all_of(all_base.begin(), all_base.end(), [](double v) { return v > 0; }) &&
         std::all_of(all_changed.begin(), all_changed.end(), [](double v) { return v > 0; });
-    const bool blocks = claim.metric == "throughput" || claim.metric == "step_time";
-    if (positive && blocks && all_base.size() >= 2 && all_changed.size() >= 2) {
-      const auto ci = ratio_interval_runs(base.runs, changed.runs);
-      r.ratio = ci.ratio;
-      r.low = ci.low;
-      r.high = ci.high;
-    } else if (positive && all_base.size() >= 2 && all_changed.size() >= 2) {
-      const auto ci = ratio_interval(all_base, all_changed);  // one value per repeat
-      r.ratio = ci.ratio;
-      r.low = ci.low;
-      r.high = ci.high;
+    // As compare estimates it: paired by repeat (and by cycle for block
+    // values), repeats as their own level.
+    const auto estimate = positive ? estimate_ratio(base.runs, changed.runs) : std::nullopt;
+    if (estimate) {
+      r.ratio = estimate->ratio;
+      r.low = estimate->low;
+      r.high = estimate->high;
+      r.design = design_note(*estimate);
     } else if (mean(all_base) > 0) {
       r.ratio = mean(all_changed) / mean(all_base);
-      r.reason = "one repeat each: no interval (add measure.repeats for one)";
+      r.reason = "one value each: no interval, no verdict (set measure.repeats to 2 or more)";
     } else {
       r.verdict = ClaimVerdict::not_measurable;
       r.reason = "the baseline's " + metric_words(claim.metric) + " is 0: no ratio";
@@ -200,8 +200,12 @@ std::vector<ClaimResult> evaluate_claims(
       continue;
     }
     r.verdict = claim_verdict(*r.ratio, r.low, r.high, claim.low, claim.high);
-    if (r.verdict == ClaimVerdict::inconclusive) {
+    if (r.verdict == ClaimVerdict::inconclusive && r.reason.empty()) {
       r.reason = "the interval includes 1: no change shown at this sample size";
+    } else if (r.verdict == ClaimVerdict::overlaps) {
+      r.reason =
+          "the interval meets the claimed range but reaches beyond it: compatible with "
+          "the claim, not proof of it";
     } else if (r.verdict == ClaimVerdict::refuted && r.reason.empty()) {
       r.reason = refuted_because(*r.ratio, r.low, r.high, claim);
     }
@@ -214,8 +218,11 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
                                          const SweepSpec& spec) {
   if (spec.claims.empty()) return {};
   Features features;
-  for (const auto& e : store.environments(sweep.id))
+  std::map<int64_t, std::string> machines;
+  for (const auto& e : store.environments(sweep.id)) {
     features.cuda = features.cuda || e.cuda_available;
+    machines[e.id] = machine_key(e);
+  }
   // Each config (parsed once) with its trials, in plan order.
   std::map<int64_t, std::vector<db::TrialRecord>> by_config;
   for (auto& t : store.trials(sweep.id)) by_config[t.plan.config_index].push_back(std::move(t));
@@ -236,23 +243,27 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
           }
           continue;
         }
-        std::vector<double> run;
+        RunSamples run;
+        run.repeat = t.plan.repeat;
+        run.group = t.interleave_group;
+        if (t.environment_id) run.machine = machines[*t.environment_id];
         if (metric == "throughput" || metric == "step_time") {
           for (const auto& b : store.blocks(t.id)) {
             if (b.seconds <= 0 || b.steps <= 0) continue;
-            run.push_back(metric == "throughput" ? b.samples / b.seconds
-                                                 : b.seconds / static_cast<double>(b.steps));
+            run.values.push_back(metric == "throughput" ? b.samples / b.seconds
+                                                        : b.seconds / static_cast<double>(b.steps));
+            run.cycles.push_back(b.cycle);
           }
         } else if (const Metric* known = find_metric(metric); known && known->in_summary) {
-          if (auto v = summary_metric(*t.summary, metric)) run.push_back(*v);
+          if (auto v = summary_metric(*t.summary, metric)) run.values.push_back(*v);
         } else {
           // A plugin statistic (the last value reported), or the statistic
           // a metric is read from (model/metrics.cpp).
           std::string name = metric.rfind("stat:", 0) == 0 ? metric.substr(5) : metric;
           if (known != nullptr && *known->stat != '\0') name = known->stat;
-          if (auto last = store.last_stat(t.id, name)) run.push_back(*last);
+          if (auto last = store.last_stat(t.id, name)) run.values.push_back(*last);
         }
-        if (!run.empty()) m.runs.push_back(std::move(run));
+        if (!run.values.empty()) m.runs.push_back(std::move(run));
       }
     }
     return m;

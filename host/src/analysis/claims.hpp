@@ -2,6 +2,7 @@
 // (changed config over its baseline) with a 95% interval, and a verdict.
 #pragma once
 
+#include "analysis/ratio_model.hpp"
 #include "model/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
@@ -16,16 +17,16 @@
 
 namespace gpusweep::host {
 
-// One config's values of a claim's metric: one vector per ok repeat (block
-// values for throughput and step_time, one value per repeat otherwise), or
-// why there are none.
+// One config's values of a claim's metric: one run per ok repeat (block
+// values with their cycles for throughput and step_time, one value per
+// repeat otherwise), or why there are none.
 struct MetricRuns {
-  std::vector<std::vector<double>> runs;
+  std::vector<RunSamples> runs;
   std::string problem;  // e.g. "skipped: tf32 applies to CUDA ...; device is cpu"
 };
 
-enum class ClaimVerdict { confirmed, refuted, inconclusive, not_measurable };
-// "confirmed", "refuted", "inconclusive", "not measurable here".
+enum class ClaimVerdict { confirmed, overlaps, refuted, inconclusive, not_measurable };
+// "confirmed", "overlaps the claim", "refuted", "inconclusive", "not measurable here".
 const char* verdict_name(ClaimVerdict v);
 
 struct ClaimResult {
@@ -37,6 +38,7 @@ struct ClaimResult {
   double high = NAN;
   ClaimVerdict verdict = ClaimVerdict::not_measurable;
   std::string reason;
+  std::string design;  // what the interval cannot know (ratio_model's design_note)
 };
 
 // Machine features the sweep's trials ran with (from their environments).
@@ -45,10 +47,11 @@ struct Features {
 };
 
 // The verdict for a measured ratio against an expected range: confirmed when
-// the interval meets the range and, if the range claims a change, excludes 1
-// (the change is real and of the claimed size); refuted when the interval lies
-// wholly outside the range; inconclusive otherwise (too wide to tell). With
-// no interval the point ratio decides between confirmed and refuted.
+// the interval lies inside the range (the change is real and of the claimed
+// size); refuted when it lies wholly outside; inconclusive when it includes 1
+// and the range claims a change (too wide to tell), or when there is no
+// interval (a point decides nothing); overlaps when it meets the range and
+// reaches beyond it: compatible with the claim, not proof of it.
 ClaimVerdict claim_verdict(double ratio, double low, double high, double expected_low,
                            double expected_high);
 

@@ -11,8 +11,16 @@
 
 namespace gpusweep::host {
 
+std::string machine_key(const db::EnvironmentInfo& e) {
+  return e.hostname + "|" + e.cpu_model + "|" + e.gpus_json;
+}
+
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks) {
   std::map<int64_t, ConfigSamples> by_index;
+  std::map<int64_t, std::string> machines;
+  if (with_blocks) {
+    for (const auto& e : store.environments(sweep_id)) machines[e.id] = machine_key(e);
+  }
   for (const auto& t : store.trials(sweep_id)) {
     ConfigSamples& c = by_index[t.plan.config_index];
     c.config_index = t.plan.config_index;
@@ -27,11 +35,16 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     ++c.ok;
     c.unit = t.summary->unit;
     if (with_blocks) {
-      std::vector<double>& run = c.runs.emplace_back();
+      RunSamples& run = c.runs.emplace_back();
+      run.repeat = t.plan.repeat;
+      run.group = t.interleave_group;
+      if (t.environment_id) run.machine = machines[*t.environment_id];
       for (const auto& b : store.blocks(t.id)) {
-        if (b.seconds > 0) run.push_back(b.samples / b.seconds);
+        if (b.seconds <= 0) continue;
+        run.values.push_back(b.samples / b.seconds);
+        run.cycles.push_back(b.cycle);
       }
-      c.throughput.insert(c.throughput.end(), run.begin(), run.end());
+      c.throughput.insert(c.throughput.end(), run.values.begin(), run.values.end());
       c.overlap_fraction =
           std::max(c.overlap_fraction, store.last_stat(t.id, "overlap_fraction").value_or(0));
     }
@@ -79,12 +92,9 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
     ComparisonRow r;
     r.config = &c;
     r.baseline = &c == base;
-    if (!r.baseline && c.throughput.size() >= 2 && base->throughput.size() >= 2) {
-      r.test = mann_whitney_u(base->throughput, c.throughput);
-      r.ratio = base->runs.size() >= 2 && c.runs.size() >= 2
-                    ? ratio_interval_runs(base->runs, c.runs)
-                    : ratio_interval(base->throughput, c.throughput);
-      r.verdict = verdict(*r.test, *r.ratio, options.alpha);
+    if (!r.baseline) {
+      r.ratio = estimate_ratio(base->runs, c.runs, 1 - options.alpha);
+      if (r.ratio) r.verdict = verdict(*r.ratio);
     }
     if (!r.baseline && have_base_quality && !c.quality.empty() && base_quality != 0) {
       const double q = std::accumulate(c.quality.begin(), c.quality.end(), 0.0) /
@@ -100,11 +110,6 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
 
 std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid) {
   std::vector<AblationRow> rows;
-  auto geo_mean_log = [](const std::vector<double>& v) {
-    double s = 0;
-    for (double a : v) s += std::log(a);
-    return s / static_cast<double>(v.size());
-  };
   for (const auto& [knob, values] : grid.items()) {
     if (values.size() < 2) continue;
     // Configs grouped by every setting but this knob, then by its value: each
@@ -121,22 +126,17 @@ std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, con
       AblationRow row{knob, values[0], values[vi]};
       const std::string to_key = values[vi].dump();
       std::vector<double> log_ratios;
-      std::optional<RatioInterval> single;
+      std::optional<RatioEstimate> single;
       for (const auto& [rest, by_value] : groups) {
         auto a = by_value.find(from_key);
         auto b = by_value.find(to_key);
         if (a == by_value.end() || b == by_value.end()) continue;
-        log_ratios.push_back(geo_mean_log(b->second->throughput) -
-                             geo_mean_log(a->second->throughput));
-        if (log_ratios.size() == 1) {
-          // The same interval as compare's for this pair: by round when
-          // there are repeats, so that drift between rounds widens it.
-          const ConfigSamples& from = *a->second;
-          const ConfigSamples& to = *b->second;
-          single = from.runs.size() >= 2 && to.runs.size() >= 2
-                       ? ratio_interval_runs(from.runs, to.runs)
-                       : ratio_interval(from.throughput, to.throughput);
-        }
+        // Each pair as compare estimates it (paired by repeat and cycle);
+        // with one pair, its interval is the knob's.
+        const auto e = estimate_ratio(a->second->runs, b->second->runs);
+        if (!e) continue;
+        log_ratios.push_back(std::log(e->ratio));
+        if (log_ratios.size() == 1) single = e;
       }
       row.pairs = static_cast<int>(log_ratios.size());
       if (row.pairs == 0) {

@@ -1,8 +1,10 @@
 // `gpusweep compare`: every config of a sweep against its baseline, with the
-// throughput ratio, its 95% interval, a U test over block samples, a verdict,
-// and the quality change with a non-inferiority check.
+// throughput ratio and its 95% interval from the run's design (ratio_model:
+// blocks paired by cycle, repeats as their own level), a verdict, and the
+// quality change with a non-inferiority check.
 #pragma once
 
+#include "analysis/ratio_model.hpp"
 #include "analysis/significance.hpp"
 #include "model/sweep.hpp"
 
@@ -20,7 +22,7 @@ struct ConfigSamples {
   int64_t config_index = 0;
   Json config;
   std::vector<double> throughput;           // samples/s of every block of every ok repeat
-  std::vector<std::vector<double>> runs;    // the same, one vector per ok repeat
+  std::vector<RunSamples> runs;             // the same, one per ok repeat, for pairing
   std::vector<double> quality;              // one per ok repeat
   std::optional<double> peak_memory_bytes;  // the largest of the repeats
   std::optional<bool> higher_is_better;
@@ -42,6 +44,10 @@ constexpr double kOverlapFlag = 0.05;
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
                                           bool with_blocks = true);
 
+// Where a trial ran, for telling comparisons across machines: host, CPU and
+// the GPUs it could see ("" when the database does not say).
+std::string machine_key(const db::EnvironmentInfo& e);
+
 // A config whose block throughputs vary by more than this (coefficient of
 // variation) is flagged noisy wherever it is shown.
 constexpr double kNoisyCv = 0.10;
@@ -49,8 +55,7 @@ constexpr double kNoisyCv = 0.10;
 struct ComparisonRow {
   const ConfigSamples* config = nullptr;
   bool baseline = false;
-  std::optional<UTest> test;
-  std::optional<RatioInterval> ratio;
+  std::optional<RatioEstimate> ratio;  // with its interval, p-value and design
   std::optional<Verdict> verdict;
   std::optional<double> quality_change;  // relative, signed so that > 0 is better
   std::optional<bool> non_inferior;

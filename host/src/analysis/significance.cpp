@@ -1,4 +1,4 @@
-// U test, ratio interval and verdicts; see significance.hpp.
+// Student's t, the ratio interval and verdicts; see significance.hpp.
 #include "analysis/significance.hpp"
 
 #include <algorithm>
@@ -10,56 +10,6 @@
 namespace gpusweep::host {
 
 namespace {
-
-// Midranks of the pooled sample, and the tie-correction term sum(t^3 - t).
-std::vector<double> ranks(const std::vector<double>& pooled, double* tie_term) {
-  std::vector<size_t> order(pooled.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return pooled[a] < pooled[b]; });
-  std::vector<double> r(pooled.size());
-  *tie_term = 0;
-  for (size_t i = 0; i < order.size();) {
-    size_t j = i;
-    while (j + 1 < order.size() && pooled[order[j + 1]] == pooled[order[i]]) ++j;
-    const double mid = (static_cast<double>(i) + static_cast<double>(j)) / 2.0 + 1.0;
-    for (size_t k = i; k <= j; ++k) r[order[k]] = mid;
-    const double t = static_cast<double>(j - i + 1);
-    *tie_term += t * t * t - t;
-    i = j + 1;
-  }
-  return r;
-}
-
-// P(U >= u) under H0 for sample sizes n1, n2 (no ties): counts of
-// arrangements by U, by the recurrence c(m, n, k) = c(m-1, n, k-n) + c(m, n-1, k).
-double exact_sf(int n1, int n2, double u) {
-  const int max_u = n1 * n2;
-  // counts[m][n] as a vector over k; build incrementally over m.
-  std::vector<std::vector<double>> prev(static_cast<size_t>(n2) + 1);
-  for (int n = 0; n <= n2; ++n) prev[static_cast<size_t>(n)] = {1.0};  // m = 0: U = 0
-  for (int m = 1; m <= n1; ++m) {
-    std::vector<std::vector<double>> cur(static_cast<size_t>(n2) + 1);
-    cur[0] = {1.0};  // n = 0: U = 0
-    for (int n = 1; n <= n2; ++n) {
-      std::vector<double> c(static_cast<size_t>(m * n) + 1, 0.0);
-      const auto& a = prev[static_cast<size_t>(n)];     // c(m-1, n, k-n)
-      const auto& b = cur[static_cast<size_t>(n - 1)];  // c(m, n-1, k)
-      for (size_t k = 0; k < a.size(); ++k) c[k + static_cast<size_t>(n)] += a[k];
-      for (size_t k = 0; k < b.size(); ++k) c[k] += b[k];
-      cur[static_cast<size_t>(n)] = std::move(c);
-    }
-    prev = std::move(cur);
-  }
-  const auto& dist = prev[static_cast<size_t>(n2)];
-  const double total = std::accumulate(dist.begin(), dist.end(), 0.0);
-  double tail = 0;
-  for (int k = max_u; k >= 0 && static_cast<double>(k) >= u - 1e-9; --k) {
-    tail += dist[static_cast<size_t>(k)];
-  }
-  return tail / total;
-}
-
-double normal_sf(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
 
 // Regularised incomplete beta I_x(a, b) by continued fraction (Numerical Recipes).
 double beta_cf(double a, double b, double x) {
@@ -96,46 +46,12 @@ double incomplete_beta(double a, double b, double x) {
   return 1 - front * beta_cf(b, a, 1 - x) / b;
 }
 
-// Student's t CDF.
+}  // namespace
+
 double t_cdf(double t, double df) {
   const double x = df / (df + t * t);
   const double tail = 0.5 * incomplete_beta(df / 2, 0.5, x);
   return t >= 0 ? 1 - tail : tail;
-}
-
-}  // namespace
-
-UTest mann_whitney_u(const std::vector<double>& x, const std::vector<double>& y) {
-  if (x.empty() || y.empty()) throw std::invalid_argument("U test needs values in both samples");
-  const auto n1 = static_cast<double>(x.size());
-  const auto n2 = static_cast<double>(y.size());
-  std::vector<double> pooled = x;
-  pooled.insert(pooled.end(), y.begin(), y.end());
-  double tie_term = 0;
-  const auto r = ranks(pooled, &tie_term);
-  const double r1 =
-      std::accumulate(r.begin(), r.begin() + static_cast<std::ptrdiff_t>(x.size()), 0.0);
-  UTest out;
-  out.u = r1 - n1 * (n1 + 1) / 2;
-  const double u2 = n1 * n2 - out.u;
-  const double u_big = std::max(out.u, u2);
-  const bool ties = tie_term > 0;
-  out.exact = !ties && (x.size() <= 8 || y.size() <= 8);
-  if (out.exact) {
-    out.p =
-        std::min(1.0, 2 * exact_sf(static_cast<int>(x.size()), static_cast<int>(y.size()), u_big));
-    return out;
-  }
-  const double n = n1 + n2;
-  const double mu = n1 * n2 / 2;
-  const double var = n1 * n2 / 12 * ((n + 1) - tie_term / (n * (n - 1)));
-  if (var <= 0) {
-    out.p = 1;
-    return out;
-  }
-  const double z = (u_big - mu - 0.5) / std::sqrt(var);
-  out.p = std::min(1.0, 2 * normal_sf(z));
-  return out;
 }
 
 namespace {
@@ -221,60 +137,6 @@ RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<dou
   ci.low = std::exp(my - mx - t * std::sqrt(se2));
   ci.high = std::exp(my - mx + t * std::sqrt(se2));
   return ci;
-}
-
-RatioInterval ratio_interval_runs(const std::vector<std::vector<double>>& x_runs,
-                                  const std::vector<std::vector<double>>& y_runs, double level) {
-  auto flatten = [](const std::vector<std::vector<double>>& runs) {
-    std::vector<double> all;
-    for (const auto& r : runs) all.insert(all.end(), r.begin(), r.end());
-    return all;
-  };
-  auto run_means = [](const std::vector<std::vector<double>>& runs) {
-    std::vector<double> means;
-    for (const auto& r : runs) {
-      if (r.empty()) continue;
-      double s = 0;
-      for (double v : r) s += std::log(v);
-      means.push_back(std::exp(s / static_cast<double>(r.size())));
-    }
-    return means;
-  };
-  const auto xm = run_means(x_runs);
-  const auto ym = run_means(y_runs);
-  const auto xa = flatten(x_runs);
-  const auto ya = flatten(y_runs);
-  if (xm.size() < 2 || ym.size() < 2) return ratio_interval(xa, ya, level);
-  RatioInterval ci;
-  if (xm.size() == ym.size()) {
-    // Runs are interleaved in rounds (repeat r of every config before repeat
-    // r+1 of any): pair them by round, so that drift common to a round cancels.
-    std::vector<double> log_ratio;
-    for (size_t i = 0; i < xm.size(); ++i) log_ratio.push_back(std::log(ym[i] / xm[i]));
-    const double n = static_cast<double>(log_ratio.size());
-    double mean = 0;
-    for (double l : log_ratio) mean += l / n;
-    double ss = 0;
-    for (double l : log_ratio) ss += (l - mean) * (l - mean);
-    const double half = t_quantile(0.5 + level / 2, n - 1) * std::sqrt(ss / (n - 1) / n);
-    ci.low = std::exp(mean - half);
-    ci.high = std::exp(mean + half);
-  } else {
-    ci = ratio_interval(xm, ym, level);
-  }
-  // The point estimate stays the geometric mean over all values; the interval
-  // is the wider of the run-level and the value-level one.
-  const RatioInterval blocks = ratio_interval(xa, ya, level);
-  ci.ratio = blocks.ratio;
-  ci.low = std::min(ci.low, blocks.low);
-  ci.high = std::max(ci.high, blocks.high);
-  return ci;
-}
-
-Verdict verdict(const UTest& test, const RatioInterval& ci, double alpha) {
-  if (test.p < alpha && ci.low > 1) return Verdict::faster;
-  if (test.p < alpha && ci.high < 1) return Verdict::slower;
-  return Verdict::no_difference;
 }
 
 const char* to_string(Verdict v) {

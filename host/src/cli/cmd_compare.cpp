@@ -99,11 +99,7 @@ int cmd_compare(const Args& args) {
     std::cout << "\nclaims (the ratio each promises for its change, against the measured one):\n"
               << render_claims(evaluate_claims(store, *sweep, spec), format);
   }
-  if (format == OutputFormat::table) {
-    std::cout << "ratio: geometric mean throughput vs the baseline's over all blocks; quality: "
-                 "relative change (+ is better), (worse) beyond --max-quality-loss "
-              << fixed(100 * opt.max_quality_loss, 1) << "%\n";
-  }
+  if (format == OutputFormat::table) std::cout << comparison_legend(opt.max_quality_loss);
   return 0;
 }
 

@@ -39,7 +39,12 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     rec["ratio"] = r.ratio ? Json(r.ratio->ratio) : Json();
     rec["ci_low"] = r.ratio ? Json(r.ratio->low) : Json();
     rec["ci_high"] = r.ratio ? Json(r.ratio->high) : Json();
-    rec["p_value"] = r.test ? Json(r.test->p) : Json();
+    rec["p_value"] = r.ratio ? Json(r.ratio->p) : Json();
+    // How the interval was made, and what it cannot know.
+    rec["design"] = r.ratio ? Json(design_name(r.ratio->design)) : Json();
+    rec["repeats_paired"] = r.ratio ? Json(r.ratio->repeats) : Json();
+    rec["blocks_paired"] = r.ratio ? Json(r.ratio->paired_blocks) : Json();
+    rec["design_note"] = r.ratio ? design_note(*r.ratio) : std::string();
     rec["verdict"] = r.baseline  ? "baseline"
                      : r.verdict ? to_string(*r.verdict)
                      : c.ok == 0 ? c.problem
@@ -96,6 +101,8 @@ std::string render_comparison(const std::vector<Json>& records,
                     std::string note;
                     if (r["noisy"].get<bool>())
                       note = "noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%";
+                    const std::string design = r.value("design_note", std::string());
+                    if (!design.empty()) note += (note.empty() ? "" : "; ") + design;
                     const double overlap = r.value("overlap_fraction", 0.0);
                     if (overlap > kOverlapFlag) {
                       note += (note.empty() ? "" : "; ") +
@@ -112,8 +119,20 @@ std::string render_comparison(const std::vector<Json>& records,
     cols.push_back({"unit", "unit", false, {}});
     cols.push_back({"cv", "cv", true, {}});
     cols.push_back({"overlap_fraction", "overlap", true, {}});
+    cols.push_back({"design", "design", false, {}});
+    cols.push_back({"repeats_paired", "repeats paired", true, {}});
+    cols.push_back({"blocks_paired", "blocks paired", true, {}});
   }
   return render(records, cols, format);
+}
+
+std::string comparison_legend(double max_quality_loss) {
+  return "ratio: throughput vs the baseline's, each repeat's blocks paired with the baseline's "
+         "that ran in the same cycle, then the repeats' ratios averaged (geometric); 95% CI and "
+         "p: t over repeats (process effects included), or over one process's blocks when there "
+         "is one repeat (the note says so); quality: relative change (+ is better), (worse) "
+         "beyond --max-quality-loss " +
+         fixed(100 * max_quality_loss, 1) + "%\n";
 }
 
 std::string render_ablation(const std::vector<AblationRow>& knobs) {
@@ -147,7 +166,8 @@ std::string render_claims(const std::vector<ClaimResult>& results, OutputFormat 
     rec["ci_low"] = std::isnan(r.low) ? Json() : Json(r.low);
     rec["ci_high"] = std::isnan(r.high) ? Json() : Json(r.high);
     rec["verdict"] = verdict_name(r.verdict);
-    rec["reason"] = r.reason;
+    // The verdict's reason, then what its interval cannot know.
+    rec["reason"] = r.reason + (r.reason.empty() || r.design.empty() ? "" : "; ") + r.design;
     rec["source"] = c.source;
     records.push_back(rec);
   }

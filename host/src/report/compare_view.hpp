@@ -19,6 +19,10 @@ std::string render_comparison(const std::vector<Json>& records,
                               const std::vector<std::string>& keys, OutputFormat format);
 
 // "which knob matters" as a text table ("" when there are no knobs).
+// The lines under compare's table: how the ratio, its interval and the
+// quality change are made.
+std::string comparison_legend(double max_quality_loss);
+
 std::string render_ablation(const std::vector<AblationRow>& knobs);
 
 // Each claim, what was measured, and the verdict.

@@ -412,7 +412,7 @@ std::string comparison_html(const std::vector<ComparisonRow>& rows,
                       : r.ratio  ? fixed(r.ratio->ratio, 3) + "x"
                                  : "-",
                       r.ratio ? interval_text(r.ratio->low, r.ratio->high) : "-",
-                      r.test ? fixed(r.test->p, 3) : "-",
+                      r.ratio ? fixed(r.ratio->p, 3) : "-",
                       r.baseline  ? "baseline"
                       : r.verdict ? to_string(*r.verdict)
                                   : (c.ok == 0 ? c.problem : "-"),

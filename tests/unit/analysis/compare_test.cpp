@@ -18,7 +18,8 @@ ConfigSamples config(int64_t index, Json settings, std::vector<double> throughpu
   ConfigSamples c;
   c.config_index = index;
   c.config = std::move(settings);
-  c.throughput = std::move(throughput);
+  c.throughput = throughput;
+  c.runs.push_back(RunSamples{0, std::nullopt, "", std::move(throughput), {}});
   c.quality = std::move(quality);
   c.ok = 1;
   c.higher_is_better = true;

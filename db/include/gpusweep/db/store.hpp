@@ -96,6 +96,7 @@ struct MetricSample {
 };
 
 struct EnvironmentInfo {
+  int64_t id = 0;  // set when read back from the database
   std::string fingerprint;
   std::string hostname;
   std::string os;

@@ -1,0 +1,234 @@
+// The design-based ratio estimate; see ratio_model.hpp.
+#include "analysis/ratio_model.hpp"
+
+#include "analysis/significance.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace gpusweep::host {
+
+namespace {
+
+// A mean with the variance of the mean and its degrees of freedom.
+struct Mean {
+  double mean = 0;
+  double var = NAN;
+  double df = 0;
+};
+
+// The mean of a series whose neighbours may be correlated (the blocks of one
+// process drift together): the variance of the mean is inflated by
+// (1 + rho) / (1 - rho) for the lag-1 autocorrelation rho (clamped to
+// [0, 0.9]), and the degrees of freedom shrink with the effective count.
+Mean series_mean(const std::vector<double>& v) {
+  Mean m;
+  const auto n = static_cast<double>(v.size());
+  if (v.empty()) return m;
+  for (double a : v) m.mean += a / n;
+  if (v.size() < 2) return m;
+  double ss = 0, lag = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    ss += (v[i] - m.mean) * (v[i] - m.mean);
+    if (i > 0) lag += (v[i] - m.mean) * (v[i - 1] - m.mean);
+  }
+  const double rho = ss > 0 && v.size() >= 3 ? std::clamp(lag / ss, 0.0, 0.9) : 0.0;
+  const double inflate = (1 + rho) / (1 - rho);
+  m.var = ss / (n - 1) / n * inflate;
+  m.df = std::max(1.0, n / inflate - 1);
+  return m;
+}
+
+std::vector<double> logs(const std::vector<double>& v) {
+  std::vector<double> out;
+  out.reserve(v.size());
+  for (double a : v) {
+    if (a > 0 && std::isfinite(a)) out.push_back(std::log(a));
+  }
+  return out;
+}
+
+// Welch's difference of two means (b - a), with Welch-Satterthwaite df.
+Mean difference(const Mean& a, const Mean& b) {
+  Mean d;
+  d.mean = b.mean - a.mean;
+  d.var = a.var + b.var;
+  if (!(d.var > 0)) {
+    d.df = std::min(a.df, b.df);
+    return d;
+  }
+  d.df = d.var * d.var / (a.var * a.var / a.df + b.var * b.var / b.df);
+  return d;
+}
+
+// One repeat's log ratio: blocks paired by cycle when both trials took
+// turns in one group, else the difference of their mean logs.
+Mean repeat_difference(const RunSamples& x, const RunSamples& y, int64_t* paired) {
+  *paired = 0;
+  if (x.group && y.group && *x.group == *y.group && !x.cycles.empty() && !y.cycles.empty()) {
+    std::map<int64_t, std::vector<double>> x_at;
+    for (size_t i = 0; i < x.values.size() && i < x.cycles.size(); ++i) {
+      if (x.cycles[i] && x.values[i] > 0) x_at[*x.cycles[i]].push_back(std::log(x.values[i]));
+    }
+    std::vector<double> series;
+    for (size_t i = 0; i < y.values.size() && i < y.cycles.size(); ++i) {
+      if (!y.cycles[i] || !(y.values[i] > 0)) continue;
+      auto it = x_at.find(*y.cycles[i]);
+      if (it == x_at.end()) continue;
+      double xl = 0;
+      for (double l : it->second) xl += l / static_cast<double>(it->second.size());
+      series.push_back(std::log(y.values[i]) - xl);
+    }
+    if (series.size() >= 2) {
+      *paired = static_cast<int64_t>(series.size());
+      return series_mean(series);
+    }
+  }
+  return difference(series_mean(logs(x.values)), series_mean(logs(y.values)));
+}
+
+bool differ(const std::string& a, const std::string& b) {
+  return !a.empty() && !b.empty() && a != b;
+}
+
+RatioEstimate t_estimate(const Mean& d, double level) {
+  RatioEstimate e;
+  e.ratio = std::exp(d.mean);
+  e.df = d.df;
+  const double se = std::sqrt(d.var);
+  if (!(se > 0)) {
+    e.low = e.high = e.ratio;
+    e.p = d.mean == 0 ? 1 : 0;
+    return e;
+  }
+  const double t = t_quantile(0.5 + level / 2, d.df);
+  e.low = std::exp(d.mean - t * se);
+  e.high = std::exp(d.mean + t * se);
+  e.p = std::min(1.0, 2 * (1 - t_cdf(std::fabs(d.mean) / se, d.df)));
+  return e;
+}
+
+// The first run of each repeat that has values.
+std::map<int64_t, const RunSamples*> by_repeat(const std::vector<RunSamples>& runs) {
+  std::map<int64_t, const RunSamples*> out;
+  for (const auto& r : runs) {
+    if (!logs(r.values).empty()) out.emplace(r.repeat, &r);
+  }
+  return out;
+}
+
+// Runs whose repeats do not pair: per-run means compared (Welch) when both
+// sides have two runs or more, else every value.
+std::optional<RatioEstimate> unpaired(const std::vector<RunSamples>& x,
+                                      const std::vector<RunSamples>& y, double level) {
+  std::vector<double> xm, ym, xa, ya;
+  for (const auto* side : {&x, &y}) {
+    auto& means = side == &x ? xm : ym;
+    auto& all = side == &x ? xa : ya;
+    for (const auto& r : *side) {
+      const auto l = logs(r.values);
+      if (l.empty()) continue;
+      means.push_back(series_mean(l).mean);
+      all.insert(all.end(), l.begin(), l.end());
+    }
+  }
+  Mean d;
+  if (xm.size() >= 2 && ym.size() >= 2) {
+    auto plain = [](const std::vector<double>& v) {  // independent runs: no autocorrelation
+      Mean m = series_mean(v);
+      double ss = 0;
+      for (double a : v) ss += (a - m.mean) * (a - m.mean);
+      m.var = ss / static_cast<double>(v.size() - 1) / static_cast<double>(v.size());
+      m.df = static_cast<double>(v.size() - 1);
+      return m;
+    };
+    d = difference(plain(xm), plain(ym));
+  } else if (xa.size() >= 2 && ya.size() >= 2) {
+    d = difference(series_mean(xa), series_mean(ya));
+  } else {
+    return std::nullopt;
+  }
+  RatioEstimate e = t_estimate(d, level);
+  e.design = RatioDesign::unpaired;
+  e.repeats = static_cast<int>(std::min(xm.size(), ym.size()));
+  for (const auto& a : x) {
+    for (const auto& b : y) e.across_machines = e.across_machines || differ(a.machine, b.machine);
+  }
+  return e;
+}
+
+}  // namespace
+
+std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
+                                            const std::vector<RunSamples>& y, double level) {
+  const auto xr = by_repeat(x), yr = by_repeat(y);
+  std::vector<std::pair<const RunSamples*, const RunSamples*>> pairs;
+  for (const auto& [repeat, run] : xr) {
+    if (auto it = yr.find(repeat); it != yr.end()) pairs.emplace_back(run, it->second);
+  }
+  if (pairs.empty()) return unpaired(x, y, level);
+  int64_t paired = 0;
+  bool across = false;
+  std::vector<Mean> diffs;
+  for (const auto& [a, b] : pairs) {
+    int64_t n = 0;
+    diffs.push_back(repeat_difference(*a, *b, &n));
+    paired += n;
+    across = across || differ(a->machine, b->machine);
+  }
+  std::optional<RatioEstimate> e;
+  if (pairs.size() >= 2) {
+    // Process effects are a level of their own: the per-repeat ratios are
+    // the observations, whatever their blocks did.
+    std::vector<double> d;
+    for (const auto& m : diffs) d.push_back(m.mean);
+    Mean over;
+    const auto r = static_cast<double>(d.size());
+    for (double v : d) over.mean += v / r;
+    double ss = 0;
+    for (double v : d) ss += (v - over.mean) * (v - over.mean);
+    over.var = ss / (r - 1) / r;
+    over.df = r - 1;
+    e = t_estimate(over, level);
+    e->design = RatioDesign::repeats;
+  } else {
+    if (!(diffs[0].var >= 0) || !(diffs[0].df > 0)) return unpaired(x, y, level);
+    e = t_estimate(diffs[0], level);
+    e->design = RatioDesign::one_process;
+  }
+  e->repeats = static_cast<int>(pairs.size());
+  e->paired_blocks = paired;
+  e->across_machines = across;
+  return e;
+}
+
+const char* design_name(RatioDesign d) {
+  switch (d) {
+    case RatioDesign::repeats:
+      return "repeats";
+    case RatioDesign::one_process:
+      return "one_process";
+    case RatioDesign::unpaired:
+      return "unpaired";
+  }
+  return "?";
+}
+
+std::string design_note(const RatioEstimate& e) {
+  std::string note;
+  if (e.design == RatioDesign::one_process) {
+    note =
+        "one process per config: the interval covers its blocks only, not differences between "
+        "processes (memory layout, thread placement); set measure.repeats to 2 or more";
+  } else if (e.design == RatioDesign::unpaired) {
+    note = "repeats do not pair (failed or missing trials): runs compared unpaired";
+  }
+  if (e.across_machines) {
+    note += std::string(note.empty() ? "" : "; ") +
+            "compared across machines (their trials ran on different hosts or GPUs)";
+  }
+  return note;
+}
+
+}  // namespace gpusweep::host

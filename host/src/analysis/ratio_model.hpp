@@ -1,0 +1,68 @@
+// The ratio of two configs' typical values (block throughputs, step times,
+// or one value per trial), estimated the way the run was designed:
+//
+//   log y[r,c] - log x[r,c] = log ratio + a[r] + e[r,c]
+//
+// r: the repeat (a process per config: memory layout, thread placement and
+// allocator state are sampled once per process), c: the cycle of an
+// interleaved run (the blocks of x and y that ran back to back). Pairing is
+// by identity, never by position: repeat r of x with repeat r of y, and
+// within it the blocks of one interleave group with the same cycle, so that
+// drift of the machine common to a cycle cancels. Process effects a[r] are
+// their own level of variation: with two repeats or more the interval is a
+// t interval over the per-repeat ratios (df = repeats - 1), which holds
+// whatever the blocks within a process did; with one repeat per config it
+// can only be the blocks' (adjusted for their autocorrelation), and says so.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+// One ok trial's samples, with what pairing needs.
+struct RunSamples {
+  int64_t repeat = 0;
+  std::optional<std::string> group;  // interleave group; none: it ran alone
+  std::string machine;               // where it ran (machine_key); "" unknown
+  std::vector<double> values;        // positive: one per block, or one per trial
+  // Parallel to values: each block's cycle in its group (empty, or none,
+  // when not interleaved).
+  std::vector<std::optional<int64_t>> cycles;
+};
+
+enum class RatioDesign {
+  repeats,      // per-repeat ratios, t over repeats: process effects included
+  one_process,  // one repeat of each: the blocks of one process per config
+  unpaired,     // repeats that do not match: the runs compared unpaired
+};
+
+struct RatioEstimate {
+  double ratio = 1;  // y over x
+  double low = 1;    // interval at the requested level
+  double high = 1;
+  double p = 1;   // two-sided p-value of "the ratio is 1"
+  double df = 0;  // degrees of freedom of the t interval
+  RatioDesign design = RatioDesign::repeats;
+  int repeats = 0;            // repeat pairs (repeats design), else runs compared
+  int64_t paired_blocks = 0;  // blocks paired by cycle, over all repeats
+  bool across_machines = false;  // a pair ran on different machines
+};
+
+// nullopt when either side has too few values for an interval (one value in
+// all, or runs whose repeats do not pair and a side with one run of one
+// value). level in (0, 1).
+std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
+                                            const std::vector<RunSamples>& y,
+                                            double level = 0.95);
+
+// "repeats", "one_process" or "unpaired".
+const char* design_name(RatioDesign d);
+
+// What the interval covers and cannot know, in words, for the note column
+// ("" for the repeats design on one machine).
+std::string design_note(const RatioEstimate& e);
+
+}  // namespace gpusweep::host
