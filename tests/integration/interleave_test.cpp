@@ -3,6 +3,7 @@
 #include "harness.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 using Catch::Matchers::Contains;
 using gpusweep::test::Sandbox;
@@ -79,4 +80,44 @@ TEST_CASE("an interleaved trial's timeout counts its own turns, not its waits",
   INFO(slow.output);
   CHECK(box.count("SELECT count(*) FROM trials t JOIN sweeps s ON s.id = t.sweep_id "
                   "WHERE s.name = 'slow' AND t.status = 'timeout'") == 2);
+}
+
+TEST_CASE("measure.precision adds rounds until the ratios are precise, within the budget",
+          "[integration][precision]") {
+  Sandbox box;
+  // A/A (seed 0 and 1) and a config 30% slower; short trials.
+  box.write("p.json", R"({"name": "precise", "workload": "noop",
+    "grid": {"spin_us": [500, 650], "seed": [0, 1]},
+    "baseline": {"spin_us": 500, "seed": 0},
+    "measure": {"warmup_steps": 5, "steps_per_block": 20, "blocks": 5, "repeats": 2,
+                "precision": 0.01, "budget_s": 30}})");
+  const auto r = box.gpusweep("run p.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Contains("after 2 rounds:"));
+  CHECK_THAT(r.output, Contains("done: every config is within the target or clearly apart"));
+  // Added trials are ordinary trials: ok, numbered as further repeats.
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status != 'ok'") == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE config_index = 0") ==
+        box.count("SELECT max(repeat) + 1 FROM trials"));
+  const auto c = box.gpusweep("compare precise --db results.db --format json");
+  INFO(c.output);
+  const auto rows = nlohmann::json::parse(c.output);
+  for (const auto& row : rows) {
+    if (row["baseline"].get<bool>()) continue;
+    const double ratio = row["ratio"], low = row["ci_low"], high = row["ci_high"];
+    const bool slower = row["spin_us"] == 650;
+    // Each is precise or clearly apart; the slower one is called so.
+    CHECK(((high - low) / 2 / ratio <= 0.01 || high < 0.99 || low > 1.01));
+    if (slower) CHECK(row["verdict"] == "slower");
+  }
+
+  // A target out of reach stops at the budget and says so.
+  box.write("q.json", R"({"name": "budget", "workload": "noop", "grid": {"seed": [0, 1]},
+    "base": {"spin_us": 200}, "measure": {"warmup_steps": 5, "steps_per_block": 20,
+    "blocks": 5, "precision": 0.00001, "budget_s": 2}})");
+  const auto q = box.gpusweep("run q.json --db results.db");
+  INFO(q.output);
+  CHECK(q.code == 0);
+  CHECK_THAT(q.output, Contains("overrun measure.budget_s"));
 }

@@ -2,6 +2,7 @@
 #include "analysis/claims.hpp"
 
 #include "analysis/compare.hpp"
+#include "analysis/precision.hpp"
 
 #include "analysis/metrics.hpp"
 #include "model/metrics.hpp"
@@ -184,7 +185,8 @@ std::vector<ClaimResult> evaluate_claims(
         std::all_of(all_changed.begin(), all_changed.end(), [](double v) { return v > 0; });
     // As compare estimates it: paired by repeat (and by cycle for block
     // values), repeats as their own level.
-    const auto estimate = positive ? estimate_ratio(base.runs, changed.runs) : std::nullopt;
+    const double level = spec.measure.precision > 0 ? kSequentialLevel : 0.95;
+    const auto estimate = positive ? estimate_ratio(base.runs, changed.runs, level) : std::nullopt;
     if (estimate) {
       r.ratio = estimate->ratio;
       r.low = estimate->low;

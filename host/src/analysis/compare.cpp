@@ -1,6 +1,7 @@
 // Comparing configs against a baseline; see compare.hpp.
 #include "analysis/compare.hpp"
 
+#include "analysis/precision.hpp"
 #include "support/error.hpp"
 #include "support/stats.hpp"
 
@@ -93,7 +94,8 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
     r.config = &c;
     r.baseline = &c == base;
     if (!r.baseline) {
-      r.ratio = estimate_ratio(base->runs, c.runs, 1 - options.alpha);
+      const double level = options.sequential ? sequential_level(options.alpha) : 1 - options.alpha;
+      r.ratio = estimate_ratio(base->runs, c.runs, level);
       if (r.ratio) r.verdict = verdict(*r.ratio);
     }
     if (!r.baseline && have_base_quality && !c.quality.empty() && base_quality != 0) {

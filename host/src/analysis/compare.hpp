@@ -64,6 +64,9 @@ struct ComparisonRow {
 struct CompareOptions {
   Json baseline = Json::object();  // partial config; empty = config #1
   double alpha = 0.05;
+  // The run looked after every round (measure.precision): intervals at the
+  // sequential level (precision.hpp), which keeps 1 - alpha coverage.
+  bool sequential = false;
   double max_quality_loss = 0.01;  // relative
 };
 

@@ -46,8 +46,8 @@ struct RatioEstimate {
   double p = 1;   // two-sided p-value of "the ratio is 1"
   double df = 0;  // degrees of freedom of the t interval
   RatioDesign design = RatioDesign::repeats;
-  int repeats = 0;            // repeat pairs (repeats design), else runs compared
-  int64_t paired_blocks = 0;  // blocks paired by cycle, over all repeats
+  int repeats = 0;               // repeat pairs (repeats design), else runs compared
+  int64_t paired_blocks = 0;     // blocks paired by cycle, over all repeats
   bool across_machines = false;  // a pair ran on different machines
 };
 
@@ -55,8 +55,7 @@ struct RatioEstimate {
 // all, or runs whose repeats do not pair and a side with one run of one
 // value). level in (0, 1).
 std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
-                                            const std::vector<RunSamples>& y,
-                                            double level = 0.95);
+                                            const std::vector<RunSamples>& y, double level = 0.95);
 
 // "repeats", "one_process" or "unpaired".
 const char* design_name(RatioDesign d);

@@ -37,7 +37,7 @@ int cmd_compare(const Args& args) {
       "max-quality-loss", po::value<double>()->default_value(0.01, "0.01"),
       "largest relative quality loss still called non-inferior")(
       "alpha", po::value<double>()->default_value(0.05, "0.05"),
-      "significance level of the U test")(
+      "1 - the intervals' level (0.05: 95% intervals)")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or md")(
       "claims", "only the sweep's claims: each against its measured ratio, with a verdict");
   po::positional_options_description pos;
@@ -45,10 +45,14 @@ int cmd_compare(const Args& args) {
   auto p = parse_command(
       "compare",
       "[--sweep NAME] [--baseline key=value ...] [--max-quality-loss 0.01] [--claims] [--format F]",
-      "Compares every config of a sweep with its baseline: the throughput ratio (geometric\n"
-      "means of the block samples, repeats pooled) with a 95% confidence interval, a\n"
-      "two-sided Mann-Whitney U test, and a verdict (faster, slower, or no significant\n"
-      "difference: both the test and the interval must agree). Quality change is shown\n"
+      "Compares every config of a sweep with its baseline: the throughput ratio (each\n"
+      "repeat's blocks paired with the baseline's that ran in the same cycle, the repeats'\n"
+      "ratios averaged) with a 95% confidence interval (t over repeats, so that\n"
+      "differences between processes count; over one process's blocks when there is one\n"
+      "repeat, and the note says so), its p-value, and a verdict (faster or slower when\n"
+      "the interval lies above or below 1, else no significant difference). Runs with\n"
+      "measure.precision looked after every round: their intervals are widened to keep\n"
+      "95% coverage. Quality change is shown\n"
       "next to speed, with a non-inferiority check. A sweep file's claims (a guide's\n"
       "promised ratio for a change) are shown against the measured ratio and its\n"
       "interval: confirmed, refuted, inconclusive, or not measurable here (and why).",
@@ -65,6 +69,7 @@ int cmd_compare(const Args& args) {
                      ? parse_partial(vm["baseline"].as<std::vector<std::string>>())
                      : spec.baseline;
   opt.alpha = vm["alpha"].as<double>();
+  opt.sequential = spec.measure.precision > 0;
   opt.max_quality_loss = vm["max-quality-loss"].as<double>();
   if (vm.count("claims") != 0U) {
     if (spec.claims.empty()) {

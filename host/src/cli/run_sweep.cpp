@@ -46,7 +46,16 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request)
   };
   cb.on_notice = [&](const std::string& notice) { progress.note(notice); };
   const bool ran_any = !jobs.empty();
-  const bool complete = run.execute(std::move(jobs), cb);
+  const double target = spec.measure.precision;
+  auto on_look = [&](const SweepRun::Look& look) {
+    std::string line = "after " + std::to_string(look.rounds) +
+                       " rounds: " + precision_summary(look.status, target);
+    line += look.stop.empty() ? "; one more round of " + std::to_string(look.added) + " trials"
+                              : "; done: " + look.stop;
+    progress.grow(look.added);
+    progress.note(line);
+  };
+  const bool complete = run.execute(std::move(jobs), cb, on_look);
   if (ran_any) progress.done();
   std::cout << "\n" << results_table(run.record(), run.store().trials(run.record().id));
   if (!complete) {

@@ -27,8 +27,8 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name",    "workload", "description", "base",    "grid",
                                            "measure", "baseline", "claims",      "$comment"};
 const std::vector<std::string> kMeasureKeys = {
-    "warmup_steps",      "steps_per_block", "blocks",    "repeats",    "timeout_s",
-    "eval_every_blocks", "order_seed",      "silence_s", "max_memory", "interleave"};
+    "warmup_steps", "steps_per_block", "blocks",     "repeats",    "timeout_s", "eval_every_blocks",
+    "order_seed",   "silence_s",       "max_memory", "interleave", "precision", "budget_s"};
 
 [[noreturn]] void usage(const std::string& source, const std::string& where,
                         const std::string& what) {
@@ -164,6 +164,34 @@ Claim parse_claim(const std::string& source, const std::string& where, const Jso
   return out;
 }
 
+// measure.precision and what it needs: repeats to compare from the first
+// look (3 when not given), and a budget (kDefaultBudgetS when not given).
+void parse_precision(const std::string& source, const Json& m, MeasureSpec& s) {
+  auto it = m.find("precision");
+  if (it == m.end()) {
+    if (m.contains("budget_s")) {
+      usage(source, "measure.budget_s",
+            "a budget needs measure.precision, the target it is spent on (e.g. 0.02)");
+    }
+    return;
+  }
+  if (!it->is_number() || !(it->get<double>() > 0 && it->get<double>() < 1)) {
+    usage(source, "measure.precision",
+          "expected the target half-width of the ratios' 95% intervals, between 0 and 1 "
+          "(0.02: within ±2%), got " +
+              it->dump());
+  }
+  s.precision = it->get<double>();
+  if (!m.contains("repeats")) {
+    s.repeats = 3;
+  } else if (s.repeats < 2) {
+    usage(source, "measure.repeats",
+          "measure.precision compares repeats from its first look: give 2 or more (or leave "
+          "repeats out: 3)");
+  }
+  if (!m.contains("budget_s")) s.budget_s = kDefaultBudgetS;
+}
+
 MeasureSpec parse_measure(const std::string& source, const Json& m) {
   if (!m.is_object()) usage(source, "measure", "expected an object, got " + m.dump());
   for (const auto& [key, value] : m.items()) {
@@ -172,7 +200,7 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
             "unknown measurement setting" + suggestion(key, kMeasureKeys) +
                 " (known: warmup_steps, steps_per_block, blocks, "
                 "repeats, timeout_s, silence_s, eval_every_blocks, "
-                "order_seed, max_memory, interleave)");
+                "order_seed, max_memory, interleave, precision, budget_s)");
     }
   }
   MeasureSpec s;
@@ -194,7 +222,8 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
     }
   }
   for (auto [key, field] : {std::pair<const char*, double*>{"timeout_s", &s.timeout_s},
-                            std::pair<const char*, double*>{"silence_s", &s.silence_s}}) {
+                            std::pair<const char*, double*>{"silence_s", &s.silence_s},
+                            std::pair<const char*, double*>{"budget_s", &s.budget_s}}) {
     auto it = m.find(key);
     if (it == m.end()) continue;
     if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>())) {
@@ -220,6 +249,7 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
       usage(source, "measure.max_memory", "the cap " + it->dump() + " is below 1 MiB: " + fix);
     }
   }
+  parse_precision(source, m, s);
   return s;
 }
 
@@ -292,6 +322,10 @@ Json MeasureSpec::to_json() const {
   if (silence_s != MeasureSpec{}.silence_s) j["silence_s"] = silence_s;
   if (max_memory_bytes > 0) j["max_memory"] = max_memory_bytes;
   if (interleave > 0) j["interleave"] = interleave;
+  if (precision > 0) {
+    j["precision"] = precision;
+    j["budget_s"] = budget_s;
+  }
   return j;
 }
 

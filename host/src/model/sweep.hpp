@@ -14,6 +14,10 @@ namespace gpusweep::host {
 // most that "auto" keeps alive: each holds its memory while it waits.
 constexpr int64_t kMaxInterleave = 64;
 constexpr int64_t kAutoInterleave = 8;
+// measure.budget_s when measure.precision is set without one, and the most
+// rounds a run adds.
+constexpr double kDefaultBudgetS = 600;
+constexpr int64_t kMaxRounds = 100;
 
 struct MeasureSpec {
   int64_t warmup_steps = 10;
@@ -30,6 +34,13 @@ struct MeasureSpec {
   // 0: "auto", as many as the sweep has configs, up to kAutoInterleave, and 1
   // on a GPU (see auto_interleave).
   int64_t interleave = 0;
+  // Rounds until precise: > 0 runs further rounds of repeats after the
+  // first `repeats` until every config's ratio to the baseline has a 95%
+  // interval of at most this half-width (relative), or is clearly apart
+  // from 1, or budget_s (this execution's wall time) is spent; 0: the
+  // planned repeats only.
+  double precision = 0;
+  double budget_s = 0;
 
   Json to_json() const;
   // Reads to_json()'s document back (or a sweep file's "measure"), checked as

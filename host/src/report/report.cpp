@@ -511,6 +511,7 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
   const auto configs = gather_configs(store, sweep.id);
   CompareOptions opt;
   opt.baseline = spec.baseline;
+  opt.sequential = spec.measure.precision > 0;
   std::vector<ComparisonRow> rows;
   std::string compare_problem;
   try {

@@ -21,6 +21,8 @@ class Progress {
   void event(int64_t trial_id, const nlohmann::json& event);
   void finished(int64_t trial_id, db::TrialStatus status, const std::string& detail);
   void done();
+  // More trials to come (a round added by measure.precision).
+  void grow(size_t trials) { total_ += trials; }
   // A line of its own between the trials' lines ("note: ...").
   void note(const std::string& text);
 

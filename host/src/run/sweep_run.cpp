@@ -1,13 +1,16 @@
 // Recording and running a run; see sweep_run.hpp.
 #include "run/sweep_run.hpp"
 
+#include "analysis/precision.hpp"
 #include "model/hashing.hpp"
 #include "support/error.hpp"
+#include "support/format.hpp"
 #include "support/nvml.hpp"
 #include "support/spawn.hpp"
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 #include <set>
 
 namespace gpusweep::host {
@@ -68,6 +71,12 @@ void check_jobs(int jobs) {
 SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunRequest& request)
     : spec_(spec), info_(info), request_(request) {
   check_jobs(request.jobs);
+  if (request.shard && spec.measure.precision > 0) {
+    throw UsageError(spec.source +
+                     ": measure.precision adds rounds as it learns, on one machine, and cannot "
+                     "run as shards (--shard, launch): run without them, or drop "
+                     "measure.precision");
+  }
   open_results(store_, request.db_path);
   db::SweepRecord fresh = sweep_record(spec);
   std::optional<db::SweepRecord> found;
@@ -188,19 +197,87 @@ const InterleavePlan& SweepRun::interleave_plan(const std::vector<TrialJob>& job
   return *interleave_;
 }
 
-bool SweepRun::execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
-  bool complete = true;
-  if (!jobs.empty()) {
-    auto then = callbacks.on_finish;
-    callbacks.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
-      o.slurm_job_id = request_.scheduler_job_id;
-      o.slurm_task_id = request_.scheduler_task_id;
-      store_->commit_trial(j.trial_id, o);
-      if (then) then(j, std::move(o));
-    };
-    const Interleave interleave = interleave_plan(jobs).interleave;
-    Runner runner(worker_executable(), request_.jobs, request_.fork_server, interleave);
-    complete = runner.run(std::move(jobs), callbacks);
+bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
+  if (jobs.empty()) return true;
+  auto then = callbacks.on_finish;
+  callbacks.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
+    o.slurm_job_id = request_.scheduler_job_id;
+    o.slurm_task_id = request_.scheduler_task_id;
+    store_->commit_trial(j.trial_id, o);
+    if (then) then(j, std::move(o));
+  };
+  const Interleave interleave = interleave_plan(jobs).interleave;
+  Runner runner(worker_executable(), request_.jobs, request_.fork_server, interleave);
+  return runner.run(std::move(jobs), callbacks);
+}
+
+// Long by design: the loop of rounds until precise reads top to bottom: look,
+// stop for one of three reasons, or plan, record and run the next round.
+bool SweepRun::precision_rounds(const RunnerCallbacks& callbacks, const LookCallback& on_look,
+                                Clock::time_point started, double first_round_s) {
+  const MeasureSpec& m = spec_.measure;
+  double round_s = first_round_s;
+  std::set<int64_t> done;
+  for (;;) {
+    const auto trials = store_->trials(record_.id);
+    int64_t max_repeat = 0, ordinal = 0;
+    std::map<int64_t, std::string> config_of;
+    for (const auto& t : trials) {
+      max_repeat = std::max(max_repeat, t.plan.repeat);
+      ordinal = std::max(ordinal, t.plan.ordinal + 1);
+      config_of[t.plan.config_index] = t.plan.config_json;
+    }
+    Look look;
+    look.index = static_cast<int>(max_repeat + 2 - m.repeats);
+    look.rounds = max_repeat + 1;
+    look.status = precision_status(gather_configs(*store_, record_.id), spec_.baseline, m.precision,
+                                   look.index, done);
+    for (const auto& c : look.status.configs) {
+      if (c.done()) done.insert(c.config_index);
+    }
+    const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
+    std::vector<db::TrialPlan> round;
+    for (const auto& c : look.status.configs) {
+      if (c.done() && !c.baseline) continue;
+      round.push_back(trial_row(info_, ordinal + static_cast<int64_t>(round.size()), c.config_index,
+                                max_repeat + 1, Json::parse(config_of[c.config_index])));
+    }
+    if (look.status.done) {
+      look.stop = "every config is within the target or clearly apart";
+    } else if (look.rounds >= kMaxRounds) {
+      look.stop = "the most rounds a run adds (" + std::to_string(kMaxRounds) + ") are done";
+    } else if (elapsed + round_s * static_cast<double>(round.size()) /
+                             static_cast<double>(std::max<size_t>(1, config_of.size())) >
+               m.budget_s) {
+      look.stop = "the next round would overrun measure.budget_s (" + fixed(elapsed, 0) + " of " +
+                  fixed(m.budget_s, 0) + " s spent)";
+    }
+    look.added = look.stop.empty() ? round.size() : 0;
+    if (on_look) on_look(look);
+    if (!look.stop.empty()) return true;
+    store_->add_trials(record_.id, round);
+    size_t finished = 0;
+    const auto round_start = Clock::now();
+    if (!run_jobs(pending_jobs(&finished), callbacks)) return false;
+    // A whole round's time, from the share of the configs this one ran.
+    round_s = std::chrono::duration<double>(Clock::now() - round_start).count() *
+              static_cast<double>(config_of.size()) / static_cast<double>(round.size());
+  }
+}
+
+bool SweepRun::execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks,
+                       const LookCallback& on_look) {
+  const auto started = Clock::now();
+  const size_t first = jobs.size();
+  bool complete = run_jobs(std::move(jobs), callbacks);
+  if (complete && spec_.measure.precision > 0) {
+    // What one round (one repeat of every config) took in the first batch.
+    const double first_s = std::chrono::duration<double>(Clock::now() - started).count();
+    const double per_round =
+        first == 0 ? 0
+                   : first_s * static_cast<double>(plan_trials(spec_, info_.manifest).size()) /
+                         static_cast<double>(spec_.measure.repeats) / static_cast<double>(first);
+    complete = precision_rounds(callbacks, on_look, started, per_round);
   }
   store_->set_sweep_status(record_.id, complete ? "finished" : "interrupted");
   record_ = *store_->sweep(record_.id);

@@ -5,6 +5,7 @@
 // the run's lock, and runs its unfinished trials, committing each as it ends.
 #pragma once
 
+#include "analysis/precision.hpp"
 #include "model/shard.hpp"
 #include "model/sweep.hpp"
 #include "plugins/registry.hpp"
@@ -13,6 +14,8 @@
 #include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
 
+#include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -79,16 +82,36 @@ class SweepRun {
   // many of the run's trials had finished before.
   std::vector<TrialJob> pending_jobs(size_t* finished_before);
 
+  // After the planned rounds of a run with measure.precision: how close it
+  // is, and whether another round follows (added trials) or why not (stop).
+  struct Look {
+    int index = 0;       // 1-based: the first look follows measure.repeats rounds
+    int64_t rounds = 0;  // rounds run so far (repeats per config, at most)
+    PrecisionStatus status;
+    size_t added = 0;  // trials of the next round
+    std::string stop;  // why no round follows; "" when one does
+  };
+  using LookCallback = std::function<void(const Look&)>;
+
   // Runs the jobs, at most request.jobs at a time, committing each outcome
   // (stamped with the request's scheduler ids); returns false when
-  // Ctrl-C stopped it. The run's status is set to finished or interrupted.
-  // callbacks.on_finish, when set, sees each outcome after it is committed.
-  bool execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks);
+  // Ctrl-C stopped it. With measure.precision, further rounds follow (of
+  // the baseline and the configs not yet precise) until every config is
+  // precise or clearly apart, or budget_s is spent; on_look sees each look.
+  // The run's status is set to finished or interrupted. callbacks.on_finish,
+  // when set, sees each outcome after it is committed.
+  bool execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks,
+               const LookCallback& on_look = {});
 
   // How these jobs take turns (plan_interleave over their configs).
   const InterleavePlan& interleave_plan(const std::vector<TrialJob>& jobs);
 
  private:
+  using Clock = std::chrono::steady_clock;
+  bool run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks);
+  bool precision_rounds(const RunnerCallbacks& callbacks, const LookCallback& on_look,
+                        Clock::time_point started, double first_round_s);
+
   SweepSpec spec_;
   PluginInfo info_;
   RunRequest request_;

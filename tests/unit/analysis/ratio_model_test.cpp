@@ -164,8 +164,7 @@ TEST_CASE("repeats pair by identity, not by position", "[analysis][stats]") {
   std::vector<RunSamples> x, y;
   const double round_speed[] = {1.0, 0.7, 1.2, 0.9};
   for (int r : {0, 1, 2}) x.push_back(RunSamples{r, std::nullopt, "", {100 * round_speed[r]}, {}});
-  for (int r : {0, 2, 3})
-    y.push_back(RunSamples{r, std::nullopt, "", {110 * round_speed[r]}, {}});
+  for (int r : {0, 2, 3}) y.push_back(RunSamples{r, std::nullopt, "", {110 * round_speed[r]}, {}});
   const auto e = estimate_ratio(x, y);
   REQUIRE(e);
   CHECK(e->repeats == 2);  // rounds 0 and 2
