@@ -27,7 +27,7 @@ for w in dqn marl; do
 {"name": "fp16_$w", "workload": "$w",
  "base": {"device": "cuda:0", "seed": 3, $base},
  "grid": {"precision": ["fp32", "fp16"]},
- "measure": {"warmup_steps": $steps, "steps_per_block": $steps, "blocks": 5, "timeout_s": 300},
+ "measure": {"repeats": 1, "warmup_steps": $steps, "steps_per_block": $steps, "blocks": 5, "timeout_s": 300},
  "baseline": {"precision": "fp32"}}
 JSON
   "$bin" run "$work/$w.json" --db "$work/r.db" > "$work/$w.log" 2>&1 || { cat "$work/$w.log"; exit 1; }

@@ -24,7 +24,7 @@ std::string noop_sweep(const std::string& name, int trials, int spin_us = 1000) 
          std::to_string(spin_us) + R"(},
     "grid": {"batch_size": [)" +
          sizes + R"(]},
-    "measure": {"warmup_steps": 2, "steps_per_block": 12, "blocks": 5}})";
+    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 12, "blocks": 5}})";
 }
 
 // What a finished trial stored: status, finish time and block count.
@@ -231,7 +231,7 @@ TEST_CASE("a worker that falls silent is ended after silence_s; a slow live one 
   Sandbox box;
   box.write("h.json", R"({"name": "beats", "workload": "faults",
     "grid": {"mode": ["freeze_step", "long_step"]},
-    "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
                 "timeout_s": 120, "silence_s": 1.5}})");
   const auto t0 = std::chrono::steady_clock::now();
   const auto r = box.gpusweep("run h.json --db results.db");

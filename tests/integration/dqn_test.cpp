@@ -12,7 +12,7 @@ TEST_CASE("dqn runs every knob combination on tiny steps", "[integration][torch]
     "base": {"device": "cpu", "threads": 1, "num_envs": 2, "hidden": 32},
     "grid": {"replay_on_device": [false, true], "target_sync": ["roundtrip", "inplace"],
              "double_dqn": [false, true]},
-    "measure": {"warmup_steps": 2, "steps_per_block": 5, "blocks": 5, "timeout_s": 120},
+    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 5, "blocks": 5, "timeout_s": 120},
     "baseline": {"replay_on_device": false, "target_sync": "roundtrip", "double_dqn": false}})");
   const auto r = box.gpusweep("run d.json --db results.db --jobs 2");
   INFO(r.output);
@@ -33,7 +33,7 @@ TEST_CASE("settings that cannot apply on this machine are skipped with the reaso
   box.write("s.json", R"({"name": "skips", "workload": "dqn",
     "base": {"device": "cpu"},
     "grid": {"precision": ["fp32", "fp16", "bf16"]},
-    "measure": {"warmup_steps": 1, "steps_per_block": 3, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 3, "blocks": 5}})");
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
@@ -48,7 +48,7 @@ TEST_CASE("settings that cannot apply on this machine are skipped with the reaso
         "ok");
   // Without a CUDA build or device, device=cuda is skipped too, never a crash.
   box.write("c.json", R"({"name": "cuda", "workload": "dqn", "base": {"device": "cuda"},
-    "measure": {"warmup_steps": 1, "steps_per_block": 3, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 3, "blocks": 5}})");
   const auto c = box.gpusweep("run c.json --db results.db");
   CHECK(c.code == 0);
   CHECK(box.text("SELECT t.status FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = "

@@ -64,7 +64,7 @@ TEST_CASE(
   Sandbox box;
   box.write("m.json", R"({"name": "memory", "workload": "faults",
     "grid": {"mode": ["ok", "grow", "leak"]},
-    "measure": {"warmup_steps": 1, "steps_per_block": 6, "blocks": 5, "timeout_s": 30,
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 6, "blocks": 5, "timeout_s": 30,
                 "max_memory": "256MiB"}})");
   const auto r = box.gpusweep("run m.json --db results.db");
   INFO(r.output);
@@ -90,7 +90,7 @@ TEST_CASE(
   CHECK(peak("leak") - peak("ok") > int64_t{24} << 20);
   // A cap that is not a size is a usage error naming the key.
   box.write("bad.json", R"({"name": "b", "workload": "faults",
-    "measure": {"max_memory": "lots"}})");
+    "measure": {"repeats": 1, "max_memory": "lots"}})");
   const auto bad = box.gpusweep("run bad.json --db results.db");
   CHECK(bad.code == 2);
   CHECK_THAT(bad.output, Contains("measure.max_memory") && Contains("2GiB"));
@@ -104,7 +104,7 @@ TEST_CASE("crashes, hangs, throws, OOM and skips are recorded and the sweep goes
                       "exit0_step", "throw_evaluate", "stdout_flood", "stderr_flood",
                       "garbage_proto", "nan", "inf", "leak", "terminate", "throw_setup",
                       "hang_setup", "hang_evaluate"]},
-    "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 3}})");
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 3}})");
   const auto r = box.gpusweep("run f.json --db results.db --jobs 2");
   INFO(r.output);
   REQUIRE(r.code == 0);
@@ -248,7 +248,7 @@ TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinishe
   // Six trials of about 0.4 s each.
   box.write("r.json", R"({"name": "resumable", "workload": "noop", "base": {"spin_us": 2000},
     "grid": {"batch_size": [1, 2, 3, 4, 5, 6]},
-    "measure": {"warmup_steps": 0, "steps_per_block": 40, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 40, "blocks": 5}})");
   const std::string exe = GPUSWEEP_BIN;
   host::SpawnedProcess p = host::spawn_process(exe, {"run", box.path("r.json"), "--db", box.db()});
   // Interrupt once two trials have finished.
@@ -298,7 +298,7 @@ TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinishe
 
   // A changed sweep is not resumed silently.
   box.write("r.json", R"({"name": "resumable", "workload": "noop", "base": {"spin_us": 1000},
-    "grid": {"batch_size": [1, 2]}, "measure": {"blocks": 5}})");
+    "grid": {"batch_size": [1, 2]}, "measure": {"repeats": 1, "blocks": 5}})");
   const auto changed = box.gpusweep("run r.json --db results.db --resume");
   CHECK(changed.code == 2);
   CHECK_THAT(changed.output, Contains("changed since it started"));
@@ -308,7 +308,7 @@ TEST_CASE("compare tells a 3x slower step from the baseline", "[integration][com
   Sandbox box;
   box.write("c.json", R"({"name": "spin", "workload": "noop",
     "grid": {"spin_us": [100, 300, 100.0001]},
-    "measure": {"warmup_steps": 5, "steps_per_block": 100, "blocks": 10},
+    "measure": {"repeats": 1, "warmup_steps": 5, "steps_per_block": 100, "blocks": 10},
     "baseline": {"spin_us": 100}})");
   REQUIRE(box.gpusweep("run c.json --db results.db").code == 0);
   auto r = box.gpusweep("compare --db results.db --format json");
@@ -337,7 +337,7 @@ TEST_CASE("compare tells a 3x slower step from the baseline", "[integration][com
 TEST_CASE("sql is read-only and export writes trials and blocks", "[integration][sql]") {
   Sandbox box;
   box.write("s.json", R"({"name": "data", "workload": "noop", "grid": {"batch_size": [1, 2]},
-    "measure": {"warmup_steps": 0, "steps_per_block": 10, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 10, "blocks": 5}})");
   REQUIRE(box.gpusweep("run s.json --db results.db").code == 0);
 
   auto r = box.gpusweep(
@@ -389,7 +389,7 @@ TEST_CASE("best picks the fastest config under constraints", "[integration][best
   Sandbox box;
   box.write("b.json", R"({"name": "best", "workload": "noop",
     "grid": {"spin_us": [200, 20], "batch_size": [1, 2]},
-    "measure": {"warmup_steps": 0, "steps_per_block": 20, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 20, "blocks": 5}})");
   REQUIRE(box.gpusweep("run b.json --db results.db").code == 0);
   auto r = box.gpusweep("best --db results.db");
   INFO(r.output);
@@ -453,7 +453,7 @@ TEST_CASE(
     "[integration]") {
   Sandbox box;
   box.write("w.json", R"({"name": "w", "workload": "fake_cuda", "base": {"device": "cpu"},
-    "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 6, "eval_every_blocks": 3}})");
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 6, "eval_every_blocks": 3}})");
   const auto r = box.gpusweep("run w.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
@@ -467,7 +467,7 @@ TEST_CASE("with two jobs, run says that trials share the machine, and each recor
   Sandbox box;
   box.write("o.json", R"({"name": "o", "workload": "noop",
     "base": {"spin_us": 20000}, "grid": {"batch_size": [1, 2]},
-    "measure": {"warmup_steps": 1, "steps_per_block": 5, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 5, "blocks": 5}})");
   const auto both = box.gpusweep("run o.json --jobs 2 --db two.db");
   INFO(both.output);
   REQUIRE(both.code == 0);

@@ -126,7 +126,7 @@ TEST_CASE(
   // Six trials of about 0.4 s; shard 1/2 runs three of them.
   box.write("k.json", R"({"name": "killed", "workload": "noop", "base": {"spin_us": 2000},
     "grid": {"batch_size": [1, 2, 3, 4, 5, 6]},
-    "measure": {"warmup_steps": 0, "steps_per_block": 40, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 40, "blocks": 5}})");
   const std::string shard = box.path("shard1.db");
   const pid_t pid = box.start("run k.json --shard 1/2 --db shard1.db", "log.txt");
   int64_t ok = 0;
@@ -191,7 +191,8 @@ TEST_CASE(
 TEST_CASE("launch explains what it needs, and a failed submission records nothing",
           "[integration][launch]") {
   Sandbox box;
-  box.write("s.json", R"({"name": "l", "workload": "noop", "grid": {"batch_size": [1, 2]}})");
+  box.write("s.json", R"({"name": "l", "workload": "noop", "grid": {"batch_size": [1, 2]},
+    "measure": {"repeats": 1}})");
   auto r = box.gpusweep("launch s.json --db main.db");
   CHECK(r.code == 2);
   CHECK_THAT(r.output, Contains("pass --slurm"));

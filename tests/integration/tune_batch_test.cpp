@@ -101,7 +101,7 @@ TEST_CASE("without NVML, trials record CPU figures and are unaffected", "[integr
   Sandbox box;
   box.write("s.json", R"({"name": "mon", "workload": "memhog",
     "base": {"batch_size": 2},
-    "measure": {"warmup_steps": 2, "steps_per_block": 200, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 200, "blocks": 5}})");
   // No NVIDIA library here (and none named): CPU monitoring only.
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
@@ -123,10 +123,10 @@ TEST_CASE("with NVML, a GPU trial records its own GPU's figures and a CPU trial 
   // under CUDA_VISIBLE_DEVICES=1); memhog runs on the CPU.
   box.write("s.json", R"({"name": "mon", "workload": "fake_cuda",
     "grid": {"device": ["cuda:0", "cpu"]},
-    "measure": {"warmup_steps": 2, "steps_per_block": 400, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 400, "blocks": 5}})");
   box.write("cpu.json", R"({"name": "cpu", "workload": "memhog",
     "base": {"batch_size": 1},
-    "measure": {"warmup_steps": 2, "steps_per_block": 20000, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 20000, "blocks": 5}})");
   const std::string cmd = "cd '" + box.path("") + "' && export GPUSWEEP_NVML_LIBRARY='" +
                           GPUSWEEP_FAKE_NVML + "' GPUSWEEP_PLUGIN_PATH='" +
                           GPUSWEEP_TEST_PLUGIN_DIR + "' && '" + GPUSWEEP_BIN +

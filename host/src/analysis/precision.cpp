@@ -63,9 +63,10 @@ std::string precision_summary(const PrecisionStatus& s, double target) {
     ++compared;
     done += c.done();
   }
-  std::string out = std::to_string(done) + " of " + std::to_string(compared) +
-                    " configs within ±" + fixed(100 * target, 1) + "% or clearly apart";
-  if (!std::isnan(s.median_half_width)) out += "; median ±" + fixed(100 * s.median_half_width, 1) + "%";
+  std::string out = std::to_string(done) + " of " + std::to_string(compared) + " configs within ±" +
+                    fixed(100 * target, 1) + "% or clearly apart";
+  if (!std::isnan(s.median_half_width))
+    out += "; median ±" + fixed(100 * s.median_half_width, 1) + "%";
   if (!std::isnan(s.widest_half_width)) {
     out += ", widest open ±" + fixed(100 * s.widest_half_width, 1) + "% (#" +
            std::to_string(s.widest_config + 1) + ")";

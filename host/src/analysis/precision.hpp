@@ -54,7 +54,7 @@ struct PrecisionStatus {
   std::vector<ConfigPrecision> configs;  // in config order, the baseline included
   bool done = false;                     // every config is
   double median_half_width = NAN;        // over the configs with an interval
-  double widest_half_width = NAN;  // of the configs not done yet
+  double widest_half_width = NAN;        // of the configs not done yet
   int64_t widest_config = -1;
 };
 

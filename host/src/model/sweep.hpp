@@ -23,7 +23,9 @@ struct MeasureSpec {
   int64_t warmup_steps = 10;
   int64_t steps_per_block = 20;
   int64_t blocks = 10;
-  int64_t repeats = 1;
+  // Processes per config: intervals know process-to-process variation only
+  // from two repeats on (analysis/ratio_model.hpp), so the default has three.
+  int64_t repeats = 3;
   double timeout_s = 600;
   double silence_s = 30;          // a worker without a heartbeat this long is ended
   double max_memory_bytes = 0;    // caps what each trial allocates (RLIMIT_AS); 0: no cap

@@ -177,7 +177,9 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
     plan.interleave.window =
         static_cast<int>(std::min<size_t>(static_cast<size_t>(kAutoInterleave), distinct.size()));
   }
-  if (plan.interleave.window > 1) {
+  if (measure.interleave == 0 && distinct.size() == 1) {
+    plan.note = "one config: its trials run one after another";
+  } else if (plan.interleave.window > 1) {
     plan.note = "interleaved: " + std::to_string(plan.interleave.window) +
                 " trials at a time take turns block by block, so that drift of the machine "
                 "hits every config alike (measure.interleave)";

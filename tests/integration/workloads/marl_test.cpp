@@ -13,7 +13,7 @@ TEST_CASE("marl runs tiny COMA configs and records coverage next to a random pol
     "base": {"device": "cpu", "threads": 1, "batch_size": 8, "n_agents": 2, "budget": 4,
              "batch_number": 2, "data_passes": 3},
     "grid": {"critic_obs": [false, true], "precision": ["fp32", "bf16"]},
-    "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120},
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120},
     "baseline": {"critic_obs": false, "precision": "fp32"}})");
   const auto r = box.gpusweep("run m.json --db results.db --jobs 2");
   INFO(r.output);
@@ -60,7 +60,7 @@ TEST_CASE("marl skips the settings it has nothing to apply to, with the reason",
   box.write("s.json", R"({"name": "skips", "workload": "marl",
     "base": {"device": "cpu", "threads": 1, "batch_size": 4, "budget": 2},
     "grid": {"channels_last": [false, true]},
-    "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
@@ -73,7 +73,7 @@ TEST_CASE("marl skips the settings it has nothing to apply to, with the reason",
   box.write("g.json", R"({"name": "more", "workload": "marl",
     "base": {"device": "cpu", "threads": 1, "batch_size": 4, "budget": 2},
     "grid": {"grad_accum": [1, 2], "precision": ["fp32", "fp16"]},
-    "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");
   const auto g = box.gpusweep("run g.json --db results.db");
   INFO(g.output);
   REQUIRE(g.code == 0);

@@ -23,7 +23,7 @@ TEST_CASE("transformer runs tiny configs and grad_accum multiplies the samples p
   box.write("t.json", std::string(R"({"name": "tiny", "workload": "transformer", "base": {)") +
                           kTinyBase + R"(},
     "grid": {"grad_accum": [1, 4], "precision": ["fp32", "bf16"]},
-    "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120},
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120},
     "baseline": {"grad_accum": 1, "precision": "fp32"}})");
   const auto r = box.gpusweep("run t.json --db results.db --jobs 2");
   INFO(r.output);
@@ -53,13 +53,13 @@ TEST_CASE("transformer resumed at step k gives the uninterrupted run's losses",
           "[integration][torch]") {
   Sandbox box;
   const std::string checkpoint = box.path("run.ckpt");
-  const std::string measure = R"("measure": {"warmup_steps": 0, "steps_per_block": 1,
+  const std::string measure = R"("measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 1,
                                              "blocks": 5, "timeout_s": 120})";
   // A: ten steps straight through. B: five steps saving a checkpoint, then a
   // second trial resuming from it for five more.
   box.write("a.json", std::string(R"({"name": "a", "workload": "transformer", "base": {)") +
                           kTinyBase + R"(, "sync_every": 1, "seed": 7},
-    "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 10, "timeout_s": 120}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 10, "timeout_s": 120}})");
   box.write("b1.json", std::string(R"({"name": "b1", "workload": "transformer", "base": {)") +
                            kTinyBase + R"(, "sync_every": 1, "seed": 7, "checkpoint_path": ")" +
                            checkpoint + R"(", "checkpoint_every": 5}, )" + measure + "}");
@@ -117,7 +117,7 @@ TEST_CASE("transformer skips channels_last and the input-pipeline settings, with
   box.write("s.json", std::string(R"({"name": "skips", "workload": "transformer", "base": {)") +
                           kTinyBase + R"(},
     "grid": {"channels_last": [false, true], "loader_workers": [0, 2]},
-    "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
