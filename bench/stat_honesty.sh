@@ -1,37 +1,72 @@
 #!/usr/bin/env bash
-# Are compare's verdicts honest on this noisy machine? Runs, RUNS times each
-# (default 20): an A/A sweep (the same noop work entered twice: only the
-# unused seed differs) and a sweep of noop spinning 100 us against 130 us per
-# step. Counts how often A/A is called "no significant difference" and how
-# often the 1.3x pair is called slower. Goal: at least 19 of 20 each.
-# Usage: bench/stat_honesty.sh [BUILD_DIR] [RUNS]
+# Are compare's verdicts honest at the default protocol (3 repeats, trials
+# taking turns block by block), on this machine and on a shared one? Runs,
+# RUNS times each (default 20, each run with its own order_seed):
+#   - noop A/A: the same spinning (100 us a step) entered twice, only the
+#     unused seed differs;
+#   - noop 100 us against 130 us a step: a real 1.3x difference;
+#   - dqn A/A on a real workload: seeds 0 and 1 (the seed changes the data
+#     only, not the work of a step).
+# Counts how often each A/A pair is called "no significant difference" and
+# how often the 1.3x pair is called slower (goal: at least 95% of runs each),
+# and prints the median half-width of the ratios' intervals.
+# With --load, a neighbour shares the machine: two busy loops switch on and
+# off at random (seeded) intervals of 0.1 to 0.9 s, so that the machine
+# drifts by tens of percent from one second to the next.
+# Usage: bench/stat_honesty.sh [BUILD_DIR] [RUNS] [--load]
 set -euo pipefail
 build=${1:-build}
 runs=${2:-20}
+load=${3:-}
 bin=$(cd "$build" && pwd)/gpusweep
+here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-measure='"measure": {"warmup_steps": 20, "steps_per_block": 100, "blocks": 10, "repeats": 5}'
+neighbour_pid=
+cleanup() {
+  [ -n "$neighbour_pid" ] && kill -- -"$neighbour_pid" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+if [ "$load" = "--load" ]; then
+  set -m
+  "$here/neighbour.sh" 1 &
+  neighbour_pid=$!
+  set +m
+fi
 cat > "$work/aa.json" <<JSON
 {"name": "aa", "workload": "noop", "base": {"spin_us": 100}, "grid": {"seed": [0, 1]},
- $measure, "baseline": {"seed": 0}}
+ "baseline": {"seed": 0}}
 JSON
 cat > "$work/ab.json" <<JSON
-{"name": "ab", "workload": "noop", "grid": {"spin_us": [100, 130]},
- $measure, "baseline": {"spin_us": 100}}
+{"name": "ab", "workload": "noop", "grid": {"spin_us": [100, 130]}, "baseline": {"spin_us": 100}}
 JSON
-verdict() {  # prints the verdict of the non-baseline config of sweep $1
+cat > "$work/dqn.json" <<JSON
+{"name": "dqn_aa", "workload": "dqn", "base": {"threads": 1, "device": "cpu"},
+ "grid": {"seed": [0, 1]}, "baseline": {"seed": 0}}
+JSON
+verdict() {  # the verdict, ratio and half-width of the non-baseline config of sweep $1
   "$bin" compare "$1" --db "$work/r.db" --format json |
-    python3 -c 'import json,sys; r=[r for r in json.load(sys.stdin) if not r["baseline"]][0]; print(r["verdict"] + " (%.3fx)" % r["ratio"])'
+    python3 -c 'import json,sys
+r=[r for r in json.load(sys.stdin) if not r["baseline"]][0]
+print("%s (%.3fx, +-%.1f%%)" % (r["verdict"], r["ratio"], 50 * (r["ci_high"] - r["ci_low"]) / r["ratio"]))'
 }
-aa_ok=0 ab_ok=0
+aa_ok=0 ab_ok=0 dqn_ok=0
+: > "$work/widths"
+start=$(date +%s)
 for i in $(seq 1 "$runs"); do
-  "$bin" run "$work/aa.json" --db "$work/r.db" --set measure.order_seed=$i > /dev/null
-  "$bin" run "$work/ab.json" --db "$work/r.db" --set measure.order_seed=$i > /dev/null
-  a=$(verdict aa) b=$(verdict ab)
+  for s in aa ab dqn; do
+    "$bin" run "$work/$s.json" --db "$work/r.db" --set measure.order_seed="$i" > /dev/null
+  done
+  a=$(verdict aa) b=$(verdict ab) d=$(verdict dqn_aa)
   [[ "$a" == "no significant difference"* ]] && aa_ok=$((aa_ok + 1))
   [[ "$b" == slower* ]] && ab_ok=$((ab_ok + 1))
-  printf 'run %2d: A/A %-26s 100us vs 130us %s\n' "$i" "$a" "$b"
+  [[ "$d" == "no significant difference"* ]] && dqn_ok=$((dqn_ok + 1))
+  for v in "$a" "$b" "$d"; do sed -E 's/.*\+-([0-9.]+)%.*/\1/' <<< "$v" >> "$work/widths"; done
+  printf 'run %2d: noop A/A %-38s 100us vs 130us %-24s dqn A/A %s\n' "$i" "$a" "$b" "$d"
 done
-echo "A/A called no significant difference: $aa_ok of $runs (goal >= $((runs - runs / 20)))"
-echo "1.3x called slower:                   $ab_ok of $runs (goal >= $((runs - runs / 20)))"
+median=$(sort -g "$work/widths" | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
+echo "protocol: the default (3 repeats, interleaved)${load:+, with a neighbour switching load on and off}; $(( $(date +%s) - start )) s"
+echo "noop A/A called no significant difference: $aa_ok of $runs (goal >= $((runs - runs / 20)))"
+echo "dqn A/A called no significant difference:  $dqn_ok of $runs (goal >= $((runs - runs / 20)))"
+echo "1.3x called slower:                        $ab_ok of $runs (goal >= $((runs - runs / 20)))"
+echo "median half-width of the intervals:        ${median}%"

@@ -124,3 +124,33 @@ TEST_CASE("measure.precision adds rounds until the ratios are precise, within th
   CHECK(q.code == 0);
   CHECK_THAT(q.output, Contains("overrun measure.budget_s"));
 }
+
+TEST_CASE("warmup goes on until block times settle, and records the transient apart",
+          "[integration][warmup]") {
+  Sandbox box;
+  // A step of 1 ms plus 4 ms decaying by a tenth a step (autotuning, say).
+  box.write("w.json", R"({"name": "settle", "workload": "faults",
+    "base": {"mode": "transient"}, "grid": {"seed": [0]},
+    "measure": {"repeats": 1, "warmup_steps": 5, "steps_per_block": 20, "blocks": 5,
+                "stable_warmup": true}})");
+  const auto r = box.gpusweep("run w.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.text("SELECT value FROM metrics WHERE name = 'warmup_stable'") == "1.0");
+  CHECK(box.count("SELECT value FROM metrics WHERE name = 'warmup_windows'") > 3);
+  // The first step's cost is kept, apart from the blocks.
+  CHECK(std::stod(box.text("SELECT value FROM metrics WHERE name = 'first_step_s'")) > 0.004);
+  // No block carries the transient: the first is as fast as the last.
+  const auto first = std::stod(box.text("SELECT seconds FROM blocks WHERE idx = 0"));
+  const auto last = std::stod(box.text("SELECT seconds FROM blocks WHERE idx = 4"));
+  CHECK(first < 1.05 * last);
+
+  // A fixed warmup of 5 steps leaves the transient in the first block.
+  const auto fixed =
+      box.gpusweep("run w.json --db fixed.db --set name=fixed --set measure.stable_warmup=false");
+  INFO(fixed.output);
+  REQUIRE(fixed.code == 0);
+  const auto fixed_first = std::stod(
+      gpusweep::test::text_in(box.path("fixed.db"), "SELECT seconds FROM blocks WHERE idx = 0"));
+  CHECK(fixed_first > 1.3 * last);
+}

@@ -27,8 +27,9 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name",    "workload", "description", "base",    "grid",
                                            "measure", "baseline", "claims",      "$comment"};
 const std::vector<std::string> kMeasureKeys = {
-    "warmup_steps", "steps_per_block", "blocks",     "repeats",    "timeout_s", "eval_every_blocks",
-    "order_seed",   "silence_s",       "max_memory", "interleave", "precision", "budget_s"};
+    "warmup_steps",      "steps_per_block", "blocks",       "repeats",    "timeout_s",
+    "eval_every_blocks", "order_seed",      "silence_s",    "max_memory", "interleave",
+    "precision",         "budget_s",        "stable_warmup"};
 
 [[noreturn]] void usage(const std::string& source, const std::string& where,
                         const std::string& what) {
@@ -200,11 +201,17 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
             "unknown measurement setting" + suggestion(key, kMeasureKeys) +
                 " (known: warmup_steps, steps_per_block, blocks, "
                 "repeats, timeout_s, silence_s, eval_every_blocks, "
-                "order_seed, max_memory, interleave, precision, budget_s)");
+                "order_seed, max_memory, interleave, precision, budget_s, stable_warmup)");
     }
   }
   MeasureSpec s;
   s.warmup_steps = measure_int(source, m, "warmup_steps", s.warmup_steps, 0);
+  if (auto it = m.find("stable_warmup"); it != m.end()) {
+    if (!it->is_boolean()) {
+      usage(source, "measure.stable_warmup", "expected true or false, got " + it->dump());
+    }
+    s.stable_warmup = it->get<bool>();
+  }
   s.steps_per_block = measure_int(source, m, "steps_per_block", s.steps_per_block, 1);
   s.blocks = measure_int(source, m, "blocks", s.blocks, 5);
   s.repeats = measure_int(source, m, "repeats", s.repeats, 1);
@@ -322,6 +329,7 @@ Json MeasureSpec::to_json() const {
   if (silence_s != MeasureSpec{}.silence_s) j["silence_s"] = silence_s;
   if (max_memory_bytes > 0) j["max_memory"] = max_memory_bytes;
   if (interleave > 0) j["interleave"] = interleave;
+  if (stable_warmup) j["stable_warmup"] = true;
   if (precision > 0) {
     j["precision"] = precision;
     j["budget_s"] = budget_s;

@@ -19,8 +19,21 @@ constexpr int64_t kAutoInterleave = 8;
 constexpr double kDefaultBudgetS = 600;
 constexpr int64_t kMaxRounds = 100;
 
+// Stable warmup (MeasureSpec::stable_warmup).
+constexpr double kStableWarmupTolerance = 0.05;
+constexpr int64_t kMaxWarmupWindows = 20;
+
 struct MeasureSpec {
   int64_t warmup_steps = 10;
+  // After warmup_steps, warm up further in windows of a quarter block until
+  // the last three windows' times agree within kStableWarmupTolerance (at
+  // most kMaxWarmupWindows windows): transients (the first step, autotuning,
+  // allocator growth, a loader's backlog) stay out of the measured blocks.
+  // Off by default: its warmup steps are training steps whose number
+  // depends on timing, so trials would reach their evaluation after
+  // different amounts of training (quality compared unevenly, and runs that
+  // must train alike, such as a resumed one, no longer would).
+  bool stable_warmup = false;
   int64_t steps_per_block = 20;
   int64_t blocks = 10;
   // Processes per config: intervals know process-to-process variation only

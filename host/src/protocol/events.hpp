@@ -10,6 +10,7 @@
 //   memory_cap      {baseline_bytes, cap_bytes}
 //   phase           {phase, steps?, blocks?}   setup, warmup, eval_before, measure, ...
 //   runtime         {runtime, setup_s}         after create
+//   warmup_done     {seconds, first_step_s?, window_steps?, windows?, stable?}
 //   stats_snapshot  {at_step, stats}           after warmup
 //   eval            {when, quality, seconds}
 //   block           {idx, steps, seconds, device_seconds?, ...}
@@ -34,6 +35,7 @@ inline constexpr char memory_cap[] = "memory_cap";
 inline constexpr char phase[] = "phase";
 inline constexpr char runtime[] = "runtime";
 inline constexpr char stats_snapshot[] = "stats_snapshot";
+inline constexpr char warmup_done[] = "warmup_done";
 inline constexpr char eval[] = "eval";
 inline constexpr char block[] = "block";
 inline constexpr char await[] = "await";

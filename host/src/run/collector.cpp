@@ -86,6 +86,14 @@ void TrialCollector::on_event(const Json& e) {
         if (value.is_number()) metrics_.push_back({"eval", at, name, value.get<double>()});
       }
     }
+  } else if (kind == event::warmup_done) {
+    // The transient, apart from the steady state the blocks measure.
+    if (auto s = number(e, "seconds")) metrics_.push_back({"stat", 0, "warmup_s", *s});
+    if (auto s = number(e, "first_step_s")) metrics_.push_back({"stat", 0, "first_step_s", *s});
+    if (auto it = e.find("windows"); it != e.end() && it->is_array()) {
+      metrics_.push_back({"stat", 0, "warmup_windows", static_cast<double>(it->size())});
+      metrics_.push_back({"stat", 0, "warmup_stable", e.value("stable", false) ? 1.0 : 0.0});
+    }
   } else if (kind == event::stats_snapshot) {
     if (auto it = e.find("stats"); it != e.end() && it->is_object()) warmup_stats_ = *it;
   } else if (kind == event::stats) {

@@ -19,6 +19,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -267,15 +268,43 @@ class Trial {
     }
   }
 
-  void warmup() {
-    out_.emit({{"event", event::phase}, {"phase", "warmup"}, {"steps", m_.warmup_steps}});
+  // steps of warmup, synchronised; their seconds.
+  double warm(int64_t steps) {
     gpusweep_step_result r{};
-    for (int64_t i = 0; i < m_.warmup_steps; ++i) {
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < steps; ++i) {
       r.struct_size = sizeof r;
       check(t_->step(inst_, &r), "warmup", steps_done_);
       ++steps_done_;
     }
     check(t_->synchronize(inst_), "warmup", steps_done_);
+    return seconds_since(t0);
+  }
+
+  void warmup() {
+    out_.emit({{"event", event::phase}, {"phase", "warmup"}, {"steps", m_.warmup_steps}});
+    const auto t0 = Clock::now();
+    Json done = {{"event", event::warmup_done}};
+    // The first step on its own: the transient the rest of warmup hides.
+    if (m_.warmup_steps > 0) done["first_step_s"] = warm(1);
+    warm(std::max<int64_t>(0, m_.warmup_steps - 1));
+    if (m_.stable_warmup) {
+      // Windows of a quarter block until the last three agree.
+      const int64_t steps = std::max<int64_t>(1, (m_.steps_per_block + 3) / 4);
+      std::vector<double> windows;
+      bool stable = false;
+      while (!stable && static_cast<int64_t>(windows.size()) < kMaxWarmupWindows) {
+        windows.push_back(warm(steps));
+        if (windows.size() < 3) continue;
+        const auto [lo, hi] = std::minmax_element(windows.end() - 3, windows.end());
+        stable = *hi <= (1 + kStableWarmupTolerance) * *lo;
+      }
+      done["window_steps"] = steps;
+      done["windows"] = windows;
+      done["stable"] = stable;
+    }
+    done["seconds"] = seconds_since(t0);
+    out_.emit(done);
     {
       // The totals so far (input wait; diagnose's phase times), so that the
       // host counts the measured steps only.
