@@ -5,13 +5,14 @@
 # result is judged with that build's own compare. Prints the wall time and
 # the median half-width of the three ratios' 95% intervals of every run,
 # then the medians and the ratio of wall times. With --load a neighbour
-# shares the machine (bench/neighbour.sh).
+# shares the machine in bursts (bench/neighbour.sh: two busy loops switched
+# every 0.1 to 0.9 s); with --drift one busy loop switched every 2 to 6 s.
 # Build the old version in a worktree, for example:
 #   git worktree add /tmp/old ac7df04 && cmake -S /tmp/old -B /tmp/old/build -G Ninja \
 #     -DTorch_DIR=$PWD/.venv/lib/python3.11/site-packages/torch/share/cmake/Torch \
 #     -DGPUSWEEP_PLUGINS=dqn && ninja -C /tmp/old/build gpusweep gpusweep-worker \
 #     gpusweep_plugin_dqn
-# Usage: bench/quickstart_precision.sh NEW_BUILD OLD_BUILD OLD_QUICKSTART_JSON [RUNS] [--load]
+# Usage: bench/quickstart_precision.sh NEW_BUILD OLD_BUILD OLD_QUICKSTART_JSON [RUNS] [--load|--drift]
 set -euo pipefail
 new=$(cd "$1" && pwd)/gpusweep
 old=$(cd "$2" && pwd)/gpusweep
@@ -27,9 +28,9 @@ cleanup() {
   rm -rf "$work"
 }
 trap cleanup EXIT
-if [ "$load" = "--load" ]; then
+if [ "$load" = "--load" ] || [ "$load" = "--drift" ]; then
   set -m
-  "$here/neighbour.sh" 2 &
+  if [ "$load" = "--load" ]; then "$here/neighbour.sh" 2 & else "$here/neighbour.sh" 2 1 2 6 & fi
   neighbour_pid=$!
   set +m
 fi
