@@ -26,7 +26,7 @@ const std::map<std::string, Command>& commands() {
       {"resume", {cmd_resume, "continue an interrupted sweep from the database"}},
       {"plugins", {cmd_plugins, "list workload plugins, show one's settings, --check one"}},
       {"new-plugin", {cmd_new_plugin, "write a new workload plugin project to start from"}},
-      {"compare", {cmd_compare, "compare configs with the baseline: ratio, CI, U test"}},
+      {"compare", {cmd_compare, "compare configs with the baseline: ratio, CI, verdict"}},
       {"best", {cmd_best, "the best config under constraints, as a sweep snippet"}},
       {"sql", {cmd_sql, "run a read-only SQL query on the results"}},
       {"export", {cmd_export, "export a sweep's trials or blocks as csv or json"}},
