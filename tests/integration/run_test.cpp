@@ -308,7 +308,7 @@ TEST_CASE("compare tells a 3x slower step from the baseline", "[integration][com
   Sandbox box;
   box.write("c.json", R"({"name": "spin", "workload": "noop",
     "grid": {"spin_us": [100, 300, 100.0001]},
-    "measure": {"repeats": 1, "warmup_steps": 5, "steps_per_block": 100, "blocks": 10},
+    "measure": {"warmup_steps": 5, "steps_per_block": 100, "blocks": 10},
     "baseline": {"spin_us": 100}})");
   REQUIRE(box.gpusweep("run c.json --db results.db").code == 0);
   auto r = box.gpusweep("compare --db results.db --format json");
@@ -320,7 +320,8 @@ TEST_CASE("compare tells a 3x slower step from the baseline", "[integration][com
   CHECK(rows[1]["verdict"] == "slower");
   CHECK(rows[1]["ratio"].get<double>() < 0.5);
   CHECK(rows[1]["ci_high"].get<double>() < 1);
-  CHECK(rows[1]["blocks"] == 10);
+  CHECK(rows[1]["blocks"] == 30);  // 3 repeats of 10 (the default protocol)
+  CHECK(rows[1]["design"] == "repeats");
 
   r = box.gpusweep("compare --db results.db --format csv");
   CHECK(r.code == 0);

@@ -96,7 +96,13 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
     if (!r.baseline) {
       const double level = options.sequential ? sequential_level(options.alpha) : 1 - options.alpha;
       r.ratio = estimate_ratio(base->runs, c.runs, level);
-      if (r.ratio) r.verdict = verdict(*r.ratio);
+      if (r.ratio && r.ratio->across_machines && !options.across_machines) {
+        r.withheld =
+            "not compared: its trials and the baseline's ran on different machines "
+            "(--across-machines to compare them anyway)";
+      } else if (r.ratio) {
+        r.verdict = verdict(*r.ratio);
+      }
     }
     if (!r.baseline && have_base_quality && !c.quality.empty() && base_quality != 0) {
       const double q = std::accumulate(c.quality.begin(), c.quality.end(), 0.0) /

@@ -57,6 +57,8 @@ struct ComparisonRow {
   bool baseline = false;
   std::optional<RatioEstimate> ratio;  // with its interval, p-value and design
   std::optional<Verdict> verdict;
+  // Why there is a ratio but no verdict (trials on different machines).
+  std::string withheld;
   std::optional<double> quality_change;  // relative, signed so that > 0 is better
   std::optional<bool> non_inferior;
 };
@@ -67,6 +69,9 @@ struct CompareOptions {
   // The run looked after every round (measure.precision): intervals at the
   // sequential level (precision.hpp), which keeps 1 - alpha coverage.
   bool sequential = false;
+  // Give verdicts for pairs whose trials ran on different machines (a merged
+  // cluster run); by default their ratio is shown and the verdict withheld.
+  bool across_machines = false;
   double max_quality_loss = 0.01;  // relative
 };
 

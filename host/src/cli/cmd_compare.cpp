@@ -39,7 +39,10 @@ int cmd_compare(const Args& args) {
       "alpha", po::value<double>()->default_value(0.05, "0.05"),
       "1 - the intervals' level (0.05: 95% intervals)")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or md")(
-      "claims", "only the sweep's claims: each against its measured ratio, with a verdict");
+      "claims", "only the sweep's claims: each against its measured ratio, with a verdict")(
+      "across-machines",
+      "give verdicts for configs whose trials ran on different machines than the baseline's "
+      "(a merged cluster run); without it their ratio is shown and the verdict withheld");
   po::positional_options_description pos;
   pos.add("sweep", 1);
   auto p = parse_command(
@@ -70,6 +73,7 @@ int cmd_compare(const Args& args) {
                      : spec.baseline;
   opt.alpha = vm["alpha"].as<double>();
   opt.sequential = spec.measure.precision > 0;
+  opt.across_machines = vm.count("across-machines") != 0U;
   opt.max_quality_loss = vm["max-quality-loss"].as<double>();
   if (vm.count("claims") != 0U) {
     if (spec.claims.empty()) {

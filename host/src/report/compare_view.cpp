@@ -45,10 +45,11 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     rec["repeats_paired"] = r.ratio ? Json(r.ratio->repeats) : Json();
     rec["blocks_paired"] = r.ratio ? Json(r.ratio->paired_blocks) : Json();
     rec["design_note"] = r.ratio ? design_note(*r.ratio) : std::string();
-    rec["verdict"] = r.baseline  ? "baseline"
-                     : r.verdict ? to_string(*r.verdict)
-                     : c.ok == 0 ? c.problem
-                                 : "too few samples";
+    rec["verdict"] = r.baseline            ? "baseline"
+                     : r.verdict           ? to_string(*r.verdict)
+                     : !r.withheld.empty() ? r.withheld
+                     : c.ok == 0           ? c.problem
+                                           : "too few samples";
     rec["quality_change"] = json_or_null(r.quality_change);
     rec["non_inferior"] = json_or_null(r.non_inferior);
     rec["peak_memory_bytes"] = json_or_null(c.peak_memory_bytes);

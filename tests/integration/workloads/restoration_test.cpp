@@ -52,11 +52,13 @@ TEST_CASE("restoration loader workers lower the input wait share", "[integration
   Sandbox box;
   // Canonical batch and patch (the producer crops, flips and noises 16
   // patches of 64x64) in front of a model small enough that producing is a
-  // tenth of the step without workers.
+  // tenth of the step without workers. Queues of 8 and blocks of 10 steps,
+  // so that the workers' lead survives a test running beside this one.
   box.write("w.json", R"({"name": "workers", "workload": "restoration",
-    "base": {"device": "cpu", "threads": 1, "base_channels": 4, "num_blocks": 0},
+    "base": {"device": "cpu", "threads": 1, "base_channels": 4, "num_blocks": 0, "prefetch": 8},
     "grid": {"loader_workers": [0, 2]},
-    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 5, "blocks": 5, "timeout_s": 120},
+    "measure": {"repeats": 1, "warmup_steps": 4, "steps_per_block": 10, "blocks": 5,
+                "timeout_s": 120},
     "baseline": {"loader_workers": 0}})");
   const auto r = box.gpusweep("run w.json --db results.db");
   INFO(r.output);

@@ -125,3 +125,36 @@ TEST_CASE("the Pareto front of memory against throughput", "[report]") {
     CHECK(front[i] == !dominated);
   }
 }
+
+TEST_CASE(
+    "configs whose trials ran on other machines than the baseline's get no verdict unless "
+    "asked",
+    "[host][compare]") {
+  auto on = [](const std::string& machine, double typical) {
+    ConfigSamples c;
+    c.config_index = typical > 100 ? 1 : 0;
+    c.config = {{"fast", typical > 100}};
+    c.ok = 3;
+    for (int r = 0; r < 3; ++r) {
+      RunSamples run;
+      run.repeat = r;
+      run.machine = machine;
+      for (int b = 0; b < 6; ++b) run.values.push_back(typical * (1 + 0.001 * ((b + r) % 3)));
+      c.runs.push_back(run);
+      c.throughput.insert(c.throughput.end(), run.values.begin(), run.values.end());
+    }
+    return c;
+  };
+  const std::vector<ConfigSamples> configs = {on("node1|cpu|[]", 100), on("node2|cpu|[]", 150)};
+  CompareOptions opt;
+  opt.baseline = {{"fast", false}};
+  auto rows = compare_configs(configs, opt);
+  REQUIRE(rows[1].ratio);
+  CHECK(rows[1].ratio->across_machines);
+  CHECK_FALSE(rows[1].verdict);
+  CHECK_THAT(rows[1].withheld, Catch::Matchers::Contains("different machines"));
+  opt.across_machines = true;
+  rows = compare_configs(configs, opt);
+  REQUIRE(rows[1].verdict);
+  CHECK(*rows[1].verdict == Verdict::faster);
+}
