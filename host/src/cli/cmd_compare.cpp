@@ -26,9 +26,7 @@ Json parse_partial(const std::vector<std::string>& sets) {
   return j;
 }
 
-}  // namespace
-
-int cmd_compare(const Args& args) {
+po::options_description compare_options() {
   po::options_description o;
   o.add_options()("sweep", po::value<std::string>(), "sweep name (default: the latest run)");
   add_db_option(o);
@@ -43,6 +41,13 @@ int cmd_compare(const Args& args) {
       "across-machines",
       "give verdicts for configs whose trials ran on different machines than the baseline's "
       "(a merged cluster run); without it their ratio is shown and the verdict withheld");
+  return o;
+}
+
+}  // namespace
+
+int cmd_compare(const Args& args) {
+  const po::options_description o = compare_options();
   po::positional_options_description pos;
   pos.add("sweep", 1);
   auto p = parse_command(
