@@ -220,11 +220,9 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
                                          const SweepSpec& spec) {
   if (spec.claims.empty()) return {};
   Features features;
-  std::map<int64_t, std::string> machines;
-  for (const auto& e : store.environments(sweep.id)) {
-    features.cuda = features.cuda || e.cuda_available;
-    machines[e.id] = machine_key(e);
-  }
+  const auto environments = store.environments(sweep.id);
+  for (const auto& e : environments) features.cuda = features.cuda || e.cuda_available;
+  const Machines machines = machines_of(environments);
   // Each config (parsed once) with its trials, in plan order.
   std::map<int64_t, std::vector<db::TrialRecord>> by_config;
   for (auto& t : store.trials(sweep.id)) by_config[t.plan.config_index].push_back(std::move(t));
@@ -245,10 +243,7 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
           }
           continue;
         }
-        RunSamples run;
-        run.repeat = t.plan.repeat;
-        run.group = t.interleave_group;
-        if (t.environment_id) run.machine = machines[*t.environment_id];
+        RunSamples run = run_of(t, machines);
         if (metric == "throughput" || metric == "step_time") {
           for (const auto& b : store.blocks(t.id)) {
             if (b.seconds <= 0 || b.steps <= 0) continue;

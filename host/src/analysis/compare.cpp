@@ -16,12 +16,25 @@ std::string machine_key(const db::EnvironmentInfo& e) {
   return e.hostname + "|" + e.cpu_model + "|" + e.gpus_json;
 }
 
+Machines machines_of(const std::vector<db::EnvironmentInfo>& environments) {
+  Machines m;
+  for (const auto& e : environments) m[e.id] = machine_key(e);
+  return m;
+}
+
+RunSamples run_of(const db::TrialRecord& t, const Machines& machines) {
+  RunSamples run;
+  run.repeat = t.plan.repeat;
+  run.group = t.interleave_group;
+  if (t.environment_id) {
+    if (auto it = machines.find(*t.environment_id); it != machines.end()) run.machine = it->second;
+  }
+  return run;
+}
+
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks) {
   std::map<int64_t, ConfigSamples> by_index;
-  std::map<int64_t, std::string> machines;
-  if (with_blocks) {
-    for (const auto& e : store.environments(sweep_id)) machines[e.id] = machine_key(e);
-  }
+  const Machines machines = with_blocks ? machines_of(store.environments(sweep_id)) : Machines{};
   for (const auto& t : store.trials(sweep_id)) {
     ConfigSamples& c = by_index[t.plan.config_index];
     c.config_index = t.plan.config_index;
@@ -36,10 +49,7 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     ++c.ok;
     c.unit = t.summary->unit;
     if (with_blocks) {
-      RunSamples& run = c.runs.emplace_back();
-      run.repeat = t.plan.repeat;
-      run.group = t.interleave_group;
-      if (t.environment_id) run.machine = machines[*t.environment_id];
+      RunSamples& run = c.runs.emplace_back(run_of(t, machines));
       for (const auto& b : store.blocks(t.id)) {
         if (b.seconds <= 0) continue;
         run.values.push_back(b.samples / b.seconds);

@@ -11,6 +11,7 @@
 #include <gpusweep/db/store.hpp>
 
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,6 +48,14 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
 // Where a trial ran, for telling comparisons across machines: host, CPU and
 // the GPUs it could see ("" when the database does not say).
 std::string machine_key(const db::EnvironmentInfo& e);
+
+// machine_key of each environment, by its id.
+using Machines = std::map<int64_t, std::string>;
+Machines machines_of(const std::vector<db::EnvironmentInfo>& environments);
+
+// A trial as a run to pair (repeat, interleave group, machine); its values
+// are the caller's to add.
+RunSamples run_of(const db::TrialRecord& t, const Machines& machines);
 
 // A config whose block throughputs vary by more than this (coefficient of
 // variation) is flagged noisy wherever it is shown.
