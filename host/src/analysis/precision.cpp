@@ -32,8 +32,8 @@ PrecisionStatus precision_status(const std::vector<ConfigSamples>& configs, cons
       if (e && e->ratio > 0) {
         p.half_width = (e->high - e->low) / 2 / e->ratio;
         p.precise = *p.half_width <= target;
-        const auto strict = estimate_ratio(base->runs, c.runs, separation_level(look));
-        p.separated = strict && (strict->low > 1 + target || strict->high < 1 - target);
+        const RatioEstimate strict = with_level(*e, separation_level(look));
+        p.separated = strict.low > 1 + target || strict.high < 1 - target;
         widths.push_back(*p.half_width);
         if (!p.done() && !(s.widest_half_width >= *p.half_width)) {
           s.widest_half_width = *p.half_width;

@@ -40,6 +40,18 @@ Mean series_mean(const std::vector<double>& v) {
   return m;
 }
 
+// The mean of independent values (runs, repeats): s^2 / n, n - 1 df.
+Mean independent_mean(const std::vector<double>& v) {
+  Mean m = series_mean(v);
+  if (v.size() < 2) return m;
+  double ss = 0;
+  for (double a : v) ss += (a - m.mean) * (a - m.mean);
+  const auto n = static_cast<double>(v.size());
+  m.var = ss / (n - 1) / n;
+  m.df = n - 1;
+  return m;
+}
+
 std::vector<double> logs(const std::vector<double>& v) {
   std::vector<double> out;
   out.reserve(v.size());
@@ -96,17 +108,11 @@ RatioEstimate t_estimate(const Mean& d, double level) {
   RatioEstimate e;
   e.ratio = std::exp(d.mean);
   e.df = d.df;
-  const double se = std::sqrt(d.var);
-  if (!(se > 0)) {
-    e.low = e.high = e.ratio;
-    e.p = d.mean == 0 ? 1 : 0;
-    return e;
-  }
-  const double t = t_quantile(0.5 + level / 2, d.df);
-  e.low = std::exp(d.mean - t * se);
-  e.high = std::exp(d.mean + t * se);
-  e.p = std::min(1.0, 2 * (1 - t_cdf(std::fabs(d.mean) / se, d.df)));
-  return e;
+  e.log_se = std::sqrt(d.var);
+  e.p = e.log_se > 0  ? std::min(1.0, 2 * (1 - t_cdf(std::fabs(d.mean) / e.log_se, d.df)))
+        : d.mean == 0 ? 1
+                      : 0;
+  return with_level(e, level);
 }
 
 // The first run of each repeat that has values.
@@ -135,15 +141,7 @@ std::optional<RatioEstimate> unpaired(const std::vector<RunSamples>& x,
   }
   Mean d;
   if (xm.size() >= 2 && ym.size() >= 2) {
-    auto plain = [](const std::vector<double>& v) {  // independent runs: no autocorrelation
-      Mean m = series_mean(v);
-      double ss = 0;
-      for (double a : v) ss += (a - m.mean) * (a - m.mean);
-      m.var = ss / static_cast<double>(v.size() - 1) / static_cast<double>(v.size());
-      m.df = static_cast<double>(v.size() - 1);
-      return m;
-    };
-    d = difference(plain(xm), plain(ym));
+    d = difference(independent_mean(xm), independent_mean(ym));
   } else if (xa.size() >= 2 && ya.size() >= 2) {
     d = difference(series_mean(xa), series_mean(ya));
   } else {
@@ -183,14 +181,7 @@ std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
     // the observations, whatever their blocks did.
     std::vector<double> d;
     for (const auto& m : diffs) d.push_back(m.mean);
-    Mean over;
-    const auto r = static_cast<double>(d.size());
-    for (double v : d) over.mean += v / r;
-    double ss = 0;
-    for (double v : d) ss += (v - over.mean) * (v - over.mean);
-    over.var = ss / (r - 1) / r;
-    over.df = r - 1;
-    e = t_estimate(over, level);
+    e = t_estimate(independent_mean(d), level);
     e->design = RatioDesign::repeats;
   } else {
     if (!(diffs[0].var >= 0) || !(diffs[0].df > 0)) return unpaired(x, y, level);
@@ -200,6 +191,17 @@ std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
   e->repeats = static_cast<int>(pairs.size());
   e->paired_blocks = paired;
   e->across_machines = across;
+  return e;
+}
+
+RatioEstimate with_level(RatioEstimate e, double level) {
+  if (!(e.log_se > 0)) {
+    e.low = e.high = e.ratio;
+    return e;
+  }
+  const double half = t_quantile(0.5 + level / 2, e.df) * e.log_se;
+  e.low = e.ratio * std::exp(-half);
+  e.high = e.ratio * std::exp(half);
   return e;
 }
 

@@ -43,8 +43,9 @@ struct RatioEstimate {
   double ratio = 1;  // y over x
   double low = 1;    // interval at the requested level
   double high = 1;
-  double p = 1;   // two-sided p-value of "the ratio is 1"
-  double df = 0;  // degrees of freedom of the t interval
+  double p = 1;       // two-sided p-value of "the ratio is 1"
+  double df = 0;      // degrees of freedom of the t interval
+  double log_se = 0;  // standard error of log(ratio)
   RatioDesign design = RatioDesign::repeats;
   int repeats = 0;               // repeat pairs (repeats design), else runs compared
   int64_t paired_blocks = 0;     // blocks paired by cycle, over all repeats
@@ -56,6 +57,9 @@ struct RatioEstimate {
 // value). level in (0, 1).
 std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
                                             const std::vector<RunSamples>& y, double level = 0.95);
+
+// The same estimate with its interval at another level.
+RatioEstimate with_level(RatioEstimate e, double level);
 
 // "repeats", "one_process" or "unpaired".
 const char* design_name(RatioDesign d);
