@@ -21,19 +21,9 @@ runs=${4:-3}
 load=${5:-}
 here=$(cd "$(dirname "$0")" && pwd)
 new_sweep="$here/../experiments/quickstart.json"
-work=$(mktemp -d)
-neighbour_pid=
-cleanup() {
-  [ -n "$neighbour_pid" ] && kill -- -"$neighbour_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-if [ "$load" = "--load" ] || [ "$load" = "--drift" ]; then
-  set -m
-  if [ "$load" = "--load" ]; then "$here/neighbour.sh" 2 & else "$here/neighbour.sh" 2 1 2 6 & fi
-  neighbour_pid=$!
-  set +m
-fi
+source "$here/lib.sh"
+[ "$load" = "--load" ] && start_neighbour 2
+[ "$load" = "--drift" ] && start_neighbour 2 1 2 6
 # One run: wall seconds and the median half-width (%) of the ratios.
 one() {  # BIN SWEEP DB
   local t0 t1

@@ -20,20 +20,8 @@ build=${1:-build}
 runs=${2:-20}
 load=${3:-}
 bin=$(cd "$build" && pwd)/gpusweep
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-neighbour_pid=
-cleanup() {
-  [ -n "$neighbour_pid" ] && kill -- -"$neighbour_pid" 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-if [ "$load" = "--load" ]; then
-  set -m
-  "$here/neighbour.sh" 1 &
-  neighbour_pid=$!
-  set +m
-fi
+source "$(dirname "$0")/lib.sh"
+[ "$load" = "--load" ] && start_neighbour 1
 cat > "$work/aa.json" <<JSON
 {"name": "aa", "workload": "noop", "base": {"spin_us": 100}, "grid": {"seed": [0, 1]},
  "baseline": {"seed": 0}}

@@ -18,9 +18,11 @@ extern char** environ;
 
 namespace gpusweep::host {
 
-void make_pipe(int fds[2]) {
-  int raw[2];
-  if (pipe2(raw, O_CLOEXEC) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
+namespace {
+
+// Both ends numbered >= 10 (close-on-exec), so that dup2 onto 1 to 4 in a
+// child always really duplicates.
+void renumber_above_9(const int raw[2], int fds[2]) {
   for (int i = 0; i < 2; ++i) {
     fds[i] = fcntl(raw[i], F_DUPFD_CLOEXEC, 10);
     ::close(raw[i]);
@@ -28,16 +30,20 @@ void make_pipe(int fds[2]) {
   }
 }
 
+}  // namespace
+
+void make_pipe(int fds[2]) {
+  int raw[2];
+  if (pipe2(raw, O_CLOEXEC) != 0) throw Error(std::string("pipe: ") + std::strerror(errno));
+  renumber_above_9(raw, fds);
+}
+
 void make_gate(int fds[2]) {
   int raw[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, raw) != 0) {
     throw Error(std::string("socketpair: ") + std::strerror(errno));
   }
-  for (int i = 0; i < 2; ++i) {
-    fds[i] = fcntl(raw[i], F_DUPFD_CLOEXEC, 10);
-    ::close(raw[i]);
-    if (fds[i] < 0) throw Error(std::string("fcntl: ") + std::strerror(errno));
-  }
+  renumber_above_9(raw, fds);
 }
 
 bool open_gate(int fd) {
