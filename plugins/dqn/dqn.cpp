@@ -4,6 +4,7 @@
 #include "cartpole.hpp"
 #include "replay.hpp"
 
+#include <gpusweep/random.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/seeding.hpp>
@@ -107,7 +108,7 @@ class Dqn final : public torchkit::TorchWorkload {
   static Manifest manifest() {
     Manifest m;
     m.name = "dqn";
-    m.version = "1.0.0";
+    m.version = "1.1.0";
     m.description =
         "DQN on CartPole-v1 (num_envs copies stepped as tensors on the device): MLP "
         "4-hidden-hidden-2, Adam 1e-3, gamma 0.99, Huber loss, replay 50000, epsilon 1 to "
@@ -280,12 +281,11 @@ class Dqn final : public torchkit::TorchWorkload {
   void collect_through_host(bool random_policy) {
     const int64_t n = knobs_.num_envs;
     const double eps = random_policy ? 1.0 : epsilon();
-    std::uniform_real_distribution<double> unit(0.0, 1.0);
-    std::uniform_int_distribution<int64_t> coin(0, CartPole::kNumActions - 1);
     bool any_greedy = false;
     for (int64_t i = 0; i < n; ++i) {
-      const bool explore = random_policy || unit(host_rng_) < eps;
-      host_actions_[i] = explore ? coin(host_rng_) : -1;
+      const bool explore = random_policy || random::unit(host_rng_) < eps;
+      host_actions_[i] =
+          explore ? random::uniform_int(host_rng_, 0, CartPole::kNumActions - 1) : -1;
       any_greedy = any_greedy || !explore;
     }
     if (any_greedy) {

@@ -1,6 +1,8 @@
 // Host and device replay buffers; see replay.hpp.
 #include "replay.hpp"
 
+#include <gpusweep/random.hpp>
+
 #include <algorithm>
 #include <array>
 #include <stdexcept>
@@ -37,9 +39,8 @@ void HostReplay::add(const float* obs, int64_t action, float reward, const float
 
 Batch HostReplay::sample(std::mt19937_64& rng) {
   if (size_ == 0) throw std::logic_error("sampling an empty replay buffer");
-  std::uniform_int_distribution<int64_t> pick(0, size_ - 1);
   for (int64_t b = 0; b < batch_size_; ++b) {
-    const int64_t i = pick(rng);
+    const int64_t i = random::uniform_int(rng, 0, size_ - 1);
     std::copy_n(obs_.begin() + i * obs_dim_, obs_dim_, batch_obs_.begin() + b * obs_dim_);
     std::copy_n(next_obs_.begin() + i * obs_dim_, obs_dim_, batch_next_obs_.begin() + b * obs_dim_);
     batch_action_[b] = action_[i];

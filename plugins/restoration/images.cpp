@@ -1,6 +1,8 @@
 // Procedural images and patch copies for restoration; see images.hpp.
 #include "images.hpp"
 
+#include <gpusweep/random.hpp>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -28,7 +30,7 @@ constexpr double kOverlayChance = 0.5;  // a faint sine over the whole image
 using Rgb = std::array<float, kChannels>;
 
 float uniform(std::mt19937_64& rng, double lo, double hi) {
-  return static_cast<float>(std::uniform_real_distribution<double>(lo, hi)(rng));
+  return static_cast<float>(random::uniform_real(rng, lo, hi));
 }
 
 Rgb random_color(std::mt19937_64& rng) {
@@ -194,11 +196,7 @@ int64_t mirror(int64_t i, int64_t n) {
 
 void augment_pass(float* image, int64_t patch, std::mt19937_64& rng, float* scratch) {
   constexpr double kPi = 3.14159265358979323846;
-  std::uniform_real_distribution<double> angle_deg(-20.0, 20.0);
-  std::uniform_real_distribution<double> sigma_dist(0.3, 1.0);
-  std::uniform_real_distribution<double> brightness(-0.1, 0.1);
-  std::uniform_real_distribution<double> contrast(0.8, 1.2);
-  const double angle = angle_deg(rng) * kPi / 180.0;
+  const double angle = random::uniform_real(rng, -20.0, 20.0) * kPi / 180.0;
   const double cos_a = std::cos(angle);
   const double sin_a = std::sin(angle);
   const double centre = 0.5 * static_cast<double>(patch - 1);
@@ -229,7 +227,7 @@ void augment_pass(float* image, int64_t patch, std::mt19937_64& rng, float* scra
 
   // 5 x 5 Gaussian blur (not separated, as a generic filter2D is) and the
   // photometric jitter, scratch -> image.
-  const double sigma = sigma_dist(rng);
+  const double sigma = random::uniform_real(rng, 0.3, 1.0);
   float kernel[5][5];
   double sum = 0;
   for (int ky = 0; ky < 5; ++ky) {
@@ -239,8 +237,8 @@ void augment_pass(float* image, int64_t patch, std::mt19937_64& rng, float* scra
       sum += kernel[ky][kx];
     }
   }
-  const auto gain = static_cast<float>(contrast(rng));
-  const auto offset = static_cast<float>(brightness(rng));
+  const auto gain = static_cast<float>(random::uniform_real(rng, 0.8, 1.2));
+  const auto offset = static_cast<float>(random::uniform_real(rng, -0.1, 0.1));
   for (int64_t c = 0; c < kChannels; ++c) {
     const float* src = scratch + c * plane;
     float* dst = image + c * plane;

@@ -4,6 +4,7 @@
 // (model width and depth, patch size) plus the loss.
 #include "images.hpp"
 
+#include <gpusweep/random.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
@@ -173,7 +174,7 @@ class Restoration final : public torchkit::TorchWorkload {
   static Manifest manifest() {
     Manifest m;
     m.name = "restoration";
-    m.version = "1.0.0";
+    m.version = "1.1.0";
     m.description =
         "Image denoising CNN: conv3x3(3->C) ReLU, num_blocks residual blocks (conv3x3, ReLU, "
         "conv3x3, + skip), conv3x3(C->3); the net predicts the noise, the output is the input "
@@ -277,13 +278,11 @@ class Restoration final : public torchkit::TorchWorkload {
     const int64_t pixels = kChannels * p * p;
     torch::Tensor clean = buffers_.get({b, kChannels, p, p});
     float* clean_data = clean.data_ptr<float>();
-    std::uniform_int_distribution<int64_t> pick(0, kTrainImages - 1);
-    std::uniform_int_distribution<int64_t> corner(0, kTrainImageSize - p);
     for (int64_t i = 0; i < b; ++i) {
-      const float* image =
-          train_images_.data() + pick(rng) * kChannels * kTrainImageSize * kTrainImageSize;
-      const int64_t top = corner(rng);
-      const int64_t left = corner(rng);
+      const float* image = train_images_.data() + random::uniform_int(rng, 0, kTrainImages - 1) *
+                                                      kChannels * kTrainImageSize * kTrainImageSize;
+      const int64_t top = random::uniform_int(rng, 0, kTrainImageSize - p);
+      const int64_t left = random::uniform_int(rng, 0, kTrainImageSize - p);
       const uint64_t flips = rng();
       copy_patch(image, kTrainImageSize, top, left, p, /*flip_lr=*/(flips & 1) != 0,
                  /*flip_tb=*/(flips & 2) != 0, clean_data + i * pixels);

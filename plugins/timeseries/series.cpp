@@ -1,6 +1,8 @@
 // Series generation and standardisation for timeseries; see series.hpp.
 #include "series.hpp"
 
+#include <gpusweep/random.hpp>
+
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -35,9 +37,7 @@ SeriesSet make_series(int64_t count, int64_t length, int64_t train_length, uint6
   std::vector<double> raw(static_cast<size_t>(length));
   for (int64_t i = 0; i < count; ++i) {
     std::mt19937_64 rng(derive_seed(seed, static_cast<uint64_t>(i)));
-    auto uniform = [&](double lo, double hi) {
-      return std::uniform_real_distribution<double>(lo, hi)(rng);
-    };
+    auto uniform = [&](double lo, double hi) { return random::uniform_real(rng, lo, hi); };
     const double offset = uniform(-kMaxOffset, kMaxOffset);
     const double scale = std::exp(uniform(std::log(kMinScale), std::log(kMaxScale)));
     const double slope = uniform(-kMaxDrift, kMaxDrift) / static_cast<double>(length);
@@ -45,12 +45,13 @@ SeriesSet make_series(int64_t count, int64_t length, int64_t train_length, uint6
     const double weekly = uniform(kMinWeekly, kMaxWeekly);
     const double daily_phase = uniform(0, kTwoPi);
     const double weekly_phase = uniform(0, kTwoPi);
-    std::normal_distribution<double> noise(0.0, uniform(kMinNoise, kMaxNoise));
+    const double noise_sd = uniform(kMinNoise, kMaxNoise);
     for (int64_t t = 0; t < length; ++t) {
       const auto x = static_cast<double>(t);
-      raw[t] = offset +
-               scale * (slope * x + daily * std::sin(kTwoPi * x / kDailyPeriod + daily_phase) +
-                        weekly * std::sin(kTwoPi * x / kWeeklyPeriod + weekly_phase) + noise(rng));
+      raw[t] =
+          offset + scale * (slope * x + daily * std::sin(kTwoPi * x / kDailyPeriod + daily_phase) +
+                            weekly * std::sin(kTwoPi * x / kWeeklyPeriod + weekly_phase) +
+                            random::normal(rng, 0.0, noise_sd));
     }
     double mean = 0;
     for (int64_t t = 0; t < train_length; ++t) mean += raw[t];

@@ -5,6 +5,7 @@
 #include "fused_lstm.hpp"
 #include "series.hpp"
 
+#include <gpusweep/random.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
@@ -122,7 +123,7 @@ class Timeseries final : public torchkit::TorchWorkload {
   static Manifest manifest() {
     Manifest m;
     m.name = "timeseries";
-    m.version = "1.1.0";
+    m.version = "1.2.0";
     m.description =
         "LSTM forecaster: LSTM(1 -> hidden_size, num_layers, batch_first) -> Linear(hidden -> 1) "
         "on the last step, predicting the next value of a window of seq_len values. 64 "
@@ -217,11 +218,11 @@ class Timeseries final : public torchkit::TorchWorkload {
     torch::Tensor next = torch::empty({b, 1});
     float* w = windows.data_ptr<float>();
     float* y = next.data_ptr<float>();
-    std::uniform_int_distribution<int64_t> pick(0, data_.count - 1);
-    // The target of the last window is the last training value.
-    std::uniform_int_distribution<int64_t> start(0, data_.train_length - len - 1);
     for (int64_t i = 0; i < b; ++i) {
-      const float* s = data_.series(pick(rng)) + start(rng);
+      const int64_t series = random::uniform_int(rng, 0, data_.count - 1);
+      // The target of the last window is the last training value.
+      const float* s =
+          data_.series(series) + random::uniform_int(rng, 0, data_.train_length - len - 1);
       std::memcpy(w + i * len, s, static_cast<size_t>(len) * sizeof(float));
       y[i] = s[len];
     }

@@ -1,6 +1,8 @@
 // The order-2 Markov chain; see markov_chain.hpp.
 #include "markov_chain.hpp"
 
+#include <gpusweep/random.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -22,7 +24,7 @@ constexpr int64_t kMaxIterations = 100000;
 void dirichlet(const std::vector<double>& alpha, std::mt19937_64& rng, double* out) {
   double total = 0;
   for (size_t i = 0; i < alpha.size(); ++i) {
-    out[i] = std::gamma_distribution<double>(alpha[i], 1.0)(rng);
+    out[i] = random::gamma(rng, alpha[i]);
     total += out[i];
   }
   // All draws can underflow to zero only with absurdly small alphas; fall back
@@ -130,16 +132,15 @@ torch::Tensor MarkovChain::sample(int64_t streams, int64_t length, std::mt19937_
   if (length < 2) throw std::invalid_argument("a stream needs at least 2 tokens");
   torch::Tensor out = torch::empty({streams, length}, torch::kLong);
   int64_t* tokens = out.data_ptr<int64_t>();
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
   const int64_t v = vocab_;
   for (int64_t s = 0; s < streams; ++s) {
     int64_t* t = tokens + s * length;
-    const int64_t pair = draw(pair_cdf_.data(), v * v, unit(rng) * pair_cdf_.back());
+    const int64_t pair = draw(pair_cdf_.data(), v * v, random::unit(rng) * pair_cdf_.back());
     t[0] = pair / v;
     t[1] = pair % v;
     for (int64_t i = 2; i < length; ++i) {
       const double* cdf = &next_cdf_[(t[i - 2] * v + t[i - 1]) * v];
-      t[i] = draw(cdf, v, unit(rng) * cdf[v - 1]);
+      t[i] = draw(cdf, v, random::unit(rng) * cdf[v - 1]);
     }
   }
   return out;

@@ -93,7 +93,7 @@ class Transformer final : public torchkit::TorchWorkload {
   static Manifest manifest() {
     Manifest m;
     m.name = "transformer";
-    m.version = "1.0.0";
+    m.version = "1.1.0";
     m.description =
         "Decoder-only transformer language model (pre-LayerNorm, learned positions, FFN 4x, "
         "vocab 64; d_model, n_layers, n_heads, seq_len as set), AdamW lr 3e-4, weight decay "

@@ -12,10 +12,10 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <gpusweep/random.hpp>
 #include <limits>
 #include <map>
 #include <numeric>
-#include <random>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -609,8 +609,8 @@ std::vector<PlannedTrial> plan_trials(const SweepSpec& spec, const PluginManifes
   int64_t ordinal = 0;
   for (int64_t r = 0; r < spec.measure.repeats; ++r) {
     std::iota(order.begin(), order.end(), 0);
-    std::mt19937_64 rng(spec.measure.order_seed * 1000003ULL + static_cast<uint64_t>(r));
-    std::shuffle(order.begin(), order.end(), rng);
+    random::SplitMix64 rng(spec.measure.order_seed * 1000003ULL + static_cast<uint64_t>(r));
+    random::shuffle(order, rng);
     for (size_t idx : order) {
       PlannedTrial t;
       t.ordinal = ordinal++;

@@ -5,8 +5,9 @@
 #include "run/fork_server.hpp"
 #include "run/monitor.hpp"
 #include "support/procfs.hpp"
-#include "support/shuffle.hpp"
 #include "support/spawn.hpp"
+
+#include <gpusweep/random.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -133,7 +134,7 @@ class Supervisor {
         jobs_(jobs),
         fork_server_(fork_server),
         interleave_(interleave),
-        shuffle_state_(interleave.seed),
+        shuffle_rng_(interleave.seed),
         cb_(cb),
         stop_signals_(io_, SIGINT, SIGTERM),
         child_(io_, SIGCHLD) {
@@ -356,7 +357,7 @@ class Supervisor {
           if (!w->exited) live.push_back(pid);
         }
         if (live.empty()) return;
-        shuffle(live, shuffle_state_);
+        random::shuffle(live, shuffle_rng_);
         turn_order_.assign(live.begin(), live.end());
         ++cycle_;
       }
@@ -509,8 +510,8 @@ class Supervisor {
   int jobs_;
   bool fork_server_;
   Interleave interleave_;
-  uint64_t shuffle_state_;
-  std::deque<pid_t> turn_order_;  // the rest of this cycle's turns
+  random::SplitMix64 shuffle_rng_;  // the cycles' turn orders
+  std::deque<pid_t> turn_order_;    // the rest of this cycle's turns
   int64_t cycle_ = -1;
   // This run's interleave group: time and process make it unique among the
   // runs a database holds.
