@@ -2,7 +2,10 @@
 # `gpusweep launch --slurm --wait` on a real single-node Slurm cluster
 # (local_cluster.sh): a 6-trial noop sweep becomes a 6-task job array, each
 # task writes its own shard database, and --wait merges them into one run of
-# 6 `ok` trials carrying their Slurm job and task ids. The cluster is stopped
+# 6 `ok` trials carrying their Slurm job and task ids. The run folder's name
+# has a space, a quote, a '%' and a '#', which every #SBATCH line and the
+# task's command must carry (audit L2); a run folder with a newline is
+# refused before anything is written. The cluster is stopped
 # on every way out. Exits 77 (CTest: skipped) only where Slurm cannot start.
 # Usage: launch_test.sh GPUSWEEP_BIN PLUGIN_DIR
 set -euo pipefail
@@ -44,13 +47,25 @@ fail() {
   echo "FAIL: $*"
   echo "--- launch output:"
   cat launch.log || true
-  for f in run/logs/*.log; do [ -f "$f" ] && { echo "--- $f:"; cat "$f"; }; done
+  for f in "$rundir"/logs/*.log; do [ -f "$f" ] && { echo "--- $f:"; cat "$f"; }; done
   exit 1
 }
 q() { sqlite3 main.db "$1"; }
 
+# A newline in the run folder would end the script's #SBATCH block: refused,
+# with no database, folder or job left behind.
 set +e
-GPUSWEEP_PLUGIN_PATH=$plugins "$bin" launch s.json --slurm --wait --db main.db --run-dir run \
+GPUSWEEP_PLUGIN_PATH=$plugins "$bin" launch s.json --slurm --db nl.db --run-dir $'two\nlines' \
+  > newline.log 2>&1
+rc=$?
+set -e
+[ $rc -eq 2 ] || { cat newline.log; fail "a run folder with a newline: exit $rc, expected 2"; }
+grep -q "has a control character" newline.log || { cat newline.log; fail "no reason given"; }
+[ ! -e nl.db ] && [ ! -e $'two\nlines' ] || fail "the refused launch wrote something"
+
+rundir='run it'"'"'s "50%" #2'
+set +e
+GPUSWEEP_PLUGIN_PATH=$plugins "$bin" launch s.json --slurm --wait --db main.db --run-dir "$rundir" \
   --array-parallelism 4 --cpus-per-task 1 --time 5 > launch.log 2>&1
 rc=$?
 set -e
@@ -70,13 +85,13 @@ job=$(q "SELECT job_id FROM launches")
   fail "a trial lost its environment"
 [ "$(q "SELECT count(*) FROM blocks")" = 30 ] || fail "expected 30 blocks"
 [ "$(q "SELECT count(*) FROM merged_shards")" = 6 ] || fail "expected 6 merged shards"
-[ "$(ls run/shards/*.db | wc -l)" = 6 ] || fail "expected 6 shard databases"
-grep -q "task 3 of job $job" run/logs/task-3.log || fail "task 3's log does not name it"
+[ "$(ls "$rundir"/shards/*.db | wc -l)" = 6 ] || fail "expected 6 shard databases"
+grep -q "task 3 of job $job" "$rundir"/logs/task-3.log || fail "task 3's log does not name it"
 grep -q "6/6 tasks completed; 6/6 trials merged" launch.log || fail "no final summary"
 
 # Merging the run folder again (into the database launch.json names) changes nothing.
 before=$(sqlite3 main.db .dump | md5sum)
-(cd run && "$bin" merge . > ../merge.log 2>&1) || fail "merge failed: $(cat merge.log)"
+(cd "$rundir" && "$bin" merge . > ../merge.log 2>&1) || fail "merge failed: $(cat merge.log)"
 grep -q "0 trials imported, 6 already there" merge.log || fail "re-merge imported something: $(cat merge.log)"
 [ "$(sqlite3 main.db .dump | md5sum)" = "$before" ] || fail "merging again changed the database"
 

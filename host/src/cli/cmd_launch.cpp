@@ -89,6 +89,7 @@ int cmd_launch(const Args& args) {
   validate_sweep(spec, info.manifest);
   request.db_path = std::filesystem::absolute(vm["db"].as<std::string>()).string();
   if (vm.count("run-dir") != 0U) request.run_dir = vm["run-dir"].as<std::string>();
+  check_run_dir(request.run_dir);
 
   db::Store store(request.db_path, db::Connection::Mode::read_write);
   const Launched l = launch_array(spec, info, request, store, std::cout);

@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -106,13 +108,14 @@ LaunchOutcome report_unfinished(const Launched& l, const std::map<int64_t, bool>
     const auto it = records.find(task);
     const bool shard_done = complete.count(task) != 0U && complete.at(task);
     std::string state;
-    std::string log = l.dir.task_log(task);
+    // The script names this log itself; scontrol's StdOut is the same file,
+    // but its space-separated output cannot carry a path with a space.
+    const std::string log = l.dir.task_log(task);
     if (it != records.end()) {
       const auto& r = it->second;
       if (r.state == "COMPLETED" && r.exit_code == "0:0" && shard_done) continue;
       state = r.state + " (exit code " + r.exit_code +
               (r.reason.empty() || r.reason == "None" ? std::string() : ", " + r.reason) + ")";
-      if (!r.std_out.empty()) log = r.std_out;
     } else {
       if (shard_done) continue;
       state = "unknown (slurmctld no longer lists it)";
@@ -296,14 +299,35 @@ std::string launch_summary(const Launched& l, const LaunchOutcome& r) {
 
 void check_script_options(const BatchScript& b) {
   for (const auto& a : b.extra) {
-    if (a.empty() || a[0] != '-' || a.find('\n') != std::string::npos) {
-      throw UsageError("--sbatch-arg '" + a + "': give one sbatch option per flag, written " +
-                       "with '=' so that it is not read as a gpusweep option, e.g. " +
-                       "--sbatch-arg=--qos=high");
+    if (a.empty() || a[0] != '-' || control_character(a)) {
+      throw UsageError("--sbatch-arg '" + a + "': give one sbatch option per flag, on one " +
+                       "line, written with '=' so that it is not read as a gpusweep option, " +
+                       "e.g. --sbatch-arg=--qos=high (spaces and quotes in it are kept)");
     }
   }
-  if (b.partition && b.partition->empty()) {
-    throw UsageError("--partition: give a partition name (sinfo lists them)");
+  if (b.partition) {
+    const std::string& p = *b.partition;
+    const bool ok = !p.empty() && std::all_of(p.begin(), p.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '-' || c == '_' || c == '.' ||
+             c == ',';
+    });
+    if (!ok) {
+      throw UsageError("--partition '" + p + "': give a partition name (letters, digits, " +
+                       "'-', '_', '.'; several separated by ','): sinfo lists them");
+    }
+  }
+}
+
+void check_run_dir(const std::string& run_dir) {
+  const std::string where =
+      run_dir.empty() ? fs::current_path().string() : fs::absolute(run_dir).string();
+  if (const auto c = control_character(where)) {
+    throw UsageError(std::string(run_dir.empty() ? "the working directory '" : "--run-dir '") +
+                     where + "' has a control character (code " +
+                     std::to_string(static_cast<int>(*c)) +
+                     "), which a Slurm batch script cannot carry: " +
+                     (run_dir.empty() ? "run from another folder or give --run-dir DIR"
+                                      : "give a folder without one"));
   }
 }
 

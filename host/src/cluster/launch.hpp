@@ -59,7 +59,12 @@ LaunchOutcome follow_launch(db::Store& store, const Launched& l, bool tty, std::
 std::string launch_summary(const Launched& l, const LaunchOutcome& r);
 
 // Throws UsageError naming the flag when an --sbatch-arg is not one sbatch
-// option written with '=' or --partition is empty.
+// option written with '=' on one line, or --partition is not a partition name.
 void check_script_options(const BatchScript& script);
+
+// Refuses a run folder (or, without --run-dir, the working directory under
+// which the default one goes) that the batch script cannot name: a newline
+// would end its #SBATCH block. Called before anything is written.
+void check_run_dir(const std::string& run_dir);
 
 }  // namespace gpusweep::host

@@ -66,6 +66,33 @@ std::string job_name_for(const std::string& sweep_name) {
   return out.substr(0, 64);
 }
 
+std::optional<char> control_character(const std::string& s) {
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) return c;
+  }
+  return std::nullopt;
+}
+
+std::string sbatch_argument(const std::string& arg) {
+  if (arg.find_first_of(" \t'\"\\#") == std::string::npos) return arg;
+  std::string out = "\"";
+  for (char c : arg) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string slurm_filename(const std::string& path) {
+  std::string out;
+  for (char c : path) {
+    out += c;
+    if (c == '%') out += '%';
+  }
+  return out;
+}
+
 std::string batch_script(const BatchScript& b) {
   std::ostringstream s;
   const std::string n = std::to_string(b.tasks);
@@ -79,14 +106,15 @@ std::string batch_script(const BatchScript& b) {
     << "#SBATCH --array=1-" << n;
   if (b.parallelism) s << "%" << *b.parallelism;
   s << "\n"
-    << "#SBATCH --output=" << b.log_dir << "/task-%a.log\n"
+    << "#SBATCH " << sbatch_argument("--output=" + slurm_filename(b.log_dir) + "/task-%a.log")
+    << "\n"
     << "#SBATCH --open-mode=append\n"
     << "#SBATCH --requeue\n";
-  if (b.partition) s << "#SBATCH --partition=" << *b.partition << "\n";
+  if (b.partition) s << "#SBATCH " << sbatch_argument("--partition=" + *b.partition) << "\n";
   if (b.cpus_per_task) s << "#SBATCH --cpus-per-task=" << *b.cpus_per_task << "\n";
   if (b.gpus_per_task) s << "#SBATCH --gpus-per-task=" << *b.gpus_per_task << "\n";
   if (b.time_min) s << "#SBATCH --time=" << *b.time_min << "\n";
-  for (const auto& e : b.extra) s << "#SBATCH " << e << "\n";
+  for (const auto& e : b.extra) s << "#SBATCH " << sbatch_argument(e) << "\n";
   s << "set -e\n"
     << "i=\"${SLURM_ARRAY_TASK_ID:?run this script with sbatch}\"\n"
     << "echo \"gpusweep: task $i of job ${SLURM_ARRAY_JOB_ID} (shard $i/" << n

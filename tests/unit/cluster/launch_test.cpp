@@ -25,14 +25,29 @@ TEST_CASE("launch's summary names the failed tasks and how to re-run them", "[cl
                                           Contains("then: gpusweep merge /shared/runs/s-1"));
 }
 
-TEST_CASE("an --sbatch-arg that is not one option, or an empty --partition, is refused",
-          "[cluster]") {
+TEST_CASE("script options that would break the #SBATCH block are refused", "[cluster]") {
   BatchScript b;
-  b.extra = {"--qos=high"};
+  b.extra = {"--qos=high", "--comment=two words and 'quotes'"};
+  b.partition = "gpu,debug";
   CHECK_NOTHROW(check_script_options(b));
   b.extra = {"qos"};
   CHECK_THROWS_WITH(check_script_options(b), Contains("--sbatch-arg 'qos'"));
+  // A newline would end the #SBATCH block (every later line ignored); a CR
+  // does the same to sbatch's reading of a line.
+  for (const char* bad : {"--qos=high\n#SBATCH --x=1", "--qos=high\r"}) {
+    b.extra = {bad};
+    CHECK_THROWS_WITH(check_script_options(b), Contains("on one line"));
+  }
   b.extra = {};
-  b.partition = "";
-  CHECK_THROWS_WITH(check_script_options(b), Contains("--partition: give a partition name"));
+  for (const char* bad : {"", "gpu debug", "gpu\n", "a'b"}) {
+    b.partition = bad;
+    CHECK_THROWS_WITH(check_script_options(b), Contains("give a partition name"));
+  }
+}
+
+TEST_CASE("a run folder with a newline is refused before anything is written", "[cluster]") {
+  CHECK_NOTHROW(check_run_dir("/tmp/runs/it's a folder 50%"));
+  CHECK_NOTHROW(check_run_dir(""));  // the working directory of the test
+  CHECK_THROWS_WITH(check_run_dir("/tmp/runs/two\nlines"),
+                    Contains("--run-dir '/tmp/runs/two\nlines' has a control character (code 10)"));
 }

@@ -37,18 +37,22 @@ TEST_CASE("the batch script runs shard i/n of the sweep into its own database", 
   b.gpus_per_task = 1;
   b.cpus_per_task = 4;
   b.time_min = 30;
-  b.extra = {"--qos=high"};
-  b.log_dir = "/runs/r/logs";
+  b.extra = {"--qos=high", "--comment=two words"};
+  // One root with a space, a quote, a '%' and a '#', for every path (audit
+  // L2: the log path was once written unquoted and hidden by another root).
+  b.log_dir = "/runs/it's 50% #2/logs";
   b.exe = "/opt/gpusweep/bin/gpusweep";
   b.sweep_file = "/runs/r/sweep.json";
   b.run_key = "launch:k";
-  b.shard_dir = "/runs/it's/shards";
+  b.shard_dir = "/runs/it's 50% #2/shards";
   b.plugin_dirs = {"/opt/plugins"};
   const std::string s = batch_script(b);
   CHECK(s.rfind("#!/bin/sh\n", 0) == 0);
   CHECK_THAT(s, Contains("#SBATCH --job-name=gpusweep-my_sweep_1\n"));
   CHECK_THAT(s, Contains("#SBATCH --array=1-6%2\n"));
-  CHECK_THAT(s, Contains("#SBATCH --output=/runs/r/logs/task-%a.log\n"));
+  CHECK_THAT(s, Contains("#SBATCH \"--output=/runs/it's 50%% #2/logs/task-%a.log\"\n"));
+  CHECK_THAT(s, Contains("#SBATCH \"--comment=two words\"\n"));
+  CHECK(sbatch_argument("--comment=a\"b\\c") == "\"--comment=a\\\"b\\\\c\"");
   CHECK_THAT(s, Contains("#SBATCH --requeue\n") && Contains("#SBATCH --open-mode=append\n"));
   CHECK_THAT(s, Contains("#SBATCH --partition=gpu\n") && Contains("#SBATCH --gpus-per-task=1\n") &&
                     Contains("#SBATCH --cpus-per-task=4\n") && Contains("#SBATCH --time=30\n") &&
@@ -56,7 +60,7 @@ TEST_CASE("the batch script runs shard i/n of the sweep into its own database", 
   CHECK_THAT(
       s, Contains("exec '/opt/gpusweep/bin/gpusweep' run '/runs/r/sweep.json' --shard \"$i/6\""));
   CHECK_THAT(s, Contains("--run-key 'launch:k'") && Contains("--plugin-path '/opt/plugins'"));
-  CHECK_THAT(s, Contains("--db '/runs/it'\\''s/shards'\"/shard-$i.db\""));
+  CHECK_THAT(s, Contains("--db '/runs/it'\\''s 50% #2/shards'\"/shard-$i.db\""));
   // #SBATCH lines must come before the first command, or sbatch ignores them.
   CHECK(s.rfind("#SBATCH") < s.find("\nset -e"));
 
