@@ -2,6 +2,8 @@
 #include <gpusweep/db/migrate.hpp>
 #include <gpusweep/db/shards.hpp>
 
+#include "copy.hpp"
+
 #include <unistd.h>
 #include <chrono>
 #include <cstdlib>
@@ -17,28 +19,6 @@ namespace fs = std::filesystem;
 // Statuses of a trial that has not finished: never imported, re-run instead.
 constexpr const char* kUnfinished = "('pending', 'interrupted')";
 
-// A file removed (with SQLite's companions) when it goes out of scope.
-class TempFile {
- public:
-  TempFile() {
-    std::string tmpl = (fs::temp_directory_path() / "gpusweep-merge-XXXXXX").string();
-    const int fd = ::mkstemp(tmpl.data());
-    if (fd < 0) throw DbError("cannot create a temporary file in " + tmpl, SQLITE_CANTOPEN);
-    ::close(fd);
-    path_ = tmpl;
-  }
-  ~TempFile() {
-    std::error_code ec;
-    for (const char* suffix : {"", "-wal", "-shm", "-journal"}) fs::remove(path_ + suffix, ec);
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
-
 // Copies a consistent snapshot of `source` (only committed transactions)
 // into `dest`, then brings the copy to this build's schema.
 void snapshot(const std::string& source, const std::string& dest) {
@@ -53,23 +33,7 @@ void snapshot(const std::string& source, const std::string& dest) {
                    "merge takes the shard databases written by `gpusweep run --shard` or "
                    "`launch`",
                    "merge it with a newer gpusweep");
-  Connection dst(dest, Connection::Mode::read_write);
-  for (int attempt = 0;; ++attempt) {
-    sqlite3_backup* b = sqlite3_backup_init(dst.handle(), "main", src.handle(), "main");
-    if (b == nullptr) {
-      throw DbError("cannot copy shard '" + source + "': " + sqlite3_errmsg(dst.handle()),
-                    sqlite3_extended_errcode(dst.handle()));
-    }
-    const int rc = sqlite3_backup_step(b, -1);
-    sqlite3_backup_finish(b);
-    if (rc == SQLITE_DONE) break;
-    const bool busy = rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
-    if (!busy || attempt >= 250) {
-      throw DbError("cannot copy shard '" + source + "': " + sqlite3_errstr(rc), rc);
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  migrate(dst);
+  migrated_copy(src, dest, "shard '" + source + "'");
 }
 
 // The columns of a table of the target database, quoted, minus `skip`.
@@ -327,7 +291,7 @@ std::vector<MergeResult> merge_shard(Store& into, const std::string& shard_path)
                       "another --db",
                   SQLITE_MISUSE);
   }
-  TempFile copy;
+  TempFile copy("gpusweep-merge");
   snapshot(source, copy.path());
   Connection& db = into.connection();
   Attached attached(db, copy.path(), "shard");

@@ -1,6 +1,8 @@
 // The results store; see store.hpp.
 #include <gpusweep/db/migrate.hpp>
+
 #include <gpusweep/db/store.hpp>
+#include "copy.hpp"
 
 #include <chrono>
 #include <thread>
@@ -54,24 +56,19 @@ Store::Store(const std::string& path, Connection::Mode mode) : db_(path, mode) {
   } else {
     int have = current_version(db_);
     if (have > 0 && have < schema_version()) {
-      // An older gpusweep wrote it: upgrade once (readers then see the
-      // current schema), or say how if the file cannot be written.
-      try {
-        Connection rw(path, Connection::Mode::read_write);
-        rw.exec("PRAGMA foreign_keys = ON");
-        migrate(rw);
-      } catch (const DbError& e) {
-        throw DbError("database '" + path + "' has schema version " + std::to_string(have) +
-                          " and needs upgrading to " + std::to_string(schema_version()) +
-                          ", but it cannot be written (" + e.what() + ")",
-                      e.code());
-      }
+      // An older gpusweep wrote it: read an upgraded copy, leave the file be.
+      copy_ = std::make_unique<TempFile>("gpusweep-read");
+      migrated_copy(db_, copy_->path(), "database '" + path + "'");
+      db_ = Connection(copy_->path(), Connection::Mode::read_only);
+      db_.exec("PRAGMA foreign_keys = ON");
       have = current_version(db_);
     }
     require_readable(have, "database", path, "run a sweep into it first or pass the right --db",
                      "upgrade gpusweep to read it");
   }
 }
+
+Store::~Store() = default;
 
 int64_t Store::create_sweep(const SweepRecord& s, const std::vector<TrialPlan>& trials) {
   // One transaction: a host killed here leaves either no run or a whole one,

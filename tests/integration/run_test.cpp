@@ -386,6 +386,41 @@ TEST_CASE("sql is read-only and export writes trials and blocks", "[integration]
   CHECK(box.gpusweep("export --db results.db --format md").code == 2);
 }
 
+TEST_CASE("read commands never write a database an older gpusweep wrote", "[integration][sql]") {
+  Sandbox box;
+  box.write("s.json", R"({"name": "old", "workload": "noop", "grid": {"spin_us": [5, 10]},
+    "measure": {"repeats": 2, "warmup_steps": 0, "steps_per_block": 10, "blocks": 5}})");
+  REQUIRE(box.gpusweep("run s.json --db results.db").code == 0);
+  {
+    // Back to schema version 3: the file as gpusweep before migration 004 left it.
+    db::Connection c(box.db(), db::Connection::Mode::read_write);
+    c.exec(
+        "ALTER TABLE trials DROP COLUMN interleave_group; ALTER TABLE blocks DROP COLUMN cycle; "
+        "ALTER TABLE blocks DROP COLUMN device_seconds; PRAGMA user_version = 3; "
+        "PRAGMA wal_checkpoint(TRUNCATE)");
+  }
+  const std::string before = box.read("results.db");
+  const auto mtime = std::filesystem::last_write_time(box.db());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  for (const char* read : {"sql \"SELECT count(*) FROM blocks\"", "results", "compare", "best",
+                           "report --html r.html", "export --format csv -o t.csv"}) {
+    const auto r = box.gpusweep(std::string(read) + " --db results.db");
+    INFO(read << ": " << r.output);
+    CHECK(r.code == 0);
+    CHECK(box.read("results.db") == before);  // audit L1: a reader once migrated it in place
+    CHECK(std::filesystem::last_write_time(box.db()) == mtime);
+  }
+  CHECK(box.text("PRAGMA user_version") == "3");
+  // What the readers saw was the old run, read through an upgraded copy.
+  CHECK_THAT(box.read("t.csv"), Contains("spin_us"));
+  const auto n =
+      box.gpusweep("sql \"SELECT count(*) AS n FROM blocks\" --db results.db --format json");
+  CHECK(nlohmann::json::parse(n.output)[0]["n"] == 20);
+  // A writer upgrades it.
+  REQUIRE(box.gpusweep("resume --db results.db").code == 0);
+  CHECK(box.text("PRAGMA user_version") == "4");
+}
+
 TEST_CASE("best picks the fastest config under constraints", "[integration][best]") {
   Sandbox box;
   box.write("b.json", R"({"name": "best", "workload": "noop",

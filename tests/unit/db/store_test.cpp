@@ -7,7 +7,12 @@
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
+
+#include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
 
 using namespace gpusweep::db;
 using Catch::Matchers::Contains;
@@ -35,6 +40,13 @@ TrialPlan plan(int64_t config, int64_t repeat) {
   p.config_json = "{\"x\":" + std::to_string(config) + "}";
   p.config_hash = "hash" + std::to_string(config);
   return p;
+}
+
+std::string file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
 }
 
 int64_t count(Connection& db, const std::string& sql) {
@@ -187,7 +199,8 @@ TEST_CASE("read-only stores refuse writes and non-gpusweep files", "[db]") {
   }
 }
 
-TEST_CASE("a version 1 database upgrades in place and keeps its trials", "[db]") {
+TEST_CASE("a version 1 database is read through an upgraded copy, and upgraded by a writer",
+          "[db]") {
   TempDb t;
   {
     Connection db(t.path, Connection::Mode::read_write);
@@ -203,14 +216,33 @@ TEST_CASE("a version 1 database upgrades in place and keeps its trials", "[db]")
         "INSERT INTO trial_summary (trial_id, unit, warmup_steps, steps_per_block, blocks, "
         "throughput_median) VALUES (1, 'steps', 0, 1, 5, 42)");
   }
-  // Even a reader upgrades it (when the file is writable).
+  const std::string bytes = file_bytes(t.path);
+  const auto mtime = std::filesystem::last_write_time(t.path);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // an mtime a write would move
+  {
+    // A reader sees the current schema through an upgraded copy, and never
+    // writes the file it was given (audit L1: it once migrated it in place).
+    Store reader(t.path, Connection::Mode::read_only);
+    CHECK(reader.reads_upgraded_copy());
+    CHECK(current_version(reader.connection()) == schema_version());
+    const auto trials = reader.trials(1);
+    REQUIRE(trials.size() == 1);
+    REQUIRE(trials[0].summary);
+    CHECK(trials[0].summary->throughput_median == 42);
+    CHECK_FALSE(trials[0].summary->quality_higher_is_better);
+    CHECK_THROWS_AS(reader.connection().exec("DELETE FROM trials"), DbError);
+  }
+  CHECK(file_bytes(t.path) == bytes);
+  CHECK(std::filesystem::last_write_time(t.path) == mtime);
+  {
+    Connection raw(t.path, Connection::Mode::read_only);
+    CHECK(current_version(raw) == 1);
+  }
+  // A writer upgrades the file itself, and a reader then reads it directly.
+  { Store writer(t.path, Connection::Mode::read_write); }
   Store reader(t.path, Connection::Mode::read_only);
-  CHECK(current_version(reader.connection()) == schema_version());
-  const auto trials = reader.trials(1);
-  REQUIRE(trials.size() == 1);
-  REQUIRE(trials[0].summary);
-  CHECK(trials[0].summary->throughput_median == 42);
-  CHECK_FALSE(trials[0].summary->quality_higher_is_better);
+  CHECK_FALSE(reader.reads_upgraded_copy());
+  CHECK(reader.trials(1).size() == 1);
 }
 
 TEST_CASE("the store answers what the host asks without SQL of its own", "[db]") {

@@ -62,6 +62,6 @@ TEST_CASE("random: the distributions have the shape they promise", "[random]") {
   const double mean = sum / kDraws;
   CHECK(mean == Approx(2.0).margin(0.01));
   CHECK(std::sqrt(sum_sq / kDraws - mean * mean) == Approx(0.5).margin(0.01));
-  CHECK(gamma_sum / kDraws == Approx(4.0).margin(0.03));         // Gamma(k, 1) has mean k
+  CHECK(gamma_sum / kDraws == Approx(4.0).margin(0.03));  // Gamma(k, 1) has mean k
   CHECK(small_gamma_sum / kDraws == Approx(0.3).margin(0.01));
 }

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -148,10 +149,21 @@ struct TrialRecord {
   std::optional<std::string> interleave_group;
 };
 
+class TempFile;
+
 class Store {
  public:
   // Opens (creating and migrating in read-write mode) the database at path.
+  // Read-only never writes the file: a database an older gpusweep wrote is
+  // read through a migrated copy in the temporary folder, removed on close
+  // (the next read-write open, e.g. `run` or `resume`, upgrades the file).
   Store(const std::string& path, Connection::Mode mode);
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // True when this read-only store reads a migrated copy of an older file.
+  bool reads_upgraded_copy() const { return copy_ != nullptr; }
 
   // A new run with its planned trials (as pending), in one transaction.
   int64_t create_sweep(const SweepRecord& sweep, const std::vector<TrialPlan>& trials = {});
@@ -206,6 +218,7 @@ class Store {
   int64_t upsert_environment(const EnvironmentInfo& env);
   int64_t insert_sweep(const SweepRecord& sweep);
   std::vector<int64_t> insert_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials);
+  std::unique_ptr<TempFile> copy_;  // before db_: removed after it closes
   Connection db_;
   std::optional<Statement> blocks_query_;  // after db_: finalized before it closes
 };
