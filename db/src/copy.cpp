@@ -38,7 +38,8 @@ void migrated_copy(Connection& src, const std::string& dest, const std::string& 
     sqlite3_backup_finish(b);
     if (rc == SQLITE_DONE) break;
     const bool busy = rc == SQLITE_BUSY || rc == SQLITE_LOCKED;
-    if (!busy || attempt >= 250) throw DbError("cannot copy " + what + ": " + sqlite3_errstr(rc), rc);
+    if (!busy || attempt >= 250)
+      throw DbError("cannot copy " + what + ": " + sqlite3_errstr(rc), rc);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   migrate(dst);

@@ -64,7 +64,8 @@ int64_t scalar(Statement& st) {
 
 class Merger {
  public:
-  Merger(Connection& db, std::string source) : db_(db), source_(std::move(source)) {
+  Merger(Connection& db, std::string source, bool allow_plugin_change)
+      : db_(db), source_(std::move(source)), allow_plugin_change_(allow_plugin_change) {
     // What a finished trial carries beyond its plan; new outcome columns of
     // later migrations are copied without changes here.
     outcome_cols_ = columns(db_, "trials",
@@ -106,6 +107,31 @@ class Merger {
   }
 
  private:
+  // Refuses a shard whose finished trials ran a plugin build other than the
+  // run's: the run's planned hash, or (merged first) the shard's own plan.
+  void check_plugin(int64_t into, int64_t shard_run) {
+    auto q = db_.prepare(
+        std::string("SELECT coalesce(s.run_plugin_hash, s.plugin_hash), s.plugin_path, "
+                    "(SELECT plugin_hash FROM main.trials WHERE sweep_id = ?2 UNION ALL "
+                    "SELECT plugin_hash FROM shard.trials WHERE sweep_id = ?1 LIMIT 1) "
+                    "FROM shard.trials s WHERE s.sweep_id = ?1 AND s.status NOT IN ") +
+        kUnfinished +
+        " AND coalesce(s.run_plugin_hash, s.plugin_hash) NOT IN (SELECT "
+        "plugin_hash FROM main.trials WHERE sweep_id = ?2 UNION ALL SELECT "
+        "plugin_hash FROM shard.trials WHERE sweep_id = ?1 AND NOT EXISTS "
+        "(SELECT 1 FROM main.trials WHERE sweep_id = ?2)) LIMIT 1");
+    q.bind(1, shard_run).bind(2, into);
+    if (!q.step()) return;
+    throw DbError("shard '" + source_ + "' has trials run by plugin build " +
+                      q.get_text(0).substr(0, 12) + " (" + q.get_text(1) + "), but run " +
+                      std::to_string(into) + " of '" + db_.path() + "' is of build " +
+                      q.get_text(2).substr(0, 12) +
+                      ": results of two plugin builds would be compared as one; re-run the "
+                      "shard with the run's plugin, or pass --allow-plugin-change to merge "
+                      "them anyway (each trial keeps the hash of the build that ran it)",
+                  SQLITE_CONSTRAINT);
+  }
+
   int64_t target_run(const SweepRecord& s) {
     auto find = db_.prepare(
         "SELECT id, spec_hash, shard_count FROM main.sweeps WHERE run_key = ? AND "
@@ -143,6 +169,7 @@ class Merger {
     r.shard_count = *s.shard_count;
     const int64_t into = target_run(s);
     r.into_sweep_id = into;
+    if (!allow_plugin_change_) check_plugin(into, s.id);
 
     // Every trial of the shard has a row in the run (pending until merged).
     auto plan = db_.prepare(
@@ -249,6 +276,7 @@ class Merger {
 
   Connection& db_;
   std::string source_;
+  bool allow_plugin_change_;
   std::vector<std::string> outcome_cols_;
   std::string env_cols_, summary_cols_, block_cols_, metric_cols_;
 };
@@ -278,7 +306,8 @@ class Attached {
 
 }  // namespace
 
-std::vector<MergeResult> merge_shard(Store& into, const std::string& shard_path) {
+std::vector<MergeResult> merge_shard(Store& into, const std::string& shard_path,
+                                     bool allow_plugin_change) {
   std::error_code ec;
   if (!fs::is_regular_file(shard_path, ec)) {
     throw DbError("no shard database at '" + shard_path + "'", SQLITE_CANTOPEN);
@@ -295,7 +324,7 @@ std::vector<MergeResult> merge_shard(Store& into, const std::string& shard_path)
   snapshot(source, copy.path());
   Connection& db = into.connection();
   Attached attached(db, copy.path(), "shard");
-  Merger merger(db, source);
+  Merger merger(db, source, allow_plugin_change);
   Transaction tx(db);
   auto results = merger.run();
   tx.commit();

@@ -173,7 +173,8 @@ std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
       "m.throughput_max, m.throughput_iqr, m.throughput_cv, m.secondary_throughput_median, "
       "m.step_time_median_s, m.step_time_min_s, m.step_time_max_s, m.peak_memory_bytes, "
       "m.input_wait_fraction, m.setup_s, m.evaluate_s, m.quality_metric, m.quality, "
-      "m.quality_reference, m.quality_higher_is_better, t.environment_id, t.interleave_group "
+      "m.quality_reference, m.quality_higher_is_better, t.environment_id, t.interleave_group, "
+      "t.run_plugin_hash "
       "FROM trials t LEFT JOIN trial_summary m ON m.trial_id = t.id "
       "WHERE t.sweep_id = ? ORDER BY t.ordinal");
   st.bind(1, sweep_id);
@@ -232,6 +233,7 @@ std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
     }
     if (!st.is_null(41)) r.environment_id = st.get_int(41);
     r.interleave_group = st.get_optional_text(42);
+    r.run_plugin_hash = st.get_optional_text(43);
     out.push_back(std::move(r));
   }
   return out;
@@ -262,12 +264,13 @@ void Store::commit_trial(int64_t trial_id, const TrialOutcome& o) {
   auto up = db_.prepare(
       "UPDATE trials SET status = ?, error = ?, exit_code = ?, signal = ?, stderr_tail = ?, "
       "stderr_bytes = ?, environment_id = ?, started_at = ?, finished_at = ?, wall_s = ?, "
-      "slurm_job_id = ?, slurm_task_id = ?, interleave_group = ? WHERE id = ?");
+      "slurm_job_id = ?, slurm_task_id = ?, interleave_group = ?, run_plugin_hash = ? "
+      "WHERE id = ?");
   up.bind(1, status_name(o.status)).bind(2, o.error).bind(3, o.exit_code).bind(4, o.signal);
   up.bind(5, o.stderr_tail).bind(6, o.stderr_bytes).bind(7, env_id);
   up.bind(8, o.started_at).bind(9, o.finished_at).bind(10, o.wall_s);
   up.bind(11, o.slurm_job_id).bind(12, o.slurm_task_id).bind(13, o.interleave_group);
-  up.bind(14, trial_id);
+  up.bind(14, o.run_plugin_hash).bind(15, trial_id);
   up.run();
   if (db_.changes() != 1) {
     throw DbError("trial " + std::to_string(trial_id) + " does not exist", SQLITE_NOTFOUND);

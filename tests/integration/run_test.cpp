@@ -3,6 +3,7 @@
 #include "harness.hpp"
 #include "support/spawn.hpp"
 
+#include <gpusweep/db/migrate.hpp>
 #include <nlohmann/json.hpp>
 
 #include <iterator>
@@ -304,6 +305,40 @@ TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinishe
   CHECK_THAT(changed.output, Contains("changed since it started"));
 }
 
+TEST_CASE("resume refuses a rebuilt plugin unless told, and each trial records its build",
+          "[integration]") {
+  Sandbox box;
+  std::filesystem::create_directory(box.path("plugins"));
+  const std::string so = box.path("plugins/gpusweep_noop.so");
+  std::filesystem::copy_file(std::string(GPUSWEEP_PLUGIN_DIR) + "/gpusweep_noop.so", so);
+  box.write("s.json", R"({"name": "rebuilt", "workload": "noop", "grid": {"batch_size": [1, 2]},
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 10, "blocks": 5}})");
+  REQUIRE(box.gpusweep("run s.json --db results.db --plugin-path plugins").code == 0);
+  const std::string built = box.text("SELECT plugin_hash FROM trials LIMIT 1");
+  CHECK(box.count("SELECT count(*) FROM trials WHERE run_plugin_hash = plugin_hash") == 2);
+  {
+    db::Connection c(box.db(), db::Connection::Mode::read_write);
+    c.exec("UPDATE trials SET status = 'interrupted' WHERE config_index = 1");
+  }
+  std::ofstream(so, std::ios::app) << "rebuilt";  // another file, still a loadable plugin
+
+  auto r = box.gpusweep("resume --db results.db --plugin-path plugins");
+  INFO(r.output);
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("cannot continue run 1 of sweep 'rebuilt'") &&
+                           Contains("plugin build " + built.substr(0, 12)) &&
+                           Contains("--allow-plugin-change"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'interrupted'") == 1);
+  CHECK(box.gpusweep("run s.json --resume --db results.db --plugin-path plugins").code == 2);
+
+  r = box.gpusweep("resume --db results.db --plugin-path plugins --allow-plugin-change");
+  CHECK(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE run_plugin_hash = plugin_hash") == 1);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE config_index = 1 AND "
+                  "run_plugin_hash <> plugin_hash") == 1);
+}
+
 TEST_CASE("compare tells a 3x slower step from the baseline", "[integration][compare]") {
   Sandbox box;
   box.write("c.json", R"({"name": "spin", "workload": "noop",
@@ -395,6 +430,7 @@ TEST_CASE("read commands never write a database an older gpusweep wrote", "[inte
     // Back to schema version 3: the file as gpusweep before migration 004 left it.
     db::Connection c(box.db(), db::Connection::Mode::read_write);
     c.exec(
+        "ALTER TABLE trials DROP COLUMN run_plugin_hash; "
         "ALTER TABLE trials DROP COLUMN interleave_group; ALTER TABLE blocks DROP COLUMN cycle; "
         "ALTER TABLE blocks DROP COLUMN device_seconds; PRAGMA user_version = 3; "
         "PRAGMA wal_checkpoint(TRUNCATE)");
@@ -418,7 +454,7 @@ TEST_CASE("read commands never write a database an older gpusweep wrote", "[inte
   CHECK(nlohmann::json::parse(n.output)[0]["n"] == 20);
   // A writer upgrades it.
   REQUIRE(box.gpusweep("resume --db results.db").code == 0);
-  CHECK(box.text("PRAGMA user_version") == "4");
+  CHECK(box.text("PRAGMA user_version") == std::to_string(db::schema_version()));
 }
 
 TEST_CASE("best picks the fastest config under constraints", "[integration][best]") {

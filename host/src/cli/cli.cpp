@@ -44,6 +44,13 @@ void add_plugin_path_option(po::options_description& o) {
                   "extra folder to search for gpusweep_<name>.so plugins (repeatable)");
 }
 
+void add_allow_plugin_change_option(po::options_description& o) {
+  o.add_options()("allow-plugin-change", po::bool_switch(),
+                  "continue a run although the plugin file differs from the build its trials "
+                  "ran (another hash): each trial records the build that ran it "
+                  "(trials.run_plugin_hash)");
+}
+
 std::vector<std::string> strings_of(const po::variables_map& vm, const char* option) {
   if (vm.count(option) == 0U) return {};
   return vm[option].as<std::vector<std::string>>();

@@ -31,6 +31,9 @@ Parsed parse_command(const std::string& name, const std::string& synopsis,
 // Adds --db and --plugin-path.
 void add_db_option(po::options_description& o);
 void add_plugin_path_option(po::options_description& o);
+// --allow-plugin-change, for the commands that continue a run (run --resume,
+// run --shard, resume, merge).
+void add_allow_plugin_change_option(po::options_description& o);
 std::vector<std::string> plugin_paths(const po::variables_map& vm);
 
 // The values of a repeatable option (none when it was not given).

@@ -24,10 +24,11 @@ int cmd_merge(const Args& args) {
   o.add_options()("inputs", po::value<std::vector<std::string>>()->composing(),
                   "launch run folders and shard databases (positional)");
   add_db_option(o);
+  add_allow_plugin_change_option(o);
   po::positional_options_description pos;
   pos.add("inputs", -1);
   auto p = parse_command(
-      "merge", "RUN_DIR|SHARD.db ... [--db FILE]",
+      "merge", "RUN_DIR|SHARD.db ... [--db FILE] [--allow-plugin-change]",
       "Imports shard databases (written by `gpusweep run --shard i/n`, by hand or as\n"
       "the tasks of `gpusweep launch`) into one database: the shards of a run become\n"
       "one run there, each trial with its environment and Slurm ids. A run folder\n"
@@ -71,7 +72,7 @@ int cmd_merge(const Args& args) {
   for (const auto& shard : shards) {
     std::vector<db::MergeResult> results;
     try {
-      results = db::merge_shard(store, shard);
+      results = db::merge_shard(store, shard, vm["allow-plugin-change"].as<bool>());
     } catch (const db::DbError& e) {
       throw UsageError(std::string("gpusweep merge: ") + e.what() +
                        " (shards merged before it are kept; fix or leave out that file)");

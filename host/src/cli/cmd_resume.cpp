@@ -17,9 +17,11 @@ int cmd_resume(const Args& args) {
       "start each trial's worker as a new process that loads the plugin itself, instead of "
       "forking it from a process that loaded the plugin once (the default)");
   add_plugin_path_option(o);
+  add_allow_plugin_change_option(o);
   po::positional_options_description pos;
   pos.add("name", 1);
-  auto p = parse_command("resume", "[NAME] [--db FILE] [--jobs N] [--fresh-workers]",
+  auto p = parse_command("resume",
+                         "[NAME] [--db FILE] [--jobs N] [--fresh-workers] [--allow-plugin-change]",
                          "Continues the latest run of a sweep from the database (no sweep file\n"
                          "needed): runs its pending and interrupted trials.",
                          o, pos, args);
@@ -48,6 +50,7 @@ int cmd_resume(const Args& args) {
   RunRequest opt;
   opt.db_path = db_path;
   opt.resume = true;
+  opt.allow_plugin_change = vm["allow-plugin-change"].as<bool>();
   opt.fork_server = !vm["fresh-workers"].as<bool>();
   opt.jobs = vm["jobs"].as<int>();
   check_jobs(opt.jobs);

@@ -38,6 +38,7 @@ int cmd_run(const Args& args) {
       "with --shard: the key the shards of one run share, so that merge gathers them "
       "(default: the sweep's hash and n)");
   add_plugin_path_option(o);
+  add_allow_plugin_change_option(o);
   po::positional_options_description pos;
   pos.add("sweep", 1);
   auto p = parse_command(
@@ -87,6 +88,7 @@ int cmd_run(const Args& args) {
     if (opt.run_key.empty()) throw UsageError("--run-key: give a non-empty key");
   }
   opt.resume = vm["resume"].as<bool>();
+  opt.allow_plugin_change = vm["allow-plugin-change"].as<bool>();
   opt.fork_server = !vm["fresh-workers"].as<bool>();
   opt.jobs = jobs;
   opt.file_path = std::filesystem::absolute(file).string();

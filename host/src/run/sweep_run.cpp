@@ -106,6 +106,7 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
                        ") is being run by another gpusweep process on " + request.db_path +
                        "; wait for it to finish, or start a new run without --resume");
     }
+    if (!request.allow_plugin_change) check_plugin_build(found->id);
     store_->set_sweep_status(found->id, "running");
     record_ = *store_->sweep(found->id);
     return;
@@ -126,6 +127,20 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
                      "' was taken over by a `resume` as it was created; let that one run it");
   }
   record_ = *store_->sweep(id);
+}
+
+void SweepRun::check_plugin_build(int64_t run_id) {
+  for (const auto& t : store_->trials(run_id)) {
+    const std::string& ran = t.run_plugin_hash.value_or(t.plan.plugin_hash);
+    if (ran == info_.hash) continue;
+    throw UsageError("cannot continue run " + std::to_string(run_id) + " of sweep '" + spec_.name +
+                     "': its trials are of plugin build " + ran.substr(0, 12) + " (" +
+                     t.plan.plugin_path + "), and the plugin found now, " + info_.file.path +
+                     ", is build " + info_.hash.substr(0, 12) +
+                     ": a rebuilt plugin may measure something else. Put the old build back, "
+                     "start a new run (without --resume), or pass --allow-plugin-change to mix "
+                     "them (each trial records the build that ran it)");
+  }
 }
 
 std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
@@ -205,6 +220,7 @@ bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
   callbacks.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
     o.slurm_job_id = request_.scheduler_job_id;
     o.slurm_task_id = request_.scheduler_task_id;
+    o.run_plugin_hash = info_.hash;
     store_->commit_trial(j.trial_id, o);
     if (then) then(j, std::move(o));
   };

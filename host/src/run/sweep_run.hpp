@@ -49,6 +49,9 @@ struct RunRequest {
   // every trial it runs; the caller reads them (cluster/slurm.hpp).
   std::optional<int64_t> scheduler_job_id;
   std::optional<int64_t> scheduler_task_id;
+  // Continue a run whose trials ran another build of the plugin (a file
+  // with another hash); each trial records the build that ran it.
+  bool allow_plugin_change = false;
 };
 
 // Throws UsageError for --jobs outside 1..256.
@@ -109,6 +112,9 @@ class SweepRun {
  private:
   using Clock = std::chrono::steady_clock;
   bool run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks);
+  // Throws UsageError when a trial of the run is of another plugin build
+  // than the one loaded now (audit M12).
+  void check_plugin_build(int64_t run_id);
   bool precision_rounds(const RunnerCallbacks& callbacks, const LookCallback& on_look,
                         Clock::time_point started, double first_round_s);
 

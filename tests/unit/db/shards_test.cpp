@@ -66,7 +66,8 @@ TrialOutcome ok_outcome(const std::string& host, double throughput, int64_t task
 
 // Shard `index` of 2 of a 4-trial run (configs 0..3, round robin), with the
 // first `finish` of its trials committed ok on node `host`.
-void write_shard(const std::string& path, int64_t index, int finish, const std::string& host) {
+void write_shard(const std::string& path, int64_t index, int finish, const std::string& host,
+                 const std::string& plugin_build = "build-a") {
   Store store(path, Connection::Mode::read_write);
   SweepRecord s;
   s.name = "sharded";
@@ -77,12 +78,16 @@ void write_shard(const std::string& path, int64_t index, int finish, const std::
   s.shard_index = index;
   s.shard_count = 2;
   std::vector<TrialPlan> trials;
-  for (int64_t c = index - 1; c < 4; c += 2) trials.push_back(plan(c, 0, c));
+  for (int64_t c = index - 1; c < 4; c += 2) {
+    trials.push_back(plan(c, 0, c));
+    trials.back().plugin_hash = "build-a";
+  }
   const int64_t id = store.create_sweep(s, trials);
   const auto rows = store.trials(id);
   for (int i = 0; i < finish; ++i) {
-    store.commit_trial(rows[i].id,
-                       ok_outcome(host, 100.0 * (rows[i].plan.config_index + 1), index));
+    TrialOutcome o = ok_outcome(host, 100.0 * (rows[i].plan.config_index + 1), index);
+    o.run_plugin_hash = plugin_build;
+    store.commit_trial(rows[i].id, o);
   }
 }
 
@@ -267,6 +272,30 @@ TEST_CASE("a shard from an older database version merges through a migrated copy
   const std::string before = dump(db);
   CHECK(merge_shard(main, old)[0].imported == 0);
   CHECK(dump(db) == before);
+}
+
+TEST_CASE("merge refuses a shard run by another plugin build unless told (audit M12)",
+          "[db][merge]") {
+  TempDir d;
+  write_shard(d.file("s1.db"), 1, 2, "node-a");
+  write_shard(d.file("s2.db"), 2, 2, "node-b", "build-b");  // a task ran a rebuilt plugin
+  Store main(d.file("main.db"), Connection::Mode::read_write);
+  merge_shard(main, d.file("s1.db"));
+  const std::string before = dump(main.connection());
+  CHECK_THROWS_WITH(merge_shard(main, d.file("s2.db")),
+                    Contains("has trials run by plugin build build-b") &&
+                        Contains("is of build build-a") && Contains("--allow-plugin-change"));
+  CHECK(dump(main.connection()) == before);  // nothing of the refused shard was kept
+
+  const auto r = merge_shard(main, d.file("s2.db"), /*allow_plugin_change=*/true);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].imported == 2);
+  CHECK(count(main.connection(),
+              "SELECT count(*) FROM trials WHERE run_plugin_hash = "
+              "'build-b' AND plugin_hash = 'build-a'") == 2);
+  CHECK(count(main.connection(),
+              "SELECT count(*) FROM trials WHERE run_plugin_hash = "
+              "plugin_hash") == 2);
 }
 
 TEST_CASE("merge refuses what is not a shard, naming the file", "[db][merge]") {

@@ -37,8 +37,10 @@ struct MergeResult {
 // the file itself is never written. A database of ordinary runs imports each
 // run as a shard 1/1 of its own. One result per run in the shard database.
 // Throws DbError naming the file when it cannot be read or is not a
-// gpusweep database.
-std::vector<MergeResult> merge_shard(Store& into, const std::string& shard_path);
+// gpusweep database, and (unless allow_plugin_change) when its finished
+// trials ran a plugin build (trials.run_plugin_hash) other than the run's.
+std::vector<MergeResult> merge_shard(Store& into, const std::string& shard_path,
+                                     bool allow_plugin_change = false);
 
 // The row of a run handed to a scheduler; job_id stays NULL until set.
 int64_t record_launch(Store& store, int64_t sweep_id, const std::string& scheduler,

@@ -133,6 +133,8 @@ struct TrialOutcome {
   // The trials interleaved with this one share this id (blocks' cycles
   // count within it); none when it ran alone.
   std::optional<std::string> interleave_group;
+  // The hash of the plugin file the trial's worker loaded.
+  std::optional<std::string> run_plugin_hash;
 };
 
 // A stored trial with its summary (when it finished ok).
@@ -147,6 +149,7 @@ struct TrialRecord {
   std::optional<Summary> summary;
   std::optional<int64_t> environment_id;  // where it ran (environments table)
   std::optional<std::string> interleave_group;
+  std::optional<std::string> run_plugin_hash;  // the plugin build that ran it
 };
 
 class TempFile;
