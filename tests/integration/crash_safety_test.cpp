@@ -247,15 +247,21 @@ TEST_CASE("a worker that falls silent is ended after silence_s; a slow live one 
   CHECK(box.text("SELECT status FROM trials WHERE config_json LIKE '%long_step%'") == "ok");
 }
 
-TEST_CASE("a plugin folder anyone can write to is warned about", "[integration][faults][plugins]") {
+TEST_CASE("a plugin folder anyone can write to is not searched, with the fix",
+          "[integration][faults][plugins]") {
   Sandbox box;
   std::filesystem::create_directory(box.path("open"));
+  std::filesystem::copy_file(std::string(GPUSWEEP_PLUGIN_DIR) + "/gpusweep_noop.so",
+                             box.path("open/gpusweep_planted.so"));
   std::filesystem::permissions(box.path("open"), std::filesystem::perms::all);  // 0777
-  const auto r = box.gpusweep("plugins --plugin-path open");  // exit 1: broken fixtures listed
+  auto r = box.gpusweep("plugins --plugin-path open");  // exit 1: broken fixtures listed
   INFO(r.output);
-  CHECK_THAT(r.output, Contains("writable by every user") && Contains("chmod o-w"));
-  std::filesystem::permissions(box.path("open"), std::filesystem::perms::others_write,
-                               std::filesystem::perm_options::remove);
-  CHECK_THAT(box.gpusweep("plugins --plugin-path open").output,
-             !Contains("writable by every user"));
+  CHECK_THAT(r.output,
+             Contains("is not searched: it is writable by every user") && Contains("chmod go-w"));
+  CHECK_THAT(r.output, !Contains("planted"));
+  std::filesystem::permissions(
+      box.path("open"), std::filesystem::perms::group_write | std::filesystem::perms::others_write,
+      std::filesystem::perm_options::remove);
+  r = box.gpusweep("plugins --plugin-path open");
+  CHECK_THAT(r.output, !Contains("not searched") && Contains("planted"));
 }

@@ -2,8 +2,11 @@
 #include "plugins/registry.hpp"
 #include "protocol/events.hpp"
 
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 
+#include <cstdio>
 #include <iostream>
 
 #include "model/hashing.hpp"
@@ -57,32 +60,75 @@ Registry::Registry(std::vector<std::string> extra_dirs) : dirs_(std::move(extra_
     if (running_from_build_tree(exe) && !std::string(build::build_plugin_dir()).empty()) {
       dirs_.push_back(build::build_plugin_dir());
     }
-    dirs_.push_back((exe.parent_path().parent_path() / build::install_plugin_dir()).string());
+    // The install folder only for a binary in an installed prefix's bin/: a
+    // copy run from /tmp/x/ must not search /tmp/lib/..., which anyone can
+    // create (audit L4).
+    if (exe.parent_path().filename() == "bin") {
+      dirs_.push_back((exe.parent_path().parent_path() / build::install_plugin_dir()).string());
+    }
   } catch (const Error&) {
     // Without /proc neither default folder is searched.
   }
 }
 
 namespace {
-// Anyone who can write to a plugin folder can run code as the user who runs
-// gpusweep. Said once per folder and process, on stderr.
-void warn_if_writable_by_others(const std::string& dir) {
-  static std::set<std::string> warned;
-  struct stat st {};
-  if (::stat(dir.c_str(), &st) != 0 || (st.st_mode & S_IWOTH) == 0) return;
-  if (!warned.insert(dir).second) return;
-  std::cerr << "warning: plugin folder " << dir << " is writable by every user: anyone can put "
-            << "code there that gpusweep will run; fix with: chmod o-w '" << dir << "'\n";
+
+std::string user_name(uid_t uid) {
+  if (const passwd* pw = ::getpwuid(uid)) return pw->pw_name;
+  return "uid " + std::to_string(uid);
 }
+
+std::string group_name(gid_t gid) {
+  if (const group* gr = ::getgrgid(gid)) return gr->gr_name;
+  return "gid " + std::to_string(gid);
+}
+
+std::string octal_mode(mode_t mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(mode & 07777));
+  return buf;
+}
+
+// Said once per path and process, on stderr.
+void warn_refused(const std::string& what) {
+  static std::set<std::string> warned;
+  if (warned.insert(what).second) std::cerr << "warning: " << what << "\n";
+}
+
 }  // namespace
 
-std::vector<PluginFile> Registry::list() const {
-  std::vector<PluginFile> out;
+std::optional<std::string> trust_problem(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  const std::string quoted = "'" + path + "'";
+  if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+    return "it is owned by " + user_name(st.st_uid) +
+           ", not by you or root: they could put code there that gpusweep would run as you; "
+           "copy it into a folder of your own";
+  }
+  if ((st.st_mode & S_IWOTH) != 0) {
+    return "it is writable by every user (mode " + octal_mode(st.st_mode) +
+           "): anyone could put code there that gpusweep would run; fix with: chmod go-w " + quoted;
+  }
+  if ((st.st_mode & S_IWGRP) != 0) {
+    return "it is writable by group " + group_name(st.st_gid) + " (mode " + octal_mode(st.st_mode) +
+           "): its members could put code there that gpusweep would run; fix with: chmod go-w " +
+           quoted;
+  }
+  return std::nullopt;
+}
+
+Registry::Scan Registry::scan() const {
+  Scan out;
   std::set<std::string> seen;
   for (const auto& dir : dirs_) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec)) continue;
-    warn_if_writable_by_others(dir);
+    if (auto problem = trust_problem(dir)) {
+      out.refused.push_back("plugin folder " + dir + " is not searched: " + *problem);
+      warn_refused(out.refused.back());
+      continue;
+    }
     std::vector<PluginFile> here;
     for (const auto& entry : fs::directory_iterator(dir, ec)) {
       const std::string file = entry.path().filename().string();
@@ -92,16 +138,24 @@ std::vector<PluginFile> Registry::list() const {
       }
       const std::string name =
           file.substr(std::string(kPrefix).size(), file.size() - std::string(kPrefix).size() - 3);
-      here.push_back({name, fs::absolute(entry.path()).string()});
+      const std::string path = fs::absolute(entry.path()).string();
+      if (auto problem = trust_problem(path)) {
+        out.refused.push_back("plugin " + path + " is not loaded: " + *problem);
+        warn_refused(out.refused.back());
+        continue;
+      }
+      here.push_back({name, path});
     }
     std::sort(here.begin(), here.end(),
               [](const PluginFile& a, const PluginFile& b) { return a.name < b.name; });
     for (auto& p : here) {
-      if (seen.insert(p.name).second) out.push_back(std::move(p));
+      if (seen.insert(p.name).second) out.found.push_back(std::move(p));
     }
   }
   return out;
 }
+
+std::vector<PluginFile> Registry::list() const { return scan().found; }
 
 std::optional<PluginFile> Registry::find(const std::string& name) const {
   for (auto& p : list()) {
@@ -121,9 +175,11 @@ PluginInfo Registry::describe(const std::string& name) const {
     for (const auto& d : dirs_) dirs += (dirs.empty() ? "" : ":") + d;
     std::string hint;
     if (auto s = did_you_mean(name, names)) hint = "; did you mean '" + *s + "'?";
+    std::string refused;
+    for (const auto& r : scan().refused) refused += "; " + r;
     throw UsageError("unknown workload '" + name + "'" + hint +
                      " (plugins found: " + (known.empty() ? "none" : known) + "; searched " + dirs +
-                     "; add folders with --plugin-path or GPUSWEEP_PLUGIN_PATH)");
+                     "; add folders with --plugin-path or GPUSWEEP_PLUGIN_PATH)" + refused);
   }
   return describe_file(*file);
 }

@@ -26,11 +26,21 @@ struct PluginInfo {
   std::string hash;  // of the .so file
 };
 
+// Why a plugin file or folder cannot be trusted, judged as ssh judges a key
+// (StrictModes): it is owned by someone other than root and the user running
+// gpusweep, or writable by its group or by everyone, so that another user
+// could put code there that gpusweep would run. Says the fix. Nothing when it
+// can be trusted (or does not exist).
+std::optional<std::string> trust_problem(const std::string& path);
+
 class Registry {
  public:
   // extra_dirs (--plugin-path) come first, then GPUSWEEP_PLUGIN_PATH, then
   // the build's plugin folder (only for the binary in the build tree), then
-  // the install folder next to the binary (<prefix>/lib/gpusweep/plugins).
+  // the install folder of a binary in an installed prefix's bin/
+  // (<prefix>/lib/gpusweep/plugins). A folder or plugin file that fails
+  // trust_problem is skipped with a warning (and named when a workload is
+  // not found).
   explicit Registry(std::vector<std::string> extra_dirs);
 
   const std::vector<std::string>& search_path() const { return dirs_; }
@@ -47,6 +57,11 @@ class Registry {
   std::string file_for(const std::string& path_or_name) const;
 
  private:
+  struct Scan {
+    std::vector<PluginFile> found;
+    std::vector<std::string> refused;  // each with its reason and fix
+  };
+  Scan scan() const;
   std::vector<std::string> dirs_;
 };
 

@@ -1,0 +1,75 @@
+// Plugin discovery that cannot be planted (audit L4): plugin files and
+// folders that another user could change are not loaded, with the fix.
+#include "plugins/registry.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace gpusweep::host;
+using Catch::Matchers::Contains;
+
+namespace {
+
+struct TempDir {
+  std::string path;
+  TempDir() {
+    char tmpl[] = "/tmp/gpusweep_trust_XXXXXX";
+    REQUIRE(mkdtemp(tmpl) != nullptr);
+    path = tmpl;
+  }
+  ~TempDir() { std::filesystem::remove_all(path); }
+};
+
+bool found(const Registry& r, const std::string& name) {
+  for (const auto& p : r.list()) {
+    if (p.name == name) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+TEST_CASE("a plugin file or folder another user could change is not loaded", "[plugins]") {
+  TempDir d;
+  const std::string so = d.path + "/gpusweep_planted.so";
+  std::ofstream(so) << "not really a plugin";
+  REQUIRE(::chmod(so.c_str(), 0644) == 0);
+  CHECK_FALSE(trust_problem(so));
+  CHECK_FALSE(trust_problem(d.path));  // mkdtemp's 0700
+  CHECK(found(Registry({d.path}), "planted"));
+
+  REQUIRE(::chmod(so.c_str(), 0664) == 0);
+  REQUIRE(trust_problem(so));
+  CHECK_THAT(*trust_problem(so), Contains("writable by group") && Contains("(mode 0664)") &&
+                                     Contains("chmod go-w '" + so + "'"));
+  CHECK_FALSE(found(Registry({d.path}), "planted"));
+  CHECK_THROWS_WITH(Registry({d.path}).describe("planted"),
+                    Contains("unknown workload 'planted'") &&
+                        Contains("plugin " + so + " is not loaded: it is writable by group"));
+
+  REQUIRE(::chmod(so.c_str(), 0646) == 0);
+  CHECK_THAT(*trust_problem(so), Contains("writable by every user"));
+  REQUIRE(::chmod(so.c_str(), 0644) == 0);
+
+  // A folder anyone can write to: a plugin could be added there, so none of
+  // its plugins is loaded (the sticky bit does not help: files can be added).
+  REQUIRE(::chmod(d.path.c_str(), 01777) == 0);
+  CHECK_THAT(*trust_problem(d.path), Contains("writable by every user (mode 1777)"));
+  CHECK_FALSE(found(Registry({d.path}), "planted"));
+  REQUIRE(::chmod(d.path.c_str(), 0700) == 0);
+  CHECK(found(Registry({d.path}), "planted"));
+
+  if (::geteuid() != 0) {
+    WARN("not root: the ownership half of this test needs chown");
+    return;
+  }
+  REQUIRE(::chown(so.c_str(), 65534, 65534) == 0);  // nobody
+  REQUIRE(trust_problem(so));
+  CHECK_THAT(*trust_problem(so), Contains("it is owned by ") && Contains("not by you or root"));
+  CHECK_FALSE(found(Registry({d.path}), "planted"));
+}
