@@ -202,7 +202,7 @@ TEST_CASE("sync_every=k reads the loss back once per k steps", "[torchkit]") {
 }
 
 TEST_CASE("the input pipeline delivers the same batches in order with any worker count",
-          "[torchkit]") {
+          "[torchkit][pipeline]") {
   auto producer = [](int64_t index, std::mt19937_64& rng) {
     return Batch{torch::full({2}, static_cast<double>(index)),
                  torch::full({1}, static_cast<double>(rng() % 1000))};
@@ -224,7 +224,7 @@ TEST_CASE("the input pipeline delivers the same batches in order with any worker
   }
 }
 
-TEST_CASE("background workers hide the producer's time from the step", "[torchkit]") {
+TEST_CASE("background workers hide the producer's time from the step", "[torchkit][pipeline]") {
   auto slow = [](int64_t, std::mt19937_64&) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     return Batch{torch::zeros({1})};
@@ -246,7 +246,7 @@ TEST_CASE("background workers hide the producer's time from the step", "[torchki
 }
 
 TEST_CASE("a paused input pipeline builds no batch until it resumes, then goes on in order",
-          "[torchkit]") {
+          "[torchkit][pipeline]") {
   std::atomic<int> built{0};
   auto counted = [&](int64_t index, std::mt19937_64&) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -270,7 +270,7 @@ TEST_CASE("a paused input pipeline builds no batch until it resumes, then goes o
   for (int i = 1; i < 6; ++i) CHECK(pipeline.next()[0].item<double>() == i);
 }
 
-TEST_CASE("a producer's exception reaches the step", "[torchkit]") {
+TEST_CASE("a producer's exception reaches the step", "[torchkit][pipeline]") {
   auto s = Settings::apply(config({{"loader_workers", 1}}), conv_support());
   InputPipeline pipeline(s, [](int64_t index, std::mt19937_64&) -> Batch {
     if (index == 2) throw std::runtime_error("bad sample");
@@ -279,6 +279,29 @@ TEST_CASE("a producer's exception reaches the step", "[torchkit]") {
   pipeline.next();
   pipeline.next();
   CHECK_THROWS_WITH(pipeline.next(), "bad sample");
+}
+
+// Mostly for scripts/tsan.sh: pausing, resuming and destroying a pipeline
+// while its loaders are busy, many times over, keeps the batches in order.
+TEST_CASE("pause, resume and shutdown with busy loaders keep the batches in order",
+          "[torchkit][pipeline]") {
+  auto producer = [](int64_t index, std::mt19937_64&) {
+    return Batch{torch::full({4}, static_cast<double>(index))};
+  };
+  for (int round = 0; round < 20; ++round) {
+    auto s = Settings::apply(
+        config({{"loader_workers", 1 + round % 3}, {"prefetch", 1 + round % 4}}), conv_support());
+    InputPipeline pipeline(s, producer);
+    int64_t expect = 0;
+    for (int k = 0; k < 3; ++k) {
+      CHECK(pipeline.next()[0][0].item<double>() == static_cast<double>(expect++));
+      pipeline.pause();
+      if (round % 2 == 1) pipeline.pause();  // pausing twice is one pause
+      pipeline.resume();
+      CHECK(pipeline.next()[0][3].item<double>() == static_cast<double>(expect++));
+    }
+    // Destroyed here with the loaders building ahead.
+  }
 }
 
 TEST_CASE("keep_freed_memory reuses freed tensor memory instead of faulting fresh pages",
