@@ -244,6 +244,7 @@ class Restoration final : public torchkit::TorchWorkload {
   Metrics extra_stats() override {
     Metrics m = grad_.counters();
     m["flops_per_step"] = flops_per_step();
+    m["channels_last_weights"] = static_cast<double>(torchkit::channels_last_weights(*model_));
     return m;
   }
 

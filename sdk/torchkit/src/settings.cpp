@@ -261,6 +261,15 @@ void Settings::prepare(torch::nn::Module& module) const {
   }
 }
 
+int64_t channels_last_weights(torch::nn::Module& module) {
+  int64_t n = 0;
+  for (const auto& p : module.parameters()) {
+    // A 1x1 kernel with one channel is both layouts at once: not counted.
+    if (p.dim() == 4 && p.is_contiguous(at::MemoryFormat::ChannelsLast) && !p.is_contiguous()) ++n;
+  }
+  return n;
+}
+
 torch::Tensor Settings::to_device(const torch::Tensor& host_tensor) const {
   torch::Tensor t = host_tensor.to(device, /*non_blocking=*/non_blocking);
   if (channels_last && t.dim() == 4) t = t.contiguous(at::MemoryFormat::ChannelsLast);

@@ -80,6 +80,10 @@ std::vector<Param> common_params(int64_t default_batch_size, const Support& supp
 // "auto" | "cpu" | "cuda" | "cuda:N" -> a device that exists here, or Skipped.
 torch::Device resolve_device(const std::string& name);
 
+// The module's 4-D parameters (conv weights) laid out channels-last, read
+// from the tensors' own strides: what prepare() did, for a plugin's stats.
+int64_t channels_last_weights(torch::nn::Module& module);
+
 // Waits for all queued work on device (no-op on CPU, where ops are
 // synchronous). A CUDA device with a torchkit compiled without CUDA throws:
 // a sync that silently did nothing would make every block time wrong.

@@ -28,7 +28,10 @@ class TorchWorkload : public Workload {
     m["loss_reads"] = static_cast<double>(loss_reads_);
     m["os_threads"] = process_threads();
     if (read_any_) m["last_loss"] = last_loss_;
-    if (pipeline_ != nullptr) m["input_wait_s"] = pipeline_->wait_seconds();
+    if (pipeline_ != nullptr) {
+      m["input_wait_s"] = pipeline_->wait_seconds();
+      m["input_batches"] = static_cast<double>(pipeline_->batches());  // taken by the steps
+    }
     for (const auto& [name, value] : phase_stats()) m[name] = value;  // diagnose trials only
     return m;
   }
