@@ -90,13 +90,17 @@ TEST_CASE("timeseries grad_accum doubles the sequences per step and sync_every t
   const auto r = box.gpusweep("run g.json --db results.db --jobs 2");
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK(box.count("SELECT count(*) FROM trial_summary s JOIN trials t ON t.id = s.trial_id "
-                  "WHERE s.samples_per_step = 16 * json_extract(t.config_json, '$.grad_accum')") ==
-        4);
-  // 20 steps: a loss read per step, or one every 10 steps.
+  // 20 steps, each on grad_accum batches taken from the input pipeline.
   const std::string one_batch = " AND " + config_is("grad_accum", "1");
+  const std::string two_batches = " AND " + config_is("grad_accum", "2");
+  CHECK(metric(box, "input_batches", config_is("sync_every", "1") + one_batch) == 20);
+  CHECK(metric(box, "input_batches", config_is("sync_every", "1") + two_batches) == 40);
+  // A loss read per step, or one every 10 steps: the same training either
+  // way, so the last loss read (step 20) is the same value.
   CHECK(metric(box, "loss_reads", config_is("sync_every", "1") + one_batch) == 20);
   CHECK(metric(box, "loss_reads", config_is("sync_every", "10") + one_batch) == 2);
+  CHECK(metric(box, "last_loss", config_is("sync_every", "10") + one_batch) ==
+        Approx(metric(box, "last_loss", config_is("sync_every", "1") + one_batch)).epsilon(1e-5));
 }
 
 TEST_CASE(
