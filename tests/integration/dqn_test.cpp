@@ -12,7 +12,8 @@ TEST_CASE("dqn runs every knob combination on tiny steps", "[integration][torch]
     "base": {"device": "cpu", "threads": 1, "num_envs": 2, "hidden": 32},
     "grid": {"replay_on_device": [false, true], "target_sync": ["roundtrip", "inplace"],
              "double_dqn": [false, true]},
-    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 5, "blocks": 5, "timeout_s": 120},
+    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 5, "blocks": 5, "timeout_s": 120,
+                "eval_every_blocks": 1},
     "baseline": {"replay_on_device": false, "target_sync": "roundtrip", "double_dqn": false}})");
   const auto r = box.gpusweep("run d.json --db results.db --jobs 2");
   INFO(r.output);
@@ -21,8 +22,13 @@ TEST_CASE("dqn runs every knob combination on tiny steps", "[integration][torch]
   CHECK(box.count("SELECT count(*) FROM trial_summary WHERE unit = 'updates' AND "
                   "secondary_unit = 'env_steps' AND throughput_median > 0 AND "
                   "peak_memory_bytes > 0 AND quality IS NOT NULL AND quality_reference > 0") == 8);
-  // Two envs: every update comes with two env steps.
-  CHECK(box.count("SELECT count(*) FROM blocks WHERE secondary_samples != 2 * samples") == 0);
+  // The env steps a block reports are the ones the environments took: the
+  // environments' own count (evaluated after every block) moves by each
+  // block's secondary_samples, 2 envs x 5 updates.
+  CHECK(box.count("SELECT count(*) FROM blocks WHERE secondary_samples = 10") == 8 * 5);
+  CHECK(box.count("SELECT count(*) FROM (SELECT value - lag(value) OVER (PARTITION BY trial_id "
+                  "ORDER BY at_step) AS moved FROM metrics WHERE kind = 'eval' AND "
+                  "name = 'env_steps') WHERE moved = 10") == 8 * 4);
   CHECK(box.text("SELECT DISTINCT torch_version FROM environments") == GPUSWEEP_TORCH_VERSION);
   CHECK(box.count("SELECT count(*) FROM environments WHERE threads = 1") >= 1);
 }
