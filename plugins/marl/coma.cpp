@@ -190,7 +190,8 @@ class Coma final : public torchkit::TorchWorkload {
 
  protected:
   Metrics extra_stats() override {
-    Metrics m{{"critic_updates", static_cast<double>(critic_updates_)},
+    Metrics m{{"agent_moves", static_cast<double>(env_.agent_moves())},
+              {"critic_updates", static_cast<double>(critic_updates_)},
               {"actor_updates", static_cast<double>(actor_updates_)},
               {"target_syncs", static_cast<double>(target_syncs_)},
               {"skipped_steps",

@@ -61,6 +61,7 @@ void CoverageEnv::reset(torch::Generator& gen) {
 }
 
 torch::Tensor CoverageEnv::step(const torch::Tensor& actions) {
+  agent_moves_ += actions.numel();  // a shape: no device sync
   positions_.add_(moves_.index_select(/*dim=*/0, actions.reshape({-1})).view_as(positions_))
       .clamp_(/*min=*/0, /*max=*/kGrid - 1);
   const torch::Tensor cells =

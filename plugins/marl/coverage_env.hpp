@@ -43,6 +43,8 @@ class CoverageEnv {
   const torch::Tensor& covered() const { return covered_; }
 
   int64_t episodes() const { return episodes_; }
+  // Agent moves made so far (one per agent per episode per step()).
+  int64_t agent_moves() const { return agent_moves_; }
   int64_t agents() const { return agents_; }
 
  private:
@@ -51,6 +53,7 @@ class CoverageEnv {
 
   int64_t episodes_;
   int64_t agents_;
+  int64_t agent_moves_ = 0;
   // [E, kSide * kSide] float, 1 = covered. The border is always 1: patches
   // that reach past a wall see nothing left to gain there, and covering a
   // border cell changes no count.

@@ -23,9 +23,12 @@ TEST_CASE("marl runs tiny COMA configs and records coverage next to a random pol
                   "secondary_unit = 'episodes' AND throughput_median > 0 AND "
                   "quality IS NOT NULL AND quality_reference > 0 AND "
                   "quality_higher_is_better = 1") == 4);
-  // A step is 8 episodes of 4 moves by 2 agents.
-  CHECK(box.count("SELECT count(*) FROM blocks WHERE samples != 2 * 64 OR "
-                  "secondary_samples != 2 * 8") == 0);
+  // The agent steps a trial reports are the moves its environment made: 11
+  // steps (1 warmup + 5 blocks of 2), each 8 episodes of 4 moves by 2 agents.
+  CHECK(box.count("SELECT count(*) FROM trial_summary m WHERE m.samples_per_step * 11 = "
+                  "(SELECT s.value FROM metrics s WHERE s.trial_id = m.trial_id AND s.kind = "
+                  "'stat' AND s.name = 'agent_moves' ORDER BY s.at_step DESC LIMIT 1) AND "
+                  "m.samples_per_step = 64") == 4);
   // 11 steps x 2 minibatches x 3 passes critic updates, one actor update per step.
   CHECK(box.count("SELECT count(*) FROM metrics WHERE kind = 'stat' AND "
                   "name = 'critic_updates' AND value = 66") == 4);
