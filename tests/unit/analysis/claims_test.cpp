@@ -176,7 +176,20 @@ TEST_CASE("claims are evaluated against the two configs they name", "[host][clai
   CHECK(results[8].reason == "a larger change than claimed");
   CHECK(results[9].verdict == ClaimVerdict::refuted);
   CHECK_THAT(results[9].reason, Contains("the opposite of the claim") && Contains("rose"));
-  // With a GPU the transfer-time claim is measured when a monitor reports it.
+  // With a GPU the transfer-time claim is measured where the trials report
+  // their host-to-device time (the stat phase_host_to_device_s), and is
+  // judged like any other ratio: here 0.3 of the host path's.
+  auto with_transfer = [&](const Json& config, const std::string& metric) {
+    if (metric != "transfer_time") return values_of(config, metric);
+    MetricRuns m;
+    m.runs = runs(config["replay_on_device"].get<bool>() ? 0.3 : 1.0, 3, 10, 5);
+    return m;
+  };
+  const auto measured = evaluate_claims(s, configs, Features{true}, with_transfer);
+  CHECK(measured[4].verdict == ClaimVerdict::confirmed);
+  REQUIRE(measured[4].ratio);
+  CHECK(*measured[4].ratio == Approx(0.3).epsilon(0.03));
+  // ...and without that stat, it says which figure is missing.
   const auto with_gpu = evaluate_claims(s, configs, Features{true}, values_of);
   CHECK(with_gpu[4].verdict == ClaimVerdict::not_measurable);
   CHECK_THAT(with_gpu[4].reason, Contains("reports no transfer_time"));
