@@ -110,16 +110,18 @@ class Merger {
   // Refuses a shard whose finished trials ran a plugin build other than the
   // run's: the run's planned hash, or (merged first) the shard's own plan.
   void check_plugin(int64_t into, int64_t shard_run) {
+    const std::string run_hashes =
+        "SELECT plugin_hash FROM main.trials WHERE sweep_id = ?2 AND plugin_hash IS NOT NULL "
+        "UNION ALL SELECT plugin_hash FROM shard.trials WHERE sweep_id = ?1 AND plugin_hash IS "
+        "NOT NULL AND NOT EXISTS (SELECT 1 FROM main.trials WHERE sweep_id = ?2)";
     auto q = db_.prepare(
-        std::string("SELECT coalesce(s.run_plugin_hash, s.plugin_hash), s.plugin_path, "
-                    "(SELECT plugin_hash FROM main.trials WHERE sweep_id = ?2 UNION ALL "
-                    "SELECT plugin_hash FROM shard.trials WHERE sweep_id = ?1 LIMIT 1) "
-                    "FROM shard.trials s WHERE s.sweep_id = ?1 AND s.status NOT IN ") +
-        kUnfinished +
-        " AND coalesce(s.run_plugin_hash, s.plugin_hash) NOT IN (SELECT "
-        "plugin_hash FROM main.trials WHERE sweep_id = ?2 UNION ALL SELECT "
-        "plugin_hash FROM shard.trials WHERE sweep_id = ?1 AND NOT EXISTS "
-        "(SELECT 1 FROM main.trials WHERE sweep_id = ?2)) LIMIT 1");
+        "SELECT coalesce(s.run_plugin_hash, s.plugin_hash), s.plugin_path, (" + run_hashes +
+        " LIMIT 1) FROM shard.trials s WHERE s.sweep_id = ?1 AND " + "s.status NOT IN " +
+        kUnfinished + " AND coalesce(s.run_plugin_hash, s.plugin_hash) IS NOT NULL AND EXISTS (" +
+        run_hashes +
+        ")"
+        " AND coalesce(s.run_plugin_hash, s.plugin_hash) NOT IN (" +
+        run_hashes + ") LIMIT 1");
     q.bind(1, shard_run).bind(2, into);
     if (!q.step()) return;
     throw DbError("shard '" + source_ + "' has trials run by plugin build " +

@@ -4,9 +4,12 @@
 # configures the source tree twice in scratch folders (nothing is built),
 # once without the LibTorch plugins and once with only dqn, and runs the
 # placeholder tests CTest then lists.
-# Usage: skipped_workloads_test.sh CMAKE CTEST SOURCE_DIR
+# Usage: skipped_workloads_test.sh CMAKE CTEST SOURCE_DIR [with-torch [CMAKE_ARGS ...]]
+# (CMAKE_ARGS: how the build being tested found LibTorch and CUDA, passed on.)
 set -euo pipefail
 cmake=$1 ctest=$2 src=$3
+mode=${4:-}
+shift $(($# < 4 ? $# : 4))
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; cat "$work/out" 2> /dev/null || true; exit 1; }
@@ -23,8 +26,8 @@ done
 grep -q "SKIPPED: the marl plugin's tests: this build has no LibTorch plugins" "$work/out" ||
   fail "the marl placeholder does not say why"
 
-if [ "${4:-}" = with-torch ]; then
-  "$cmake" -S "$src" -B "$work/dqn" -DGPUSWEEP_PLUGINS=dqn -DGPUSWEEP_BUILD_BENCH=OFF \
+if [ "$mode" = with-torch ]; then
+  "$cmake" -S "$src" -B "$work/dqn" -DGPUSWEEP_PLUGINS=dqn -DGPUSWEEP_BUILD_BENCH=OFF "$@" \
     > "$work/out" 2>&1 || fail "configuring with only dqn failed"
   (cd "$work/dqn" && "$ctest" -V -R '^workloads\.' > "$work/out" 2>&1) || true
   grep -q "workloads\.dqn" "$work/out" && fail "dqn is built, yet its tests are a placeholder"

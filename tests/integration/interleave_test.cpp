@@ -133,24 +133,56 @@ TEST_CASE("warmup goes on until block times settle, and records the transient ap
     "base": {"mode": "transient"}, "grid": {"seed": [0]},
     "measure": {"repeats": 1, "warmup_steps": 5, "steps_per_block": 20, "blocks": 5,
                 "stable_warmup": true}})");
-  const auto r = box.gpusweep("run w.json --db results.db");
-  INFO(r.output);
-  REQUIRE(r.code == 0);
-  CHECK(box.text("SELECT value FROM metrics WHERE name = 'warmup_stable'") == "1.0");
-  CHECK(box.count("SELECT value FROM metrics WHERE name = 'warmup_windows'") > 3);
+  // Wall-clock windows of 5 ms judge stability: on a loaded machine (the test
+  // suite runs in parallel) a preempted window can keep warmup from settling
+  // once. The effect is deterministic on a quiet core, so up to three runs
+  // are tried; without stable warmup every one of them fails.
+  struct Run {
+    std::string stable;
+    int64_t windows = 0;
+    double first_step = 0, first = 0, last = 0;
+  };
+  const auto run = [&](int attempt) {
+    const std::string db = "stable" + std::to_string(attempt) + ".db";
+    const auto r = box.gpusweep("run w.json --db " + db);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto text = [&](const std::string& sql) {
+      return gpusweep::test::text_in(box.path(db), sql);
+    };
+    Run out;
+    out.stable = text("SELECT value FROM metrics WHERE name = 'warmup_stable'");
+    out.windows =
+        std::stoll(text("SELECT CAST(value AS INTEGER) FROM metrics WHERE "
+                        "name = 'warmup_windows'"));
+    out.first_step = std::stod(text("SELECT value FROM metrics WHERE name = 'first_step_s'"));
+    out.first = std::stod(text("SELECT seconds FROM blocks WHERE idx = 0"));
+    // The steady block time: the median of blocks 1-4 (a preempted block
+    // moves it little).
+    out.last =
+        std::stod(text("SELECT avg(seconds) FROM (SELECT seconds FROM blocks WHERE idx > 0 "
+                       "ORDER BY seconds LIMIT 2 OFFSET 1)"));
+    return out;
+  };
+  Run got;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    got = run(attempt);
+    if (got.stable == "1.0" && got.first < 1.05 * got.last) break;
+  }
+  CHECK(got.stable == "1.0");
+  CHECK(got.windows > 3);
   // The first step's cost is kept, apart from the blocks.
-  CHECK(std::stod(box.text("SELECT value FROM metrics WHERE name = 'first_step_s'")) > 0.004);
-  // No block carries the transient: the first is as fast as the last.
-  const auto first = std::stod(box.text("SELECT seconds FROM blocks WHERE idx = 0"));
-  const auto last = std::stod(box.text("SELECT seconds FROM blocks WHERE idx = 4"));
-  CHECK(first < 1.05 * last);
+  CHECK(got.first_step > 0.004);
+  // No block carries the transient: the first is as fast as the others.
+  CHECK(got.first < 1.05 * got.last);
 
-  // A fixed warmup of 5 steps leaves the transient in the first block.
+  // A fixed warmup of 5 steps leaves the transient in the first block (about
+  // twice the others: 21 ms of transient on a 20 ms block).
   const auto fixed =
       box.gpusweep("run w.json --db fixed.db --set name=fixed --set measure.stable_warmup=false");
   INFO(fixed.output);
   REQUIRE(fixed.code == 0);
   const auto fixed_first = std::stod(
       gpusweep::test::text_in(box.path("fixed.db"), "SELECT seconds FROM blocks WHERE idx = 0"));
-  CHECK(fixed_first > 1.3 * last);
+  CHECK(fixed_first > 1.3 * got.last);
 }

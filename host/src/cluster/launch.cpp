@@ -299,10 +299,14 @@ std::string launch_summary(const Launched& l, const LaunchOutcome& r) {
 
 void check_script_options(const BatchScript& b) {
   for (const auto& a : b.extra) {
-    if (a.empty() || a[0] != '-' || control_character(a)) {
-      throw UsageError("--sbatch-arg '" + a + "': give one sbatch option per flag, on one " +
-                       "line, written with '=' so that it is not read as a gpusweep option, " +
-                       "e.g. --sbatch-arg=--qos=high (spaces and quotes in it are kept)");
+    if (a.empty() || a[0] != '-') {
+      throw UsageError("--sbatch-arg '" + a + "': give one sbatch option per flag, written " +
+                       "with '=' so that it is not read as a gpusweep option, e.g. " +
+                       "--sbatch-arg=--qos=high (spaces and quotes in it are kept)");
+    }
+    if (const auto problem = sbatch_line_problem(a)) {
+      throw UsageError("--sbatch-arg '" + a + "' has " + *problem +
+                       ": an #SBATCH line cannot carry it; give the option on one line without it");
     }
   }
   if (b.partition) {
@@ -321,13 +325,15 @@ void check_script_options(const BatchScript& b) {
 void check_run_dir(const std::string& run_dir) {
   const std::string where =
       run_dir.empty() ? fs::current_path().string() : fs::absolute(run_dir).string();
-  if (const auto c = control_character(where)) {
+  auto problem = sbatch_line_problem(where);
+  if (!problem && where.find('\\') != std::string::npos) {
+    problem = "a backslash, which turns off Slurm's %a in the log file name";
+  }
+  if (problem) {
     throw UsageError(std::string(run_dir.empty() ? "the working directory '" : "--run-dir '") +
-                     where + "' has a control character (code " +
-                     std::to_string(static_cast<int>(*c)) +
-                     "), which a Slurm batch script cannot carry: " +
+                     where + "' has " + *problem + ", so a Slurm batch script cannot name it: " +
                      (run_dir.empty() ? "run from another folder or give --run-dir DIR"
-                                      : "give a folder without one"));
+                                      : "give another folder"));
   }
 }
 

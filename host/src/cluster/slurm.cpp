@@ -66,10 +66,18 @@ std::string job_name_for(const std::string& sweep_name) {
   return out.substr(0, 64);
 }
 
-std::optional<char> control_character(const std::string& s) {
+std::optional<std::string> sbatch_line_problem(const std::string& s) {
   for (char c : s) {
     const auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) return c;
+    if (u < 0x20 || u == 0x7f) return "a control character (code " + std::to_string(u) + ")";
+  }
+  std::string lower;
+  for (char c : s) lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* word : {"packjob", "hetjob"}) {
+    if (lower.find(word) != std::string::npos) {
+      return std::string("the word '") + word +
+             "', which sbatch takes for a heterogeneous job's separator";
+    }
   }
   return std::nullopt;
 }

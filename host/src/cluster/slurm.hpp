@@ -50,10 +50,11 @@ struct BatchScript {
 // The script. Each #SBATCH value is written as one argument the way sbatch
 // reads it (tried on Slurm 22.05: outside quotes, whitespace and '#' end an
 // argument and a backslash is not special; inside double quotes a backslash
-// escapes the next character), so spaces, quotes, backslashes and '#' in a
-// path or an option are kept. The log path's '%' is doubled (a literal '%'
-// in Slurm's filename patterns). Control characters cannot be carried on
-// one line: callers refuse them first (check_script_options, check_run_dir).
+// escapes the next character), so spaces, quotes, backslashes and '#' in an
+// option are kept. The log path's '%' is doubled (a literal '%' in Slurm's
+// filename patterns, where a backslash has a meaning of its own: a run folder
+// with one is refused). What no line can carry (sbatch_line_problem) callers
+// refuse first (check_script_options, check_run_dir).
 std::string batch_script(const BatchScript& b);
 
 // `arg` escaped as one #SBATCH argument (see batch_script).
@@ -62,9 +63,11 @@ std::string sbatch_argument(const std::string& arg);
 // `path` with each '%' doubled, for --output and --error.
 std::string slurm_filename(const std::string& path);
 
-// The first control character (newline, CR, tab, ...) in s, if any: a line of
-// the script cannot carry one.
-std::optional<char> control_character(const std::string& s);
+// Why s cannot stand in an #SBATCH line, if it cannot: a control character
+// (newline, CR, tab, ...: the line would end or be misread), or the words
+// "packjob" or "hetjob" in any case, which sbatch takes for a heterogeneous
+// job's separator wherever they stand on the line, quoted or not.
+std::optional<std::string> sbatch_line_problem(const std::string& s);
 
 // A Slurm job name from a sweep name: letters, digits, '-', '_' and '.'.
 std::string job_name_for(const std::string& sweep_name);

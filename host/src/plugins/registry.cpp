@@ -97,20 +97,56 @@ void warn_refused(const std::string& what) {
 
 }  // namespace
 
+namespace {
+
+// The owner of the gpusweep binary itself: whoever can replace it can run
+// code as its users already (a central install owned by a software account).
+std::optional<uid_t> binary_owner() {
+  struct stat st {};
+  if (::stat("/proc/self/exe", &st) != 0) return std::nullopt;
+  return st.st_uid;
+}
+
+// True when `gid` is `owner`'s private group (as Debian's ssh judges group
+// write): it bears the owner's name and no one else is in it, neither as a
+// listed member nor by having it as primary group. Under umask 002 builds
+// and installs are group-writable by such a group, which only the owner is in.
+bool private_group_of(gid_t gid, uid_t owner) {
+  const passwd* pw = ::getpwuid(owner);
+  const group* gr = ::getgrgid(gid);
+  if (pw == nullptr || gr == nullptr || std::string(gr->gr_name) != pw->pw_name) return false;
+  const std::string owner_name = pw->pw_name;
+  for (char** m = gr->gr_mem; m != nullptr && *m != nullptr; ++m) {
+    if (owner_name != *m) return false;
+  }
+  ::setpwent();
+  bool alone = true;
+  while (const passwd* other = ::getpwent()) {
+    if (other->pw_gid == gid && other->pw_uid != owner) {
+      alone = false;
+      break;
+    }
+  }
+  ::endpwent();
+  return alone;
+}
+
+}  // namespace
+
 std::optional<std::string> trust_problem(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::nullopt;
   const std::string quoted = "'" + path + "'";
-  if (st.st_uid != 0 && st.st_uid != ::geteuid()) {
+  if (st.st_uid != 0 && st.st_uid != ::geteuid() && st.st_uid != binary_owner()) {
     return "it is owned by " + user_name(st.st_uid) +
-           ", not by you or root: they could put code there that gpusweep would run as you; "
-           "copy it into a folder of your own";
+           ", not by you, root or gpusweep's owner: they could put code there that gpusweep "
+           "would run as you; copy it into a folder of your own";
   }
   if ((st.st_mode & S_IWOTH) != 0) {
     return "it is writable by every user (mode " + octal_mode(st.st_mode) +
            "): anyone could put code there that gpusweep would run; fix with: chmod go-w " + quoted;
   }
-  if ((st.st_mode & S_IWGRP) != 0) {
+  if ((st.st_mode & S_IWGRP) != 0 && !private_group_of(st.st_gid, st.st_uid)) {
     return "it is writable by group " + group_name(st.st_gid) + " (mode " + octal_mode(st.st_mode) +
            "): its members could put code there that gpusweep would run; fix with: chmod go-w " +
            quoted;

@@ -27,10 +27,11 @@ struct PluginInfo {
 };
 
 // Why a plugin file or folder cannot be trusted, judged as ssh judges a key
-// (StrictModes): it is owned by someone other than root and the user running
-// gpusweep, or writable by its group or by everyone, so that another user
-// could put code there that gpusweep would run. Says the fix. Nothing when it
-// can be trusted (or does not exist).
+// (StrictModes, with Debian's private-group rule): it is owned by someone
+// other than root, the user running gpusweep and the owner of the gpusweep
+// binary, or writable by everyone, or by a group with someone else in it, so
+// that another user could put code there that gpusweep would run. Says the
+// fix. Nothing when it can be trusted (or does not exist).
 std::optional<std::string> trust_problem(const std::string& path);
 
 class Registry {

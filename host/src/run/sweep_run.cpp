@@ -131,6 +131,8 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
 
 void SweepRun::check_plugin_build(int64_t run_id) {
   for (const auto& t : store_->trials(run_id)) {
+    // Only results count: a trial that has not finished is run afresh.
+    if (t.status == db::TrialStatus::pending || t.status == db::TrialStatus::interrupted) continue;
     const std::string& ran = t.run_plugin_hash.value_or(t.plan.plugin_hash);
     if (ran == info_.hash) continue;
     throw UsageError("cannot continue run " + std::to_string(run_id) + " of sweep '" + spec_.name +

@@ -36,8 +36,11 @@ TEST_CASE("script options that would break the #SBATCH block are refused", "[clu
   // does the same to sbatch's reading of a line.
   for (const char* bad : {"--qos=high\n#SBATCH --x=1", "--qos=high\r"}) {
     b.extra = {bad};
-    CHECK_THROWS_WITH(check_script_options(b), Contains("on one line"));
+    CHECK_THROWS_WITH(check_script_options(b), Contains("has a control character"));
   }
+  // sbatch splits a heterogeneous job wherever these words stand on a line.
+  b.extra = {"--comment=my HetJob run"};
+  CHECK_THROWS_WITH(check_script_options(b), Contains("the word 'hetjob'"));
   b.extra = {};
   for (const char* bad : {"", "gpu debug", "gpu\n", "a'b"}) {
     b.partition = bad;
@@ -50,4 +53,6 @@ TEST_CASE("a run folder with a newline is refused before anything is written", "
   CHECK_NOTHROW(check_run_dir(""));  // the working directory of the test
   CHECK_THROWS_WITH(check_run_dir("/tmp/runs/two\nlines"),
                     Contains("--run-dir '/tmp/runs/two\nlines' has a control character (code 10)"));
+  CHECK_THROWS_WITH(check_run_dir("/tmp/runs/a\\b"), Contains("a backslash"));
+  CHECK_THROWS_WITH(check_run_dir("/tmp/packjob-runs"), Contains("the word 'packjob'"));
 }

@@ -44,13 +44,23 @@ TEST_CASE("a plugin file or folder another user could change is not loaded", "[p
   CHECK(found(Registry({d.path}), "planted"));
 
   REQUIRE(::chmod(so.c_str(), 0664) == 0);
-  REQUIRE(trust_problem(so));
-  CHECK_THAT(*trust_problem(so), Contains("writable by group") && Contains("(mode 0664)") &&
-                                     Contains("chmod go-w '" + so + "'"));
-  CHECK_FALSE(found(Registry({d.path}), "planted"));
-  CHECK_THROWS_WITH(Registry({d.path}).describe("planted"),
-                    Contains("unknown workload 'planted'") &&
-                        Contains("plugin " + so + " is not loaded: it is writable by group"));
+  if (::geteuid() == 0) {
+    // Group write by the owner's private group (root:root here, as alice:alice
+    // under umask 002) lets no one else in: accepted, as Debian's ssh does.
+    REQUIRE(::chown(so.c_str(), 0, 0) == 0);
+    CHECK_FALSE(trust_problem(so));
+    // By a shared group (users, gid 100): refused, saying how to fix it.
+    REQUIRE(::chown(so.c_str(), 0, 100) == 0);
+    REQUIRE(trust_problem(so));
+    CHECK_THAT(*trust_problem(so), Contains("writable by group") && Contains("(mode 0664)") &&
+                                       Contains("chmod go-w '" + so + "'"));
+    CHECK_FALSE(found(Registry({d.path}), "planted"));
+    CHECK_THROWS_WITH(Registry({d.path}).describe("planted"),
+                      Contains("unknown workload 'planted'") &&
+                          Contains("plugin " + so + " is not loaded: it is writable by group"));
+  } else {
+    WARN("not root: the group-write half of this test needs chgrp to a shared group");
+  }
 
   REQUIRE(::chmod(so.c_str(), 0646) == 0);
   CHECK_THAT(*trust_problem(so), Contains("writable by every user"));
@@ -70,6 +80,7 @@ TEST_CASE("a plugin file or folder another user could change is not loaded", "[p
   }
   REQUIRE(::chown(so.c_str(), 65534, 65534) == 0);  // nobody
   REQUIRE(trust_problem(so));
-  CHECK_THAT(*trust_problem(so), Contains("it is owned by ") && Contains("not by you or root"));
+  CHECK_THAT(*trust_problem(so),
+             Contains("it is owned by ") && Contains("not by you, root or gpusweep's owner"));
   CHECK_FALSE(found(Registry({d.path}), "planted"));
 }
