@@ -8,7 +8,9 @@
 #   - dqn A/A on a real workload: device cpu and device auto, which is the
 #     CPU on a machine without a GPU (the same work under two names; on a GPU
 #     machine this pair is not an A/A).
-# Counts how often each A/A pair is called "no significant difference" and
+# Counts how often each A/A pair is not called faster or slower ("no
+# significant difference", or "negligible difference": within compare's
+# --min-effect, 1% by default) and
 # how often the 1.3x pair is called slower (goal: at least 95% of runs each),
 # and prints the median half-width of the ratios' intervals.
 # With --load, a neighbour shares the machine: two busy loops switch on and
@@ -47,15 +49,15 @@ for i in $(seq 1 "$runs"); do
     "$bin" run "$work/$s.json" --db "$work/r.db" --set measure.order_seed="$i" > /dev/null
   done
   a=$(verdict aa) b=$(verdict ab) d=$(verdict dqn_aa)
-  [[ "$a" == "no significant difference"* ]] && aa_ok=$((aa_ok + 1))
+  [[ "$a" == "no significant difference"* || "$a" == negligible* ]] && aa_ok=$((aa_ok + 1))
   [[ "$b" == slower* ]] && ab_ok=$((ab_ok + 1))
-  [[ "$d" == "no significant difference"* ]] && dqn_ok=$((dqn_ok + 1))
+  [[ "$d" == "no significant difference"* || "$d" == negligible* ]] && dqn_ok=$((dqn_ok + 1))
   for v in "$a" "$b" "$d"; do sed -E 's/.*\+-([0-9.]+)%.*/\1/' <<< "$v" >> "$work/widths"; done
   printf 'run %2d: noop A/A %-38s 100us vs 130us %-24s dqn A/A %s\n' "$i" "$a" "$b" "$d"
 done
 median=$(sort -g "$work/widths" | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
 echo "protocol: the default (3 repeats, interleaved)${load:+, with a neighbour switching load on and off}; $(( $(date +%s) - start )) s"
-echo "noop A/A called no significant difference: $aa_ok of $runs (goal >= $((runs - runs / 20)))"
-echo "dqn A/A called no significant difference:  $dqn_ok of $runs (goal >= $((runs - runs / 20)))"
+echo "noop A/A not called faster or slower:      $aa_ok of $runs (goal >= $((runs - runs / 20)))"
+echo "dqn A/A not called faster or slower:       $dqn_ok of $runs (goal >= $((runs - runs / 20)))"
 echo "1.3x called slower:                        $ab_ok of $runs (goal >= $((runs - runs / 20)))"
 echo "median half-width of the intervals:        ${median}%"

@@ -111,7 +111,7 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
             "not compared: its trials and the baseline's ran on different machines "
             "(--across-machines to compare them anyway)";
       } else if (r.ratio) {
-        r.verdict = verdict(*r.ratio);
+        r.verdict = verdict(*r.ratio, options.min_effect);
       }
     }
     if (!r.baseline && have_base_quality && !c.quality.empty() && base_quality != 0) {

@@ -82,6 +82,8 @@ struct CompareOptions {
   // cluster run); by default their ratio is shown and the verdict withheld.
   bool across_machines = false;
   double max_quality_loss = 0.01;  // relative
+  // The smallest throughput change called faster or slower (significance.hpp).
+  double min_effect = kMinEffect;
 };
 
 // Throws UsageError when the baseline matches no config or several.

@@ -147,6 +147,8 @@ const char* to_string(Verdict v) {
       return "slower";
     case Verdict::no_difference:
       return "no significant difference";
+    case Verdict::negligible:
+      return "negligible difference";
   }
   return "?";
 }

@@ -5,6 +5,8 @@
 // treats the autocorrelated blocks of one process as independent, and is gone.
 #pragma once
 
+#include <cmath>
+
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,14 +30,24 @@ double t_quantile(double p, double df);
 // Student's t CDF.
 double t_cdf(double t, double df);
 
-enum class Verdict { faster, slower, no_difference };
+enum class Verdict { faster, slower, no_difference, negligible };
 
-// faster/slower when the interval lies above/below 1.
+// The smallest change in throughput worth a verdict by default (1%), like
+// Criterion's noise threshold: a difference the interval shows but smaller
+// than this is called negligible, not faster or slower. Two processes of the
+// same config differ by fractions of a percent on a loaded machine (memory
+// placement, core assignment), consistently enough over three repeats to
+// exclude 1; that is no difference anyone tunes for.
+constexpr double kMinEffect = 0.01;
+
+// faster/slower when the interval lies above/below 1 and the ratio moved by
+// more than min_effect (either way, on the log scale); negligible when the
+// interval excludes 1 but the ratio is within min_effect of it.
 template <class Interval>
-Verdict verdict(const Interval& ci) {
-  if (ci.low > 1) return Verdict::faster;
-  if (ci.high < 1) return Verdict::slower;
-  return Verdict::no_difference;
+Verdict verdict(const Interval& ci, double min_effect = 0) {
+  if (ci.low <= 1 && ci.high >= 1) return Verdict::no_difference;
+  if (std::fabs(std::log(ci.ratio)) <= std::log1p(min_effect)) return Verdict::negligible;
+  return ci.low > 1 ? Verdict::faster : Verdict::slower;
 }
 const char* to_string(Verdict v);
 

@@ -36,6 +36,9 @@ po::options_description compare_options() {
       "largest relative quality loss still called non-inferior")(
       "alpha", po::value<double>()->default_value(0.05, "0.05"),
       "1 - the intervals' level (0.05: 95% intervals)")(
+      "min-effect", po::value<double>()->default_value(kMinEffect, "0.01"),
+      "smallest relative throughput change called faster or slower; a smaller one the "
+      "interval shows is called negligible (0: any)")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or md")(
       "claims", "only the sweep's claims: each against its measured ratio, with a verdict")(
       "across-machines",
@@ -58,7 +61,8 @@ int cmd_compare(const Args& args) {
       "ratios averaged) with a 95% confidence interval (t over repeats, so that\n"
       "differences between processes count; over one process's blocks when there is one\n"
       "repeat, and the note says so), its p-value, and a verdict (faster or slower when\n"
-      "the interval lies above or below 1, else no significant difference). Runs with\n"
+      "the interval lies above or below 1 and the ratio moved by more than --min-effect,\n"
+      "negligible when it moved by less, else no significant difference). Runs with\n"
       "measure.precision looked after every round: their intervals are widened to keep\n"
       "95% coverage. Quality change is shown\n"
       "next to speed, with a non-inferiority check. A sweep file's claims (a guide's\n"
@@ -80,6 +84,11 @@ int cmd_compare(const Args& args) {
   opt.sequential = spec.measure.precision > 0;
   opt.across_machines = vm.count("across-machines") != 0U;
   opt.max_quality_loss = vm["max-quality-loss"].as<double>();
+  opt.min_effect = vm["min-effect"].as<double>();
+  if (opt.min_effect < 0 || opt.min_effect >= 1) {
+    throw UsageError("--min-effect " + std::to_string(opt.min_effect) +
+                     ": give a fraction in [0, 1), e.g. 0.01 for 1%");
+  }
   if (vm.count("claims") != 0U) {
     if (spec.claims.empty()) {
       throw UsageError("sweep '" + sweep->name +

@@ -51,6 +51,17 @@ TEST_CASE("compare finds faster, slower and equal configs against the baseline",
   CHECK(*rows[2].quality_change == Approx(-0.2));
   CHECK_FALSE(*rows[2].non_inferior);
 
+  // A steady 0.5% difference is real (the interval excludes 1) but below
+  // the smallest effect of interest: negligible, unless asked for any.
+  const std::vector<ConfigSamples> close = {
+      config(0, {{"spin", 100}}, {100, 100.01, 99.99, 100.02, 99.98, 100}),
+      config(1, {{"spin", 99}}, {100.5, 100.51, 100.49, 100.52, 100.48, 100.5}),
+  };
+  CHECK(*compare_configs(close, opt)[1].verdict == Verdict::negligible);
+  CompareOptions any = opt;
+  any.min_effect = 0;
+  CHECK(*compare_configs(close, any)[1].verdict == Verdict::faster);
+
   // Lower-is-better quality (a loss): a lower value is an improvement.
   auto loss_configs = configs;
   for (auto& c : loss_configs) c.higher_is_better = false;

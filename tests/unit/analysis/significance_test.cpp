@@ -31,3 +31,19 @@ TEST_CASE("a verdict is the side of 1 the interval lies on", "[host][stats]") {
   CHECK(verdict(RatioInterval{1.05, 0.99, 1.11}) == Verdict::no_difference);
   CHECK(std::string(to_string(Verdict::no_difference)) == "no significant difference");
 }
+
+TEST_CASE("a difference the interval shows but below the smallest effect is negligible",
+          "[host][stats]") {
+  // Two processes of one config 0.4% apart, consistently: excluded from 1,
+  // but no change anyone tunes for.
+  const RatioInterval tiny{1.004, 1.002, 1.006};
+  CHECK(verdict(tiny) == Verdict::faster);  // with no smallest effect
+  CHECK(verdict(tiny, kMinEffect) == Verdict::negligible);
+  CHECK(verdict(RatioInterval{0.996, 0.994, 0.998}, kMinEffect) == Verdict::negligible);
+  // Beyond it, either way (on the log scale: 1/1.02 is as far as 1.02).
+  CHECK(verdict(RatioInterval{1.02, 1.015, 1.025}, kMinEffect) == Verdict::faster);
+  CHECK(verdict(RatioInterval{1 / 1.02, 0.975, 0.985}, kMinEffect) == Verdict::slower);
+  // An interval that holds 1 is no difference, whatever the point.
+  CHECK(verdict(RatioInterval{1.05, 0.99, 1.11}, kMinEffect) == Verdict::no_difference);
+  CHECK(std::string(to_string(Verdict::negligible)) == "negligible difference");
+}
