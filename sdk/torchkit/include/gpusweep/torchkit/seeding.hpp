@@ -5,20 +5,20 @@
 #pragma once
 
 #include <torch/torch.h>
+#include <gpusweep/random.hpp>
 
 #include <cstdint>
 #include <mutex>
 
 namespace gpusweep::torchkit {
 
-// splitmix64: turns (seed, stream) into well-separated seeds, so that seed 0
-// and seed 1 do not yield overlapping streams. Plain arithmetic: usable from
-// loader threads and for std::mt19937_64 as well as torch generators.
+// splitmix64 (gpusweep/random.hpp): turns (seed, stream) into well-separated
+// seeds, so that seed 0 and seed 1 do not yield overlapping streams: the
+// first draw of SplitMix64 started `stream` steps along from `seed`. Plain
+// arithmetic: usable from loader threads and for std::mt19937_64 as well as
+// torch generators.
 inline uint64_t derive_seed(uint64_t seed, uint64_t stream) {
-  uint64_t z = seed + 0x9e3779b97f4a7c15ULL * (stream + 1);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return random::SplitMix64(seed + 0x9E3779B97F4A7C15ULL * stream)();
 }
 
 // A generator of the device's own kind, private to the caller and seeded
