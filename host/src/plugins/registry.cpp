@@ -95,16 +95,16 @@ void warn_refused(const std::string& what) {
   if (warned.insert(what).second) std::cerr << "warning: " << what << "\n";
 }
 
-}  // namespace
-
-namespace {
-
 // The owner of the gpusweep binary itself: whoever can replace it can run
 // code as its users already (a central install owned by a software account).
+// Read once per process.
 std::optional<uid_t> binary_owner() {
-  struct stat st {};
-  if (::stat("/proc/self/exe", &st) != 0) return std::nullopt;
-  return st.st_uid;
+  static const std::optional<uid_t> owner = []() -> std::optional<uid_t> {
+    struct stat st {};
+    if (::stat("/proc/self/exe", &st) != 0) return std::nullopt;
+    return st.st_uid;
+  }();
+  return owner;
 }
 
 // True when `gid` is `owner`'s private group (as Debian's ssh judges group
@@ -201,23 +201,24 @@ std::optional<PluginFile> Registry::find(const std::string& name) const {
 }
 
 PluginInfo Registry::describe(const std::string& name) const {
-  auto file = find(name);
-  if (!file) {
-    std::vector<std::string> names;
-    for (const auto& p : list()) names.push_back(p.name);
-    std::string known;
-    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-    std::string dirs;
-    for (const auto& d : dirs_) dirs += (dirs.empty() ? "" : ":") + d;
-    std::string hint;
-    if (auto s = did_you_mean(name, names)) hint = "; did you mean '" + *s + "'?";
-    std::string refused;
-    for (const auto& r : scan().refused) refused += "; " + r;
-    throw UsageError("unknown workload '" + name + "'" + hint +
-                     " (plugins found: " + (known.empty() ? "none" : known) + "; searched " + dirs +
-                     "; add folders with --plugin-path or GPUSWEEP_PLUGIN_PATH)" + refused);
+  // One look at the folders, for the plugin or for everything the error says.
+  const Scan path = scan();
+  std::vector<std::string> names;
+  for (const auto& p : path.found) {
+    if (p.name == name) return describe_file(p);
+    names.push_back(p.name);
   }
-  return describe_file(*file);
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  std::string dirs;
+  for (const auto& d : dirs_) dirs += (dirs.empty() ? "" : ":") + d;
+  std::string hint;
+  if (auto s = did_you_mean(name, names)) hint = "; did you mean '" + *s + "'?";
+  std::string refused;
+  for (const auto& r : path.refused) refused += "; " + r;
+  throw UsageError("unknown workload '" + name + "'" + hint +
+                   " (plugins found: " + (known.empty() ? "none" : known) + "; searched " + dirs +
+                   "; add folders with --plugin-path or GPUSWEEP_PLUGIN_PATH)" + refused);
 }
 
 PluginInfo Registry::describe_file(const PluginFile& file) const {
