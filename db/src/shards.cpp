@@ -110,18 +110,17 @@ class Merger {
   // Refuses a shard whose finished trials ran a plugin build other than the
   // run's: the run's planned hash, or (merged first) the shard's own plan.
   void check_plugin(int64_t into, int64_t shard_run) {
-    const std::string run_hashes =
-        "SELECT plugin_hash FROM main.trials WHERE sweep_id = ?2 AND plugin_hash IS NOT NULL "
-        "UNION ALL SELECT plugin_hash FROM shard.trials WHERE sweep_id = ?1 AND plugin_hash IS "
-        "NOT NULL AND NOT EXISTS (SELECT 1 FROM main.trials WHERE sweep_id = ?2)";
     auto q = db_.prepare(
-        "SELECT coalesce(s.run_plugin_hash, s.plugin_hash), s.plugin_path, (" + run_hashes +
-        " LIMIT 1) FROM shard.trials s WHERE s.sweep_id = ?1 AND " + "s.status NOT IN " +
-        kUnfinished + " AND coalesce(s.run_plugin_hash, s.plugin_hash) IS NOT NULL AND EXISTS (" +
-        run_hashes +
-        ")"
-        " AND coalesce(s.run_plugin_hash, s.plugin_hash) NOT IN (" +
-        run_hashes + ") LIMIT 1");
+        std::string("WITH run(hash) AS (SELECT plugin_hash FROM main.trials WHERE sweep_id = ?2 "
+                    "AND plugin_hash IS NOT NULL UNION ALL SELECT plugin_hash FROM shard.trials "
+                    "WHERE sweep_id = ?1 AND plugin_hash IS NOT NULL AND NOT EXISTS (SELECT 1 "
+                    "FROM main.trials WHERE sweep_id = ?2)), "
+                    "ran(hash, path) AS (SELECT coalesce(run_plugin_hash, plugin_hash), "
+                    "plugin_path FROM shard.trials WHERE sweep_id = ?1 AND status NOT IN ") +
+        kUnfinished +
+        ") SELECT ran.hash, ran.path, (SELECT hash FROM run LIMIT 1) FROM ran WHERE "
+        "ran.hash IS NOT NULL AND EXISTS (SELECT 1 FROM run) AND ran.hash NOT IN (SELECT hash "
+        "FROM run) LIMIT 1");
     q.bind(1, shard_run).bind(2, into);
     if (!q.step()) return;
     throw DbError("shard '" + source_ + "' has trials run by plugin build " +
