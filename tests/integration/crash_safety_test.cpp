@@ -53,14 +53,6 @@ int processes_in(const std::string& dir) {
   return n;
 }
 
-// Delays from the project's own generator (gpusweep/random.hpp), the same
-// on every standard library.
-struct SplitMix64Delays {
-  explicit SplitMix64Delays(uint64_t seed) : rng(seed) {}
-  int next_ms(int lo, int hi) { return static_cast<int>(random::uniform_int(rng, lo, hi)); }
-  random::SplitMix64 rng;
-};
-
 // One database that hosts are killed on: what it had committed must stay.
 struct Killed {
   std::string path;
@@ -121,13 +113,13 @@ TEST_CASE("hosts killed at random moments lose nothing and record nothing twice"
       "run k.json --db results.db --resume --jobs 2 --fresh-workers",
       "run k.json --db shard1.db --shard 1/2 --run-key k",
       "run k.json --db shard2.db --shard 2/2 --run-key k --jobs 2"};
-  SplitMix64Delays delays(20261124);
+  random::SplitMix64 delays(20261124);  // the same delays with every standard library
   int kills = 0;
   for (int round = 0; round < 50; ++round) {
     const size_t host = static_cast<size_t>(round) % hosts.size();
     Killed& db = host < 3 ? main : host == 3 ? shard1 : shard2;
     const pid_t pid = box.start(hosts[host], "log.txt");
-    std::this_thread::sleep_for(std::chrono::milliseconds(delays.next_ms(30, 600)));
+    std::this_thread::sleep_for(std::chrono::milliseconds(random::uniform_int(delays, 30, 600)));
     if (::kill(pid, SIGKILL) == 0) ++kills;
     Sandbox::wait(pid);
     INFO("round " << round << " (" << hosts[host] << "): " << box.read("log.txt"));

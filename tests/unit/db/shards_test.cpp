@@ -6,6 +6,8 @@
 
 #include "migrations.hpp"
 
+#include "temp_dir.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -18,15 +20,9 @@ using gpusweep::db::TrialStatus;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/gpusweep_shards_test_XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-  std::string file(const std::string& name) const { return path + "/" + name; }
+// Each test's scratch folder.
+struct TempDir : gpusweep::test::TempDir {
+  TempDir() : gpusweep::test::TempDir("gpusweep_shards_test") {}
 };
 
 TrialPlan plan(int64_t config, int64_t repeat, int64_t ordinal) {

@@ -1,6 +1,7 @@
 // Plugin discovery that cannot be planted (audit L4): plugin files and
 // folders that another user could change are not loaded, with the fix.
 #include "plugins/registry.hpp"
+#include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -15,16 +16,6 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-struct TempDir {
-  std::string path;
-  TempDir() {
-    char tmpl[] = "/tmp/gpusweep_trust_XXXXXX";
-    REQUIRE(mkdtemp(tmpl) != nullptr);
-    path = tmpl;
-  }
-  ~TempDir() { std::filesystem::remove_all(path); }
-};
-
 bool found(const Registry& r, const std::string& name) {
   for (const auto& p : r.list()) {
     if (p.name == name) return true;
@@ -35,7 +26,7 @@ bool found(const Registry& r, const std::string& name) {
 }  // namespace
 
 TEST_CASE("a plugin file or folder another user could change is not loaded", "[plugins]") {
-  TempDir d;
+  gpusweep::test::TempDir d("gpusweep_trust");
   const std::string so = d.path + "/gpusweep_planted.so";
   std::ofstream(so) << "not really a plugin";
   REQUIRE(::chmod(so.c_str(), 0644) == 0);
