@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < trials; ++i) seeds += (i ? "," : "") + std::to_string(i);
   std::ofstream(dir / "empty.json") << R"({"name": "empty", "workload": "noop",
     "grid": {"seed": [)" << seeds << R"(]},
-    "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})";
+    "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5, "min_block_s": 0}})";
   std::ofstream(dir / "steps.json") << R"({"name": "steps", "workload": "noop",
     "measure": {"warmup_steps": 1000, "steps_per_block": 5000000, "blocks": 5}})";
 

@@ -12,7 +12,7 @@ namespace {
 
 const char* kSweep = R"({"name": "forks", "workload": "faults",
   "grid": {"mode": ["ok", "segfault", "throw_step"], "seed": [0, 1]},
-  "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 20}})";
+  "measure": {"min_block_s": 0, "repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 20}})";
 
 }  // namespace
 
@@ -48,7 +48,7 @@ TEST_CASE(
     "[integration][fork]") {
   Sandbox box;
   box.write("t.json", R"({"name": "threads", "workload": "threaded_load",
-    "grid": {"seed": [0, 1, 2]}, "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");
+    "grid": {"seed": [0, 1, 2]}, "measure": {"min_block_s": 0, "repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");
   const auto r = box.gpusweep("run t.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);

@@ -40,7 +40,7 @@ sizes=$(seq -s, 1 20)
 cat > "$work/s.json" <<JSON
 {"name": "fills_the_disk", "workload": "noop", "base": {"spin_us": 0},
  "grid": {"batch_size": [$sizes]},
- "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 300}}
+ "measure": {"min_block_s": 0, "repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 300}}
 JSON
 
 # 1. No room at all: one clear error, exit 2, no database file left.

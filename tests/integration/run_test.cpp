@@ -24,7 +24,7 @@ TEST_CASE("a noop sweep records every trial with its blocks", "[integration]") {
   Sandbox box;
   box.write("s.json", R"({"name": "noop_grid", "workload": "noop",
     "grid": {"batch_size": [1, 2, 4]},
-    "measure": {"warmup_steps": 2, "steps_per_block": 50, "blocks": 5, "repeats": 2},
+    "measure": {"min_block_s": 0, "warmup_steps": 2, "steps_per_block": 50, "blocks": 5, "repeats": 2},
     "baseline": {"batch_size": 1}})");
   const auto r = box.gpusweep("run s.json --db results.db --jobs 2");
   INFO(r.output);
@@ -65,7 +65,7 @@ TEST_CASE(
   Sandbox box;
   box.write("m.json", R"({"name": "memory", "workload": "faults",
     "grid": {"mode": ["ok", "grow", "leak"]},
-    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 6, "blocks": 5, "timeout_s": 30,
+    "measure": {"min_block_s": 0, "repeats": 1, "warmup_steps": 1, "steps_per_block": 6, "blocks": 5, "timeout_s": 30,
                 "max_memory": "256MiB"}})");
   const auto r = box.gpusweep("run m.json --db results.db");
   INFO(r.output);
@@ -105,7 +105,7 @@ TEST_CASE("crashes, hangs, throws, OOM and skips are recorded and the sweep goes
                       "exit0_step", "throw_evaluate", "stdout_flood", "stderr_flood",
                       "garbage_proto", "nan", "inf", "leak", "terminate", "throw_setup",
                       "hang_setup", "hang_evaluate"]},
-    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 3}})");
+    "measure": {"min_block_s": 0, "repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 3}})");
   const auto r = box.gpusweep("run f.json --db results.db --jobs 2");
   INFO(r.output);
   REQUIRE(r.code == 0);
@@ -312,7 +312,7 @@ TEST_CASE("resume refuses a rebuilt plugin unless told, and each trial records i
   const std::string so = box.path("plugins/gpusweep_noop.so");
   std::filesystem::copy_file(std::string(GPUSWEEP_PLUGIN_DIR) + "/gpusweep_noop.so", so);
   box.write("s.json", R"({"name": "rebuilt", "workload": "noop", "grid": {"batch_size": [1, 2]},
-    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 10, "blocks": 5}})");
+    "measure": {"min_block_s": 0, "repeats": 1, "warmup_steps": 0, "steps_per_block": 10, "blocks": 5}})");
   REQUIRE(box.gpusweep("run s.json --db results.db --plugin-path plugins").code == 0);
   const std::string built = box.text("SELECT plugin_hash FROM trials LIMIT 1");
   CHECK(box.count("SELECT count(*) FROM trials WHERE run_plugin_hash = plugin_hash") == 2);
@@ -383,7 +383,7 @@ TEST_CASE("compare tells a 3x slower step from the baseline", "[integration][com
 TEST_CASE("sql is read-only and export writes trials and blocks", "[integration][sql]") {
   Sandbox box;
   box.write("s.json", R"({"name": "data", "workload": "noop", "grid": {"batch_size": [1, 2]},
-    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 10, "blocks": 5}})");
+    "measure": {"min_block_s": 0, "repeats": 1, "warmup_steps": 0, "steps_per_block": 10, "blocks": 5}})");
   REQUIRE(box.gpusweep("run s.json --db results.db").code == 0);
 
   auto r = box.gpusweep(
@@ -511,7 +511,7 @@ TEST_CASE("the HTML report is self-contained and draws every data point", "[inte
   Sandbox box;
   box.write("r.json", R"({"name": "report <&>", "workload": "faults",
     "grid": {"mode": ["ok", "skip", "slow_step"]},
-    "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "repeats": 2},
+    "measure": {"min_block_s": 0, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "repeats": 2},
     "baseline": {"mode": "ok"}})");
   REQUIRE(box.gpusweep("run r.json --db results.db --jobs 2").code == 0);
   const auto r = box.gpusweep("report --db results.db --html out.html");
@@ -579,4 +579,41 @@ TEST_CASE("with two jobs, run says that trials share the machine, and each recor
   CHECK(count_in(box.path("one.db"),
                  "SELECT count(*) FROM metrics WHERE name = 'overlap_fraction' AND value = 0") ==
         2);
+}
+
+// Audit M5: a block of a few empty steps is mostly the clock and the sync.
+TEST_CASE(
+    "blocks shorter than measure.min_block_s fail the trial with a steps_per_block that works",
+    "[integration]") {
+  Sandbox box;
+  const std::string sweep = R"({"name": "short", "workload": "noop",
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": %s, "blocks": 5%s}})";
+  auto with = [&](const std::string& steps, const std::string& extra) {
+    std::string text = sweep;
+    text.replace(text.find("%s"), 2, steps);
+    text.replace(text.find("%s"), 2, extra);
+    return text;
+  };
+  box.write("short.json", with("5", ""));
+  const auto r = box.gpusweep("run short.json --db short.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const std::string error =
+      test::text_in(box.path("short.db"), "SELECT status || ': ' || error FROM trials");
+  INFO(error);
+  CHECK_THAT(error, Contains("failed: blocks too short to measure") &&
+                        Contains("min_block_s = 100 us (auto)"));
+  // The advice, taken, measures.
+  const std::string marker = "steps_per_block to ";
+  const auto at = error.find(marker);
+  REQUIRE(at != std::string::npos);
+  const std::string steps = std::to_string(std::stoll(error.substr(at + marker.size())));
+  box.write("long.json", with(steps, ""));
+  REQUIRE(box.gpusweep("run long.json --db long.db").code == 0);
+  CHECK(test::text_in(box.path("long.db"), "SELECT status FROM trials") == "ok");
+  CHECK(count_in(box.path("long.db"), "SELECT count(*) FROM blocks WHERE seconds >= 0.0001") >= 3);
+  // min_block_s: 0 accepts the short blocks.
+  box.write("any.json", with("5", R"(, "min_block_s": 0)"));
+  REQUIRE(box.gpusweep("run any.json --db any.db").code == 0);
+  CHECK(test::text_in(box.path("any.db"), "SELECT status FROM trials") == "ok");
 }

@@ -122,7 +122,7 @@ TEST_CASE("a plugin built against the frozen ABI 1.0 header runs in this host",
   Sandbox box;
   box.write("s.json", R"({"name": "abi10", "workload": "abi_v1_0",
     "grid": {"batch_size": [1, 3]},
-    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 10, "blocks": 5}})");
+    "measure": {"min_block_s": 0, "repeats": 1, "warmup_steps": 1, "steps_per_block": 10, "blocks": 5}})");
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);

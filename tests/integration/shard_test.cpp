@@ -34,7 +34,7 @@ TEST_CASE("run --shard splits a sweep across hosts and merge gathers one run",
           "[integration][shard]") {
   Sandbox box;
   box.write("s.json", R"({"name": "split", "workload": "noop", "grid": {"batch_size": [1, 2, 3]},
-    "measure": {"warmup_steps": 1, "steps_per_block": 5, "blocks": 5, "repeats": 2}})");
+    "measure": {"min_block_s": 0, "warmup_steps": 1, "steps_per_block": 5, "blocks": 5, "repeats": 2}})");
   REQUIRE(box.gpusweep("run s.json --db full.db").code == 0);
 
   // Four "machines", each with its own database (default name).

@@ -15,7 +15,7 @@ trap 'rm -rf "$work"' EXIT
 cat > "$work/sweep.json" <<'JSON'
 {"name": "report_browser", "workload": "faults",
  "grid": {"mode": ["ok", "slow_step", "skip", "throw_step"]},
- "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "repeats": 2},
+ "measure": {"min_block_s": 0, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "repeats": 2},
  "baseline": {"mode": "ok"}}
 JSON
 GPUSWEEP_PLUGIN_PATH=$plugins "$bin" run "$work/sweep.json" --db "$work/r.db" --jobs 2 > /dev/null

@@ -427,3 +427,63 @@ TEST_CASE("the peak memory starts over at reset: a setup allocation stays out of
   INFO("peak before the reset " << before << ", in the window " << window);
   CHECK(window < before - 200.0 * (1 << 20));
 }
+
+// Audit M5: batches built before training starts, or while an evaluation
+// runs, would serve the next measured steps from a backlog.
+TEST_CASE("the loaders build nothing before the first batch is asked for", "[torchkit][pipeline]") {
+  std::atomic<int> built{0};
+  auto counted = [&](int64_t index, std::mt19937_64&) {
+    ++built;
+    return Batch{torch::full({1}, static_cast<double>(index))};
+  };
+  auto s = Settings::apply(config({{"loader_workers", 4}, {"prefetch", 2}}), conv_support());
+  InputPipeline pipeline(s, counted);
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));  // "setup"
+  CHECK(built.load() == 0);
+  CHECK(pipeline.next()[0].item<double>() == 0);
+  for (int i = 0; i < 200 && built.load() < 8; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(built.load() >= 8);  // then they fill their queues (4 x 2) as before
+}
+
+namespace {
+// A workload whose only work is taking batches from its pipeline.
+class PipelineWorkload : public TorchWorkload {
+ public:
+  PipelineWorkload(const TrialConfig& c, InputPipeline::Producer producer)
+      : TorchWorkload(c, conv_support()), pipeline_(settings_, std::move(producer)) {
+    track(pipeline_);
+  }
+  StepResult step() override {
+    pipeline_.next();
+    return {1};
+  }
+
+ private:
+  InputPipeline pipeline_;
+};
+}  // namespace
+
+TEST_CASE("between measured windows (an evaluation) the loaders build nothing",
+          "[torchkit][pipeline]") {
+  std::atomic<int> built{0};
+  auto counted = [&](int64_t index, std::mt19937_64&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ++built;
+    return Batch{torch::full({1}, static_cast<double>(index))};
+  };
+  PipelineWorkload w(config({{"loader_workers", 2}, {"prefetch", 16}}), counted);
+  w.step();  // warmup
+  w.begin_measurement();
+  w.step();
+  w.end_measurement();  // an evaluation follows
+  const int at_end = built.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  CHECK(built.load() == at_end);
+  w.begin_measurement();
+  for (int i = 0; i < 200 && built.load() == at_end; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  CHECK(built.load() > at_end);
+}

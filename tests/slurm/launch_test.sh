@@ -40,7 +40,7 @@ work=$(mktemp -d /var/spool/gpusweep-slurm-test.XXXXXX)
 cd "$work"
 cat > s.json << 'EOF'
 {"name": "on_slurm", "workload": "noop", "grid": {"batch_size": [1, 2, 3, 4, 5, 6]},
- "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 20, "blocks": 5}}
+ "measure": {"min_block_s": 0, "repeats": 1, "warmup_steps": 1, "steps_per_block": 20, "blocks": 5}}
 EOF
 
 fail() {

@@ -27,9 +27,9 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name",    "workload", "description", "base",    "grid",
                                            "measure", "baseline", "claims",      "$comment"};
 const std::vector<std::string> kMeasureKeys = {
-    "warmup_steps",      "steps_per_block", "blocks",       "repeats",    "timeout_s",
-    "eval_every_blocks", "order_seed",      "silence_s",    "max_memory", "interleave",
-    "precision",         "budget_s",        "stable_warmup"};
+    "warmup_steps",      "steps_per_block", "blocks",        "repeats",    "timeout_s",
+    "eval_every_blocks", "order_seed",      "silence_s",     "max_memory", "interleave",
+    "precision",         "budget_s",        "stable_warmup", "min_block_s"};
 
 [[noreturn]] void usage(const std::string& source, const std::string& where,
                         const std::string& what) {
@@ -201,7 +201,8 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
             "unknown measurement setting" + suggestion(key, kMeasureKeys) +
                 " (known: warmup_steps, steps_per_block, blocks, "
                 "repeats, timeout_s, silence_s, eval_every_blocks, "
-                "order_seed, max_memory, interleave, precision, budget_s, stable_warmup)");
+                "order_seed, max_memory, interleave, precision, budget_s, stable_warmup, "
+                "min_block_s)");
     }
   }
   MeasureSpec s;
@@ -255,6 +256,13 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
     if (!(s.max_memory_bytes >= 1024 * 1024) || !std::isfinite(s.max_memory_bytes)) {
       usage(source, "measure.max_memory", "the cap " + it->dump() + " is below 1 MiB: " + fix);
     }
+  }
+  if (auto it = m.find("min_block_s"); it != m.end()) {
+    if (!it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>())) {
+      usage(source, "measure.min_block_s",
+            "expected a number of seconds, 0 or more (0: no minimum), got " + it->dump());
+    }
+    s.min_block_s = it->get<double>();
   }
   parse_precision(source, m, s);
   return s;
@@ -330,6 +338,7 @@ Json MeasureSpec::to_json() const {
   if (max_memory_bytes > 0) j["max_memory"] = max_memory_bytes;
   if (interleave > 0) j["interleave"] = interleave;
   if (stable_warmup) j["stable_warmup"] = true;
+  if (min_block_s >= 0) j["min_block_s"] = min_block_s;
   if (precision > 0) {
     j["precision"] = precision;
     j["budget_s"] = budget_s;

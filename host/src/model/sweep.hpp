@@ -19,6 +19,13 @@ constexpr int64_t kAutoInterleave = 8;
 constexpr double kDefaultBudgetS = 600;
 constexpr int64_t kMaxRounds = 100;
 
+// The automatic minimum block (MeasureSpec::min_block_s): a block's fixed
+// cost is about a microsecond on the CPU (two clock reads, the step loop's
+// calls) and tens of microseconds on a GPU (a device sync, two events), so
+// these keep it near 1%.
+constexpr double kMinBlockCpuS = 1e-4;
+constexpr double kMinBlockDeviceS = 5e-3;
+
 // Stable warmup (MeasureSpec::stable_warmup).
 constexpr double kStableWarmupTolerance = 0.05;
 constexpr int64_t kMaxWarmupWindows = 20;
@@ -56,6 +63,13 @@ struct MeasureSpec {
   // planned repeats only.
   double precision = 0;
   double budget_s = 0;
+  // The shortest median block a trial may measure, in seconds: shorter
+  // blocks are mostly the harness's clock reads and the block's device sync
+  // (and on a GPU, a sync every few steps undoes the host/device overlap
+  // being measured), so such a trial fails with the steps_per_block that
+  // would do. Negative: "auto", kMinBlockCpuS, or kMinBlockDeviceS where the
+  // blocks are timed by a device clock; 0: no minimum.
+  double min_block_s = -1;
 
   Json to_json() const;
   // Reads to_json()'s document back (or a sweep file's "measure"), checked as

@@ -90,6 +90,9 @@ BatchTuneRequest batch_tune_request(const SweepSpec& spec, const PluginManifest&
   request.probe_measure.warmup_steps = std::min<int64_t>(spec.measure.warmup_steps, 2);
   request.probe_measure.steps_per_block = std::min<int64_t>(spec.measure.steps_per_block, 2);
   request.probe_measure.blocks = 5;
+  // A probe asks whether a batch fits, with blocks of two steps; its timing
+  // is a sketch, and the verification's blocks are held to the minimum.
+  request.probe_measure.min_block_s = 0;
   request.worker.max_memory_bytes = std::floor(max_memory_bytes);
   return request;
 }

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -31,6 +32,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace gpusweep::host {
 
@@ -251,6 +253,57 @@ class Trial {
     finish(0);
   }
 
+  [[noreturn]] void fail(const char* phase, const std::string& message) {
+    out_.emit({{"event", event::result},
+               {"status", "failed"},
+               {"phase", phase},
+               {"at_step", steps_done_},
+               {"message", message}});
+    finish(0);
+  }
+
+  // Fails the trial when its median block is shorter than the protocol's
+  // minimum (MeasureSpec::min_block_s), naming the steps_per_block that
+  // would reach it.
+  void check_block_length(std::vector<double> seconds, bool device_timed) {
+    const double minimum =
+        m_.min_block_s >= 0 ? m_.min_block_s : (device_timed ? kMinBlockDeviceS : kMinBlockCpuS);
+    if (minimum <= 0 || seconds.empty()) return;
+    const auto mid = seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2);
+    std::nth_element(seconds.begin(), mid, seconds.end());
+    const double median = *mid;
+    if (median >= minimum) return;
+    // A short block is mostly fixed cost, so its time over its steps
+    // overstates a step: time runs of doubling length until one reaches the
+    // minimum (the trial fails anyway, so these steps cost it nothing), and
+    // advise twice that, so that a noisy block stays above it.
+    double per_step = std::max(median, 1e-9) / static_cast<double>(m_.steps_per_block);
+    gpusweep_step_result r{};
+    for (int64_t n = 2 * m_.steps_per_block; n <= (int64_t{1} << 26); n *= 2) {
+      const auto t0 = Clock::now();
+      for (int64_t i = 0; i < n; ++i) {
+        r.struct_size = sizeof r;
+        check(t_->step(inst_, &r), "measure", steps_done_ + i);
+      }
+      check(t_->synchronize(inst_), "measure", steps_done_);
+      steps_done_ += n;
+      const double took = seconds_since(t0);
+      per_step = took / static_cast<double>(n);
+      if (took >= minimum) break;
+    }
+    const auto steps = static_cast<int64_t>(std::ceil(2 * minimum / per_step));
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "blocks too short to measure: the median block took %.3g us, under "
+                  "measure.min_block_s = %.3g us%s; the clock reads and the block's sync would "
+                  "be a visible part of every sample. Set measure.steps_per_block to %lld or "
+                  "more (or min_block_s to 0 to accept such blocks)",
+                  median * 1e6, minimum * 1e6,
+                  m_.min_block_s >= 0 ? "" : (device_timed ? " (auto, on a GPU)" : " (auto)"),
+                  static_cast<long long>(steps));
+    fail("measure", text);
+  }
+
   void setup() {
     out_.emit({{"event", event::phase}, {"phase", "setup"}});
     const auto t0 = Clock::now();
@@ -366,6 +419,8 @@ class Trial {
     out_.emit({{"event", event::phase}, {"phase", "measure"}, {"blocks", m_.blocks}});
     mark_window(true);
     bool evaluated_last = false;
+    bool device_timed = false;
+    std::vector<double> block_seconds;
     gpusweep_step_result r{};
     for (int64_t b = 0; b < m_.blocks; ++b) {
       next_turn();
@@ -390,6 +445,8 @@ class Trial {
                     {"samples", samples},          {"secondary_samples", secondary}};
       if (device_seconds) block["device_seconds"] = *device_seconds;
       out_.emit(block);
+      block_seconds.push_back(seconds);
+      device_timed = device_timed || device_seconds.has_value();
       evaluated_last = false;
       if (m_.eval_every_blocks > 0 && (b + 1) % m_.eval_every_blocks == 0) {
         mark_window(false);
@@ -401,6 +458,7 @@ class Trial {
         }
       }
     }
+    check_block_length(std::move(block_seconds), device_timed);
     if (!evaluated_last) {
       mark_window(false);
       evaluate("evaluate");

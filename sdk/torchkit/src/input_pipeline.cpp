@@ -66,8 +66,9 @@ void InputPipeline::work(size_t lane_index, int64_t first_index) {
   for (int64_t index = first_index;; index += stride) {
     {
       std::unique_lock<std::mutex> lock(mutex_);
-      changed_.wait(
-          lock, [&] { return stop_ || (!paused_ && lanes_[lane_index].ready.size() < capacity_); });
+      changed_.wait(lock, [&] {
+        return stop_ || (started_ && !paused_ && lanes_[lane_index].ready.size() < capacity_);
+      });
       if (stop_) return;
       ++building_;
     }
@@ -101,6 +102,10 @@ Batch InputPipeline::next() {
     batch = produce(next_index_);
   } else {
     std::unique_lock<std::mutex> lock(mutex_);
+    if (!started_) {
+      started_ = true;
+      changed_.notify_all();
+    }
     Lane& lane = lanes_[static_cast<size_t>(next_index_) % lanes_.size()];
     changed_.wait(lock, [&] { return !lane.ready.empty() || lane.error; });
     if (lane.ready.empty()) std::rethrow_exception(lane.error);

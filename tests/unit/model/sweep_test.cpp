@@ -90,6 +90,8 @@ TEST_CASE("validation errors name the file, the key and the fix", "[host][sweep]
              Contains("did you mean 'blocks'"));
   CHECK_THAT(error_of(R"({"name": "a", "workload": "dqn", "measure": {"timeout_s": -1}})"),
              Contains("measure.timeout_s"));
+  CHECK_THAT(error_of(R"({"name": "a", "workload": "dqn", "measure": {"min_block_s": -0.1}})"),
+             Contains("measure.min_block_s") && Contains("0 or more"));
   CHECK_THAT(error_of(R"({"name": "a", "workload": "dqn", "name": "b"})"),
              Contains("'name' appears twice"));
   CHECK_THAT(error_of(R"({"name": "a", "workload": "dqn", "base": {"lr": NaN}})"),

@@ -3,7 +3,10 @@
 // is always built from the same seed, so the data does not depend on the
 // number of workers. The time the training step spends waiting for input
 // (blocked on the queue, or producing the batch itself with 0 workers) is
-// measured: that is the input-wait share the host reports.
+// measured: that is the input-wait share the host reports. The loaders start
+// at the first next(), not at construction: a backlog built while the
+// workload sets up (or renders its validation set) would serve the first
+// steps at no wait, which steady-state training never sees (audit M5).
 #pragma once
 
 #include <gpusweep/torchkit/settings.hpp>
@@ -74,7 +77,8 @@ class InputPipeline {
   std::vector<std::thread> threads_;
   bool stop_ = false;
   bool paused_ = false;
-  int building_ = 0;  // loader threads building a batch now
+  bool started_ = false;  // set by the first next(): no batch is built before
+  int building_ = 0;      // loader threads building a batch now
   int64_t next_index_ = 0;
   double wait_s_ = 0;
 };

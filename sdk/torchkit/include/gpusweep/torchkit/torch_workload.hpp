@@ -36,9 +36,15 @@ class TorchWorkload : public Workload {
     return m;
   }
 
-  // The peak starts over at each window and is taken at its end.
-  void begin_measurement() override { reset_peak_memory(settings_.device); }
+  // The peak starts over at each window and is taken at its end. Between
+  // windows (an evaluation) the loaders stop: batches built then would serve
+  // the next block from a backlog that training at full speed never has.
+  void begin_measurement() override {
+    reset_peak_memory(settings_.device);
+    if (pipeline_ != nullptr) pipeline_->resume();
+  }
   void end_measurement() override {
+    if (pipeline_ != nullptr) pipeline_->pause();
     measured_peak_ = std::max(measured_peak_, peak_memory_bytes(settings_.device));
     ++windows_;
   }
