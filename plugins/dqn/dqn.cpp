@@ -6,6 +6,7 @@
 
 #include <gpusweep/random.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/estimate.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/seeding.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -187,7 +188,7 @@ class Dqn final : public torchkit::TorchWorkload {
     // Fill to the learning start with a random policy, so that every measured
     // step includes an update.
     while (env_steps_ < kLearningStarts) collect(/*random_policy=*/true);
-    random_policy_return_ = run_episodes(/*greedy=*/false);
+    random_policy_return_ = run_episodes(/*greedy=*/false).mean;
   }
 
   StepResult step() override {
@@ -198,7 +199,9 @@ class Dqn final : public torchkit::TorchWorkload {
   }
 
   Metrics evaluate() override {
-    return {{"mean_return", run_episodes(/*greedy=*/true)},
+    const torchkit::Estimate greedy = run_episodes(/*greedy=*/true);
+    return {{"mean_return", greedy.mean},
+            {"mean_return_se", greedy.se},  // over the episodes
             {"random_policy_return", random_policy_return_},
             {"epsilon", epsilon()},
             {"env_steps", static_cast<double>(env_steps_)}};
@@ -397,7 +400,7 @@ class Dqn final : public torchkit::TorchWorkload {
   // Mean return of kEvalEpisodes episodes run side by side on a fresh env with
   // the fixed evaluation seed. Uses only its own generators, so training's
   // streams are untouched.
-  double run_episodes(bool greedy) {
+  torchkit::Estimate run_episodes(bool greedy) {
     torch::NoGradGuard no_grad;
     const torch::Device device = settings_.device;
     CartPole env(kEvalEpisodes, device, kEvalSeed);
@@ -420,7 +423,7 @@ class Dqn final : public torchkit::TorchWorkload {
       live.logical_and_(out.terminated.logical_or(out.truncated).logical_not());
       if ((t + 1) % kEvalDoneCheckEvery == 0 && !live.any().item<bool>()) break;
     }
-    return returns.mean().item<double>();
+    return torchkit::mean_and_se(returns);
   }
 
   Knobs knobs_;

@@ -5,6 +5,7 @@
 #include "coverage_env.hpp"
 #include "networks.hpp"
 
+#include <gpusweep/torchkit/estimate.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/seeding.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -166,8 +167,8 @@ class Coma final : public torchkit::TorchWorkload {
     rewards_ = torch::empty({t, e}, floats);
     eval_obs_ = torch::empty({kEvalEpisodes, a, obs_dim}, floats);
 
-    random_coverage_ = run_eval(/*greedy=*/false);
-    init_coverage_ = run_eval(/*greedy=*/true);
+    random_coverage_ = run_eval(/*greedy=*/false).mean;
+    init_coverage_ = run_eval(/*greedy=*/true).mean;
   }
 
   StepResult step() override {
@@ -182,7 +183,9 @@ class Coma final : public torchkit::TorchWorkload {
   }
 
   Metrics evaluate() override {
-    return {{"mean_coverage", run_eval(/*greedy=*/true)},
+    const torchkit::Estimate greedy = run_eval(/*greedy=*/true);
+    return {{"mean_coverage", greedy.mean},
+            {"mean_coverage_se", greedy.se},  // over the episodes
             {"random_coverage", random_coverage_},
             {"init_coverage", init_coverage_},
             {"episodes", static_cast<double>(steps_ * settings_.batch_size)}};
@@ -338,7 +341,7 @@ class Coma final : public torchkit::TorchWorkload {
   // Mean final coverage of kEvalEpisodes episodes from the fixed evaluation
   // starts, greedy or uniformly random. Uses only its own generators, so
   // training's streams are untouched.
-  double run_eval(bool greedy) {
+  torchkit::Estimate run_eval(bool greedy) {
     torch::NoGradGuard no_grad;
     const torch::Device device = settings_.device;
     torch::Generator starts = make_generator(device, derive_seed(kEvalSeed, kStartStream));
@@ -357,7 +360,7 @@ class Coma final : public torchkit::TorchWorkload {
       }
       eval_env_.step(actions);
     }
-    return eval_env_.covered().mean().item<double>();
+    return torchkit::mean_and_se(eval_env_.covered());
   }
 
   Knobs knobs_;

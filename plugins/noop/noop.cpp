@@ -49,7 +49,9 @@ class Noop final : public gpusweep::Workload {
     return {batch_, 0};
   }
 
-  gpusweep::Metrics evaluate() override { return {{"quality", 1.0}, {"steps", double(steps_)}}; }
+  gpusweep::Metrics evaluate() override {
+    return {{"quality", 1.0}, {"quality_se", 0.0}, {"steps", double(steps_)}};
+  }
 
  private:
   std::chrono::duration<double, std::micro> spin_;

@@ -6,6 +6,7 @@
 
 #include <gpusweep/random.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/estimate.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -161,12 +162,13 @@ std::vector<float> render_images(int64_t count, int64_t size, uint64_t seed, uin
 
 // Mean over images of 10 log10(1 / MSE), pixel values clamped to [0, 1] as
 // an image is when saved.
-double mean_psnr_db(const torch::Tensor& images, const torch::Tensor& clean) {
+// Over the images: their mean PSNR and its standard error.
+torchkit::Estimate psnr_db(const torch::Tensor& images, const torch::Tensor& clean) {
   const torch::Tensor mse = (images.to(torch::kFloat).clamp(0, 1) - clean)
                                 .square()
                                 .flatten(/*start_dim=*/1)
                                 .mean(/*dim=*/1);
-  return (-10.0 * torch::log10(mse)).mean().item<double>();
+  return torchkit::mean_and_se(-10.0 * torch::log10(mse));
 }
 
 class Restoration final : public torchkit::TorchWorkload {
@@ -222,7 +224,7 @@ class Restoration final : public torchkit::TorchWorkload {
                   [this](int64_t /*index*/, std::mt19937_64& rng) { return make_batch(rng); }) {
     track(pipeline_);
     make_validation_set();
-    initial_psnr_db_ = validation_psnr_db();
+    initial_psnr_db_ = validation_psnr_db().mean;
   }
 
   StepResult step() override {
@@ -234,7 +236,9 @@ class Restoration final : public torchkit::TorchWorkload {
   }
 
   Metrics evaluate() override {
-    return {{"psnr_db", validation_psnr_db()},
+    const torchkit::Estimate psnr = validation_psnr_db();
+    return {{"psnr_db", psnr.mean},
+            {"psnr_db_se", psnr.se},  // over the validation images
             {"noisy_psnr_db", noisy_psnr_db_},
             {"initial_psnr_db", initial_psnr_db_},
             {"optimizer_steps", static_cast<double>(grad_.optimizer_steps())}};
@@ -322,12 +326,12 @@ class Restoration final : public torchkit::TorchWorkload {
     const torch::Tensor noisy_host = clean_host + noise;
     val_clean_ = settings_.to_device(clean_host);
     val_noisy_ = settings_.to_device(noisy_host);
-    noisy_psnr_db_ = mean_psnr_db(noisy_host, clean_host);
+    noisy_psnr_db_ = psnr_db(noisy_host, clean_host).mean;
   }
 
   // PSNR of the model's output on the validation set, in the trial's
   // precision (so that what bf16 costs in quality shows).
-  double validation_psnr_db() {
+  torchkit::Estimate validation_psnr_db() {
     torch::NoGradGuard no_grad;
     model_->eval();
     std::vector<torch::Tensor> outputs;
@@ -337,7 +341,7 @@ class Restoration final : public torchkit::TorchWorkload {
       outputs.push_back(model_->forward(chunk).to(torch::kFloat));
     }
     model_->train();
-    return mean_psnr_db(torch::cat(outputs), val_clean_);
+    return psnr_db(torch::cat(outputs), val_clean_);
   }
 
   Knobs knobs_;

@@ -7,6 +7,7 @@
 
 #include <gpusweep/random.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/estimate.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -169,7 +170,7 @@ class Timeseries final : public torchkit::TorchWorkload {
                   [this](int64_t /*index*/, std::mt19937_64& rng) { return make_batch(rng); }) {
     track(pipeline_);
     make_validation_set();
-    initial_val_mae_ = validation_errors().first;
+    initial_val_mae_ = validation_errors().first.mean;
   }
 
   StepResult step() override {
@@ -182,7 +183,8 @@ class Timeseries final : public torchkit::TorchWorkload {
 
   Metrics evaluate() override {
     const auto [mae, mse] = validation_errors();
-    return {{"val_mae", mae},
+    return {{"val_mae", mae.mean},
+            {"val_mae_se", mae.se},  // over the validation windows
             {"val_mse", mse},
             {"seasonal_naive_mae", seasonal_naive_mae_},
             {"initial_val_mae", initial_val_mae_},
@@ -257,7 +259,9 @@ class Timeseries final : public torchkit::TorchWorkload {
 
   // {MAE, MSE} of the model's forecasts on the validation windows, in the
   // trial's precision (so that what bf16 costs in quality shows).
-  std::pair<double, double> validation_errors() {
+  // The mean absolute error (with its standard error over the windows) and
+  // the mean squared error.
+  std::pair<torchkit::Estimate, double> validation_errors() {
     torch::NoGradGuard no_grad;
     model_->eval();
     std::vector<torch::Tensor> forecasts;
@@ -269,10 +273,9 @@ class Timeseries final : public torchkit::TorchWorkload {
     }
     model_->train();
     const torch::Tensor error = torch::cat(forecasts) - val_next_;
-    // One read-back for both numbers.
-    const torch::Tensor both =
-        torch::stack({error.abs().mean(), error.square().mean()}).to(torch::kDouble).cpu();
-    return {both[0].item<double>(), both[1].item<double>()};
+    const torchkit::Estimate mae =
+        torchkit::mean_and_se(error.abs().flatten(/*start_dim=*/1).mean(1));
+    return {mae, error.square().mean().item<double>()};
   }
 
   Knobs knobs_;

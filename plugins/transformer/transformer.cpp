@@ -6,6 +6,7 @@
 #include "markov_chain.hpp"
 #include "model.hpp"
 
+#include <gpusweep/torchkit/estimate.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/seeding.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -157,7 +158,7 @@ class Transformer final : public torchkit::TorchWorkload {
       load_checkpoint(knobs_.checkpoint_path, training_state(), fingerprint(), device);
     }
     start_step_ = steps_;
-    start_val_loss_ = validation_loss();
+    start_val_loss_ = validation_loss().mean;
   }
 
   StepResult step() override {
@@ -186,7 +187,9 @@ class Transformer final : public torchkit::TorchWorkload {
   }
 
   Metrics evaluate() override {
-    return {{"val_loss", validation_loss()},
+    const torchkit::Estimate loss = validation_loss();
+    return {{"val_loss", loss.mean},
+            {"val_loss_se", loss.se},  // over the validation windows
             {"entropy_rate", entropy_rate_},
             {"bigram_entropy", bigram_entropy_},
             {"start_val_loss", start_val_loss_},
@@ -220,11 +223,12 @@ class Transformer final : public torchkit::TorchWorkload {
   // windows (the training batch's memory). The first position of a window
   // sees one token of context, not the two the chain uses, so it is left
   // out: what remains can reach the entropy rate exactly.
-  double validation_loss() {
+  // Cross-entropy per token: each window's mean, then their mean and its
+  // standard error.
+  torchkit::Estimate validation_loss() {
     torch::NoGradGuard no_grad;
     const int64_t t = knobs_.shape.seq_len;
-    torch::Tensor total =
-        torch::zeros({}, torch::TensorOptions().dtype(torch::kDouble).device(settings_.device));
+    std::vector<torch::Tensor> per_window;
     for (int64_t first = 0; first < kValWindows; first += settings_.batch_size) {
       const int64_t n = std::min(settings_.batch_size, kValWindows - first);
       const torch::Tensor window = val_.narrow(/*dim=*/0, first, n);
@@ -236,10 +240,13 @@ class Transformer final : public torchkit::TorchWorkload {
       const torch::Tensor predicted =
           logits.narrow(1, 1, t - 1).to(torch::kFloat).reshape({-1, kVocab});
       const torch::Tensor targets = window.narrow(1, 2, t - 1).reshape({-1});
-      total += torch::cross_entropy_loss(predicted, targets, /*weight=*/{}, at::Reduction::Sum)
-                   .to(torch::kDouble);
+      per_window.push_back(
+          torch::cross_entropy_loss(predicted, targets, /*weight=*/{}, at::Reduction::None)
+              .to(torch::kDouble)
+              .reshape({n, t - 1})
+              .mean(/*dim=*/1));
     }
-    return total.item<double>() / static_cast<double>(kValWindows * (t - 1));
+    return torchkit::mean_and_se(torch::cat(per_window));
   }
 
   TrainingState training_state() { return {*model_, *optimizer_, window_gen_, steps_}; }

@@ -31,6 +31,23 @@ TEST_CASE("dqn runs every knob combination on tiny steps", "[integration][torch]
                   "name = 'env_steps') WHERE moved = 10") == 8 * 4);
   CHECK(box.text("SELECT DISTINCT torch_version FROM environments") == GPUSWEEP_TORCH_VERSION);
   CHECK(box.count("SELECT count(*) FROM environments WHERE threads = 1") >= 1);
+  // The greedy return's standard error over the evaluation's episodes reaches
+  // compare, whose quality check is then an interval (one repeat each).
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE kind = 'stat' AND name = 'quality_se' "
+                  "AND value >= 0") == 8);
+  const auto c = box.gpusweep("compare --db results.db --format json");
+  REQUIRE(c.code == 0);
+  int with_interval = 0;
+  for (const auto& row : nlohmann::json::parse(c.output)) {
+    if (row.value("baseline", false)) continue;
+    CHECK_FALSE(row["quality_verdict"].is_null());
+    if (row["quality_low"].is_number() && row["quality_high"].is_number() &&
+        row["quality_low"].get<double>() <= row["quality_change"].get<double>() &&
+        row["quality_change"].get<double>() <= row["quality_high"].get<double>()) {
+      ++with_interval;
+    }
+  }
+  CHECK(with_interval == 7);
 }
 
 TEST_CASE("settings that cannot apply on this machine are skipped with the reason",

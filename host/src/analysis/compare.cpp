@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <numeric>
 
 namespace gpusweep::host {
 
@@ -59,7 +58,9 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
       c.overlap_fraction =
           std::max(c.overlap_fraction, store.last_stat(t.id, "overlap_fraction").value_or(0));
     }
-    if (t.summary->quality) c.quality.push_back(*t.summary->quality);
+    if (t.summary->quality) {
+      c.quality.push_back({*t.summary->quality, store.last_stat(t.id, "quality_se").value_or(NAN)});
+    }
     if (t.summary->peak_memory_bytes) {
       c.peak_memory_bytes =
           std::max(c.peak_memory_bytes.value_or(0), *t.summary->peak_memory_bytes);
@@ -92,12 +93,6 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
                      std::to_string(matches_found) +
                      " configs; add settings to --baseline to pick one");
   }
-  double base_quality = 0;
-  const bool have_base_quality = !base->quality.empty();
-  if (have_base_quality) {
-    base_quality = std::accumulate(base->quality.begin(), base->quality.end(), 0.0) /
-                   static_cast<double>(base->quality.size());
-  }
   std::vector<ComparisonRow> rows;
   for (const auto& c : configs) {
     ComparisonRow r;
@@ -114,12 +109,9 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
         r.verdict = verdict(*r.ratio, options.min_effect);
       }
     }
-    if (!r.baseline && have_base_quality && !c.quality.empty() && base_quality != 0) {
-      const double q = std::accumulate(c.quality.begin(), c.quality.end(), 0.0) /
-                       static_cast<double>(c.quality.size());
-      const double sign = c.higher_is_better.value_or(true) ? 1.0 : -1.0;
-      r.quality_change = sign * (q - base_quality) / std::fabs(base_quality);
-      r.non_inferior = *r.quality_change >= -options.max_quality_loss;
+    if (!r.baseline) {
+      r.quality = compare_quality(base->quality, c.quality, c.higher_is_better.value_or(true),
+                                  options.max_quality_loss, options.alpha);
     }
     rows.push_back(r);
   }

@@ -1,9 +1,10 @@
 // `gpusweep compare`: every config of a sweep against its baseline, with the
 // throughput ratio and its 95% interval from the run's design (ratio_model:
 // blocks paired by cycle, repeats as their own level), a verdict, and the
-// quality change with a non-inferiority check.
+// quality change with its interval and a non-inferiority test.
 #pragma once
 
+#include "analysis/quality.hpp"
 #include "analysis/ratio_model.hpp"
 #include "analysis/significance.hpp"
 #include "model/sweep.hpp"
@@ -24,7 +25,7 @@ struct ConfigSamples {
   Json config;
   std::vector<double> throughput;           // samples/s of every block of every ok repeat
   std::vector<RunSamples> runs;             // the same, one per ok repeat, for pairing
-  std::vector<double> quality;              // one per ok repeat
+  std::vector<QualitySample> quality;       // one per ok repeat (with its standard error)
   std::optional<double> peak_memory_bytes;  // the largest of the repeats
   std::optional<bool> higher_is_better;
   std::string unit;
@@ -68,8 +69,9 @@ struct ComparisonRow {
   std::optional<Verdict> verdict;
   // Why there is a ratio but no verdict (trials on different machines).
   std::string withheld;
-  std::optional<double> quality_change;  // relative, signed so that > 0 is better
-  std::optional<bool> non_inferior;
+  // Quality against the baseline's, with its interval and a non-inferiority
+  // verdict at max_quality_loss (quality.hpp).
+  std::optional<QualityComparison> quality;
 };
 
 struct CompareOptions {

@@ -50,8 +50,14 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
                      : !r.withheld.empty() ? r.withheld
                      : c.ok == 0           ? c.problem
                                            : "too few samples";
-    rec["quality_change"] = json_or_null(r.quality_change);
-    rec["non_inferior"] = json_or_null(r.non_inferior);
+    rec["quality_change"] = r.quality ? Json(r.quality->change) : Json();
+    rec["quality_low"] = r.quality && std::isfinite(r.quality->low) ? Json(r.quality->low) : Json();
+    rec["quality_high"] =
+        r.quality && std::isfinite(r.quality->high) ? Json(r.quality->high) : Json();
+    rec["quality_verdict"] = r.quality ? Json(to_string(r.quality->verdict)) : Json();
+    rec["quality_note"] = r.quality ? r.quality->note : std::string();
+    rec["non_inferior"] =
+        r.quality ? Json(r.quality->verdict == QualityVerdict::non_inferior) : Json();
     rec["peak_memory_bytes"] = json_or_null(c.peak_memory_bytes);
     // Noise is reported, not hidden: a config whose blocks vary by more than 10%.
     double cv = 0;
@@ -90,8 +96,15 @@ std::string render_comparison(const std::vector<Json>& records,
   cols.push_back(verdict_column("verdict", format, "faster", "slower"));
   cols.push_back({"quality_change", "quality", true, [](const Json& r) {
                     if (r["quality_change"].is_null()) return std::string("-");
-                    return signed_percent(r["quality_change"].get<double>()) +
-                           (r["non_inferior"].get<bool>() ? "" : " (worse)");
+                    std::string text = signed_percent(r["quality_change"].get<double>());
+                    if (!r["quality_low"].is_null()) {
+                      text += " [" + signed_percent(r["quality_low"].get<double>()) + ", " +
+                              signed_percent(r["quality_high"].get<double>()) + "]";
+                    }
+                    const std::string verdict = r["quality_verdict"].get<std::string>();
+                    if (verdict == "inferior") text += " (worse)";
+                    if (verdict == "inconclusive") text += " (unsure)";
+                    return text;
                   }});
   cols.push_back({"peak_memory_bytes", "peak mem", true, [](const Json& r) {
                     return r["peak_memory_bytes"].is_null()
@@ -104,6 +117,9 @@ std::string render_comparison(const std::vector<Json>& records,
                       note = "noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%";
                     const std::string design = r.value("design_note", std::string());
                     if (!design.empty()) note += (note.empty() ? "" : "; ") + design;
+                    const std::string quality = r.value("quality_note", std::string());
+                    if (!quality.empty())
+                      note += std::string(note.empty() ? "" : "; ") + "quality: " + quality;
                     const double overlap = r.value("overlap_fraction", 0.0);
                     if (overlap > kOverlapFlag) {
                       note += (note.empty() ? "" : "; ") +
@@ -116,6 +132,9 @@ std::string render_comparison(const std::vector<Json>& records,
     cols.push_back({"blocks", "blocks", true, {}});
     cols.push_back({"trials_ok", "trials ok", true, {}});
     cols.push_back({"baseline", "baseline", false, {}});
+    cols.push_back({"quality_low", "quality low", true, {}});
+    cols.push_back({"quality_high", "quality high", true, {}});
+    cols.push_back({"quality_verdict", "quality verdict", false, {}});
     cols.push_back({"non_inferior", "non-inferior", false, {}});
     cols.push_back({"unit", "unit", false, {}});
     cols.push_back({"cv", "cv", true, {}});
@@ -131,9 +150,12 @@ std::string comparison_legend(double max_quality_loss) {
   return "ratio: throughput vs the baseline's, each repeat's blocks paired with the baseline's "
          "that ran in the same cycle, then the repeats' ratios averaged (geometric); 95% CI and "
          "p: t over repeats (process effects included), or over one process's blocks when there "
-         "is one repeat (the note says so); quality: relative change (+ is better), (worse) "
-         "beyond --max-quality-loss " +
-         fixed(100 * max_quality_loss, 1) + "%\n";
+         "is one repeat (the note says so); quality: relative change (+ is better) [one-sided "
+         "95% bounds, from the repeats' spread or the evaluation's standard error], (worse) "
+         "when the upper bound is below -" +
+         fixed(100 * max_quality_loss, 1) +
+         "% (--max-quality-loss), (unsure) when the interval reaches past it, nothing when it "
+         "stays above (non-inferior)\n";
 }
 
 std::string render_ablation(const std::vector<AblationRow>& knobs) {

@@ -311,7 +311,7 @@ ChartData chart_data(const std::vector<ComparisonRow>& rows, const std::vector<s
     if (c.peak_memory_bytes) d.mem_pts.push_back({*c.peak_memory_bytes, med, label, false});
     if (!c.quality.empty()) {
       double q = 0;
-      for (double v : c.quality) q += v;
+      for (const auto& v : c.quality) q += v.value;
       d.quality_pts.push_back({med, q / static_cast<double>(c.quality.size()), label, r.baseline});
     }
   }
@@ -416,7 +416,7 @@ std::string comparison_html(const std::vector<ComparisonRow>& rows,
                       r.baseline  ? "baseline"
                       : r.verdict ? to_string(*r.verdict)
                                   : (c.ok == 0 ? c.problem : "-"),
-                      r.quality_change ? fixed(100 * *r.quality_change, 1) + "%" : "-",
+                      r.quality ? fixed(100 * r.quality->change, 1) + "%" : "-",
                       c.peak_memory_bytes ? human_bytes(*c.peak_memory_bytes) : "-"});
   }
   h << table_html({"config", "settings", "throughput", "ratio", "95% CI", "p", "verdict",

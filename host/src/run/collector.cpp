@@ -182,6 +182,14 @@ void add_device_clock_stats(const std::vector<db::BlockSample>& blocks,
   metrics.push_back({"stat", 0, "clock_disagreeing_blocks", static_cast<double>(disagree)});
 }
 
+void add_quality_se(const PluginManifest& manifest, const Json& last_eval,
+                    std::vector<db::MetricSample>& metrics) {
+  if (manifest.quality_metric.empty()) return;
+  if (auto se = number(last_eval, manifest.quality_metric + "_se")) {
+    metrics.push_back({"stat", 0, "quality_se", *se});
+  }
+}
+
 std::string TrialCollector::timeout_error(const ExitInfo& exit) const {
   char buf[64];
   const std::string where =
@@ -207,6 +215,7 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
   o.blocks = blocks_;
   o.metrics = metrics_;
   add_device_clock_stats(blocks_, o.metrics);
+  add_quality_se(manifest_, last_eval_, o.metrics);
   o.environment = make_environment(runtime_);
 
   auto with_stderr_hint = [&](std::string msg) {

@@ -82,6 +82,12 @@ db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure
 // trial's stream.
 constexpr double kClockTolerance = 0.10;
 
+// The quality's standard error over the last evaluation's episodes or
+// batches (the plugin's `<metric>_se`), as the stat quality_se: compare's
+// non-inferiority test uses it (analysis/quality.hpp).
+void add_quality_se(const PluginManifest& manifest, const Json& last_eval,
+                    std::vector<db::MetricSample>& metrics);
+
 // Blocks timed by the device's clock too: stat device_time_fraction (device
 // seconds over host seconds) and clock_disagreeing_blocks (beyond
 // kClockTolerance). Nothing when no block has a device time.

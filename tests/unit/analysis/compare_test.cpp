@@ -20,7 +20,7 @@ ConfigSamples config(int64_t index, Json settings, std::vector<double> throughpu
   c.config = std::move(settings);
   c.throughput = throughput;
   c.runs.push_back(RunSamples{0, std::nullopt, "", std::move(throughput), {}});
-  c.quality = std::move(quality);
+  for (double q : quality) c.quality.push_back({q, 0.01});  // an evaluation's standard error
   c.ok = 1;
   c.higher_is_better = true;
   return c;
@@ -46,10 +46,10 @@ TEST_CASE("compare finds faster, slower and equal configs against the baseline",
   CHECK(rows[1].ratio->low > 1.9);
   CHECK(*rows[2].verdict == Verdict::slower);
   CHECK(*rows[3].verdict == Verdict::no_difference);
-  CHECK(*rows[1].quality_change == Approx(0.05));
-  CHECK(*rows[1].non_inferior);
-  CHECK(*rows[2].quality_change == Approx(-0.2));
-  CHECK_FALSE(*rows[2].non_inferior);
+  CHECK(rows[1].quality->change == Approx(0.05));
+  CHECK(rows[1].quality->verdict == QualityVerdict::non_inferior);
+  CHECK(rows[2].quality->change == Approx(-0.2));
+  CHECK(rows[2].quality->verdict == QualityVerdict::inferior);
 
   // A steady 0.5% difference is real (the interval excludes 1) but below
   // the smallest effect of interest: negligible, unless asked for any.
@@ -66,8 +66,8 @@ TEST_CASE("compare finds faster, slower and equal configs against the baseline",
   auto loss_configs = configs;
   for (auto& c : loss_configs) c.higher_is_better = false;
   const auto loss_rows = compare_configs(loss_configs, opt);
-  CHECK(*loss_rows[2].quality_change == Approx(0.2));
-  CHECK(*loss_rows[2].non_inferior);
+  CHECK(loss_rows[2].quality->change == Approx(0.2));
+  CHECK(loss_rows[2].quality->verdict == QualityVerdict::non_inferior);
 }
 
 TEST_CASE("a baseline must pick exactly one config", "[host][compare]") {

@@ -1,0 +1,102 @@
+// Quality against the baseline's, with its interval; see quality.hpp.
+#include "analysis/quality.hpp"
+
+#include "analysis/significance.hpp"
+
+#include <algorithm>
+
+namespace gpusweep::host {
+
+namespace {
+
+// Degrees of freedom that stand for "known from many samples" (a normal
+// quantile): an evaluation's standard error over its episodes or batches.
+constexpr double kManyDf = 1e6;
+
+// One side's mean, the variance of that mean and its degrees of freedom.
+struct Side {
+  double mean = 0;
+  double variance = NAN;  // NaN: unknown (one repeat, no standard error)
+  double df = kManyDf;
+  bool repeats_agree = false;
+  bool se_known = false;  // the plugin gave every evaluation's standard error
+};
+
+Side side_of(const std::vector<QualitySample>& samples) {
+  Side s;
+  const auto n = static_cast<double>(samples.size());
+  for (const auto& q : samples) s.mean += q.value / n;
+  double between = NAN;
+  if (samples.size() >= 2) {
+    double ss = 0;
+    for (const auto& q : samples) ss += (q.value - s.mean) * (q.value - s.mean);
+    between = ss / (n - 1) / n;
+    s.repeats_agree = ss == 0;
+  }
+  const bool all_se = std::all_of(samples.begin(), samples.end(),
+                                  [](const QualitySample& q) { return std::isfinite(q.se); });
+  s.se_known = all_se;
+  double evaluation = NAN;
+  if (all_se) {
+    evaluation = 0;
+    for (const auto& q : samples) evaluation += q.se * q.se / (n * n);
+  }
+  if (std::isfinite(between) && !(std::isfinite(evaluation) && evaluation > between)) {
+    s.variance = between;
+    s.df = n - 1;
+  } else if (std::isfinite(evaluation)) {
+    s.variance = evaluation;
+  }
+  return s;
+}
+
+}  // namespace
+
+std::string to_string(QualityVerdict v) {
+  switch (v) {
+    case QualityVerdict::non_inferior:
+      return "non-inferior";
+    case QualityVerdict::inferior:
+      return "inferior";
+    case QualityVerdict::inconclusive:
+      return "inconclusive";
+  }
+  return "?";
+}
+
+std::optional<QualityComparison> compare_quality(const std::vector<QualitySample>& baseline,
+                                                 const std::vector<QualitySample>& config,
+                                                 bool higher_is_better, double margin,
+                                                 double alpha) {
+  if (baseline.empty() || config.empty()) return std::nullopt;
+  const Side b = side_of(baseline);
+  const Side c = side_of(config);
+  if (b.mean == 0 || !std::isfinite(b.mean) || !std::isfinite(c.mean)) return std::nullopt;
+  const double scale = std::fabs(b.mean);
+  QualityComparison q;
+  q.change = (higher_is_better ? 1.0 : -1.0) * (c.mean - b.mean) / scale;
+  if (!std::isfinite(b.variance) || !std::isfinite(c.variance)) {
+    q.note = "one repeat and no standard error from the plugin: no interval, so no verdict";
+    return q;
+  }
+  const double variance = b.variance + c.variance;
+  double t = 0;
+  if (variance > 0) {
+    // Welch-Satterthwaite over the two sides' variances.
+    const double df = variance * variance /
+                      (b.variance * b.variance / b.df + c.variance * c.variance / c.df);
+    t = t_quantile(1 - alpha, std::max(1.0, df));
+  } else if (b.repeats_agree && c.repeats_agree && !(b.se_known && c.se_known)) {
+    q.note = "repeats agree exactly (the same seed, a deterministic run): the interval has no "
+             "width and says nothing of other seeds";
+  }
+  const double half = t * std::sqrt(variance) / scale;
+  q.low = q.change - half;
+  q.high = q.change + half;
+  q.verdict = q.low >= -margin  ? QualityVerdict::non_inferior
+              : q.high < -margin ? QualityVerdict::inferior
+                                 : QualityVerdict::inconclusive;
+  return q;
+}
+
+}  // namespace gpusweep::host
