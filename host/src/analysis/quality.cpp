@@ -83,17 +83,18 @@ std::optional<QualityComparison> compare_quality(const std::vector<QualitySample
   double t = 0;
   if (variance > 0) {
     // Welch-Satterthwaite over the two sides' variances.
-    const double df = variance * variance /
-                      (b.variance * b.variance / b.df + c.variance * c.variance / c.df);
+    const double df =
+        variance * variance / (b.variance * b.variance / b.df + c.variance * c.variance / c.df);
     t = t_quantile(1 - alpha, std::max(1.0, df));
   } else if (b.repeats_agree && c.repeats_agree && !(b.se_known && c.se_known)) {
-    q.note = "repeats agree exactly (the same seed, a deterministic run): the interval has no "
-             "width and says nothing of other seeds";
+    q.note =
+        "repeats agree exactly (the same seed, a deterministic run): the interval has no "
+        "width and says nothing of other seeds";
   }
   const double half = t * std::sqrt(variance) / scale;
   q.low = q.change - half;
   q.high = q.change + half;
-  q.verdict = q.low >= -margin  ? QualityVerdict::non_inferior
+  q.verdict = q.low >= -margin   ? QualityVerdict::non_inferior
               : q.high < -margin ? QualityVerdict::inferior
                                  : QualityVerdict::inconclusive;
   return q;

@@ -27,9 +27,9 @@ namespace {
 const std::vector<std::string> kTopKeys = {"name",    "workload", "description", "base",    "grid",
                                            "measure", "baseline", "claims",      "$comment"};
 const std::vector<std::string> kMeasureKeys = {
-    "warmup_steps",      "steps_per_block", "blocks",        "repeats",    "timeout_s",
-    "eval_every_blocks", "order_seed",      "silence_s",     "max_memory", "interleave",
-    "precision",         "budget_s",        "stable_warmup", "min_block_s"};
+    "warmup_steps",      "steps_per_block", "blocks",        "repeats",     "timeout_s",
+    "eval_every_blocks", "order_seed",      "silence_s",     "max_memory",  "interleave",
+    "precision",         "budget_s",        "stable_warmup", "min_block_s", "vary_seed"};
 
 [[noreturn]] void usage(const std::string& source, const std::string& where,
                         const std::string& what) {
@@ -202,16 +202,19 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
                 " (known: warmup_steps, steps_per_block, blocks, "
                 "repeats, timeout_s, silence_s, eval_every_blocks, "
                 "order_seed, max_memory, interleave, precision, budget_s, stable_warmup, "
-                "min_block_s)");
+                "min_block_s, vary_seed)");
     }
   }
   MeasureSpec s;
   s.warmup_steps = measure_int(source, m, "warmup_steps", s.warmup_steps, 0);
-  if (auto it = m.find("stable_warmup"); it != m.end()) {
+  for (auto [key, field] : {std::pair<const char*, bool*>{"stable_warmup", &s.stable_warmup},
+                            std::pair<const char*, bool*>{"vary_seed", &s.vary_seed}}) {
+    auto it = m.find(key);
+    if (it == m.end()) continue;
     if (!it->is_boolean()) {
-      usage(source, "measure.stable_warmup", "expected true or false, got " + it->dump());
+      usage(source, std::string("measure.") + key, "expected true or false, got " + it->dump());
     }
-    s.stable_warmup = it->get<bool>();
+    *field = it->get<bool>();
   }
   s.steps_per_block = measure_int(source, m, "steps_per_block", s.steps_per_block, 1);
   s.blocks = measure_int(source, m, "blocks", s.blocks, 5);
@@ -320,6 +323,12 @@ Json parse_strict(const std::string& text, const std::string& source) {
 
 }  // namespace
 
+uint64_t repeat_seed(uint64_t seed, int64_t repeat, uint64_t low, uint64_t high) {
+  if (repeat == 0 || high <= low) return seed;
+  random::SplitMix64 rng(seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(repeat));
+  return low + random::uniform_below(rng, high - low + 1);
+}
+
 MeasureSpec MeasureSpec::from_json(const Json& j, const std::string& source) {
   return parse_measure(source, j);
 }
@@ -339,6 +348,7 @@ Json MeasureSpec::to_json() const {
   if (interleave > 0) j["interleave"] = interleave;
   if (stable_warmup) j["stable_warmup"] = true;
   if (min_block_s >= 0) j["min_block_s"] = min_block_s;
+  if (!vary_seed) j["vary_seed"] = false;
   if (precision > 0) {
     j["precision"] = precision;
     j["budget_s"] = budget_s;

@@ -26,6 +26,11 @@ constexpr int64_t kMaxRounds = 100;
 constexpr double kMinBlockCpuS = 1e-4;
 constexpr double kMinBlockDeviceS = 5e-3;
 
+// The seed repeat `repeat` of a config with seed `seed` trains from
+// (MeasureSpec::vary_seed): `seed` itself for repeat 0, else a SplitMix64
+// draw from both, within the seed parameter's range [low, high].
+uint64_t repeat_seed(uint64_t seed, int64_t repeat, uint64_t low, uint64_t high);
+
 // Stable warmup (MeasureSpec::stable_warmup).
 constexpr double kStableWarmupTolerance = 0.05;
 constexpr int64_t kMaxWarmupWindows = 20;
@@ -70,6 +75,12 @@ struct MeasureSpec {
   // would do. Negative: "auto", kMinBlockCpuS, or kMinBlockDeviceS where the
   // blocks are timed by a device clock; 0: no minimum.
   double min_block_s = -1;
+  // Each repeat trains from its own seed (repeat_seed of the config's
+  // `seed`; repeat 0 keeps it), so that the repeats' spread in quality is
+  // seed-to-seed variation and compare's quality test knows it; baseline and
+  // config share each repeat's seed, which keeps their pairing. false: every
+  // repeat runs the config's seed.
+  bool vary_seed = true;
 
   Json to_json() const;
   // Reads to_json()'s document back (or a sweep file's "measure"), checked as

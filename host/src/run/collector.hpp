@@ -43,6 +43,10 @@ class TrialCollector {
   // Interleaved trials: the cycle of the turn the worker takes now; the
   // blocks that follow are stamped with it.
   void on_turn(int64_t cycle) { cycle_ = cycle; }
+  // A statistic the host knows of the trial (not the worker), stored with it.
+  void add_stat(const std::string& name, double value) {
+    metrics_.push_back({"stat", 0, name, value});
+  }
 
   const std::string& phase() const { return phase_; }
   int64_t blocks_done() const { return static_cast<int64_t>(blocks_.size()); }

@@ -161,11 +161,27 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
     if (spec_.measure.repeats > 1) job.label += " #" + std::to_string(t.plan.repeat + 1);
     job.worker.plugin_path = info_.file.path;
     job.worker.config_json = t.plan.config_json;
+    std::optional<uint64_t> seed;
+    if (spec_.measure.vary_seed && t.plan.repeat > 0) {
+      Json config = Json::parse(t.plan.config_json);
+      const ParamSpec* param = info_.manifest.find("seed");
+      auto it = config.find("seed");
+      if (param != nullptr && param->type == ParamType::integer && it != config.end() &&
+          it->is_number_unsigned()) {
+        const auto low = static_cast<uint64_t>(std::max(0.0, param->min.value_or(0)));
+        const auto high = static_cast<uint64_t>(param->max.value_or(4294967295.0));
+        seed = repeat_seed(it->get<uint64_t>(), t.plan.repeat, low, high);
+        *it = *seed;
+        job.worker.config_json = config.dump();
+      }
+    }
     job.worker.measure_json = measure_json;
     job.worker.max_memory_bytes = std::floor(spec_.measure.max_memory_bytes);
     job.timeout_s = spec_.measure.timeout_s;
     job.silence_s = spec_.measure.silence_s;
     job.collector = std::make_unique<TrialCollector>(info_.manifest, spec_.measure);
+    // The seed it trained from, when not the config's (measure.vary_seed).
+    if (seed) job.collector->add_stat("seed", static_cast<double>(*seed));
     jobs.push_back(std::move(job));
   }
   return jobs;

@@ -45,7 +45,7 @@ TEST_CASE("marl is deterministic for a fixed seed", "[integration][torch]") {
   box.write("d.json", R"({"name": "det", "workload": "marl",
     "base": {"device": "cpu", "threads": 1, "batch_size": 8, "budget": 5, "seed": 3},
     "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5, "repeats": 2,
-                "timeout_s": 120}})");
+                "timeout_s": 120, "vary_seed": false}})");
   const auto r = box.gpusweep("run d.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);

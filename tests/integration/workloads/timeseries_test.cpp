@@ -160,3 +160,32 @@ TEST_CASE("diagnose --format json splits the step into phases and suggests a swe
   INFO(plan.output);
   CHECK(plan.code == 0);
 }
+
+// Repeats train from their own seeds (measure.vary_seed), so their quality
+// spreads as seeds do; with vary_seed false they are the same run thrice.
+TEST_CASE("each repeat trains from its own seed unless vary_seed is false",
+          "[integration][torch]") {
+  Sandbox box;
+  const std::string sweep = R"({"name": "seeds", "workload": "timeseries",
+    "base": {"device": "cpu", "threads": 1, "hidden_size": 16, "num_layers": 1, "seq_len": 12,
+             "batch_size": 32, "seed": 5},
+    "measure": {"repeats": 3, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5,
+                "timeout_s": 120)";
+  box.write("vary.json", sweep + "}}");
+  box.write("same.json", sweep + R"(, "vary_seed": false}})");
+  REQUIRE(box.gpusweep("run vary.json --db vary.db").code == 0);
+  REQUIRE(box.gpusweep("run same.json --db same.db").code == 0);
+  const auto distinct = [&](const std::string& db) {
+    return gpusweep::test::count_in(box.path(db),
+                                    "SELECT count(DISTINCT quality) FROM trial_summary");
+  };
+  CHECK(distinct("vary.db") == 3);
+  CHECK(distinct("same.db") == 1);
+  // Repeat 0 keeps the config's seed; the others record theirs.
+  CHECK(gpusweep::test::count_in(box.path("vary.db"),
+                                 "SELECT count(DISTINCT m.value) FROM metrics m JOIN trials t ON "
+                                 "t.id = m.trial_id WHERE m.name = 'seed' AND t.repeat > 0 AND "
+                                 "m.value <> 5") == 2);
+  CHECK(gpusweep::test::count_in(box.path("same.db"),
+                                 "SELECT count(*) FROM metrics WHERE name = 'seed'") == 0);
+}

@@ -87,8 +87,8 @@ TEST_CASE("without a standard error: one repeat gives no verdict, agreeing repea
   CHECK(one->verdict == QualityVerdict::inconclusive);
   CHECK(std::isnan(one->low));
   CHECK_THAT(one->note, Contains("no interval"));
-  const auto same = compare_quality({{2.0, NAN}, {2.0, NAN}}, {{1.99, NAN}, {1.99, NAN}}, true,
-                                    0.01);
+  const auto same =
+      compare_quality({{2.0, NAN}, {2.0, NAN}}, {{1.99, NAN}, {1.99, NAN}}, true, 0.01);
   REQUIRE(same);
   CHECK(same->verdict == QualityVerdict::non_inferior);
   CHECK(same->low == Approx(-0.005));

@@ -204,3 +204,18 @@ TEST_CASE("a number beyond a double is a usage error naming the file", "[host][s
                              Catch::Matchers::Contains("fit a double"));
   }
 }
+
+TEST_CASE("repeat seeds: repeat 0 keeps the config's, the others differ and stay in range",
+          "[host][sweep]") {
+  CHECK(host::repeat_seed(7, 0, 0, 1000) == 7);
+  std::set<uint64_t> seen;
+  for (int64_t r = 1; r <= 200; ++r) {
+    const uint64_t s = host::repeat_seed(7, r, 10, 1000);
+    CHECK(s >= 10);
+    CHECK(s <= 1000);
+    CHECK(s == host::repeat_seed(7, r, 10, 1000));  // the same on every resume and shard
+    seen.insert(s);
+  }
+  CHECK(seen.size() > 150);
+  CHECK(host::repeat_seed(7, 1, 0, 1000) != host::repeat_seed(8, 1, 0, 1000));
+}
