@@ -148,6 +148,11 @@ void SweepRun::check_plugin_build(int64_t run_id) {
 std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
   const auto keys = varying_keys(spec_);
   const std::string measure_json = spec_.measure.to_json().dump();
+  // measure.vary_seed: the plugin's integer `seed` parameter and its range.
+  const ParamSpec* seed_param = info_.manifest.find("seed");
+  if (!spec_.measure.vary_seed || seed_param == nullptr || seed_param->type != ParamType::integer) {
+    seed_param = nullptr;
+  }
   std::vector<TrialJob> jobs;
   *finished_before = 0;
   for (const auto& t : store_->trials(record_.id)) {
@@ -162,14 +167,12 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
     job.worker.plugin_path = info_.file.path;
     job.worker.config_json = t.plan.config_json;
     std::optional<uint64_t> seed;
-    if (spec_.measure.vary_seed && t.plan.repeat > 0) {
+    if (seed_param != nullptr && t.plan.repeat > 0) {
       Json config = Json::parse(t.plan.config_json);
-      const ParamSpec* param = info_.manifest.find("seed");
       auto it = config.find("seed");
-      if (param != nullptr && param->type == ParamType::integer && it != config.end() &&
-          it->is_number_unsigned()) {
-        const auto low = static_cast<uint64_t>(std::max(0.0, param->min.value_or(0)));
-        const auto high = static_cast<uint64_t>(param->max.value_or(4294967295.0));
+      if (it != config.end() && it->is_number_unsigned()) {
+        const auto low = static_cast<uint64_t>(std::max(0.0, seed_param->min.value_or(0)));
+        const auto high = static_cast<uint64_t>(seed_param->max.value_or(4294967295.0));
         seed = repeat_seed(it->get<uint64_t>(), t.plan.repeat, low, high);
         *it = *seed;
         job.worker.config_json = config.dump();

@@ -8,6 +8,7 @@
 #include "protocol/fork_messages.hpp"
 #include "support/procfs.hpp"
 #include "support/spawn.hpp"
+#include "support/stats.hpp"
 #include "worker/loader.hpp"
 
 #include <gpusweep/plugin.h>
@@ -243,35 +244,31 @@ class Trial {
   }
 
  private:
-  void check(gpusweep_status st, const char* phase, int64_t at_step) {
-    if (st == GPUSWEEP_STATUS_OK) return;
+  // Ends the trial with its result: a failed plugin call's status and
+  // message, or the harness's own verdict.
+  [[noreturn]] void end_trial(const std::string& status, const char* phase, int64_t at_step,
+                              const std::string& message) {
     out_.emit({{"event", event::result},
-               {"status", status_name(st)},
+               {"status", status},
                {"phase", phase},
                {"at_step", at_step},
-               {"message", std::string(t_->error_message(inst_))}});
+               {"message", message}});
     finish(0);
   }
 
-  [[noreturn]] void fail(const char* phase, const std::string& message) {
-    out_.emit({{"event", event::result},
-               {"status", "failed"},
-               {"phase", phase},
-               {"at_step", steps_done_},
-               {"message", message}});
-    finish(0);
+  void check(gpusweep_status st, const char* phase, int64_t at_step) {
+    if (st == GPUSWEEP_STATUS_OK) return;
+    end_trial(status_name(st), phase, at_step, t_->error_message(inst_));
   }
 
   // Fails the trial when its median block is shorter than the protocol's
   // minimum (MeasureSpec::min_block_s), naming the steps_per_block that
   // would reach it.
-  void check_block_length(std::vector<double> seconds, bool device_timed) {
+  void check_block_length(const std::vector<double>& seconds, bool device_timed) {
     const double minimum =
         m_.min_block_s >= 0 ? m_.min_block_s : (device_timed ? kMinBlockDeviceS : kMinBlockCpuS);
     if (minimum <= 0 || seconds.empty()) return;
-    const auto mid = seconds.begin() + static_cast<std::ptrdiff_t>(seconds.size() / 2);
-    std::nth_element(seconds.begin(), mid, seconds.end());
-    const double median = *mid;
+    const double median = quantile(seconds, 0.5);
     if (median >= minimum) return;
     // A short block is mostly fixed cost, so its time over its steps
     // overstates a step: time runs of doubling length until one reaches the
@@ -301,7 +298,7 @@ class Trial {
                   median * 1e6, minimum * 1e6,
                   m_.min_block_s >= 0 ? "" : (device_timed ? " (auto, on a GPU)" : " (auto)"),
                   static_cast<long long>(steps));
-    fail("measure", text);
+    end_trial("failed", "measure", steps_done_, text);
   }
 
   void setup() {
@@ -458,7 +455,7 @@ class Trial {
         }
       }
     }
-    check_block_length(std::move(block_seconds), device_timed);
+    check_block_length(block_seconds, device_timed);
     if (!evaluated_last) {
       mark_window(false);
       evaluate("evaluate");
