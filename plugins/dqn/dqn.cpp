@@ -218,6 +218,7 @@ class Dqn final : public torchkit::TorchWorkload {
               {"epsilon", epsilon()},
               {"skipped_steps", static_cast<double>(grad_->skipped_steps())},
               {"flops_per_step", flops_per_step()}};
+    transfers_.add_stats(m, /*copies_per_step=*/1);  // one batch per update, host mode
     return m;
   }
 
@@ -335,7 +336,7 @@ class Dqn final : public torchkit::TorchWorkload {
       // Replay sampling is this workload's input pipeline.
       torchkit::PhaseTimer phase(torchkit::Phase::input_wait, settings_.device);
       sampled = knobs_.replay_on_device ? device_replay_->sample(settings_.batch_size, sample_gen_)
-                                        : host_replay_->sample(host_rng_);
+                                        : host_replay_->sample(host_rng_, transfers_);
     }
     const Batch& batch = *sampled;
     std::optional<torchkit::PhaseTimer> forward;
@@ -446,6 +447,8 @@ class Dqn final : public torchkit::TorchWorkload {
   int64_t steps_ = 0;  // measured steps (step() calls)
   int64_t target_syncs_ = 0;
   std::optional<torchkit::DeviceTimer> sync_timer_;  // sync_target's spans since setup
+  // Host mode on CUDA: each update's batch copied to the device (transfer_time).
+  torchkit::TransferTimes transfers_{settings_.device};
   double random_policy_return_ = 0;
 };
 

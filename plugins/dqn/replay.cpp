@@ -37,7 +37,7 @@ void HostReplay::add(const float* obs, int64_t action, float reward, const float
   size_ = std::min(size_ + 1, capacity_);
 }
 
-Batch HostReplay::sample(std::mt19937_64& rng) {
+Batch HostReplay::sample(std::mt19937_64& rng, torchkit::TransferTimes& transfers) {
   if (size_ == 0) throw std::logic_error("sampling an empty replay buffer");
   for (int64_t b = 0; b < batch_size_; ++b) {
     const int64_t i = random::uniform_int(rng, 0, size_ - 1);
@@ -50,11 +50,13 @@ Batch HostReplay::sample(std::mt19937_64& rng) {
   // One host-to-device copy per field, as torch.as_tensor(x, device=...) does.
   const std::array<int64_t, 2> rows{batch_size_, obs_dim_};
   const std::array<int64_t, 1> flat{batch_size_};
-  return {torch::from_blob(batch_obs_.data(), rows, torch::kFloat).to(device_),
-          torch::from_blob(batch_action_.data(), flat, torch::kLong).to(device_),
-          torch::from_blob(batch_reward_.data(), flat, torch::kFloat).to(device_),
-          torch::from_blob(batch_next_obs_.data(), rows, torch::kFloat).to(device_),
-          torch::from_blob(batch_not_terminated_.data(), flat, torch::kFloat).to(device_)};
+  return transfers.time([&]() -> Batch {
+    return {torch::from_blob(batch_obs_.data(), rows, torch::kFloat).to(device_),
+            torch::from_blob(batch_action_.data(), flat, torch::kLong).to(device_),
+            torch::from_blob(batch_reward_.data(), flat, torch::kFloat).to(device_),
+            torch::from_blob(batch_next_obs_.data(), rows, torch::kFloat).to(device_),
+            torch::from_blob(batch_not_terminated_.data(), flat, torch::kFloat).to(device_)};
+  });
 }
 
 DeviceReplay::DeviceReplay(int64_t capacity, int64_t obs_dim, const torch::Device& device)

@@ -3,6 +3,8 @@
 // the device, and a ring of preallocated device tensors sampled by gathering.
 #pragma once
 
+#include <gpusweep/torchkit/diagnostics.hpp>
+
 #include <torch/torch.h>
 
 #include <cstdint>
@@ -31,7 +33,9 @@ class HostReplay {
   // into host staging vectors, then moves each field to the device. On a CPU
   // device the tensors alias the staging memory (as torch.as_tensor would):
   // they are valid until the next sample().
-  Batch sample(std::mt19937_64& rng);
+  // The copies are timed by `transfers` (CUDA events: the transfer_time
+  // metric), the host's sampling is not.
+  Batch sample(std::mt19937_64& rng, torchkit::TransferTimes& transfers);
 
   int64_t size() const { return size_; }
 

@@ -487,3 +487,46 @@ TEST_CASE("between measured windows (an evaluation) the loaders build nothing",
   }
   CHECK(built.load() > at_end);
 }
+
+TEST_CASE("a memory cap on a CUDA device is a share of it; a CPU trial is left to the host",
+          "[torchkit]") {
+  // What CUDA's caching allocator is given: the cap as a share of the device.
+  const double gib = 1ULL << 30;
+  auto cap = plan_device_memory_cap(2 * gib, 40 * gib);
+  CHECK(cap.fraction == Approx(0.05));
+  CHECK(cap.limit_bytes == Approx(2 * gib));
+  // A cap above the device is the whole device, not a fraction over 1.
+  cap = plan_device_memory_cap(80 * gib, 40 * gib);
+  CHECK(cap.fraction == 1.0);
+  CHECK(cap.limit_bytes == 40 * gib);
+  CHECK_THROWS_AS(plan_device_memory_cap(0, 40 * gib), std::invalid_argument);
+  CHECK_THROWS_AS(plan_device_memory_cap(gib, 0), std::invalid_argument);
+
+  // Through the ABI: a CPU trial (and a cuda one where no GPU is visible,
+  // which create() then skips) answers SKIPPED, so that the worker caps the
+  // address space instead.
+  const auto* ext =
+      static_cast<const gpusweep_ext_device_memory_cap*>(extension(GPUSWEEP_EXT_DEVICE_MEMORY_CAP));
+  REQUIRE(ext != nullptr);
+  CHECK(ext->struct_size == sizeof(gpusweep_ext_device_memory_cap));
+  const char* result = nullptr;
+  CHECK(ext->cap(R"({"device": "cpu"})", gib, &result) == GPUSWEEP_STATUS_SKIPPED);
+  if (!torch::cuda::is_available()) {
+    CHECK(ext->cap(R"({"device": "cuda"})", gib, &result) == GPUSWEEP_STATUS_SKIPPED);
+  }
+}
+
+TEST_CASE("a GPU's UUID is written as NVML and CUDA_VISIBLE_DEVICES write it", "[torchkit]") {
+  unsigned char bytes[16];
+  for (int i = 0; i < 16; ++i) bytes[i] = static_cast<unsigned char>(i == 15 ? 0xef : i);
+  CHECK(gpu_uuid(bytes) == "GPU-00010203-0405-0607-0809-0a0b0c0d0eef");
+}
+
+TEST_CASE("on the CPU no batch is copied, so no transfer time is reported", "[torchkit]") {
+  TransferTimes transfers(torch::kCPU);
+  const auto t = transfers.time([] { return torch::ones({4}); });
+  CHECK(t.sum().item<float>() == 4);
+  Metrics m;
+  transfers.add_stats(m, 1);
+  CHECK(m.count("host_to_device_s_per_step") == 0);
+}

@@ -1,6 +1,8 @@
 // Claims against measurements; see claims.hpp.
 #include "analysis/claims.hpp"
 
+#include "model/device.hpp"
+
 #include "analysis/compare.hpp"
 #include "analysis/precision.hpp"
 
@@ -99,6 +101,9 @@ std::optional<std::string> unmeasurable(const Claim& claim, const Features& feat
     if ((f == "cuda" || f == "tensor_cores") && !features.cuda) {
       return "needs a CUDA device" + std::string(f == "tensor_cores" ? " with Tensor Cores" : "") +
              "; the trials ran without one";
+    }
+    if (f == "tensor_cores" && !features.tensor_cores) {
+      return "needs Tensor Cores (compute capability 7.0 or newer); the trials' GPUs have none";
     }
     if (f == "xla") {
       return "needs XLA, which LibTorch's C++ API does not offer (torch_xla is Python only)";
@@ -221,7 +226,15 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
   if (spec.claims.empty()) return {};
   Features features;
   const auto environments = store.environments(sweep.id);
-  for (const auto& e : environments) features.cuda = features.cuda || e.cuda_available;
+  for (const auto& e : environments) {
+    features.cuda = features.cuda || e.cuda_available;
+    const Json gpus = Json::parse(e.gpus_json, nullptr, false);
+    for (const auto& gpu : gpus.is_array() ? gpus : Json::array()) {
+      TrialDevice device;
+      device.info = gpu;
+      features.tensor_cores = features.tensor_cores || compute_capability(device) >= 7.0;
+    }
+  }
   const Machines machines = machines_of(environments);
   // Each config (parsed once) with its trials, in plan order.
   std::map<int64_t, std::vector<db::TrialRecord>> by_config;

@@ -44,6 +44,9 @@ struct ClaimResult {
 // Machine features the sweep's trials ran with (from their environments).
 struct Features {
   bool cuda = false;
+  // A GPU the trials ran with has Tensor Cores (compute capability 7.0 or
+  // newer: Volta); false without a GPU or when no trial reported one.
+  bool tensor_cores = false;
 };
 
 // The verdict for a measured ratio against an expected range: confirmed when

@@ -51,6 +51,18 @@ void add_allow_plugin_change_option(po::options_description& o) {
                   "(trials.run_plugin_hash)");
 }
 
+void add_gpus_option(po::options_description& o) {
+  o.add_options()("gpus", po::value<std::string>(),
+                  "GPUs for the workers, one each: positions among the visible GPUs (0,1 or "
+                  "0-3) or all (the default when --jobs > 1 runs trials on GPUs); each worker "
+                  "sees only its own, as cuda:0 (CUDA_VISIBLE_DEVICES)");
+}
+
+std::optional<std::string> gpus_option(const po::variables_map& vm) {
+  if (vm.count("gpus") == 0U) return std::nullopt;
+  return vm["gpus"].as<std::string>();
+}
+
 std::vector<std::string> strings_of(const po::variables_map& vm, const char* option) {
   if (vm.count(option) == 0U) return {};
   return vm[option].as<std::vector<std::string>>();

@@ -18,10 +18,12 @@ int cmd_resume(const Args& args) {
       "forking it from a process that loaded the plugin once (the default)");
   add_plugin_path_option(o);
   add_allow_plugin_change_option(o);
+  add_gpus_option(o);
   po::positional_options_description pos;
   pos.add("name", 1);
   auto p = parse_command("resume",
-                         "[NAME] [--db FILE] [--jobs N] [--fresh-workers] [--allow-plugin-change]",
+                         "[NAME] [--db FILE] [--jobs N] [--gpus LIST] [--fresh-workers]\n"
+                         "       [--allow-plugin-change]",
                          "Continues the latest run of a sweep from the database (no sweep file\n"
                          "needed): runs its pending and interrupted trials.",
                          o, pos, args);
@@ -53,6 +55,7 @@ int cmd_resume(const Args& args) {
   opt.allow_plugin_change = vm["allow-plugin-change"].as<bool>();
   opt.fork_server = !vm["fresh-workers"].as<bool>();
   opt.jobs = vm["jobs"].as<int>();
+  opt.gpus = gpus_option(vm);
   check_jobs(opt.jobs);
   return run_sweep(spec, info, opt);
 }

@@ -17,7 +17,9 @@
 
 namespace gpusweep::host {
 
-int cmd_run(const Args& args) {
+namespace {
+
+po::options_description run_options() {
   po::options_description o;
   o.add_options()("sweep", po::value<std::string>()->required(), "sweep file (JSON)");
   add_db_option(o);
@@ -39,12 +41,20 @@ int cmd_run(const Args& args) {
       "(default: the sweep's hash and n)");
   add_plugin_path_option(o);
   add_allow_plugin_change_option(o);
+  add_gpus_option(o);
+  return o;
+}
+
+}  // namespace
+
+int cmd_run(const Args& args) {
+  po::options_description o = run_options();
   po::positional_options_description pos;
   pos.add("sweep", 1);
   auto p = parse_command(
       "run",
-      "SWEEP.json [--db FILE] [--resume] [--jobs N] [--set key=value ...] [--dry-run]\n"
-      "       [--shard i/n [--run-key KEY]] [--fresh-workers]",
+      "SWEEP.json [--db FILE] [--resume] [--jobs N] [--gpus LIST] [--set key=value ...]\n"
+      "       [--dry-run] [--shard i/n [--run-key KEY]] [--fresh-workers]",
       "Runs every trial of a sweep file, each in its own worker process, and records the\n"
       "results in the database. The sweep is validated against the workload's manifest\n"
       "before anything runs or is written.\n\n"
@@ -53,7 +63,10 @@ int cmd_run(const Args& args) {
       "--fresh-workers starts every trial as a new process instead.\n\n"
       "With --shard i/n it runs only every n-th trial of the plan, starting at the i-th,\n"
       "so that n machines (or Slurm array tasks) share a sweep; each shard writes its\n"
-      "own database, and `gpusweep merge` gathers the shards into one.",
+      "own database, and `gpusweep merge` gathers the shards into one.\n\n"
+      "On a GPU machine, --jobs N > 1 gives each running trial a GPU of its own (from\n"
+      "--gpus, default all visible), set before CUDA starts in its process; more jobs than\n"
+      "GPUs is refused. On the CPU, trials at once share the cores (see overlap_fraction).",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
@@ -91,6 +104,13 @@ int cmd_run(const Args& args) {
   opt.allow_plugin_change = vm["allow-plugin-change"].as<bool>();
   opt.fork_server = !vm["fresh-workers"].as<bool>();
   opt.jobs = jobs;
+  opt.gpus = gpus_option(vm);
+  {
+    // Refused before the run is recorded: GPUs that cannot be handed out.
+    std::vector<Json> configs;
+    for (const auto& t : plan) configs.push_back(t.config);
+    plan_execution(spec.measure, configs, opt);
+  }
   opt.file_path = std::filesystem::absolute(file).string();
   opt.file_hash = hash_file(file);
   return run_sweep(spec, info, opt);

@@ -21,8 +21,9 @@ int cmd_tune_batch(const Args& args) {
       "power: double until a size does not fit; binsearch: then bisect between the last fit "
       "and the first failure")(
       "max-memory", po::value<std::string>(),
-      "cap on what each probe may allocate beyond the loaded plugin, such as 2GiB (an "
-      "address-space limit on the worker: allocations past it fail as out-of-memory)")(
+      "cap on what each probe may allocate, such as 2GiB: on a CUDA device the caching "
+      "allocator's (its per-process memory fraction), on the CPU the worker's address space "
+      "beyond the loaded plugin; allocations past it fail as out-of-memory")(
       "margin", po::value<double>()->default_value(0.05, "0.05"),
       "fraction taken off the largest fit before it is re-verified (0 to 0.9)")(
       "min", po::value<int64_t>()->default_value(1), "first batch size probed")(

@@ -27,7 +27,11 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request)
             << request.db_path << ": " << jobs.size() << " trials to run";
   if (finished_before > 0) std::cout << ", " << finished_before << " already finished";
   std::cout << ", " << request.jobs << " at a time\n";
-  if (!jobs.empty()) std::cout << run.interleave_plan(jobs).note << "\n";
+  if (!jobs.empty()) {
+    const InterleavePlan& plan = run.interleave_plan(jobs);
+    std::cout << plan.note << "\n";
+    if (!plan.gpus.note.empty()) std::cout << plan.gpus.note << "\n";
+  }
   if (request.jobs > 1) {
     std::cout << request.jobs
               << " trials at a time share this machine's cores, memory bandwidth and GPUs, "

@@ -7,7 +7,8 @@
 //   heartbeat       {}                         twice a second, from its own thread
 //   loaded          {abi, table_size, manifest, runtime}
 //   probe           {libraries?, matmul?}      doctor's and diagnose's measurements
-//   memory_cap      {baseline_bytes, cap_bytes}
+//   memory_cap      {kind: "address_space", cap_bytes, baseline_bytes, limit_bytes} or
+//                   {kind: "device", cap_bytes, device, limit_bytes, device_bytes, fraction}
 //   phase           {phase, steps?, blocks?}   setup, warmup, eval_before, measure, ...
 //   runtime         {runtime, setup_s}         after create
 //   warmup_done     {seconds, first_step_s?, window_steps?, windows?, stable?}

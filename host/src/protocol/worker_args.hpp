@@ -6,6 +6,7 @@
 #include "support/capture.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,12 +28,17 @@ struct WorkerArgs {
   // before each turn (setup and warmup, then each measured block), having
   // written an `await` event; -1: it runs straight through.
   int gate_fd = -1;
+  // The trial's GPU (run --gpus): the worker sets CUDA_VISIBLE_DEVICES to
+  // it before CUDA starts in its process; none: the host's environment.
+  std::optional<std::string> visible_devices;
   int64_t check_steps = 5;          // steps of the check mode's smoke test
   std::string config_json = "{}";   // resolved trial config
   std::string measure_json = "{}";  // MeasureSpec::to_json()
-  // Caps what the trial may allocate beyond the loaded plugin (RLIMIT_AS =
-  // address space after loading + this); 0: no cap. An allocation past it
-  // fails inside the plugin, which reports out-of-memory (`tune-batch`).
+  // Caps what the trial may allocate; 0: no cap. On a CUDA device the
+  // plugin caps its device allocator (GPUSWEEP_EXT_DEVICE_MEMORY_CAP);
+  // otherwise the worker caps its address space (RLIMIT_AS = address space
+  // after loading + this). An allocation past it fails inside the plugin,
+  // which reports out-of-memory (`tune-batch`).
   double max_memory_bytes = 0;
   bool diagnose = false;      // time the step's phases (torchkit; `diagnose`)
   double probe_matmul_s = 0;  // > 0: measure the matmul peak (trial: after setup; probe)

@@ -103,6 +103,16 @@ void TrialCollector::on_event(const Json& e) {
         if (value.is_number()) metrics_.push_back({"stat", 0, name, value.get<double>()});
       }
     }
+  } else if (kind == event::memory_cap) {
+    // Which cap the trial ran under: its device's allocator, or its address space.
+    const bool device = e.value("kind", std::string()) == "device";
+    if (auto cap = number(e, "cap_bytes")) {
+      metrics_.push_back(
+          {"stat", 0, device ? "memory_cap_device_bytes" : "memory_cap_address_space_bytes", *cap});
+    }
+    if (auto f = number(e, "fraction"); device && f) {
+      metrics_.push_back({"stat", 0, "memory_cap_device_fraction", *f});
+    }
   } else if (kind == event::heartbeat) {
     // Liveness only; the runner notes the time of every line.
   } else if (kind == event::result) {

@@ -129,11 +129,13 @@ struct Worker {
 class Supervisor {
  public:
   Supervisor(const std::string& exe, int jobs, bool fork_server, Interleave interleave,
-             std::vector<TrialJob>&& queue, const RunnerCallbacks& cb)
+             const GpuAssignment& gpus, std::vector<TrialJob>&& queue, const RunnerCallbacks& cb)
       : exe_(exe),
         jobs_(jobs),
         fork_server_(fork_server),
         interleave_(interleave),
+        gpus_(gpus),
+        free_gpus_(gpus.gpus.begin(), gpus.gpus.end()),
         shuffle_rng_(interleave.seed),
         cb_(cb),
         stop_signals_(io_, SIGINT, SIGTERM),
@@ -267,13 +269,32 @@ class Supervisor {
     }
   }
 
+  // The trial's GPU (run --gpus): a free one of the run's, or the one the
+  // interleaved trials share; back to the pool when the trial ends.
+  void take_gpu(TrialJob& job) {
+    if (gpus_.gpus.empty()) return;
+    if (gpus_.shared || free_gpus_.empty()) {
+      job.worker.visible_devices = gpus_.gpus.front();
+      return;
+    }
+    job.worker.visible_devices = free_gpus_.front();
+    free_gpus_.pop_front();
+  }
+  void return_gpu(const TrialJob& job) {
+    if (!gpus_.shared && job.worker.visible_devices) {
+      free_gpus_.push_back(*job.worker.visible_devices);
+    }
+  }
+
   void start(TrialJob&& job) {
     const std::string started = utc_now();
     if (gated()) job.worker.gate_fd = kGateFd;
+    take_gpu(job);
     SpawnedProcess p;
     try {
       p = spawn_worker(job.worker);
     } catch (const std::exception& e) {
+      return_gpu(job);
       db::TrialOutcome o;
       o.status = db::TrialStatus::failed;
       o.error = e.what();
@@ -500,6 +521,7 @@ class Supervisor {
     }
     std::unique_ptr<Worker> owned = std::move(it->second);
     running_.erase(it);
+    return_gpu(owned->job);
     cb_.on_finish(owned->job, std::move(o));
     // Destroy the worker after the handlers that reference it have run.
     asio::post(io_, [owned = std::shared_ptr<Worker>(std::move(owned))] {});
@@ -510,8 +532,10 @@ class Supervisor {
   int jobs_;
   bool fork_server_;
   Interleave interleave_;
-  random::SplitMix64 shuffle_rng_;  // the cycles' turn orders
-  std::deque<pid_t> turn_order_;    // the rest of this cycle's turns
+  GpuAssignment gpus_;
+  std::deque<std::string> free_gpus_;  // not held by a running trial
+  random::SplitMix64 shuffle_rng_;     // the cycles' turn orders
+  std::deque<pid_t> turn_order_;       // the rest of this cycle's turns
   int64_t cycle_ = -1;
   // This run's interleave group: time and process make it unique among the
   // runs a database holds.
@@ -531,7 +555,8 @@ class Supervisor {
 }  // namespace
 
 bool Runner::run(std::vector<TrialJob> jobs, const RunnerCallbacks& callbacks) {
-  Supervisor s(exe_, jobs_ < 1 ? 1 : jobs_, fork_server_, interleave_, std::move(jobs), callbacks);
+  Supervisor s(exe_, jobs_ < 1 ? 1 : jobs_, fork_server_, interleave_, gpus_, std::move(jobs),
+               callbacks);
   return s.run();
 }
 

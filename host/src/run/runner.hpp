@@ -3,6 +3,7 @@
 // timeouts, reaps exits (SIGCHLD) and turns Ctrl-C into `interrupted`.
 #pragma once
 
+#include "model/gpus.hpp"
 #include "protocol/worker_args.hpp"
 #include "run/collector.hpp"
 
@@ -51,11 +52,15 @@ class Runner {
   // With fork_server, each plugin's trials are forked from one pre-loaded
   // server process (fork_server.hpp) instead of started afresh; a plugin the
   // server cannot serve falls back to fresh processes, saying why once.
-  Runner(std::string worker_exe, int jobs, bool fork_server = false, Interleave interleave = {})
+  // With gpus, each running trial gets one of them (worker
+  // visible_devices) and gives it back when it ends (model/gpus.hpp).
+  Runner(std::string worker_exe, int jobs, bool fork_server = false, Interleave interleave = {},
+         GpuAssignment gpus = {})
       : exe_(std::move(worker_exe)),
         jobs_(jobs),
         fork_server_(fork_server),
-        interleave_(interleave) {}
+        interleave_(interleave),
+        gpus_(std::move(gpus)) {}
 
   // Runs every job; returns false when Ctrl-C (SIGINT/SIGTERM) stopped the run.
   // Jobs not started by then are left untouched.
@@ -66,6 +71,7 @@ class Runner {
   int jobs_;
   bool fork_server_;
   Interleave interleave_;
+  GpuAssignment gpus_;
 };
 
 }  // namespace gpusweep::host

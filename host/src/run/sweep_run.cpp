@@ -9,6 +9,7 @@
 #include "support/spawn.hpp"
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -229,10 +230,23 @@ const InterleavePlan& SweepRun::interleave_plan(const std::vector<TrialJob>& job
   if (!interleave_) {
     std::vector<Json> configs;
     for (const auto& j : jobs) configs.push_back(Json::parse(j.worker.config_json));
-    const Nvml* nvml = Nvml::shared();
-    interleave_ = plan_interleave(spec_.measure, configs, nvml ? nvml->device_count() : 0);
+    interleave_ = plan_execution(spec_.measure, configs, request_);
   }
   return *interleave_;
+}
+
+InterleavePlan plan_execution(const MeasureSpec& measure, const std::vector<Json>& configs,
+                              const RunRequest& request) {
+  const Nvml* nvml = Nvml::shared();
+  InterleavePlan plan = plan_interleave(measure, configs, nvml ? nvml->device_count() : 0);
+  std::vector<std::string> uuids;
+  for (unsigned i = 0; nvml != nullptr && i < nvml->device_count(); ++i) {
+    const auto info = nvml->device(i);
+    uuids.push_back(info ? info->uuid : std::string());
+  }
+  plan.gpus = assign_gpus(request.gpus, visible_gpus(std::getenv("CUDA_VISIBLE_DEVICES"), uuids),
+                          request.jobs, plan.interleave.window, configs);
+  return plan;
 }
 
 bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
@@ -245,8 +259,9 @@ bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
     store_->commit_trial(j.trial_id, o);
     if (then) then(j, std::move(o));
   };
-  const Interleave interleave = interleave_plan(jobs).interleave;
-  Runner runner(worker_executable(), request_.jobs, request_.fork_server, interleave);
+  const InterleavePlan& plan = interleave_plan(jobs);
+  Runner runner(worker_executable(), request_.jobs, request_.fork_server, plan.interleave,
+                plan.gpus);
   return runner.run(std::move(jobs), callbacks);
 }
 

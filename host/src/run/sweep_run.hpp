@@ -52,6 +52,9 @@ struct RunRequest {
   // Continue a run whose trials ran another build of the plugin (a file
   // with another hash); each trial records the build that ran it.
   bool allow_plugin_change = false;
+  // run --gpus LIST: the GPUs the workers get, one each (model/gpus.hpp);
+  // none: all visible ones when --jobs > 1 puts trials on GPUs at once.
+  std::optional<std::string> gpus;
 };
 
 // Throws UsageError for --jobs outside 1..256.
@@ -60,7 +63,8 @@ void check_jobs(int jobs);
 // How a run's trials take turns (measure.interleave), and why.
 struct InterleavePlan {
   Interleave interleave;
-  std::string note;  // one line for the run's header
+  std::string note;    // one line for the run's header
+  GpuAssignment gpus;  // which GPU each running trial gets (SweepRun::interleave_plan)
 };
 
 // measure.interleave as set, or "auto": one window per sweep's configs (up
@@ -69,6 +73,12 @@ struct InterleavePlan {
 // their gates would hold device memory); gpus: the GPUs NVML sees.
 InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Json>& configs,
                                unsigned gpus);
+
+// plan_interleave, then the GPUs for request.gpus and request.jobs on this
+// machine (CUDA_VISIBLE_DEVICES, NVML): what a run of these configs does.
+// UsageError when the GPUs cannot be handed out as asked.
+InterleavePlan plan_execution(const MeasureSpec& measure, const std::vector<Json>& configs,
+                              const RunRequest& request);
 
 class SweepRun {
  public:
@@ -106,7 +116,9 @@ class SweepRun {
   bool execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks,
                const LookCallback& on_look = {});
 
-  // How these jobs take turns (plan_interleave over their configs).
+  // How these jobs take turns (plan_interleave over their configs), and
+  // the GPUs they run on (assign_gpus: UsageError for --gpus or --jobs that
+  // cannot be met).
   const InterleavePlan& interleave_plan(const std::vector<TrialJob>& jobs);
 
  private:

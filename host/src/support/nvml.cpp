@@ -51,6 +51,7 @@ struct Nvml::Api {
   nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*);
   nvmlReturn_t (*handle_by_pci_bus_id)(const char*, nvmlDevice_t*);
   nvmlReturn_t (*index)(nvmlDevice_t, unsigned*);
+  nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned);
 };
 
 std::string Nvml::default_library() {
@@ -88,6 +89,7 @@ std::unique_ptr<Nvml> Nvml::load(const std::string& library, std::string* why) {
   api->handle_by_pci_bus_id =
       resolve<decltype(api->handle_by_pci_bus_id)>(handle, "nvmlDeviceGetHandleByPciBusId_v2");
   api->index = resolve<decltype(api->index)>(handle, "nvmlDeviceGetIndex");
+  api->uuid = resolve<decltype(api->uuid)>(handle, "nvmlDeviceGetUUID");
   const char* missing = nullptr;
   if (api->init == nullptr)
     missing = "nvmlInit_v2";
@@ -162,6 +164,8 @@ std::optional<GpuInfo> Nvml::device(unsigned index) const {
       api_->compute_capability(dev, &major, &minor) == kSuccess) {
     g.compute_capability = std::to_string(major) + "." + std::to_string(minor);
   }
+  char uuid[96] = {0};
+  if (api_->uuid != nullptr && api_->uuid(dev, uuid, sizeof uuid) == kSuccess) g.uuid = uuid;
   return g;
 }
 

@@ -16,6 +16,7 @@ struct GpuInfo {
   std::string name;
   double memory_total_bytes = 0;
   std::string compute_capability;  // "8.6"; empty when NVML cannot say
+  std::string uuid;                // "GPU-8f3c...", as CUDA_VISIBLE_DEVICES takes it; may be empty
 };
 
 // One reading of one device. Fields NVML does not support on a device are

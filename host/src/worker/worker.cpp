@@ -182,8 +182,43 @@ void cap_memory(double cap_bytes, std::future<void>& first_beat, EventWriter& ou
     finish(0);
   }
   out.emit({{"event", event::memory_cap},
+            {"kind", "address_space"},
+            {"cap_bytes", cap_bytes},
             {"baseline_bytes", baseline},
             {"limit_bytes", baseline + cap_bytes}});
+}
+
+// measure.max_memory: the device's allocator where the trial runs on one
+// (CUDA: RLIMIT_AS would starve the driver, whose context and unified
+// memory reserve far more address space than they use), else the address
+// space. The plugin says which; a plugin without the extension is capped by
+// address space.
+void cap_trial_memory(const gpusweep_plugin* table, const WorkerArgs& args,
+                      std::future<void>& first_beat, EventWriter& out) {
+  const auto* device =
+      find_extension<gpusweep_ext_device_memory_cap>(table, GPUSWEEP_EXT_DEVICE_MEMORY_CAP);
+  const char* result = nullptr;
+  const gpusweep_status st =
+      device != nullptr ? device->cap(args.config_json.c_str(), args.max_memory_bytes, &result)
+                        : GPUSWEEP_STATUS_SKIPPED;
+  if (st == GPUSWEEP_STATUS_SKIPPED) {
+    cap_memory(args.max_memory_bytes, first_beat, out);
+    return;
+  }
+  const std::string text = result != nullptr ? result : "";
+  if (st != GPUSWEEP_STATUS_OK) {
+    out.emit({{"event", event::result},
+              {"status", "failed"},
+              {"phase", "args"},
+              {"message", "cannot cap the device's memory: " + text}});
+    finish(0);
+  }
+  Json e = parse_or_raw(text.c_str());
+  if (!e.is_object()) e = Json::object();
+  e["event"] = event::memory_cap;
+  e["kind"] = "device";
+  e["cap_bytes"] = args.max_memory_bytes;
+  out.emit(e);
 }
 
 // Interleaved execution (--gate-fd): the trial waits for its turn before
@@ -308,10 +343,14 @@ class Trial {
     const double setup_s = seconds_since(t0);
     if (st == GPUSWEEP_STATUS_OK && inst_ == nullptr) st = GPUSWEEP_STATUS_ERROR;
     check(st, "setup", 0);
-    // Settings such as threads apply in create(): report the runtime as used.
-    out_.emit({{"event", event::runtime},
-               {"runtime", parse_or_raw(t_->runtime())},
-               {"setup_s", setup_s}});
+    // Settings such as threads apply in create(): report the runtime as used,
+    // with the GPUs this process was given.
+    Json runtime = parse_or_raw(t_->runtime());
+    if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+        visible != nullptr && runtime.is_object()) {
+      runtime["cuda_visible_devices"] = visible;
+    }
+    out_.emit({{"event", event::runtime}, {"runtime", runtime}, {"setup_s", setup_s}});
     if (args_.probe_matmul_s > 0) {
       // With the trial's threads (applied by create): the peak this trial could reach.
       out_.emit({{"event", event::probe}, {"matmul", probe_matmul(t_, args_.probe_matmul_s)}});
@@ -480,6 +519,9 @@ class Trial {
 // A trial in this process: with the plugin already loaded (a fork server's
 // child) or loading it first.
 int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
+  // The trial's GPU, before anything in this process starts CUDA (a fork
+  // server loads plugins without starting it).
+  if (args.visible_devices) ::setenv("CUDA_VISIBLE_DEVICES", args.visible_devices->c_str(), 1);
   std::signal(SIGPIPE, SIG_IGN);
   // Outlives every return path (all end in _exit): the heartbeat thread
   // writes to it until the process ends.
@@ -514,7 +556,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
         find_extension<gpusweep_ext_phase_timers>(plugin.table, GPUSWEEP_EXT_PHASE_TIMERS);
     if (timers != nullptr) timers->enable();
   }
-  if (args.max_memory_bytes > 0) cap_memory(args.max_memory_bytes, first_beat, out);
+  if (args.max_memory_bytes > 0) cap_trial_memory(plugin.table, args, first_beat, out);
   MeasureSpec m;
   try {
     m = MeasureSpec::from_json(Json::parse(args.measure_json), "--measure");

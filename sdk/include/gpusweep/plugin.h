@@ -197,6 +197,22 @@ typedef struct gpusweep_ext_device_timer {
   gpusweep_status (*end)(gpusweep_instance* instance, double* seconds);
 } gpusweep_ext_device_timer;
 
+/* A cap on the trial device's own memory, for `measure.max_memory` and
+ * `tune-batch --max-memory`: called before create(), with the trial's
+ * resolved config. On a device with an allocator of its own (CUDA's caching
+ * allocator) the plugin caps that allocator at `bytes` for instances created
+ * after the call, so that an allocation past it fails as out of memory, and
+ * returns OK with *result_json = {"device", "limit_bytes", "device_bytes",
+ * "fraction"}. It returns SKIPPED when the trial's device has no such
+ * allocator (the CPU): the host then caps the process's address space. On
+ * ERROR *result_json is the message. Strings are valid until the next call. */
+#define GPUSWEEP_EXT_DEVICE_MEMORY_CAP "gpusweep.device_memory_cap/1"
+typedef struct gpusweep_ext_device_memory_cap {
+  uint32_t struct_size; /* sizeof(gpusweep_ext_device_memory_cap) in the plugin */
+  uint32_t reserved;    /* zero */
+  gpusweep_status (*cap)(const char* config_json, double bytes, const char** result_json);
+} gpusweep_ext_device_memory_cap;
+
 /* The entry point every plugin exports. Returns a pointer to a table with
  * static storage duration; never NULL. Must be cheap and free of side
  * effects (the host may call it only to read the manifest). */

@@ -202,4 +202,13 @@ double DeviceTimer::total_seconds() {
   return host_s_;
 }
 
+void TransferTimes::add_stats(Metrics& m, double copies_per_step) {
+  if (!timer_ || timer_->spans() == 0) return;
+  const double total = timer_->total_seconds();
+  const auto copies = static_cast<double>(timer_->spans());
+  m["host_to_device_s"] = total;
+  m["host_to_device_copies"] = copies;
+  m["host_to_device_s_per_step"] = total / copies * copies_per_step;
+}
+
 }  // namespace gpusweep::torchkit

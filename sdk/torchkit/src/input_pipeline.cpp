@@ -23,7 +23,8 @@ InputPipeline::InputPipeline(const Settings& settings, Producer producer)
       producer_(std::move(producer)),
       seed_(settings.seed),
       capacity_(static_cast<size_t>(std::max<int64_t>(1, settings.prefetch))),
-      lanes_(static_cast<size_t>(std::max<int64_t>(0, settings.loader_workers))) {
+      lanes_(static_cast<size_t>(std::max<int64_t>(0, settings.loader_workers))),
+      transfers_(settings.device) {
   for (size_t w = 0; w < lanes_.size(); ++w) {
     threads_.emplace_back([this, w] { work(w, static_cast<int64_t>(w)); });
   }
@@ -122,8 +123,10 @@ Batch InputPipeline::next() {
 Batch InputPipeline::next_on_device() {
   Batch batch = next();
   PhaseTimer phase(Phase::host_to_device, settings_.device);
-  for (auto& t : batch) t = settings_.to_device(t);
-  return batch;
+  return transfers_.time([&] {
+    for (auto& t : batch) t = settings_.to_device(t);
+    return batch;
+  });
 }
 
 }  // namespace gpusweep::torchkit

@@ -2,17 +2,21 @@
 #include <gpusweep/torchkit/runtime.hpp>
 
 #include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/settings.hpp>
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
 #include <dlfcn.h>
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 #include <string>
 
 #if defined(GPUSWEEP_TORCH_CUDA)
@@ -33,6 +37,32 @@ std::string config_value(const std::string& config, const std::string& key) {
   const auto end = config.find_first_of(",\n", begin);
   return config.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
+
+}  // namespace
+
+std::string gpu_uuid(const unsigned char* bytes) {
+  // 8-4-4-4-12 hex digits after "GPU-", as nvidia-smi and NVML write it.
+  std::string out = "GPU-";
+  static const char* hex = "0123456789abcdef";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += hex[bytes[i] >> 4];
+    out += hex[bytes[i] & 0xf];
+  }
+  return out;
+}
+
+DeviceMemoryCap plan_device_memory_cap(double bytes, double device_bytes) {
+  if (!(bytes > 0)) throw std::invalid_argument("a memory cap must be above 0 bytes");
+  if (!(device_bytes > 0)) throw std::invalid_argument("the device reports no memory");
+  DeviceMemoryCap cap;
+  cap.device_bytes = device_bytes;
+  cap.fraction = std::min(1.0, bytes / device_bytes);
+  cap.limit_bytes = cap.fraction * device_bytes;
+  return cap;
+}
+
+namespace {
 
 // The file the LibTorch code in this process was loaded from.
 std::string torch_library_path() {
@@ -105,6 +135,7 @@ Json runtime_info() {
           {{"index", i},
            {"name", prop.name},
            {"pci_bus_id", bus},
+           {"uuid", gpu_uuid(reinterpret_cast<const unsigned char*>(prop.uuid.bytes))},
            {"memory_bytes", static_cast<double>(prop.totalGlobalMem)},
            {"compute_capability", std::to_string(prop.major) + "." + std::to_string(prop.minor)}});
     }
@@ -153,6 +184,52 @@ gpusweep_status measure_matmul(double seconds, const char** result_json) noexcep
   return GPUSWEEP_STATUS_ERROR;
 }
 
+// GPUSWEEP_EXT_DEVICE_MEMORY_CAP: CUDA's caching allocator capped by its
+// per-process memory fraction (what torch.cuda.set_per_process_memory_fraction
+// sets); SKIPPED for a CPU trial, whose cap is the host's (RLIMIT_AS).
+gpusweep_status cap_device_memory(const char* config_json, double bytes,
+                                  const char** result_json) noexcept {
+  static std::string text;
+  try {
+    const Json config = Json::parse(config_json);
+    const torch::Device device = resolve_device(config.value("device", std::string("auto")));
+    if (!device.is_cuda()) return GPUSWEEP_STATUS_SKIPPED;
+#if defined(GPUSWEEP_TORCH_CUDA)
+    const int index = device.has_index() ? device.index() : 0;
+    // The caching allocator exists once CUDA is initialised in ATen (as
+    // torch.cuda.set_per_process_memory_fraction initialises it first).
+    at::globalContext().lazyInitDevice(c10::DeviceType::CUDA);
+    cudaDeviceProp prop{};
+    const cudaError_t err = cudaGetDeviceProperties(&prop, index);
+    if (err != cudaSuccess) {
+      throw std::runtime_error(std::string("cudaGetDeviceProperties: ") + cudaGetErrorString(err));
+    }
+    const DeviceMemoryCap cap =
+        plan_device_memory_cap(bytes, static_cast<double>(prop.totalGlobalMem));
+    c10::cuda::CUDACachingAllocator::setMemoryFraction(cap.fraction,
+                                                       static_cast<c10::DeviceIndex>(index));
+    text = Json{{"device", device.str()},
+                {"limit_bytes", cap.limit_bytes},
+                {"device_bytes", cap.device_bytes},
+                {"fraction", cap.fraction}}
+               .dump();
+    *result_json = text.c_str();
+    return GPUSWEEP_STATUS_OK;
+#else
+    throw std::runtime_error("device " + device.str() + " in a torchkit built without CUDA");
+#endif
+  } catch (const Skipped&) {
+    // The trial will be skipped at create() with the reason; nothing to cap.
+    return GPUSWEEP_STATUS_SKIPPED;
+  } catch (const std::exception& e) {
+    text = e.what();
+  } catch (...) {
+    text = "capping the device's memory threw";
+  }
+  *result_json = text.c_str();
+  return GPUSWEEP_STATUS_ERROR;
+}
+
 }  // namespace
 
 const void* extension(const char* id) {
@@ -161,7 +238,10 @@ const void* extension(const char* id) {
   static const gpusweep_ext_matmul_probe probe = {sizeof(gpusweep_ext_matmul_probe), 0,
                                                   &measure_matmul};
   if (std::strcmp(id, GPUSWEEP_EXT_PHASE_TIMERS) == 0) return &timers;
+  static const gpusweep_ext_device_memory_cap memory_cap = {sizeof(gpusweep_ext_device_memory_cap),
+                                                            0, &cap_device_memory};
   if (std::strcmp(id, GPUSWEEP_EXT_MATMUL_PROBE) == 0) return &probe;
+  if (std::strcmp(id, GPUSWEEP_EXT_DEVICE_MEMORY_CAP) == 0) return &memory_cap;
   return nullptr;
 }
 

@@ -194,3 +194,33 @@ TEST_CASE("claims are evaluated against the two configs they name", "[host][clai
   CHECK(with_gpu[4].verdict == ClaimVerdict::not_measurable);
   CHECK_THAT(with_gpu[4].reason, Contains("reports no transfer_time"));
 }
+
+TEST_CASE("a claim that requires Tensor Cores is not measured on a GPU without them",
+          "[host][claims]") {
+  SweepSpec s = parse_sweep(with_claims(R"([
+    {"claim": "fp16 on tensor cores", "change": {"precision": "fp16"}, "expected": [1.2, 1.3],
+     "requires": ["tensor_cores"]},
+    {"claim": "fp16 anywhere", "change": {"precision": "fp16"}, "expected": [1.2, 1.3]}])"),
+                            "claims.json");
+  const auto manifest = test::dqn_like_manifest();
+  validate_sweep(s, manifest);
+  const auto configs = expand_configs(s, manifest);
+  auto values_of = [](const Json& config, const std::string&) {
+    MetricRuns m;
+    m.runs = runs(config["precision"] == "fp16" ? 125.0 : 100.0, 3, 10, 1);
+    return m;
+  };
+  // A Pascal GPU (6.1): CUDA, no Tensor Cores.
+  Features pascal;
+  pascal.cuda = true;
+  auto results = evaluate_claims(s, configs, pascal, values_of);
+  REQUIRE(results.size() == 2);
+  CHECK(results[0].verdict == ClaimVerdict::not_measurable);
+  CHECK_THAT(results[0].reason, Contains("Tensor Cores") && Contains("7.0"));
+  CHECK(results[1].verdict == ClaimVerdict::confirmed);
+  // With Tensor Cores the same claim is measured.
+  Features ampere = pascal;
+  ampere.tensor_cores = true;
+  results = evaluate_claims(s, configs, ampere, values_of);
+  CHECK(results[0].verdict == ClaimVerdict::confirmed);
+}

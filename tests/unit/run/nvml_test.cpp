@@ -32,6 +32,8 @@ TEST_CASE("the NVML loader reads devices and samples from the library", "[host]"
   CHECK(g->name == "Fake GPU 1");
   CHECK(g->memory_total_bytes == 40.0 * (1ULL << 30));
   CHECK(g->compute_capability == "9.0");
+  // The UUID, as CUDA_VISIBLE_DEVICES takes it (run --gpus hands these out).
+  CHECK(g->uuid == "GPU-00000000-0000-0000-0000-000000000001");
   CHECK_FALSE(nvml->device(2));
   const auto s = nvml->sample(0);
   REQUIRE(s);

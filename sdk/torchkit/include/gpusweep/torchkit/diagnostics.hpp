@@ -87,6 +87,33 @@ class DeviceTimer {
   std::unique_ptr<Events> events_;  // CUDA only
 };
 
+// Host-to-device copies timed in every trial on a CUDA device (the
+// transfer_time metric), with a DeviceTimer's events: no sync is added to
+// the step. Nothing is timed on the CPU, where no batch leaves host memory.
+class TransferTimes {
+ public:
+  explicit TransferTimes(const torch::Device& device)
+      : timer_(device.is_cuda() ? std::make_unique<DeviceTimer>(device) : nullptr) {}
+
+  // Runs copy() (which queues the copies) between the two events.
+  template <class Copy>
+  auto time(Copy&& copy) -> decltype(copy()) {
+    if (!timer_) return copy();
+    timer_->start();
+    auto result = copy();
+    timer_->stop();
+    return result;
+  }
+
+  // host_to_device_s (all spans), host_to_device_copies and
+  // host_to_device_s_per_step (copies_per_step spans make a step); nothing
+  // on the CPU or before the first copy. Waits for the last copy's event.
+  void add_stats(Metrics& m, double copies_per_step);
+
+ private:
+  std::unique_ptr<DeviceTimer> timer_;
+};
+
 // phase_<name>_s for every phase and host_syncs (the count of host_sync
 // timers), accumulated since the process started; empty when not diagnosing.
 Metrics phase_stats();

@@ -9,6 +9,7 @@
 // steps at no wait, which steady-state training never sees (audit M5).
 #pragma once
 
+#include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/settings.hpp>
 
 #include <chrono>
@@ -48,6 +49,8 @@ class InputPipeline {
 
   double wait_seconds() const { return wait_s_; }
   int64_t batches() const { return next_index_; }
+  // next_on_device's copies, timed on a CUDA device (events, no sync).
+  TransferTimes& transfers() { return transfers_; }
 
   // Stops the loader threads and returns once none is building a batch (one
   // being built is finished first); resume() lets them go on. Interleaved
@@ -81,6 +84,7 @@ class InputPipeline {
   int building_ = 0;      // loader threads building a batch now
   int64_t next_index_ = 0;
   double wait_s_ = 0;
+  TransferTimes transfers_;
 };
 
 }  // namespace gpusweep::torchkit

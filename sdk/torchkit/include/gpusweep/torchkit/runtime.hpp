@@ -20,8 +20,25 @@ Json runtime_info();
 // on the CPU, and on cuda:0 when CUDA is available (a JSON array).
 Json matmul_probe(double seconds);
 
+// A CUDA device's 16-byte UUID as "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx",
+// the form NVML, nvidia-smi and CUDA_VISIBLE_DEVICES use.
+std::string gpu_uuid(const unsigned char* bytes);
+
+// A cap of `bytes` on a device of `device_bytes` as the caching allocator
+// takes it: a fraction of the device (at most 1, when the cap is above what
+// the device has) and the bytes that fraction allows. invalid_argument for a
+// cap or a device size that is not above 0.
+struct DeviceMemoryCap {
+  double fraction = 1;
+  double limit_bytes = 0;
+  double device_bytes = 0;
+};
+DeviceMemoryCap plan_device_memory_cap(double bytes, double device_bytes);
+
 // The ABI 1.1 extensions a torchkit plugin offers (GPUSWEEP_EXT_PHASE_TIMERS:
-// switches the phase timers on; GPUSWEEP_EXT_MATMUL_PROBE: matmul_probe()),
+// switches the phase timers on; GPUSWEEP_EXT_MATMUL_PROBE: matmul_probe();
+// GPUSWEEP_EXT_DEVICE_MEMORY_CAP: CUDA's caching allocator capped by its
+// per-process memory fraction, SKIPPED for a CPU trial),
 // nullptr for any other id. TorchWorkload::extension() returns it, so that
 // every plugin built on torchkit offers both.
 const void* extension(const char* id);

@@ -31,6 +31,8 @@ class TorchWorkload : public Workload {
     if (pipeline_ != nullptr) {
       m["input_wait_s"] = pipeline_->wait_seconds();
       m["input_batches"] = static_cast<double>(pipeline_->batches());  // taken by the steps
+      // On CUDA: the batches' copies to the device, grad_accum per step.
+      pipeline_->transfers().add_stats(m, static_cast<double>(settings_.grad_accum));
     }
     for (const auto& [name, value] : phase_stats()) m[name] = value;  // diagnose trials only
     return m;

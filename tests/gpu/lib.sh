@@ -1,0 +1,20 @@
+# Shared by the GPU tests (label gpu): source it after setting bin (the
+# gpusweep binary). need_gpus N exits 77 (skipped) with the reason when
+# LibTorch's CUDA sees fewer than N devices; sql DB QUERY prints the last
+# row's first column; work is a scratch folder removed on exit.
+visible_cuda_devices() {  # prints "COUNT VERDICT"
+  "$bin" doctor --format json --matmul-seconds 0 2>/dev/null |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d["cuda"]["devices"]), d["cuda"].get("verdict",""))' ||
+    echo "0 doctor failed"
+}
+need_gpus() {
+  local found
+  found=$(visible_cuda_devices)
+  if [ "${found%% *}" -lt "$1" ]; then
+    echo "SKIPPED: needs $1 CUDA device(s) visible to LibTorch; ${found%% *} here (${found#* })"
+    exit 77
+  fi
+}
+sql() { "$bin" sql --db "$1" --format csv "$2" | tail -n 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
