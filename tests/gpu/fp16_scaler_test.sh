@@ -7,17 +7,10 @@
 # is visible to LibTorch it prints why and exits 77 (skipped).
 # Usage: fp16_scaler_test.sh GPUSWEEP_BIN PLUGIN_DIR
 set -euo pipefail
-bin=$1 plugins=$2
-export GPUSWEEP_PLUGIN_PATH=$plugins
-devices=$("$bin" doctor --format json --matmul-seconds 0 2>/dev/null |
-          python3 -c 'import json,sys; d=json.load(sys.stdin); print(len(d["cuda"]["devices"]), d["cuda"].get("verdict",""))' ||
-          echo "0 doctor failed")
-if [ "${devices%% *}" = 0 ]; then
-  echo "SKIPPED: no CUDA device visible to LibTorch (${devices#* })"
-  exit 77
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+bin=$1
+export GPUSWEEP_PLUGIN_PATH=$2
+. "$(dirname "$0")/lib.sh"
+need_gpus 1
 for w in dqn marl; do
   case $w in
     dqn) base='"num_envs": 4'; steps=200 ;;
