@@ -9,7 +9,9 @@ if ! command -v clang-format > /dev/null; then
   echo "format: clang-format is not installed (apt-get install clang-format)" >&2
   exit 77
 fi
-mapfile -t files < <(git ls-files '*.cpp' '*.hpp' '*.h' '*.c' | grep -v '^tests/fixtures/abi_v1_0/')
+# Tracked files and new ones not yet added (but not ignored ones).
+mapfile -t files < <(git ls-files --cached --others --exclude-standard '*.cpp' '*.hpp' '*.h' '*.c' |
+                     grep -v '^tests/fixtures/abi_v1_0/')
 if [ "${1:-}" = --check ]; then
   clang-format --dry-run --Werror "${files[@]}"
   echo "format: ${#files[@]} files formatted as .clang-format says"

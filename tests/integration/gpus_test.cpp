@@ -60,8 +60,7 @@ TEST_CASE("run --jobs 2 on four GPUs gives each running trial a GPU of its own",
         2);
   const auto seen = visible_per_trial(box);
   CHECK(seen.size() == 4);
-  CHECK(std::set<std::string>(seen.begin(), seen.end()) ==
-        std::set<std::string>{uuid(0), uuid(1)});
+  CHECK(std::set<std::string>(seen.begin(), seen.end()) == std::set<std::string>{uuid(0), uuid(1)});
 }
 
 TEST_CASE("run --gpus picks the GPUs, counted among those the host may use", "[integration]") {
@@ -76,14 +75,15 @@ TEST_CASE("run --gpus picks the GPUs, counted among those the host may use", "[i
           std::set<std::string>{uuid(2), uuid(3)});
   }
   SECTION("under Slurm's binding (CUDA_VISIBLE_DEVICES=5,7), --gpus 1 is GPU 7") {
-    const auto r = run_on_fake_gpus(box, 4, "CUDA_VISIBLE_DEVICES=5,7",
-                                    "run s.json --db results.db --gpus 1");
+    const auto r =
+        run_on_fake_gpus(box, 4, "CUDA_VISIBLE_DEVICES=5,7", "run s.json --db results.db --gpus 1");
     INFO(r.output);
     REQUIRE(r.code == 0);
     CHECK(visible_per_trial(box) == std::multiset<std::string>{"7", "7", "7", "7"});
   }
   SECTION("without --gpus and with --jobs 1 the workers inherit the environment") {
-    const auto r = run_on_fake_gpus(box, 4, "CUDA_VISIBLE_DEVICES=5,7", "run s.json --db results.db");
+    const auto r =
+        run_on_fake_gpus(box, 4, "CUDA_VISIBLE_DEVICES=5,7", "run s.json --db results.db");
     INFO(r.output);
     REQUIRE(r.code == 0);
     CHECK(visible_per_trial(box) == std::multiset<std::string>{"5,7", "5,7", "5,7", "5,7"});
@@ -127,6 +127,6 @@ TEST_CASE("measure.max_memory caps a CUDA trial's device allocator, a CPU trial'
   // The CPU trial: its address space, and nothing asked of the device.
   CHECK(metric(box, "memory_cap_address_space_bytes", cpu) == 2.0 * (1 << 30));
   CHECK(metric(box, "device_cap_bytes", cpu) == 0);
-  CHECK(box.count("SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE " +
-                  cpu + " AND m.name LIKE 'memory_cap_device%'") == 0);
+  CHECK(box.count("SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE " + cpu +
+                  " AND m.name LIKE 'memory_cap_device%'") == 0);
 }

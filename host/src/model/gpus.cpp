@@ -19,9 +19,8 @@ std::string trim(const std::string& s) {
 }
 
 bool all_digits(const std::string& s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) {
-    return std::isdigit(c) != 0;
-  });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
 // An entry CUDA takes: an index, or a GPU or MIG instance UUID (prefix).
@@ -90,8 +89,9 @@ std::vector<std::string> select_gpus(const std::string& list,
                                      const std::vector<std::string>& visible) {
   if (trim(list) == "all") {
     if (visible.empty()) {
-      throw UsageError("--gpus all: no GPU is visible to gpusweep (neither "
-                       "CUDA_VISIBLE_DEVICES nor NVML names one)");
+      throw UsageError(
+          "--gpus all: no GPU is visible to gpusweep (neither "
+          "CUDA_VISIBLE_DEVICES nor NVML names one)");
     }
     return visible;
   }
@@ -159,15 +159,15 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
     }
     a.gpus = {chosen.front()};
     a.shared = true;
-    a.note = "the interleaved trials take turns on GPU " + chosen.front() +
-             " (CUDA_VISIBLE_DEVICES)";
+    a.note =
+        "the interleaved trials take turns on GPU " + chosen.front() + " (CUDA_VISIBLE_DEVICES)";
     return a;
   }
   if (static_cast<size_t>(jobs) > chosen.size()) {
     throw UsageError("--jobs " + std::to_string(jobs) + " needs a GPU per running trial, but " +
-                     (gpus_option ? "--gpus '" + *gpus_option + "' names " +
-                                        std::to_string(chosen.size())
-                                  : describe(visible)) +
+                     (gpus_option
+                          ? "--gpus '" + *gpus_option + "' names " + std::to_string(chosen.size())
+                          : describe(visible)) +
                      "; use --jobs " + std::to_string(chosen.size()) +
                      " or fewer, or name more GPUs with --gpus");
   }

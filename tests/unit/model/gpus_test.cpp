@@ -60,9 +60,9 @@ TEST_CASE("run --gpus names visible GPUs by position", "[model][gpus]") {
   // the second of CUDA_VISIBLE_DEVICES=5,7, physical GPU 7.
   CHECK(select_gpus("1", visible_gpus("5,7", kFour)) == std::vector<std::string>{"7"});
 
-  CHECK_THAT(refusal([] { select_gpus("4", kFour); }),
-             Contains("GPU 4 does not exist") && Contains("4 GPU(s) visible") &&
-                 Contains("3=GPU-d"));
+  CHECK_THAT(refusal([] { select_gpus("4", kFour); }), Contains("GPU 4 does not exist") &&
+                                                           Contains("4 GPU(s) visible") &&
+                                                           Contains("3=GPU-d"));
   CHECK_THAT(refusal([] { select_gpus("0,x", kFour); }),
              Contains("'x' is not a GPU number") && Contains("--gpus 0,1"));
   CHECK_THAT(refusal([] { select_gpus("0,1-2,2", kFour); }), Contains("GPU 2 is named twice"));
