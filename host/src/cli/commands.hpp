@@ -16,6 +16,7 @@ int cmd_results(const Args& args);
 int cmd_compare(const Args& args);
 int cmd_sql(const Args& args);
 int cmd_best(const Args& args);
+int cmd_tune(const Args& args);
 int cmd_report(const Args& args);
 int cmd_export(const Args& args);
 int cmd_new_plugin(const Args& args);

@@ -33,6 +33,7 @@ const std::map<std::string, Command>& commands() {
       {"report", {cmd_report, "write a self-contained HTML report with charts"}},
       {"results", {cmd_results, "print a sweep's trials as a table"}},
       {"doctor", {cmd_doctor, "check this machine: CPU, BLAS, LibTorch, GPUs, plugins"}},
+      {"tune", {cmd_tune, "race a sweep's space to its best config, with the evidence"}},
       {"tune-batch", {cmd_tune_batch, "find the largest and the fastest batch size"}},
       {"diagnose", {cmd_diagnose, "where a step's time goes, and what to sweep about it"}},
       {"launch", {cmd_launch, "run a sweep as a Slurm job array of shards"}},

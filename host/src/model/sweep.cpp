@@ -1,5 +1,6 @@
 // Sweep parsing, validation and expansion; see sweep.hpp.
 #include "model/sweep.hpp"
+#include "model/tune.hpp"
 
 #include "model/metrics.hpp"
 #include "model/units.hpp"
@@ -24,8 +25,9 @@ namespace gpusweep::host {
 
 namespace {
 
-const std::vector<std::string> kTopKeys = {"name",    "workload", "description", "base",    "grid",
-                                           "measure", "baseline", "claims",      "$comment"};
+const std::vector<std::string> kTopKeys = {"name", "workload", "description", "base",
+                                           "grid", "measure",  "baseline",    "claims",
+                                           "tune", "$comment"};
 const std::vector<std::string> kMeasureKeys = {
     "warmup_steps",      "steps_per_block", "blocks",        "repeats",     "timeout_s",
     "eval_every_blocks", "order_seed",      "silence_s",     "max_memory",  "interleave",
@@ -379,6 +381,7 @@ Json SweepSpec::to_json() const {
     j["claims"] = Json::array();
     for (const auto& c : claims) j["claims"].push_back(c.to_json());
   }
+  if (!tune.is_null()) j["tune"] = tune;
   return j;
 }
 
@@ -391,7 +394,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& source) {
       usage(source, key,
             "unknown key" + suggestion(key, kTopKeys) +
                 " (a sweep has name, workload, description, base, grid, measure, "
-                "baseline, claims)");
+                "baseline, claims, tune)");
     }
   }
   SweepSpec s;
@@ -417,12 +420,19 @@ SweepSpec parse_sweep(const std::string& text, const std::string& source) {
     if (!it->is_object()) usage(source, key, "expected an object, got " + it->dump());
     *target = *it;
   }
-  for (const auto& [key, values] : s.grid.items()) {
+  for (auto& [key, values] : s.grid.items()) {
+    // A range of a numeric knob ({"min", "max", "scale"}): its values.
+    if (values.is_object()) values = expand_range(source, key, values);
     if (!values.is_array() || values.empty()) {
       usage(source, "grid." + key,
-            "expected a non-empty array of values, got " + values.dump() +
-                " (a single value belongs in \"base\")");
+            "expected a non-empty array of values or a range {\"min\", \"max\", \"scale\"}, "
+            "got " +
+                values.dump() + " (a single value belongs in \"base\")");
     }
+  }
+  if (auto it = j.find("tune"); it != j.end()) {
+    parse_tune(source, *it);  // refused here, with the sweep file's other mistakes
+    s.tune = *it;
   }
   if (auto it = j.find("measure"); it != j.end()) s.measure = parse_measure(source, *it);
   if (auto it = j.find("claims"); it != j.end()) {

@@ -119,6 +119,9 @@ struct SweepSpec {
   Json baseline = Json::object();
   MeasureSpec measure;
   std::vector<Claim> claims;
+  // `gpusweep tune`'s settings as the file gives them (model/tune.hpp's
+  // parse_tune reads them); null when the file has none.
+  Json tune;
 
   // The sweep as it will run (after overrides), for the database.
   Json to_json() const;

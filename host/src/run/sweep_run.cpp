@@ -114,7 +114,7 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
   }
   fresh.file_path = request.file_path;
   fresh.file_hash = request.file_hash;
-  auto plan = plan_trials(spec, info.manifest);
+  auto plan = request.initial_plan ? *request.initial_plan : plan_trials(spec, info.manifest);
   if (request.shard) {
     plan = shard_slice(plan, *request.shard);
     fresh.run_key = request.run_key;
@@ -319,6 +319,20 @@ bool SweepRun::precision_rounds(const RunnerCallbacks& callbacks, const LookCall
   }
 }
 
+bool SweepRun::run_more(const std::vector<db::TrialPlan>& rows, RunnerCallbacks callbacks) {
+  if (!rows.empty()) store_->add_trials(record_.id, rows);
+  size_t finished = 0;
+  auto jobs = pending_jobs(&finished);
+  // Each call plans its own turns: its configs are not the first call's.
+  interleave_.reset();
+  return run_jobs(std::move(jobs), std::move(callbacks));
+}
+
+void SweepRun::finish(bool complete) {
+  store_->set_sweep_status(record_.id, complete ? "finished" : "interrupted");
+  record_ = *store_->sweep(record_.id);
+}
+
 bool SweepRun::execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks,
                        const LookCallback& on_look) {
   const auto started = Clock::now();
@@ -333,8 +347,7 @@ bool SweepRun::execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks,
                          static_cast<double>(spec_.measure.repeats) / static_cast<double>(first);
     complete = precision_rounds(callbacks, on_look, started, per_round);
   }
-  store_->set_sweep_status(record_.id, complete ? "finished" : "interrupted");
-  record_ = *store_->sweep(record_.id);
+  finish(complete);
   return complete;
 }
 

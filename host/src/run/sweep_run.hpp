@@ -52,6 +52,9 @@ struct RunRequest {
   // Continue a run whose trials ran another build of the plugin (a file
   // with another hash); each trial records the build that ran it.
   bool allow_plugin_change = false;
+  // The trials a new run starts with, instead of the sweep's whole grid
+  // (tune: its first round).
+  std::optional<std::vector<PlannedTrial>> initial_plan;
   // run --gpus LIST: the GPUs the workers get, one each (model/gpus.hpp);
   // none: all visible ones when --jobs > 1 puts trials on GPUs at once.
   std::optional<std::string> gpus;
@@ -115,6 +118,12 @@ class SweepRun {
   // when set, sees each outcome after it is committed.
   bool execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks,
                const LookCallback& on_look = {});
+
+  // Adds trials to the run and runs every pending one (tune's rounds);
+  // false when Ctrl-C stopped it.
+  bool run_more(const std::vector<db::TrialPlan>& rows, RunnerCallbacks callbacks);
+  // Marks the run finished or interrupted.
+  void finish(bool complete);
 
   // How these jobs take turns (plan_interleave over their configs), and
   // the GPUs they run on (assign_gpus: UsageError for --gpus or --jobs that

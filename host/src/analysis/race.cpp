@@ -1,0 +1,523 @@
+// The race of `gpusweep tune`; see race.hpp.
+#include "analysis/race.hpp"
+
+#include "support/format.hpp"
+#include "support/stats.hpp"
+
+#include <gpusweep/random.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace gpusweep::host {
+
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+// A proposal joins when the model predicts it within this (log) of the
+// leader: the model is rough, and a config it underrates by a few percent
+// should still get its chance.
+constexpr double kProposalSlack = 0.02;
+// The model's ridge penalties: main effects are shrunk a little,
+// interactions (seldom seen together early on) more.
+constexpr double kRidgeMain = 0.05;
+constexpr double kRidgePair = 0.5;
+// Spaces up to this size are scored config by config; larger ones by a
+// sample and the neighbours of the best.
+constexpr uint64_t kEnumerate = 50000;
+constexpr size_t kSample = 20000;
+
+using Outcome = RaceTrial::Outcome;
+
+struct Arm {
+  std::vector<const RaceTrial*> trials;  // racing rounds, in round order
+  std::vector<const RaceTrial*> confirm;
+};
+
+double log_median(const RaceTrial& t) { return std::log(quantile(t.values, 0.5)); }
+
+bool usable(const RaceTrial& t) {
+  return t.outcome == Outcome::ok && !t.values.empty() && quantile(t.values, 0.5) > 0;
+}
+
+// Config levels a[c] and round effects b[r] of log y[c, r] = a[c] + b[r] + e,
+// by alternating means over the ok trials of rounds up to `last`.
+std::map<uint64_t, double> fit_levels(const std::map<uint64_t, Arm>& arms, int64_t last) {
+  struct Obs {
+    uint64_t c;
+    int64_t r;
+    double y;
+  };
+  std::vector<Obs> obs;
+  for (const auto& [c, arm] : arms) {
+    for (const RaceTrial* t : arm.trials) {
+      if (t->round <= last && usable(*t)) obs.push_back({c, t->round, log_median(*t)});
+    }
+  }
+  std::map<uint64_t, double> a;
+  std::map<int64_t, double> b;
+  for (int iter = 0; iter < 30; ++iter) {
+    std::map<uint64_t, std::pair<double, int>> sa;
+    for (const auto& o : obs) {
+      auto& s = sa[o.c];
+      s.first += o.y - b[o.r];
+      ++s.second;
+    }
+    for (const auto& [c, s] : sa) a[c] = s.first / s.second;
+    std::map<int64_t, std::pair<double, int>> sb;
+    for (const auto& o : obs) {
+      auto& s = sb[o.r];
+      s.first += o.y - a[o.c];
+      ++s.second;
+    }
+    double mean = 0;
+    for (const auto& [r, s] : sb) mean += s.first / s.second / static_cast<double>(sb.size());
+    for (const auto& [r, s] : sb) b[r] = s.first / s.second - mean;
+  }
+  return a;
+}
+
+RunSamples samples_of(const RaceTrial& t) {
+  RunSamples s;
+  s.repeat = t.round;
+  s.group = t.group;
+  s.machine = t.machine;
+  s.values = t.values;
+  s.cycles = t.cycles;
+  return s;
+}
+
+std::vector<RunSamples> runs_of(const std::vector<const RaceTrial*>& trials, int64_t last) {
+  std::vector<RunSamples> out;
+  for (const RaceTrial* t : trials) {
+    if (t->round <= last && usable(*t)) out.push_back(samples_of(*t));
+  }
+  return out;
+}
+
+int paired_rounds(const std::vector<RunSamples>& x, const std::vector<RunSamples>& y) {
+  int n = 0;
+  for (const auto& a : x) {
+    for (const auto& b : y) n += a.repeat == b.repeat;
+  }
+  return n;
+}
+
+// Why a config cannot be the answer, from its trials up to round `last`
+// ("" when it can).
+std::string infeasible_reason(const Arm& arm, int64_t last) {
+  int ok = 0, excluded = 0;
+  std::string excluded_why;
+  for (const RaceTrial* t : arm.trials) {
+    if (t->round > last) continue;
+    if (t->outcome == Outcome::oom)
+      return "out of memory" + (t->reason.empty() ? "" : ": " + t->reason);
+    if (t->outcome == Outcome::failed) return t->reason.empty() ? "failed" : t->reason;
+    if (t->outcome == Outcome::ok) ++ok;
+    if (t->outcome == Outcome::excluded) {
+      ++excluded;
+      excluded_why = t->reason;
+    }
+  }
+  return excluded > ok ? excluded_why : "";
+}
+
+// A smaller batch at the same other settings ran out of memory.
+bool ruled_out(const TuneSpace& space, uint64_t c,
+               const std::vector<std::vector<size_t>>& oom_digits) {
+  const int m = space.memory_knob();
+  if (m < 0) return false;
+  const auto d = space.digits(c);
+  for (const auto& o : oom_digits) {
+    bool same = true;
+    for (size_t k = 0; k < d.size() && same; ++k) {
+      same = static_cast<int>(k) == m ? d[k] >= o[k] : d[k] == o[k];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
+// Main effects and pairwise interactions of the knobs, by ridge regression
+// of the configs' levels on indicator features.
+class KnobModel {
+ public:
+  KnobModel(const TuneSpace& space, const std::map<uint64_t, double>& levels) : space_(space) {
+    for (size_t k = 0; k < space.knobs(); ++k) {
+      for (size_t j = 1; j < space.levels(k).size(); ++j) main_.push_back({k, j});
+    }
+    for (size_t a = 0; a < main_.size(); ++a) {
+      for (size_t b = a + 1; b < main_.size(); ++b) {
+        if (main_[a].first != main_[b].first) pairs_.push_back({a, b});
+      }
+    }
+    const size_t p = 1 + main_.size() + pairs_.size();
+    std::vector<double> xtx(p * p, 0), xty(p, 0);
+    for (const auto& [c, y] : levels) {
+      const auto f = features(c);
+      for (size_t i : f) {
+        xty[i] += y;
+        for (size_t j : f) xtx[i * p + j] += 1;
+      }
+    }
+    for (size_t i = 1; i < p; ++i) xtx[i * p + i] += i <= main_.size() ? kRidgeMain : kRidgePair;
+    beta_ = solve(xtx, xty, p);
+    // A level no ok trial has had (it ran out of memory where it was tried,
+    // say) is unknown, not bad: it gets the best effect its knob has shown,
+    // so that it is tried where it may fit.
+    std::vector<double> best(space.knobs(), 0);
+    for (size_t i = 0; i < main_.size(); ++i) {
+      if (xtx[(1 + i) * p + (1 + i)] > kRidgeMain) {
+        best[main_[i].first] = std::max(best[main_[i].first], beta_[1 + i]);
+      }
+    }
+    for (size_t i = 0; i < main_.size(); ++i) {
+      if (xtx[(1 + i) * p + (1 + i)] <= kRidgeMain) beta_[1 + i] = best[main_[i].first];
+    }
+  }
+
+  double predict(uint64_t c) const {
+    double y = 0;
+    for (size_t i : features(c)) y += beta_[i];
+    return y;
+  }
+
+ private:
+  // The indices of the features that are 1 for config c (0: the intercept).
+  std::vector<size_t> features(uint64_t c) const {
+    const auto d = space_.digits(c);
+    std::vector<size_t> on = {0};
+    std::vector<size_t> mains;
+    for (size_t i = 0; i < main_.size(); ++i) {
+      if (d[main_[i].first] == main_[i].second) mains.push_back(i);
+    }
+    for (size_t i : mains) on.push_back(1 + i);
+    for (size_t i = 0; i < pairs_.size(); ++i) {
+      const auto& [a, b] = pairs_[i];
+      if (std::binary_search(mains.begin(), mains.end(), a) &&
+          std::binary_search(mains.begin(), mains.end(), b)) {
+        on.push_back(1 + main_.size() + i);
+      }
+    }
+    return on;
+  }
+
+  // Gaussian elimination with partial pivoting (the ridge makes it regular).
+  static std::vector<double> solve(std::vector<double> a, std::vector<double> b, size_t n) {
+    for (size_t col = 0; col < n; ++col) {
+      size_t pivot = col;
+      for (size_t r = col + 1; r < n; ++r) {
+        if (std::fabs(a[r * n + col]) > std::fabs(a[pivot * n + col])) pivot = r;
+      }
+      if (std::fabs(a[pivot * n + col]) < 1e-12) continue;
+      if (pivot != col) {
+        for (size_t k = 0; k < n; ++k) std::swap(a[col * n + k], a[pivot * n + k]);
+        std::swap(b[col], b[pivot]);
+      }
+      for (size_t r = 0; r < n; ++r) {
+        if (r == col) continue;
+        const double f = a[r * n + col] / a[col * n + col];
+        if (f == 0) continue;
+        for (size_t k = col; k < n; ++k) a[r * n + k] -= f * a[col * n + k];
+        b[r] -= f * b[col];
+      }
+    }
+    std::vector<double> x(n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      if (std::fabs(a[i * n + i]) >= 1e-12) x[i] = b[i] / a[i * n + i];
+    }
+    return x;
+  }
+
+  const TuneSpace& space_;
+  std::vector<std::pair<size_t, size_t>> main_;   // (knob, level >= 1)
+  std::vector<std::pair<size_t, size_t>> pairs_;  // two mains of different knobs
+  std::vector<double> beta_;
+};
+
+// The configs the model would try next: untried, not ruled out, predicted
+// within kProposalSlack of the leader's prediction, best first.
+std::vector<uint64_t> propose(const TuneSpace& space, const std::map<uint64_t, double>& levels,
+                              const std::set<uint64_t>& tried,
+                              const std::vector<std::vector<size_t>>& oom_digits, uint64_t leader,
+                              size_t count, uint64_t seed, int64_t look) {
+  if (count == 0 || levels.empty()) return {};
+  const KnobModel model(space, levels);
+  // Against the model's own view of the leader: its shrinkage lowers every
+  // prediction alike.
+  const double leader_level = model.predict(leader);
+  std::vector<uint64_t> pool;
+  if (space.size() <= kEnumerate) {
+    for (uint64_t c = 0; c < space.size(); ++c) pool.push_back(c);
+  } else {
+    random::SplitMix64 rng(seed * 0x9E3779B97F4A7C15ULL + static_cast<uint64_t>(look));
+    for (size_t i = 0; i < kSample; ++i) {
+      pool.push_back(static_cast<uint64_t>(
+          random::uniform_int(rng, 0, static_cast<int64_t>(space.size() - 1))));
+    }
+    // And every config one knob away from the tried ones.
+    for (uint64_t c : tried) {
+      const auto d = space.digits(c);
+      for (size_t k = 0; k < d.size(); ++k) {
+        for (size_t j = 0; j < space.levels(k).size(); ++j) {
+          auto n = d;
+          n[k] = j;
+          pool.push_back(space.index(n));
+        }
+      }
+    }
+    std::sort(pool.begin(), pool.end());
+    pool.erase(std::unique(pool.begin(), pool.end()), pool.end());
+  }
+  std::vector<std::pair<double, uint64_t>> scored;
+  for (uint64_t c : pool) {
+    if (tried.count(c) != 0U || ruled_out(space, c, oom_digits)) continue;
+    const double y = model.predict(c);
+    if (y >= leader_level - kProposalSlack) scored.push_back({-y, c});
+  }
+  std::sort(scored.begin(), scored.end());
+  std::vector<uint64_t> out;
+  for (size_t i = 0; i < scored.size() && out.size() < count; ++i) out.push_back(scored[i].second);
+  return out;
+}
+
+}  // namespace
+
+const char* event_name(RaceEventKind k) {
+  switch (k) {
+    case RaceEventKind::joined:
+      return "joined";
+    case RaceEventKind::dropped:
+      return "dropped";
+    case RaceEventKind::infeasible:
+      return "infeasible";
+    case RaceEventKind::decided:
+      return "decided";
+  }
+  return "?";
+}
+
+double race_level(double alpha, int64_t look, size_t pairs) {
+  const double k = static_cast<double>(std::max<int64_t>(1, look));
+  return 1 - alpha * 6 / (kPi * kPi * k * k) / static_cast<double>(std::max<size_t>(1, pairs));
+}
+
+std::vector<uint64_t> screening_round(const TuneSpace& space, uint64_t baseline, size_t limit) {
+  std::vector<uint64_t> out = {baseline};
+  const auto base = space.digits(baseline);
+  // Round-robin over the knobs, so that a limit keeps every knob's first changes.
+  for (size_t j = 0;; ++j) {
+    bool any = false;
+    for (size_t k = 0; k < space.knobs(); ++k) {
+      // The j-th other level of knob k.
+      size_t level = j < base[k] ? j : j + 1;
+      if (level >= space.levels(k).size()) continue;
+      any = true;
+      if (out.size() >= limit) return out;
+      auto d = base;
+      d[k] = level;
+      out.push_back(space.index(d));
+    }
+    if (!any) return out;
+  }
+}
+
+// Long by design: the replay reads as the race ran, look after look, then
+// the decision and the confirmation, each step with its reason.
+RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
+                const RaceOptions& options, bool decide) {
+  RaceStatus st;
+  std::map<uint64_t, Arm> arms;
+  std::map<int64_t, std::vector<uint64_t>> rounds;  // racing round -> its configs
+  std::map<int64_t, int> confirm_rounds;            // confirmation round -> trials done
+  for (const RaceTrial& t : trials) {
+    st.tried.insert(t.config);
+    if (t.outcome == Outcome::pending) continue;
+    if (t.round >= kConfirmRound) {
+      arms[t.config].confirm.push_back(&t);
+      ++confirm_rounds[t.round];
+    } else {
+      arms[t.config].trials.push_back(&t);
+      rounds[t.round].push_back(t.config);
+    }
+  }
+  for (auto& [c, arm] : arms) {
+    std::sort(arm.trials.begin(), arm.trials.end(),
+              [](const RaceTrial* a, const RaceTrial* b) { return a->round < b->round; });
+  }
+  if (rounds.empty()) {
+    st.next = screening_round(
+        space, options.baseline,
+        std::max<size_t>(static_cast<size_t>(options.max_live), 2 * space.knobs() + 1));
+    st.next_round = 0;
+    for (uint64_t c : st.next) {
+      st.events.push_back(
+          {0, RaceEventKind::joined, c, "screening: the baseline or one knob changed", {}, {}});
+    }
+    return st;
+  }
+
+  std::set<uint64_t> dropped, infeasible;
+  std::vector<std::vector<size_t>> oom_digits;
+  std::set<uint64_t> seen;
+  std::vector<uint64_t> survivors;
+  std::map<uint64_t, double> levels;
+  std::optional<uint64_t> leader;
+  int64_t last = -1;
+  for (const auto& [r, configs] : rounds) {
+    last = r;
+    const int64_t look = r + 1;
+    for (uint64_t c : configs) {
+      if (seen.insert(c).second) {
+        st.events.push_back(
+            {r,
+             RaceEventKind::joined,
+             c,
+             r == 0 ? "screening: the baseline or one knob changed" : "proposed by the model",
+             {},
+             {}});
+      }
+    }
+    // Out of memory, failed, or outside the constraints: out of the race.
+    std::vector<uint64_t> live;
+    for (uint64_t c : configs) {
+      if (infeasible.count(c) != 0U) continue;
+      const std::string why = infeasible_reason(arms[c], r);
+      if (why.empty()) {
+        live.push_back(c);
+        continue;
+      }
+      infeasible.insert(c);
+      st.events.push_back({r, RaceEventKind::infeasible, c, why, {}, {}});
+      for (const RaceTrial* t : arms[c].trials) {
+        if (t->outcome == Outcome::oom) oom_digits.push_back(space.digits(c));
+      }
+    }
+    levels = fit_levels(arms, r);
+    // The leader: the best level among the live configs with two ok rounds.
+    leader.reset();
+    for (uint64_t c : live) {
+      if (runs_of(arms[c].trials, r).size() < 2) continue;
+      if (!leader || levels[c] > levels[*leader]) leader = c;
+    }
+    survivors.clear();
+    if (!leader) {
+      survivors = live;
+      continue;
+    }
+    const auto leader_runs = runs_of(arms[*leader].trials, r);
+    std::vector<uint64_t> tested;
+    for (uint64_t c : live) {
+      if (c != *leader && paired_rounds(leader_runs, runs_of(arms[c].trials, r)) >= 2) {
+        tested.push_back(c);
+      }
+    }
+    // Every config that could have been the leader is a pair the true best
+    // might have been tested in: the Bonferroni count.
+    size_t contenders = 0;
+    for (uint64_t c : live) contenders += runs_of(arms[c].trials, r).size() >= 2;
+    const double level = race_level(options.alpha, look, std::max(tested.size(), contenders - 1));
+    for (uint64_t c : live) {
+      if (std::find(tested.begin(), tested.end(), c) == tested.end()) {
+        survivors.push_back(c);
+        continue;
+      }
+      const auto est = estimate_ratio(leader_runs, runs_of(arms[c].trials, r), level);
+      if (est && est->design == RatioDesign::repeats && est->high < 1) {
+        dropped.insert(c);
+        st.events.push_back({r, RaceEventKind::dropped, c,
+                             fixed(est->ratio, 3) + "x of the leader [" + fixed(est->low, 3) +
+                                 ", " + fixed(est->high, 3) + "] at " + fixed(100 * level, 2) +
+                                 "% over " + std::to_string(est->repeats) + " paired rounds",
+                             est, leader});
+      } else {
+        survivors.push_back(c);
+      }
+    }
+  }
+  st.rounds = last + 1;
+  st.leader = leader;
+  st.live = survivors;
+  for (const auto& [c, y] : levels) st.levels.push_back({c, y});
+
+  // The runner-up: the best level among the other feasible configs with two
+  // ok rounds, dropped or not.
+  auto runner_up_of = [&](uint64_t winner) -> std::optional<uint64_t> {
+    std::optional<uint64_t> best;
+    for (const auto& [c, y] : levels) {
+      if (c == winner || infeasible.count(c) != 0U || runs_of(arms[c].trials, last).size() < 2) {
+        continue;
+      }
+      if (!best || y > levels[*best]) best = c;
+    }
+    return best;
+  };
+  auto confirmation_set = [&] {
+    std::vector<uint64_t> set = {*st.winner};
+    if (st.runner_up) set.push_back(*st.runner_up);
+    if (options.baseline != *st.winner && (!st.runner_up || options.baseline != *st.runner_up) &&
+        infeasible.count(options.baseline) == 0U) {
+      set.push_back(options.baseline);
+    }
+    return set;
+  };
+
+  if (!confirm_rounds.empty() || decide) {
+    st.stop = confirm_rounds.empty() || survivors.size() > 1
+                  ? "the budget ended the race with " + std::to_string(survivors.size()) +
+                        " candidates left"
+                  : "one candidate left, and the model proposes none";
+  } else {
+    std::vector<uint64_t> proposals;
+    if (leader) {
+      const size_t room = static_cast<size_t>(std::max(0, options.max_live)) > survivors.size()
+                              ? static_cast<size_t>(options.max_live) - survivors.size()
+                              : 0;
+      proposals = propose(space, levels, st.tried, oom_digits, *leader,
+                          std::min<size_t>(room, static_cast<size_t>(options.proposals_per_round)),
+                          options.seed, last + 1);
+    }
+    if (survivors.size() > 1 || !proposals.empty() || !leader) {
+      if (survivors.empty() && proposals.empty()) {
+        st.phase = RacePhase::done;
+        st.stop = "no config of the space can run here (every candidate failed)";
+        return st;
+      }
+      st.next = survivors;
+      st.next.insert(st.next.end(), proposals.begin(), proposals.end());
+      st.next_round = last + 1;
+      return st;
+    }
+    st.stop = "one candidate left, and the model proposes none";
+  }
+  if (!leader) {
+    st.phase = RacePhase::done;
+    st.stop += "; no config ran twice without failing: no winner";
+    return st;
+  }
+  st.winner = leader;
+  st.runner_up = runner_up_of(*leader);
+  st.events.push_back({last, RaceEventKind::decided, *leader, st.stop, {}, {}});
+  // Confirmation: fresh rounds of the winner, the runner-up and the baseline.
+  for (const auto& [round, n] : confirm_rounds) st.confirm_rounds += n > 0;
+  auto confirm_runs = [&](uint64_t c) { return runs_of(arms[c].confirm, INT64_MAX); };
+  if (st.confirm_rounds >= 2) {
+    if (options.baseline != *st.winner) {
+      st.vs_baseline = estimate_ratio(confirm_runs(options.baseline), confirm_runs(*st.winner));
+    }
+    if (st.runner_up) {
+      st.vs_runner_up = estimate_ratio(confirm_runs(*st.runner_up), confirm_runs(*st.winner));
+    }
+  }
+  if (st.confirm_rounds >= options.confirm_repeats) {
+    st.phase = RacePhase::done;
+    return st;
+  }
+  st.phase = RacePhase::confirming;
+  st.next = confirmation_set();
+  st.next_round = kConfirmRound + st.confirm_rounds;
+  return st;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,122 @@
+// `gpusweep tune`'s race: candidates run in rounds (one trial each per
+// round), and after each round a look drops the candidates whose interval
+// shows them worse than the leader, proposes new ones from a model of the
+// knobs' effects fitted to every trial so far, and ends the race when one
+// candidate is left; the winner is then confirmed by fresh rounds of its
+// own, the runner-up's and the baseline's.
+//
+// Error control: at look k (after round k, 1-based) each of the m pairs
+// (leader, candidate) is tested at level 1 - alpha * 6 / (pi^2 k^2) / m
+// (Bonferroni over the pairs of a look, and a series over the looks that
+// sums to alpha). The true best is dropped only when a test that it is
+// worse than the leader rejects falsely, so over the whole race that happens
+// with probability at most alpha, however many looks and candidates.
+//
+// The race is a pure function of the trials: replaying it from the
+// database gives the same drops, joins and winner, so that a tune run
+// resumes after SIGKILL, and `report` shows how it went. Rounds from
+// kConfirmRound on are confirmation rounds: their trials say the race was
+// decided, and which configs it was decided between.
+#pragma once
+
+#include "analysis/ratio_model.hpp"
+#include "model/tune.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+// The first confirmation round's number (the trial's repeat).
+constexpr int64_t kConfirmRound = 1000000;
+
+// One trial of a tune run as the race sees it.
+struct RaceTrial {
+  enum class Outcome {
+    ok,        // values hold its objective
+    pending,   // not run yet (or interrupted): no information
+    oom,       // ran out of memory: rules out larger batches too
+    failed,    // failed, skipped, timeout, crashed: the config is dropped
+    excluded,  // ran, but breaks a constraint (reason says which)
+  };
+  uint64_t config = 0;
+  int64_t round = 0;
+  Outcome outcome = Outcome::ok;
+  std::string reason;
+  // The objective, higher is better (the caller takes reciprocals of times
+  // and memory): one per block, or one per trial.
+  std::vector<double> values;
+  std::vector<std::optional<int64_t>> cycles;  // parallel to values, when interleaved
+  std::optional<std::string> group;            // interleave group
+  std::string machine;
+};
+
+struct RaceOptions {
+  double alpha = 0.05;
+  int max_live = 8;
+  int confirm_repeats = 3;
+  int proposals_per_round = 2;
+  uint64_t seed = 0;
+  uint64_t baseline = 0;  // its config index
+};
+
+enum class RaceEventKind {
+  joined,      // runs from this round on
+  dropped,     // shown worse than the leader
+  infeasible,  // out of memory, failed, or breaks a constraint
+  decided,     // the race ended; the winner goes to confirmation
+};
+const char* event_name(RaceEventKind k);
+
+struct RaceEvent {
+  int64_t round = 0;  // the round it happened after (joined: the round it first runs)
+  RaceEventKind kind = RaceEventKind::joined;
+  uint64_t config = 0;
+  std::string reason;                     // in words, with the evidence
+  std::optional<RatioEstimate> evidence;  // the candidate over the leader
+  std::optional<uint64_t> leader;
+};
+
+enum class RacePhase { racing, confirming, done };
+
+struct RaceStatus {
+  RacePhase phase = RacePhase::racing;
+  int64_t rounds = 0;          // racing rounds completed
+  std::vector<uint64_t> live;  // candidates racing after the last look
+  std::optional<uint64_t> leader;
+  // Each config's estimated level (log objective, the rounds' common drift
+  // removed; higher is better), for the configs with an ok trial.
+  std::vector<std::pair<uint64_t, double>> levels;
+  std::vector<RaceEvent> events;
+  std::set<uint64_t> tried;  // every config that has a trial
+  std::optional<uint64_t> winner;
+  std::optional<uint64_t> runner_up;
+  std::string stop;  // why the race ended ("" while racing)
+  // The next round's configs and its number (empty when done).
+  std::vector<uint64_t> next;
+  int64_t next_round = 0;
+  // The confirmation rounds' estimates (fresh data only): winner over
+  // baseline and over runner-up, at 95%.
+  std::optional<RatioEstimate> vs_baseline;
+  std::optional<RatioEstimate> vs_runner_up;
+  int confirm_rounds = 0;  // confirmation rounds completed
+};
+
+// Replays the race over trials and says what comes next. decide: end the
+// race now (the budget is spent) and confirm the current leader; otherwise
+// it ends when one candidate is left and the model proposes none.
+RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
+                const RaceOptions& options, bool decide = false);
+
+// The level of look k's tests with m pairs (see above).
+double race_level(double alpha, int64_t look, size_t pairs);
+
+// The race's first round: the baseline and every config that changes one
+// knob of it (a screening of main effects), at most `limit` of them (then
+// the first of each knob's values, round-robin).
+std::vector<uint64_t> screening_round(const TuneSpace& space, uint64_t baseline, size_t limit);
+
+}  // namespace gpusweep::host

@@ -1,0 +1,122 @@
+// A tune run's trials for its race; see tune_trials.hpp.
+#include "analysis/tune_trials.hpp"
+
+#include "analysis/compare.hpp"
+#include "analysis/metrics.hpp"
+#include "model/metrics.hpp"
+
+#include "support/error.hpp"
+
+#include <map>
+
+namespace gpusweep::host {
+
+std::vector<double> objective_values(const std::string& objective, const db::TrialRecord& t,
+                                     const std::vector<db::BlockSample>& blocks) {
+  std::vector<double> out;
+  if (objective == "peak_memory") {
+    if (t.summary && t.summary->peak_memory_bytes && *t.summary->peak_memory_bytes > 0) {
+      out.push_back(1 / *t.summary->peak_memory_bytes);
+    }
+    return out;
+  }
+  for (const auto& b : blocks) {
+    if (b.seconds <= 0 || b.steps <= 0) continue;
+    out.push_back(objective == "step_time" ? static_cast<double>(b.steps) / b.seconds
+                                           : b.samples / b.seconds);
+  }
+  return out;
+}
+
+RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const TuneSpec& tune) {
+  RaceOptions o;
+  o.alpha = tune.alpha;
+  o.max_live = tune.max_live;
+  o.confirm_repeats = tune.confirm_repeats;
+  o.seed = tune.seed;
+  o.baseline = 0;
+  if (!spec.baseline.empty()) {
+    Json config = space.config(0);
+    for (const auto& [key, value] : spec.baseline.items()) config[key] = value;
+    const auto index = space.index_of(config);
+    if (!index || !matches(space.config(*index), spec.baseline)) {
+      throw UsageError(spec.source + ": baseline " + spec.baseline.dump() +
+                       " is not a config of the space; use values from the grid");
+    }
+    o.baseline = *index;
+  }
+  return o;
+}
+
+double spent_seconds(const std::vector<db::TrialRecord>& trials) {
+  double s = 0;
+  for (const auto& t : trials) s += t.wall_s.value_or(0);
+  return s;
+}
+
+std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune,
+                                   const std::vector<Constraint>& constraints, uint64_t baseline) {
+  const auto trials = store.trials(sweep_id);
+  const Machines machines = machines_of(store.environments(sweep_id));
+  const auto medians = medians_by_config(trials);
+  const auto base_it = medians.find(static_cast<int64_t>(baseline));
+  const ConfigMetrics base = base_it == medians.end() ? ConfigMetrics{} : base_it->second;
+  std::vector<RaceTrial> out;
+  for (const auto& t : trials) {
+    RaceTrial r;
+    r.config = static_cast<uint64_t>(t.plan.config_index);
+    r.round = t.plan.repeat;
+    using O = RaceTrial::Outcome;
+    switch (t.status) {
+      case db::TrialStatus::pending:
+      case db::TrialStatus::interrupted:
+        r.outcome = O::pending;
+        break;
+      case db::TrialStatus::oom:
+        r.outcome = O::oom;
+        r.reason = t.error.value_or("");
+        break;
+      case db::TrialStatus::ok:
+        r.outcome = O::ok;
+        break;
+      default:
+        r.outcome = O::failed;
+        r.reason = db::status_name(t.status) + (t.error ? ": " + *t.error : std::string());
+    }
+    if (r.outcome == O::ok) {
+      const RunSamples run = run_of(t, machines);
+      r.group = run.group;
+      r.machine = run.machine;
+      const auto blocks = store.blocks(t.id);
+      r.values = objective_values(tune.objective, t, blocks);
+      if (tune.objective != "peak_memory") {
+        for (const auto& b : blocks) {
+          if (b.seconds > 0 && b.steps > 0) r.cycles.push_back(b.cycle);
+        }
+      }
+      if (r.values.empty()) {
+        r.outcome = O::failed;
+        r.reason = "reports no " + tune.objective;
+      }
+    }
+    if (r.outcome == O::ok && t.summary) {
+      ConfigMetrics mine;
+      for (const auto& name : summary_metric_names()) {
+        if (auto v = summary_metric(*t.summary, name)) mine[name] = *v;
+      }
+      const Json config = Json::parse(t.plan.config_json);
+      for (const auto& c : constraints) {
+        if (satisfies(c, mine, config, base)) continue;
+        r.outcome = O::excluded;
+        const auto it = mine.find(c.name);
+        r.reason = c.text + (it != mine.end() ? " (it has " + Json(it->second).dump() + ")"
+                                              : " (not reported)");
+        break;
+      }
+    }
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,35 @@
+// A tune run's trials as its race sees them (analysis/race.hpp): the
+// objective per block (higher is better), and each trial's outcome under the
+// constraints.
+#pragma once
+
+#include "analysis/constraints.hpp"
+#include "analysis/race.hpp"
+#include "model/tune.hpp"
+
+#include <gpusweep/db/store.hpp>
+
+#include <vector>
+
+namespace gpusweep::host {
+
+// The objective's values of one ok trial, higher is better: block throughputs
+// (throughput), steps per second of each block (step_time), or one value,
+// 1 / peak memory (peak_memory). Empty when the trial reports none.
+std::vector<double> objective_values(const std::string& objective, const db::TrialRecord& t,
+                                     const std::vector<db::BlockSample>& blocks);
+
+// Every trial of the run. A trial is excluded when its metrics break a
+// constraint (relative ones against the baseline's medians so far).
+std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune,
+                                   const std::vector<Constraint>& constraints, uint64_t baseline);
+
+// The race's options for a sweep and its tune settings; UsageError when the
+// sweep's baseline is not one config of its space.
+RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const TuneSpec& tune);
+
+// The wall time the run's finished trials took, in seconds (what a tune
+// budget counts, across resumes).
+double spent_seconds(const std::vector<db::TrialRecord>& trials);
+
+}  // namespace gpusweep::host

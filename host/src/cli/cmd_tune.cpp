@@ -1,0 +1,143 @@
+// `gpusweep tune`: the best config of a sweep's space without running the
+// whole grid, by racing candidates and dropping them on evidence
+// (analysis/race.hpp, run/tune_run.hpp).
+#include "cli/cli.hpp"
+#include "model/hashing.hpp"
+#include "report/run_view.hpp"
+#include "report/tune_view.hpp"
+#include "run/progress.hpp"
+#include "run/tune_run.hpp"
+
+#include <filesystem>
+#include <iostream>
+
+namespace gpusweep::host {
+
+namespace {
+
+po::options_description tune_options() {
+  po::options_description o;
+  o.add_options()("sweep", po::value<std::string>()->required(), "sweep file (JSON)");
+  add_db_option(o);
+  o.add_options()("budget", po::value<std::string>(),
+                  "wall time for the whole tune, confirmation included: 20m, 90s, 1h30m "
+                  "(default: the file's tune.budget, else 20m)")(
+      "objective", po::value<std::string>(),
+      "throughput (highest), step_time (lowest) or peak_memory (lowest); default "
+      "throughput")("constraint", po::value<std::vector<std::string>>()->composing(),
+                    "NAME OP VALUE as `best` takes it, e.g. peak_memory<8GiB, "
+                    "quality>=0.99*baseline (repeatable; replaces the file's)")(
+      "seed", po::value<uint64_t>(), "seed of the model's draws in large spaces")(
+      "resume", po::bool_switch(),
+      "continue the latest tune of this sweep (after a kill or Ctrl-C): nothing that "
+      "finished runs again")("set", po::value<std::vector<std::string>>()->composing(),
+                             "override a setting: key=value (base), measure.key=value");
+  add_plugin_path_option(o);
+  add_allow_plugin_change_option(o);
+  add_format_option(o, {OutputFormat::table, OutputFormat::json});
+  return o;
+}
+
+// The file's tune settings with the command line's on top.
+TuneSpec tune_settings(const SweepSpec& spec, const po::variables_map& vm) {
+  TuneSpec t = parse_tune(spec.source, spec.tune);
+  if (vm.count("objective") != 0U) {
+    t.objective =
+        parse_tune("--objective", Json{{"objective", vm["objective"].as<std::string>()}}).objective;
+  }
+  if (vm.count("constraint") != 0U) t.constraints = strings_of(vm, "constraint");
+  if (vm.count("budget") != 0U)
+    t.budget_s = parse_duration("--budget", vm["budget"].as<std::string>());
+  if (vm.count("seed") != 0U) t.seed = vm["seed"].as<uint64_t>();
+  for (const auto& c : t.constraints) parse_constraint(c);  // refused before anything runs
+  t.race = true;
+  return t;
+}
+
+}  // namespace
+
+// Long by design: options, the run, its progress and the answer, in order.
+int cmd_tune(const Args& args) {
+  po::options_description o = tune_options();
+  po::positional_options_description pos;
+  pos.add("sweep", 1);
+  auto p = parse_command(
+      "tune",
+      "SWEEP.json [--budget 20m] [--objective throughput|step_time|peak_memory]\n"
+      "       [--constraint EXPR ...] [--db FILE] [--resume] [--format table|json]",
+      "Searches the sweep's space (its grid; a numeric knob may be a range such as\n"
+      "{\"min\": 16, \"max\": 1024, \"scale\": \"pow2\"}) for the best config without running\n"
+      "the whole grid. Candidates race in rounds, one trial each per round, taking turns\n"
+      "block by block; after each round a candidate whose interval shows it worse than the\n"
+      "leader is dropped (with the chance of ever dropping the true best held to 5% over\n"
+      "all rounds), out-of-memory configs rule out larger batches at the same settings, and\n"
+      "a model of the knobs' effects (main effects and pairwise interactions, fitted to\n"
+      "every trial so far) proposes the configs to try next. When one candidate is left\n"
+      "(or the budget is nearly spent) the winner, the runner-up and the baseline run fresh\n"
+      "rounds, and the winner's ratios come from those alone. Every trial is an ordinary\n"
+      "trial in the database: `compare`, `export` and `report` read the run.",
+      o, pos, args);
+  if (p.help) return 0;
+  const auto& vm = p.vm;
+  const std::string file = vm["sweep"].as<std::string>();
+  SweepSpec spec = load_sweep_file(file);
+  apply_overrides(spec, strings_of(vm, "set"));
+  if (spec.measure.precision > 0) {
+    throw UsageError(spec.source +
+                     ": measure.precision: tune decides its own rounds; drop measure.precision "
+                     "(it is for `run`)");
+  }
+  const TuneSpec tune = tune_settings(spec, vm);
+  spec.tune = tune.to_json();
+  const OutputFormat format = format_of(vm, {OutputFormat::table, OutputFormat::json});
+  Registry registry(plugin_paths(vm));
+  const PluginInfo info = registry.describe(spec.workload);
+  validate_sweep(spec, info.manifest);
+
+  RunRequest request;
+  request.db_path = vm["db"].as<std::string>();
+  request.resume = vm["resume"].as<bool>();
+  request.allow_plugin_change = vm["allow-plugin-change"].as<bool>();
+  request.file_path = std::filesystem::absolute(file).string();
+  request.file_hash = hash_file(file);
+  TuneRun run(spec, info, request, tune);
+  std::ostream& log = format == OutputFormat::json ? std::cerr : std::cout;
+  log << "tune '" << spec.name << "' (run " << run.run().record().id << ") into " << request.db_path
+      << ": " << run.space().size() << " configs (" << run.space().knobs() << " knobs), objective "
+      << tune.objective << ", budget " << fixed(tune.budget_s / 60, 1) << " min\n"
+      << std::flush;
+
+  Progress progress(0, 1, stdout_is_terminal() && format != OutputFormat::json,
+                    format == OutputFormat::json ? stderr : stdout);
+  RunnerCallbacks cb;
+  cb.on_start = [&](const TrialJob& j) {
+    progress.grow(1);
+    progress.started(j.trial_id, j.label);
+  };
+  cb.on_event = [&](const TrialJob& j, const Json& e) { progress.event(j.trial_id, e); };
+  cb.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
+    progress.finished(j.trial_id, o.status, outcome_detail(o));
+  };
+  cb.on_notice = [&](const std::string& notice) { progress.note(notice); };
+  size_t shown = 0;
+  auto on_look = [&](const TuneRun::Look& look) {
+    progress.note(race_progress(run.space(), look.status, run.baseline(), shown, look.spent_s,
+                                look.budget_s));
+    shown = look.status.events.size();
+  };
+  const bool complete = run.execute(cb, on_look);
+  progress.done();
+  const RaceStatus status = run.status();
+  if (format == OutputFormat::json) {
+    std::cout << tune_json(run.space(), status, run.baseline(), spec, tune).dump(2) << "\n";
+  } else {
+    std::cout << "\n" << render_tune(run.space(), status, run.baseline(), spec, tune);
+  }
+  if (!complete) {
+    std::cerr << "interrupted: `gpusweep tune " << file << " --resume` continues it\n";
+    return 130;
+  }
+  return status.winner ? 0 : 1;
+}
+
+}  // namespace gpusweep::host

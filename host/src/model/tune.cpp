@@ -1,0 +1,230 @@
+// The tune space and settings; see tune.hpp.
+#include "model/tune.hpp"
+
+#include "support/error.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <regex>
+
+namespace gpusweep::host {
+
+namespace {
+
+[[noreturn]] void refuse(const std::string& source, const std::string& where,
+                         const std::string& what) {
+  throw UsageError(source + ": " + where + ": " + what);
+}
+
+double number_at(const std::string& source, const std::string& where, const Json& j,
+                 const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) {
+    refuse(source, where + "." + key,
+           "expected a number, got " + (it == j.end() ? "nothing" : it->dump()));
+  }
+  return it->get<double>();
+}
+
+}  // namespace
+
+Json expand_range(const std::string& source, const std::string& key, const Json& range) {
+  const std::string where = "grid." + key;
+  for (const auto& [k, v] : range.items()) {
+    if (k != "min" && k != "max" && k != "scale" && k != "points") {
+      refuse(source, where,
+             "unknown range key '" + k + "' (a range has min, max, scale and, for log, points)");
+    }
+  }
+  const double low = number_at(source, where, range, "min");
+  const double high = number_at(source, where, range, "max");
+  const std::string scale = range.value("scale", std::string());
+  if (!(low > 0) || !(high >= low)) {
+    refuse(
+        source, where,
+        "a range needs 0 < min <= max, got min " + Json(low).dump() + ", max " + Json(high).dump());
+  }
+  const bool integers = range.at("min").is_number_integer() && range.at("max").is_number_integer();
+  Json out = Json::array();
+  if (scale == "pow2") {
+    for (double v = 1; v <= high; v *= 2) {
+      if (v >= low) out.push_back(static_cast<int64_t>(v));
+    }
+    if (out.empty()) refuse(source, where, "no power of two lies in [min, max]");
+  } else if (scale == "log") {
+    const int points =
+        range.contains("points") ? static_cast<int>(number_at(source, where, range, "points")) : 8;
+    if (points < 2 || points > 64) refuse(source, where + ".points", "use 2 to 64 points");
+    for (int i = 0; i < points; ++i) {
+      const double v = low * std::pow(high / low, static_cast<double>(i) / (points - 1));
+      const Json value = integers ? Json(static_cast<int64_t>(std::llround(v))) : Json(v);
+      if (out.empty() || out.back() != value) out.push_back(value);
+    }
+  } else {
+    refuse(source, where + ".scale",
+           "expected \"pow2\" or \"log\", got " +
+               (range.contains("scale") ? range["scale"].dump() : std::string("nothing")));
+  }
+  return out;
+}
+
+TuneSpace::TuneSpace(const SweepSpec& spec, const PluginManifest& manifest)
+    : base_(manifest.defaults()) {
+  for (const auto& [key, value] : spec.base.items()) base_[key] = value;
+  for (const auto& [key, values] : spec.grid.items()) {
+    names_.push_back(key);
+    levels_.emplace_back(values.begin(), values.end());
+    const ParamSpec* p = manifest.find(key);
+    real_.push_back(p != nullptr && p->type == ParamType::real);
+    size_ *= values.size();
+    const bool numeric =
+        std::all_of(values.begin(), values.end(), [](const Json& v) { return v.is_number(); });
+    if (key == "batch_size" && numeric) memory_knob_ = static_cast<int>(names_.size() - 1);
+  }
+  // Reals as double, as expand_configs writes them: one identity, one hash.
+  for (const auto& p : manifest.params) {
+    if (p.type == ParamType::real && base_[p.name].is_number()) {
+      base_[p.name] = base_[p.name].get<double>();
+    }
+  }
+  for (size_t k = 0; k < names_.size(); ++k) {
+    if (!real_[k]) continue;
+    for (auto& v : levels_[k]) {
+      if (v.is_number()) v = v.get<double>();
+    }
+  }
+}
+
+std::vector<size_t> TuneSpace::digits(uint64_t index) const {
+  std::vector<size_t> d(names_.size());
+  for (size_t k = names_.size(); k-- > 0;) {
+    d[k] = static_cast<size_t>(index % levels_[k].size());
+    index /= levels_[k].size();
+  }
+  return d;
+}
+
+uint64_t TuneSpace::index(const std::vector<size_t>& digits) const {
+  uint64_t i = 0;
+  for (size_t k = 0; k < names_.size(); ++k) i = i * levels_[k].size() + digits[k];
+  return i;
+}
+
+std::string TuneSpace::label(uint64_t index) const {
+  const auto d = digits(index);
+  std::string out;
+  for (size_t k = 0; k < d.size(); ++k) {
+    const Json& v = levels_[k][d[k]];
+    out += (k > 0 ? " " : "") + names_[k] + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+  }
+  return out;
+}
+
+Json TuneSpace::config(uint64_t index) const {
+  Json c = base_;
+  const auto d = digits(index);
+  for (size_t k = 0; k < names_.size(); ++k) c[names_[k]] = levels_[k][d[k]];
+  return c;
+}
+
+std::optional<uint64_t> TuneSpace::index_of(const Json& config) const {
+  std::vector<size_t> d(names_.size());
+  for (size_t k = 0; k < names_.size(); ++k) {
+    auto it = config.find(names_[k]);
+    if (it == config.end()) return std::nullopt;
+    const auto& lv = levels_[k];
+    auto at = std::find(lv.begin(), lv.end(), *it);
+    if (at == lv.end()) return std::nullopt;
+    d[k] = static_cast<size_t>(at - lv.begin());
+  }
+  return index(d);
+}
+
+Json TuneSpec::to_json() const {
+  Json j = {{"objective", objective}, {"constraints", constraints},
+            {"alpha", alpha},         {"confirm_repeats", confirm_repeats},
+            {"max_live", max_live},   {"seed", seed}};
+  if (race) j["race"] = true;
+  return j;
+}
+
+double parse_duration(const std::string& what, const std::string& text) {
+  static const std::regex form(
+      R"(^\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s?)?\s*$)");
+  std::smatch m;
+  if (text.empty() || !std::regex_match(text, m, form) ||
+      (!m[1].matched && !m[2].matched && !m[3].matched)) {
+    throw UsageError(what + " '" + text + "': expected a duration such as 20m, 90s, 1h30m or " +
+                     "a number of seconds");
+  }
+  double s = 0;
+  if (m[1].matched) s += 3600 * std::stod(m[1]);
+  if (m[2].matched) s += 60 * std::stod(m[2]);
+  if (m[3].matched) s += std::stod(m[3]);
+  if (!(s > 0)) throw UsageError(what + " '" + text + "': must be above 0");
+  return s;
+}
+
+// Long by design: one key after the other, each with its check and message.
+TuneSpec parse_tune(const std::string& source, const Json& tune) {
+  TuneSpec t;
+  if (tune.is_null()) return t;
+  if (!tune.is_object()) refuse(source, "tune", "expected an object, got " + tune.dump());
+  static const std::vector<std::string> keys = {
+      "objective", "constraints", "budget", "alpha", "max_live", "seed", "race", "confirm_repeats"};
+  for (const auto& [key, value] : tune.items()) {
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) {
+      std::string known;
+      for (const auto& k : keys) known += (known.empty() ? "" : ", ") + k;
+      refuse(source, "tune." + key, "unknown key (tune has " + known + ")");
+    }
+  }
+  if (auto it = tune.find("objective"); it != tune.end()) {
+    const std::string o = it->is_string() ? it->get<std::string>() : "";
+    if (o != "throughput" && o != "step_time" && o != "peak_memory") {
+      refuse(source, "tune.objective",
+             "expected \"throughput\", \"step_time\" or \"peak_memory\", got " + it->dump());
+    }
+    t.objective = o;
+  }
+  if (auto it = tune.find("constraints"); it != tune.end()) {
+    if (!it->is_array()) refuse(source, "tune.constraints", "expected a list of strings");
+    for (const auto& c : *it) {
+      if (!c.is_string()) refuse(source, "tune.constraints", "expected strings, got " + c.dump());
+      t.constraints.push_back(c.get<std::string>());
+    }
+  }
+  if (auto it = tune.find("budget"); it != tune.end()) {
+    t.budget_s = it->is_number() ? it->get<double>()
+                 : it->is_string()
+                     ? parse_duration(source + ": tune.budget", it->get<std::string>())
+                     : -1;
+    if (!(t.budget_s > 0)) refuse(source, "tune.budget", "expected a duration such as \"20m\"");
+  }
+  if (auto it = tune.find("alpha"); it != tune.end()) {
+    t.alpha = it->is_number() ? it->get<double>() : -1;
+    if (!(t.alpha > 0 && t.alpha < 0.5)) refuse(source, "tune.alpha", "use a number in (0, 0.5)");
+  }
+  for (auto [key, target, low, high] :
+       {std::tuple<const char*, int*, int, int>{"max_live", &t.max_live, 2, 64},
+        std::tuple<const char*, int*, int, int>{"confirm_repeats", &t.confirm_repeats, 2, 20}}) {
+    if (auto it = tune.find(key); it != tune.end()) {
+      if (!it->is_number_integer() || it->get<int64_t>() < low || it->get<int64_t>() > high) {
+        refuse(source, std::string("tune.") + key,
+               "use an integer from " + std::to_string(low) + " to " + std::to_string(high));
+      }
+      *target = static_cast<int>(it->get<int64_t>());
+    }
+  }
+  if (auto it = tune.find("race"); it != tune.end()) {
+    if (!it->is_boolean()) refuse(source, "tune.race", "expected true or false");
+    t.race = it->get<bool>();
+  }
+  if (auto it = tune.find("seed"); it != tune.end()) {
+    if (!it->is_number_unsigned()) refuse(source, "tune.seed", "expected a non-negative integer");
+    t.seed = it->get<uint64_t>();
+  }
+  return t;
+}
+
+}  // namespace gpusweep::host
