@@ -48,9 +48,14 @@ RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const Tu
   return o;
 }
 
-double spent_seconds(const std::vector<db::TrialRecord>& trials) {
+double spent_seconds(db::Store& store, const std::vector<db::TrialRecord>& trials) {
+  // A trial that took turns with others (interleaved) waited through their
+  // turns: only its own turns (stat turn_s) are its share of the wall time.
   double s = 0;
-  for (const auto& t : trials) s += t.wall_s.value_or(0);
+  for (const auto& t : trials) {
+    if (!t.wall_s) continue;
+    s += t.interleave_group ? store.last_stat(t.id, "turn_s").value_or(*t.wall_s) : *t.wall_s;
+  }
   return s;
 }
 

@@ -29,7 +29,7 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
 RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const TuneSpec& tune);
 
 // The wall time the run's finished trials took, in seconds (what a tune
-// budget counts, across resumes).
-double spent_seconds(const std::vector<db::TrialRecord>& trials);
+// budget counts, across resumes): each trial's own turns when it took turns.
+double spent_seconds(db::Store& store, const std::vector<db::TrialRecord>& trials);
 
 }  // namespace gpusweep::host

@@ -50,7 +50,7 @@ bool TuneRun::execute(RunnerCallbacks callbacks, const LookCallback& on_look) {
       return false;
     }
     const auto records = run_->store().trials(run_->record().id);
-    const double spent = spent_seconds(records);
+    const double spent = spent_seconds(run_->store(), records);
     // A trial's typical wall time, for what the next round and the
     // confirmation would take.
     const double per_trial = records.empty() ? 0 : spent / static_cast<double>(records.size());
