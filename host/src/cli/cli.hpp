@@ -63,4 +63,9 @@ OpenedSweep open_sweep(const po::variables_map& vm);
 // prints the results table; the exit code (130 when interrupted).
 int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request);
 
+// The runner's callbacks that draw progress: each trial's start, events,
+// end and the runner's notices (run, resume, tune).
+class Progress;
+RunnerCallbacks progress_callbacks(Progress& progress);
+
 }  // namespace gpusweep::host

@@ -3,7 +3,6 @@
 // (analysis/race.hpp, run/tune_run.hpp).
 #include "cli/cli.hpp"
 #include "model/hashing.hpp"
-#include "report/run_view.hpp"
 #include "report/tune_view.hpp"
 #include "run/progress.hpp"
 #include "run/tune_run.hpp"
@@ -109,16 +108,11 @@ int cmd_tune(const Args& args) {
 
   Progress progress(0, 1, stdout_is_terminal() && format != OutputFormat::json,
                     format == OutputFormat::json ? stderr : stdout);
-  RunnerCallbacks cb;
-  cb.on_start = [&](const TrialJob& j) {
-    progress.grow(1);
-    progress.started(j.trial_id, j.label);
+  RunnerCallbacks cb = progress_callbacks(progress);
+  cb.on_start = [&progress, started = cb.on_start](const TrialJob& j) {
+    progress.grow(1);  // a race's trials are known a round at a time
+    started(j);
   };
-  cb.on_event = [&](const TrialJob& j, const Json& e) { progress.event(j.trial_id, e); };
-  cb.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
-    progress.finished(j.trial_id, o.status, outcome_detail(o));
-  };
-  cb.on_notice = [&](const std::string& notice) { progress.note(notice); };
   size_t shown = 0;
   auto on_look = [&](const TuneRun::Look& look) {
     progress.note(race_progress(run.space(), look.status, run.baseline(), shown, look.spent_s,

@@ -12,6 +12,17 @@
 
 namespace gpusweep::host {
 
+RunnerCallbacks progress_callbacks(Progress& progress) {
+  RunnerCallbacks cb;
+  cb.on_start = [&progress](const TrialJob& j) { progress.started(j.trial_id, j.label); };
+  cb.on_event = [&progress](const TrialJob& j, const Json& e) { progress.event(j.trial_id, e); };
+  cb.on_finish = [&progress](const TrialJob& j, db::TrialOutcome&& o) {
+    progress.finished(j.trial_id, o.status, outcome_detail(o));
+  };
+  cb.on_notice = [&progress](const std::string& notice) { progress.note(notice); };
+  return cb;
+}
+
 int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request) {
   const SlurmIds slurm = slurm_ids_from_env();
   request.scheduler_job_id = slurm.job_id;
@@ -42,13 +53,7 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request)
   std::cout << std::flush;
 
   Progress progress(jobs.size(), request.jobs, stdout_is_terminal());
-  RunnerCallbacks cb;
-  cb.on_start = [&](const TrialJob& j) { progress.started(j.trial_id, j.label); };
-  cb.on_event = [&](const TrialJob& j, const Json& e) { progress.event(j.trial_id, e); };
-  cb.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
-    progress.finished(j.trial_id, o.status, outcome_detail(o));
-  };
-  cb.on_notice = [&](const std::string& notice) { progress.note(notice); };
+  const RunnerCallbacks cb = progress_callbacks(progress);
   const bool ran_any = !jobs.empty();
   const double target = spec.measure.precision;
   auto on_look = [&](const SweepRun::Look& look) {

@@ -131,6 +131,9 @@ std::string batch_script(const BatchScript& b) {
     << n << "\" \\\n  --run-key " << shell_quote(b.run_key) << " --db " << shell_quote(b.shard_dir)
     << "\"/shard-$i.db\"";
   for (const auto& d : b.plugin_dirs) s << " --plugin-path " << shell_quote(d);
+  // Several GPUs per task: a trial on each at once, each worker given one of
+  // the task's GPUs (run --gpus, default all Slurm bound to the task).
+  if (b.gpus_per_task && *b.gpus_per_task > 1) s << " --jobs " << *b.gpus_per_task;
   s << "\n";
   return s.str();
 }

@@ -41,6 +41,18 @@ SweepSpec space_spec() {
                      "sim.json");
 }
 
+// The space and the race's options every test starts from.
+struct SimSpace {
+  SweepSpec spec = space_spec();
+  PluginManifest m = manifest();
+  TuneSpace space{spec, m};
+  RaceOptions options = [this] {
+    RaceOptions o;
+    o.baseline = *space.index_of(space.config(0));
+    return o;
+  }();
+};
+
 // The true log throughput of each config, and what a trial of it gives.
 struct World {
   const TuneSpace& space;
@@ -161,11 +173,9 @@ TEST_CASE(
     "the race finds the best config in a fraction of the grid, and never runs what "
     "memory ruled out",
     "[tune]") {
-  const SweepSpec s = space_spec();
-  const auto m = manifest();
-  const TuneSpace space(s, m);
-  RaceOptions options;
-  options.baseline = *space.index_of(space.config(0));
+  const SimSpace sim;
+  const TuneSpace& space = sim.space;
+  const RaceOptions options = sim.options;
   int near = 0, best_dropped = 0;
   constexpr int kRaces = 40;
   for (int seed = 0; seed < kRaces; ++seed) {
@@ -201,11 +211,9 @@ TEST_CASE(
 
 TEST_CASE("with every config the same, a given config is dropped no more often than alpha",
           "[tune]") {
-  const SweepSpec s = space_spec();
-  const auto m = manifest();
-  const TuneSpace space(s, m);
-  RaceOptions options;
-  options.baseline = *space.index_of(space.config(0));
+  const SimSpace sim;
+  const TuneSpace& space = sim.space;
+  const RaceOptions options = sim.options;
   std::map<uint64_t, int> dropped;  // by config, over the races
   std::map<uint64_t, int> raced;
   constexpr int kRaces = 60;
@@ -226,11 +234,9 @@ TEST_CASE("with every config the same, a given config is dropped no more often t
 }
 
 TEST_CASE("constraints and failures keep a config from winning", "[tune]") {
-  const SweepSpec s = space_spec();
-  const auto m = manifest();
-  const TuneSpace space(s, m);
-  RaceOptions options;
-  options.baseline = *space.index_of(space.config(0));
+  const SimSpace sim;
+  const TuneSpace& space = sim.space;
+  const RaceOptions options = sim.options;
   for (int seed = 0; seed < 10; ++seed) {
     World world(space, 9000 + static_cast<uint64_t>(seed));
     world.exclude_threads4 = true;  // the fastest threads setting breaks a constraint
@@ -248,11 +254,9 @@ TEST_CASE("constraints and failures keep a config from winning", "[tune]") {
 }
 
 TEST_CASE("a replay of any prefix of a race says what ran next: resume is exact", "[tune]") {
-  const SweepSpec s = space_spec();
-  const auto m = manifest();
-  const TuneSpace space(s, m);
-  RaceOptions options;
-  options.baseline = *space.index_of(space.config(0));
+  const SimSpace sim;
+  const TuneSpace& space = sim.space;
+  const RaceOptions options = sim.options;
   World world(space, 77);
   const Outcome out = run_race(world, options, 150);
   REQUIRE(out.status.phase == RacePhase::done);

@@ -59,6 +59,10 @@ TEST_CASE("the batch script runs shard i/n of the sweep into its own database", 
                     Contains("#SBATCH --qos=high\n"));
   CHECK_THAT(
       s, Contains("exec '/opt/gpusweep/bin/gpusweep' run '/runs/r/sweep.json' --shard \"$i/6\""));
+  // One GPU per task: one trial at a time. Four: four at once, one GPU each.
+  CHECK_THAT(s, !Contains("--jobs"));
+  b.gpus_per_task = 4;
+  CHECK_THAT(batch_script(b), Contains("#SBATCH --gpus-per-task=4\n") && Contains(" --jobs 4\n"));
   CHECK_THAT(s, Contains("--run-key 'launch:k'") && Contains("--plugin-path '/opt/plugins'"));
   CHECK_THAT(s, Contains("--db '/runs/it'\\''s 50% #2/shards'\"/shard-$i.db\""));
   // #SBATCH lines must come before the first command, or sbatch ignores them.

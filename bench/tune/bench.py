@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""gpusweep tune against the truth and two anchors, on one real space.
+
+  truth      runs the whole grid with many repeats (gpusweep run): each
+             config's true throughput, and what the grid costs at the default
+             3 repeats (the budget the others get a share of)
+  tune       gpusweep tune, SEEDS times, each at SHARE of the grid's trial time
+  optuna     Optuna (TPE sampler, WilcoxonPruner on the blocks), SEEDS times,
+             each trial run through gpusweep, on the same budget
+  deepspeed  DeepSpeed's autotuner rule: configs in a random order, one trial
+             each, stop after 5 experiments without a 5% gain, same budget
+  table      the figures: how often each pick is within 3% of the true best,
+             and the trial time each used, as a share of the grid's
+
+Trial time is counted alike for all: a trial's setup, warmup, blocks (those
+it ran before a prune) and evaluation, from the databases.
+
+Usage: bench.py STEP --build DIR --work DIR [--space FILE] [--seeds N]
+       [--share 0.3] [--truth-repeats 5]
+"""
+import argparse
+import json
+import math
+import os
+import random
+import sqlite3
+import subprocess
+import sys
+
+KNOB_ORDER = None  # the grid's keys, sorted as gpusweep numbers configs
+
+
+def load_space(path):
+    spec = json.load(open(path))
+    grid = {}
+    for key, values in sorted(spec["grid"].items()):
+        if isinstance(values, dict):  # a pow2 range
+            v, out = 1, []
+            while v <= values["max"]:
+                if v >= values["min"]:
+                    out.append(v)
+                v *= 2
+            values = out
+        grid[key] = values
+    return spec, grid
+
+
+def configs_of(grid):
+    keys = list(grid)
+    out = [{}]
+    for k in keys:
+        out = [dict(c, **{k: v}) for c in out for v in grid[k]]
+    return out  # index = gpusweep's config_index (first key slowest)
+
+
+def label(config, grid):
+    return " ".join(f"{k}={json.dumps(config[k]) if not isinstance(config[k], str) else config[k]}"
+                    for k in grid)
+
+
+def trial_time(db, trial_ids=None, blocks_run=None):
+    """setup + warmup + blocks (the first blocks_run[id] of them) + evaluation."""
+    c = sqlite3.connect(db)
+    rows = c.execute(
+        "SELECT t.id, coalesce(s.setup_s, 0), coalesce(s.evaluate_s, 0), "
+        "coalesce((SELECT value FROM metrics m WHERE m.trial_id = t.id AND m.kind = 'stat' "
+        "AND m.name = 'warmup_s' ORDER BY at_step DESC LIMIT 1), 0) "
+        "FROM trials t LEFT JOIN trial_summary s ON s.trial_id = t.id "
+        "WHERE t.status NOT IN ('pending', 'interrupted')").fetchall()
+    total = 0.0
+    for tid, setup, evaluate, warmup in rows:
+        if trial_ids is not None and tid not in trial_ids:
+            continue
+        blocks = [r[0] for r in c.execute(
+            "SELECT seconds FROM blocks WHERE trial_id = ? ORDER BY idx", (tid,))]
+        if blocks_run and tid in blocks_run:  # pruned after these blocks: no evaluation
+            blocks = blocks[:blocks_run[tid]]
+            evaluate = 0
+        total += setup + warmup + sum(blocks) + evaluate
+    return total
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
+
+
+def gpusweep(args, ns):
+    env = dict(os.environ, GPUSWEEP_PLUGIN_PATH=os.path.join(ns.build, "plugins"))
+    return subprocess.run([os.path.join(ns.build, "gpusweep")] + args, text=True,
+                          capture_output=True, env=env)
+
+
+def step_truth(ns):
+    db = os.path.join(ns.work, "truth.db")
+    if not os.path.exists(db):
+        r = gpusweep(["run", ns.space, "--db", db, "--set",
+                      f"measure.repeats={ns.truth_repeats}"], ns)
+        if r.returncode != 0:
+            sys.exit("truth run failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
+    c = sqlite3.connect(db)
+    truth = {}
+    for idx, median in c.execute(
+            "SELECT t.config_index, s.throughput_median FROM trials t "
+            "JOIN trial_summary s ON s.trial_id = t.id WHERE t.status = 'ok'"):
+        truth.setdefault(idx, []).append(math.log(median))
+    truth = {k: math.exp(sum(v) / len(v)) for k, v in truth.items()}
+    grid_s = trial_time(db) / ns.truth_repeats * 3
+    json.dump({"truth": truth, "grid_s": grid_s}, open(os.path.join(ns.work, "truth.json"), "w"))
+    print(f"truth: {len(truth)} configs ran ok; the grid at 3 repeats is {grid_s:.0f} s of trial time")
+
+
+def truth_of(ns):
+    t = json.load(open(os.path.join(ns.work, "truth.json")))
+    return {int(k): v for k, v in t["truth"].items()}, t["grid_s"]
+
+
+def record(ns, method, seed, pick, used_s, extra=""):
+    truth, grid_s = truth_of(ns)
+    best = max(truth.values())
+    ratio = truth.get(pick, 0) / best if pick is not None else 0
+    line = {"method": method, "seed": seed, "pick": pick, "of_best": ratio,
+            "used_share": used_s / grid_s, "note": extra}
+    with open(os.path.join(ns.work, "results.jsonl"), "a") as f:
+        f.write(json.dumps(line) + "\n")
+    print(f"{method} seed {seed}: pick #{pick} at {100 * ratio:.1f}% of the best, "
+          f"{100 * used_s / grid_s:.0f}% of the grid's trial time {extra}")
+
+
+def step_tune(ns):
+    _, grid_s = truth_of(ns)
+    budget = ns.share * grid_s
+    for seed in range(1, ns.seeds + 1):
+        db = os.path.join(ns.work, f"tune_{seed}.db")
+        r = gpusweep(["tune", ns.space, "--db", db, "--budget", f"{budget:.0f}", "--seed",
+                      str(seed), "--set", f"measure.order_seed={seed}", "--format", "json"], ns)
+        if r.returncode != 0:
+            print(r.stderr[-2000:])
+            record(ns, "tune", seed, None, trial_time(db) if os.path.exists(db) else 0, "failed")
+            continue
+        out = json.loads(r.stdout)
+        pick = out["winner"]["config"] if out["winner"] else None
+        record(ns, "tune", seed, pick, trial_time(db),
+               f"({out['tried']} configs tried, {out['rounds']} rounds)")
+
+
+def one_trial(ns, config, db, name):
+    """One gpusweep trial of config (repeats 1); its id, blocks and mean throughput."""
+    spec, grid = load_space(ns.space)
+    sweep = {"name": name, "workload": spec["workload"],
+             "base": dict(spec.get("base", {}), **config),
+             "measure": dict(spec.get("measure", {}), repeats=1)}
+    path = os.path.join(ns.work, name + ".json")
+    json.dump(sweep, open(path, "w"))
+    r = gpusweep(["run", path, "--db", db], ns)
+    c = sqlite3.connect(db)
+    row = c.execute("SELECT t.id, t.status FROM trials t JOIN sweeps s ON s.id = t.sweep_id "
+                    "WHERE s.name = ? ORDER BY t.id DESC LIMIT 1", (name,)).fetchone()
+    if row is None or row[1] != "ok":
+        return (row[0] if row else None), [], None
+    blocks = [b / s for b, s in c.execute(
+        "SELECT samples, seconds FROM blocks WHERE trial_id = ? ORDER BY idx", (row[0],))]
+    return row[0], blocks, sum(blocks) / len(blocks)
+
+
+def step_optuna(ns):
+    import optuna
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    spec, grid = load_space(ns.space)
+    configs = configs_of(grid)
+    _, grid_s = truth_of(ns)
+    budget = ns.share * grid_s
+    for seed in range(1, ns.seeds + 1):
+        db = os.path.join(ns.work, f"optuna_{seed}.db")
+        blocks_run = {}
+        ids = set()
+        counter = [0]
+
+        def objective(trial):
+            config = {k: trial.suggest_categorical(k, v) for k, v in grid.items()}
+            counter[0] += 1
+            tid, blocks, mean = one_trial(ns, config, db, f"optuna{seed}_{counter[0]}")
+            if tid is not None:
+                ids.add(tid)
+            if mean is None:
+                raise optuna.TrialPruned()  # failed: nothing to learn but that
+            for i, v in enumerate(blocks):  # the blocks as the pruner's instances
+                trial.report(v, i)
+                if trial.should_prune():
+                    blocks_run[tid] = i + 1
+                    raise optuna.TrialPruned()
+            return mean
+
+        study = optuna.create_study(direction="maximize",
+                                    sampler=optuna.samplers.TPESampler(seed=seed),
+                                    pruner=optuna.pruners.WilcoxonPruner(p_threshold=0.1))
+        while trial_time(db, ids, blocks_run) < budget if os.path.exists(db) else True:
+            study.optimize(objective, n_trials=1)
+        best = study.best_trial.params if study.best_trial else None
+        pick = configs.index(best) if best else None
+        record(ns, "optuna", seed, pick, trial_time(db, ids, blocks_run),
+               f"({len(study.trials)} trials, "
+               f"{sum(t.state == optuna.trial.TrialState.PRUNED for t in study.trials)} pruned)")
+
+
+def step_deepspeed(ns):
+    spec, grid = load_space(ns.space)
+    configs = configs_of(grid)
+    _, grid_s = truth_of(ns)
+    budget = ns.share * grid_s
+    for seed in range(1, ns.seeds + 1):
+        db = os.path.join(ns.work, f"deepspeed_{seed}.db")
+        order = list(range(len(configs)))
+        random.Random(seed).shuffle(order)
+        best, best_value, stale, n, ids = None, 0.0, 0, 0, set()
+        for idx in order:
+            if os.path.exists(db) and trial_time(db, ids) >= budget:
+                break
+            n += 1
+            tid, _, mean = one_trial(ns, configs[idx], db, f"ds{seed}_{n}")
+            if tid is not None:
+                ids.add(tid)
+            if mean is not None and mean > best_value * 1.05:
+                best, best_value, stale = idx, mean, 0
+            else:
+                if mean is not None and mean > best_value:
+                    best, best_value = idx, mean
+                stale += 1
+                if stale >= 5:
+                    break
+        record(ns, "deepspeed", seed, best, trial_time(db, ids), f"({n} experiments)")
+
+
+def step_table(ns):
+    rows = [json.loads(l) for l in open(os.path.join(ns.work, "results.jsonl"))]
+    truth, grid_s = truth_of(ns)
+    spec, grid = load_space(ns.space)
+    configs = configs_of(grid)
+    best = max(truth, key=truth.get)
+    print(f"space: {ns.space}, {len(configs)} configs; true best #{best} "
+          f"({label(configs[best], grid)}); the grid at 3 repeats: {grid_s / 60:.1f} min of "
+          f"trial time; budget {100 * ns.share:.0f}% of it\n")
+    print("| method | runs | pick within 3% of the best | pick's share of the best (median, worst) "
+          "| trial time used (median, largest) |")
+    print("|---|---|---|---|---|")
+    for method in ("tune", "optuna", "deepspeed"):
+        r = [x for x in rows if x["method"] == method]
+        if not r:
+            continue
+        of = sorted(x["of_best"] for x in r)
+        used = sorted(x["used_share"] for x in r)
+        within = sum(x >= 0.97 for x in of)
+        print(f"| {method} | {len(r)} | {within} of {len(r)} | {100 * of[len(of) // 2]:.1f}%, "
+              f"{100 * of[0]:.1f}% | {100 * used[len(used) // 2]:.0f}%, {100 * used[-1]:.0f}% |")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("step", choices=["truth", "tune", "optuna", "deepspeed", "table"])
+    p.add_argument("--build", default="build")
+    p.add_argument("--work", required=True)
+    p.add_argument("--space", default="experiments/tune_timeseries.json")
+    p.add_argument("--seeds", type=int, default=10)
+    p.add_argument("--share", type=float, default=0.3)
+    p.add_argument("--truth-repeats", type=int, default=5)
+    ns = p.parse_args()
+    ns.build = os.path.abspath(ns.build)
+    os.makedirs(ns.work, exist_ok=True)
+    globals()["step_" + ns.step](ns)
+
+
+if __name__ == "__main__":
+    main()
