@@ -131,7 +131,7 @@ def step_tune(ns):
     budget = ns.share * grid_s
     for seed in range(1, ns.seeds + 1):
         db = os.path.join(ns.work, f"tune_{seed}.db")
-        r = gpusweep(["tune", ns.space, "--db", db, "--budget", f"{budget:.0f}", "--seed",
+        r = gpusweep(["tune", ns.space, "--db", db, "--budget", f"{budget:.1f}", "--seed",
                       str(seed), "--set", f"measure.order_seed={seed}", "--format", "json"], ns)
         if r.returncode != 0:
             print(r.stderr[-2000:])

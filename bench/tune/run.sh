@@ -6,21 +6,24 @@
 # time, and the table of how close each pick came to the true best. About
 # 90 minutes on 2 cores for 10 seeds. Needs optuna and scipy in .venv
 # (.venv/bin/python3 -m pip install optuna scipy).
-# Usage: bench/tune/run.sh [BUILD_DIR] [SEEDS] [WORK_DIR]
+# Usage: bench/tune/run.sh [BUILD_DIR] [SEEDS] [WORK_DIR] [TRUTH_REPEATS]
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$repo/build}
 seeds=${2:-10}
 work=${3:-$repo/bench/tune/out}
+truth_repeats=${4:-5}
 py="$repo/.venv/bin/python3"
 [ -x "$py" ] || py=python3
 "$py" -c 'import optuna, scipy' 2>/dev/null ||
   { echo "bench/tune: needs optuna and scipy: $py -m pip install optuna scipy" >&2; exit 2; }
 cd "$repo"
 rm -f "$work/results.jsonl"
-for step in truth tune optuna deepspeed; do
+for step in truth tune deepspeed optuna; do
   echo "== $step"
-  "$py" bench/tune/bench.py "$step" --build "$build" --work "$work" --seeds "$seeds"
+  "$py" bench/tune/bench.py "$step" --build "$build" --work "$work" --seeds "$seeds" \
+    --truth-repeats "$truth_repeats"
 done
 echo "== table"
-"$py" bench/tune/bench.py table --build "$build" --work "$work" --seeds "$seeds" | tee "$work/table.md"
+"$py" bench/tune/bench.py table --build "$build" --work "$work" --seeds "$seeds" \
+  --truth-repeats "$truth_repeats" | tee "$work/table.md"

@@ -15,10 +15,13 @@ namespace gpusweep::host {
 namespace {
 
 constexpr double kPi = 3.14159265358979323846;
-// A proposal joins when the model predicts it within this (log) of the
-// leader: the model is rough, and a config it underrates by a few percent
-// should still get its chance.
-constexpr double kProposalSlack = 0.02;
+// A proposal joins when the model predicts it better than the leader by at
+// least this (log): configs it predicts as fast as the leader would keep a
+// plateau's race going for ever.
+constexpr double kProposalGain = 0.005;
+// A knob's value no ok trial has had yet is predicted as good as the best
+// value of that knob so far, plus this: unknown, so worth a try.
+constexpr double kUnseenBonus = 0.03;
 // The model's ridge penalties: main effects are shrunk a little,
 // interactions (seldom seen together early on) more.
 constexpr double kRidgeMain = 0.05;
@@ -164,8 +167,8 @@ class KnobModel {
     for (size_t i = 1; i < p; ++i) xtx[i * p + i] += i <= main_.size() ? kRidgeMain : kRidgePair;
     beta_ = solve(xtx, xty, p);
     // A level no ok trial has had (it ran out of memory where it was tried,
-    // say) is unknown, not bad: it gets the best effect its knob has shown,
-    // so that it is tried where it may fit.
+    // say) is unknown, not bad: it gets the best effect its knob has shown
+    // and a bonus, so that it is tried where it may fit.
     std::vector<double> best(space.knobs(), 0);
     for (size_t i = 0; i < main_.size(); ++i) {
       if (xtx[(1 + i) * p + (1 + i)] > kRidgeMain) {
@@ -173,7 +176,9 @@ class KnobModel {
       }
     }
     for (size_t i = 0; i < main_.size(); ++i) {
-      if (xtx[(1 + i) * p + (1 + i)] <= kRidgeMain) beta_[1 + i] = best[main_[i].first];
+      if (xtx[(1 + i) * p + (1 + i)] <= kRidgeMain) {
+        beta_[1 + i] = best[main_[i].first] + kUnseenBonus;
+      }
     }
   }
 
@@ -237,7 +242,7 @@ class KnobModel {
 };
 
 // The configs the model would try next: untried, not ruled out, predicted
-// within kProposalSlack of the leader's prediction, best first.
+// better than the leader's prediction by kProposalGain, best first.
 std::vector<uint64_t> propose(const TuneSpace& space, const std::map<uint64_t, double>& levels,
                               const std::set<uint64_t>& tried,
                               const std::vector<std::vector<size_t>>& oom_digits, uint64_t leader,
@@ -274,7 +279,7 @@ std::vector<uint64_t> propose(const TuneSpace& space, const std::map<uint64_t, d
   for (uint64_t c : pool) {
     if (tried.count(c) != 0U || ruled_out(space, c, oom_digits)) continue;
     const double y = model.predict(c);
-    if (y >= leader_level - kProposalSlack) scored.push_back({-y, c});
+    if (y >= leader_level + kProposalGain) scored.push_back({-y, c});
   }
   std::sort(scored.begin(), scored.end());
   std::vector<uint64_t> out;
@@ -364,6 +369,7 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
   std::vector<uint64_t> survivors;
   std::map<uint64_t, double> levels;
   std::optional<uint64_t> leader;
+  bool close = false;  // at the last look: the survivors are equivalent to the leader
   int64_t last = -1;
   for (const auto& [r, configs] : rounds) {
     last = r;
@@ -402,6 +408,7 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
       if (!leader || levels[c] > levels[*leader]) leader = c;
     }
     survivors.clear();
+    close = false;
     if (!leader) {
       survivors = live;
       continue;
@@ -418,6 +425,9 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
     size_t contenders = 0;
     for (uint64_t c : live) contenders += runs_of(arms[c].trials, r).size() >= 2;
     const double level = race_level(options.alpha, look, std::max(tested.size(), contenders - 1));
+    // Every other survivor within +-options.equivalence of the leader, at
+    // the same level: the race cannot tell them apart, and need not.
+    close = tested.size() + 1 == live.size();
     for (uint64_t c : live) {
       if (std::find(tested.begin(), tested.end(), c) == tested.end()) {
         survivors.push_back(c);
@@ -433,6 +443,8 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
                              est, leader});
       } else {
         survivors.push_back(c);
+        close = close && est && est->design == RatioDesign::repeats &&
+                est->low >= 1 - options.equivalence && est->high <= 1 + options.equivalence;
       }
     }
   }
@@ -464,10 +476,13 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
   };
 
   if (!confirm_rounds.empty() || decide) {
-    st.stop = confirm_rounds.empty() || survivors.size() > 1
-                  ? "the budget ended the race with " + std::to_string(survivors.size()) +
-                        " candidates left"
-                  : "one candidate left, and the model proposes none";
+    st.stop = survivors.size() <= 1 && !confirm_rounds.empty()
+                  ? "one candidate left, and the model proposes none"
+              : close && !confirm_rounds.empty()
+                  ? "the " + std::to_string(survivors.size()) + " candidates left are within " +
+                        fixed(100 * options.equivalence, 0) + "% of each other"
+                  : "the budget ended the race with " + std::to_string(survivors.size()) +
+                        " candidates left";
   } else {
     std::vector<uint64_t> proposals;
     if (leader) {
@@ -478,7 +493,8 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
                           std::min<size_t>(room, static_cast<size_t>(options.proposals_per_round)),
                           options.seed, last + 1);
     }
-    if (survivors.size() > 1 || !proposals.empty() || !leader) {
+    const bool equivalent = close && survivors.size() > 1 && proposals.empty();
+    if ((survivors.size() > 1 && !equivalent) || !proposals.empty() || !leader) {
       if (survivors.empty() && proposals.empty()) {
         st.phase = RacePhase::done;
         st.stop = "no config of the space can run here (every candidate failed)";
@@ -489,7 +505,11 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
       st.next_round = last + 1;
       return st;
     }
-    st.stop = "one candidate left, and the model proposes none";
+    st.stop = equivalent
+                  ? "the " + std::to_string(survivors.size()) + " candidates left are within " +
+                        fixed(100 * options.equivalence, 0) +
+                        "% of each other, and the model proposes none"
+                  : "one candidate left, and the model proposes none";
   }
   if (!leader) {
     st.phase = RacePhase::done;

@@ -3,7 +3,9 @@
 // shows them worse than the leader, proposes new ones from a model of the
 // knobs' effects fitted to every trial so far, and ends the race when one
 // candidate is left; the winner is then confirmed by fresh rounds of its
-// own, the runner-up's and the baseline's.
+// own, the runner-up's and the baseline's. It also ends when the candidates
+// left are all within +-2% of the leader (options.equivalence), at the
+// drops' level: the race need not tell apart what is equally fast.
 //
 // Error control: at look k (after round k, 1-based) each of the m pairs
 // (leader, candidate) is tested at level 1 - alpha * 6 / (pi^2 k^2) / m
@@ -61,6 +63,9 @@ struct RaceOptions {
   int proposals_per_round = 2;
   uint64_t seed = 0;
   uint64_t baseline = 0;  // its config index
+  // Candidates whose intervals against the leader lie within +-this are as
+  // good as it: when only such are left, the race ends.
+  double equivalence = 0.02;
 };
 
 enum class RaceEventKind {
