@@ -146,7 +146,11 @@ bool ruled_out(const TuneSpace& space, uint64_t c,
 // of the configs' levels on indicator features.
 class KnobModel {
  public:
-  KnobModel(const TuneSpace& space, const std::map<uint64_t, double>& levels) : space_(space) {
+  // failed: the configs that failed (not out of memory): a value that only
+  // ever failed, twice or more, is not worth another try.
+  KnobModel(const TuneSpace& space, const std::map<uint64_t, double>& levels,
+            const std::vector<std::vector<size_t>>& failed)
+      : space_(space) {
     for (size_t k = 0; k < space.knobs(); ++k) {
       for (size_t j = 1; j < space.levels(k).size(); ++j) main_.push_back({k, j});
     }
@@ -168,7 +172,8 @@ class KnobModel {
     beta_ = solve(xtx, xty, p);
     // A level no ok trial has had (it ran out of memory where it was tried,
     // say) is unknown, not bad: it gets the best effect its knob has shown
-    // and a bonus, so that it is tried where it may fit.
+    // and a bonus, so that it is tried where it may fit; unless it failed
+    // twice or more (a library that cannot run it here).
     std::vector<double> best(space.knobs(), 0);
     for (size_t i = 0; i < main_.size(); ++i) {
       if (xtx[(1 + i) * p + (1 + i)] > kRidgeMain) {
@@ -177,7 +182,9 @@ class KnobModel {
     }
     for (size_t i = 0; i < main_.size(); ++i) {
       if (xtx[(1 + i) * p + (1 + i)] <= kRidgeMain) {
-        beta_[1 + i] = best[main_[i].first] + kUnseenBonus;
+        size_t failures = 0;
+        for (const auto& d : failed) failures += d[main_[i].first] == main_[i].second;
+        beta_[1 + i] = failures >= 2 ? -1.0 : best[main_[i].first] + kUnseenBonus;
       }
     }
   }
@@ -244,11 +251,12 @@ class KnobModel {
 // The configs the model would try next: untried, not ruled out, predicted
 // better than the leader's prediction by kProposalGain, best first.
 std::vector<uint64_t> propose(const TuneSpace& space, const std::map<uint64_t, double>& levels,
+                              const std::vector<std::vector<size_t>>& failed_digits,
                               const std::set<uint64_t>& tried,
                               const std::vector<std::vector<size_t>>& oom_digits, uint64_t leader,
                               size_t count, uint64_t seed, int64_t look) {
   if (count == 0 || levels.empty()) return {};
-  const KnobModel model(space, levels);
+  const KnobModel model(space, levels, failed_digits);
   // Against the model's own view of the leader: its shrinkage lowers every
   // prediction alike.
   const double leader_level = model.predict(leader);
@@ -364,7 +372,7 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
   }
 
   std::set<uint64_t> dropped, infeasible;
-  std::vector<std::vector<size_t>> oom_digits;
+  std::vector<std::vector<size_t>> oom_digits, failed_digits;
   std::set<uint64_t> seen;
   std::vector<uint64_t> survivors;
   std::map<uint64_t, double> levels;
@@ -398,6 +406,7 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
       st.events.push_back({r, RaceEventKind::infeasible, c, why, {}, {}});
       for (const RaceTrial* t : arms[c].trials) {
         if (t->outcome == Outcome::oom) oom_digits.push_back(space.digits(c));
+        if (t->outcome == Outcome::failed) failed_digits.push_back(space.digits(c));
       }
     }
     levels = fit_levels(arms, r);
@@ -489,7 +498,7 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
       const size_t room = static_cast<size_t>(std::max(0, options.max_live)) > survivors.size()
                               ? static_cast<size_t>(options.max_live) - survivors.size()
                               : 0;
-      proposals = propose(space, levels, st.tried, oom_digits, *leader,
+      proposals = propose(space, levels, failed_digits, st.tried, oom_digits, *leader,
                           std::min<size_t>(room, static_cast<size_t>(options.proposals_per_round)),
                           options.seed, last + 1);
     }

@@ -59,6 +59,7 @@ struct World {
   bool flat = false;              // every config the same (A/A)
   bool oom_region = true;         // fp32 at batch >= 128 runs out of memory
   bool exclude_threads4 = false;  // a constraint excludes threads=4
+  bool bf16_fails = false;        // every bf16 trial fails (a library that cannot)
   double block_sd = 0.01, process_sd = 0.01, drift_sd = 0.03;
   random::SplitMix64 rng;
   std::map<int64_t, double> drift;  // per round
@@ -101,6 +102,11 @@ struct World {
     if (oom(c)) {
       t.outcome = RaceTrial::Outcome::oom;
       t.reason = "CUDA out of memory";
+      return t;
+    }
+    if (bf16_fails && space.digits(c)[3] == 1) {
+      t.outcome = RaceTrial::Outcome::failed;
+      t.reason = "failed: could not create a primitive descriptor";
       return t;
     }
     const double process = process_sd * random::normal(rng, 0, 1);
@@ -259,6 +265,22 @@ TEST_CASE("constraints and failures keep a config from winning", "[tune]") {
                       e.reason.find("peak_memory") != std::string::npos);
     }
     CHECK(said);
+  }
+}
+
+TEST_CASE("a knob value that only ever fails is not tried again and again", "[tune]") {
+  const SimSpace sim;
+  const TuneSpace& space = sim.space;
+  for (int seed = 0; seed < 10; ++seed) {
+    World world(space, 4000 + static_cast<uint64_t>(seed));
+    world.bf16_fails = true;
+    const Outcome out = run_race(world, sim.options, 200);
+    int bf16 = 0;
+    for (const auto& t : out.trials) bf16 += space.digits(t.config)[3] == 1;
+    // The screening's, and one round's proposals (two) before it is written off.
+    CHECK(bf16 <= 3);
+    REQUIRE(out.status.winner);
+    CHECK(space.digits(*out.status.winner)[3] == 2);  // fp16: the best that runs
   }
 }
 
