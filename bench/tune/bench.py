@@ -259,7 +259,7 @@ def main():
     p.add_argument("step", choices=["truth", "tune", "optuna", "deepspeed", "table"])
     p.add_argument("--build", default="build")
     p.add_argument("--work", required=True)
-    p.add_argument("--space", default="experiments/tune_timeseries.json")
+    p.add_argument("--space", default="bench/tune/space_timeseries.json")
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--share", type=float, default=0.3)
     p.add_argument("--truth-repeats", type=int, default=5)

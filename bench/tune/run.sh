@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # gpusweep tune against the truth and the anchors (bench/tune/bench.py):
-# the whole grid of experiments/tune_timeseries.json measured with 5 repeats,
+# the whole grid of bench/tune/space_timeseries.json (80 fp32 configs of the
+# canonical timeseries LSTM) measured with 5 repeats,
 # then SEEDS runs each of gpusweep tune, Optuna (TPE + WilcoxonPruner, trials
 # through gpusweep) and DeepSpeed's stopping rule at 30% of the grid's trial
 # time, and the table of how close each pick came to the true best. About
