@@ -1,6 +1,8 @@
 // Slurm's client commands and the batch script; see slurm.hpp.
 #include "cluster/slurm.hpp"
 
+#include "support/format.hpp"
+
 #include "support/capture.hpp"
 #include "support/error.hpp"
 #include "support/shell.hpp"
@@ -25,14 +27,6 @@ std::optional<int64_t> env_int(const char* name) {
   const long long n = std::strtoll(v, &end, 10);
   if (*end != '\0' || n < 0) return std::nullopt;
   return static_cast<int64_t>(n);
-}
-
-bool all_digits(const std::string& s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (std::isdigit(static_cast<unsigned char>(c)) == 0) return false;
-  }
-  return true;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "model/gpus.hpp"
 
 #include "support/error.hpp"
+#include "support/format.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -16,11 +17,6 @@ std::string trim(const std::string& s) {
   const auto b = s.find_first_not_of(" \t");
   if (b == std::string::npos) return "";
   return s.substr(b, s.find_last_not_of(" \t") - b + 1);
-}
-
-bool all_digits(const std::string& s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
 }
 
 // An entry CUDA takes: an index, or a GPU or MIG instance UUID (prefix).

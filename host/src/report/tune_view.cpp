@@ -1,6 +1,7 @@
 // tune's output; see tune_view.hpp.
 #include "report/tune_view.hpp"
 
+#include "report/output.hpp"
 #include "support/format.hpp"
 
 #include <cmath>
@@ -12,7 +13,7 @@ namespace gpusweep::host {
 namespace {
 
 std::string interval(const RatioEstimate& e) {
-  return fixed(e.ratio, 3) + "x [" + fixed(e.low, 3) + ", " + fixed(e.high, 3) + "]";
+  return fixed(e.ratio, 3) + "x " + interval_text(e.low, e.high);
 }
 
 // The config's level over the baseline's, from the race's fit (no interval:

@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -188,6 +189,14 @@ std::string name_list(const std::vector<std::string>& names) {
     out += names[i];
   }
   return out;
+}
+
+bool all_digits(const std::string& s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (std::isdigit(static_cast<unsigned char>(c)) == 0) return false;
+  }
+  return true;
 }
 
 }  // namespace gpusweep::host
