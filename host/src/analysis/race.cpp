@@ -311,6 +311,33 @@ const char* event_name(RaceEventKind k) {
   return "?";
 }
 
+TrialCosts::TrialCosts(const std::vector<std::pair<uint64_t, double>>& trials) {
+  for (const auto& [c, seconds] : trials) {
+    spent_ += seconds;
+    ++count_;
+    auto& s = by_config_[c];
+    s.first += seconds;
+    ++s.second;
+  }
+}
+
+double TrialCosts::of(uint64_t config) const {
+  const auto it = by_config_.find(config);
+  if (it != by_config_.end()) return it->second.first / it->second.second;
+  return count_ == 0 ? 0 : spent_ / static_cast<double>(count_);
+}
+
+bool TrialCosts::covers(const RaceStatus& st, uint64_t baseline, int confirm_repeats,
+                        double budget_s) const {
+  double round = 0, dearest = st.leader ? of(*st.leader) : 0;
+  for (uint64_t c : st.next) {
+    round += of(c);
+    dearest = std::max(dearest, of(c));
+  }
+  const double confirm = confirm_repeats * (of(baseline) + 2 * dearest);
+  return spent_ + round + confirm <= budget_s;
+}
+
 double race_level(double alpha, int64_t look, size_t pairs) {
   const double k = static_cast<double>(std::max<int64_t>(1, look));
   return 1 - alpha * 6 / (kPi * kPi * k * k) / static_cast<double>(std::max<size_t>(1, pairs));

@@ -25,6 +25,7 @@
 #include "model/tune.hpp"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -115,6 +116,29 @@ struct RaceStatus {
 // it ends when one candidate is left and the model proposes none.
 RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
                 const RaceOptions& options, bool decide = false);
+
+// What a tune run's trials cost, in seconds: a budget counts their sum, and
+// prices the next round and the confirmation config by config, from each
+// config's own trials: a batch of 512 costs several times one of 32, and the
+// configs that reach the confirmation are often the dearest.
+class TrialCosts {
+ public:
+  // (config, seconds) of every finished trial.
+  explicit TrialCosts(const std::vector<std::pair<uint64_t, double>>& trials);
+  double spent() const { return spent_; }
+  // Config c's mean trial cost; the mean over every trial for a config not run yet.
+  double of(uint64_t config) const;
+  // Whether budget_s covers the round st plans and then the confirmation:
+  // confirm_repeats rounds of the baseline and of two configs each as dear
+  // as the dearest of that round (the winner and the runner-up are among
+  // its configs).
+  bool covers(const RaceStatus& st, uint64_t baseline, int confirm_repeats, double budget_s) const;
+
+ private:
+  double spent_ = 0;
+  size_t count_ = 0;
+  std::map<uint64_t, std::pair<double, int>> by_config_;
+};
 
 // The level of look k's tests with m pairs (see above).
 double race_level(double alpha, int64_t look, size_t pairs);

@@ -48,15 +48,17 @@ RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const Tu
   return o;
 }
 
-double spent_seconds(db::Store& store, const std::vector<db::TrialRecord>& trials) {
+TrialCosts trial_costs(db::Store& store, const std::vector<db::TrialRecord>& trials) {
   // A trial that took turns with others (interleaved) waited through their
   // turns: only its own turns (stat turn_s) are its share of the wall time.
-  double s = 0;
+  std::vector<std::pair<uint64_t, double>> costs;
   for (const auto& t : trials) {
     if (!t.wall_s) continue;
-    s += t.interleave_group ? store.last_stat(t.id, "turn_s").value_or(*t.wall_s) : *t.wall_s;
+    costs.push_back(
+        {static_cast<uint64_t>(t.plan.config_index),
+         t.interleave_group ? store.last_stat(t.id, "turn_s").value_or(*t.wall_s) : *t.wall_s});
   }
-  return s;
+  return TrialCosts(costs);
 }
 
 std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune,

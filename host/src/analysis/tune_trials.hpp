@@ -30,6 +30,6 @@ RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const Tu
 
 // The wall time the run's finished trials took, in seconds (what a tune
 // budget counts, across resumes): each trial's own turns when it took turns.
-double spent_seconds(db::Store& store, const std::vector<db::TrialRecord>& trials);
+TrialCosts trial_costs(db::Store& store, const std::vector<db::TrialRecord>& trials);
 
 }  // namespace gpusweep::host

@@ -50,20 +50,16 @@ bool TuneRun::execute(RunnerCallbacks callbacks, const LookCallback& on_look) {
       return false;
     }
     const auto records = run_->store().trials(run_->record().id);
-    const double spent = spent_seconds(run_->store(), records);
-    // A trial's typical wall time, for what the next round and the
-    // confirmation would take.
-    const double per_trial = records.empty() ? 0 : spent / static_cast<double>(records.size());
+    const TrialCosts costs = trial_costs(run_->store(), records);
     // Read once: deciding replays the same trials.
     const auto trials =
         race_trials(run_->store(), run_->record().id, tune_, constraints_, options_.baseline);
     RaceStatus st = race(space_, trials, options_);
-    if (st.phase == RacePhase::racing) {
-      const double confirm = per_trial * 3 * tune_.confirm_repeats;
-      const double next = per_trial * static_cast<double>(st.next.size());
-      if (spent + next + confirm > tune_.budget_s) st = race(space_, trials, options_, true);
+    if (st.phase == RacePhase::racing &&
+        !costs.covers(st, options_.baseline, tune_.confirm_repeats, tune_.budget_s)) {
+      st = race(space_, trials, options_, true);
     }
-    if (on_look) on_look({st, spent, tune_.budget_s});
+    if (on_look) on_look({st, costs.spent(), tune_.budget_s});
     if (st.phase == RacePhase::done) {
       run_->finish(true);
       return true;

@@ -86,6 +86,9 @@ struct World {
     return oom_region && d[3] == 0 && d[0] >= 3;  // fp32, batch 128 or 256
   }
   bool excluded(uint64_t c) const { return exclude_threads4 && space.digits(c)[4] == 2; }
+  // What a trial of c costs, in seconds: proportional to the batch (16: 1 s,
+  // 256: 16 s), as when the steps per block are fixed.
+  double cost(uint64_t c) const { return std::pow(2.0, static_cast<double>(space.digits(c)[0])); }
   double feasible_best() const {
     double best = -1e9;
     for (uint64_t c = 0; c < space.size(); ++c) {
@@ -246,6 +249,47 @@ TEST_CASE(
   // to be within 2% of the leader.
   INFO(equivalent << " of " << kRaces << " races ended as equivalent");
   CHECK(equivalent >= kRaces / 2);
+}
+
+TEST_CASE("a budget holds when the dearest configs are the ones that win", "[tune]") {
+  // tune prices the next round and the confirmation config by config: the
+  // configs that reach the confirmation here (the large batches) cost up to
+  // 16 times the small ones, and a price at the run's mean trial overran
+  // this budget in 7 of these 10 races, by up to 7%.
+  const SimSpace sim;
+  const TuneSpace& space = sim.space;
+  World probe(space, 0);
+  double grid = 0;  // the whole grid at 3 repeats
+  for (uint64_t c = 0; c < space.size(); ++c) grid += 3 * probe.cost(c);
+  const double budget = 0.15 * grid;
+  int by_budget = 0;
+  for (int seed = 0; seed < 10; ++seed) {
+    World world(space, 7000 + static_cast<uint64_t>(seed));
+    std::vector<RaceTrial> trials;
+    std::vector<std::pair<uint64_t, double>> paid;
+    RaceStatus st;
+    for (int guard = 0; guard < 500; ++guard) {
+      const TrialCosts costs(paid);
+      st = race(space, trials, sim.options);
+      if (st.phase == RacePhase::racing &&
+          !costs.covers(st, sim.options.baseline, sim.options.confirm_repeats, budget)) {
+        st = race(space, trials, sim.options, true);
+      }
+      if (st.phase == RacePhase::done) break;
+      for (uint64_t c : st.next) {
+        trials.push_back(world.trial(c, st.next_round));
+        paid.push_back({c, world.cost(c)});
+      }
+    }
+    REQUIRE(st.phase == RacePhase::done);
+    REQUIRE(st.winner);
+    const double spent = TrialCosts(paid).spent();
+    INFO("seed " << seed << ": " << spent << " s of a budget of " << budget << " s");
+    CHECK(spent <= budget);
+    by_budget += st.stop.find("budget") != std::string::npos;
+  }
+  // The budget, not the race's own end, decided most of them: it was tested.
+  CHECK(by_budget >= 5);
 }
 
 TEST_CASE("constraints and failures keep a config from winning", "[tune]") {
