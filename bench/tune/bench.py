@@ -16,7 +16,7 @@ Trial time is counted alike for all: a trial's setup, warmup, blocks (those
 it ran before a prune) and evaluation, from the databases.
 
 Usage: bench.py STEP --build DIR --work DIR [--space FILE] [--seeds N]
-       [--share 0.3] [--truth-repeats 5]
+       [--share 0.3] [--truth-repeats 5] [--add-truth-repeats N]
 """
 import argparse
 import json
@@ -137,6 +137,13 @@ def step_truth(ns):
     if not os.path.exists(db):
         r = gpusweep(["run", ns.space, "--db", db, "--set",
                       f"measure.repeats={ns.truth_repeats}"], ns)
+        if r.returncode != 0:
+            sys.exit("truth run failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
+    if ns.add_truth_repeats > 0:  # another run of the grid into the same truth
+        runs = sqlite3.connect(db).execute("SELECT count(*) FROM sweeps").fetchone()[0]
+        r = gpusweep(["run", ns.space, "--db", db, "--set",
+                      f"measure.repeats={ns.add_truth_repeats}", "--set",
+                      f"measure.order_seed={runs + 1}"], ns)
         if r.returncode != 0:
             sys.exit("truth run failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
     levels, drift_sd = cycle_adjusted_levels(db)
@@ -289,6 +296,10 @@ def baseline_index(spec, grid, configs):
 def step_table(ns):
     rows = [json.loads(l) for l in open(os.path.join(ns.work, "results.jsonl"))]
     truth, grid_s = truth_of(ns)
+    # Against the truth as it is now (more repeats may have been added since
+    # a pick was recorded).
+    for x in rows:
+        x["of_best"] = truth.get(x["pick"], 0) / max(truth.values()) if x["pick"] is not None else 0
     spec, grid = load_space(ns.space)
     configs = configs_of(grid)
     best = max(truth, key=truth.get)
@@ -338,6 +349,9 @@ def main():
     p.add_argument("--seeds", type=int, default=10)
     p.add_argument("--share", type=float, default=0.3)
     p.add_argument("--truth-repeats", type=int, default=5)
+    p.add_argument("--add-truth-repeats", type=int, default=0,
+                   help="truth: run the grid again with this many repeats into the same "
+                        "truth (a new run, its own shuffle), for a more precise truth")
     ns = p.parse_args()
     ns.build = os.path.abspath(ns.build)
     os.makedirs(ns.work, exist_ok=True)
