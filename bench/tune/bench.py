@@ -132,20 +132,20 @@ def cycle_adjusted_levels(db):
     return out, drift_sd
 
 
+def run_grid(ns, db, repeats, *settings):
+    r = gpusweep(["run", ns.space, "--db", db, "--set", f"measure.repeats={repeats}"]
+                 + [a for s in settings for a in ("--set", s)], ns)
+    if r.returncode != 0:
+        sys.exit("truth run failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
+
+
 def step_truth(ns):
     db = os.path.join(ns.work, "truth.db")
     if not os.path.exists(db):
-        r = gpusweep(["run", ns.space, "--db", db, "--set",
-                      f"measure.repeats={ns.truth_repeats}"], ns)
-        if r.returncode != 0:
-            sys.exit("truth run failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
+        run_grid(ns, db, ns.truth_repeats)
     if ns.add_truth_repeats > 0:  # another run of the grid into the same truth
         runs = sqlite3.connect(db).execute("SELECT count(*) FROM sweeps").fetchone()[0]
-        r = gpusweep(["run", ns.space, "--db", db, "--set",
-                      f"measure.repeats={ns.add_truth_repeats}", "--set",
-                      f"measure.order_seed={runs + 1}"], ns)
-        if r.returncode != 0:
-            sys.exit("truth run failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
+        run_grid(ns, db, ns.add_truth_repeats, f"measure.order_seed={runs + 1}")
     levels, drift_sd = cycle_adjusted_levels(db)
     c = sqlite3.connect(db)
     truth = {k: math.exp(v[0]) for k, v in levels.items()}

@@ -327,15 +327,23 @@ double TrialCosts::of(uint64_t config) const {
   return count_ == 0 ? 0 : spent_ / static_cast<double>(count_);
 }
 
-bool TrialCosts::covers(const RaceStatus& st, uint64_t baseline, int confirm_repeats,
-                        double budget_s) const {
+bool TrialCosts::covers(const RaceStatus& st, const RaceOptions& options, double budget_s) const {
   double round = 0, dearest = st.leader ? of(*st.leader) : 0;
   for (uint64_t c : st.next) {
     round += of(c);
     dearest = std::max(dearest, of(c));
   }
-  const double confirm = confirm_repeats * (of(baseline) + 2 * dearest);
+  const double confirm = options.confirm_repeats * (of(options.baseline) + 2 * dearest);
   return spent_ + round + confirm <= budget_s;
+}
+
+RaceStatus race_within(const TuneSpace& space, const std::vector<RaceTrial>& trials,
+                       const RaceOptions& options, const TrialCosts& costs, double budget_s) {
+  RaceStatus st = race(space, trials, options);
+  if (st.phase == RacePhase::racing && !costs.covers(st, options, budget_s)) {
+    st = race(space, trials, options, /*decide=*/true);
+  }
+  return st;
 }
 
 double race_level(double alpha, int64_t look, size_t pairs) {

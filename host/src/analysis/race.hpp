@@ -132,13 +132,18 @@ class TrialCosts {
   // confirm_repeats rounds of the baseline and of two configs each as dear
   // as the dearest of that round (the winner and the runner-up are among
   // its configs).
-  bool covers(const RaceStatus& st, uint64_t baseline, int confirm_repeats, double budget_s) const;
+  bool covers(const RaceStatus& st, const RaceOptions& options, double budget_s) const;
 
  private:
   double spent_ = 0;
   size_t count_ = 0;
   std::map<uint64_t, std::pair<double, int>> by_config_;
 };
+
+// The race under a budget: as race(), but decided now when budget_s would
+// not cover the next round and then the confirmation (TrialCosts::covers).
+RaceStatus race_within(const TuneSpace& space, const std::vector<RaceTrial>& trials,
+                       const RaceOptions& options, const TrialCosts& costs, double budget_s);
 
 // The level of look k's tests with m pairs (see above).
 double race_level(double alpha, int64_t look, size_t pairs);

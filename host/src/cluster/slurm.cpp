@@ -1,10 +1,9 @@
 // Slurm's client commands and the batch script; see slurm.hpp.
 #include "cluster/slurm.hpp"
 
-#include "support/format.hpp"
-
 #include "support/capture.hpp"
 #include "support/error.hpp"
+#include "support/format.hpp"
 #include "support/shell.hpp"
 
 #include <poll.h>

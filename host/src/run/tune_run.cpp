@@ -52,13 +52,10 @@ bool TuneRun::execute(RunnerCallbacks callbacks, const LookCallback& on_look) {
     const auto records = run_->store().trials(run_->record().id);
     const TrialCosts costs = trial_costs(run_->store(), records);
     // Read once: deciding replays the same trials.
-    const auto trials =
-        race_trials(run_->store(), run_->record().id, tune_, constraints_, options_.baseline);
-    RaceStatus st = race(space_, trials, options_);
-    if (st.phase == RacePhase::racing &&
-        !costs.covers(st, options_.baseline, tune_.confirm_repeats, tune_.budget_s)) {
-      st = race(space_, trials, options_, true);
-    }
+    const RaceStatus st = race_within(
+        space_,
+        race_trials(run_->store(), run_->record().id, tune_, constraints_, options_.baseline),
+        options_, costs, tune_.budget_s);
     if (on_look) on_look({st, costs.spent(), tune_.budget_s});
     if (st.phase == RacePhase::done) {
       run_->finish(true);

@@ -35,12 +35,11 @@ std::string human_seconds(double seconds);                           // "1.23 ms
 std::string human_count(double value);                               // "12.3k", "1.20M"
 std::string human_rate(double per_second, const std::string& unit);  // "12.3k updates/s"
 std::string fixed(double value, int decimals);
-
-// True when s is one or more decimal digits and nothing else.
-bool all_digits(const std::string& s);
 std::string clock_time(double seconds);  // "1:02:03" or "2:03"
 // "a, b or c" for messages.
 std::string name_list(const std::vector<std::string>& names);
+// True when s is one or more decimal digits and nothing else.
+bool all_digits(const std::string& s);
 std::string truncate(const std::string& s, size_t width);
 // Word-wraps text to lines of at most width columns (joined with '\n'; a
 // Table renders such a cell on several lines).

@@ -269,12 +269,7 @@ TEST_CASE("a budget holds when the dearest configs are the ones that win", "[tun
     std::vector<std::pair<uint64_t, double>> paid;
     RaceStatus st;
     for (int guard = 0; guard < 500; ++guard) {
-      const TrialCosts costs(paid);
-      st = race(space, trials, sim.options);
-      if (st.phase == RacePhase::racing &&
-          !costs.covers(st, sim.options.baseline, sim.options.confirm_repeats, budget)) {
-        st = race(space, trials, sim.options, true);
-      }
+      st = race_within(space, trials, sim.options, TrialCosts(paid), budget);
       if (st.phase == RacePhase::done) break;
       for (uint64_t c : st.next) {
         trials.push_back(world.trial(c, st.next_round));
