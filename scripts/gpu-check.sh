@@ -10,7 +10,9 @@
 #   3. the guides' claims (experiments/claims.sh);
 # and writes one self-contained HTML file with all of it (each sweep's
 # `gpusweep report` inline). Without a visible CUDA device it says why and
-# exits 77 (skipped). Takes about 30-60 minutes on one GPU.
+# exits 77 (skipped). When a GPU test fails it still runs the rest and
+# writes the report, then says which tests failed and exits 1. Takes about
+# 30-60 minutes on one GPU.
 #
 # Usage: scripts/gpu-check.sh [--build DIR] [--out DIR] [--workloads "dqn ..."]
 #                             [--settings "precision ..."] [--no-tests] [--no-claims]
@@ -34,7 +36,7 @@ while [ $# -gt 0 ]; do
     --no-tests) tests=0; shift ;;
     --no-claims) claims=0; shift ;;
     --device) device=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -59,9 +61,11 @@ rm -f "$db" "$db-wal" "$db-shm"
 sections="$out/sections.txt"
 : > "$sections"
 
+tests_rc=0
 if [ "$tests" = 1 ]; then
   echo "== GPU tests (ctest -L gpu)"
-  (cd "$build" && ctest -L gpu --output-on-failure) > "$out/ctest.log" 2>&1 || true
+  # A failure is kept for the exit status; the sweeps and the report go on.
+  (cd "$build" && ctest -L gpu --output-on-failure) > "$out/ctest.log" 2>&1 || tests_rc=$?
   tail -n 20 "$out/ctest.log"
   echo "tests|GPU tests (ctest -L gpu)|$out/ctest.log" >> "$sections"
 fi
@@ -140,3 +144,15 @@ open(target, "w").write("<!doctype html><meta charset=utf-8><title>gpusweep gpu-
                         "<body style='font-family:sans-serif'>" + "\n".join(parts) + "</body>")
 print("wrote", target)
 PY
+
+if [ "$tests_rc" != 0 ]; then
+  failed=$(sed -n '/The following tests FAILED:/,$p' "$out/ctest.log" | grep -E '^[[:space:]]*[0-9]+ - ' || true)
+  echo "gpu-check: FAILED: GPU tests failed (ctest exit status $tests_rc; see $out/ctest.log):"
+  echo "${failed:-  (ctest named none; it may not have run)}"
+  exit 1
+fi
+if [ "$tests" = 1 ]; then
+  echo "gpu-check: done; no GPU test failed (see $out/ctest.log for any skipped)"
+else
+  echo "gpu-check: done (GPU tests not run: --no-tests)"
+fi
