@@ -530,3 +530,57 @@ TEST_CASE("on the CPU no batch is copied, so no transfer time is reported", "[to
   transfers.add_stats(m, 1);
   CHECK(m.count("host_to_device_s_per_step") == 0);
 }
+
+namespace {
+void busy(double seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < until) {
+  }
+}
+}  // namespace
+
+// Audit M7: transfer_time counted warmup's copies (the first, slowest ones)
+// with the measured steps'. The host clock stands in for CUDA's events here.
+TEST_CASE("transfer time counts the copies in the measured windows, not warmup's or an eval's",
+          "[torchkit]") {
+  TransferTimes transfers(torch::kCPU, /*time_on_cpu=*/true);
+  auto copy = [&](double seconds) {
+    return transfers.time([&] {
+      busy(seconds);
+      return seconds;
+    });
+  };
+  end_measured_window();                  // none open, whatever ran before in this process
+  for (int i = 0; i < 3; ++i) copy(0.1);  // warmup
+  begin_measured_window();
+  copy(0.01);
+  copy(0.01);
+  end_measured_window();
+  copy(0.1);  // an evaluation's
+  begin_measured_window();
+  copy(0.01);
+  end_measured_window();
+  Metrics m;
+  transfers.add_stats(m, /*copies_per_step=*/2);
+  CHECK(m.at("host_to_device_copies") == 3);
+  CHECK(m.at("host_to_device_s") >= 0.03);
+  CHECK(m.at("host_to_device_s") < 0.2);  // warmup's and the evaluation's 0.4 s are out
+  CHECK(m.at("host_to_device_s_per_step") == Approx(m.at("host_to_device_s") / 3 * 2));
+}
+
+TEST_CASE("channels_last converts a batch's layout after its copy, outside the timed copy",
+          "[torchkit]") {
+  const auto s = Settings::apply(config({{"channels_last", true}}), conv_support());
+  const auto copied = s.copy_to_device(torch::randn({2, 3, 8, 8}));
+  CHECK(copied.is_contiguous());
+  CHECK_FALSE(copied.is_contiguous(at::MemoryFormat::ChannelsLast));
+  CHECK(s.to_layout(copied).is_contiguous(at::MemoryFormat::ChannelsLast));
+  CHECK(s.to_layout(torch::randn({2, 3})).is_contiguous());
+  // The pipeline's batches still arrive channels-last.
+  InputPipeline pipeline(s, [](int64_t, std::mt19937_64&) {
+    return Batch{torch::randn({2, 3, 8, 8}), torch::randn({2})};
+  });
+  const Batch batch = pipeline.next_on_device();
+  CHECK(batch[0].is_contiguous(at::MemoryFormat::ChannelsLast));
+  CHECK_FALSE(batch[0].is_contiguous());
+}

@@ -202,10 +202,33 @@ double DeviceTimer::total_seconds() {
   return host_s_;
 }
 
+namespace {
+std::atomic<bool>& window_open() {
+  static std::atomic<bool> open{false};
+  return open;
+}
+std::atomic<bool>& window_began() {
+  static std::atomic<bool> began{false};
+  return began;
+}
+}  // namespace
+
+void begin_measured_window() {
+  window_began().store(true);
+  window_open().store(true);
+}
+
+void end_measured_window() { window_open().store(false); }
+
+bool in_measured_window() { return window_open().load(std::memory_order_relaxed); }
+
+bool measured_window_began() { return window_began().load(std::memory_order_relaxed); }
+
 void TransferTimes::add_stats(Metrics& m, double copies_per_step) {
-  if (!timer_ || timer_->spans() == 0) return;
-  const double total = timer_->total_seconds();
-  const auto copies = static_cast<double>(timer_->spans());
+  DeviceTimer* timer = measured_window_began() ? inside_.get() : outside_.get();
+  if (timer == nullptr || timer->spans() == 0) return;
+  const double total = timer->total_seconds();
+  const auto copies = static_cast<double>(timer->spans());
   m["host_to_device_s"] = total;
   m["host_to_device_copies"] = copies;
   m["host_to_device_s_per_step"] = total / copies * copies_per_step;

@@ -271,9 +271,18 @@ int64_t channels_last_weights(torch::nn::Module& module) {
 }
 
 torch::Tensor Settings::to_device(const torch::Tensor& host_tensor) const {
-  torch::Tensor t = host_tensor.to(device, /*non_blocking=*/non_blocking);
-  if (channels_last && t.dim() == 4) t = t.contiguous(at::MemoryFormat::ChannelsLast);
-  return t;
+  return to_layout(copy_to_device(host_tensor));
+}
+
+torch::Tensor Settings::copy_to_device(const torch::Tensor& host_tensor) const {
+  return host_tensor.to(device, /*non_blocking=*/non_blocking);
+}
+
+torch::Tensor Settings::to_layout(const torch::Tensor& device_tensor) const {
+  if (channels_last && device_tensor.dim() == 4) {
+    return device_tensor.contiguous(at::MemoryFormat::ChannelsLast);
+  }
+  return device_tensor;
 }
 
 void synchronize(const torch::Device& device) {

@@ -87,31 +87,50 @@ class DeviceTimer {
   std::unique_ptr<Events> events_;  // CUDA only
 };
 
+// The host's measured windows in this process (one trial per worker
+// process): TorchWorkload::begin_measurement and end_measurement mark their
+// edges, so that TransferTimes reports the measured steps' copies and not
+// warmup's (audit M7) or an evaluation's.
+void begin_measured_window();
+void end_measured_window();
+bool in_measured_window();
+// True once a measured window began in this process.
+bool measured_window_began();
+
 // Host-to-device copies timed in every trial on a CUDA device (the
 // transfer_time metric), with a DeviceTimer's events: no sync is added to
-// the step. Nothing is timed on the CPU, where no batch leaves host memory.
+// the step. Nothing is timed on the CPU, where no batch leaves host memory,
+// unless time_on_cpu (the host clock; for tests). Copies inside the host's
+// measured windows and those outside (warmup, evaluations) are timed apart.
 class TransferTimes {
  public:
-  explicit TransferTimes(const torch::Device& device)
-      : timer_(device.is_cuda() ? std::make_unique<DeviceTimer>(device) : nullptr) {}
+  explicit TransferTimes(const torch::Device& device, bool time_on_cpu = false)
+      : inside_(device.is_cuda() || time_on_cpu ? std::make_unique<DeviceTimer>(device) : nullptr),
+        outside_(device.is_cuda() || time_on_cpu ? std::make_unique<DeviceTimer>(device)
+                                                 : nullptr) {}
 
   // Runs copy() (which queues the copies) between the two events.
   template <class Copy>
   auto time(Copy&& copy) -> decltype(copy()) {
-    if (!timer_) return copy();
-    timer_->start();
+    DeviceTimer* timer = in_measured_window() ? inside_.get() : outside_.get();
+    if (timer == nullptr) return copy();
+    timer->start();
     auto result = copy();
-    timer_->stop();
+    timer->stop();
     return result;
   }
 
-  // host_to_device_s (all spans), host_to_device_copies and
-  // host_to_device_s_per_step (copies_per_step spans make a step); nothing
-  // on the CPU or before the first copy. Waits for the last copy's event.
+  // host_to_device_s (all spans counted), host_to_device_copies and
+  // host_to_device_s_per_step (copies_per_step spans make a step), over the
+  // measured windows once one began in this process, else over every copy
+  // so far (a process that marks no window: a plugin outside the worker);
+  // nothing on the CPU or before the first copy counted. Waits for the last
+  // counted copy's event.
   void add_stats(Metrics& m, double copies_per_step);
 
  private:
-  std::unique_ptr<DeviceTimer> timer_;
+  std::unique_ptr<DeviceTimer> inside_;   // copies in the measured windows
+  std::unique_ptr<DeviceTimer> outside_;  // warmup's and the evaluations'
 };
 
 // phase_<name>_s for every phase and host_syncs (the count of host_sync

@@ -49,7 +49,8 @@ class InputPipeline {
 
   double wait_seconds() const { return wait_s_; }
   int64_t batches() const { return next_index_; }
-  // next_on_device's copies, timed on a CUDA device (events, no sync).
+  // next_on_device's copies (without channels_last's layout conversion),
+  // timed on a CUDA device (events, no sync).
   TransferTimes& transfers() { return transfers_; }
 
   // Stops the loader threads and returns once none is building a batch (one

@@ -69,8 +69,13 @@ struct Settings {
   // Moves a module to the device (and to channels_last when set).
   void prepare(torch::nn::Module& module) const;
   // Moves a batch tensor to the device (non_blocking when set; channels_last
-  // for 4-D tensors when set).
+  // for 4-D tensors when set): to_layout(copy_to_device(host_tensor)).
   torch::Tensor to_device(const torch::Tensor& host_tensor) const;
+  // The copy alone (non_blocking when set), what transfer_time times.
+  torch::Tensor copy_to_device(const torch::Tensor& host_tensor) const;
+  // A tensor on the device in the memory format the settings ask for
+  // (channels_last for 4-D tensors when set): a kernel of its own, no copy.
+  torch::Tensor to_layout(const torch::Tensor& device_tensor) const;
 };
 
 // The common settings as manifest parameters, with this workload's default

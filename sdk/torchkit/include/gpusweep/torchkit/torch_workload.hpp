@@ -1,6 +1,6 @@
 // Base class for LibTorch workloads: holds the applied common settings and
 // implements the device synchronisation and statistics every plugin shares
-// (peak memory, input wait, loss reads).
+// (peak memory, input wait and transfer time, loss reads).
 #pragma once
 
 #include <gpusweep/torchkit/diagnostics.hpp>
@@ -18,6 +18,10 @@ class TorchWorkload : public Workload {
  public:
   explicit TorchWorkload(const TrialConfig& config, const Support& support = {})
       : settings_(Settings::apply(config, support)) {}
+  // A window left open (a trial that failed in it) ends with the workload.
+  ~TorchWorkload() override {
+    if (in_window_) end_measured_window();
+  }
 
   void synchronize() override { torchkit::synchronize(settings_.device); }
 
@@ -31,7 +35,7 @@ class TorchWorkload : public Workload {
     if (pipeline_ != nullptr) {
       m["input_wait_s"] = pipeline_->wait_seconds();
       m["input_batches"] = static_cast<double>(pipeline_->batches());  // taken by the steps
-      // On CUDA: the batches' copies to the device, grad_accum per step.
+      // On CUDA: the measured steps' copies to the device, grad_accum per step.
       pipeline_->transfers().add_stats(m, static_cast<double>(settings_.grad_accum));
     }
     for (const auto& [name, value] : phase_stats()) m[name] = value;  // diagnose trials only
@@ -41,11 +45,16 @@ class TorchWorkload : public Workload {
   // The peak starts over at each window and is taken at its end. Between
   // windows (an evaluation) the loaders stop: batches built then would serve
   // the next block from a backlog that training at full speed never has.
+  // Host-to-device copies count inside the windows only (TransferTimes).
   void begin_measurement() override {
     reset_peak_memory(settings_.device);
     if (pipeline_ != nullptr) pipeline_->resume();
+    begin_measured_window();
+    in_window_ = true;
   }
   void end_measurement() override {
+    end_measured_window();
+    in_window_ = false;
     if (pipeline_ != nullptr) pipeline_->pause();
     measured_peak_ = std::max(measured_peak_, peak_memory_bytes(settings_.device));
     ++windows_;
@@ -132,6 +141,7 @@ class TorchWorkload : public Workload {
  private:
   double measured_peak_ = 0;
   int64_t windows_ = 0;
+  bool in_window_ = false;
   int64_t loss_steps_ = 0;
   int64_t loss_reads_ = 0;
   double last_loss_ = 0;
