@@ -277,6 +277,18 @@ double peak_memory_bytes(const torch::Device& device) {
   return static_cast<double>(usage.ru_maxrss) * 1024.0;  // Linux reports KiB
 }
 
+std::optional<double> peak_reserved_bytes(const torch::Device& device) {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    return static_cast<double>(
+        stats.reserved_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak);
+  }
+#endif
+  (void)device;
+  return std::nullopt;
+}
+
 void reset_peak_memory(const torch::Device& device) {
 #if defined(GPUSWEEP_TORCH_CUDA)
   if (device.is_cuda()) {

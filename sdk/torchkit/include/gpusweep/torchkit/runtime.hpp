@@ -6,6 +6,8 @@
 
 #include <torch/torch.h>
 
+#include <optional>
+
 namespace gpusweep::torchkit {
 
 // {"torch_version", "torch_library" (the file LibTorch was loaded from),
@@ -52,14 +54,21 @@ std::string cuda_driver_version();
 // (the torch wheel links MKL into libtorch_cpu), LibTorch's BLAS_INFO.
 std::string blas_in_use();
 
-// Peak memory since the start or the last reset_peak_memory(): the CUDA
-// caching allocator's peak on a CUDA device, the process's peak resident set
-// size (VmHWM) on CPU.
 // Threads of this process now (/proc/self/task); -1 if unknown. A trial
 // that ran parallel regions with threads=N has its OpenMP team alive.
 double process_threads();
 
+// Peak memory since the start or the last reset_peak_memory(): the CUDA
+// caching allocator's peak of allocated bytes on a CUDA device, the
+// process's peak resident set size (VmHWM) on CPU.
 double peak_memory_bytes(const torch::Device& device);
+
+// On a CUDA device, the caching allocator's peak of reserved bytes (what it
+// took from the driver, cached blocks included) since the start or the last
+// reset_peak_memory(): what a memory cap (its per-process fraction) limits,
+// where peak_memory_bytes is the peak of the bytes allocated to tensors.
+// Nothing on the CPU.
+std::optional<double> peak_reserved_bytes(const torch::Device& device);
 
 // Starts the peak over from what is in use now: the CUDA allocator's peak
 // counter, or on CPU the process's VmHWM (Linux's /proc/self/clear_refs).

@@ -29,6 +29,10 @@ class TorchWorkload : public Workload {
     Metrics m = extra_stats();
     // Over the measured windows when the host marked them, else the trial's.
     m["peak_memory_bytes"] = windows_ > 0 ? measured_peak_ : peak_memory_bytes(settings_.device);
+    // On CUDA, beside the allocated peak: the reserved peak, what a memory cap limits.
+    if (const auto reserved = peak_reserved_bytes(settings_.device)) {
+      m["peak_reserved_bytes"] = windows_ > 0 ? measured_reserved_peak_ : *reserved;
+    }
     m["loss_reads"] = static_cast<double>(loss_reads_);
     m["os_threads"] = process_threads();
     if (read_any_) m["last_loss"] = last_loss_;
@@ -57,6 +61,9 @@ class TorchWorkload : public Workload {
     in_window_ = false;
     if (pipeline_ != nullptr) pipeline_->pause();
     measured_peak_ = std::max(measured_peak_, peak_memory_bytes(settings_.device));
+    if (const auto reserved = peak_reserved_bytes(settings_.device)) {
+      measured_reserved_peak_ = std::max(measured_reserved_peak_, *reserved);
+    }
     ++windows_;
   }
 
@@ -140,6 +147,7 @@ class TorchWorkload : public Workload {
 
  private:
   double measured_peak_ = 0;
+  double measured_reserved_peak_ = 0;  // CUDA
   int64_t windows_ = 0;
   bool in_window_ = false;
   int64_t loss_steps_ = 0;
