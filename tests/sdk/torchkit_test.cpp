@@ -584,3 +584,45 @@ TEST_CASE("channels_last converts a batch's layout after its copy, outside the t
   CHECK(batch[0].is_contiguous(at::MemoryFormat::ChannelsLast));
   CHECK_FALSE(batch[0].is_contiguous());
 }
+
+TEST_CASE("without a gradient scaler (the CPU, fp32) no loss scale nor reserved peak is reported",
+          "[torchkit]") {
+  torch::nn::Linear model(2, 1);
+  torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.1));
+  PipelineWorkload w(config({}), [](int64_t, std::mt19937_64&) { return Batch{torch::ones({1})}; });
+  GradStep grad(w.settings(), opt);
+  CHECK_FALSE(grad.scaling());
+  CHECK(grad.loss_scale() == 1);
+  CHECK(GradStep::scaler_stats(w.settings()).empty());
+  const Metrics m = w.stats();
+  CHECK(m.count("loss_scale") == 0);
+  CHECK(m.count("scaler_skipped_steps") == 0);
+  CHECK(m.count("peak_reserved_bytes") == 0);
+  CHECK(m.count("peak_memory_bytes") == 1);
+}
+
+// On a GPU (here it returns at once without one): a gradient that overflows
+// at the scale skips the step and halves the scale, and the workload's
+// stats report both from its settings alone.
+TEST_CASE("fp16 on CUDA: the scaler's backoff and skipped steps reach the stats", "[torchkit]") {
+  if (!torch::cuda::is_available()) {
+    WARN("no CUDA device visible to LibTorch: nothing checked");
+    return;
+  }
+  const auto s = Settings::apply(config({{"device", "cuda"}, {"precision", "fp16"}}));
+  torch::nn::Linear model(4, 1);
+  model->to(s.device);
+  torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.1));
+  GradStep grad(s, opt);
+  REQUIRE(grad.scaling());
+  const auto x = torch::ones({8, 4}, torch::TensorOptions().device(s.device));
+  grad.backward(model->forward(x).sum() * 1e35);  // times 65536: not finite
+  CHECK_FALSE(grad.step());
+  grad.backward(model->forward(x).sum());
+  CHECK(grad.step());
+  const Metrics m = GradStep::scaler_stats(s);
+  CHECK(m.at("loss_scale") == 32768);
+  CHECK(m.at("scaler_skipped_steps") == 1);
+  const auto other = Settings::apply(config({{"device", "cuda"}, {"precision", "fp16"}}));
+  CHECK(GradStep::scaler_stats(other).empty());  // another workload's settings
+}

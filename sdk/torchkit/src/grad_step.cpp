@@ -6,6 +6,11 @@
 #include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
 #include <ATen/ops/_amp_update_scale.h>
 
+#include <algorithm>
+#include <limits>
+#include <mutex>
+#include <vector>
+
 namespace gpusweep::torchkit {
 
 namespace {
@@ -14,6 +19,17 @@ constexpr double kInitScale = 65536.0;
 constexpr double kGrowthFactor = 2.0;
 constexpr double kBackoffFactor = 0.5;
 constexpr int64_t kGrowthInterval = 2000;
+
+// The GradSteps that scale, for scaler_stats(): a workload's stats() finds
+// its own by its settings, whether the plugin reports them or not.
+std::mutex& scalers_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<const GradStep*>& scalers() {
+  static std::vector<const GradStep*> all;
+  return all;
+}
 }  // namespace
 
 GradStep::GradStep(const Settings& settings, torch::optim::Optimizer& optimizer)
@@ -23,7 +39,31 @@ GradStep::GradStep(const Settings& settings, torch::optim::Optimizer& optimizer)
     auto f32 = torch::TensorOptions().dtype(torch::kFloat).device(settings.device);
     scale_ = torch::full({1}, kInitScale, f32);
     growth_tracker_ = torch::zeros({1}, f32.dtype(torch::kInt));
+    std::lock_guard<std::mutex> lock(scalers_mutex());
+    scalers().push_back(this);
   }
+}
+
+GradStep::~GradStep() {
+  if (!scaling_) return;
+  std::lock_guard<std::mutex> lock(scalers_mutex());
+  auto& all = scalers();
+  all.erase(std::remove(all.begin(), all.end(), this), all.end());
+}
+
+Metrics GradStep::scaler_stats(const Settings& settings) {
+  std::lock_guard<std::mutex> lock(scalers_mutex());
+  double scale = std::numeric_limits<double>::infinity();
+  int64_t skipped = 0;
+  bool any = false;
+  for (const GradStep* g : scalers()) {
+    if (&g->settings_ != &settings) continue;
+    scale = std::min(scale, g->loss_scale());
+    skipped += g->skipped_;
+    any = true;
+  }
+  if (!any) return {};
+  return {{"loss_scale", scale}, {"scaler_skipped_steps", static_cast<double>(skipped)}};
 }
 
 void GradStep::backward(const torch::Tensor& loss) {

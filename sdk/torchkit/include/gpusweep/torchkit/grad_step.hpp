@@ -11,6 +11,9 @@ namespace gpusweep::torchkit {
 class GradStep {
  public:
   GradStep(const Settings& settings, torch::optim::Optimizer& optimizer);
+  ~GradStep();
+  GradStep(const GradStep&) = delete;
+  GradStep& operator=(const GradStep&) = delete;
 
   // Backpropagates one micro-batch's mean loss, divided by grad_accum so that
   // the accumulated gradient equals that of one batch grad_accum times larger
@@ -25,13 +28,24 @@ class GradStep {
   int64_t optimizer_steps() const { return steps_; }
   int64_t micro_batches() const { return micro_batches_; }
   int64_t skipped_steps() const { return skipped_; }
+  // The fp16 scaler's loss scale now (65536 at the start; halved at each
+  // skipped step, doubled after 2000 steps in a row without one); 1 without
+  // a scaler. A device read.
   double loss_scale() const;
+  bool scaling() const { return scaling_; }
   // optimizer_steps, micro_batches and skipped_steps, for stats().
   Metrics counters() const {
     return {{"optimizer_steps", static_cast<double>(steps_)},
             {"micro_batches", static_cast<double>(micro_batches_)},
             {"skipped_steps", static_cast<double>(skipped_)}};
   }
+
+  // The fp16 scalers of the live GradSteps built on `settings` (a workload's
+  // settings_; TorchWorkload::stats() reports them): loss_scale, the
+  // smallest scale among them now, and scaler_skipped_steps, the optimiser
+  // steps they skipped for a gradient that was not finite. Empty where none
+  // scales (fp32, bf16, the CPU).
+  static Metrics scaler_stats(const Settings& settings);
 
  private:
   const Settings& settings_;

@@ -1,6 +1,6 @@
 // Base class for LibTorch workloads: holds the applied common settings and
 // implements the device synchronisation and statistics every plugin shares
-// (peak memory, input wait and transfer time, loss reads).
+// (peak memory, input wait and transfer time, loss reads, the fp16 scaler).
 #pragma once
 
 #include <gpusweep/torchkit/diagnostics.hpp>
@@ -42,6 +42,9 @@ class TorchWorkload : public Workload {
       // On CUDA: the measured steps' copies to the device, grad_accum per step.
       pipeline_->transfers().add_stats(m, static_cast<double>(settings_.grad_accum));
     }
+    // fp16 on CUDA: loss_scale and scaler_skipped_steps of the GradSteps
+    // built on settings_, unless the workload reports its own.
+    for (const auto& [name, value] : GradStep::scaler_stats(settings_)) m.emplace(name, value);
     for (const auto& [name, value] : phase_stats()) m[name] = value;  // diagnose trials only
     return m;
   }
