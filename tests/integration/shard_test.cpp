@@ -119,14 +119,16 @@ TEST_CASE("bad --shard, --run-key and merge arguments are usage errors naming th
 }
 
 TEST_CASE(
-    "a shard host killed mid-trial leaves a consistent, resumable shard; merge takes only "
+    "a shard host killed mid-trial leaves a consistent, resumable shard, and merge takes only "
     "its finished trials",
     "[integration][shard][kill]") {
   Sandbox box;
-  // Six trials of about 0.4 s; shard 1/2 runs three of them.
+  // Six trials of about 0.4 s, one after another (taking turns, they would
+  // all finish together); shard 1/2 runs three of them.
   box.write("k.json", R"({"name": "killed", "workload": "noop", "base": {"spin_us": 2000},
     "grid": {"batch_size": [1, 2, 3, 4, 5, 6]},
-    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 40, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 40, "blocks": 5,
+                "interleave": 1}})");
   const std::string shard = box.path("shard1.db");
   const pid_t pid = box.start("run k.json --shard 1/2 --db shard1.db", "log.txt");
   int64_t ok = 0;

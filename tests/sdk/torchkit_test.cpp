@@ -488,7 +488,7 @@ TEST_CASE("between measured windows (an evaluation) the loaders build nothing",
   CHECK(built.load() > at_end);
 }
 
-TEST_CASE("a memory cap on a CUDA device is a share of it; a CPU trial is left to the host",
+TEST_CASE("a memory cap on a CUDA device is a share of it, and a CPU trial is left to the host",
           "[torchkit]") {
   // What CUDA's caching allocator is given: the cap as a share of the device.
   const double gib = 1ULL << 30;
