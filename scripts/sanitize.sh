@@ -3,7 +3,10 @@
 # UndefinedBehaviorSanitizer (no LibTorch plugins: the host never loads
 # LibTorch), then the unit tests run under them. Any finding fails.
 # The unit tests are one binary per layer (tests/unit/<layer>/).
-# Usage: scripts/sanitize.sh [Catch2 test spec]   (default: every unit test)
+# Usage: scripts/sanitize.sh [Catch2 test spec]   (default: every unit test
+# but the large statistical simulations, tagged [sim]: thousands of races
+# and precision runs, minutes under the sanitizers, through the same code
+# the other tests run there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUSWEEP_SANITIZE=ON \
@@ -12,6 +15,7 @@ units=$(ninja -C build-sanitize -t targets all | sed -n 's/^\(unit_[a-z]*\): .*/
 ninja -C build-sanitize $units
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+[ $# -eq 0 ] && set -- "~[sim]"
 for unit in $units; do
   echo "sanitize: $unit"
   build-sanitize/tests/"$unit" "$@"

@@ -191,7 +191,8 @@ def step_tune(ns):
             record(ns, "tune", seed, None, trial_time(db) if os.path.exists(db) else 0, "failed")
             continue
         out = json.loads(r.stdout)
-        pick = out["winner"]["config"] if out["winner"] else None
+        # tune numbers configs from 1, as compare does; the truth by config_index.
+        pick = out["winner"]["config"] - 1 if out["winner"] else None
         vs = out["winner"].get("vs_baseline") if out["winner"] else None
         record(ns, "tune", seed, pick, trial_time(db),
                f"({out['tried']} configs tried, {out['rounds']} rounds)",

@@ -2,6 +2,8 @@
 #include "analysis/compare.hpp"
 
 #include "analysis/precision.hpp"
+#include "analysis/race.hpp"
+#include "model/tune.hpp"
 #include "support/error.hpp"
 #include "support/stats.hpp"
 
@@ -31,10 +33,21 @@ RunSamples run_of(const db::TrialRecord& t, const Machines& machines) {
   return run;
 }
 
-std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks) {
+Rounds rounds_for(const SweepSpec& spec, bool selection_data) {
+  if (selection_data) return Rounds::all;
+  return parse_tune(spec.source, spec.tune).race ? Rounds::confirmation : Rounds::all;
+}
+
+bool in_rounds(const db::TrialRecord& t, Rounds rounds) {
+  return rounds == Rounds::all || t.plan.repeat >= kConfirmRound;
+}
+
+std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks,
+                                          Rounds rounds) {
   std::map<int64_t, ConfigSamples> by_index;
   const Machines machines = with_blocks ? machines_of(store.environments(sweep_id)) : Machines{};
   for (const auto& t : store.trials(sweep_id)) {
+    if (!in_rounds(t, rounds)) continue;
     ConfigSamples& c = by_index[t.plan.config_index];
     c.config_index = t.plan.config_index;
     if (c.config.is_null()) c.config = Json::parse(t.plan.config_json);

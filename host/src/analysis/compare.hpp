@@ -41,10 +41,22 @@ struct ConfigSamples {
 // life is flagged wherever it is compared.
 constexpr double kOverlapFlag = 0.05;
 
-// Configs with their repeats pooled; without_blocks skips the block samples
-// (throughput and runs stay empty) for callers that need only the summaries.
+// Which of a run's rounds a view reads. A tune run's racing rounds selected
+// its winner because it looked best in them: ratios from them flatter it (the
+// winner's curse), so compare, best and report read its fresh confirmation
+// rounds by default, and the racing rounds only when asked (selection data).
+enum class Rounds { all, confirmation };
+// Rounds::confirmation for a tune run (its spec's tune.race) unless
+// selection_data; Rounds::all for any other run.
+Rounds rounds_for(const SweepSpec& spec, bool selection_data);
+// Whether trial t is one of those rounds.
+bool in_rounds(const db::TrialRecord& t, Rounds rounds);
+
+// Configs with their repeats pooled, of the trials in `rounds`; without_blocks
+// skips the block samples (throughput and runs stay empty) for callers that
+// need only the summaries.
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
-                                          bool with_blocks = true);
+                                          bool with_blocks = true, Rounds rounds = Rounds::all);
 
 // Where a trial ran, for telling comparisons across machines: host, CPU and
 // the GPUs it could see ("" when the database does not say).

@@ -26,10 +26,14 @@ namespace gpusweep::host {
 
 // The level of every interval of a run that looked after each round, for a
 // nominal 95%: a t interval at 95% undercovers once rounds stop when it is
-// narrow (they stop when the spread of the repeats happens to be small), and
-// at 98% it keeps 95% coverage under the looks (A/A sequences in
-// precision_test: at most 5% false verdicts).
-constexpr double kSequentialLevel = 0.98;
+// narrow (they stop when the spread of the repeats happens to be small). At
+// 98.5% it keeps 95% coverage under the looks from 3 initial repeats on
+// (measure.precision refuses fewer), whatever the noise's size against the
+// target and its shape: precision_test's grid of repeats x sigma/target x
+// Gaussian, t(3) and Laplace noise, with rounds in a shuffled order under a
+// position effect, gives at most about 4% false verdicts in any cell (98%
+// gave 5-6% at 2 repeats and sigma about 1.5-2 times the target).
+constexpr double kSequentialLevel = 0.985;
 // The same for another alpha: the miss rate scaled as at 95%.
 inline double sequential_level(double alpha) { return 1 - alpha * (1 - kSequentialLevel) / 0.05; }
 

@@ -1,6 +1,7 @@
 // The race of `gpusweep tune`; see race.hpp.
 #include "analysis/race.hpp"
 
+#include "analysis/significance.hpp"
 #include "support/format.hpp"
 #include "support/stats.hpp"
 
@@ -107,39 +108,181 @@ int paired_rounds(const std::vector<RunSamples>& x, const std::vector<RunSamples
   return n;
 }
 
-// Why a config cannot be the answer, from its trials up to round `last`
-// ("" when it can).
+// Why a config cannot be the answer from its trials' outcomes up to round
+// `last` ("" when it can): a deterministic failure on its first trial, a
+// transient one when the retry that followed it failed too.
 std::string infeasible_reason(const Arm& arm, int64_t last) {
-  int ok = 0, excluded = 0;
-  std::string excluded_why;
+  const RaceTrial* transient = nullptr;  // the last trial, when it failed transiently
   for (const RaceTrial* t : arm.trials) {
     if (t->round > last) continue;
-    if (t->outcome == Outcome::oom)
-      return "out of memory" + (t->reason.empty() ? "" : ": " + t->reason);
-    if (t->outcome == Outcome::failed) return t->reason.empty() ? "failed" : t->reason;
-    if (t->outcome == Outcome::ok) ++ok;
-    if (t->outcome == Outcome::excluded) {
-      ++excluded;
-      excluded_why = t->reason;
+    switch (t->outcome) {
+      case Outcome::oom:
+        return "out of memory" + (t->reason.empty() ? "" : ": " + t->reason);
+      case Outcome::failed:
+        return t->reason.empty() ? "failed" : t->reason;
+      case Outcome::excluded:
+        return t->reason;
+      case Outcome::transient:
+        if (transient != nullptr) {
+          return t->reason + " (a retry of round " + std::to_string(transient->round) + "'s " +
+                 transient->reason + ")";
+        }
+        transient = t;
+        break;
+      default:
+        transient = nullptr;
     }
   }
-  return excluded > ok ? excluded_why : "";
+  return "";
 }
 
-// A smaller batch at the same other settings ran out of memory.
-bool ruled_out(const TuneSpace& space, uint64_t c,
-               const std::vector<std::vector<size_t>>& oom_digits) {
-  const int m = space.memory_knob();
-  if (m < 0) return false;
-  const auto d = space.digits(c);
-  for (const auto& o : oom_digits) {
-    bool same = true;
-    for (size_t k = 0; k < d.size() && same; ++k) {
-      same = static_cast<int>(k) == m ? d[k] >= o[k] : d[k] == o[k];
-    }
-    if (same) return true;
+// A metric that varies from run to run (and seed to seed): judged by a test.
+bool noisy(const Constraint& c) {
+  return is_metric(c.name) && c.name != "peak_memory" && c.op != CompareOp::eq &&
+         c.op != CompareOp::ne;
+}
+
+// Some constraint is relative to the baseline's value of a noisy metric.
+bool needs_reference(const RaceOptions& options) {
+  for (const auto& k : options.constraints) {
+    if (noisy(k) && k.relative_to_baseline) return true;
   }
   return false;
+}
+
+// A constraint's standing for a config from its ok trials up to round `last`.
+struct ConstraintStanding {
+  std::string infeasible;  // why it is shown (or, deterministic, seen) to break one
+  bool point_ok = true;    // every estimate meets its constraint (it may lead)
+};
+
+// Values of metric `name` by round, over the ok trials up to `last`.
+std::map<int64_t, double> metric_by_round(const Arm& arm, const std::string& name, int64_t last) {
+  std::map<int64_t, double> out;
+  for (const RaceTrial* t : arm.trials) {
+    if (t->round > last || t->outcome != Outcome::ok) continue;
+    const auto it = t->metrics.find(name);
+    if (it != t->metrics.end() && std::isfinite(it->second)) out[t->round] = it->second;
+  }
+  return out;
+}
+
+double median_of(const std::map<int64_t, double>& by_round) {
+  std::vector<double> v;
+  for (const auto& [r, x] : by_round) v.push_back(x);
+  return quantile(v, 0.5);
+}
+
+// A constraint's margin: its mean, standard error and degrees of freedom
+// (df 0: no test possible yet).
+struct Margin {
+  double mean = 0, se = 0, df = 0;
+  bool paired = false;
+};
+
+std::pair<double, double> mean_var(const std::vector<double>& v) {
+  double mean = 0, ss = 0;
+  for (double x : v) mean += x / static_cast<double>(v.size());
+  for (double x : v) ss += (x - mean) * (x - mean);
+  return {mean, v.size() > 1 ? ss / static_cast<double>(v.size() - 1) : 0.0};
+}
+
+Margin absolute_margin(const std::map<int64_t, double>& mine, double threshold) {
+  std::vector<double> z;
+  for (const auto& [r, x] : mine) z.push_back(x - threshold);
+  const auto [mean, var] = mean_var(z);
+  const double n = static_cast<double>(z.size());
+  return {mean, std::sqrt(var / n), n - 1, false};
+}
+
+Margin relative_margin(const std::map<int64_t, double>& mine, const std::map<int64_t, double>& base,
+                       double factor) {
+  std::vector<double> z, a, b;
+  for (const auto& [r, x] : mine) {
+    a.push_back(x);
+    if (const auto it = base.find(r); it != base.end()) z.push_back(x - factor * it->second);
+  }
+  for (const auto& [r, y] : base) b.push_back(factor * y);
+  if (z.size() == mine.size() && z.size() >= 2) {
+    const auto [mean, var] = mean_var(z);
+    const double n = static_cast<double>(z.size());
+    return {mean, std::sqrt(var / n), n - 1, true};
+  }
+  const auto [ma, va] = mean_var(a);
+  const auto [mb, vb] = mean_var(b);
+  const double na = static_cast<double>(a.size()), nb = static_cast<double>(b.size());
+  Margin m{ma - mb, 0, 0, false};
+  if (na < 2 || nb < 2) return m;
+  const double qa = va / na, qb = vb / nb;
+  m.se = std::sqrt(qa + qb);
+  // Welch-Satterthwaite; both spreads nil: as good as exact.
+  m.df =
+      qa + qb > 0 ? (qa + qb) * (qa + qb) / (qa * qa / (na - 1) + qb * qb / (nb - 1)) : na + nb - 2;
+  return m;
+}
+
+std::string with_value(const Constraint& c, const std::string& what) {
+  return c.text + " (" + what + ")";
+}
+
+// Judges the constraints for config c at round `last`; noisy ones by a
+// one-sided t test at confidence `level` (see race.hpp).
+ConstraintStanding judge_constraints(const TuneSpace& space, uint64_t c, const Arm& arm,
+                                     const Arm* baseline, bool is_baseline,
+                                     const std::vector<Constraint>& constraints, int64_t last,
+                                     double level) {
+  ConstraintStanding out;
+  const Json config = space.config(c);
+  for (const Constraint& k : constraints) {
+    if (!is_metric(k.name)) {  // a setting: known before anything runs
+      if (!satisfies(k, {}, config, {})) {
+        out.infeasible = with_value(k, "set to " + config.value(k.name, Json()).dump());
+        return out;
+      }
+      continue;
+    }
+    if (k.relative_to_baseline && is_baseline) continue;  // meets itself
+    const auto mine = metric_by_round(arm, k.name, last);
+    if (mine.empty()) continue;  // nothing to judge yet
+    std::map<int64_t, double> base;
+    if (k.relative_to_baseline) {
+      if (baseline == nullptr) continue;
+      base = metric_by_round(*baseline, k.name, last);
+      if (base.empty()) continue;  // no baseline to be relative to (yet)
+    }
+    if (!noisy(k)) {
+      // Deterministic: the config's median against the threshold.
+      std::map<std::string, double> have = {{k.name, median_of(mine)}};
+      std::map<std::string, double> against;
+      if (k.relative_to_baseline) against[k.name] = median_of(base);
+      if (!satisfies(k, have, config, against)) {
+        out.infeasible = with_value(k, "it has " + Json(have[k.name]).dump());
+        return out;
+      }
+      continue;
+    }
+    // The margin (metric - threshold; want >= 0 for > and >=, <= 0 for <
+    // and <=) and its standard error: over the config's rounds against a
+    // fixed threshold; against the baseline's, paired by round while every
+    // round of the config has the baseline's beside it, else unpaired
+    // (Welch: the baseline stops running once it is dropped).
+    const bool want_above = k.op == CompareOp::gt || k.op == CompareOp::ge;
+    const Margin m = k.relative_to_baseline ? relative_margin(mine, base, k.value)
+                                            : absolute_margin(mine, k.value);
+    const bool point = want_above ? m.mean >= 0 : m.mean <= 0;
+    out.point_ok = out.point_ok && point;
+    if (point || !(m.df >= 1)) continue;
+    const double t = t_quantile(level, m.df);
+    const double bound = want_above ? m.mean + t * m.se : m.mean - t * m.se;
+    if (want_above ? bound < 0 : bound > 0) {
+      out.infeasible = with_value(k, "shown over " + std::to_string(mine.size()) +
+                                         " rounds: margin " + fixed(m.mean, 4) + ", one-sided " +
+                                         fixed(100 * level, 2) + "% bound " + fixed(bound, 4) +
+                                         (m.paired ? ", paired with the baseline's rounds" : ""));
+      return out;
+    }
+  }
+  return out;
 }
 
 // Main effects and pairwise interactions of the knobs, by ridge regression
@@ -253,7 +396,8 @@ class KnobModel {
 std::vector<uint64_t> propose(const TuneSpace& space, const std::map<uint64_t, double>& levels,
                               const std::vector<std::vector<size_t>>& failed_digits,
                               const std::set<uint64_t>& tried,
-                              const std::vector<std::vector<size_t>>& oom_digits, uint64_t leader,
+                              const std::vector<std::vector<size_t>>& oom_digits,
+                              const std::set<std::pair<size_t, size_t>>& avoid, uint64_t leader,
                               size_t count, uint64_t seed, int64_t look) {
   if (count == 0 || levels.empty()) return {};
   const KnobModel model(space, levels, failed_digits);
@@ -285,7 +429,11 @@ std::vector<uint64_t> propose(const TuneSpace& space, const std::map<uint64_t, d
   }
   std::vector<std::pair<double, uint64_t>> scored;
   for (uint64_t c : pool) {
-    if (tried.count(c) != 0U || ruled_out(space, c, oom_digits)) continue;
+    if (tried.count(c) != 0U || ruled_out_by_memory(space, c, oom_digits)) continue;
+    const auto d = space.digits(c);
+    bool avoided = false;
+    for (size_t k = 0; k < d.size() && !avoided; ++k) avoided = avoid.count({k, d[k]}) != 0U;
+    if (avoided) continue;
     const double y = model.predict(c);
     if (y >= leader_level + kProposalGain) scored.push_back({-y, c});
   }
@@ -307,6 +455,8 @@ const char* event_name(RaceEventKind k) {
       return "infeasible";
     case RaceEventKind::decided:
       return "decided";
+    case RaceEventKind::retried:
+      return "retried";
   }
   return "?";
 }
@@ -337,6 +487,28 @@ bool TrialCosts::covers(const RaceStatus& st, const RaceOptions& options, double
   return spent_ + round + confirm <= budget_s;
 }
 
+// A value of the memory knob as a number (a batch size).
+static double knob_number(const TuneSpace& space, size_t knob, size_t level) {
+  const Json& v = space.levels(knob)[level];
+  return v.is_number() ? v.get<double>() : static_cast<double>(level);
+}
+
+bool ruled_out_by_memory(const TuneSpace& space, uint64_t c,
+                         const std::vector<std::vector<size_t>>& oom_digits) {
+  const int m = space.memory_knob();
+  if (m < 0) return false;
+  const auto mk = static_cast<size_t>(m);
+  const auto d = space.digits(c);
+  for (const auto& o : oom_digits) {
+    bool same = true;
+    for (size_t k = 0; k < d.size() && same; ++k) {
+      same = k == mk ? knob_number(space, k, d[k]) >= knob_number(space, k, o[k]) : d[k] == o[k];
+    }
+    if (same) return true;
+  }
+  return false;
+}
+
 RaceStatus race_within(const TuneSpace& space, const std::vector<RaceTrial>& trials,
                        const RaceOptions& options, const TrialCosts& costs, double budget_s) {
   RaceStatus st = race(space, trials, options);
@@ -346,9 +518,9 @@ RaceStatus race_within(const TuneSpace& space, const std::vector<RaceTrial>& tri
   return st;
 }
 
-double race_level(double alpha, int64_t look, size_t pairs) {
+double race_level(double alpha, int64_t look, size_t tests) {
   const double k = static_cast<double>(std::max<int64_t>(1, look));
-  return 1 - alpha * 6 / (kPi * kPi * k * k) / static_cast<double>(std::max<size_t>(1, pairs));
+  return 1 - alpha * 6 / (kPi * kPi * k * k) / static_cast<double>(std::max<size_t>(1, tests));
 }
 
 std::vector<uint64_t> screening_round(const TuneSpace& space, uint64_t baseline, size_t limit) {
@@ -369,6 +541,33 @@ std::vector<uint64_t> screening_round(const TuneSpace& space, uint64_t baseline,
     }
     if (!any) return out;
   }
+}
+
+// The knob values the model should not propose: two or more configs with
+// the value break a noisy constraint (shown, or by their estimate now) and
+// none with it meets them. A quality loss that comes with fp16, say, is not
+// proposed config after config.
+std::set<std::pair<size_t, size_t>> constraint_avoid(const TuneSpace& space,
+                                                     const std::set<uint64_t>& breakers,
+                                                     const std::set<uint64_t>& meeting,
+                                                     const std::map<uint64_t, Arm>& arms,
+                                                     int64_t last) {
+  std::map<std::pair<size_t, size_t>, std::pair<int, int>> count;  // (breaking, meeting)
+  for (uint64_t c : breakers) {
+    const auto d = space.digits(c);
+    for (size_t k = 0; k < d.size(); ++k) ++count[{k, d[k]}].first;
+  }
+  for (uint64_t c : meeting) {
+    const auto it = arms.find(c);
+    if (it == arms.end() || runs_of(it->second.trials, last).empty()) continue;
+    const auto d = space.digits(c);
+    for (size_t k = 0; k < d.size(); ++k) ++count[{k, d[k]}].second;
+  }
+  std::set<std::pair<size_t, size_t>> out;
+  for (const auto& [value, n] : count) {
+    if (n.first >= 2 && n.second == 0) out.insert(value);
+  }
+  return out;
 }
 
 // Long by design: the replay reads as the race ran, look after look, then
@@ -412,11 +611,14 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
   std::vector<uint64_t> survivors;
   std::map<uint64_t, double> levels;
   std::optional<uint64_t> leader;
-  bool close = false;  // at the last look: the survivors are equivalent to the leader
+  bool close = false;           // at the last look: the survivors are equivalent to the leader
+  std::set<uint64_t> may_lead;  // at the last look: their constraint estimates hold
+  std::set<uint64_t> breakers;  // shown to break a noisy constraint, or estimated to (last judged)
+  std::set<uint64_t> meeters;   // estimated to meet every constraint (last judged)
+  std::optional<uint64_t> provisional;  // at the last look: the best, constraints aside
   int64_t last = -1;
   for (const auto& [r, configs] : rounds) {
     last = r;
-    const int64_t look = r + 1;
     for (uint64_t c : configs) {
       if (seen.insert(c).second) {
         st.events.push_back(
@@ -428,13 +630,24 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
              {}});
       }
     }
-    // Out of memory, failed, or outside the constraints: out of the race.
+    // Out of memory or failed: out of the race; failed transiently: again.
     std::vector<uint64_t> live;
     for (uint64_t c : configs) {
-      if (infeasible.count(c) != 0U) continue;
+      // Dropped: it runs on only as the reference of a relative constraint.
+      if (infeasible.count(c) != 0U || dropped.count(c) != 0U) continue;
       const std::string why = infeasible_reason(arms[c], r);
       if (why.empty()) {
         live.push_back(c);
+        for (const RaceTrial* t : arms[c].trials) {
+          if (t->round == r && t->outcome == Outcome::transient) {
+            st.events.push_back({r,
+                                 RaceEventKind::retried,
+                                 c,
+                                 t->reason + ": it runs again in round " + std::to_string(r + 1),
+                                 {},
+                                 {}});
+          }
+        }
         continue;
       }
       infeasible.insert(c);
@@ -444,11 +657,53 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
         if (t->outcome == Outcome::failed) failed_digits.push_back(space.digits(c));
       }
     }
+    // Every test of this look, one-sided at `level`: a pair (leader,
+    // candidate) for each config that could have been the leader (the true
+    // best might have been tested against any of them), and the noisy
+    // constraints of the true best.
+    size_t contenders = 0;
+    for (uint64_t c : live) contenders += runs_of(arms[c].trials, r).size() >= 2;
+    size_t noisy_constraints = 0;
+    for (const auto& k : options.constraints) noisy_constraints += noisy(k);
+    const double level = race_level(options.alpha, std::max<int64_t>(1, r),
+                                    std::max<size_t>(1, contenders) - 1 + noisy_constraints);
+    // The constraints on the data up to this round.
+    may_lead.clear();
+    {
+      const auto base_it = arms.find(options.baseline);
+      const Arm* base = base_it == arms.end() ? nullptr : &base_it->second;
+      std::vector<uint64_t> kept;
+      for (uint64_t c : live) {
+        const ConstraintStanding s = judge_constraints(
+            space, c, arms[c], base, c == options.baseline, options.constraints, r, level);
+        if (!s.infeasible.empty()) {
+          infeasible.insert(c);
+          breakers.insert(c);
+          meeters.erase(c);
+          st.events.push_back({r, RaceEventKind::infeasible, c, s.infeasible, {}, {}});
+          continue;
+        }
+        kept.push_back(c);
+        if (s.point_ok) {
+          may_lead.insert(c);
+          meeters.insert(c);
+          breakers.erase(c);
+        } else {
+          breakers.insert(c);
+          meeters.erase(c);
+        }
+      }
+      live = std::move(kept);
+    }
     levels = fit_levels(arms, r);
-    // The leader: the best level among the live configs with two ok rounds.
+    // The leader: the best level among the live configs with two ok rounds
+    // whose constraint estimates hold.
     leader.reset();
+    provisional.reset();
     for (uint64_t c : live) {
       if (runs_of(arms[c].trials, r).size() < 2) continue;
+      if (!provisional || levels[c] > levels[*provisional]) provisional = c;
+      if (may_lead.count(c) == 0U) continue;
       if (!leader || levels[c] > levels[*leader]) leader = c;
     }
     survivors.clear();
@@ -464,11 +719,8 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
         tested.push_back(c);
       }
     }
-    // Every config that could have been the leader is a pair the true best
-    // might have been tested in: the Bonferroni count.
-    size_t contenders = 0;
-    for (uint64_t c : live) contenders += runs_of(arms[c].trials, r).size() >= 2;
-    const double level = race_level(options.alpha, look, std::max(tested.size(), contenders - 1));
+    // A one-sided bound at `level` is a two-sided interval at 2 level - 1.
+    const double interval = 2 * level - 1;
     // Every other survivor within +-options.equivalence of the leader, at
     // the same level: the race cannot tell them apart, and need not.
     close = tested.size() + 1 == live.size();
@@ -477,18 +729,20 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
         survivors.push_back(c);
         continue;
       }
-      const auto est = estimate_ratio(leader_runs, runs_of(arms[c].trials, r), level);
+      const auto est = estimate_ratio(leader_runs, runs_of(arms[c].trials, r), interval);
       if (est && est->design == RatioDesign::repeats && est->high < 1) {
         dropped.insert(c);
         st.events.push_back({r, RaceEventKind::dropped, c,
-                             fixed(est->ratio, 3) + "x of the leader [" + fixed(est->low, 3) +
-                                 ", " + fixed(est->high, 3) + "] at " + fixed(100 * level, 2) +
-                                 "% over " + std::to_string(est->repeats) + " paired rounds",
+                             fixed(est->ratio, 3) + "x of the leader, below " +
+                                 fixed(est->high, 3) + " at " + fixed(100 * level, 2) +
+                                 "% (one-sided) over " + std::to_string(est->repeats) +
+                                 " paired rounds",
                              est, leader});
       } else {
         survivors.push_back(c);
         close = close && est && est->design == RatioDesign::repeats &&
-                est->low >= 1 - options.equivalence && est->high <= 1 + options.equivalence;
+                est->low >= 1 - options.equivalence && est->high <= 1 + options.equivalence &&
+                may_lead.count(c) != 0U;
       }
     }
   }
@@ -502,7 +756,8 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
   auto runner_up_of = [&](uint64_t winner) -> std::optional<uint64_t> {
     std::optional<uint64_t> best;
     for (const auto& [c, y] : levels) {
-      if (c == winner || infeasible.count(c) != 0U || runs_of(arms[c].trials, last).size() < 2) {
+      if (c == winner || infeasible.count(c) != 0U || may_lead.count(c) == 0U ||
+          runs_of(arms[c].trials, last).size() < 2) {
         continue;
       }
       if (!best || y > levels[*best]) best = c;
@@ -533,7 +788,8 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
       const size_t room = static_cast<size_t>(std::max(0, options.max_live)) > survivors.size()
                               ? static_cast<size_t>(options.max_live) - survivors.size()
                               : 0;
-      proposals = propose(space, levels, failed_digits, st.tried, oom_digits, *leader,
+      proposals = propose(space, levels, failed_digits, st.tried, oom_digits,
+                          constraint_avoid(space, breakers, meeters, arms, last), *leader,
                           std::min<size_t>(room, static_cast<size_t>(options.proposals_per_round)),
                           options.seed, last + 1);
     }
@@ -546,6 +802,13 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
       }
       st.next = survivors;
       st.next.insert(st.next.end(), proposals.begin(), proposals.end());
+      // A constraint relative to the baseline's noisy metric needs the
+      // baseline measured alongside, round by round, also once it is out of
+      // the running: its paired rounds are what the test stands on.
+      if (needs_reference(options) && dropped.count(options.baseline) != 0U &&
+          infeasible.count(options.baseline) == 0U) {
+        st.next.push_back(options.baseline);
+      }
       st.next_round = last + 1;
       return st;
     }
@@ -554,6 +817,15 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
                         fixed(100 * options.equivalence, 0) +
                         "% of each other, and the model proposes none"
                   : "one candidate left, and the model proposes none";
+  }
+  if (!leader && provisional) {
+    // Every candidate left has an estimate beyond a constraint, none shown:
+    // the fastest of them, said so.
+    leader = provisional;
+    st.leader = leader;
+    st.stop +=
+        "; no candidate's estimates meet every constraint (none is shown to break one): the "
+        "winner is the fastest of them";
   }
   if (!leader) {
     st.phase = RacePhase::done;

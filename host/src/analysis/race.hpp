@@ -7,12 +7,29 @@
 // left are all within +-2% of the leader (options.equivalence), at the
 // drops' level: the race need not tell apart what is equally fast.
 //
-// Error control: at look k (after round k, 1-based) each of the m pairs
-// (leader, candidate) is tested at level 1 - alpha * 6 / (pi^2 k^2) / m
-// (Bonferroni over the pairs of a look, and a series over the looks that
-// sums to alpha). The true best is dropped only when a test that it is
-// worse than the leader rejects falsely, so over the whole race that happens
-// with probability at most alpha, however many looks and candidates.
+// Error control: a test is possible from the second round on (a drop needs
+// two paired rounds), so look k is the one after round k + 1 (1-based k).
+// At look k each of the m tests that may involve the true best (a pair
+// (leader, candidate) for every config that could have led, and each noisy
+// constraint) is one-sided at level alpha * 6 / (pi^2 k^2) / m (Bonferroni
+// over a look's tests, and a series over the looks that sums to alpha). The
+// true best is dropped by a test only when one of them rejects falsely, so
+// over the whole race that happens with probability at most alpha, however
+// many looks and candidates. What no test decides is outside that bound: a
+// deterministic failure (the plugin's own error, out of memory, a setting
+// or a peak memory beyond a constraint) writes a config off on its first
+// trial; a transient one (a timeout, a crash) only when its retry in the
+// next round fails again.
+//
+// Noisy constraints (quality, throughput, step time, cv, input wait: they
+// vary from seed to seed and run to run) drop a config only when a
+// one-sided t interval over its rounds (paired with the baseline's, for a
+// constraint relative to the baseline) lies beyond the threshold. A config
+// whose estimate is beyond it but not yet shown to be races on, and cannot
+// lead or win. With a constraint relative to the baseline's noisy metric
+// (quality>=0.99*baseline) the baseline runs in every round, also once it
+// is dropped, as the reference the tests pair with. Every judgement at round r uses the trials up
+// to round r, so a replay says what was decided live.
 //
 // The race is a pure function of the trials: replaying it from the
 // database gives the same drops, joins and winner, so that a tune run
@@ -21,6 +38,7 @@
 // decided, and which configs it was decided between.
 #pragma once
 
+#include "analysis/constraints.hpp"
 #include "analysis/ratio_model.hpp"
 #include "model/tune.hpp"
 
@@ -39,11 +57,12 @@ constexpr int64_t kConfirmRound = 1000000;
 // One trial of a tune run as the race sees it.
 struct RaceTrial {
   enum class Outcome {
-    ok,        // values hold its objective
-    pending,   // not run yet (or interrupted): no information
-    oom,       // ran out of memory: rules out larger batches too
-    failed,    // failed, skipped, timeout, crashed: the config is dropped
-    excluded,  // ran, but breaks a constraint (reason says which)
+    ok,         // values hold its objective
+    pending,    // not run yet (or interrupted): no information
+    oom,        // ran out of memory: rules out larger batches too
+    failed,     // failed or skipped (the plugin's own verdict): the config is dropped
+    transient,  // timed out or crashed: run again once, dropped when that fails too
+    excluded,   // ran, but breaks a deterministic constraint (reason says which)
   };
   uint64_t config = 0;
   int64_t round = 0;
@@ -55,6 +74,8 @@ struct RaceTrial {
   std::vector<std::optional<int64_t>> cycles;  // parallel to values, when interleaved
   std::optional<std::string> group;            // interleave group
   std::string machine;
+  // Its summary metrics (quality, peak_memory, ...), for the constraints.
+  std::map<std::string, double> metrics;
 };
 
 struct RaceOptions {
@@ -67,6 +88,8 @@ struct RaceOptions {
   // Candidates whose intervals against the leader lie within +-this are as
   // good as it: when only such are left, the race ends.
   double equivalence = 0.02;
+  // What a winner must meet (see above for how each kind is judged).
+  std::vector<Constraint> constraints;
 };
 
 enum class RaceEventKind {
@@ -74,6 +97,7 @@ enum class RaceEventKind {
   dropped,     // shown worse than the leader
   infeasible,  // out of memory, failed, or breaks a constraint
   decided,     // the race ended; the winner goes to confirmation
+  retried,     // a transient failure (timeout, crash): it runs again next round
 };
 const char* event_name(RaceEventKind k);
 
@@ -145,8 +169,16 @@ class TrialCosts {
 RaceStatus race_within(const TuneSpace& space, const std::vector<RaceTrial>& trials,
                        const RaceOptions& options, const TrialCosts& costs, double budget_s);
 
-// The level of look k's tests with m pairs (see above).
-double race_level(double alpha, int64_t look, size_t pairs);
+// The one-sided confidence of look k's tests with m tests (see above):
+// 1 - alpha * 6 / (pi^2 k^2) / m.
+double race_level(double alpha, int64_t look, size_t tests);
+
+// The memory rule: config c is ruled out when a config at the same other
+// settings with a batch (the memory knob's value, compared as a number, so
+// that a list may run in any order) no larger ran out of memory; oom_digits:
+// those configs' digits.
+bool ruled_out_by_memory(const TuneSpace& space, uint64_t c,
+                         const std::vector<std::vector<size_t>>& oom_digits);
 
 // The race's first round: the baseline and every config that changes one
 // knob of it (a screening of main effects), at most `limit` of them (then

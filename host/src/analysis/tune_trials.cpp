@@ -35,6 +35,7 @@ RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const Tu
   o.confirm_repeats = tune.confirm_repeats;
   o.seed = tune.seed;
   o.baseline = 0;
+  for (const auto& c : tune.constraints) o.constraints.push_back(parse_constraint(c));
   if (!spec.baseline.empty()) {
     Json config = space.config(0);
     for (const auto& [key, value] : spec.baseline.items()) config[key] = value;
@@ -61,13 +62,9 @@ TrialCosts trial_costs(db::Store& store, const std::vector<db::TrialRecord>& tri
   return TrialCosts(costs);
 }
 
-std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune,
-                                   const std::vector<Constraint>& constraints, uint64_t baseline) {
+std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune) {
   const auto trials = store.trials(sweep_id);
   const Machines machines = machines_of(store.environments(sweep_id));
-  const auto medians = medians_by_config(trials);
-  const auto base_it = medians.find(static_cast<int64_t>(baseline));
-  const ConfigMetrics base = base_it == medians.end() ? ConfigMetrics{} : base_it->second;
   std::vector<RaceTrial> out;
   for (const auto& t : trials) {
     RaceTrial r;
@@ -85,6 +82,11 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
         break;
       case db::TrialStatus::ok:
         r.outcome = O::ok;
+        break;
+      case db::TrialStatus::timeout:
+      case db::TrialStatus::crashed:
+        r.outcome = O::transient;
+        r.reason = db::status_name(t.status) + (t.error ? ": " + *t.error : std::string());
         break;
       default:
         r.outcome = O::failed;
@@ -107,18 +109,8 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
       }
     }
     if (r.outcome == O::ok && t.summary) {
-      ConfigMetrics mine;
       for (const auto& name : summary_metric_names()) {
-        if (auto v = summary_metric(*t.summary, name)) mine[name] = *v;
-      }
-      const Json config = Json::parse(t.plan.config_json);
-      for (const auto& c : constraints) {
-        if (satisfies(c, mine, config, base)) continue;
-        r.outcome = O::excluded;
-        const auto it = mine.find(c.name);
-        r.reason = c.text + (it != mine.end() ? " (it has " + Json(it->second).dump() + ")"
-                                              : " (not reported)");
-        break;
+        if (auto v = summary_metric(*t.summary, name)) r.metrics[name] = *v;
       }
     }
     out.push_back(std::move(r));

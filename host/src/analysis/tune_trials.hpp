@@ -1,6 +1,6 @@
 // A tune run's trials as its race sees them (analysis/race.hpp): the
-// objective per block (higher is better), and each trial's outcome under the
-// constraints.
+// objective per block (higher is better), each trial's outcome and its
+// summary metrics (the race judges the constraints on them, round by round).
 #pragma once
 
 #include "analysis/constraints.hpp"
@@ -19,13 +19,13 @@ namespace gpusweep::host {
 std::vector<double> objective_values(const std::string& objective, const db::TrialRecord& t,
                                      const std::vector<db::BlockSample>& blocks);
 
-// Every trial of the run. A trial is excluded when its metrics break a
-// constraint (relative ones against the baseline's medians so far).
-std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune,
-                                   const std::vector<Constraint>& constraints, uint64_t baseline);
+// Every trial of the run: a timeout or a crash is transient (retried once),
+// any other failure the config's own.
+std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune);
 
-// The race's options for a sweep and its tune settings; UsageError when the
-// sweep's baseline is not one config of its space.
+// The race's options for a sweep and its tune settings (the constraints
+// parsed); UsageError when the sweep's baseline is not one config of its
+// space, or a constraint does not parse.
 RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const TuneSpec& tune);
 
 // The wall time the run's finished trials took, in seconds (what a tune

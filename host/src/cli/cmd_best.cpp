@@ -1,6 +1,7 @@
 // `gpusweep best`: the best config of a sweep under constraints, printed as a
 // sweep-file `base` snippet ready to reuse (analysis/best.hpp chooses it).
 #include "analysis/best.hpp"
+#include "analysis/compare.hpp"
 #include "analysis/stored.hpp"
 #include "cli/cli.hpp"
 #include "report/best_view.hpp"
@@ -17,7 +18,10 @@ int cmd_best(const Args& args) {
                   "throughput (highest), memory (lowest peak) or time (lowest step time)")(
       "constraint", po::value<std::vector<std::string>>()->composing(),
       "NAME OP VALUE, e.g. peak_memory<8GiB, quality>=0.99*baseline, step_time<=2ms, "
-      "batch_size<=256, precision==bf16 (repeatable)");
+      "batch_size<=256, precision==bf16 (repeatable)")(
+      "selection-data",
+      "a tune run: choose among every round's trials, the racing rounds included (by default "
+      "only its fresh confirmation rounds count: the racing rounds flatter what they picked)");
   const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json};
   add_format_option(o, formats);
   po::positional_options_description pos;
@@ -30,7 +34,8 @@ int cmd_best(const Args& args) {
       "sweep-file \"base\" snippet. Metrics: throughput, peak_memory, step_time, quality,\n"
       "cv, input_wait (medians over a config's ok repeats); any setting by name. Values\n"
       "take units (KiB MiB GiB = powers of 1024, kB MB GB = powers of 1000, ns us ms s, %)\n"
-      "or a factor of the baseline's value.",
+      "or a factor of the baseline's value. On a tune run only the confirmation rounds\n"
+      "count (the winner, the runner-up and the baseline), unless --selection-data.",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
@@ -39,8 +44,13 @@ int cmd_best(const Args& args) {
   std::vector<Constraint> constraints;
   for (const auto& c : strings_of(vm, "constraint")) constraints.push_back(parse_constraint(c));
   const OpenedSweep run = open_sweep(vm);
-  const BestChoice best =
-      choose_best(stored_spec(run.sweep), run.store->trials(run.sweep.id), objective, constraints);
+  const SweepSpec spec = stored_spec(run.sweep);
+  const Rounds rounds = rounds_for(spec, vm.count("selection-data") != 0U);
+  std::vector<db::TrialRecord> trials;
+  for (auto& t : run.store->trials(run.sweep.id)) {
+    if (in_rounds(t, rounds)) trials.push_back(std::move(t));
+  }
+  const BestChoice best = choose_best(spec, trials, objective, constraints);
   if (format == OutputFormat::json) {
     std::cout << best_json(best, run.sweep.name).dump(2) << "\n";
   } else {

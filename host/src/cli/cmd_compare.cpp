@@ -2,6 +2,7 @@
 #include "analysis/claims.hpp"
 #include "analysis/compare.hpp"
 #include "cli/cli.hpp"
+#include "model/tune.hpp"
 #include "report/compare_view.hpp"
 #include "report/results.hpp"
 #include "support/error.hpp"
@@ -43,8 +44,28 @@ po::options_description compare_options() {
       "claims", "only the sweep's claims: each against its measured ratio, with a verdict")(
       "across-machines",
       "give verdicts for configs whose trials ran on different machines than the baseline's "
-      "(a merged cluster run); without it their ratio is shown and the verdict withheld");
+      "(a merged cluster run); without it their ratio is shown and the verdict withheld")(
+      "selection-data",
+      "a tune run: add the racing rounds that selected the winner to its fresh confirmation "
+      "rounds (they flatter the winner: it was picked because it looked best in them)");
   return o;
+}
+
+// The table's first lines: the run, its baseline, and which rounds count.
+void print_header(const db::SweepRecord& sweep, const SweepSpec& spec, const CompareOptions& opt,
+                  Rounds rounds) {
+  std::vector<std::string> keys;
+  for (const auto& [key, v] : opt.baseline.items()) keys.push_back(key);
+  std::cout << "sweep '" << sweep.name << "' (run " << sweep.id << "), baseline "
+            << (opt.baseline.empty() ? std::string("config #1") : config_label(opt.baseline, keys))
+            << "\n";
+  if (rounds == Rounds::confirmation) {
+    std::cout << "a tune run: ratios from its fresh confirmation rounds only (--selection-data "
+                 "adds the racing rounds, which flatter the winner)\n";
+  } else if (parse_tune(spec.source, spec.tune).race) {
+    std::cout << "a tune run, with its racing rounds (selection data: they picked the winner "
+                 "because it looked best in them, so its ratios are flattered)\n";
+  }
 }
 
 }  // namespace
@@ -67,7 +88,9 @@ int cmd_compare(const Args& args) {
       "95% coverage. Quality change is shown\n"
       "next to speed, with a non-inferiority check. A sweep file's claims (a guide's\n"
       "promised ratio for a change) are shown against the measured ratio and its\n"
-      "interval: confirmed, refuted, inconclusive, or not measurable here (and why).",
+      "interval: confirmed, refuted, inconclusive, or not measurable here (and why).\n"
+      "On a tune run only the confirmation rounds count (fresh data: the winner, the\n"
+      "runner-up and the baseline), unless --selection-data.",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
@@ -98,24 +121,13 @@ int cmd_compare(const Args& args) {
     std::cout << render_claims(evaluate_claims(store, *sweep, spec), format);
     return 0;
   }
-  const auto configs = gather_configs(store, sweep->id);
+  const Rounds rounds = rounds_for(spec, vm.count("selection-data") != 0U);
+  const auto configs = gather_configs(store, sweep->id, true, rounds);
   const auto rows = compare_configs(configs, opt);
   std::vector<std::string> keys = varying_keys(spec);
 
   const std::vector<Json> records = comparison_records(rows, keys);
-  if (format == OutputFormat::table) {
-    std::cout << "sweep '" << sweep->name << "' (run " << sweep->id << "), baseline "
-              << (opt.baseline.empty()
-                      ? std::string("config #1")
-                      : config_label(opt.baseline,
-                                     [&] {
-                                       std::vector<std::string> k;
-                                       for (const auto& [key, v] : opt.baseline.items())
-                                         k.push_back(key);
-                                       return k;
-                                     }()))
-              << "\n";
-  }
+  if (format == OutputFormat::table) print_header(*sweep, spec, opt, rounds);
   std::cout << render_comparison(records, keys, format);
   if (format == OutputFormat::table) std::cout << render_ablation(ablation(configs, spec.grid));
   if (format == OutputFormat::table && !spec.claims.empty()) {

@@ -66,15 +66,21 @@ int cmd_tune(const Args& args) {
       "       [--constraint EXPR ...] [--db FILE] [--resume] [--format table|json]",
       "Searches the sweep's space (its grid; a numeric knob may be a range such as\n"
       "{\"min\": 16, \"max\": 1024, \"scale\": \"pow2\"}) for the best config without running\n"
-      "the whole grid. Candidates race in rounds, one trial each per round, taking turns\n"
-      "block by block; after each round a candidate whose interval shows it worse than the\n"
-      "leader is dropped (with the chance of ever dropping the true best held to 5% over\n"
-      "all rounds), out-of-memory configs rule out larger batches at the same settings, and\n"
-      "a model of the knobs' effects (main effects and pairwise interactions, fitted to\n"
-      "every trial so far) proposes the configs to try next. When one candidate is left\n"
-      "(or the budget is nearly spent) the winner, the runner-up and the baseline run fresh\n"
+      "the whole grid. Candidates race in rounds, one trial each per round, each round in\n"
+      "its own seeded order (taking turns block by block on the CPU); after each round a\n"
+      "candidate that a one-sided test shows worse than the leader is dropped, and so is\n"
+      "one that a test shows to break a constraint on a noisy metric (quality, throughput,\n"
+      "step_time, cv, input_wait): the chance that a test ever drops the true best is held\n"
+      "to 5% (tune.alpha) over all rounds. Outside that bound: a config the plugin fails,\n"
+      "or that runs out of memory, or breaks a constraint on a setting or on peak_memory,\n"
+      "is written off on its first trial (out-of-memory also rules out larger batches at\n"
+      "the same settings); a timeout or crash is retried once, in the next round. A model\n"
+      "of the knobs' effects (main effects and pairwise interactions, fitted to every\n"
+      "trial so far) proposes the configs to try next. When one candidate is left (or the\n"
+      "budget is nearly spent) the winner, the runner-up and the baseline run fresh\n"
       "rounds, and the winner's ratios come from those alone. Every trial is an ordinary\n"
-      "trial in the database: `compare`, `export` and `report` read the run.",
+      "trial in the database: `compare`, `best` and `report` read the run's confirmation\n"
+      "rounds (--selection-data adds the racing rounds), `export` every trial.",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;

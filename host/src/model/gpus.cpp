@@ -139,7 +139,15 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
     return a;
   }
   if (!gpus_option && jobs <= 1) return a;  // one trial at a time, on the GPU its config names
-  if (!gpus_option && visible.empty()) return a;  // nothing to hand out: the trials say why
+  if (!gpus_option && visible.empty()) {
+    // Without a list of the GPUs (no NVML, no CUDA_VISIBLE_DEVICES) every
+    // worker would put its trial on the same cuda:0 at once.
+    throw UsageError("--jobs " + std::to_string(jobs) +
+                     " runs trials on CUDA at once, one GPU each, but gpusweep sees no list of "
+                     "GPUs to hand out (NVML, libnvidia-ml.so.1, did not load, and "
+                     "CUDA_VISIBLE_DEVICES is not set): run with --jobs 1, or set "
+                     "CUDA_VISIBLE_DEVICES to the GPUs to use (their indices or UUIDs)");
+  }
   std::vector<std::string> chosen = gpus_option ? select_gpus(*gpus_option, visible) : visible;
   if (!numbered.empty()) {
     throw UsageError("a trial's config says device=" + numbered +

@@ -166,6 +166,25 @@ struct PlannedTrial {
   std::string config_hash;
 };
 
+// The order round `round` of a run runs its configs in (their trials'
+// ordinals, which the runner follows). Rounds come in pairs: rounds 2m and
+// 2m + 1 order their configs by a key drawn from (order_seed, m, config),
+// ascending and then descending (a mirror design, as ABBA). Every round of a
+// run is ordered so (the first grid's repeats, precision's, tune's racing
+// and confirmation rounds), so that no config holds one place in every
+// round, where a position effect (a GPU's boost after the host's pause, a
+// card heating through a round, a warm cache) would add the same bias to
+// every round's ratio: a position effect linear in the place cancels within
+// each pair, and any other averages out over the pairs' random orders. A
+// fresh shuffle per round would only average out (two configs shuffled run
+// in the same order three rounds out of three a quarter of the time, and a
+// t over three rounds reads that as a difference), and a rotation cancels
+// only after as many rounds as configs. A config's key does not depend on
+// which others share the round; the function is pure, so a resumed or
+// replayed run orders the round the same way.
+std::vector<uint64_t> round_order(std::vector<uint64_t> configs, uint64_t order_seed,
+                                  int64_t round);
+
 // Every config times every repeat. Repeat r of all configs runs before repeat
 // r+1 of any, each round in its own seeded shuffle, so that drift on a noisy
 // machine favours no config.

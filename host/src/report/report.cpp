@@ -506,39 +506,46 @@ std::string problems_html(const std::vector<db::TrialRecord>& trials,
 }
 
 // A tune run (`gpusweep tune`): how the race went, replayed from its trials.
-std::string race_html(db::Store& store, const db::SweepRecord& sweep, const SweepSpec& spec) {
+std::string race_html(db::Store& store, const db::SweepRecord& sweep, const SweepSpec& spec,
+                      Rounds rounds) {
   const TuneSpec tune = parse_tune(spec.source, spec.tune);
   if (!tune.race) return "";
   const TuneSpace space(spec, PluginManifest{});
   const RaceOptions options = race_options(spec, space, tune);
-  std::vector<Constraint> constraints;
-  for (const auto& c : tune.constraints) constraints.push_back(parse_constraint(c));
-  const RaceStatus status =
-      race(space, race_trials(store, sweep.id, tune, constraints, options.baseline), options);
+  const RaceStatus status = race(space, race_trials(store, sweep.id, tune), options);
   std::vector<std::vector<std::string>> rows;
   for (const RaceEvent& e : status.events) {
-    rows.push_back({std::to_string(e.round), event_name(e.kind), "#" + std::to_string(e.config),
+    rows.push_back({std::to_string(e.round), event_name(e.kind), "#" + std::to_string(e.config + 1),
                     space.label(e.config), e.reason});
   }
   std::ostringstream h;
-  h << "<h2>The race</h2><p class=\"note\">gpusweep tune: candidates ran in rounds; after "
-       "each round one shown worse than the leader (its interval below 1, at a level that "
-       "keeps the chance of ever dropping the best at "
+  h << "<h2>The race</h2><p class=\"note\">gpusweep tune: candidates ran in rounds, each "
+       "round in its own seeded order; after each round a candidate shown worse than the "
+       "leader by a one-sided test was dropped, at a level that keeps the chance that a test "
+       "ever drops the best at "
     << fixed(100 * tune.alpha, 0)
-    << "%) was dropped, and the model of the knobs proposed new ones. The winner's ratios "
-       "come from fresh confirmation rounds.</p><pre>"
-    << html_escape(render_tune(space, status, options.baseline, spec, tune)) << "</pre>"
-    << table_html({"after round", "event", "config", "settings", "evidence"}, rows);
+    << "% (constraints on noisy metrics such as quality are tests in the same budget; a "
+       "failure the plugin reports, or an out-of-memory, writes a config off at once, and a "
+       "timeout or crash after one retry), and the model of the knobs proposed new ones. "
+    << (rounds == Rounds::confirmation
+            ? "The winner's ratios above and the charts and tables below come from fresh "
+              "confirmation rounds only (report --selection-data adds the racing rounds)."
+            : "The winner's ratios above come from fresh confirmation rounds; the charts and "
+              "tables below pool every round, the racing rounds included: selection data, "
+              "which flatter the winner.")
+    << "</p><pre>" << html_escape(render_tune(space, status, options.baseline, spec, tune))
+    << "</pre>" << table_html({"after round", "event", "config", "settings", "evidence"}, rows);
   return h.str();
 }
 
 }  // namespace
 
-std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
+std::string render_report(db::Store& store, const db::SweepRecord& sweep, bool selection_data) {
   const SweepSpec spec = stored_spec(sweep);
   const auto keys = varying_keys(spec);
   const auto trials = store.trials(sweep.id);
-  const auto configs = gather_configs(store, sweep.id);
+  const Rounds rounds = rounds_for(spec, selection_data);
+  const auto configs = gather_configs(store, sweep.id, true, rounds);
   CompareOptions opt;
   opt.baseline = spec.baseline;
   opt.sequential = spec.measure.precision > 0;
@@ -550,7 +557,7 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep) {
     compare_problem = e.what();
   }
   const ChartData d = chart_data(rows, keys);
-  return header_html(sweep, spec, trials.size()) + race_html(store, sweep, spec) +
+  return header_html(sweep, spec, trials.size()) + race_html(store, sweep, spec, rounds) +
          charts_html(d, compare_problem) + comparison_html(rows, keys) + distributions_html(d) +
          claims_html(store, sweep, spec) + environment_html(store, sweep) +
          problems_html(trials, keys) +

@@ -12,7 +12,8 @@ namespace gpusweep::host {
 
 // Renders the report of one sweep run. Every chart is an <svg data-chart=NAME>
 // whose data points carry class "mark" (tests count them).
-std::string render_report(db::Store& store, const db::SweepRecord& sweep);
+std::string render_report(db::Store& store, const db::SweepRecord& sweep,
+                          bool selection_data = false);
 
 // Escapes text for HTML element content and attribute values.
 std::string html_escape(const std::string& text);

@@ -48,6 +48,9 @@ Json snippet(const TuneSpace& space, uint64_t winner, const SweepSpec& spec) {
   return {{"base", base}};
 }
 
+// Config c as compare, results and the report's charts number it (from 1).
+std::string number(uint64_t c) { return "#" + std::to_string(c + 1); }
+
 Json estimate_json(const std::optional<RatioEstimate>& e) {
   if (!e) return nullptr;
   return {{"ratio", e->ratio}, {"low", e->low}, {"high", e->high}, {"repeats", e->repeats}};
@@ -62,7 +65,7 @@ std::string race_progress(const TuneSpace& space, const RaceStatus& status, uint
   if (status.confirm_rounds > 0) out << " (+" << status.confirm_rounds << " confirming)";
   out << ", " << fixed(spent_s / 60, 1) << " of " << fixed(budget_s / 60, 1) << " min: ";
   if (status.leader) {
-    out << "leader #" << *status.leader << " (" << space.label(*status.leader) << ")";
+    out << "leader " << number(*status.leader) << " (" << space.label(*status.leader) << ")";
     if (auto r = level_ratio(status, *status.leader, baseline)) {
       out << " ~" << fixed(*r, 2) << "x the baseline";
     }
@@ -75,7 +78,7 @@ std::string race_progress(const TuneSpace& space, const RaceStatus& status, uint
   for (size_t i = from; i < status.events.size(); ++i) {
     const RaceEvent& e = status.events[i];
     if (e.kind == RaceEventKind::joined && e.round == 0) continue;  // the first round, said before
-    out << "\n  " << event_name(e.kind) << " #" << e.config << " (" << space.label(e.config)
+    out << "\n  " << event_name(e.kind) << " " << number(e.config) << " (" << space.label(e.config)
         << "): " << e.reason;
   }
   return out.str();
@@ -84,7 +87,7 @@ std::string race_progress(const TuneSpace& space, const RaceStatus& status, uint
 std::string race_history(const TuneSpace& space, const RaceStatus& status) {
   std::ostringstream out;
   for (const RaceEvent& e : status.events) {
-    out << "round " << e.round << ": " << event_name(e.kind) << " #" << e.config << " ("
+    out << "round " << e.round << ": " << event_name(e.kind) << " " << number(e.config) << " ("
         << space.label(e.config) << ")";
     if (!e.reason.empty()) out << ": " << e.reason;
     out << "\n";
@@ -100,7 +103,7 @@ std::string render_tune(const TuneSpace& space, const RaceStatus& status, uint64
     return out.str();
   }
   const uint64_t w = *status.winner;
-  out << "best " << tune.objective << ": #" << w << " (" << space.label(w) << ")\n";
+  out << "best " << tune.objective << ": " << number(w) << " (" << space.label(w) << ")\n";
   out << "  the race: " << status.stop << ", after " << status.rounds << " rounds; "
       << status.tried.size() << " of " << space.size() << " configs tried\n";
   if (w == baseline) {
@@ -110,8 +113,8 @@ std::string render_tune(const TuneSpace& space, const RaceStatus& status, uint64
         << ", from " << status.vs_baseline->repeats << " fresh paired rounds\n";
   }
   if (status.runner_up) {
-    out << "  vs the runner-up #" << *status.runner_up << " (" << space.label(*status.runner_up)
-        << "): "
+    out << "  vs the runner-up " << number(*status.runner_up) << " ("
+        << space.label(*status.runner_up) << "): "
         << (status.vs_runner_up ? interval(*status.vs_runner_up) : std::string("no interval"))
         << "\n";
     if (status.vs_runner_up && status.vs_runner_up->low <= 1) {
@@ -129,7 +132,7 @@ nlohmann::json tune_json(const TuneSpace& space, const RaceStatus& status, uint6
   for (const RaceEvent& e : status.events) {
     Json j = {{"round", e.round},
               {"event", event_name(e.kind)},
-              {"config", e.config},
+              {"config", e.config + 1},
               {"settings", space.label(e.config)},
               {"reason", e.reason}};
     if (e.evidence) j["evidence"] = estimate_json(e.evidence);
@@ -142,17 +145,17 @@ nlohmann::json tune_json(const TuneSpace& space, const RaceStatus& status, uint6
             {"confirm_rounds", status.confirm_rounds},
             {"space_size", space.size()},
             {"tried", status.tried.size()},
-            {"baseline", {{"config", baseline}, {"settings", space.label(baseline)}}},
+            {"baseline", {{"config", baseline + 1}, {"settings", space.label(baseline)}}},
             {"events", events},
             {"winner", nullptr}};
   if (status.winner) {
-    j["winner"] = {{"config", *status.winner},
+    j["winner"] = {{"config", *status.winner + 1},
                    {"settings", space.label(*status.winner)},
                    {"vs_baseline", estimate_json(status.vs_baseline)},
                    {"snippet", snippet(space, *status.winner, spec)}};
   }
   if (status.runner_up) {
-    j["runner_up"] = {{"config", *status.runner_up},
+    j["runner_up"] = {{"config", *status.runner_up + 1},
                       {"settings", space.label(*status.runner_up)},
                       {"winner_vs_runner_up", estimate_json(status.vs_runner_up)}};
   }

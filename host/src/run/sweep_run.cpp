@@ -290,11 +290,17 @@ bool SweepRun::precision_rounds(const RunnerCallbacks& callbacks, const LookCall
       if (c.done()) done.insert(c.config_index);
     }
     const double elapsed = std::chrono::duration<double>(Clock::now() - started).count();
-    std::vector<db::TrialPlan> round;
+    // The round's configs (the baseline and those not done), in the round's
+    // own seeded order (round_order), not the configs' order.
+    std::vector<uint64_t> configs;
     for (const auto& c : look.status.configs) {
-      if (c.done() && !c.baseline) continue;
-      round.push_back(trial_row(info_, ordinal + static_cast<int64_t>(round.size()), c.config_index,
-                                max_repeat + 1, Json::parse(config_of[c.config_index])));
+      if (!c.done() || c.baseline) configs.push_back(static_cast<uint64_t>(c.config_index));
+    }
+    std::vector<db::TrialPlan> round;
+    for (uint64_t c : round_order(configs, m.order_seed, max_repeat + 1)) {
+      const auto index = static_cast<int64_t>(c);
+      round.push_back(trial_row(info_, ordinal + static_cast<int64_t>(round.size()), index,
+                                max_repeat + 1, Json::parse(config_of[index])));
     }
     if (look.status.done) {
       look.stop = "every config is within the target or clearly apart";

@@ -4,6 +4,7 @@
 #include "analysis/tune_trials.hpp"
 #include "model/hashing.hpp"
 #include "support/error.hpp"
+#include "support/nvml.hpp"
 
 #include <algorithm>
 
@@ -16,12 +17,12 @@ TuneRun::TuneRun(const SweepSpec& spec, const PluginInfo& info, RunRequest reque
                      ": grid: a tune needs knobs to search; list values or ranges "
                      "in \"grid\"");
   }
-  for (const auto& c : tune_.constraints) constraints_.push_back(parse_constraint(c));
   options_ = race_options(spec, space_, tune_);
+  refuse_gpu_interleave();
   // The first round, for a new run: the baseline and one knob changed at a time.
   const RaceStatus first = race(space_, {}, options_);
   std::vector<PlannedTrial> plan;
-  for (uint64_t c : first.next) {
+  for (uint64_t c : round_order(first.next, spec.measure.order_seed, first.next_round)) {
     PlannedTrial t;
     t.ordinal = static_cast<int64_t>(plan.size());
     t.config_index = static_cast<int64_t>(c);
@@ -34,10 +35,34 @@ TuneRun::TuneRun(const SweepSpec& spec, const PluginInfo& info, RunRequest reque
   run_ = std::make_unique<SweepRun>(spec_, info_, request);
 }
 
+void TuneRun::refuse_gpu_interleave() const {
+  if (spec_.measure.interleave <= 1) return;
+  const Nvml* nvml = Nvml::shared();
+  const unsigned gpus = nvml != nullptr ? nvml->device_count() : 0;
+  // The devices the space's configs name: the base's, or each of the knob's.
+  std::vector<std::string> devices = {space_.config(0).value("device", std::string("auto"))};
+  for (size_t k = 0; k < space_.knobs(); ++k) {
+    if (space_.name(k) != "device") continue;
+    for (const Json& v : space_.levels(k)) {
+      if (v.is_string()) devices.push_back(v.get<std::string>());
+    }
+  }
+  for (const auto& d : devices) {
+    if (d.rfind("cuda", 0) == 0 || (d == "auto" && gpus > 0)) {
+      throw UsageError(spec_.source + ": measure.interleave " +
+                       std::to_string(spec_.measure.interleave) +
+                       ": tune does not interleave GPU trials (device " + d +
+                       "): a waiting trial keeps its device memory, so one config's "
+                       "out-of-memory could be its neighbour's doing, and the race would rule "
+                       "out the larger batches on it. Set measure.interleave to 1 (or leave it "
+                       "out): tune's rounds run GPU trials one after another, each round in its "
+                       "own shuffled order");
+    }
+  }
+}
+
 RaceStatus TuneRun::status() {
-  return race(space_,
-              race_trials(run_->store(), run_->record().id, tune_, constraints_, options_.baseline),
-              options_);
+  return race(space_, race_trials(run_->store(), run_->record().id, tune_), options_);
 }
 
 // Long by design: the loop of rounds reads top to bottom: run what is
@@ -52,10 +77,8 @@ bool TuneRun::execute(RunnerCallbacks callbacks, const LookCallback& on_look) {
     const auto records = run_->store().trials(run_->record().id);
     const TrialCosts costs = trial_costs(run_->store(), records);
     // Read once: deciding replays the same trials.
-    const RaceStatus st = race_within(
-        space_,
-        race_trials(run_->store(), run_->record().id, tune_, constraints_, options_.baseline),
-        options_, costs, tune_.budget_s);
+    const RaceStatus st = race_within(space_, race_trials(run_->store(), run_->record().id, tune_),
+                                      options_, costs, tune_.budget_s);
     if (on_look) on_look({st, costs.spent(), tune_.budget_s});
     if (st.phase == RacePhase::done) {
       run_->finish(true);
@@ -64,7 +87,8 @@ bool TuneRun::execute(RunnerCallbacks callbacks, const LookCallback& on_look) {
     int64_t ordinal = 0;
     for (const auto& t : records) ordinal = std::max(ordinal, t.plan.ordinal + 1);
     rows.clear();
-    for (uint64_t c : st.next) {
+    // Each round in its own seeded order (racing and confirmation alike).
+    for (uint64_t c : round_order(st.next, spec_.measure.order_seed, st.next_round)) {
       rows.push_back(
           trial_row(info_, ordinal++, static_cast<int64_t>(c), st.next_round, space_.config(c)));
     }

@@ -41,11 +41,13 @@ class TuneRun {
   uint64_t baseline() const { return options_.baseline; }
 
  private:
+  // UsageError for measure.interleave > 1 with trials on a GPU (audit M6).
+  void refuse_gpu_interleave() const;
+
   SweepSpec spec_;
   PluginInfo info_;
   TuneSpec tune_;
   TuneSpace space_;
-  std::vector<Constraint> constraints_;
   RaceOptions options_;
   std::unique_ptr<SweepRun> run_;
 };

@@ -117,7 +117,11 @@ TEST_CASE("one GPU per running trial, or a refusal that says why", "[model][gpus
     CHECK_THAT(refusal([] { assign_gpus(std::string("0"), {}, 1, 1, configs({"auto"})); }),
                Contains("no GPU is visible"));
   }
-  SECTION("cuda trials with no GPU visible and no --gpus: left to skip with their reason") {
-    CHECK(assign_gpus(std::nullopt, {}, 2, 1, configs({"cuda"})).gpus.empty());
+  SECTION("cuda trials with no GPU list: one at a time is left to run (or skip with its reason)") {
+    CHECK(assign_gpus(std::nullopt, {}, 1, 1, configs({"cuda"})).gpus.empty());
+  }
+  SECTION("--jobs > 1 on cuda with no GPU list (no NVML) is refused: they would share cuda:0") {
+    CHECK_THAT(refusal([] { assign_gpus(std::nullopt, {}, 2, 1, configs({"cuda"})); }),
+               Contains("--jobs 2") && Contains("NVML") && Contains("--jobs 1"));
   }
 }

@@ -160,7 +160,25 @@ TEST_CASE("trials are interleaved by repeat in a seeded shuffle", "[host][sweep]
   // libraries take the same slice (audit L11).
   std::vector<int64_t> pinned;
   for (const auto& t : other) pinned.push_back(t.config_index);
-  CHECK(pinned == std::vector<int64_t>{2, 0, 1, 3, 3, 0, 1, 2, 1, 0, 3, 2});
+  CHECK(pinned == std::vector<int64_t>{3, 2, 0, 1, 1, 0, 2, 3, 3, 2, 0, 1});
+  // A mirror design: round 2m + 1 runs round 2m's configs in reverse
+  // (a position effect linear in the place cancels over the pair), the
+  // pairs' orders differ, and a round's order does not depend on which
+  // other configs share it.
+  const std::vector<uint64_t> five = {0, 1, 2, 3, 4};
+  for (int64_t pair = 0; pair < 4; ++pair) {
+    auto first = round_order(five, 99, 2 * pair);
+    const auto second = round_order(five, 99, 2 * pair + 1);
+    std::reverse(first.begin(), first.end());
+    CHECK(first == second);
+  }
+  CHECK(round_order(five, 99, 0) != round_order(five, 99, 2));
+  const auto four = round_order({0, 1, 3, 4}, 99, 3);
+  std::vector<uint64_t> kept;
+  for (uint64_t c : round_order(five, 99, 3)) {
+    if (c != 2) kept.push_back(c);
+  }
+  CHECK(four == kept);
   // Identity: the same config has the same hash in every repeat.
   for (const auto& a : plan) {
     for (const auto& b : plan) {
