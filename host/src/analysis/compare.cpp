@@ -131,57 +131,147 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
   return rows;
 }
 
-std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid) {
+namespace {
+
+// Two configs that differ in one knob alone, as compare pairs them.
+struct KnobPair {
+  RatioEstimate estimate;                // the pair's own ratio (estimate_ratio)
+  std::map<int64_t, double> repeat_log;  // its per-repeat log ratios, by repeat
+};
+
+// The knob's effect as t over the repeats every pair ran: each repeat's
+// effect is the mean of the pairs' log ratios in that repeat. False when
+// fewer than two repeats are shared by all pairs.
+bool over_shared_repeats(const std::vector<KnobPair>& pairs, double level, AblationRow* row) {
+  std::map<int64_t, double> effect;  // repeat -> sum of the pairs' log ratios
+  std::map<int64_t, size_t> seen;
+  for (const auto& p : pairs) {
+    for (const auto& [r, l] : p.repeat_log) {
+      effect[r] += l;
+      ++seen[r];
+    }
+  }
+  std::vector<double> shared;
+  size_t dropped = 0;
+  for (const auto& [r, sum] : effect) {
+    if (seen[r] == pairs.size()) {
+      shared.push_back(sum / static_cast<double>(pairs.size()));
+    } else {
+      ++dropped;
+    }
+  }
+  if (shared.size() < 2) return false;
+  const double n = static_cast<double>(shared.size());
+  double mean = 0, ss = 0;
+  for (double l : shared) mean += l / n;
+  for (double l : shared) ss += (l - mean) * (l - mean);
+  const double half = t_quantile(0.5 + level / 2, n - 1) * std::sqrt(ss / (n - 1) / n);
+  row->ratio = std::exp(mean);
+  row->low = std::exp(mean - half);
+  row->high = std::exp(mean + half);
+  row->repeats = static_cast<int>(shared.size());
+  row->df = n - 1;
+  if (dropped > 0) {
+    row->note = std::to_string(dropped) + " repeat" + (dropped == 1 ? "" : "s") +
+                " not run ok by every config of its pairs left out";
+  }
+  return true;
+}
+
+// Repeats that do not pair across the pairs (or one repeat each): the pairs'
+// own estimates combined, the mean of their log ratios with the variance of
+// a mean of independent estimates and Welch-Satterthwaite degrees of freedom.
+void combine_pairs(const std::vector<KnobPair>& pairs, double level, AblationRow* row) {
+  const double g = static_cast<double>(pairs.size());
+  double mean = 0, var = 0, denom = 0, min_df = INFINITY;
+  for (const auto& p : pairs) {
+    const double v = p.estimate.log_se * p.estimate.log_se / (g * g);
+    mean += std::log(p.estimate.ratio) / g;
+    var += v;
+    if (p.estimate.df > 0) denom += v * v / p.estimate.df;
+    min_df = std::min(min_df, p.estimate.df);
+  }
+  row->ratio = std::exp(mean);
+  row->df = denom > 0 ? var * var / denom : min_df;
+  const double half =
+      var > 0 && row->df > 0 ? t_quantile(0.5 + level / 2, row->df) * std::sqrt(var) : 0;
+  row->low = std::exp(mean - half);
+  row->high = std::exp(mean + half);
+  if (pairs.size() > 1) {
+    row->note = "repeats not shared by every pair: the pairs' own intervals combined";
+  }
+  std::vector<std::string> notes;
+  for (const auto& p : pairs) {
+    std::string n = design_note(p.estimate);
+    if (p.estimate.design == RatioDesign::repeats || n.empty()) continue;
+    if (std::find(notes.begin(), notes.end(), n) != notes.end()) continue;
+    notes.push_back(n);
+    row->note += (row->note.empty() ? "" : "; ") + n;
+  }
+}
+
+// One knob's row from its pairs (each `from` against `to` at one combination
+// of the other knobs).
+AblationRow knob_row(AblationRow row, const std::vector<KnobPair>& pairs, double level) {
+  row.pairs = static_cast<int>(pairs.size());
+  if (pairs.empty()) return row;
+  row.pair_min = INFINITY;
+  row.pair_max = -INFINITY;
+  bool across = false;
+  for (const auto& p : pairs) {
+    row.pair_min = std::min(row.pair_min, p.estimate.ratio);
+    row.pair_max = std::max(row.pair_max, p.estimate.ratio);
+    across = across || p.estimate.across_machines;
+  }
+  if (!over_shared_repeats(pairs, level, &row)) combine_pairs(pairs, level, &row);
+  const std::string machines = "some pairs compared across machines";
+  if (across && row.note.find("across machines") == std::string::npos) {
+    row.note += (row.note.empty() ? "" : "; ") + machines;
+  }
+  return row;
+}
+
+}  // namespace
+
+std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid,
+                                  const CompareOptions& options) {
+  const double level = options.sequential ? sequential_level(options.alpha) : 1 - options.alpha;
   std::vector<AblationRow> rows;
   for (const auto& [knob, values] : grid.items()) {
-    if (values.size() < 2) continue;
+    if (!values.is_array() || values.size() < 2) continue;
     // Configs grouped by every setting but this knob, then by its value: each
     // group holds the configs that differ in this knob alone.
-    std::map<std::string, std::map<std::string, const ConfigSamples*>> groups;
+    // Values are matched as JSON values, so that a grid's 20 finds a real
+    // parameter's 20.0.
+    std::map<std::string, std::vector<std::pair<Json, const ConfigSamples*>>> groups;
     for (const auto& c : configs) {
-      if (c.throughput.size() < 2 || !c.config.contains(knob)) continue;
+      if (c.runs.empty() || !c.config.contains(knob)) continue;
       Json rest = c.config;
       rest.erase(knob);
-      groups[rest.dump()][c.config.at(knob).dump()] = &c;
+      groups[rest.dump()].emplace_back(c.config.at(knob), &c);
     }
-    const std::string from_key = values[0].dump();
     for (size_t vi = 1; vi < values.size(); ++vi) {
-      AblationRow row{knob, values[0], values[vi]};
-      const std::string to_key = values[vi].dump();
-      std::vector<double> log_ratios;
-      std::optional<RatioEstimate> single;
+      std::vector<KnobPair> pairs;
       for (const auto& [rest, by_value] : groups) {
-        auto a = by_value.find(from_key);
-        auto b = by_value.find(to_key);
-        if (a == by_value.end() || b == by_value.end()) continue;
-        // Each pair as compare estimates it (paired by repeat and cycle);
-        // with one pair, its interval is the knob's.
-        const auto e = estimate_ratio(a->second->runs, b->second->runs);
-        if (!e) continue;
-        log_ratios.push_back(std::log(e->ratio));
-        if (log_ratios.size() == 1) single = e;
+        auto at = [&by_value = by_value](const Json& v) -> const ConfigSamples* {
+          for (const auto& [value, c] : by_value) {
+            if (value == v) return c;
+          }
+          return nullptr;
+        };
+        const ConfigSamples* a = at(values[0]);
+        const ConfigSamples* b = at(values[vi]);
+        if (a == nullptr || b == nullptr) continue;
+        const auto& x = a->runs;
+        const auto& y = b->runs;
+        // Each pair as compare estimates it (paired by repeat and cycle).
+        if (auto e = estimate_ratio(x, y, level)) pairs.push_back({*e, repeat_log_ratios(x, y)});
       }
-      row.pairs = static_cast<int>(log_ratios.size());
-      if (row.pairs == 0) {
-        rows.push_back(row);
-        continue;
-      }
-      const double n = static_cast<double>(log_ratios.size());
-      double mean = 0;
-      for (double l : log_ratios) mean += l / n;
-      row.ratio = std::exp(mean);
-      if (row.pairs == 1) {
-        row.low = single->low;
-        row.high = single->high;
-      } else {
-        double ss = 0;
-        for (double l : log_ratios) ss += (l - mean) * (l - mean);
-        const double se = std::sqrt(ss / (n - 1) / n);
-        const double t = t_quantile(0.975, n - 1);
-        row.low = std::exp(mean - t * se);
-        row.high = std::exp(mean + t * se);
-      }
-      rows.push_back(row);
+      AblationRow row;
+      row.knob = knob;
+      row.from = values[0];
+      row.to = values[vi];
+      rows.push_back(knob_row(row, pairs, level));
     }
   }
   return rows;

@@ -106,17 +106,34 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
 
 // One knob's marginal effect: throughput at `to` over throughput at `from`,
 // holding the other knobs fixed, over every combination of their values.
+// Its interval comes from the per-config ratio model (ratio_model.hpp): for
+// each repeat, the knob's log effect is the mean over the pairs of that
+// repeat's paired log ratio (repeat r of one config with repeat r of the
+// other, blocks paired by cycle), and the interval is t over those repeats
+// (df = repeats - 1): the pairs share the repeats' degrees of freedom, so a
+// knob is known about as well as the per-config ratios it summarises. It is
+// the interval of the average effect over the other knobs' values; how much
+// the pairs disagree (an interaction) is the range pair_min..pair_max.
 struct AblationRow {
   std::string knob;
   Json from;
   Json to;
   int pairs = 0;     // combinations of the other knobs where both ran ok
   double ratio = 1;  // geometric mean of the per-combination ratios
-  double low = NAN;  // 95% interval (t on log ratios; one pair: its own interval)
+  double low = NAN;  // interval at the compare's level (sequential for precision runs)
   double high = NAN;
+  int repeats = 0;        // repeats shared by every pair (the t interval's n), 0 if none
+  double df = 0;          // the interval's degrees of freedom
+  double pair_min = NAN;  // the smallest and largest per-combination ratio
+  double pair_max = NAN;
+  // How the interval was made when not t over shared repeats, and what it
+  // cannot know (as design_note); "" for repeats shared by every pair.
+  std::string note;
 };
 
-// For each grid key with several values, each value against the key's first.
-std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid);
+// For each grid key with several values, each value against the key's first,
+// with intervals at options' level (alpha; sequential for precision runs).
+std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid,
+                                  const CompareOptions& options = {});
 
 }  // namespace gpusweep::host

@@ -194,6 +194,19 @@ std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
   return e;
 }
 
+std::map<int64_t, double> repeat_log_ratios(const std::vector<RunSamples>& x,
+                                            const std::vector<RunSamples>& y) {
+  const auto xr = by_repeat(x), yr = by_repeat(y);
+  std::map<int64_t, double> out;
+  for (const auto& [repeat, run] : xr) {
+    auto it = yr.find(repeat);
+    if (it == yr.end()) continue;
+    int64_t paired = 0;
+    out[repeat] = repeat_difference(*run, *it->second, &paired).mean;
+  }
+  return out;
+}
+
 RatioEstimate with_level(RatioEstimate e, double level) {
   if (!(e.log_se > 0)) {
     e.low = e.high = e.ratio;

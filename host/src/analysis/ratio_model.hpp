@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -57,6 +58,13 @@ struct RatioEstimate {
 // value). level in (0, 1).
 std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
                                             const std::vector<RunSamples>& y, double level = 0.95);
+
+// The per-repeat log ratios that estimate_ratio's repeats design averages:
+// for each repeat both sides ran (with values), log y - log x of that repeat,
+// its blocks paired by cycle where both trials took turns in one group.
+// Keyed by repeat; empty when no repeat pairs.
+std::map<int64_t, double> repeat_log_ratios(const std::vector<RunSamples>& x,
+                                            const std::vector<RunSamples>& y);
 
 // The same estimate with its interval at another level.
 RatioEstimate with_level(RatioEstimate e, double level);

@@ -160,17 +160,22 @@ std::string comparison_legend(double max_quality_loss) {
 
 std::string render_ablation(const std::vector<AblationRow>& knobs) {
   if (knobs.empty()) return "";
-  Table t({"knob", "from", "to", "pairs", "ratio", "95% CI"});
-  t.right_align(3);
-  t.right_align(4);
-  t.right_align(5);
+  Table t({"knob", "from", "to", "pairs", "repeats", "ratio", "95% CI", "pairs range", "note"});
+  for (size_t c = 3; c <= 7; ++c) t.right_align(c);
   auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   for (const auto& k : knobs) {
+    const bool range = k.pairs > 1 && std::isfinite(k.pair_min);
     t.add_row({k.knob, text(k.from), text(k.to), std::to_string(k.pairs),
-               k.pairs > 0 ? fixed(k.ratio, 3) + "x" : "-", interval_text(k.low, k.high)});
+               k.repeats > 0 ? std::to_string(k.repeats) : "-",
+               k.pairs > 0 ? fixed(k.ratio, 3) + "x" : "-", interval_text(k.low, k.high),
+               range ? fixed(k.pair_min, 3) + "-" + fixed(k.pair_max, 3) + "x" : "-",
+               k.note.empty() ? k.note : colour(k.note, "33")});
   }
   return "\nwhich knob matters (each value against the knob's first, the other knobs held at "
-         "each of their values):\n" +
+         "each of their values; ratio: the geometric mean over the pairs; 95% CI: t over the "
+         "repeats every pair ran, each repeat's effect the mean of the pairs' paired log ratios in "
+         "it, as compare's ratios; pairs range: the pairs' own ratios, apart when the knob's "
+         "effect depends on the others):\n" +
          t.render();
 }
 

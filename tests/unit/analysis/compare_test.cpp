@@ -7,7 +7,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <random>
+#include <sstream>
 
 using namespace gpusweep;
 using namespace gpusweep::host;
@@ -24,6 +26,59 @@ ConfigSamples config(int64_t index, Json settings, std::vector<double> throughpu
   c.ok = 1;
   c.higher_is_better = true;
   return c;
+}
+
+// A 2 x 2 grid (knobs a and b) run as compare runs it: `repeats` rounds, the
+// four configs of a round taking turns block by block (one interleave group,
+// cycle by cycle). Throughput = 100 x effect(a, b) x drift(repeat) x
+// process(config, repeat) x cycle drift x block noise: a drift common to a
+// repeat (5%) and to a cycle within it (1% random walk) cancel by pairing;
+// process noise (1% on a repeat's ratio of two configs, 0.7% a config) and
+// block noise (1% a block) are what the intervals are for.
+std::vector<ConfigSamples> simulated_grid(std::mt19937& rng, int repeats,
+                                          const std::map<std::pair<int, int>, double>& effect) {
+  std::normal_distribution<double> z(0, 1);
+  const int blocks = 8;
+  std::vector<ConfigSamples> configs;
+  for (const auto& [ab, f] : effect) {
+    ConfigSamples c;
+    c.config_index = static_cast<int64_t>(configs.size());
+    c.config = {{"a", ab.first}, {"b", ab.second}};
+    c.ok = repeats;
+    configs.push_back(c);
+  }
+  for (int r = 0; r < repeats; ++r) {
+    const double drift = 0.05 * z(rng);
+    std::vector<double> cycle(blocks);
+    double walk = 0;
+    for (auto& d : cycle) d = walk += 0.01 * z(rng);
+    size_t i = 0;
+    for (const auto& [ab, f] : effect) {
+      ConfigSamples& c = configs[i++];
+      RunSamples run;
+      run.repeat = r;
+      run.group = "round" + std::to_string(r);
+      const double process = 0.01 / std::sqrt(2.0) * z(rng);
+      for (int b = 0; b < blocks; ++b) {
+        run.values.push_back(100 * f * std::exp(drift + process + cycle[b] + 0.01 * z(rng)));
+        run.cycles.emplace_back(b);
+      }
+      c.throughput.insert(c.throughput.end(), run.values.begin(), run.values.end());
+      c.runs.push_back(run);
+    }
+  }
+  return configs;
+}
+
+// "k of n (p%, 95% Wilson interval [lo%, hi%])".
+std::string rate(int k, int n) {
+  const double z = 1.959964, p = static_cast<double>(k) / n, nn = n;
+  const double mid = (p + z * z / (2 * nn)) / (1 + z * z / nn);
+  const double half = z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / (1 + z * z / nn);
+  std::ostringstream o;
+  o << k << " of " << n << " (" << 100 * p << "%, 95% Wilson interval [" << 100 * (mid - half)
+    << "%, " << 100 * (mid + half) << "%])";
+  return o.str();
 }
 }  // namespace
 
@@ -104,6 +159,10 @@ TEST_CASE("ablation recovers each knob's known multiplicative effect", "[host][c
   CHECK(rows[0].ratio == Approx(1.5).epsilon(1e-6));
   CHECK(rows[0].low <= 1.5);
   CHECK(rows[0].high >= 1.5);
+  // One process per config: the pairs' own (blocks') intervals combined, and
+  // the row says what they cannot cover.
+  CHECK(rows[0].repeats == 0);
+  CHECK_THAT(rows[0].note, Catch::Matchers::Contains("one process per config"));
   CHECK(rows[1].knob == "b");
   CHECK(rows[1].to == "y");
   CHECK(rows[1].pairs == 2);
@@ -113,6 +172,9 @@ TEST_CASE("ablation recovers each knob's known multiplicative effect", "[host][c
   // A missing partner lowers the pair count rather than inventing a ratio.
   configs.erase(configs.begin() + 4);  // a=2, b=y
   CHECK(ablation(configs, grid)[1].pairs == 1);
+  // A real parameter's stored 2.0 is the grid's 2.
+  for (auto& c : configs) c.config["a"] = c.config["a"].get<double>();
+  CHECK(ablation(configs, grid)[0].pairs == 2);
 }
 
 TEST_CASE("the Pareto front of memory against throughput", "[report]") {
@@ -168,4 +230,110 @@ TEST_CASE(
   rows = compare_configs(configs, opt);
   REQUIRE(rows[1].verdict);
   CHECK(*rows[1].verdict == Verdict::faster);
+}
+
+TEST_CASE(
+    "a knob's interval is t over the repeats its pairs share, about as wide as the per-config "
+    "intervals it summarises",
+    "[host][compare]") {
+  // a=2 is 0.85x where b=1 and 0.95x where b=2 (the knob's effect depends on
+  // the other: the 1-df interval over the two pairs' means was as wide as
+  // their disagreement times t(1) = 12.7); b=2 is 1.2x.
+  const std::map<std::pair<int, int>, double> effect = {
+      {{1, 1}, 1.0}, {{1, 2}, 1.2}, {{2, 1}, 0.85}, {{2, 2}, 0.95 * 1.2}};
+  const Json grid = {{"a", {1, 2}}, {"b", {1, 2}}};
+  std::mt19937 rng(28);
+  for (int repeats : {3, 4, 5}) {
+    const auto configs = simulated_grid(rng, repeats, effect);
+    const auto rows = ablation(configs, grid);
+    REQUIRE(rows.size() == 2);
+    const AblationRow& a = rows[0];
+    REQUIRE(a.knob == "a");
+    REQUIRE(a.pairs == 2);
+    CHECK(a.repeats == repeats);
+    CHECK(a.df == repeats - 1);
+    CHECK(a.note.empty());
+    CHECK(a.ratio == Approx(std::sqrt(0.85 * 0.95)).epsilon(0.02));
+    CHECK(a.pair_min == Approx(0.85).epsilon(0.02));
+    CHECK(a.pair_max == Approx(0.95).epsilon(0.02));
+    // The pairs as compare shows them (config vs config, t over repeats),
+    // and the old 1-df interval over their two log ratios.
+    double widest = 0;
+    std::vector<double> logs;
+    for (const auto& [from, to] : {std::pair<int, int>{0, 2}, std::pair<int, int>{1, 3}}) {
+      const auto e = estimate_ratio(configs[from].runs, configs[to].runs);
+      REQUIRE(e);
+      CHECK(e->design == RatioDesign::repeats);
+      INFO("repeats " << repeats << ": pair " << e->ratio << "x [" << e->low << ", " << e->high
+                      << "]");
+      // With 5 repeats each config is known within 2%.
+      if (repeats == 5) CHECK(e->high / e->ratio < 1.02);
+      widest = std::max(widest, std::log(e->high / e->low));
+      logs.push_back(std::log(e->ratio));
+    }
+    const double mean = (logs[0] + logs[1]) / 2;
+    const double old_width = 2 * t_quantile(0.975, 1) * std::fabs(logs[0] - mean);
+    const double width = std::log(a.high / a.low);
+    INFO("knob a: " << a.ratio << "x [" << a.low << ", " << a.high << "], widest pair (log) "
+                    << widest << ", old 1-df interval (log width) " << old_width);
+    CHECK(width <= 2 * widest);
+    CHECK(old_width > 5 * width);
+    CHECK(a.low < std::sqrt(0.85 * 0.95));
+    CHECK(a.high > std::sqrt(0.85 * 0.95));
+  }
+}
+
+TEST_CASE("a knob's interval holds its level: A/A knobs exclude 1 about 5% of the time",
+          "[host][compare]") {
+  // Knob a does nothing (b does: 1.3x); 400 simulated runs of 3 to 5 repeats.
+  const std::map<std::pair<int, int>, double> effect = {
+      {{1, 1}, 1.0}, {{1, 2}, 1.3}, {{2, 1}, 1.0}, {{2, 2}, 1.3}};
+  const Json grid = {{"a", {1, 2}}, {"b", {1, 2}}};
+  std::mt19937 rng(2811);
+  const int runs = 400;
+  int misses = 0, sequential_misses = 0;
+  CompareOptions sequential;
+  sequential.sequential = true;
+  for (int i = 0; i < runs; ++i) {
+    const auto configs = simulated_grid(rng, 3 + i % 3, effect);
+    const AblationRow a = ablation(configs, grid)[0];
+    REQUIRE(a.repeats == 3 + i % 3);
+    misses += a.low > 1 || a.high < 1;
+    // A precision run's interval (98.5%) is wider, on the same data.
+    const AblationRow s = ablation(configs, grid, sequential)[0];
+    CHECK(s.ratio == Approx(a.ratio));
+    CHECK(s.low <= a.low);
+    CHECK(s.high >= a.high);
+    sequential_misses += s.low > 1 || s.high < 1;
+  }
+  INFO("A/A knob intervals excluding 1 at 95%: " << rate(misses, runs)
+                                                 << "; at the sequential level (98.5%): "
+                                                 << rate(sequential_misses, runs));
+  CHECK(misses <= 0.075 * runs);
+  CHECK(sequential_misses <= misses);
+}
+
+TEST_CASE("a knob whose pairs share no repeats combines the pairs' own intervals, and says so",
+          "[host][compare]") {
+  const std::map<std::pair<int, int>, double> effect = {
+      {{1, 1}, 1.0}, {{1, 2}, 1.0}, {{2, 1}, 1.1}, {{2, 2}, 1.1}};
+  std::mt19937 rng(5);
+  auto configs = simulated_grid(rng, 4, effect);
+  // The b=2 pair lost repeats 0 and 1, the b=1 pair repeats 2 and 3 (failed
+  // trials): no repeat is run by every config.
+  for (int i : {0, 2}) configs[i].runs.erase(configs[i].runs.begin() + 2, configs[i].runs.end());
+  for (int i : {1, 3}) configs[i].runs.erase(configs[i].runs.begin(), configs[i].runs.begin() + 2);
+  const AblationRow a = ablation(configs, {{"a", {1, 2}}, {"b", {1, 2}}})[0];
+  CHECK(a.pairs == 2);
+  CHECK(a.repeats == 0);
+  CHECK_THAT(a.note, Catch::Matchers::Contains("not shared by every pair"));
+  CHECK(a.ratio == Approx(1.1).epsilon(0.02));
+  CHECK(a.low < 1.1);
+  CHECK(a.high > 1.1);
+  // One repeat missing from one config: the others are t over the rest.
+  configs = simulated_grid(rng, 4, effect);
+  configs[3].runs.pop_back();
+  const AblationRow b = ablation(configs, {{"a", {1, 2}}, {"b", {1, 2}}})[0];
+  CHECK(b.repeats == 3);
+  CHECK_THAT(b.note, Catch::Matchers::Contains("1 repeat not run ok"));
 }
