@@ -13,7 +13,7 @@ TEST_CASE("dqn runs every knob combination on tiny steps", "[integration][torch]
     "grid": {"replay_on_device": [false, true], "target_sync": ["roundtrip", "inplace"],
              "double_dqn": [false, true]},
     "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 5, "blocks": 5, "timeout_s": 120,
-                "eval_every_blocks": 1},
+                "eval_every_blocks": 1, "min_block_s": 0},
     "baseline": {"replay_on_device": false, "target_sync": "roundtrip", "double_dqn": false}})");
   const auto r = box.gpusweep("run d.json --db results.db --jobs 2");
   INFO(r.output);
@@ -56,7 +56,7 @@ TEST_CASE("settings that cannot apply on this machine are skipped with the reaso
   box.write("s.json", R"({"name": "skips", "workload": "dqn",
     "base": {"device": "cpu"},
     "grid": {"precision": ["fp32", "fp16", "bf16"]},
-    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 3, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 3, "blocks": 5, "min_block_s": 0}})");
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
@@ -71,7 +71,7 @@ TEST_CASE("settings that cannot apply on this machine are skipped with the reaso
         "ok");
   // Without a CUDA build or device, device=cuda is skipped too, never a crash.
   box.write("c.json", R"({"name": "cuda", "workload": "dqn", "base": {"device": "cuda"},
-    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 3, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 3, "blocks": 5, "min_block_s": 0}})");
   const auto c = box.gpusweep("run c.json --db results.db");
   CHECK(c.code == 0);
   CHECK(box.text("SELECT t.status FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = "

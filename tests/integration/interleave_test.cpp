@@ -119,7 +119,7 @@ TEST_CASE("measure.precision adds rounds until the ratios are precise, within th
 
   // A target out of reach stops at the budget and says so.
   box.write("q.json", R"({"name": "budget", "workload": "noop", "grid": {"seed": [0, 1]},
-    "base": {"spin_us": 200}, "measure": {"warmup_steps": 5, "steps_per_block": 20,
+    "base": {"spin_us": 200}, "measure": {"warmup_steps": 5, "steps_per_block": 60,
     "blocks": 5, "precision": 0.00001, "budget_s": 2}})");
   const auto q = box.gpusweep("run q.json --db results.db");
   INFO(q.output);

@@ -434,7 +434,7 @@ TEST_CASE("sql is read-only and export writes trials and blocks", "[integration]
 TEST_CASE("read commands never write a database an older gpusweep wrote", "[integration][sql]") {
   Sandbox box;
   box.write("s.json", R"({"name": "old", "workload": "noop", "grid": {"spin_us": [5, 10]},
-    "measure": {"repeats": 2, "warmup_steps": 0, "steps_per_block": 10, "blocks": 5}})");
+    "measure": {"repeats": 2, "warmup_steps": 0, "steps_per_block": 10, "blocks": 5, "min_block_s": 0}})");
   REQUIRE(box.gpusweep("run s.json --db results.db").code == 0);
   {
     // Back to schema version 3: the file as gpusweep before migration 004 left it.
@@ -471,7 +471,7 @@ TEST_CASE("best picks the fastest config under constraints", "[integration][best
   Sandbox box;
   box.write("b.json", R"({"name": "best", "workload": "noop",
     "grid": {"spin_us": [200, 20], "batch_size": [1, 2]},
-    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 20, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 20, "blocks": 5, "min_block_s": 0}})");
   REQUIRE(box.gpusweep("run b.json --db results.db").code == 0);
   auto r = box.gpusweep("best --db results.db");
   INFO(r.output);

@@ -19,7 +19,7 @@ namespace {
 
 const char* kSpace = R"({"name": "t", "workload": "noop",
   "grid": {"batch_size": {"min": 1, "max": 4, "scale": "pow2"}, "spin_us": [400, 200, 100]},
-  "measure": {"warmup_steps": 2, "steps_per_block": 40, "blocks": 5}})";
+  "measure": {"warmup_steps": 2, "steps_per_block": 120, "blocks": 5}})";
 
 // Trials that ran ok more than once for one config in one round: none may.
 int64_t doubles(const Sandbox& box) {
@@ -53,8 +53,27 @@ TEST_CASE("tune races a space to its best config, confirmed against the baseline
   REQUIRE(rep.code == 0);
   const std::string html = box.read("r.html");
   CHECK_THAT(html, Contains("The race") && Contains("decided") && Contains("joined"));
-  // compare reads the run like a sweep.
-  CHECK(box.gpusweep("compare --db results.db").code == 0);
+  // compare reads the confirmation rounds (fresh data: the winner, the
+  // runner-up and the baseline), and the racing rounds only when asked.
+  const auto fresh = box.gpusweep("compare --db results.db --format json");
+  REQUIRE(fresh.code == 0);
+  const auto confirmed = nlohmann::json::parse(fresh.output);
+  CHECK(confirmed.size() == 3);
+  for (const auto& row : confirmed) {
+    CHECK(box.count("SELECT count(*) FROM trials WHERE repeat >= 1000000 AND config_index = " +
+                    std::to_string(row["config"].get<int>() - 1)) == 3);
+  }
+  const auto all = box.gpusweep("compare --db results.db --format json --selection-data");
+  REQUIRE(all.code == 0);
+  CHECK(nlohmann::json::parse(all.output).size() > confirmed.size());
+  const auto table = box.gpusweep("compare --db results.db");
+  CHECK_THAT(table.output, Contains("fresh confirmation rounds only"));
+  // best picks among the confirmed configs: the winner.
+  const auto best = box.gpusweep("best --db results.db --format json");
+  INFO(best.output);
+  const auto pick = nlohmann::json::parse(best.output);
+  CHECK(pick["configs"] == 3);
+  CHECK(pick["best"]["settings"]["spin_us"] == 100.0);
 }
 
 TEST_CASE("tune's answer as JSON, with its evidence", "[integration][tune]") {
@@ -115,6 +134,13 @@ TEST_CASE("tune refuses what it cannot do, naming the fix", "[integration][tune]
   CHECK_THAT(r.output, Contains("step_time"));
   r = box.gpusweep("tune s.json --constraint 'peak_memory<<1'");
   CHECK(r.code == 2);
+  // GPU trials taking turns: a waiting one keeps its memory, and an
+  // out-of-memory could be its neighbour's doing.
+  box.write("g.json", R"({"name": "g", "workload": "dqn", "base": {"device": "cuda"},
+    "grid": {"threads": [1, 2]}, "measure": {"interleave": 2}})");
+  r = box.gpusweep("tune g.json");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("does not interleave GPU trials") && Contains("interleave to 1"));
   box.write("p.json", R"({"name": "p", "workload": "noop", "grid": {"spin_us": [1, 2]},
     "measure": {"precision": 0.01}})");
   r = box.gpusweep("tune p.json");

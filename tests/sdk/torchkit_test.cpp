@@ -289,6 +289,30 @@ TEST_CASE("a paused input pipeline builds no batch until it resumes, then goes o
   for (int i = 1; i < 6; ++i) CHECK(pipeline.next()[0].item<double>() == i);
 }
 
+TEST_CASE("a batch still being built at a pause is built again after it, not served free",
+          "[torchkit][pipeline]") {
+  // An input-bound trial: a batch takes 150 ms. Taking turns, a build in
+  // flight when the turn ends would otherwise finish in the pause and be
+  // waiting for the next block, at no cost to it (audit M2).
+  auto slow = [](int64_t index, std::mt19937_64&) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    return Batch{torch::full({1}, static_cast<double>(index))};
+  };
+  auto s = Settings::apply(config({{"loader_workers", 1}, {"prefetch", 1}}), conv_support());
+  InputPipeline pipeline(s, slow);
+  CHECK(pipeline.next()[0].item<double>() == 0);  // batch 1 starts building now
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  pipeline.pause();  // batch 1 finishes in here, and is thrown away
+  CHECK(pipeline.discarded_batches() == 1);
+  pipeline.resume();
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK(pipeline.next()[0].item<double>() == 1);  // the same batch, built in this turn
+  const double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  CHECK(waited >= 0.1);
+  CHECK(pipeline.next()[0].item<double>() == 2);
+}
+
 TEST_CASE("a producer's exception reaches the step", "[torchkit][pipeline]") {
   auto s = Settings::apply(config({{"loader_workers", 1}}), conv_support());
   InputPipeline pipeline(s, [](int64_t index, std::mt19937_64&) -> Batch {

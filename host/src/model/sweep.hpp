@@ -25,6 +25,11 @@ constexpr int64_t kMaxRounds = 100;
 // these keep it near 1%.
 constexpr double kMinBlockCpuS = 1e-4;
 constexpr double kMinBlockDeviceS = 5e-3;
+// Interleaved on the CPU, a block also starts cold: another trial's turn
+// used the caches, and the thread pool's workers went to sleep after their
+// spin. The automatic minimum is then long enough for that start to be a
+// small share of the block (bench/interleave_cost.sh measures it).
+constexpr double kMinBlockInterleavedCpuS = 1e-2;
 
 // The seed repeat `repeat` of a config with seed `seed` trains from
 // (MeasureSpec::vary_seed): `seed` itself for repeat 0, else a SplitMix64

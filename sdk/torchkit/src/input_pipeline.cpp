@@ -42,6 +42,7 @@ InputPipeline::~InputPipeline() {
 void InputPipeline::pause() {
   std::unique_lock<std::mutex> lock(mutex_);
   paused_ = true;
+  ++pauses_;
   changed_.wait(lock, [&] { return building_ == 0; });
 }
 
@@ -64,7 +65,8 @@ Batch InputPipeline::produce(int64_t index) {
 
 void InputPipeline::work(size_t lane_index, int64_t first_index) {
   const auto stride = static_cast<int64_t>(lanes_.size());
-  for (int64_t index = first_index;; index += stride) {
+  for (int64_t index = first_index;;) {
+    int64_t pauses = 0;
     {
       std::unique_lock<std::mutex> lock(mutex_);
       changed_.wait(lock, [&] {
@@ -72,6 +74,7 @@ void InputPipeline::work(size_t lane_index, int64_t first_index) {
       });
       if (stop_) return;
       ++building_;
+      pauses = pauses_;
     }
     Batch batch;
     std::exception_ptr error;
@@ -80,17 +83,24 @@ void InputPipeline::work(size_t lane_index, int64_t first_index) {
     } catch (...) {
       error = std::current_exception();
     }
+    bool kept = true;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       --building_;
       if (error) {
         lanes_[lane_index].error = error;
+      } else if (pauses_ != pauses) {
+        // Finished during a pause: built again (the same index, the same
+        // batch) in the turn that needs it.
+        kept = false;
+        ++discarded_;
       } else {
         lanes_[lane_index].ready.push_back(std::move(batch));
       }
     }
     changed_.notify_all();
     if (error) return;
+    if (kept) index += stride;
   }
 }
 

@@ -18,7 +18,7 @@ TEST_CASE("restoration tiny runs record psnr next to the noisy input psnr",
     "base": {"device": "cpu", "threads": 1, "base_channels": 8, "num_blocks": 1,
              "patch_size": 32, "batch_size": 4},
     "grid": {"loss": ["l1", "l2"], "channels_last": [false, true]},
-    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120},
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120, "min_block_s": 0},
     "baseline": {"loss": "l1", "channels_last": false}})");
   const auto r = box.gpusweep("run r.json --db results.db --jobs 2");
   INFO(r.output);
@@ -69,7 +69,7 @@ TEST_CASE("restoration loader workers lower the input wait share", "[integration
     "base": {"device": "cpu", "threads": 1, "base_channels": 4, "num_blocks": 0, "prefetch": 8},
     "grid": {"loader_workers": [0, 2]},
     "measure": {"repeats": 1, "warmup_steps": 4, "steps_per_block": 10, "blocks": 5,
-                "timeout_s": 120},
+                "timeout_s": 120, "min_block_s": 0},
     "baseline": {"loader_workers": 0}})");
   const auto r = box.gpusweep("run w.json --db results.db");
   INFO(r.output);
@@ -94,7 +94,7 @@ TEST_CASE("restoration grad_accum=2 doubles the images per step", "[integration]
     "base": {"device": "cpu", "threads": 1, "base_channels": 8, "num_blocks": 1,
              "patch_size": 32, "batch_size": 4},
     "grid": {"grad_accum": [1, 2]},
-    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120}})");
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120, "min_block_s": 0}})");
   const auto r = box.gpusweep("run g.json --db results.db --jobs 2");
   INFO(r.output);
   REQUIRE(r.code == 0);

@@ -19,7 +19,7 @@ TEST_CASE("timeseries fused and aten LSTMs train the same model", "[integration]
     "base": {"device": "cpu", "threads": 1, "hidden_size": 16, "num_layers": 2, "seq_len": 12,
              "batch_size": 32},
     "grid": {"lstm_impl": ["aten", "fused"]},
-    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 4, "blocks": 5, "timeout_s": 120},
+    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 4, "blocks": 5, "timeout_s": 120, "min_block_s": 0},
     "baseline": {"lstm_impl": "aten"}})");
   const auto r = box.gpusweep("run t.json --db results.db --jobs 2");
   INFO(r.output);
@@ -64,7 +64,7 @@ TEST_CASE("timeseries skips channels_last with the reason", "[integration][torch
     "base": {"device": "cpu", "threads": 1, "hidden_size": 8, "num_layers": 1, "seq_len": 8,
              "batch_size": 16},
     "grid": {"channels_last": [false, true]},
-    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120}})");
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120, "min_block_s": 0}})");
   const auto r = box.gpusweep("run c.json --db results.db --jobs 2");
   INFO(r.output);
   REQUIRE(r.code == 0);
@@ -86,7 +86,7 @@ TEST_CASE("timeseries grad_accum doubles the sequences per step and sync_every t
     "base": {"device": "cpu", "threads": 1, "hidden_size": 8, "num_layers": 1, "seq_len": 8,
              "batch_size": 16},
     "grid": {"grad_accum": [1, 2], "sync_every": [1, 10]},
-    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 4, "blocks": 5, "timeout_s": 120}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 4, "blocks": 5, "timeout_s": 120, "min_block_s": 0}})");
   const auto r = box.gpusweep("run g.json --db results.db --jobs 2");
   INFO(r.output);
   REQUIRE(r.code == 0);
@@ -112,7 +112,7 @@ TEST_CASE(
     "base": {"device": "cpu", "hidden_size": 64, "num_layers": 1, "seq_len": 24,
              "batch_size": 256, "seed": 4},
     "grid": {"threads": [1, 2]},
-    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 1, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 1, "blocks": 5, "min_block_s": 0}})");
   const auto forked = box.gpusweep("run f.json --db results.db");
   INFO(forked.output);
   REQUIRE(forked.code == 0);
@@ -170,7 +170,7 @@ TEST_CASE("each repeat trains from its own seed unless vary_seed is false",
     "base": {"device": "cpu", "threads": 1, "hidden_size": 16, "num_layers": 1, "seq_len": 12,
              "batch_size": 32, "seed": 5},
     "measure": {"repeats": 3, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5,
-                "timeout_s": 120)";
+                "timeout_s": 120, "min_block_s": 0)";
   box.write("vary.json", sweep + "}}");
   box.write("same.json", sweep + R"(, "vary_seed": false}})");
   REQUIRE(box.gpusweep("run vary.json --db vary.db").code == 0);

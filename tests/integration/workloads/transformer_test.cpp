@@ -26,7 +26,7 @@ TEST_CASE("transformer runs tiny configs and grad_accum multiplies the samples p
   box.write("t.json", std::string(R"({"name": "tiny", "workload": "transformer", "base": {)") +
                           kTinyBase + R"(},
     "grid": {"grad_accum": [1, 4], "precision": ["fp32", "bf16"]},
-    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120},
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120, "min_block_s": 0},
     "baseline": {"grad_accum": 1, "precision": "fp32"}})");
   const auto r = box.gpusweep("run t.json --db results.db --jobs 2");
   INFO(r.output);
@@ -113,7 +113,7 @@ TEST_CASE("transformer skips channels_last and the input-pipeline settings, with
   box.write("s.json", std::string(R"({"name": "skips", "workload": "transformer", "base": {)") +
                           kTinyBase + R"(},
     "grid": {"channels_last": [false, true], "loader_workers": [0, 2]},
-    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 5, "min_block_s": 0}})");
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
@@ -140,7 +140,7 @@ TEST_CASE("transformer grad_accum=4 on batches of 4 trains as one batch of 16",
     "base": {"device": "cpu", "threads": 1, "d_model": 32, "n_layers": 1, "n_heads": 2,
              "seq_len": 16},
     "grid": {"batch_size": [4, 16], "grad_accum": [1, 4]},
-    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120}})");
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 120, "min_block_s": 0}})");
   const auto r = box.gpusweep("run a.json --db results.db --jobs 2");
   INFO(r.output);
   REQUIRE(r.code == 0);

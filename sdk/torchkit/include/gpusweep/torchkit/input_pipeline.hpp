@@ -48,16 +48,25 @@ class InputPipeline {
   Batch next_on_device();
 
   double wait_seconds() const { return wait_s_; }
+  // Batches finished during a pause and so built again (see pause()).
+  int64_t discarded_batches() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return discarded_;
+  }
   int64_t batches() const { return next_index_; }
   // next_on_device's copies (without channels_last's layout conversion),
   // timed on a CUDA device (events, no sync).
   TransferTimes& transfers() { return transfers_; }
 
-  // Stops the loader threads and returns once none is building a batch (one
-  // being built is finished first); resume() lets them go on. Interleaved
-  // execution pauses a trial between its turns, so that its loaders neither
-  // take the CPU from another trial's block nor fill the queues while it
-  // waits (which would serve its next block from a backlog).
+  // Stops the loader threads and returns once none is building a batch;
+  // resume() lets them go on. Interleaved execution pauses a trial between
+  // its turns, so that its loaders neither take the CPU from another
+  // trial's block nor fill the queues while it waits (which would serve its
+  // next block from a backlog). A batch still being built when pause() is
+  // called is finished off the clock, so it is thrown away and built again
+  // after resume(): its time lands in the next block, as it would without
+  // turns, instead of arriving free (audit M2: that favoured input-bound
+  // configs with more loader_workers).
   void pause();
   void resume();
 
@@ -81,8 +90,10 @@ class InputPipeline {
   std::vector<std::thread> threads_;
   bool stop_ = false;
   bool paused_ = false;
-  bool started_ = false;  // set by the first next(): no batch is built before
-  int building_ = 0;      // loader threads building a batch now
+  bool started_ = false;   // set by the first next(): no batch is built before
+  int building_ = 0;       // loader threads building a batch now
+  int64_t pauses_ = 0;     // pause() calls so far: a build that saw one begin is thrown away
+  int64_t discarded_ = 0;  // batches thrown away so (a stat)
   int64_t next_index_ = 0;
   double wait_s_ = 0;
   TransferTimes transfers_;
