@@ -10,7 +10,13 @@
 // - per step (the measurement loop and the ABI call; goal < 100 ns);
 // - the database: committing a trial with 5 and 1,000 blocks, and merging
 //   a 10,000-trial shard.
-// Usage: build/bench/host_overhead [TRIALS]   (default 60 empty trials a run)
+// Every figure per trial is over the trials a run actually ran (counted in its
+// database: configs x measure.repeats). A worker's life (wall_s) includes
+// its waits for the other trials' turns when trials take turns; its own
+// time is then its turns (stat turn_s), which leave out its start before
+// the first turn (spawn, plugin load), done while the others take turns.
+// Usage: build/bench/host_overhead [CONFIGS]   (default 60 empty configs x 3
+// repeats = 180 trials a run)
 #include <gpusweep/db/shards.hpp>
 #include <gpusweep/db/store.hpp>
 
@@ -72,23 +78,40 @@ std::vector<double> column(const std::string& db, const std::string& sql) {
   return out;
 }
 
+// The trials a run ran, from its database.
+int trials_in(const std::string& db) {
+  return static_cast<int>(column(db, "SELECT COUNT(*) FROM trials").at(0));
+}
+
+// Each trial's own time: its turns when it took turns with others (stat
+// turn_s: not its start before the first turn), else its worker's whole life
+// (wall_s).
+const char* const kOwnTime =
+    "SELECT COALESCE((SELECT m.value FROM metrics m WHERE m.trial_id = t.id AND m.kind = 'stat' "
+    "AND m.name = 'turn_s' ORDER BY m.at_step DESC LIMIT 1), t.wall_s) FROM trials t";
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int trials = argc > 1 ? std::atoi(argv[1]) : 60;
+  const int configs = argc > 1 ? std::atoi(argv[1]) : 60;
+  const int repeats = 3;  // the default, written out: Optuna runs as many trials
+  const int trials = configs * repeats;
   char tmpl[] = "/tmp/gpusweep_bench_XXXXXX";
   const fs::path dir = mkdtemp(tmpl);
   const std::string bin = GPUSWEEP_BIN;
 
   std::string seeds;
-  for (int i = 0; i < trials; ++i) seeds += (i ? "," : "") + std::to_string(i);
+  for (int i = 0; i < configs; ++i) seeds += (i ? "," : "") + std::to_string(i);
   std::ofstream(dir / "empty.json") << R"({"name": "empty", "workload": "noop",
     "grid": {"seed": [)" << seeds << R"(]},
-    "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5, "min_block_s": 0}})";
+    "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5, "min_block_s": 0,
+                "repeats": )" << repeats
+                                    << "}}";
   std::ofstream(dir / "steps.json") << R"({"name": "steps", "workload": "noop",
     "measure": {"warmup_steps": 1000, "steps_per_block": 5000000, "blocks": 5}})";
 
-  std::printf("gpusweep host overhead (%d empty trials per run)\n\n", trials);
+  std::printf("gpusweep host overhead (%d empty configs x %d repeats = %d trials per run)\n\n",
+              configs, repeats, trials);
   // Fixed cost of a run: start, describe the plugin (one worker), validate.
   const double fixed = run(bin + " run " + (dir / "empty.json").string() + " --dry-run");
   std::printf("fixed cost per run (start, describe plugin, validate): %.1f ms\n\n", 1e3 * fixed);
@@ -115,16 +138,18 @@ int main(int argc, char** argv) {
         "optuna)\n",
         python.c_str(), python.c_str());
   }
-  std::printf("%-36s %10s %10s %14s %16s\n", "noop, empty trials", "ms/trial", "trials/s",
-              "worker median", "vs optuna (10x)");
+  std::printf("%-28s %6s %9s %9s %12s %12s %16s\n", "noop, empty trials", "trials", "ms/trial",
+              "trials/s", "life median", "own median", "vs optuna (10x)");
   for (const char* mode : {"", " --fresh-workers"}) {
     for (int jobs : {1, 2}) {
       const std::string db =
           (dir / ("jobs" + std::to_string(jobs) + (*mode ? "f" : "") + ".db")).string();
       const double total = run(bin + " run " + (dir / "empty.json").string() + " --db " + db +
                                " --jobs " + std::to_string(jobs) + mode);
-      const auto wall = gpusweep::host::describe(column(db, "SELECT wall_s FROM trials"));
-      const double per_trial = (total - fixed) / trials;
+      const auto own = gpusweep::host::describe(column(db, kOwnTime));
+      const auto life = gpusweep::host::describe(column(db, "SELECT wall_s FROM trials"));
+      const int ran = trials_in(db);
+      const double per_trial = (total - fixed) / ran;
       char label[64];
       std::snprintf(label, sizeof label, "%s, --jobs %d", *mode ? "fresh processes" : "fork server",
                     jobs);
@@ -133,8 +158,8 @@ int main(int argc, char** argv) {
         std::snprintf(ratio, sizeof ratio, "%.1fx %s", optuna_ms / (1e3 * per_trial),
                       optuna_ms / (1e3 * per_trial) >= 10 ? "pass" : "FAIL");
       }
-      std::printf("%-36s %10.2f %10.0f %11.2f ms %16s\n", label, 1e3 * per_trial, 1 / per_trial,
-                  1e3 * wall.median, ratio);
+      std::printf("%-28s %6d %9.2f %9.0f %9.2f ms %9.2f ms %16s\n", label, ran, 1e3 * per_trial,
+                  1 / per_trial, 1e3 * life.median, 1e3 * own.median, ratio);
     }
   }
   std::printf("\n");
@@ -152,17 +177,20 @@ int main(int argc, char** argv) {
       "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})";
     const double dqn_fixed = run(bin + " run " + (dir / "dqn_min.json").string() + " --dry-run");
     double per[2] = {0, 0};
+    int ran = 0;
     for (int fresh : {0, 1}) {
       const std::string db = (dir / (fresh ? "dqn_fresh.db" : "dqn_fork.db")).string();
       const double total = run(bin + " run " + (dir / "dqn_min.json").string() + " --db " + db +
                                (fresh ? " --fresh-workers" : ""));
-      per[fresh] = (total - dqn_fixed) / n;
+      ran = trials_in(db);
+      per[fresh] = (total - dqn_fixed) / ran;
     }
     std::printf(
-        "dqn (LibTorch), minimal trials (5 steps + setup + evaluation), %d a run:\n"
+        "dqn (LibTorch), minimal trials (5 steps + setup + evaluation), %d configs, %d trials a "
+        "run:\n"
         "  fork server %.0f ms per trial, fresh processes %.0f ms: %.1fx, %.0f ms of "
         "loading saved per trial\n",
-        n, 1e3 * per[0], 1e3 * per[1], per[1] / per[0], 1e3 * (per[1] - per[0]));
+        n, ran, 1e3 * per[0], 1e3 * per[1], per[1] / per[0], 1e3 * (per[1] - per[0]));
 
     // Steady state: the same canonical trial forked and fresh, alternated.
     std::ofstream(dir / "dqn_steady.json") << R"({"name": "dqn_steady", "workload": "dqn",
@@ -178,7 +206,10 @@ int main(int argc, char** argv) {
                 .string();
         run(bin + " run " + (dir / "dqn_steady.json").string() + " --db " + db +
             (fresh ? " --fresh-workers" : ""));
-        rate[fresh] = column(db, "SELECT throughput_median FROM trial_summary").at(0);
+        // The median over the run's repeats.
+        rate[fresh] =
+            gpusweep::host::describe(column(db, "SELECT throughput_median FROM trial_summary"))
+                .median;
       }
       ratios.push_back(rate[0] / rate[1]);
     }
