@@ -6,6 +6,7 @@
 #include "report/compare_view.hpp"
 #include "report/results.hpp"
 #include "support/error.hpp"
+#include "support/format.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -134,7 +135,19 @@ int cmd_compare(const Args& args) {
     std::cout << "\nclaims (the ratio each promises for its change, against the measured one):\n"
               << render_claims(evaluate_claims(store, *sweep, spec), format);
   }
-  if (format == OutputFormat::table) std::cout << comparison_legend(opt.max_quality_loss);
+  if (format == OutputFormat::table) {
+    std::cout << comparison_legend(opt.max_quality_loss);
+    // Each interval is at its own level: a family of them is not (audit L9).
+    const size_t compared = rows.empty() ? 0 : rows.size() - 1;
+    if (compared >= 5) {
+      std::cout << "multiplicity: " << compared << " configs, each at "
+                << fixed(100 * (1 - opt.alpha), 0) << "%: were none different, about "
+                << fixed(static_cast<double>(compared) * opt.alpha, 1)
+                << " would still be called faster or slower by chance (no family-wise "
+                   "correction; --alpha "
+                << fixed(opt.alpha / static_cast<double>(compared), 4) << " gives Bonferroni's)\n";
+    }
+  }
   return 0;
 }
 

@@ -238,7 +238,10 @@ const InterleavePlan& SweepRun::interleave_plan(const std::vector<TrialJob>& job
 InterleavePlan plan_execution(const MeasureSpec& measure, const std::vector<Json>& configs,
                               const RunRequest& request) {
   const Nvml* nvml = Nvml::shared();
-  InterleavePlan plan = plan_interleave(measure, configs, nvml ? nvml->device_count() : 0);
+  // Without NVML, the driver's device nodes say whether `auto` is a GPU
+  // (audit M5: such trials were planned as CPU trials and taken turns with).
+  InterleavePlan plan =
+      plan_interleave(measure, configs, nvml ? nvml->device_count() : nvidia_device_nodes());
   std::vector<std::string> uuids;
   for (unsigned i = 0; nvml != nullptr && i < nvml->device_count(); ++i) {
     const auto info = nvml->device(i);

@@ -72,8 +72,9 @@ struct InterleavePlan {
 
 // measure.interleave as set, or "auto": one window per sweep's configs (up
 // to kAutoInterleave), and none when a trial may run on a GPU (a config
-// naming cuda, or auto on a machine where NVML sees a GPU: trials waiting at
-// their gates would hold device memory); gpus: the GPUs NVML sees.
+// naming cuda, or auto on a machine with a GPU: trials waiting at their
+// gates would hold device memory); gpus: the GPUs NVML sees, or without
+// NVML the driver's device nodes (nvidia_device_nodes).
 InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Json>& configs,
                                unsigned gpus);
 

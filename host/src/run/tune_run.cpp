@@ -38,7 +38,7 @@ TuneRun::TuneRun(const SweepSpec& spec, const PluginInfo& info, RunRequest reque
 void TuneRun::refuse_gpu_interleave() const {
   if (spec_.measure.interleave <= 1) return;
   const Nvml* nvml = Nvml::shared();
-  const unsigned gpus = nvml != nullptr ? nvml->device_count() : 0;
+  const unsigned gpus = nvml != nullptr ? nvml->device_count() : nvidia_device_nodes();
   // The devices the space's configs name: the base's, or each of the knob's.
   std::vector<std::string> devices = {space_.config(0).value("device", std::string("auto"))};
   for (size_t k = 0; k < space_.knobs(); ++k) {

@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <mutex>
 
 namespace gpusweep::host {
@@ -195,6 +196,20 @@ std::optional<unsigned> Nvml::index_of_pci_bus_id(const std::string& bus_id) con
   unsigned index = 0;
   if (api_->index(dev, &index) != kSuccess) return std::nullopt;
   return index;
+}
+
+unsigned nvidia_device_nodes() {
+  const char* dir = std::getenv("GPUSWEEP_DEV_DIR");
+  std::error_code ec;
+  unsigned n = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dir != nullptr ? dir : "/dev", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > 6 && name.compare(0, 6, "nvidia") == 0 &&
+        name.find_first_not_of("0123456789", 6) == std::string::npos) {
+      ++n;
+    }
+  }
+  return n;
 }
 
 }  // namespace gpusweep::host

@@ -29,6 +29,13 @@ struct GpuSample {
   std::optional<double> power_w;
 };
 
+// The GPUs the NVIDIA kernel driver exposes to this process, by their device
+// nodes (/dev/nvidia0, /dev/nvidia1, ...; GPUSWEEP_DEV_DIR overrides /dev,
+// for tests): how a run knows that `device: auto` means a GPU where NVML
+// cannot load (a container without the driver's `utility` capability),
+// without starting CUDA in the host. 0 where there are none.
+unsigned nvidia_device_nodes();
+
 class Nvml {
  public:
   // Loads library (default: the driver's libnvidia-ml.so.1; GPUSWEEP_NVML_LIBRARY

@@ -2,9 +2,13 @@
 // and the trial monitor's summary of readings.
 #include "support/nvml.hpp"
 #include "run/monitor.hpp"
+#include "run/sweep_run.hpp"
+#include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 using namespace gpusweep::host;
@@ -149,4 +153,26 @@ TEST_CASE("GPU figures cover the measured phase only, the timeline everything", 
   size_t timeline = 0;
   for (const auto& r : rows) timeline += r.name == "monitor_timeline_gpu_device_util" ? 1 : 0;
   CHECK(timeline == 4);
+}
+
+TEST_CASE("without NVML, the driver's device nodes tell that auto means a GPU", "[host]") {
+  gpusweep::test::TempDir dev("gpusweep_dev");
+  for (const char* node : {"nvidia0", "nvidia1", "nvidiactl", "nvidia-uvm", "null"}) {
+    std::ofstream(dev.file(node)) << "";
+  }
+  ::setenv("GPUSWEEP_DEV_DIR", dev.path.c_str(), 1);
+  CHECK(nvidia_device_nodes() == 2);  // nvidiactl and nvidia-uvm are not GPUs
+  // A run of `auto` configs on such a machine does not take turns: each
+  // waiting trial would hold a CUDA context and its memory (audit M5).
+  MeasureSpec m;
+  const auto plan = plan_interleave(m,
+                                    {nlohmann::json{{"device", "auto"}, {"seed", 0}},
+                                     nlohmann::json{{"device", "auto"}, {"seed", 1}}},
+                                    nvidia_device_nodes());
+  CHECK(plan.interleave.window <= 1);
+  CHECK_THAT(plan.note, Contains("does not interleave GPU trials"));
+  std::filesystem::remove(dev.file("nvidia0"));
+  std::filesystem::remove(dev.file("nvidia1"));
+  CHECK(nvidia_device_nodes() == 0);
+  ::unsetenv("GPUSWEEP_DEV_DIR");
 }
