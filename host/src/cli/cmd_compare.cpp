@@ -130,7 +130,8 @@ int cmd_compare(const Args& args) {
   const std::vector<Json> records = comparison_records(rows, keys);
   if (format == OutputFormat::table) print_header(*sweep, spec, opt, rounds);
   std::cout << render_comparison(records, keys, format);
-  if (format == OutputFormat::table) std::cout << render_ablation(ablation(configs, spec.grid));
+  if (format == OutputFormat::table)
+    std::cout << render_ablation(ablation(configs, spec.grid, opt));
   if (format == OutputFormat::table && !spec.claims.empty()) {
     std::cout << "\nclaims (the ratio each promises for its change, against the measured one):\n"
               << render_claims(evaluate_claims(store, *sweep, spec), format);

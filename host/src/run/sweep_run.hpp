@@ -71,7 +71,10 @@ struct InterleavePlan {
 };
 
 // measure.interleave as set, or "auto": one window per sweep's configs (up
-// to kAutoInterleave), and none when a trial may run on a GPU (a config
+// to kAutoInterleave), and none when a config runs more than one intra-op
+// thread (threads other than 1: a multi-threaded block taking turns ran far
+// slower than one after another, bench/interleave_cost.sh) or when a trial
+// may run on a GPU (a config
 // naming cuda, or auto on a machine with a GPU: trials waiting at their
 // gates would hold device memory); gpus: the GPUs NVML sees, or without
 // NVML the driver's device nodes (nvidia_device_nodes).

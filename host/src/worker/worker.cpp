@@ -28,7 +28,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <future>
 #include <optional>
@@ -436,35 +435,8 @@ class Trial {
   void next_turn() {
     if (!gate_.gated()) return;
     if (turns_ != nullptr) check(turns_->pause(inst_), "measure", steps_done_);
-    wait_until_quiet();
     gate_.await_turn();
     if (turns_ != nullptr) check(turns_->resume(inst_), "measure", steps_done_);
-  }
-
-  // Before giving the turn away, off the clock: until this process's other
-  // threads use no CPU. An OpenMP pool spins for milliseconds after its
-  // last parallel region before it sleeps; spinning into the next trial's
-  // turn, it took a core from that trial's block (bench/interleave_cost.sh:
-  // dqn at threads=2 on 2 cores ran its blocks 17-80% slower taking turns
-  // than one after another, 2-7 ms a block). At most 50 ms.
-  static void wait_until_quiet() {
-    auto cpu = [] {
-      timespec ts{};
-      clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-      return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-    };
-    const auto start = Clock::now();
-    double before = cpu();
-    auto then = Clock::now();
-    while (seconds_since(start) < 0.05) {
-      std::this_thread::sleep_for(std::chrono::microseconds(500));
-      const double now = cpu();
-      const double wall = seconds_since(then);
-      // Quiet: the process used under a tenth of one core meanwhile.
-      if (now - before < 0.1 * wall) return;
-      before = now;
-      then = Clock::now();
-    }
   }
 
   // The block's device time by the plugin's device clock (CUDA events), or

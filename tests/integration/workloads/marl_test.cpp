@@ -63,7 +63,8 @@ TEST_CASE("marl skips the settings it has nothing to apply to, with the reason",
   box.write("s.json", R"({"name": "skips", "workload": "marl",
     "base": {"device": "cpu", "threads": 1, "batch_size": 4, "budget": 2},
     "grid": {"channels_last": [false, true]},
-    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})");
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 5,
+                "min_block_s": 0}})");
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);

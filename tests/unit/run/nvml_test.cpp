@@ -176,3 +176,21 @@ TEST_CASE("without NVML, the driver's device nodes tell that auto means a GPU", 
   CHECK(nvidia_device_nodes() == 0);
   ::unsetenv("GPUSWEEP_DEV_DIR");
 }
+
+TEST_CASE("configs running more than one thread do not take turns unless asked", "[host]") {
+  MeasureSpec m;
+  auto configs = [](int a, int b) {
+    return std::vector<nlohmann::json>{{{"device", "cpu"}, {"threads", a}, {"seed", 0}},
+                                       {{"device", "cpu"}, {"threads", b}, {"seed", 1}}};
+  };
+  // One thread each: taking turns costs a block little.
+  CHECK(plan_interleave(m, configs(1, 1), 0).interleave.window == 2);
+  // threads 2, or 0 (LibTorch's default: a thread per core): one after another.
+  for (const auto& c : {configs(1, 2), configs(0, 0)}) {
+    const auto plan = plan_interleave(m, c, 0);
+    CHECK(plan.interleave.window <= 1);
+    CHECK_THAT(plan.note, Contains("multi-threaded") && Contains("measure.interleave"));
+  }
+  m.interleave = 2;  // asked for: as asked
+  CHECK(plan_interleave(m, configs(1, 2), 0).interleave.window == 2);
+}
