@@ -141,7 +141,10 @@ struct KnobPair {
 
 // The knob's effect as t over the repeats every pair ran: each repeat's
 // effect is the mean of the pairs' log ratios in that repeat. False when
-// fewer than two repeats are shared by all pairs.
+// fewer than two repeats are shared by all pairs, or when some pair ran
+// repeats the others did not (a failed trial, or a precision run's rounds
+// for the configs not yet precise): leaving those out would throw away the
+// data that made those pairs precise, so their own estimates are combined.
 bool over_shared_repeats(const std::vector<KnobPair>& pairs, double level, AblationRow* row) {
   std::map<int64_t, double> effect;  // repeat -> sum of the pairs' log ratios
   std::map<int64_t, size_t> seen;
@@ -160,7 +163,7 @@ bool over_shared_repeats(const std::vector<KnobPair>& pairs, double level, Ablat
       ++dropped;
     }
   }
-  if (shared.size() < 2) return false;
+  if (shared.size() < 2 || dropped > 0) return false;
   const double n = static_cast<double>(shared.size());
   double mean = 0, ss = 0;
   for (double l : shared) mean += l / n;
@@ -171,10 +174,6 @@ bool over_shared_repeats(const std::vector<KnobPair>& pairs, double level, Ablat
   row->high = std::exp(mean + half);
   row->repeats = static_cast<int>(shared.size());
   row->df = n - 1;
-  if (dropped > 0) {
-    row->note = std::to_string(dropped) + " repeat" + (dropped == 1 ? "" : "s") +
-                " not run ok by every config of its pairs left out";
-  }
   return true;
 }
 
