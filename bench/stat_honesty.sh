@@ -2,9 +2,10 @@
 # Are compare's intervals honest at the default protocol (3 repeats, trials
 # taking turns block by block), on this machine and on a shared one? Runs,
 # RUNS times each (default 40, each run with its own order_seed):
-#   - noop A/A: the same spinning (100 us a step) entered twice, only the
-#     unused seed differs;
-#   - noop 100 us against 130 us a step: a real 1.3x difference;
+#   - noop A/A: the same spinning (500 us a step, so that the default 20
+#     steps make blocks of 10 ms, above the 5 ms that blocks taking turns
+#     need) entered twice, only the unused seed differs;
+#   - noop 500 us against 650 us a step: a real 1.3x difference;
 #   - dqn A/A on a real workload: seed 0 against seed 1 (the same work on
 #     other random data; measure.vary_seed gives each repeat its own seed,
 #     shared by the pair).
@@ -25,11 +26,11 @@ bin=$(cd "$build" && pwd)/gpusweep
 source "$(dirname "$0")/lib.sh"
 [ "$load" = "--load" ] && start_neighbour 1
 cat > "$work/aa.json" <<JSON
-{"name": "aa", "workload": "noop", "base": {"spin_us": 100}, "grid": {"seed": [0, 1]},
+{"name": "aa", "workload": "noop", "base": {"spin_us": 500}, "grid": {"seed": [0, 1]},
  "baseline": {"seed": 0}}
 JSON
 cat > "$work/ab.json" <<JSON
-{"name": "ab", "workload": "noop", "grid": {"spin_us": [100, 130]}, "baseline": {"spin_us": 100}}
+{"name": "ab", "workload": "noop", "grid": {"spin_us": [500, 650]}, "baseline": {"spin_us": 500}}
 JSON
 cat > "$work/dqn.json" <<JSON
 {"name": "dqn_aa", "workload": "dqn", "base": {"threads": 1, "device": "cpu"},
@@ -39,6 +40,7 @@ verdict() {  # verdict, ratio, half-width and 1 if the interval excludes 1, of s
   "$bin" compare "$1" --db "$work/r.db" --format json |
     python3 -c 'import json,sys
 r=[r for r in json.load(sys.stdin) if not r["baseline"]][0]
+if r.get("ci_low") is None: print("no interval (%s) 0" % r.get("verdict")); sys.exit()
 miss = int(r["ci_low"] > 1 or r["ci_high"] < 1)
 print("%s (%.3fx, +-%.2f%%) %d" % (r["verdict"], r["ratio"], 50 * (r["ci_high"] - r["ci_low"]) / r["ratio"], miss))'
 }
@@ -61,7 +63,7 @@ for i in $(seq 1 "$runs"); do
   [[ "$d" == faster* || "$d" == slower* ]] && dqn_called=$((dqn_called + 1))
   [[ "$b" == slower* ]] && ab_ok=$((ab_ok + 1))
   for v in "$a" "$b" "$d"; do sed -E 's/.*\+-([0-9.]+)%.*/\1/' <<< "$v" >> "$work/widths"; done
-  printf 'run %2d: noop A/A %-40s 100us vs 130us %-26s dqn A/A %s\n' "$i" "${a% *}" "${b% *}" "${d% *}"
+  printf 'run %2d: noop A/A %-40s 500us vs 650us %-26s dqn A/A %s\n' "$i" "${a% *}" "${b% *}" "${d% *}"
 done
 median=$(sort -g "$work/widths" | awk '{a[NR]=$1} END {print (NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
 echo "protocol: the default (3 repeats, interleaved)${load:+, with a neighbour switching load on and off}; $(( $(date +%s) - start )) s"
