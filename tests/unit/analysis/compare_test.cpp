@@ -4,6 +4,8 @@
 #include "analysis/pareto.hpp"
 #include "support/error.hpp"
 
+#include "wilson.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 
 using namespace gpusweep;
 using namespace gpusweep::host;
+using gpusweep::test::rate;
 
 namespace {
 ConfigSamples config(int64_t index, Json settings, std::vector<double> throughput,
@@ -70,16 +73,6 @@ std::vector<ConfigSamples> simulated_grid(std::mt19937& rng, int repeats,
   return configs;
 }
 
-// "k of n (p%, 95% Wilson interval [lo%, hi%])".
-std::string rate(int k, int n) {
-  const double z = 1.959964, p = static_cast<double>(k) / n, nn = n;
-  const double mid = (p + z * z / (2 * nn)) / (1 + z * z / nn);
-  const double half = z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / (1 + z * z / nn);
-  std::ostringstream o;
-  o << k << " of " << n << " (" << 100 * p << "%, 95% Wilson interval [" << 100 * (mid - half)
-    << "%, " << 100 * (mid + half) << "%])";
-  return o.str();
-}
 }  // namespace
 
 TEST_CASE("compare finds faster, slower and equal configs against the baseline",

@@ -13,6 +13,8 @@
 #include "analysis/race.hpp"
 #include "model/tune.hpp"
 
+#include "wilson.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <gpusweep/random.hpp>
@@ -24,6 +26,7 @@
 
 using namespace gpusweep;
 using namespace gpusweep::host;
+using gpusweep::test::rate;
 
 namespace {
 
@@ -201,17 +204,6 @@ bool lost_the_best(const World& world, const RaceStatus& st, bool by_test_only =
     }
   }
   return false;
-}
-
-// "k of n (p%, 95% Wilson interval [lo%, hi%])".
-std::string rate(int k, int n) {
-  const double z = 1.959964, p = static_cast<double>(k) / n, nn = n;
-  const double mid = (p + z * z / (2 * nn)) / (1 + z * z / nn);
-  const double half = z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / (1 + z * z / nn);
-  std::ostringstream o;
-  o << k << " of " << n << " (" << 100 * p << "%, 95% interval [" << 100 * (mid - half) << "%, "
-    << 100 * (mid + half) << "%])";
-  return o.str();
 }
 
 }  // namespace
