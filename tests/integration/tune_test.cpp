@@ -44,8 +44,13 @@ TEST_CASE("tune races a space to its best config, confirmed against the baseline
                            Contains("\"spin_us\": 100.0"));
   // Every trial is an ordinary trial; the confirmation's are rounds of their own.
   CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'pending'") == 0);
-  CHECK(box.count("SELECT count(DISTINCT repeat) FROM trials WHERE repeat >= 1000000") == 3);
-  CHECK(box.count("SELECT count(*) FROM trials WHERE repeat >= 1000000 AND config_index = 8") == 3);
+  // At least the 3 planned rounds; more when the interval was not yet
+  // within +-2% (a loaded machine).
+  const int64_t confirming =
+      box.count("SELECT count(DISTINCT repeat) FROM trials WHERE repeat >= 1000000");
+  CHECK(confirming >= 3);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE repeat >= 1000000 AND config_index = 8") ==
+        confirming);
   CHECK(box.count("SELECT count(*) FROM sweeps WHERE status = 'finished'") == 1);
   CHECK(doubles(box) == 0);
   // The report shows the race.
@@ -61,7 +66,7 @@ TEST_CASE("tune races a space to its best config, confirmed against the baseline
   CHECK(confirmed.size() == 3);
   for (const auto& row : confirmed) {
     CHECK(box.count("SELECT count(*) FROM trials WHERE repeat >= 1000000 AND config_index = " +
-                    std::to_string(row["config"].get<int>() - 1)) == 3);
+                    std::to_string(row["config"].get<int>() - 1)) == confirming);
   }
   const auto all = box.gpusweep("compare --db results.db --format json --selection-data");
   REQUIRE(all.code == 0);

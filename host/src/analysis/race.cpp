@@ -1,6 +1,7 @@
 // The race of `gpusweep tune`; see race.hpp.
 #include "analysis/race.hpp"
 
+#include "analysis/precision.hpp"
 #include "analysis/significance.hpp"
 #include "support/format.hpp"
 #include "support/stats.hpp"
@@ -509,12 +510,20 @@ bool ruled_out_by_memory(const TuneSpace& space, uint64_t c,
   return false;
 }
 
+bool TrialCosts::covers_next(const RaceStatus& st, double budget_s) const {
+  double round = 0;
+  for (uint64_t c : st.next) round += of(c);
+  return spent_ + round <= budget_s;
+}
+
 RaceStatus race_within(const TuneSpace& space, const std::vector<RaceTrial>& trials,
                        const RaceOptions& options, const TrialCosts& costs, double budget_s) {
   RaceStatus st = race(space, trials, options);
-  if (st.phase == RacePhase::racing && !costs.covers(st, options, budget_s)) {
-    st = race(space, trials, options, /*decide=*/true);
-  }
+  const bool racing_over = st.phase == RacePhase::racing && !costs.covers(st, options, budget_s);
+  const bool confirming_over = st.phase == RacePhase::confirming &&
+                               st.confirm_rounds >= options.confirm_repeats &&
+                               !costs.covers_next(st, budget_s);
+  if (racing_over || confirming_over) st = race(space, trials, options, /*decide=*/true);
   return st;
 }
 
@@ -838,15 +847,23 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
   // Confirmation: fresh rounds of the winner, the runner-up and the baseline.
   for (const auto& [round, n] : confirm_rounds) st.confirm_rounds += n > 0;
   auto confirm_runs = [&](uint64_t c) { return runs_of(arms[c].confirm, INT64_MAX); };
+  // At the sequential level: the confirmation stops when an interval is narrow.
   if (st.confirm_rounds >= 2) {
     if (options.baseline != *st.winner) {
-      st.vs_baseline = estimate_ratio(confirm_runs(options.baseline), confirm_runs(*st.winner));
+      st.vs_baseline = estimate_ratio(confirm_runs(options.baseline), confirm_runs(*st.winner),
+                                      sequential_level(0.05));
     }
     if (st.runner_up) {
-      st.vs_runner_up = estimate_ratio(confirm_runs(*st.runner_up), confirm_runs(*st.winner));
+      st.vs_runner_up = estimate_ratio(confirm_runs(*st.runner_up), confirm_runs(*st.winner),
+                                       sequential_level(0.05));
     }
   }
-  if (st.confirm_rounds >= options.confirm_repeats) {
+  const auto& target = st.vs_baseline ? st.vs_baseline : st.vs_runner_up;
+  const bool precise =
+      !target || (target->ratio > 0 &&
+                  (target->high - target->low) / 2 / target->ratio <= options.confirm_precision);
+  if (st.confirm_rounds >= options.confirm_repeats &&
+      (decide || precise || st.confirm_rounds >= options.max_confirm_rounds)) {
     st.phase = RacePhase::done;
     return st;
   }

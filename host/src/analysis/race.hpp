@@ -81,7 +81,15 @@ struct RaceTrial {
 struct RaceOptions {
   double alpha = 0.05;
   int max_live = 8;
+  // The confirmation runs at least confirm_repeats rounds, then goes on
+  // until the winner's interval against the baseline (against the runner-up
+  // when the baseline won) is within +-confirm_precision, for at most
+  // max_confirm_rounds, or until the budget or `decide` ends it. Its
+  // intervals are at kSequentialLevel, as a precision run's are: it stops
+  // when an interval is narrow.
   int confirm_repeats = 3;
+  double confirm_precision = 0.02;
+  int max_confirm_rounds = 30;
   int proposals_per_round = 2;
   uint64_t seed = 0;
   uint64_t baseline = 0;  // its config index
@@ -136,8 +144,10 @@ struct RaceStatus {
 };
 
 // Replays the race over trials and says what comes next. decide: end the
-// race now (the budget is spent) and confirm the current leader; otherwise
-// it ends when one candidate is left and the model proposes none.
+// race now (the budget is spent) and confirm the current leader, or, once
+// confirming, end the confirmation when its confirm_repeats rounds are done;
+// otherwise the race ends when one candidate is left and the model proposes
+// none, and the confirmation when its interval is narrow.
 RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
                 const RaceOptions& options, bool decide = false);
 
@@ -157,6 +167,8 @@ class TrialCosts {
   // as the dearest of that round (the winner and the runner-up are among
   // its configs).
   bool covers(const RaceStatus& st, const RaceOptions& options, double budget_s) const;
+  // Whether budget_s covers the round st plans (a confirmation round).
+  bool covers_next(const RaceStatus& st, double budget_s) const;
 
  private:
   double spent_ = 0;
@@ -165,7 +177,9 @@ class TrialCosts {
 };
 
 // The race under a budget: as race(), but decided now when budget_s would
-// not cover the next round and then the confirmation (TrialCosts::covers).
+// not cover the next round and then the confirmation (TrialCosts::covers),
+// and the confirmation ended past its confirm_repeats rounds when budget_s
+// would not cover another.
 RaceStatus race_within(const TuneSpace& space, const std::vector<RaceTrial>& trials,
                        const RaceOptions& options, const TrialCosts& costs, double budget_s);
 

@@ -105,7 +105,9 @@ int cmd_compare(const Args& args) {
                      ? parse_partial(vm["baseline"].as<std::vector<std::string>>())
                      : spec.baseline;
   opt.alpha = vm["alpha"].as<double>();
-  opt.sequential = spec.measure.precision > 0;
+  // Rounds that stop once intervals are narrow: precision's, and a tune's
+  // confirmation.
+  opt.sequential = spec.measure.precision > 0 || parse_tune(spec.source, spec.tune).race;
   opt.across_machines = vm.count("across-machines") != 0U;
   opt.max_quality_loss = vm["max-quality-loss"].as<double>();
   opt.min_effect = vm["min-effect"].as<double>();

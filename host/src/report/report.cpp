@@ -512,7 +512,8 @@ std::string race_html(db::Store& store, const db::SweepRecord& sweep, const Swee
   if (!tune.race) return "";
   const TuneSpace space(spec, PluginManifest{});
   const RaceOptions options = race_options(spec, space, tune);
-  const RaceStatus status = race(space, race_trials(store, sweep.id, tune), options);
+  const RaceStatus status =
+      race(space, race_trials(store, sweep.id, tune), options, sweep.status == "finished");
   std::vector<std::vector<std::string>> rows;
   for (const RaceEvent& e : status.events) {
     rows.push_back({std::to_string(e.round), event_name(e.kind), "#" + std::to_string(e.config + 1),
@@ -548,7 +549,7 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep, bool s
   const auto configs = gather_configs(store, sweep.id, true, rounds);
   CompareOptions opt;
   opt.baseline = spec.baseline;
-  opt.sequential = spec.measure.precision > 0;
+  opt.sequential = spec.measure.precision > 0 || parse_tune(spec.source, spec.tune).race;
   std::vector<ComparisonRow> rows;
   std::string compare_problem;
   try {

@@ -62,7 +62,9 @@ void TuneRun::refuse_gpu_interleave() const {
 }
 
 RaceStatus TuneRun::status() {
-  return race(space_, race_trials(run_->store(), run_->record().id, tune_), options_);
+  // A finished run's confirmation ended, by its interval or by the budget.
+  return race(space_, race_trials(run_->store(), run_->record().id, tune_), options_,
+              run_->record().status == "finished");
 }
 
 // Long by design: the loop of rounds reads top to bottom: run what is

@@ -245,7 +245,7 @@ TEST_CASE(
   const SimSpace sim;
   const TuneSpace& space = sim.space;
   const RaceOptions options = sim.options;
-  int near = 0, best_dropped = 0;
+  int near = 0, best_dropped = 0, confirm_rounds = 0;
   constexpr int kRaces = 40;
   for (int seed = 0; seed < kRaces; ++seed) {
     World world(space, 1000 + static_cast<uint64_t>(seed));
@@ -270,12 +270,20 @@ TEST_CASE(
       }
       if (t.outcome == RaceTrial::Outcome::oom) ooms.push_back({t.round, d});
     }
-    // Confirmed with fresh rounds against the baseline.
+    // Confirmed with fresh rounds against the baseline, until its interval
+    // is within +-2% (or 30 rounds, or the decision's 3 rounds).
     REQUIRE(out.status.vs_baseline);
     CHECK(out.status.vs_baseline->ratio > 1.3);
+    const auto& v = *out.status.vs_baseline;
+    CHECK(out.status.confirm_rounds >= options.confirm_repeats);
+    CHECK(((v.high - v.low) / 2 / v.ratio <= options.confirm_precision ||
+           out.status.confirm_rounds == options.max_confirm_rounds || out.racing_trials >= 200));
+    confirm_rounds += out.status.confirm_rounds;
   }
   CHECK(near >= kRaces * 9 / 10);
   CHECK(best_dropped <= kRaces * 5 / 100 + 1);
+  // The confirmation went past its 3 planned rounds where they were too few.
+  CHECK(confirm_rounds > 3 * kRaces);
 }
 
 TEST_CASE(
