@@ -52,6 +52,26 @@ po::options_description compare_options() {
   return o;
 }
 
+// The comparison's options from the command line and the run's spec.
+CompareOptions options_of(const po::variables_map& vm, const SweepSpec& spec) {
+  CompareOptions opt;
+  opt.baseline = vm.count("baseline") != 0U
+                     ? parse_partial(vm["baseline"].as<std::vector<std::string>>())
+                     : spec.baseline;
+  opt.alpha = vm["alpha"].as<double>();
+  // Rounds that stop once intervals are narrow: precision's, and a tune's
+  // confirmation.
+  opt.sequential = spec.measure.precision > 0 || parse_tune(spec.source, spec.tune).race;
+  opt.across_machines = vm.count("across-machines") != 0U;
+  opt.max_quality_loss = vm["max-quality-loss"].as<double>();
+  opt.min_effect = vm["min-effect"].as<double>();
+  if (opt.min_effect < 0 || opt.min_effect >= 1) {
+    throw UsageError("--min-effect " + std::to_string(opt.min_effect) +
+                     ": give a fraction in [0, 1), e.g. 0.01 for 1%");
+  }
+  return opt;
+}
+
 // The table's first lines: the run, its baseline, and which rounds count.
 void print_header(const db::SweepRecord& sweep, const SweepSpec& spec, const CompareOptions& opt,
                   Rounds rounds) {
@@ -100,21 +120,7 @@ int cmd_compare(const Args& args) {
   db::Store& store = *run.store;
   const db::SweepRecord* sweep = &run.sweep;
   const SweepSpec spec = stored_spec(*sweep);
-  CompareOptions opt;
-  opt.baseline = vm.count("baseline") != 0U
-                     ? parse_partial(vm["baseline"].as<std::vector<std::string>>())
-                     : spec.baseline;
-  opt.alpha = vm["alpha"].as<double>();
-  // Rounds that stop once intervals are narrow: precision's, and a tune's
-  // confirmation.
-  opt.sequential = spec.measure.precision > 0 || parse_tune(spec.source, spec.tune).race;
-  opt.across_machines = vm.count("across-machines") != 0U;
-  opt.max_quality_loss = vm["max-quality-loss"].as<double>();
-  opt.min_effect = vm["min-effect"].as<double>();
-  if (opt.min_effect < 0 || opt.min_effect >= 1) {
-    throw UsageError("--min-effect " + std::to_string(opt.min_effect) +
-                     ": give a fraction in [0, 1), e.g. 0.01 for 1%");
-  }
+  const CompareOptions opt = options_of(vm, spec);
   if (vm.count("claims") != 0U) {
     if (spec.claims.empty()) {
       throw UsageError("sweep '" + sweep->name +
