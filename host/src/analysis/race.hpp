@@ -4,8 +4,9 @@
 // knobs' effects fitted to every trial so far, and ends the race when one
 // candidate is left; the winner is then confirmed by fresh rounds of its
 // own, the runner-up's and the baseline's. It also ends when the candidates
-// left are all within +-2% of the leader (options.equivalence), at the
-// drops' level: the race need not tell apart what is equally fast.
+// left are all within +-2% of the leader (options.equivalence), by
+// intervals at kSequentialLevel: the race need not tell apart what is
+// equally fast, and ending it drops nobody (no alpha is spent on it).
 //
 // Error control: a test is possible from the second round on (a drop needs
 // two paired rounds), so look k is the one after round k + 1 (1-based k).
