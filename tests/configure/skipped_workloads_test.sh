@@ -22,14 +22,16 @@ workloads=$(cd "$src/tests/integration/workloads" && ls *_test.cpp | sed 's/_tes
 for w in dqn $workloads; do
   grep -q "workloads\.$w .*Skipped" "$work/out" || fail "no skipped test for $w"
 done
-(cd "$work/off" && "$ctest" -V -R '^workloads\.marl$' > "$work/out" 2>&1) || true
+(cd "$work/off" && "$ctest" -V -R '^workloads\.marl$' > "$work/out" 2>&1) ||
+  fail "the marl placeholder did not report skipped"
 grep -q "SKIPPED: the marl plugin's tests: this build has no LibTorch plugins" "$work/out" ||
   fail "the marl placeholder does not say why"
 
 if [ "$mode" = with-torch ]; then
   "$cmake" -S "$src" -B "$work/dqn" -DGPUSWEEP_PLUGINS=dqn -DGPUSWEEP_BUILD_BENCH=OFF "$@" \
     > "$work/out" 2>&1 || fail "configuring with only dqn failed"
-  (cd "$work/dqn" && "$ctest" -V -R '^workloads\.' > "$work/out" 2>&1) || true
+  (cd "$work/dqn" && "$ctest" -V -R '^workloads\.' > "$work/out" 2>&1) ||
+    fail "the placeholders of the left-out plugins did not all report skipped"
   grep -q "workloads\.dqn" "$work/out" && fail "dqn is built, yet its tests are a placeholder"
   grep -q "SKIPPED: the transformer plugin's tests: this build leaves the plugin out" \
     "$work/out" || fail "the transformer placeholder does not say why"
