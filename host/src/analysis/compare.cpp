@@ -35,7 +35,11 @@ RunSamples run_of(const db::TrialRecord& t, const Machines& machines) {
 
 Rounds rounds_for(const SweepSpec& spec, bool selection_data) {
   if (selection_data) return Rounds::all;
-  return parse_tune(spec.source, spec.tune).race ? Rounds::confirmation : Rounds::all;
+  return is_tune_run(spec) ? Rounds::confirmation : Rounds::all;
+}
+
+bool stops_when_precise(const SweepSpec& spec) {
+  return spec.measure.precision > 0 || is_tune_run(spec);
 }
 
 bool in_rounds(const db::TrialRecord& t, Rounds rounds) {
@@ -182,16 +186,18 @@ bool over_shared_repeats(const std::vector<KnobPair>& pairs, double level, Ablat
 // a mean of independent estimates and Welch-Satterthwaite degrees of freedom.
 void combine_pairs(const std::vector<KnobPair>& pairs, double level, AblationRow* row) {
   const double g = static_cast<double>(pairs.size());
-  double mean = 0, var = 0, denom = 0, min_df = INFINITY;
+  double mean = 0, var = 0, min_df = INFINITY;
+  std::vector<std::pair<double, double>> parts;
   for (const auto& p : pairs) {
     const double v = p.estimate.log_se * p.estimate.log_se / (g * g);
     mean += std::log(p.estimate.ratio) / g;
     var += v;
-    if (p.estimate.df > 0) denom += v * v / p.estimate.df;
+    parts.push_back({v, p.estimate.df});
     min_df = std::min(min_df, p.estimate.df);
   }
   row->ratio = std::exp(mean);
-  row->df = denom > 0 ? var * var / denom : min_df;
+  const double df = welch_df(parts);
+  row->df = std::isfinite(df) ? df : min_df;
   const double half =
       var > 0 && row->df > 0 ? t_quantile(0.5 + level / 2, row->df) * std::sqrt(var) : 0;
   row->low = std::exp(mean - half);

@@ -49,6 +49,10 @@ enum class Rounds { all, confirmation };
 // Rounds::confirmation for a tune run (its spec's tune.race) unless
 // selection_data; Rounds::all for any other run.
 Rounds rounds_for(const SweepSpec& spec, bool selection_data);
+// Whether a run's rounds stop once its intervals are narrow (measure.precision,
+// or a tune run's confirmation): its intervals are then at the sequential
+// level (CompareOptions::sequential).
+bool stops_when_precise(const SweepSpec& spec);
 // Whether trial t is one of those rounds.
 bool in_rounds(const db::TrialRecord& t, Rounds rounds);
 

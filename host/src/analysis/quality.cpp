@@ -83,8 +83,7 @@ std::optional<QualityComparison> compare_quality(const std::vector<QualitySample
   double t = 0;
   if (variance > 0) {
     // Welch-Satterthwaite over the two sides' variances.
-    const double df =
-        variance * variance / (b.variance * b.variance / b.df + c.variance * c.variance / c.df);
+    const double df = welch_df({{b.variance, b.df}, {c.variance, c.df}});
     t = t_quantile(1 - alpha, std::max(1.0, df));
   } else if (b.repeats_agree && c.repeats_agree && !(b.se_known && c.se_known)) {
     q.note =

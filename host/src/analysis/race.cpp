@@ -181,11 +181,10 @@ struct Margin {
   bool paired = false;
 };
 
+// A sample's mean and variance (n - 1; 0 for one value).
 std::pair<double, double> mean_var(const std::vector<double>& v) {
-  double mean = 0, ss = 0;
-  for (double x : v) mean += x / static_cast<double>(v.size());
-  for (double x : v) ss += (x - mean) * (x - mean);
-  return {mean, v.size() > 1 ? ss / static_cast<double>(v.size() - 1) : 0.0};
+  const Distribution d = describe(v);
+  return {d.mean, d.stddev * d.stddev};
 }
 
 Margin absolute_margin(const std::map<int64_t, double>& mine, double threshold) {
@@ -217,8 +216,7 @@ Margin relative_margin(const std::map<int64_t, double>& mine, const std::map<int
   const double qa = va / na, qb = vb / nb;
   m.se = std::sqrt(qa + qb);
   // Welch-Satterthwaite; both spreads nil: as good as exact.
-  m.df =
-      qa + qb > 0 ? (qa + qb) * (qa + qb) / (qa * qa / (na - 1) + qb * qb / (nb - 1)) : na + nb - 2;
+  m.df = qa + qb > 0 ? welch_df({{qa, na - 1}, {qb, nb - 1}}) : na + nb - 2;
   return m;
 }
 

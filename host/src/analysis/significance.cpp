@@ -48,6 +48,15 @@ double incomplete_beta(double a, double b, double x) {
 
 }  // namespace
 
+double welch_df(const std::vector<std::pair<double, double>>& parts) {
+  double sum = 0, denom = 0;
+  for (const auto& [v, df] : parts) {
+    sum += v;
+    if (df > 0) denom += v * v / df;
+  }
+  return denom > 0 ? sum * sum / denom : NAN;
+}
+
 double t_cdf(double t, double df) {
   const double x = df / (df + t * t);
   const double tail = 0.5 * incomplete_beta(df / 2, 0.5, x);

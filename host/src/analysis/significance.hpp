@@ -30,6 +30,11 @@ double t_quantile(double p, double df);
 // Student's t CDF.
 double t_cdf(double t, double df);
 
+// Welch-Satterthwaite degrees of freedom of a sum of independent variance
+// estimates, each (variance, its degrees of freedom): (sum v)^2 / sum v^2/df,
+// the parts with df <= 0 left out of the denominator. NaN when that is 0.
+double welch_df(const std::vector<std::pair<double, double>>& parts);
+
 enum class Verdict { faster, slower, no_difference, negligible };
 
 // The smallest change in throughput worth a verdict by default (1%), like

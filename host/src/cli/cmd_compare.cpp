@@ -59,9 +59,7 @@ CompareOptions options_of(const po::variables_map& vm, const SweepSpec& spec) {
                      ? parse_partial(vm["baseline"].as<std::vector<std::string>>())
                      : spec.baseline;
   opt.alpha = vm["alpha"].as<double>();
-  // Rounds that stop once intervals are narrow: precision's, and a tune's
-  // confirmation.
-  opt.sequential = spec.measure.precision > 0 || parse_tune(spec.source, spec.tune).race;
+  opt.sequential = stops_when_precise(spec);
   opt.across_machines = vm.count("across-machines") != 0U;
   opt.max_quality_loss = vm["max-quality-loss"].as<double>();
   opt.min_effect = vm["min-effect"].as<double>();
@@ -83,7 +81,7 @@ void print_header(const db::SweepRecord& sweep, const SweepSpec& spec, const Com
   if (rounds == Rounds::confirmation) {
     std::cout << "a tune run: ratios from its fresh confirmation rounds only (--selection-data "
                  "adds the racing rounds, which flatter the winner)\n";
-  } else if (parse_tune(spec.source, spec.tune).race) {
+  } else if (is_tune_run(spec)) {
     std::cout << "a tune run, with its racing rounds (selection data: they picked the winner "
                  "because it looked best in them, so its ratios are flattered)\n";
   }

@@ -5,11 +5,18 @@
 
 namespace gpusweep::host {
 
+std::string device_setting(const nlohmann::json& config) {
+  return config.is_object() && config.contains("device") && config["device"].is_string()
+             ? config["device"].get<std::string>()
+             : "auto";
+}
+
+bool on_gpu(const std::string& device, unsigned gpus) {
+  return device.rfind("cuda", 0) == 0 || (device == "auto" && gpus > 0);
+}
+
 TrialDevice trial_device(const nlohmann::json& config, const nlohmann::json& runtime) {
-  const std::string device =
-      config.is_object() && config.contains("device") && config["device"].is_string()
-          ? config["device"].get<std::string>()
-          : "auto";
+  const std::string device = device_setting(config);
   const bool cuda_available = runtime.is_object() && runtime.value("cuda_available", false);
   TrialDevice d;
   size_t index = 0;

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+
 namespace gpusweep::host {
 
 struct TrialDevice {
@@ -14,6 +16,13 @@ struct TrialDevice {
   // when the plugin did not report it.
   nlohmann::json info = nlohmann::json::object();
 };
+
+// A config's device setting: its "device", or "auto" when it names none.
+std::string device_setting(const nlohmann::json& config);
+
+// Whether a trial with this device setting runs on a GPU where `gpus` GPUs
+// are visible: cuda or cuda:N, or auto with a GPU.
+bool on_gpu(const std::string& device, unsigned gpus);
 
 // cuda:N -> devices[N]; cuda, or auto (or no device setting) with CUDA
 // available -> devices[0]; cpu, or auto without CUDA -> a CPU trial.

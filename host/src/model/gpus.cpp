@@ -1,6 +1,8 @@
 // GPU assignment for concurrent workers; see gpus.hpp.
 #include "model/gpus.hpp"
 
+#include "model/device.hpp"
+
 #include "support/error.hpp"
 #include "support/format.hpp"
 
@@ -55,11 +57,6 @@ size_t position(const std::string& token, const std::string& list,
 }
 
 // The config's device, as plan_interleave reads it.
-std::string device_of(const nlohmann::json& config) {
-  return config.is_object() && config.contains("device") && config["device"].is_string()
-             ? config["device"].get<std::string>()
-             : "auto";
-}
 
 }  // namespace
 
@@ -127,8 +124,8 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
   bool on_cuda = false;
   std::string numbered;  // a config's cuda:N with N > 0
   for (const auto& c : configs) {
-    const std::string device = device_of(c);
-    on_cuda = on_cuda || device.rfind("cuda", 0) == 0 || (device == "auto" && !visible.empty());
+    const std::string device = device_setting(c);
+    on_cuda = on_cuda || on_gpu(device, static_cast<unsigned>(visible.size()));
     if (device.rfind("cuda:", 0) == 0 && device != "cuda:0") numbered = device;
   }
   if (!on_cuda) {

@@ -640,15 +640,17 @@ std::vector<uint64_t> round_order(std::vector<uint64_t> configs, uint64_t order_
   // Rounds come in pairs: the pair's seeded order, then its mirror image.
   const int64_t pair = round >= 0 ? round / 2 : (round - 1) / 2;
   const bool mirror = round - 2 * pair == 1;
-  auto key = [&](uint64_t c) {
+  // Each config's key, drawn once.
+  std::vector<std::pair<uint64_t, uint64_t>> keyed;  // (key, config)
+  keyed.reserve(configs.size());
+  for (uint64_t c : configs) {
     random::SplitMix64 rng(order_seed * 1000003ULL + static_cast<uint64_t>(pair) +
                            c * 0x9E3779B97F4A7C15ULL);
-    return random::bits64(rng);
-  };
-  std::sort(configs.begin(), configs.end(), [&](uint64_t a, uint64_t b) {
-    const uint64_t ka = key(a), kb = key(b);
-    return (ka != kb ? ka < kb : a < b) != mirror;
-  });
+    keyed.push_back({random::bits64(rng), c});
+  }
+  std::sort(keyed.begin(), keyed.end());
+  if (mirror) std::reverse(keyed.begin(), keyed.end());
+  for (size_t i = 0; i < keyed.size(); ++i) configs[i] = keyed[i].second;
   return configs;
 }
 

@@ -227,4 +227,6 @@ TuneSpec parse_tune(const std::string& source, const Json& tune) {
   return t;
 }
 
+bool is_tune_run(const SweepSpec& spec) { return parse_tune(spec.source, spec.tune).race; }
+
 }  // namespace gpusweep::host

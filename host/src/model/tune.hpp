@@ -78,6 +78,9 @@ struct TuneSpec {
 // source and tune.KEY for unknown keys and bad values.
 TuneSpec parse_tune(const std::string& source, const Json& tune);
 
+// Whether the run of this spec is a race (`gpusweep tune` wrote tune.race).
+bool is_tune_run(const SweepSpec& spec);
+
 // "20m", "90s", "1h", "1h30m" or a number of seconds; UsageError otherwise.
 double parse_duration(const std::string& what, const std::string& text);
 

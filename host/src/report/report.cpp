@@ -549,7 +549,7 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep, bool s
   const auto configs = gather_configs(store, sweep.id, true, rounds);
   CompareOptions opt;
   opt.baseline = spec.baseline;
-  opt.sequential = spec.measure.precision > 0 || parse_tune(spec.source, spec.tune).race;
+  opt.sequential = stops_when_precise(spec);
   std::vector<ComparisonRow> rows;
   std::string compare_problem;
   try {

@@ -2,6 +2,7 @@
 #include "run/sweep_run.hpp"
 
 #include "analysis/precision.hpp"
+#include "model/device.hpp"
 #include "model/hashing.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
@@ -196,19 +197,18 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
   InterleavePlan plan;
   plan.interleave.seed = measure.order_seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
   std::set<std::string> distinct;
-  bool on_gpu = false;
+  bool any_gpu = false;
   std::string threaded;  // a config's threads setting other than 1
   for (const Json& c : configs) {
     distinct.insert(c.dump());
-    const std::string device = c.value("device", std::string("auto"));
-    on_gpu = on_gpu || device.rfind("cuda", 0) == 0 || (device == "auto" && gpus > 0);
+    any_gpu = any_gpu || on_gpu(device_setting(c), gpus);
     if (const auto t = c.find("threads"); t != c.end() && t->is_number() && *t != 1) {
       threaded = t->dump();
     }
   }
   if (measure.interleave > 0) {
     plan.interleave.window = static_cast<int>(measure.interleave);
-  } else if (!threaded.empty() && !on_gpu && distinct.size() > 1) {
+  } else if (!threaded.empty() && !any_gpu && distinct.size() > 1) {
     plan.note =
         "trials run one after another, each round in its own balanced order: a config runs "
         "threads=" +
@@ -217,7 +217,7 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
         "block by far more than drift would (bench/interleave_cost.sh: dqn at 2 threads on 2 "
         "cores, 19-86% a block); set measure.interleave to take turns anyway";
     return plan;
-  } else if (on_gpu) {
+  } else if (any_gpu) {
     plan.note =
         "trials run one after another (measure.interleave \"auto\" does not interleave GPU "
         "trials: each waiting trial would hold its device memory); set measure.interleave to "

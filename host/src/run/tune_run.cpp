@@ -2,6 +2,7 @@
 #include "run/tune_run.hpp"
 
 #include "analysis/tune_trials.hpp"
+#include "model/device.hpp"
 #include "model/hashing.hpp"
 #include "support/error.hpp"
 #include "support/nvml.hpp"
@@ -40,7 +41,7 @@ void TuneRun::refuse_gpu_interleave() const {
   const Nvml* nvml = Nvml::shared();
   const unsigned gpus = nvml != nullptr ? nvml->device_count() : nvidia_device_nodes();
   // The devices the space's configs name: the base's, or each of the knob's.
-  std::vector<std::string> devices = {space_.config(0).value("device", std::string("auto"))};
+  std::vector<std::string> devices = {device_setting(space_.config(0))};
   for (size_t k = 0; k < space_.knobs(); ++k) {
     if (space_.name(k) != "device") continue;
     for (const Json& v : space_.levels(k)) {
@@ -48,7 +49,7 @@ void TuneRun::refuse_gpu_interleave() const {
     }
   }
   for (const auto& d : devices) {
-    if (d.rfind("cuda", 0) == 0 || (d == "auto" && gpus > 0)) {
+    if (on_gpu(d, gpus)) {
       throw UsageError(spec_.source + ": measure.interleave " +
                        std::to_string(spec_.measure.interleave) +
                        ": tune does not interleave GPU trials (device " + d +
