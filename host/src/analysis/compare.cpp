@@ -90,8 +90,12 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
   return out;
 }
 
-std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& configs,
-                                           const CompareOptions& options) {
+namespace {
+
+// The config options.baseline picks; throws UsageError when it picks none or
+// several.
+const ConfigSamples* find_baseline(const std::vector<ConfigSamples>& configs,
+                                   const CompareOptions& options) {
   const ConfigSamples* base = nullptr;
   int matches_found = 0;
   for (const auto& c : configs) {
@@ -110,6 +114,14 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
                      std::to_string(matches_found) +
                      " configs; add settings to --baseline to pick one");
   }
+  return base;
+}
+
+}  // namespace
+
+std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& configs,
+                                           const CompareOptions& options) {
+  const ConfigSamples* base = find_baseline(configs, options);
   std::vector<ComparisonRow> rows;
   for (const auto& c : configs) {
     ComparisonRow r;
@@ -141,7 +153,65 @@ namespace {
 struct KnobPair {
   RatioEstimate estimate;                // the pair's own ratio (estimate_ratio)
   std::map<int64_t, double> repeat_log;  // its per-repeat log ratios, by repeat
+  // Each side's per-repeat log ratios to the baseline (empty without one).
+  std::map<int64_t, double> from_base;
+  std::map<int64_t, double> to_base;
 };
+
+// The knob's effect through the baseline, for pairs whose configs ran
+// different repeats (a precision run goes on with the configs not yet
+// precise, so a pair of them shares only the first rounds): each config's
+// log ratio to the baseline is the mean over every repeat it ran with it (as
+// compare's own ratio), and the effect is the mean over the pairs of to minus
+// from. Its variance sums, over the repeats, the square of each repeat's
+// contribution to the effect (a sandwich variance with repeats as clusters,
+// so whatever the configs of one repeat share, the baseline's own noise
+// among it, counts with its sign), each config's deviations scaled by
+// sqrt(n / (n - 1)) so that a single config gives its own t interval exactly.
+// Degrees of freedom: Welch-Satterthwaite over the configs' own variances,
+// kept within [fewest repeats - 1, repeats - 1]. False when a config has
+// fewer than two repeats with the baseline.
+bool through_baseline(const std::vector<KnobPair>& pairs, double level, AblationRow* row) {
+  struct Side {
+    const std::map<int64_t, double>* logs;
+    double weight;
+  };
+  std::vector<Side> sides;
+  const double g = static_cast<double>(pairs.size());
+  for (const auto& p : pairs) {
+    sides.push_back({&p.from_base, -1 / g});
+    sides.push_back({&p.to_base, 1 / g});
+  }
+  std::map<int64_t, double> contribution;  // repeat -> its share of the effect's error
+  double effect = 0, own = 0, own_sq = 0, min_df = INFINITY;
+  for (const auto& side : sides) {
+    const double n = static_cast<double>(side.logs->size());
+    if (n < 2) return false;
+    double mean = 0, ss = 0;
+    for (const auto& [r, l] : *side.logs) mean += l / n;
+    for (const auto& [r, l] : *side.logs) ss += (l - mean) * (l - mean);
+    effect += side.weight * mean;
+    const double scale = side.weight / n * std::sqrt(n / (n - 1));
+    for (const auto& [r, l] : *side.logs) contribution[r] += scale * (l - mean);
+    const double v = side.weight * side.weight * ss / (n - 1) / n;  // its own variance
+    own += v;
+    own_sq += v * v / (n - 1);
+    min_df = std::min(min_df, n - 1);
+  }
+  double var = 0;
+  for (const auto& [r, c] : contribution) var += c * c;
+  const double most = static_cast<double>(contribution.size()) - 1;
+  const double df = own_sq > 0 ? std::clamp(own * own / own_sq, min_df, most) : min_df;
+  const double half = var > 0 ? t_quantile(0.5 + level / 2, df) * std::sqrt(var) : 0;
+  row->ratio = std::exp(effect);
+  row->low = std::exp(effect - half);
+  row->high = std::exp(effect + half);
+  row->df = df;
+  row->note =
+      "repeats not shared by every pair: each config's ratio to the baseline over all "
+      "its repeats, the pairs' differences averaged";
+  return true;
+}
 
 // The knob's effect as t over the repeats every pair ran: each repeat's
 // effect is the mean of the pairs' log ratios in that repeat. False when
@@ -228,7 +298,9 @@ AblationRow knob_row(AblationRow row, const std::vector<KnobPair>& pairs, double
     row.pair_max = std::max(row.pair_max, p.estimate.ratio);
     across = across || p.estimate.across_machines;
   }
-  if (!over_shared_repeats(pairs, level, &row)) combine_pairs(pairs, level, &row);
+  if (!over_shared_repeats(pairs, level, &row) && !through_baseline(pairs, level, &row)) {
+    combine_pairs(pairs, level, &row);
+  }
   const std::string machines = "some pairs compared across machines";
   if (across && row.note.find("across machines") == std::string::npos) {
     row.note += (row.note.empty() ? "" : "; ") + machines;
@@ -241,6 +313,7 @@ AblationRow knob_row(AblationRow row, const std::vector<KnobPair>& pairs, double
 std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid,
                                   const CompareOptions& options) {
   const double level = options.sequential ? sequential_level(options.alpha) : 1 - options.alpha;
+  const ConfigSamples* base = find_baseline(configs, options);
   std::vector<AblationRow> rows;
   for (const auto& [knob, values] : grid.items()) {
     if (!values.is_array() || values.size() < 2) continue;
@@ -270,7 +343,10 @@ std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, con
         const auto& x = a->runs;
         const auto& y = b->runs;
         // Each pair as compare estimates it (paired by repeat and cycle).
-        if (auto e = estimate_ratio(x, y, level)) pairs.push_back({*e, repeat_log_ratios(x, y)});
+        if (auto e = estimate_ratio(x, y, level)) {
+          pairs.push_back({*e, repeat_log_ratios(x, y), repeat_log_ratios(base->runs, x),
+                           repeat_log_ratios(base->runs, y)});
+        }
       }
       AblationRow row;
       row.knob = knob;

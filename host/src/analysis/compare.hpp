@@ -117,7 +117,13 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
 // (df = repeats - 1): the pairs share the repeats' degrees of freedom, so a
 // knob is known about as well as the per-config ratios it summarises. It is
 // the interval of the average effect over the other knobs' values; how much
-// the pairs disagree (an interaction) is the range pair_min..pair_max.
+// the pairs disagree (an interaction) is the range pair_min..pair_max. When
+// the pairs ran different repeats (a precision run's later rounds run only
+// the configs not yet precise), the effect goes through the baseline: each
+// config's ratio to it over all its repeats, the pairs' differences averaged,
+// with a variance that counts what a repeat's configs share (see
+// through_baseline in compare.cpp), so that a pair of a config that stopped
+// after 3 rounds and one that ran 8 is not judged on the 3 they share.
 struct AblationRow {
   std::string knob;
   Json from;
