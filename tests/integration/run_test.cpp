@@ -368,6 +368,18 @@ TEST_CASE("compare tells a 3x slower step from the baseline", "[integration][com
   CHECK(rows[2]["ci_low"].get<double>() < rows[2]["ratio"].get<double>());
   CHECK(rows[2]["ci_high"].get<double>() > rows[2]["ratio"].get<double>());
 
+  // The knob table alone, as JSON: spin_us 300 against 100 is the 3x.
+  r = box.gpusweep("compare --db results.db --knobs --format json");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto knobs = nlohmann::json::parse(r.output);
+  REQUIRE(knobs.size() == 2);
+  CHECK(knobs[0]["knob"] == "spin_us");
+  CHECK(knobs[0]["to"] == 300);
+  CHECK(knobs[0]["repeats"] == 3);
+  CHECK(knobs[0]["ratio"].get<double>() == Approx(rows[1]["ratio"].get<double>()));
+  CHECK(knobs[0]["ci_high"].get<double>() < 1);
+
   r = box.gpusweep("compare --db results.db --format csv");
   CHECK(r.code == 0);
   CHECK_THAT(r.output,

@@ -43,6 +43,9 @@ po::options_description compare_options() {
       "interval shows is called negligible (0: any)")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or md")(
       "claims", "only the sweep's claims: each against its measured ratio, with a verdict")(
+      "knobs",
+      "only the knob table (which knob matters: each knob value's effect over the pairs of "
+      "configs that differ in it alone, with its interval)")(
       "across-machines",
       "give verdicts for configs whose trials ran on different machines than the baseline's "
       "(a merged cluster run); without it their ratio is shown and the verdict withheld")(
@@ -131,6 +134,10 @@ int cmd_compare(const Args& args) {
   const Rounds rounds = rounds_for(spec, vm.count("selection-data") != 0U);
   const auto configs = gather_configs(store, sweep->id, true, rounds);
   const auto rows = compare_configs(configs, opt);
+  if (vm.count("knobs") != 0U) {
+    std::cout << render_ablation(ablation(configs, spec.grid, opt), format);
+    return 0;
+  }
   std::vector<std::string> keys = varying_keys(spec);
 
   const std::vector<Json> records = comparison_records(rows, keys);

@@ -158,7 +158,33 @@ std::string comparison_legend(double max_quality_loss) {
          "stays above (non-inferior)\n";
 }
 
-std::string render_ablation(const std::vector<AblationRow>& knobs) {
+std::string render_ablation(const std::vector<AblationRow>& knobs, OutputFormat format) {
+  if (format != OutputFormat::table) {
+    std::vector<Json> records;
+    for (const auto& k : knobs) {
+      Json rec;
+      rec["knob"] = k.knob;
+      rec["from"] = k.from;
+      rec["to"] = k.to;
+      rec["pairs"] = k.pairs;
+      rec["repeats"] = k.repeats;
+      rec["df"] = k.df;
+      auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(); };
+      rec["ratio"] = k.pairs > 0 ? Json(k.ratio) : Json();
+      rec["ci_low"] = number(k.low);
+      rec["ci_high"] = number(k.high);
+      rec["pairs_min"] = number(k.pair_min);
+      rec["pairs_max"] = number(k.pair_max);
+      rec["note"] = k.note;
+      records.push_back(rec);
+    }
+    std::vector<Column> cols;
+    for (const char* key : {"knob", "from", "to", "pairs", "repeats", "df", "ratio", "ci_low",
+                            "ci_high", "pairs_min", "pairs_max", "note"}) {
+      cols.push_back({key, key, false, {}});
+    }
+    return render(records, cols, format);
+  }
   if (knobs.empty()) return "";
   Table t({"knob", "from", "to", "pairs", "repeats", "ratio", "95% CI", "pairs range", "note"});
   for (size_t c = 3; c <= 7; ++c) t.right_align(c);

@@ -23,7 +23,8 @@ std::string render_comparison(const std::vector<Json>& records,
 // quality change are made.
 std::string comparison_legend(double max_quality_loss);
 
-std::string render_ablation(const std::vector<AblationRow>& knobs);
+std::string render_ablation(const std::vector<AblationRow>& knobs,
+                            OutputFormat format = OutputFormat::table);
 
 // Each claim, what was measured, and the verdict.
 std::string render_claims(const std::vector<ClaimResult>& results, OutputFormat format);
