@@ -76,7 +76,8 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
           std::max(c.overlap_fraction, store.last_stat(t.id, "overlap_fraction").value_or(0));
     }
     if (t.summary->quality) {
-      c.quality.push_back({*t.summary->quality, store.last_stat(t.id, "quality_se").value_or(NAN)});
+      c.quality.push_back(
+          {*t.summary->quality, store.last_stat(t.id, "quality_se").value_or(NAN), t.plan.repeat});
     }
     if (t.summary->peak_memory_bytes) {
       c.peak_memory_bytes =

@@ -4,6 +4,8 @@
 #include "analysis/significance.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 namespace gpusweep::host {
 
@@ -50,6 +52,36 @@ Side side_of(const std::vector<QualitySample>& samples) {
   return s;
 }
 
+// The change's one-sided bounds at +-half, and the verdict they give.
+QualityComparison with_bounds(QualityComparison q, double half, double margin) {
+  q.low = q.change - half;
+  q.high = q.change + half;
+  q.verdict = q.low >= -margin   ? QualityVerdict::non_inferior
+              : q.high < -margin ? QualityVerdict::inferior
+                                 : QualityVerdict::inconclusive;
+  return q;
+}
+
+// The config's difference from the baseline, paired by repeat, as a Side
+// (mean: config - baseline): when both ran the same repeats, two or more,
+// every sample's repeat known; nothing otherwise.
+std::optional<Side> paired_difference(const std::vector<QualitySample>& baseline,
+                                      const std::vector<QualitySample>& config) {
+  std::map<int64_t, const QualitySample*> b;
+  for (const auto& q : baseline) {
+    if (q.repeat < 0 || !b.emplace(q.repeat, &q).second) return std::nullopt;
+  }
+  if (b.size() < 2 || config.size() != b.size()) return std::nullopt;
+  std::vector<QualitySample> d;  // each repeat's difference, with its evaluation error
+  std::set<int64_t> seen;
+  for (const auto& q : config) {
+    auto it = b.find(q.repeat);
+    if (it == b.end() || !seen.insert(q.repeat).second) return std::nullopt;
+    d.push_back({q.value - it->second->value, std::hypot(q.se, it->second->se), q.repeat});
+  }
+  return side_of(d);
+}
+
 }  // namespace
 
 std::string to_string(QualityVerdict v) {
@@ -75,6 +107,24 @@ std::optional<QualityComparison> compare_quality(const std::vector<QualitySample
   const double scale = std::fabs(b.mean);
   QualityComparison q;
   q.change = (higher_is_better ? 1.0 : -1.0) * (c.mean - b.mean) / scale;
+  if (const auto d = paired_difference(baseline, config)) {
+    // The same repeats on both sides: their paired differences (the same
+    // mean difference, a variance without what a repeat's seed shares).
+    if (!std::isfinite(d->variance)) {
+      q.note = "no standard error from the plugin: no interval, so no verdict";
+      return q;
+    }
+    double t = 0;
+    if (d->variance > 0) {
+      t = t_quantile(1 - alpha, std::max(1.0, d->df));
+    } else if (!d->se_known) {
+      q.note =
+          "repeats agree exactly with the baseline's (the same seed, a deterministic run): the "
+          "interval has no width and says nothing of other seeds";
+    }
+    const double half = t * std::sqrt(d->variance) / scale;
+    return with_bounds(q, half, margin);
+  }
   if (!std::isfinite(b.variance) || !std::isfinite(c.variance)) {
     q.note = "one repeat and no standard error from the plugin: no interval, so no verdict";
     return q;
@@ -90,13 +140,7 @@ std::optional<QualityComparison> compare_quality(const std::vector<QualitySample
         "repeats agree exactly (the same seed, a deterministic run): the interval has no "
         "width and says nothing of other seeds";
   }
-  const double half = t * std::sqrt(variance) / scale;
-  q.low = q.change - half;
-  q.high = q.change + half;
-  q.verdict = q.low >= -margin   ? QualityVerdict::non_inferior
-              : q.high < -margin ? QualityVerdict::inferior
-                                 : QualityVerdict::inconclusive;
-  return q;
+  return with_bounds(q, t * std::sqrt(variance) / scale, margin);
 }
 
 }  // namespace gpusweep::host

@@ -10,10 +10,13 @@
 // evaluation's sampling is left. The relative difference gets a one-sided
 // 95% bound each way (a 90% interval, as a TOST equivalence test reads it);
 // non-inferior when the lower bound is above -margin, inferior when the
-// upper bound is below it, and inconclusive in between.
+// upper bound is below it, and inconclusive in between. Sides that ran the
+// same repeats are compared by their paired differences, whose spread
+// (t, n - 1 df) or evaluation errors (the larger) make the interval.
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +26,11 @@ namespace gpusweep::host {
 struct QualitySample {
   double value = 0;
   double se = NAN;  // the evaluation's standard error; NaN when the plugin gives none
+  // The repeat it came from (its seed, with vary_seed); -1 unknown. When both
+  // sides ran the same two or more repeats, the change is judged on their
+  // paired differences (audit L1): a seed that trains well for the baseline
+  // tends to for the config too, and pairing takes that out of the noise.
+  int64_t repeat = -1;
 };
 
 enum class QualityVerdict { non_inferior, inferior, inconclusive };

@@ -104,3 +104,39 @@ TEST_CASE("lower-is-better quality: a lower loss is an improvement", "[host][qua
   REQUIRE(worse);
   CHECK(worse->verdict == QualityVerdict::inferior);
 }
+
+TEST_CASE(
+    "sides that ran the same repeats are judged on their paired differences: the seed's share "
+    "of the noise leaves, the test keeps its level",
+    "[host][quality][sim]") {
+  // Each repeat's seed moves both sides alike by sd 5 (around 100: how well
+  // that seed trains); the config's own noise adds sd 0.3 each, and each
+  // evaluation reports se 0.2. 3 repeats.
+  gpusweep::random::SplitMix64 rng(281);
+  auto run = [&rng](double change, bool paired) {
+    std::vector<QualitySample> base, config;
+    for (int r = 0; r < 3; ++r) {
+      const double seed = gpusweep::random::normal(rng, 0, 5);
+      base.push_back({100 + seed + gpusweep::random::normal(rng, 0, 0.3), 0.2, paired ? r : -1});
+      config.push_back({100 * (1 + change) + seed + gpusweep::random::normal(rng, 0, 0.3), 0.2,
+                        paired ? r : -1});
+    }
+    const auto q = compare_quality(base, config, true, 0.01);
+    REQUIRE(q);
+    return q->verdict;
+  };
+  const int runs = 2000;
+  int paired_ok = 0, unpaired_ok = 0, at_margin = 0;
+  for (int i = 0; i < runs; ++i) {
+    paired_ok += run(0.0, true) == QualityVerdict::non_inferior;
+    unpaired_ok += run(0.0, false) == QualityVerdict::non_inferior;
+    // Exactly at the margin: called non-inferior at most 5% of the time.
+    at_margin += run(-0.01, true) == QualityVerdict::non_inferior;
+  }
+  INFO("no change called non-inferior: paired " << paired_ok << ", unpaired " << unpaired_ok
+                                                << " of " << runs << "; at the margin (paired) "
+                                                << at_margin);
+  CHECK(paired_ok >= 0.7 * runs);    // the pairs' noise (0.42) is well inside the margin (1)
+  CHECK(unpaired_ok <= 0.1 * runs);  // unpaired, the seeds' spread (5) swamps it
+  CHECK(at_margin <= 0.05 * runs * 1.2);
+}
