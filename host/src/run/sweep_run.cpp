@@ -265,17 +265,26 @@ InterleavePlan plan_execution(const MeasureSpec& measure, const std::vector<Json
   return plan;
 }
 
+void label_shared_oom(db::TrialOutcome& outcome, const GpuAssignment& gpus) {
+  if (!gpus.shared || outcome.status != db::TrialStatus::oom || !outcome.interleave_group) return;
+  outcome.error = outcome.error.value_or("out of memory") + " [it took turns on " +
+                  (gpus.gpus.empty() ? "the GPU" : "GPU " + gpus.gpus[0]) +
+                  " with other trials, each holding its device memory while it waited: the "
+                  "memory may be theirs; run it with measure.interleave 1 to tell]";
+}
+
 bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
   if (jobs.empty()) return true;
+  const InterleavePlan& plan = interleave_plan(jobs);
   auto then = callbacks.on_finish;
   callbacks.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
+    label_shared_oom(o, plan.gpus);
     o.slurm_job_id = request_.scheduler_job_id;
     o.slurm_task_id = request_.scheduler_task_id;
     o.run_plugin_hash = info_.hash;
     store_->commit_trial(j.trial_id, o);
     if (then) then(j, std::move(o));
   };
-  const InterleavePlan& plan = interleave_plan(jobs);
   Runner runner(worker_executable(), request_.jobs, request_.fork_server, plan.interleave,
                 plan.gpus);
   return runner.run(std::move(jobs), callbacks);

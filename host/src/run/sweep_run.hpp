@@ -87,6 +87,14 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
 InterleavePlan plan_execution(const MeasureSpec& measure, const std::vector<Json>& configs,
                               const RunRequest& request);
 
+// An out-of-memory trial that took turns on one GPU with others
+// (measure.interleave > 1 on a device; GpuAssignment::shared): each waiting
+// trial holds its device memory, so the OOM may be a neighbour's (audit M6).
+// Its error says so, with the fix; it stays an oom. tune never shares a GPU
+// (it refuses interleave on one), so its rule that an OOM rules out larger
+// batches never sees such a trial.
+void label_shared_oom(db::TrialOutcome& outcome, const GpuAssignment& gpus);
+
 class SweepRun {
  public:
   // Finds or creates the run and takes its lock. Throws UsageError when a
