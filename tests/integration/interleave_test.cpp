@@ -125,6 +125,9 @@ TEST_CASE("measure.precision adds rounds until the ratios are precise, within th
   INFO(q.output);
   CHECK(q.code == 0);
   CHECK_THAT(q.output, Contains("overrun measure.budget_s"));
+  // And said so up front, at the first look, with the rounds it would take.
+  CHECK_THAT(q.output, Contains("note: the target looks out of reach in the budget") &&
+                           Contains("would take more than 100 rounds"));
 }
 
 TEST_CASE("warmup goes on until block times settle, and records the transient apart",

@@ -1,6 +1,7 @@
 // Rounds until precise; see precision.hpp.
 #include "analysis/precision.hpp"
 
+#include "analysis/significance.hpp"
 #include "support/format.hpp"
 
 #include <algorithm>
@@ -54,6 +55,20 @@ PrecisionStatus precision_status(const std::vector<ConfigSamples>& configs, cons
     s.median_half_width = n % 2 ? widths[n / 2] : (widths[n / 2 - 1] + widths[n / 2]) / 2;
   }
   return s;
+}
+
+std::optional<int64_t> rounds_needed(double half_width, int64_t rounds, double target,
+                                     int64_t max_rounds) {
+  if (!(half_width > 0) || !(target > 0) || rounds < 2) return std::nullopt;
+  if (half_width <= target) return rounds;
+  const double q = 0.5 + kSequentialLevel / 2;
+  const double spread = half_width * std::sqrt(static_cast<double>(rounds)) /
+                        t_quantile(q, static_cast<double>(rounds - 1));
+  for (int64_t n = rounds + 1; n <= max_rounds; ++n) {
+    const double dn = static_cast<double>(n);
+    if (t_quantile(q, dn - 1) * spread / std::sqrt(dn) <= target) return n;
+  }
+  return std::nullopt;
 }
 
 std::string precision_summary(const PrecisionStatus& s, double target) {

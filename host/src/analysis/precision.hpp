@@ -69,6 +69,13 @@ PrecisionStatus precision_status(const std::vector<ConfigSamples>& configs, cons
                                  double target, int look,
                                  const std::set<int64_t>& done_before = {});
 
+// The rounds in all a config whose interval is `half_width` (relative, at
+// kSequentialLevel) after `rounds` rounds would need for a half-width of at
+// most `target`, if its spread stays as it is (the half-width goes as
+// t(n - 1) / sqrt(n)); nothing when more than max_rounds would not do.
+std::optional<int64_t> rounds_needed(double half_width, int64_t rounds, double target,
+                                     int64_t max_rounds);
+
 // "2 of 3 configs within ±1.0% or clearly apart; median ±1.4%; widest open
 // ±2.6% (#3)" for progress lines.
 std::string precision_summary(const PrecisionStatus& s, double target);

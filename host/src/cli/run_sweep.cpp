@@ -63,6 +63,7 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request)
                               : "; done: " + look.stop;
     progress.grow(look.added);
     progress.note(line);
+    if (!look.forecast.empty()) progress.note("note: " + look.forecast);
   };
   const bool complete = run.execute(std::move(jobs), cb, on_look);
   if (ran_any) progress.done();

@@ -273,6 +273,36 @@ void label_shared_oom(db::TrialOutcome& outcome, const GpuAssignment& gpus) {
                   "memory may be theirs; run it with measure.interleave 1 to tell]";
 }
 
+namespace {
+
+// At the first look: the config furthest from the target, the rounds it
+// would need at its present spread, and whether the budget covers them
+// (round_s: what a round of the configs still open costs; left_s: the
+// budget left). "" when it does.
+std::string reach_forecast(const PrecisionStatus& status, int64_t rounds, double target,
+                           double round_s, double left_s) {
+  if (std::isnan(status.widest_half_width) || status.widest_config < 0) return "";
+  const auto need = rounds_needed(status.widest_half_width, rounds, target, kMaxRounds);
+  const int64_t covered =
+      rounds + (round_s > 0 ? static_cast<int64_t>(std::floor(std::max(0.0, left_s) / round_s))
+                            : kMaxRounds);
+  if (need && *need <= covered) return "";
+  std::string out = "the target looks out of reach in the budget: #" +
+                    std::to_string(status.widest_config + 1) + " is at ±" +
+                    fixed(100 * status.widest_half_width, 1) + "% after " + std::to_string(rounds) +
+                    " rounds, and at its spread ±" + fixed(100 * target, 1) + "% would take ";
+  out += need ? "about " + std::to_string(*need) + " rounds"
+              : "more than " + std::to_string(kMaxRounds) + " rounds (the most a run adds)";
+  out += ", where measure.budget_s covers about " + std::to_string(std::min(covered, kMaxRounds));
+  if (need) {
+    out += " (about " + fixed(static_cast<double>(*need - covered + 1) * round_s, 0) +
+           " s more of measure.budget_s would do)";
+  }
+  return out + "; it stops short of the target unless the config turns out clearly apart";
+}
+
+}  // namespace
+
 bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
   if (jobs.empty()) return true;
   const InterleavePlan& plan = interleave_plan(jobs);
@@ -338,6 +368,12 @@ bool SweepRun::precision_rounds(const RunnerCallbacks& callbacks, const LookCall
                   fixed(m.budget_s, 0) + " s spent)";
     }
     look.added = look.stop.empty() ? round.size() : 0;
+    if (look.index == 1 && !look.status.done) {
+      const double open_round_s = round_s * static_cast<double>(round.size()) /
+                                  static_cast<double>(std::max<size_t>(1, config_of.size()));
+      look.forecast =
+          reach_forecast(look.status, look.rounds, m.precision, open_round_s, m.budget_s - elapsed);
+    }
     if (on_look) on_look(look);
     if (!look.stop.empty()) return true;
     store_->add_trials(record_.id, round);

@@ -118,6 +118,9 @@ class SweepRun {
     PrecisionStatus status;
     size_t added = 0;  // trials of the next round
     std::string stop;  // why no round follows; "" when one does
+    // At the first look, when the budget looks too small for the target at
+    // the configs' present spread: by how much, and what would do; else "".
+    std::string forecast;
   };
   using LookCallback = std::function<void(const Look&)>;
 

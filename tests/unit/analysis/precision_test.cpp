@@ -233,3 +233,35 @@ TEST_CASE(
   }
   CHECK(misses <= 0.1 * kRuns);
 }
+
+TEST_CASE("the rounds a target needs, forecast after the first rounds, warn when out of reach",
+          "[host][precision][sim]") {
+  CHECK(rounds_needed(0.008, 3, 0.01, kMaxRounds) == 3);  // within already
+  CHECK_FALSE(rounds_needed(0.5, 3, 0.01, kMaxRounds));   // beyond what a run adds
+  // Per-round log ratios with sd sigma; a target of 1% at the sequential
+  // level. After 3 rounds, the forecast against a budget of 12 rounds: with
+  // sigma 5% the truth needs more than 100 rounds (far out of reach), with sigma
+  // 0.8% about 6 (well within). The warning should come for the first
+  // nearly always and for the second rarely.
+  std::mt19937 rng(2911);
+  const double q = 0.5 + kSequentialLevel / 2;
+  auto warns = [&](double sigma) {
+    std::normal_distribution<double> z(0, sigma);
+    double x[3], mean = 0, ss = 0;
+    for (double& v : x) mean += (v = z(rng)) / 3;
+    for (double v : x) ss += (v - mean) * (v - mean);
+    const double half = t_quantile(q, 2) * std::sqrt(ss / 2 / 3);
+    const auto n = rounds_needed(half, 3, 0.01, kMaxRounds);
+    return !n || *n > 12;
+  };
+  int far = 0, near = 0;
+  const int runs = 1000;
+  for (int i = 0; i < runs; ++i) {
+    far += warns(0.05);
+    near += warns(0.008);
+  }
+  INFO("warned: " << far << " of " << runs << " out of reach, " << near << " of " << runs
+                  << " within reach");
+  CHECK(far >= 0.85 * runs);
+  CHECK(near <= 0.15 * runs);
+}
