@@ -57,3 +57,30 @@ TEST_CASE(
   CHECK_THAT(r.output, Contains("note: fork server: loading the plugin left 2 threads"));
   CHECK(r.output.find("note:") == r.output.rfind("note:"));
 }
+
+TEST_CASE(
+    "a plugin that initialises CUDA as it loads is not forked: its trials run fresh, with a "
+    "note",
+    "[integration][fork]") {
+  const char* sweep = R"({"name": "cuda", "workload": "cuda_at_load",
+    "grid": {"seed": [0, 1]}, "measure": {"min_block_s": 0, "repeats": 1, "warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})";
+  // With the (fake) driver initialised by the plugin's static initialiser.
+  Sandbox box;
+  box.write("c.json", sweep);
+  auto r = gpusweep::test::run_shell("cd '" + box.path("") + "' && GPUSWEEP_TEST_FAKE_CUDA='" +
+                                     GPUSWEEP_FAKE_CUDA + "' GPUSWEEP_PLUGIN_PATH='" +
+                                     GPUSWEEP_TEST_PLUGIN_DIR + "' '" + GPUSWEEP_BIN +
+                                     "' run c.json --db results.db 2>&1");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  CHECK_THAT(r.output, Contains("note: fork server: loading the plugin initialised CUDA"));
+  // The same plugin initialising nothing is forked, without a note.
+  Sandbox plain;
+  plain.write("c.json", sweep);
+  r = plain.gpusweep("run c.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(plain.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  CHECK_THAT(r.output, !Contains("note:"));
+}

@@ -40,6 +40,22 @@ PluginManifest PluginManifest::parse(const Json& j) {
     m.quality_description = optional_string(*q, "description");
     m.higher_is_better = q->value("higher_is_better", true);
   }
+  if (auto ms = j.find("metrics"); ms != j.end()) {
+    if (!ms->is_array()) throw Error("manifest of '" + m.name + "': 'metrics' must be an array");
+    for (const auto& mj : *ms) {
+      if (!mj.is_object() || !mj.contains("name") || !mj["name"].is_string()) {
+        throw Error("manifest of '" + m.name + "': each of 'metrics' needs a \"name\"");
+      }
+      MetricInfo info;
+      info.name = mj["name"].get<std::string>();
+      info.higher_is_better = mj.value("higher_is_better", true);
+      for (auto [key, bound] :
+           {std::pair<const char*, std::optional<double>*>{"min", &info.min}, {"max", &info.max}}) {
+        if (auto b = mj.find(key); b != mj.end() && b->is_number()) *bound = b->get<double>();
+      }
+      m.metrics.push_back(info);
+    }
+  }
   auto params = j.find("params");
   if (params == j.end() || !params->is_array()) {
     throw Error("manifest of '" + m.name + "': 'params' must be an array");
@@ -61,6 +77,27 @@ PluginManifest PluginManifest::parse(const Json& j) {
     m.params.push_back(std::move(p));
   }
   return m;
+}
+
+std::optional<MetricInfo> PluginManifest::target_metric(const std::string& name) const {
+  std::optional<MetricInfo> out;
+  for (const auto& mi : metrics) {
+    if (mi.name == name) out = mi;
+  }
+  if (!quality_metric.empty() && name == quality_metric) {
+    if (!out) out = MetricInfo{name, higher_is_better, std::nullopt, std::nullopt};
+    out->higher_is_better = higher_is_better;  // the quality's direction rules
+  }
+  return out;
+}
+
+std::vector<std::string> PluginManifest::target_metric_names() const {
+  std::vector<std::string> names;
+  if (!quality_metric.empty()) names.push_back(quality_metric);
+  for (const auto& mi : metrics) {
+    if (mi.name != quality_metric) names.push_back(mi.name);
+  }
+  return names;
 }
 
 const ParamSpec* PluginManifest::find(const std::string& name) const {

@@ -20,6 +20,15 @@ using Json = nlohmann::json;
 using ParamSpec = gpusweep::Param;
 using gpusweep::ParamType;
 
+// A metric evaluate() reports that a target may name (the manifest's
+// "metrics", and its quality metric): direction and range.
+struct MetricInfo {
+  std::string name;
+  bool higher_is_better = true;
+  std::optional<double> min;
+  std::optional<double> max;
+};
+
 struct PluginManifest {
   std::string name;
   std::string version;
@@ -31,6 +40,7 @@ struct PluginManifest {
   std::string quality_description;
   bool higher_is_better = true;
   std::vector<ParamSpec> params;
+  std::vector<MetricInfo> metrics;  // declared ones (may include the quality metric's range)
   Json raw;
 
   // Throws gpusweep::Error naming what is malformed.
@@ -39,6 +49,12 @@ struct PluginManifest {
   std::vector<std::string> param_names() const;
   // Every parameter at its default.
   Json defaults() const;
+  // The metric a target may name: the quality metric (its direction, and
+  // the range a "metrics" entry of the same name gives) or a declared one;
+  // nothing for a metric the manifest does not declare.
+  std::optional<MetricInfo> target_metric(const std::string& name) const;
+  // The names target_metric knows, for messages.
+  std::vector<std::string> target_metric_names() const;
 };
 
 // The closest candidate by edit distance, if close enough to be a likely typo.

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <functional>
 #include <gpusweep/random.hpp>
 #include <limits>
 #include <map>
@@ -29,9 +30,11 @@ const std::vector<std::string> kTopKeys = {"name", "workload", "description", "b
                                            "grid", "measure",  "baseline",    "claims",
                                            "tune", "$comment"};
 const std::vector<std::string> kMeasureKeys = {
-    "warmup_steps",      "steps_per_block", "blocks",        "repeats",     "timeout_s",
-    "eval_every_blocks", "order_seed",      "silence_s",     "max_memory",  "interleave",
-    "precision",         "budget_s",        "stable_warmup", "min_block_s", "vary_seed"};
+    "warmup_steps",  "steps_per_block",   "blocks",     "repeats",
+    "timeout_s",     "eval_every_blocks", "order_seed", "silence_s",
+    "max_memory",    "interleave",        "precision",  "budget_s",
+    "stable_warmup", "min_block_s",       "vary_seed",  "target"};
+const std::vector<std::string> kTargetKeys = {"metric", "value", "direction", "max_s", "max_steps"};
 
 [[noreturn]] void usage(const std::string& source, const std::string& where,
                         const std::string& what) {
@@ -200,6 +203,87 @@ void parse_precision(const std::string& source, const Json& m, MeasureSpec& s) {
   if (!m.contains("budget_s")) s.budget_s = kDefaultBudgetS;
 }
 
+// measure.target, checked on its own (the manifest's checks are in
+// validate_sweep): a number to reach, a known direction, and a budget.
+void parse_target(const std::string& source, const Json& m, MeasureSpec& s) {
+  auto it = m.find("target");
+  if (it == m.end()) return;
+  const Json& t = *it;
+  const std::string fix_budget =
+      "give \"max_s\" (training seconds) or \"max_steps\": a trial that has not reached the "
+      "target by then ends, censored";
+  if (!t.is_object()) {
+    usage(source, "measure.target",
+          "expected an object such as {\"metric\": \"val_loss\", \"value\": 0.5, "
+          "\"max_s\": 600}, got " +
+              t.dump());
+  }
+  for (const auto& [key, value] : t.items()) {
+    if (std::find(kTargetKeys.begin(), kTargetKeys.end(), key) == kTargetKeys.end()) {
+      usage(source, "measure.target." + key,
+            "unknown key" + suggestion(key, kTargetKeys) +
+                " (known: metric, value, direction, max_s, max_steps)");
+    }
+  }
+  TargetSpec target;
+  if (auto mt = t.find("metric"); mt != t.end()) {
+    if (!mt->is_string() || mt->get<std::string>().empty()) {
+      usage(source, "measure.target.metric",
+            "expected the name of a metric the workload reports, got " + mt->dump() +
+                " (leave it out for the workload's quality metric)");
+    }
+    target.metric = mt->get<std::string>();
+  }
+  auto v = t.find("value");
+  if (v == t.end() || !v->is_number() || !std::isfinite(v->get<double>())) {
+    usage(source, "measure.target.value",
+          std::string(v == t.end() ? "missing" : "expected a number, got " + v->dump()) +
+              ": the value of the metric that counts as reached");
+  }
+  target.value = v->get<double>();
+  if (auto d = t.find("direction"); d != t.end()) {
+    if (*d != "max" && *d != "min") {
+      usage(source, "measure.target.direction",
+            "expected \"max\" (reached at or above the value) or \"min\" (at or below), got " +
+                d->dump());
+    }
+    target.higher_is_better = *d == "max";
+  }
+  if (auto ms = t.find("max_s"); ms != t.end()) {
+    if (!ms->is_number() || !(ms->get<double>() > 0) || !std::isfinite(ms->get<double>())) {
+      usage(source, "measure.target.max_s",
+            "expected a positive number of training seconds, got " + ms->dump());
+    }
+    target.max_s = ms->get<double>();
+  }
+  if (auto st = t.find("max_steps"); st != t.end()) {
+    if (!st->is_number_integer() || st->get<int64_t>() < 1) {
+      usage(source, "measure.target.max_steps",
+            "expected a whole number of steps, 1 or more, got " + st->dump());
+    }
+    target.max_steps = st->get<int64_t>();
+  }
+  if (target.max_s <= 0 && target.max_steps <= 0) usage(source, "measure.target", fix_budget);
+  if (s.precision > 0) {
+    usage(source, "measure.precision",
+          "rounds until precise judge throughput ratios, not times to a target: leave "
+          "measure.precision out of a sweep with measure.target (its repeats are the seeds "
+          "compared)");
+  }
+  if (target.max_s > 0 && !m.contains("timeout_s")) {
+    // The default trial timeout, raised to cover the target's budget.
+    s.timeout_s = std::max(s.timeout_s, 2 * target.max_s + 60);
+  } else if (target.max_s > 0 && s.timeout_s <= 1.5 * target.max_s) {
+    usage(source, "measure.timeout_s",
+          fixed(s.timeout_s, 0) + " s would end a trial before its target's budget (max_s " +
+              fixed(target.max_s, 0) +
+              " s of training, plus setup, warmup and evaluations): set measure.timeout_s to "
+              "at least " +
+              fixed(2 * target.max_s + 60, 0));
+  }
+  s.target = target;
+}
+
 MeasureSpec parse_measure(const std::string& source, const Json& m) {
   if (!m.is_object()) usage(source, "measure", "expected an object, got " + m.dump());
   for (const auto& [key, value] : m.items()) {
@@ -209,7 +293,7 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
                 " (known: warmup_steps, steps_per_block, blocks, "
                 "repeats, timeout_s, silence_s, eval_every_blocks, "
                 "order_seed, max_memory, interleave, precision, budget_s, stable_warmup, "
-                "min_block_s, vary_seed)");
+                "min_block_s, vary_seed, target)");
     }
   }
   MeasureSpec s;
@@ -275,6 +359,7 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
     s.min_block_s = it->get<double>();
   }
   parse_precision(source, m, s);
+  parse_target(source, m, s);
   return s;
 }
 
@@ -360,6 +445,16 @@ Json MeasureSpec::to_json() const {
     j["precision"] = precision;
     j["budget_s"] = budget_s;
   }
+  if (target) j["target"] = target->to_json();
+  return j;
+}
+
+Json TargetSpec::to_json() const {
+  Json j{{"value", value}};
+  if (!metric.empty()) j["metric"] = metric;
+  if (higher_is_better) j["direction"] = *higher_is_better ? "max" : "min";
+  if (max_s > 0) j["max_s"] = max_s;
+  if (max_steps > 0) j["max_steps"] = max_steps;
   return j;
 }
 
@@ -504,6 +599,80 @@ uint64_t grid_size(const SweepSpec& spec) {
 // Long by design: the checks of a sweep against the manifest in the order a
 // user reads the file (grid size, base, grid, baseline, claims), sharing the
 // expanded configs and the check and count helpers; each is a few lines.
+namespace {
+
+// measure.target against the manifest: a metric the workload declares (its
+// quality metric, or one of its "metrics"), a value it can take, and a
+// direction where the manifest gives none.
+void validate_target(const SweepSpec& spec, const PluginManifest& manifest) {
+  const TargetSpec& t = *spec.measure.target;
+  const std::string name = t.metric.empty() ? manifest.quality_metric : t.metric;
+  const std::string where = t.metric.empty() ? "measure.target" : "measure.target.metric";
+  const auto known = manifest.target_metric_names();
+  std::string listed;
+  for (const auto& n : known) listed += (listed.empty() ? "" : ", ") + n;
+  if (name.empty()) {
+    usage(spec.source, where,
+          "workload '" + manifest.name +
+              "' declares no quality metric: name the metric to reach (\"metric\")");
+  }
+  const auto info = manifest.target_metric(name);
+  if (!info) {
+    usage(spec.source, where,
+          "'" + name + "' is not a metric workload '" + manifest.name + "' reports" +
+              suggestion(name, known) + " (it declares: " + (listed.empty() ? "none" : listed) +
+              "; gpusweep plugins " + manifest.name + ")");
+  }
+  const bool out_of_range =
+      (info->min && t.value < *info->min) || (info->max && t.value > *info->max);
+  if (out_of_range) {
+    const std::string range = std::string("[") + (info->min ? number_text(*info->min) : "-inf") +
+                              ", " + (info->max ? number_text(*info->max) : "inf") + "]";
+    usage(spec.source, "measure.target.value",
+          number_text(t.value) + " is outside what '" + name + "' can take, " + range +
+              ": no trial could reach it; give a value inside it");
+  }
+}
+
+// Each claim compares two configs of this sweep: both must be in it.
+// `check` judges a setting against the manifest (validate_sweep's).
+void validate_claims(
+    const SweepSpec& spec, const PluginManifest& manifest,
+    const std::function<void(const std::string&, const std::string&, const Json&)>& check) {
+  if (spec.claims.empty()) return;
+  const auto configs = expand_configs(spec, manifest);
+  auto count = [&](const Json& partial) {
+    return std::count_if(configs.begin(), configs.end(),
+                         [&](const Json& c) { return matches(c, partial); });
+  };
+  for (size_t i = 0; i < spec.claims.size(); ++i) {
+    const Claim& c = spec.claims[i];
+    if (c.change.empty()) continue;  // nothing to compare here (see Claim::required_features)
+    const std::string where = "claims[" + std::to_string(i) + "]";
+    for (const auto& [key, value] : c.change.items()) check(where + ".change." + key, key, value);
+    for (const auto& [key, value] : c.baseline.items())
+      check(where + ".baseline." + key, key, value);
+    Json from = c.baseline.empty() ? spec.baseline : c.baseline;
+    if (from.empty() && !configs.empty()) from = configs.front();
+    Json to = from;
+    for (const auto& [key, value] : c.change.items()) to[key] = value;
+    for (const auto& [what, partial] :
+         {std::pair<const char*, const Json&>{"baseline", from}, {"changed", to}}) {
+      const auto n_match = count(partial);
+      if (n_match != 1) {
+        usage(spec.source, where,
+              std::string("its ") + what + " config " + partial.dump() + " matches " +
+                  std::to_string(n_match) +
+                  " of the sweep's configurations; a claim compares "
+                  "exactly two: put the changed values in the grid, and pin the other knobs "
+                  "in the claim's \"baseline\"");
+      }
+    }
+  }
+}
+
+}  // namespace
+
 void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
   // The size first: a billion-config grid is refused with its count, before
   // any per-value work.
@@ -555,38 +724,8 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
       }
     }
   }
-  // Each claim compares two configs of this sweep: both must be in it.
-  if (!spec.claims.empty()) {
-    const auto configs = expand_configs(spec, manifest);
-    auto count = [&](const Json& partial) {
-      return std::count_if(configs.begin(), configs.end(),
-                           [&](const Json& c) { return matches(c, partial); });
-    };
-    for (size_t i = 0; i < spec.claims.size(); ++i) {
-      const Claim& c = spec.claims[i];
-      if (c.change.empty()) continue;  // nothing to compare here (see Claim::required_features)
-      const std::string where = "claims[" + std::to_string(i) + "]";
-      for (const auto& [key, value] : c.change.items()) check(where + ".change." + key, key, value);
-      for (const auto& [key, value] : c.baseline.items())
-        check(where + ".baseline." + key, key, value);
-      Json from = c.baseline.empty() ? spec.baseline : c.baseline;
-      if (from.empty() && !configs.empty()) from = configs.front();
-      Json to = from;
-      for (const auto& [key, value] : c.change.items()) to[key] = value;
-      for (const auto& [what, partial] :
-           {std::pair<const char*, const Json&>{"baseline", from}, {"changed", to}}) {
-        const auto n_match = count(partial);
-        if (n_match != 1) {
-          usage(spec.source, where,
-                std::string("its ") + what + " config " + partial.dump() + " matches " +
-                    std::to_string(n_match) +
-                    " of the sweep's configurations; a claim compares "
-                    "exactly two: put the changed values in the grid, and pin the other knobs "
-                    "in the claim's \"baseline\"");
-        }
-      }
-    }
-  }
+  validate_claims(spec, manifest, check);
+  if (spec.measure.target) validate_target(spec, manifest);
   if (!spec.baseline.empty()) {
     bool any = false;
     for (const auto& c : expand_configs(spec, manifest)) any = any || matches(c, spec.baseline);

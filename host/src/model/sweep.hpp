@@ -42,6 +42,22 @@ uint64_t repeat_seed(uint64_t seed, int64_t repeat, uint64_t low, uint64_t high)
 constexpr double kStableWarmupTolerance = 0.05;
 constexpr int64_t kMaxWarmupWindows = 20;
 
+// Time to quality (measure.target): a trial trains, block after block, until
+// an evaluation reaches `value` of `metric` or its training budget ends (then
+// it is censored: its time is a lower bound). The training clock is the
+// blocks' time; evaluations are timed apart.
+struct TargetSpec {
+  std::string metric;  // a metric evaluate() reports; "" = the workload's quality metric
+  double value = 0;
+  // "direction": "max" (reached at or above value) or "min"; nothing: the
+  // metric's own direction in the manifest.
+  std::optional<bool> higher_is_better;
+  double max_s = 0;       // training seconds before the trial is censored; 0: none
+  int64_t max_steps = 0;  // measured steps before it is censored; 0: none
+
+  Json to_json() const;
+};
+
 struct MeasureSpec {
   int64_t warmup_steps = 10;
   // After warmup_steps, warm up further in windows of a quarter block until
@@ -88,6 +104,9 @@ struct MeasureSpec {
   // config share each repeat's seed, which keeps their pairing. false: every
   // repeat runs the config's seed.
   bool vary_seed = true;
+  // Time to quality: trains until the target or its budget (see TargetSpec);
+  // nothing: the fixed blocks above.
+  std::optional<TargetSpec> target;
 
   Json to_json() const;
   // Reads to_json()'s document back (or a sweep file's "measure"), checked as

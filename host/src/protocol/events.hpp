@@ -13,7 +13,11 @@
 //   runtime         {runtime, setup_s}         after create
 //   warmup_done     {seconds, first_step_s?, window_steps?, windows?, stable?}
 //   stats_snapshot  {at_step, stats}           after warmup
-//   eval            {when, quality, seconds}
+//   eval            {at_step, seconds, metrics, train_s?, samples?}   (train_s and
+//                   samples: the training clock and samples so far, under measure.target)
+//   target          {reached, time_s, at_step, train_s, evaluations, eval_s, metric, value}
+//                   the time to quality (measure.target): interpolated when reached, the
+//                   training time so far when censored
 //   block           {idx, steps, seconds, device_seconds?, ...}
 //   await           {turn}                     gated trials: waits for its turn
 //   stats           {stats}                    after the last block
@@ -39,6 +43,7 @@ inline constexpr char stats_snapshot[] = "stats_snapshot";
 inline constexpr char warmup_done[] = "warmup_done";
 inline constexpr char eval[] = "eval";
 inline constexpr char block[] = "block";
+inline constexpr char target[] = "target";
 inline constexpr char await[] = "await";
 inline constexpr char stats[] = "stats";
 inline constexpr char result[] = "result";

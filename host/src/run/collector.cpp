@@ -86,6 +86,26 @@ void TrialCollector::on_event(const Json& e) {
         if (value.is_number()) metrics_.push_back({"eval", at, name, value.get<double>()});
       }
     }
+    // Under measure.target, the curve's clock beside its metrics: the
+    // training seconds and samples at this evaluation.
+    for (const char* key : {"train_s", "samples"}) {
+      if (auto v = number(e, key)) {
+        metrics_.push_back({"eval", at, std::string(kCurvePrefix) + key, *v});
+      }
+    }
+  } else if (kind == event::target) {
+    // Time to quality: the time (interpolated, or a lower bound when
+    // censored) and what it rests on.
+    const bool reached = e.value("reached", false);
+    if (auto t = number(e, "time_s")) metrics_.push_back({"stat", 0, "target_time_s", *t});
+    metrics_.push_back({"stat", 0, "target_censored", reached ? 0.0 : 1.0});
+    for (const auto& [key, name] :
+         {std::pair<const char*, const char*>{"train_s", "target_train_s"},
+          {"eval_s", "target_eval_s"},
+          {"evaluations", "target_evaluations"},
+          {"at_step", "target_steps"}}) {
+      if (auto v = number(e, key)) metrics_.push_back({"stat", 0, name, *v});
+    }
   } else if (kind == event::warmup_done) {
     // The transient, apart from the steady state the blocks measure.
     if (auto s = number(e, "seconds")) metrics_.push_back({"stat", 0, "warmup_s", *s});

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -411,16 +412,23 @@ class Trial {
   }
 
   // Evaluations get their own phase (a hang there is reported as such), and
-  // measuring resumes after one between blocks.
-  void evaluate(const char* phase) {
+  // measuring resumes after one between blocks. `extra` joins the event
+  // (the training clock under measure.target); returns the metrics and sets
+  // *seconds to the evaluation's time when asked.
+  Json evaluate(const char* phase, const Json& extra = Json::object(), double* seconds = nullptr) {
     out_.emit({{"event", event::phase}, {"phase", phase}});
     const auto t0 = Clock::now();
     const char* metrics = nullptr;
     check(t_->evaluate(inst_, &metrics), phase, steps_done_);
-    out_.emit({{"event", event::eval},
-               {"at_step", steps_done_},
-               {"seconds", seconds_since(t0)},
-               {"metrics", parse_or_raw(metrics)}});
+    const double took = seconds_since(t0);
+    Json e = {{"event", event::eval},
+              {"at_step", steps_done_},
+              {"seconds", took},
+              {"metrics", parse_or_raw(metrics)}};
+    for (const auto& [k, v] : extra.items()) e[k] = v;
+    out_.emit(e);
+    if (seconds != nullptr) *seconds = took;
+    return e["metrics"];
   }
 
   // The plugin's measured window (GPUSWEEP_EXT_MEASURE_WINDOW), when it has
@@ -456,38 +464,49 @@ class Trial {
     return seconds;
   }
 
+  // One measured block, in its turn: steps_per_block steps timed with the
+  // device synced at its end; emitted, and its time kept in block_seconds_.
+  // Its seconds, and its samples in *samples.
+  double run_block(int64_t b, double* samples) {
+    next_turn();
+    gpusweep_step_result r{};
+    double secondary = 0;
+    *samples = 0;
+    const auto t0 = Clock::now();
+    begin_device_clock();
+    for (int64_t s = 0; s < m_.steps_per_block; ++s) {
+      r.struct_size = sizeof r;
+      r.samples = 0;
+      r.secondary_samples = 0;
+      check(t_->step(inst_, &r), "measure", steps_done_ + s);
+      *samples += r.samples;
+      secondary += r.secondary_samples;
+    }
+    const std::optional<double> device_seconds = end_device_clock();
+    check(t_->synchronize(inst_), "measure", steps_done_);
+    const double seconds = seconds_since(t0);
+    steps_done_ += m_.steps_per_block;
+    Json block = {{"event", event::block},       {"idx", b},
+                  {"steps", m_.steps_per_block}, {"seconds", seconds},
+                  {"samples", *samples},         {"secondary_samples", secondary}};
+    if (device_seconds) block["device_seconds"] = *device_seconds;
+    out_.emit(block);
+    block_seconds_.push_back(seconds);
+    device_timed_ = device_timed_ || device_seconds.has_value();
+    return seconds;
+  }
+
   void measure() {
+    if (m_.target) {
+      measure_to_target(*m_.target);
+      return;
+    }
     out_.emit({{"event", event::phase}, {"phase", "measure"}, {"blocks", m_.blocks}});
     mark_window(true);
     bool evaluated_last = false;
-    bool device_timed = false;
-    std::vector<double> block_seconds;
-    gpusweep_step_result r{};
     for (int64_t b = 0; b < m_.blocks; ++b) {
-      next_turn();
       double samples = 0;
-      double secondary = 0;
-      const auto t0 = Clock::now();
-      begin_device_clock();
-      for (int64_t s = 0; s < m_.steps_per_block; ++s) {
-        r.struct_size = sizeof r;
-        r.samples = 0;
-        r.secondary_samples = 0;
-        check(t_->step(inst_, &r), "measure", steps_done_ + s);
-        samples += r.samples;
-        secondary += r.secondary_samples;
-      }
-      const std::optional<double> device_seconds = end_device_clock();
-      check(t_->synchronize(inst_), "measure", steps_done_);
-      const double seconds = seconds_since(t0);
-      steps_done_ += m_.steps_per_block;
-      Json block = {{"event", event::block},       {"idx", b},
-                    {"steps", m_.steps_per_block}, {"seconds", seconds},
-                    {"samples", samples},          {"secondary_samples", secondary}};
-      if (device_seconds) block["device_seconds"] = *device_seconds;
-      out_.emit(block);
-      block_seconds.push_back(seconds);
-      device_timed = device_timed || device_seconds.has_value();
+      run_block(b, &samples);
       evaluated_last = false;
       if (m_.eval_every_blocks > 0 && (b + 1) % m_.eval_every_blocks == 0) {
         mark_window(false);
@@ -499,11 +518,128 @@ class Trial {
         }
       }
     }
-    check_block_length(block_seconds, device_timed);
+    check_block_length(block_seconds_, device_timed_);
     if (!evaluated_last) {
       mark_window(false);
       evaluate("evaluate");
     }
+  }
+
+  // The target's metric and direction: as the sweep names them, else the
+  // manifest's quality metric and the direction it (or its "metrics" entry)
+  // gives.
+  std::pair<std::string, bool> target_metric(const TargetSpec& target) const {
+    const Json manifest = parse_or_raw(t_->manifest());
+    const Json quality = manifest.is_object() ? manifest.value("quality", Json::object()) : Json();
+    std::string metric = target.metric;
+    if (metric.empty() && quality.is_object()) metric = quality.value("metric", "");
+    std::optional<bool> higher = target.higher_is_better;
+    if (!higher && quality.is_object() && quality.value("metric", "") == metric) {
+      higher = quality.value("higher_is_better", true);
+    }
+    if (!higher && manifest.is_object()) {
+      for (const auto& mj : manifest.value("metrics", Json::array())) {
+        if (mj.is_object() && mj.value("name", "") == metric) {
+          higher = mj.value("higher_is_better", true);
+        }
+      }
+    }
+    return {metric, higher.value_or(true)};
+  }
+
+  // Time to quality (measure.target): an evaluation at the start (the
+  // curve's first point), then blocks, evaluated every eval_every_blocks
+  // (default 1; without it set, the cadence halves whenever an evaluation
+  // took more than a tenth of the training time since the last one, so that
+  // evaluating stays a small share), until an evaluation reaches the target
+  // or the training budget (max_s of blocks' time, max_steps of measured
+  // steps) ends. The time to target is interpolated between the last
+  // evaluation short of it and the first at or past it, on the training
+  // clock (the blocks' time; evaluations timed apart). A trial that runs out
+  // of budget is censored: its time is the training time it had, a lower
+  // bound.
+  // Long by design: the loop of blocks and evaluations reads top to bottom,
+  // with the few closures it shares.
+  void measure_to_target(const TargetSpec& target) {
+    const auto resolved = target_metric(target);
+    const std::string metric = resolved.first;
+    const bool higher = resolved.second;
+    const bool fixed_cadence = m_.eval_every_blocks > 0;
+    int64_t every = std::max<int64_t>(1, m_.eval_every_blocks);
+    double train_s = 0, samples = 0, eval_s = 0, since_eval_s = 0;
+    int64_t measured_steps = 0, evaluations = 0, blocks_since = 0;
+    auto value_of = [&](const Json& metrics) {
+      auto it = metrics.is_object() ? metrics.find(metric) : metrics.end();
+      if (it == metrics.end() || !it->is_number()) {
+        end_trial("failed", "evaluate", steps_done_,
+                  "measure.target: evaluate() did not report '" + metric +
+                      "' as a number (it reported " + metrics.dump() + ")");
+      }
+      return it->get<double>();
+    };
+    auto evaluate_now = [&] {
+      double took = 0;
+      const Json metrics =
+          evaluate("evaluate", {{"train_s", train_s}, {"samples", samples}}, &took);
+      eval_s += took;
+      ++evaluations;
+      return value_of(metrics);
+    };
+    auto reached = [&](double v) { return higher ? v >= target.value : v <= target.value; };
+    auto finish_target = [&](bool ok, double time_s) {
+      out_.emit({{"event", event::target},
+                 {"reached", ok},
+                 {"time_s", time_s},
+                 {"at_step", measured_steps},
+                 {"train_s", train_s},
+                 {"evaluations", evaluations},
+                 {"eval_s", eval_s},
+                 {"metric", metric},
+                 {"value", target.value}});
+    };
+    double prev_v = evaluate_now();
+    double prev_t = 0;
+    // Reached before training: time 0, after one block (the throughput's).
+    const bool at_start = reached(prev_v);
+    out_.emit({{"event", event::phase}, {"phase", "measure"}, {"target", target.to_json()}});
+    mark_window(true);
+    for (int64_t b = 0;; ++b) {
+      double block_samples = 0;
+      const double seconds = run_block(b, &block_samples);
+      train_s += seconds;
+      since_eval_s += seconds;
+      samples += block_samples;
+      measured_steps += m_.steps_per_block;
+      if (at_start) {
+        mark_window(false);
+        finish_target(true, 0);
+        break;
+      }
+      const bool spent = (target.max_s > 0 && train_s >= target.max_s) ||
+                         (target.max_steps > 0 && measured_steps >= target.max_steps);
+      if (++blocks_since < every && !spent) continue;
+      mark_window(false);
+      const double before_s = eval_s;
+      const double v = evaluate_now();
+      if (reached(v)) {
+        // Linear between the last evaluation short of the target and this one.
+        const double f = v == prev_v ? 1 : (target.value - prev_v) / (v - prev_v);
+        finish_target(true, prev_t + std::clamp(f, 0.0, 1.0) * (train_s - prev_t));
+        break;
+      }
+      if (spent) {
+        finish_target(false, train_s);
+        break;
+      }
+      if (!fixed_cadence && eval_s - before_s > 0.1 * since_eval_s) every *= 2;
+      prev_v = v;
+      prev_t = train_s;
+      blocks_since = 0;
+      since_eval_s = 0;
+      out_.emit({{"event", event::phase}, {"phase", "measure"}});
+      mark_window(true);
+    }
+    check_block_length(block_seconds_, device_timed_);
   }
 
   const gpusweep_plugin* t_;
@@ -519,6 +655,8 @@ class Trial {
   Gate& gate_;
   gpusweep_instance* inst_ = nullptr;
   int64_t steps_done_ = 0;
+  std::vector<double> block_seconds_;  // every measured block's time
+  bool device_timed_ = false;          // some block was timed by the device clock
 };
 
 // A trial in this process: with the plugin already loaded (a fork server's
@@ -584,6 +722,24 @@ int thread_count() {
     ++n;
   }
   return ec ? -1 : n;
+}
+
+// Whether loading the plugin initialised CUDA's driver (audit L4): a static
+// initialiser that asks for the device count runs cuInit without necessarily
+// starting a thread, and a process forked after that cannot use CUDA. Asked
+// of libcuda itself, only when loading brought it in (RTLD_NOLOAD: never
+// loaded here): cuDeviceGetCount answers CUDA_ERROR_NOT_INITIALIZED (3)
+// until cuInit has run. (A loaded library answers to its soname, so the
+// tests' fake libcuda.so.1, loaded by path, is found the same way.)
+bool cuda_initialised() {
+  void* driver = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (driver == nullptr) return false;  // not loaded: nothing initialised it
+  using GetCount = int (*)(int*);
+  auto get_count = reinterpret_cast<GetCount>(::dlsym(driver, "cuDeviceGetCount"));
+  int count = 0;
+  const int status = get_count != nullptr ? get_count(&count) : 3;
+  ::dlclose(driver);
+  return status != 3;
 }
 
 // The fork server's grandchild: becomes a trial worker on the descriptors it
@@ -656,6 +812,11 @@ int run_fork_server(const WorkerArgs& args) {
   if (const int threads = thread_count(); threads != 1) {
     refuse("loading the plugin left " + std::to_string(threads) +
            " threads in the process; forking it could deadlock a trial");
+  }
+  if (cuda_initialised()) {
+    refuse(
+        "loading the plugin initialised CUDA (its driver's cuInit ran); a trial forked "
+        "from it could not use the GPU");
   }
   const pid_t host = ::getppid();
   const pid_t server = ::getpid();

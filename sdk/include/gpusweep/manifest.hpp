@@ -213,6 +213,19 @@ struct Quality {
   std::string description;
 };
 
+// A metric evaluate() reports, declared so that a sweep's measure.target may
+// name it (the quality metric may always be named): its direction and the
+// values it can take, where it is bounded (an accuracy in [0, 1], a loss >=
+// 0), so that a target outside them is refused before anything runs. An
+// entry named as the quality metric gives that metric's range.
+struct Metric {
+  std::string name;  // key in evaluate()'s metrics
+  bool higher_is_better = true;
+  std::optional<double> min;
+  std::optional<double> max;
+  std::string description;
+};
+
 struct Manifest {
   std::string name;
   std::string version;
@@ -221,22 +234,36 @@ struct Manifest {
   std::string secondary_unit;  // optional: "env_steps"
   Quality quality;
   std::vector<Param> params;
+  std::vector<Metric> metrics;  // optional: metrics a target may name, with their ranges
 
   Json to_json() const {
     Json params_json = Json::array();
     for (const auto& p : params) params_json.push_back(p.to_json());
-    return Json{{"name", name},
-                {"version", version},
-                {"description", description},
-                {"unit", unit},
-                {"secondary_unit", secondary_unit},
-                {"abi", {GPUSWEEP_ABI_MAJOR, GPUSWEEP_ABI_MINOR}},
-                {"quality",
-                 {{"metric", quality.metric},
-                  {"reference", quality.reference},
-                  {"higher_is_better", quality.higher_is_better},
-                  {"description", quality.description}}},
-                {"params", params_json}};
+    Json j = {{"name", name},
+              {"version", version},
+              {"description", description},
+              {"unit", unit},
+              {"secondary_unit", secondary_unit},
+              {"abi", {GPUSWEEP_ABI_MAJOR, GPUSWEEP_ABI_MINOR}},
+              {"quality",
+               {{"metric", quality.metric},
+                {"reference", quality.reference},
+                {"higher_is_better", quality.higher_is_better},
+                {"description", quality.description}}},
+              {"params", params_json}};
+    // Only when declared: a manifest without them reads as before.
+    if (!metrics.empty()) {
+      j["metrics"] = Json::array();
+      for (const auto& m : metrics) {
+        Json mj = {{"name", m.name},
+                   {"higher_is_better", m.higher_is_better},
+                   {"description", m.description}};
+        if (m.min) mj["min"] = *m.min;
+        if (m.max) mj["max"] = *m.max;
+        j["metrics"].push_back(mj);
+      }
+    }
+    return j;
   }
 
   const Param* find(const std::string& key) const {

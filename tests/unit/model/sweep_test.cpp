@@ -237,3 +237,68 @@ TEST_CASE("repeat seeds: repeat 0 keeps the config's, the others differ and stay
   CHECK(seen.size() > 150);
   CHECK(host::repeat_seed(7, 1, 0, 1000) != host::repeat_seed(8, 1, 0, 1000));
 }
+
+TEST_CASE("a time-to-quality target is checked before anything runs: metric, value, budget",
+          "[host][sweep][target]") {
+  // A manifest that declares its quality metric's range, and one more metric.
+  const auto manifest = host::PluginManifest::parse(nlohmann::json::parse(R"({
+    "name": "clf", "version": "1.0.0", "unit": "images",
+    "quality": {"metric": "accuracy", "higher_is_better": true},
+    "metrics": [{"name": "accuracy", "min": 0, "max": 1},
+                {"name": "val_loss", "higher_is_better": false, "min": 0}],
+    "params": [{"name": "batch_size", "type": "int", "default": 64, "min": 1, "max": 4096}]})"));
+  auto error = [&](const std::string& target, const std::string& more = "") {
+    try {
+      const SweepSpec s = parse_sweep(
+          R"({"name": "t", "workload": "clf", "measure": {"target": )" + target + more + "}}",
+          "t.json");
+      validate_sweep(s, manifest);
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // Good: the quality metric by default, or a declared one, with a budget.
+  CHECK(error(R"({"value": 0.9, "max_s": 60})").empty());
+  CHECK(error(R"({"metric": "val_loss", "value": 0.3, "max_steps": 5000})").empty());
+  // Round trip: what is stored reads back the same.
+  const SweepSpec good = parse_sweep(
+      R"({"name": "t", "workload": "clf", "measure": {"target": {"metric": "val_loss",
+          "value": 0.3, "direction": "min", "max_s": 60}}})",
+      "t.json");
+  REQUIRE(good.measure.target);
+  CHECK(good.measure.timeout_s >= 2 * 60);  // raised to cover the budget
+  const MeasureSpec back = MeasureSpec::from_json(good.measure.to_json(), "db");
+  REQUIRE(back.target);
+  CHECK(back.target->to_json() == good.measure.target->to_json());
+  CHECK(back.timeout_s == good.measure.timeout_s);
+
+  // A metric the workload does not report, with the ones it does.
+  CHECK_THAT(error(R"({"metric": "acuracy", "value": 0.9, "max_s": 60})"),
+             Contains("t.json") && Contains("measure.target.metric") &&
+                 Contains("'acuracy' is not a metric workload 'clf' reports") &&
+                 Contains("did you mean 'accuracy'") && Contains("accuracy, val_loss"));
+  // A value outside the metric's range.
+  CHECK_THAT(error(R"({"value": 90, "max_s": 60})"),
+             Contains("measure.target.value") && Contains("outside what 'accuracy' can take") &&
+                 Contains("[0, 1]"));
+  CHECK_THAT(error(R"({"metric": "val_loss", "value": -1, "max_s": 60})"), Contains("[0, inf]"));
+  // No budget.
+  CHECK_THAT(error(R"({"value": 0.9})"),
+             Contains("measure.target") && Contains("\"max_s\"") && Contains("\"max_steps\""));
+  // Malformed pieces, each named.
+  CHECK_THAT(error(R"({"max_s": 60})"), Contains("measure.target.value") && Contains("missing"));
+  CHECK_THAT(error(R"({"value": "high", "max_s": 60})"), Contains("expected a number"));
+  CHECK_THAT(error(R"({"value": 0.9, "max_s": 60, "direction": "up"})"),
+             Contains("measure.target.direction"));
+  CHECK_THAT(error(R"({"value": 0.9, "max_s": -5})"), Contains("measure.target.max_s"));
+  CHECK_THAT(error(R"({"value": 0.9, "max_steps": 2.5})"), Contains("measure.target.max_steps"));
+  CHECK_THAT(error(R"({"value": 0.9, "max_s": 60, "maxs": 1})"),
+             Contains("measure.target.maxs") && Contains("did you mean 'max_s'"));
+  CHECK_THAT(error("0.9"), Contains("measure.target") && Contains("expected an object"));
+  // A timeout shorter than the budget; precision rounds with a target.
+  CHECK_THAT(error(R"({"value": 0.9, "max_s": 600})", R"(, "timeout_s": 300)"),
+             Contains("measure.timeout_s") && Contains("at least 1260"));
+  CHECK_THAT(error(R"({"value": 0.9, "max_s": 60})", R"(, "precision": 0.02)"),
+             Contains("measure.precision") && Contains("measure.target"));
+}

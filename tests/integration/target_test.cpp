@@ -1,0 +1,86 @@
+// Time to quality (measure.target) on noop's learning mode: trials train
+// until an evaluation reaches the target or the budget ends (censored), the
+// time is interpolated on the training clock, and the curve is stored.
+#include "harness.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+using namespace gpusweep;
+using Catch::Matchers::Contains;
+using test::Sandbox;
+
+TEST_CASE("a target run trains until the target, and censors a trial that runs out of budget",
+          "[integration][target]") {
+  Sandbox box;
+  // learn_steps 300: quality reaches 0.9 after about 270 steps of 200 us
+  // (a seed's draw moves it by its cv, 20%); 1e9: never, so the 0.4 s budget
+  // ends it.
+  box.write("t.json", R"({"name": "ttq", "workload": "noop",
+    "base": {"spin_us": 200},
+    "grid": {"learn_steps": [300, 1e9]},
+    "measure": {"target": {"value": 0.9, "max_s": 0.4}, "warmup_steps": 0,
+                "steps_per_block": 10, "repeats": 3, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run t.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 6);
+  auto stat = [&](int config, int repeat, const std::string& name) {
+    return box.text(
+        "SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id "
+        "WHERE t.config_index = " +
+        std::to_string(config) + " AND t.repeat = " + std::to_string(repeat) +
+        " AND m.kind = 'stat' AND m.name = '" + name + "'");
+  };
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    INFO("repeat " << repeat);
+    // Reached: a time within the budget, about 270 steps' worth of the
+    // training clock, and at or before the training time spent.
+    CHECK(stat(0, repeat, "target_censored") == "0.0");
+    const double t = std::stod(stat(0, repeat, "target_time_s"));
+    const double train = std::stod(stat(0, repeat, "target_train_s"));
+    CHECK(t > 0);
+    CHECK(t <= train);
+    CHECK(t < 0.4);
+    // Censored: its time is the training it had, at least the budget.
+    CHECK(stat(1, repeat, "target_censored") == "1.0");
+    CHECK(std::stod(stat(1, repeat, "target_time_s")) >= 0.4);
+  }
+  // Seeds differ by repeat, so the times do.
+  CHECK(stat(0, 0, "target_time_s") != stat(0, 1, "target_time_s"));
+  // The curve: every evaluation with its training clock, rising to the target.
+  const auto points = box.count(
+      "SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id "
+      "WHERE t.config_index = 0 AND t.repeat = 0 AND m.kind = 'eval' AND m.name = "
+      "'gpusweep.train_s'");
+  CHECK(points >= 3);
+  CHECK(box.count("SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id "
+                  "WHERE t.config_index = 0 AND t.repeat = 0 AND m.kind = 'eval' AND "
+                  "m.name = 'quality'") == points);
+  CHECK(box.text("SELECT max(m.value) >= 0.9 FROM metrics m JOIN trials t ON t.id = m.trial_id "
+                 "WHERE t.config_index = 0 AND m.kind = 'eval' AND m.name = 'quality'") == "1");
+}
+
+TEST_CASE("a target the workload cannot report or reach is refused before anything runs",
+          "[integration][target]") {
+  Sandbox box;
+  box.write("m.json", R"({"name": "bad", "workload": "noop",
+    "measure": {"target": {"metric": "qualty", "value": 0.9, "max_s": 1}}})");
+  auto r = box.gpusweep("run m.json --db results.db");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("m.json") && Contains("measure.target.metric") &&
+                           Contains("did you mean 'quality'"));
+  box.write("v.json", R"({"name": "bad", "workload": "noop",
+    "measure": {"target": {"value": 1.5, "max_s": 1}}})");
+  r = box.gpusweep("run v.json --db results.db");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("measure.target.value") && Contains("[0, 1]"));
+  box.write("b.json", R"({"name": "bad", "workload": "noop",
+    "measure": {"target": {"value": 0.5}}})");
+  r = box.gpusweep("run b.json --db results.db");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("max_s"));
+  // Nothing ran: no trial was recorded.
+  if (std::filesystem::exists(box.db())) CHECK(box.count("SELECT count(*) FROM trials") == 0);
+}
