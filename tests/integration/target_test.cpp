@@ -3,9 +3,14 @@
 // time is interpolated on the training clock, and the curve is stored.
 #include "harness.hpp"
 
+#include <gpusweep/random.hpp>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
+
+#include <chrono>
 #include <filesystem>
+#include <thread>
 
 using namespace gpusweep;
 using Catch::Matchers::Contains;
@@ -83,4 +88,46 @@ TEST_CASE("a target the workload cannot report or reach is refused before anythi
   CHECK_THAT(r.output, Contains("max_s"));
   // Nothing ran: no trial was recorded.
   if (std::filesystem::exists(box.db())) CHECK(box.count("SELECT count(*) FROM trials") == 0);
+}
+
+TEST_CASE("a target run killed mid-way resumes with its times, censoring and curves intact",
+          "[integration][target][kill]") {
+  Sandbox box;
+  // 8 configs x 2 repeats: seven that learn (about 0.05 to 0.2 s of 250 us
+  // steps to 0.9, times a seed's lognormal draw of cv 20%) and one that
+  // never does (censored at 0.6 s).
+  box.write("k.json", R"({"name": "ttq_kill", "workload": "noop",
+    "base": {"spin_us": 250},
+    "grid": {"learn_steps": [200, 300, 400, 500, 600, 700, 800, 1e9]},
+    "measure": {"target": {"value": 0.9, "max_s": 0.6}, "warmup_steps": 0,
+                "steps_per_block": 10, "repeats": 2, "min_block_s": 0}})");
+  random::SplitMix64 delays(2911);
+  int kills = 0;
+  for (int round = 0; round < 8; ++round) {
+    const pid_t pid = box.start("run k.json --db results.db --resume", "log.txt");
+    std::this_thread::sleep_for(std::chrono::milliseconds(random::uniform_int(delays, 200, 900)));
+    if (::kill(pid, SIGKILL) == 0) ++kills;
+    Sandbox::wait(pid);
+  }
+  CHECK(kills >= 4);
+  const auto r = box.gpusweep("run k.json --db results.db --resume");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials") == 16);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 16);
+  // Each trial has its time and censoring once, the never-learning config
+  // censored at the budget, the others reached within it.
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE kind = 'stat' AND name = "
+                  "'target_time_s'") == 16);
+  CHECK(box.count("SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+                  "m.name = 'target_censored' AND m.value = 1") == 2);
+  CHECK(box.count("SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+                  "m.name = 'target_censored' AND m.value = 1 AND t.config_index = 7") == 2);
+  // Every evaluation of every trial has its clock beside its quality.
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE kind = 'eval' AND name = "
+                  "'gpusweep.train_s'") ==
+        box.count("SELECT count(*) FROM metrics WHERE kind = 'eval' AND name = 'quality'"));
+  CHECK(box.count("SELECT count(*) FROM (SELECT trial_id FROM metrics WHERE kind = 'eval' AND "
+                  "name = 'gpusweep.train_s' GROUP BY trial_id HAVING count(*) >= 2)") == 16);
+  CHECK(box.text("PRAGMA integrity_check") == "ok");
 }

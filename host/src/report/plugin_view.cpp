@@ -42,6 +42,19 @@ std::string plugin_text(const PluginManifest& m, const std::string& file, const 
         << "\n";
     if (!m.quality_description.empty()) out << wrap(m.quality_description, 100) << "\n";
   }
+  // What a time-to-quality target (measure.target) may name, with ranges.
+  std::string targets;
+  for (const auto& name : m.target_metric_names()) {
+    const auto info = m.target_metric(name);
+    targets +=
+        (targets.empty() ? "" : ", ") + name + " (" + (info->higher_is_better ? "max" : "min");
+    if (info->min || info->max) {
+      targets += ", " + (info->min ? number_text(*info->min) : std::string("-inf")) + " to " +
+                 (info->max ? number_text(*info->max) : std::string("inf"));
+    }
+    targets += ")";
+  }
+  if (!targets.empty()) out << "targets:    " << targets << " (measure.target)\n";
   if (!runtime.empty()) out << "runtime:    " << runtime.dump() << "\n";
   for (bool common : {false, true}) {
     Table t({"parameter", "type", "default", "allowed", "description"});

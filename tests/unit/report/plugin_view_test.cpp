@@ -27,3 +27,20 @@ TEST_CASE("a plugin's text lists its knobs apart from the common settings", "[re
   CHECK(common < text.find("fp32, bf16"));
   CHECK_THAT(text, Contains("does not apply here"));
 }
+
+TEST_CASE("a plugin's text lists the metrics a target may name, with their ranges", "[report]") {
+  const PluginManifest m = PluginManifest::parse(nlohmann::json::parse(R"({
+    "name": "clf", "version": "1.0.0", "unit": "images",
+    "quality": {"metric": "accuracy", "higher_is_better": true},
+    "metrics": [{"name": "accuracy", "min": 0, "max": 1},
+                {"name": "val_loss", "higher_is_better": false, "min": 0}],
+    "params": []})"));
+  const std::string text = plugin_text(m, "/p/clf.so", "1.1", nlohmann::json::object());
+  CHECK_THAT(text, Contains("targets:    accuracy (max, 0 to 1), val_loss (min, 0 to inf)"));
+  // Without declared metrics: the quality metric alone, unbounded.
+  const PluginManifest plain = PluginManifest::parse(nlohmann::json::parse(R"({
+    "name": "p", "version": "1.0.0", "unit": "steps",
+    "quality": {"metric": "mse", "higher_is_better": false}, "params": []})"));
+  CHECK_THAT(plugin_text(plain, "/p/p.so", "1.1", nlohmann::json::object()),
+             Contains("targets:    mse (min) (measure.target)"));
+}
