@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 using namespace gpusweep;
@@ -130,4 +131,49 @@ TEST_CASE("a target run killed mid-way resumes with its times, censoring and cur
   CHECK(box.count("SELECT count(*) FROM (SELECT trial_id FROM metrics WHERE kind = 'eval' AND "
                   "name = 'gpusweep.train_s' GROUP BY trial_id HAVING count(*) >= 2)") == 16);
   CHECK(box.text("PRAGMA integrity_check") == "ok");
+}
+
+TEST_CASE("compare on a target run: times to target paired by seed, and an inversion flagged",
+          "[integration][target][compare]") {
+  Sandbox box;
+  // spin_us 150 is 1.33x the steps/s of 200; learn_steps 600 needs twice
+  // the steps of 300 from the same seed. So config 4 (600, 150) is faster
+  // per step and about 1.5x slower to the target: an inversion.
+  box.write("i.json", R"({"name": "inversion", "workload": "noop",
+    "grid": {"spin_us": [200, 150], "learn_steps": [300, 600]},
+    "baseline": {"spin_us": 200, "learn_steps": 300},
+    "measure": {"target": {"value": 0.9, "max_s": 0.5}, "warmup_steps": 0,
+                "steps_per_block": 10, "repeats": 6, "min_block_s": 0}})");
+  REQUIRE(box.gpusweep("run i.json --db results.db").code == 0);
+  const auto r = box.gpusweep("compare --db results.db --target --format json");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto rows = nlohmann::json::parse(r.output);
+  REQUIRE(rows.size() == 4);
+  std::map<std::pair<double, double>, nlohmann::json> by;
+  for (const auto& row : rows) by[{row["spin_us"], row["learn_steps"]}] = row;
+  const auto& base = by[{200, 300}];
+  CHECK(base["verdict"] == "baseline");
+  CHECK(base["reached"] == 6);
+  CHECK(base["median_s"].get<double>() > 0);
+  const auto& quick = by[{150, 300}];  // faster steps, same learning: faster to target
+  CHECK(quick["verdict"] == "faster to target");
+  CHECK(quick["time_ratio"].get<double>() == Approx(0.75).epsilon(0.1));
+  CHECK_FALSE(quick["inversion"].get<bool>());
+  const auto& slow = by[{200, 600}];  // same steps, twice the learning
+  CHECK(slow["verdict"] == "slower to target");
+  CHECK(slow["time_ratio"].get<double>() == Approx(2.0).epsilon(0.1));
+  const auto& inverted = by[{150, 600}];
+  CHECK(inverted["verdict"] == "slower to target");
+  CHECK(inverted["time_ratio_low"].get<double>() > 1);
+  CHECK(inverted["inversion"].get<bool>());
+  // The table shows it under compare's own; a run without a target refuses --target.
+  CHECK_THAT(box.gpusweep("compare --db results.db").output,
+             Contains("time to target") && Contains("INVERSION"));
+  box.write("p.json", R"({"name": "plain", "workload": "noop", "grid": {"spin_us": [0, 1]},
+    "measure": {"repeats": 2, "warmup_steps": 0, "steps_per_block": 10, "min_block_s": 0}})");
+  REQUIRE(box.gpusweep("run p.json --db results.db").code == 0);
+  const auto plain = box.gpusweep("compare plain --db results.db --target");
+  CHECK(plain.code == 2);
+  CHECK_THAT(plain.output, Contains("no measure.target"));
 }

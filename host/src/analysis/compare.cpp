@@ -75,6 +75,10 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
       c.overlap_fraction =
           std::max(c.overlap_fraction, store.last_stat(t.id, "overlap_fraction").value_or(0));
     }
+    if (const auto time = store.last_stat(t.id, "target_time_s")) {
+      c.target_times.push_back(
+          {t.plan.repeat, *time, store.last_stat(t.id, "target_censored").value_or(0) > 0});
+    }
     if (t.summary->quality) {
       c.quality.push_back(
           {*t.summary->quality, store.last_stat(t.id, "quality_se").value_or(NAN), t.plan.repeat});
@@ -146,6 +150,39 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
     rows.push_back(r);
   }
   return rows;
+}
+
+std::vector<TargetRow> compare_targets(const std::vector<ComparisonRow>& rows,
+                                       const CompareOptions& options) {
+  const ConfigSamples* base = nullptr;
+  for (const auto& r : rows) {
+    if (r.baseline) base = r.config;
+  }
+  std::vector<TargetRow> out;
+  for (const auto& r : rows) {
+    TargetRow t;
+    t.config = r.config;
+    t.baseline = r.baseline;
+    t.times = summarise_times(r.config->target_times, 1 - options.alpha);
+    if (r.baseline) {
+      t.verdict = "baseline";
+    } else if (base != nullptr) {
+      t.ratio = paired_time_ratio(base->target_times, r.config->target_times, 1 - options.alpha);
+    }
+    if (t.ratio && t.ratio->interval) {
+      const bool faster = t.ratio->high<1, slower = t.ratio->low> 1;
+      t.verdict = faster   ? "faster to target"
+                  : slower ? "slower to target"
+                           : "no significant difference";
+      const bool more_per_second = r.verdict && *r.verdict == Verdict::faster;
+      const bool fewer_per_second = r.verdict && *r.verdict == Verdict::slower;
+      t.inversion = (more_per_second && slower) || (fewer_per_second && faster);
+    } else if (!r.baseline) {
+      t.verdict = "no interval";
+    }
+    out.push_back(t);
+  }
+  return out;
 }
 
 namespace {

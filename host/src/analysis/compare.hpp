@@ -7,6 +7,7 @@
 #include "analysis/quality.hpp"
 #include "analysis/ratio_model.hpp"
 #include "analysis/significance.hpp"
+#include "analysis/time_to_target.hpp"
 #include "model/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
@@ -35,6 +36,9 @@ struct ConfigSamples {
   // The largest share of an ok repeat's life it ran alongside other trials
   // (--jobs > 1; stat overlap_fraction): its timings include contention.
   double overlap_fraction = 0;
+  // A run with measure.target: each ok repeat's time to the target (or its
+  // training time when censored).
+  std::vector<TargetTime> target_times;
 };
 
 // A config that ran alongside others for more than this share of a repeat's
@@ -140,6 +144,23 @@ struct AblationRow {
   // cannot know (as design_note); "" for repeats shared by every pair.
   std::string note;
 };
+
+// A run with measure.target: each config's time to the target against the
+// baseline's (time_to_target.hpp), beside its throughput ratio.
+struct TargetRow {
+  const ConfigSamples* config = nullptr;
+  bool baseline = false;
+  TimeSummary times;
+  std::optional<TimeRatio> ratio;  // config over baseline, paired by seed
+  std::string verdict;             // "faster to target", "slower to target", ...
+  // Faster per sample and slower to the target, or the reverse: both
+  // intervals apart from 1, on opposite sides.
+  bool inversion = false;
+};
+
+// rows: compare_configs' on the same configs (their throughput verdicts).
+std::vector<TargetRow> compare_targets(const std::vector<ComparisonRow>& rows,
+                                       const CompareOptions& options);
 
 // For each grid key with several values, each value against the key's first,
 // with intervals at options' level (alpha; sequential for precision runs).

@@ -43,6 +43,9 @@ po::options_description compare_options() {
       "interval shows is called negligible (0: any)")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or md")(
       "claims", "only the sweep's claims: each against its measured ratio, with a verdict")(
+      "target",
+      "a run with measure.target: only the times to target (each config's median over its "
+      "seeds, the ratio to the baseline paired by seed, censoring counted)")(
       "knobs",
       "only the knob table (which knob matters: each knob value's effect over the pairs of "
       "configs that differ in it alone, with its interval)")(
@@ -90,6 +93,26 @@ void print_header(const db::SweepRecord& sweep, const SweepSpec& spec, const Com
   }
 }
 
+// --knobs or --target: that table alone, in the asked format; false when
+// neither was asked.
+bool print_one_table(const po::variables_map& vm, const db::SweepRecord& sweep,
+                     const SweepSpec& spec, const std::vector<ConfigSamples>& configs,
+                     const std::vector<ComparisonRow>& rows, const CompareOptions& opt,
+                     const std::vector<std::string>& keys, OutputFormat format) {
+  if (vm.count("knobs") != 0U) {
+    std::cout << render_ablation(ablation(configs, spec.grid, opt), format);
+    return true;
+  }
+  if (vm.count("target") == 0U) return false;
+  if (!spec.measure.target) {
+    throw UsageError("sweep '" + sweep.name +
+                     "' has no measure.target: its trials ran a fixed number of blocks, not "
+                     "to a quality target (see README.md, measure.target)");
+  }
+  std::cout << render_targets(compare_targets(rows, opt), keys, format);
+  return true;
+}
+
 }  // namespace
 
 int cmd_compare(const Args& args) {
@@ -98,7 +121,8 @@ int cmd_compare(const Args& args) {
   pos.add("sweep", 1);
   auto p = parse_command(
       "compare",
-      "[--sweep NAME] [--baseline key=value ...] [--max-quality-loss 0.01] [--claims] [--format F]",
+      "[--sweep NAME] [--baseline key=value ...] [--max-quality-loss 0.01] [--claims] [--knobs] "
+      "[--target] [--format F]",
       "Compares every config of a sweep with its baseline: the throughput ratio (each\n"
       "repeat's blocks paired with the baseline's that ran in the same cycle, the repeats'\n"
       "ratios averaged) with a 95% confidence interval (t over repeats, so that\n"
@@ -112,7 +136,11 @@ int cmd_compare(const Args& args) {
       "promised ratio for a change) are shown against the measured ratio and its\n"
       "interval: confirmed, refuted, inconclusive, or not measurable here (and why).\n"
       "On a tune run only the confirmation rounds count (fresh data: the winner, the\n"
-      "runner-up and the baseline), unless --selection-data.",
+      "runner-up and the baseline), unless --selection-data. On a run with\n"
+      "measure.target, each config's time to the target follows: its median over the\n"
+      "seeds (censored trials as lower bounds) and its ratio to the baseline paired by\n"
+      "seed, with a sign-test interval, an inversion (faster per sample, slower to the\n"
+      "target, or the reverse) flagged.",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
@@ -134,15 +162,15 @@ int cmd_compare(const Args& args) {
   const Rounds rounds = rounds_for(spec, vm.count("selection-data") != 0U);
   const auto configs = gather_configs(store, sweep->id, true, rounds);
   const auto rows = compare_configs(configs, opt);
-  if (vm.count("knobs") != 0U) {
-    std::cout << render_ablation(ablation(configs, spec.grid, opt), format);
-    return 0;
-  }
   std::vector<std::string> keys = varying_keys(spec);
+  if (print_one_table(vm, *sweep, spec, configs, rows, opt, keys, format)) return 0;
 
   const std::vector<Json> records = comparison_records(rows, keys);
   if (format == OutputFormat::table) print_header(*sweep, spec, opt, rounds);
   std::cout << render_comparison(records, keys, format);
+  if (format == OutputFormat::table && spec.measure.target) {
+    std::cout << render_targets(compare_targets(rows, opt), keys, format);
+  }
   if (format == OutputFormat::table)
     std::cout << render_ablation(ablation(configs, spec.grid, opt));
   if (format == OutputFormat::table && !spec.claims.empty()) {

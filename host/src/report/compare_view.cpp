@@ -146,6 +146,111 @@ std::string render_comparison(const std::vector<Json>& records,
   return render(records, cols, format);
 }
 
+namespace {
+
+// A time or bound in seconds for the table; "inf" where unbounded.
+std::string seconds_text(double s) { return std::isinf(s) ? "inf" : human_seconds(s); }
+
+Json finite_or_null(double v) { return std::isfinite(v) ? Json(v) : Json(); }
+
+std::vector<Json> target_records(const std::vector<TargetRow>& rows,
+                                 const std::vector<std::string>& keys) {
+  std::vector<Json> records;
+  for (const auto& t : rows) {
+    const auto& c = *t.config;
+    Json rec;
+    rec["config"] = c.config_index + 1;
+    for (const auto& k : keys) rec[k] = c.config.contains(k) ? c.config.at(k) : Json();
+    rec["baseline"] = t.baseline;
+    rec["trials"] = t.times.n;
+    rec["reached"] = t.times.reached;
+    rec["median_s"] = t.times.median ? Json(*t.times.median) : Json();
+    rec["beyond_budget"] = !t.times.median && t.times.n > 0;
+    rec["budget_s"] = t.times.budget > 0 ? Json(t.times.budget) : Json();
+    rec["median_low_s"] = t.times.interval ? finite_or_null(t.times.low) : Json();
+    rec["median_high_s"] = t.times.interval ? finite_or_null(t.times.high) : Json();
+    rec["time_ratio"] = t.ratio ? Json(t.ratio->ratio) : Json();
+    rec["time_ratio_low"] = t.ratio && t.ratio->interval ? finite_or_null(t.ratio->low) : Json();
+    rec["time_ratio_high"] = t.ratio && t.ratio->interval ? finite_or_null(t.ratio->high) : Json();
+    rec["seeds_paired"] = t.ratio ? Json(t.ratio->pairs) : Json();
+    rec["verdict"] = t.verdict;
+    rec["inversion"] = t.inversion;
+    rec["note"] = t.ratio ? t.ratio->note : std::string();
+    records.push_back(rec);
+  }
+  return records;
+}
+
+}  // namespace
+
+std::string render_targets(const std::vector<TargetRow>& rows, const std::vector<std::string>& keys,
+                           OutputFormat format) {
+  const std::vector<Json> records = target_records(rows, keys);
+  std::vector<Column> cols = {{"config", "#", true, {}}};
+  for (const auto& k : keys) cols.push_back({k, k, false, {}});
+  if (format == OutputFormat::csv || format == OutputFormat::json) {
+    for (const char* k :
+         {"trials", "reached", "median_s", "beyond_budget", "budget_s", "median_low_s",
+          "median_high_s", "time_ratio", "time_ratio_low", "time_ratio_high", "seeds_paired",
+          "verdict", "inversion", "note", "baseline"}) {
+      cols.push_back({k, k, false, {}});
+    }
+    return render(records, cols, format);
+  }
+  cols.push_back({"reached", "reached", true, [](const Json& r) {
+                    return std::to_string(r["reached"].get<int>()) + "/" +
+                           std::to_string(r["trials"].get<int>());
+                  }});
+  cols.push_back({"median_s", "time to target", true, [](const Json& r) {
+                    if (r["beyond_budget"].get<bool>()) {
+                      return "> " + (r["budget_s"].is_null()
+                                         ? std::string("budget")
+                                         : human_seconds(r["budget_s"].get<double>()));
+                    }
+                    return r["median_s"].is_null() ? std::string("-")
+                                                   : human_seconds(r["median_s"].get<double>());
+                  }});
+  cols.push_back(
+      {"median_low_s", "95% CI", true, [](const Json& r) {
+         if (r["trials"].get<int>() == 0) return std::string("-");
+         const Json& lo = r["median_low_s"];
+         const Json& hi = r["median_high_s"];
+         if (lo.is_null() && hi.is_null()) return std::string("-");
+         return "[" + (lo.is_null() ? std::string("0") : human_seconds(lo.get<double>())) + ", " +
+                (hi.is_null() ? seconds_text(INFINITY) : human_seconds(hi.get<double>())) + "]";
+       }});
+  cols.push_back({"time_ratio", "time ratio", true, [](const Json& r) {
+                    return r["baseline"].get<bool>() ? std::string("1.00x")
+                           : r["time_ratio"].is_null()
+                               ? std::string("-")
+                               : fixed(r["time_ratio"].get<double>(), 3) + "x";
+                  }});
+  cols.push_back({"time_ratio_low", "95% CI", true, [](const Json& r) {
+                    if (r["time_ratio"].is_null() || r["seeds_paired"].is_null())
+                      return std::string("-");
+                    const Json& lo = r["time_ratio_low"];
+                    const Json& hi = r["time_ratio_high"];
+                    if (lo.is_null() && hi.is_null() && r["verdict"] == "no interval")
+                      return std::string("-");
+                    return "[" + (lo.is_null() ? std::string("0") : fixed(lo.get<double>(), 3)) +
+                           ", " + (hi.is_null() ? std::string("inf") : fixed(hi.get<double>(), 3)) +
+                           "]";
+                  }});
+  cols.push_back(verdict_column("verdict", format, "faster to target", "slower to target"));
+  cols.push_back({"note", "note", false, [](const Json& r) {
+                    std::string note = r["note"].get<std::string>();
+                    if (r["inversion"].get<bool>()) {
+                      note = "INVERSION: the throughput verdict says the opposite" +
+                             std::string(note.empty() ? "" : "; ") + note;
+                    }
+                    return note.empty() ? note : colour(note, "33");
+                  }});
+  return "\ntime to target (measure.target; the median over seeds, Kaplan-Meier with the "
+         "censored as lower bounds; time ratio: the median of the per-seed ratios to the "
+         "baseline, sign-test interval, censored seeds as bounds):\n" +
+         render(records, cols, format);
+}
+
 std::string comparison_legend(double max_quality_loss) {
   return "ratio: throughput vs the baseline's, each repeat's blocks paired with the baseline's "
          "that ran in the same cycle, then the repeats' ratios averaged (geometric); 95% CI and "

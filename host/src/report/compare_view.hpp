@@ -27,6 +27,11 @@ std::string render_ablation(const std::vector<AblationRow>& knobs,
                             OutputFormat format = OutputFormat::table);
 
 // Each claim, what was measured, and the verdict.
+// A target run's times to target (compare_targets), in any format; the
+// table with its heading.
+std::string render_targets(const std::vector<TargetRow>& rows, const std::vector<std::string>& keys,
+                           OutputFormat format);
+
 std::string render_claims(const std::vector<ClaimResult>& results, OutputFormat format);
 
 }  // namespace gpusweep::host

@@ -1,0 +1,71 @@
+// Time to quality compared with censoring (measure.target): each trial
+// trained until an evaluation reached the target (its time known) or its
+// budget ended (censored: its time is a lower bound).
+//
+// Per config, the median time: Kaplan-Meier's (with a common budget, the
+// plain median of the times, the censored at their bounds), "beyond the
+// budget" when over half are censored, with a distribution-free interval
+// from order statistics (the binomial's: x_(k) to x_(n-k+1)), the
+// censored taken as their lower bounds on one side and as unbounded on the
+// other, so that censoring only widens it.
+//
+// Against the baseline, paired by seed (repeat r of both trained from the
+// same seed): the median of the per-seed ratios, with the sign test's
+// interval over those ratios. A pair with a censored side gives only a
+// bound on its ratio (the config censored: at least its budget over the
+// baseline's time; both censored: nothing), and the interval takes each
+// bound on the side that widens it, so it keeps its level whatever the
+// censoring, and assumes no distribution. It needs enough seeds: with n
+// pairs the widest interval it can give is x_(1) to x_(n), of level
+// 1 - 2^(1-n) (6 seeds for 95%).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+struct TargetTime {
+  int64_t repeat = 0;
+  double time_s = 0;  // to the target, or the training time when censored
+  bool censored = false;
+};
+
+struct TimeSummary {
+  int n = 0;
+  int reached = 0;
+  // Kaplan-Meier median; nothing when over half are censored (beyond).
+  std::optional<double> median;
+  double low = 0;         // interval at the requested level; high infinite
+  double high = 0;        // when the data cannot bound it
+  double budget = 0;      // the largest censored time (0 when none)
+  bool interval = false;  // false: too few trials for an interval at this level
+};
+
+TimeSummary summarise_times(const std::vector<TargetTime>& times, double level = 0.95);
+
+// The order statistic k (1-based) whose pair x_(k), x_(n-k+1) is the
+// sign test's interval for a median at `level` from n values: the largest k
+// with 2 P(B <= k - 1) <= 1 - level, B ~ Binomial(n, 1/2); 0 when even
+// x_(1), x_(n) fall short.
+int sign_test_rank(int n, double level);
+
+struct TimeRatio {
+  int pairs = 0;     // seeds both sides ran
+  int known = 0;     // of which both reached the target (an exact ratio)
+  double ratio = 1;  // median of the per-seed ratios (bounds where censored)
+  double low = 0;    // interval; 0 or infinite on a side the data cannot bound
+  double high = 0;
+  bool interval = false;  // false: too few pairs for an interval at this level
+  std::string note;       // what bounds it, when anything
+};
+
+// config over baseline (> 1: the config takes longer to reach the target);
+// nothing when no seed pairs.
+std::optional<TimeRatio> paired_time_ratio(const std::vector<TargetTime>& baseline,
+                                           const std::vector<TargetTime>& config,
+                                           double level = 0.95);
+
+}  // namespace gpusweep::host

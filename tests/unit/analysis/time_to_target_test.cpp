@@ -1,0 +1,151 @@
+// Time to quality with censoring: Kaplan-Meier medians, their intervals and
+// the paired ratio to the baseline, on hand-worked cases and on simulated
+// sweeps whose times have a known lognormal distribution.
+#include "analysis/time_to_target.hpp"
+
+#include "wilson.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <random>
+
+using namespace gpusweep::host;
+using gpusweep::test::rate;
+
+namespace {
+
+std::vector<TargetTime> times(std::initializer_list<std::pair<double, bool>> list) {
+  std::vector<TargetTime> out;
+  int64_t r = 0;
+  for (const auto& [t, censored] : list) out.push_back({r++, t, censored});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Kaplan-Meier medians by hand, censored trials leaving the risk set", "[host][target]") {
+  CHECK(*summarise_times(times({{3, false}, {1, false}, {5, false}, {2, false}, {4, false}}))
+             .median == 3);
+  // Survival exactly one half after 2: halfway to the next reached time.
+  CHECK(*summarise_times(times({{1, false}, {2, false}, {3, false}, {4, false}})).median == 2.5);
+  // A censored trial at 2 leaves the risk set: 0.8 after 1, 0.8 x 2/3 after
+  // 3, 0.8 x 2/3 x 1/2 after 4: the median is 4, not the plain median 3.
+  const auto c =
+      summarise_times(times({{1, false}, {2, true}, {3, false}, {4, false}, {5, false}}));
+  CHECK(*c.median == 4);
+  CHECK(c.reached == 4);
+  CHECK(c.budget == 2);
+  // Over half censored: beyond the budget, and the interval unbounded above.
+  const auto beyond = summarise_times(
+      times({{1, false}, {5, true}, {5, true}, {5, true}, {2, false}, {5, true}, {5, true}}));
+  CHECK_FALSE(beyond.median);
+  CHECK(beyond.budget == 5);
+  REQUIRE(beyond.interval);
+  CHECK(std::isinf(beyond.high));
+}
+
+TEST_CASE("the sign test's ranks: the order statistics that give a median's interval",
+          "[host][target]") {
+  CHECK(sign_test_rank(5, 0.95) == 0);   // 2 / 32 > 5%: no interval from 5
+  CHECK(sign_test_rank(6, 0.95) == 1);   // x_(1)..x_(6): 96.9%
+  CHECK(sign_test_rank(10, 0.95) == 2);  // x_(2)..x_(9): 97.9%
+  CHECK(sign_test_rank(20, 0.95) == 6);  // x_(6)..x_(15): 95.9%
+}
+
+TEST_CASE("paired ratios: exact where both reached, bounds where a side was censored",
+          "[host][target]") {
+  const auto base =
+      times({{10, false}, {12, false}, {11, false}, {9, false}, {10, false}, {13, false}});
+  auto slower = base;
+  for (auto& t : slower) t.time_s *= 1.5;
+  const auto r = paired_time_ratio(base, slower);
+  REQUIRE(r);
+  CHECK(r->pairs == 6);
+  CHECK(r->known == 6);
+  CHECK(r->ratio == Approx(1.5));
+  REQUIRE(r->interval);
+  CHECK(r->low == Approx(1.5));
+  CHECK(r->high == Approx(1.5));
+  // The config censored at 14 where the baseline took 12: its ratio is at
+  // least 14/12, unbounded above, so the interval's top is infinite.
+  slower[1] = {1, 14, true};
+  const auto c = paired_time_ratio(base, slower);
+  REQUIRE(c);
+  CHECK(c->known == 5);
+  CHECK(std::isinf(c->high));
+  CHECK(c->low == Approx(14.0 / 12));  // with 6 pairs the interval is x_(1)..x_(6)
+  CHECK_THAT(c->note, Catch::Matchers::Contains("1 of 6 seeds censored"));
+  // Five seeds give no 95% interval, and say so.
+  const auto five = paired_time_ratio(std::vector<TargetTime>(base.begin(), base.begin() + 5),
+                                      std::vector<TargetTime>(slower.begin(), slower.begin() + 5));
+  REQUIRE(five);
+  CHECK_FALSE(five->interval);
+  CHECK_THAT(five->note, Catch::Matchers::Contains("needs 6"));
+}
+
+TEST_CASE(
+    "times to target from a known lognormal: the median's interval covers the truth and A/A "
+    "pairs are rarely called different, censored up to 40%",
+    "[host][target][sim]") {
+  // 10 seeds a config (MLPerf's count). A seed's own pace (shared by the
+  // baseline and the config trained from it) times each trial's noise, both
+  // lognormal, the total of coefficient of variation cv; the budget censors
+  // the slowest `censored` share of the distribution.
+  std::mt19937 rng(29);
+  std::normal_distribution<double> z(0, 1);
+  const int sweeps = 200, seeds = 10;
+  for (double cv : {0.05, 0.15, 0.30}) {
+    for (double censored : {0.0, 0.2, 0.4}) {
+      const double s = std::sqrt(std::log1p(cv * cv));  // log sd of a time
+      const double seed_s = s * std::sqrt(0.5), own_s = s * std::sqrt(0.5);
+      const double median = 100;
+      // The budget: the (1 - censored) quantile of a time; none at 0.
+      const double q =
+          censored == 0 ? 1e9 : median * std::exp(s * (censored == 0.2 ? 0.8416 : 0.2533));
+      int covered = 0, aa_different = 0, aa_interval = 0;
+      for (int i = 0; i < sweeps; ++i) {
+        std::vector<TargetTime> a, b;
+        for (int r = 0; r < seeds; ++r) {
+          const double pace = seed_s * z(rng);
+          for (auto* side : {&a, &b}) {
+            const double t = median * std::exp(pace + own_s * z(rng));
+            side->push_back({r, std::min(t, q), t >= q});
+          }
+        }
+        const auto sa = summarise_times(a);
+        REQUIRE(sa.interval);
+        covered += sa.low <= median && median <= sa.high;
+        const auto ratio = paired_time_ratio(a, b);
+        REQUIRE(ratio);
+        aa_interval += ratio->interval;
+        aa_different += ratio->interval && (ratio->low > 1 || ratio->high < 1);
+      }
+      INFO("cv " << cv << ", " << 100 * censored << "% censored: the median's interval covers "
+                 << rate(covered, sweeps) << "; A/A called different "
+                 << rate(aa_different, sweeps));
+      CHECK(covered >= 0.93 * sweeps);
+      CHECK(aa_interval == sweeps);
+      CHECK(aa_different <= 0.05 * sweeps);
+    }
+  }
+}
+
+TEST_CASE("a config 30% slower to the target is called so from 10 seeds", "[host][target][sim]") {
+  std::mt19937 rng(2929);
+  std::normal_distribution<double> z(0, 1);
+  int slower = 0;
+  const int sweeps = 200;
+  for (int i = 0; i < sweeps; ++i) {
+    std::vector<TargetTime> a, b;
+    for (int r = 0; r < 10; ++r) {
+      const double pace = 0.1 * z(rng);  // seeds shared: the pairing's gain
+      a.push_back({r, 100 * std::exp(pace + 0.05 * z(rng)), false});
+      b.push_back({r, 130 * std::exp(pace + 0.05 * z(rng)), false});
+    }
+    const auto ratio = paired_time_ratio(a, b);
+    slower += ratio && ratio->interval && ratio->low > 1;
+  }
+  INFO("called slower: " << rate(slower, sweeps));
+  CHECK(slower >= 0.95 * sweeps);
+}
