@@ -21,6 +21,16 @@ std::string settings_text(const Json& change) {
   return out;
 }
 
+// A row's first fields: the config's number, its varying settings, and
+// whether it is the baseline.
+Json config_record(const ConfigSamples& c, const std::vector<std::string>& keys, bool baseline) {
+  Json rec;
+  rec["config"] = c.config_index + 1;
+  for (const auto& k : keys) rec[k] = c.config.contains(k) ? c.config.at(k) : Json();
+  rec["baseline"] = baseline;
+  return rec;
+}
+
 }  // namespace
 
 std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
@@ -28,10 +38,7 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
   std::vector<Json> records;
   for (const auto& r : rows) {
     const auto& c = *r.config;
-    Json rec;
-    rec["config"] = c.config_index + 1;
-    for (const auto& k : keys) rec[k] = c.config.contains(k) ? c.config.at(k) : Json();
-    rec["baseline"] = r.baseline;
+    Json rec = config_record(c, keys, r.baseline);
     rec["trials_ok"] = c.ok;
     rec["blocks"] = c.throughput.size();
     rec["unit"] = c.unit;
@@ -157,11 +164,7 @@ std::vector<Json> target_records(const std::vector<TargetRow>& rows,
                                  const std::vector<std::string>& keys) {
   std::vector<Json> records;
   for (const auto& t : rows) {
-    const auto& c = *t.config;
-    Json rec;
-    rec["config"] = c.config_index + 1;
-    for (const auto& k : keys) rec[k] = c.config.contains(k) ? c.config.at(k) : Json();
-    rec["baseline"] = t.baseline;
+    Json rec = config_record(*t.config, keys, t.baseline);
     rec["trials"] = t.times.n;
     rec["reached"] = t.times.reached;
     rec["median_s"] = t.times.median ? Json(*t.times.median) : Json();

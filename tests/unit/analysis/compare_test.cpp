@@ -32,23 +32,34 @@ ConfigSamples config(int64_t index, Json settings, std::vector<double> throughpu
   return c;
 }
 
+// How one config of a simulated grid runs: its rounds (a precision run's
+// later rounds run only the configs not yet precise) and its process noise
+// (sd of its log level per repeat, Gaussian or with t(3)'s heavy tails).
+struct ConfigPlan {
+  int rounds = 0;  // 0: every repeat
+  double spread = 0.01 / std::sqrt(2.0);
+  bool heavy = false;
+};
+
 // A 2 x 2 grid (knobs a and b) run as compare runs it: `repeats` rounds, the
 // four configs of a round taking turns block by block (one interleave group,
 // cycle by cycle). Throughput = 100 x effect(a, b) x drift(repeat) x
 // process(config, repeat) x cycle drift x block noise: a drift common to a
 // repeat (5%) and to a cycle within it (1% random walk) cancel by pairing;
-// process noise (1% on a repeat's ratio of two configs, 0.7% a config) and
-// block noise (1% a block) are what the intervals are for.
-std::vector<ConfigSamples> simulated_grid(std::mt19937& rng, int repeats,
-                                          const std::map<std::pair<int, int>, double>& effect) {
+// process noise (1% on a repeat's ratio of two configs, 0.7% a config, or
+// as `plan` says) and block noise (1% a block) are what the intervals are
+// for.
+std::vector<ConfigSamples> simulated_grid(
+    std::mt19937& rng, int repeats, const std::map<std::pair<int, int>, double>& effect,
+    const std::map<std::pair<int, int>, ConfigPlan>& plan = {}) {
   std::normal_distribution<double> z(0, 1);
+  std::student_t_distribution<double> heavy(3);
   const int blocks = 8;
   std::vector<ConfigSamples> configs;
   for (const auto& [ab, f] : effect) {
     ConfigSamples c;
     c.config_index = static_cast<int64_t>(configs.size());
     c.config = {{"a", ab.first}, {"b", ab.second}};
-    c.ok = repeats;
     configs.push_back(c);
   }
   for (int r = 0; r < repeats; ++r) {
@@ -59,16 +70,21 @@ std::vector<ConfigSamples> simulated_grid(std::mt19937& rng, int repeats,
     size_t i = 0;
     for (const auto& [ab, f] : effect) {
       ConfigSamples& c = configs[i++];
+      const auto it = plan.find(ab);
+      const ConfigPlan p = it == plan.end() ? ConfigPlan{} : it->second;
+      if (p.rounds > 0 && r >= p.rounds) continue;
       RunSamples run;
       run.repeat = r;
       run.group = "round" + std::to_string(r);
-      const double process = 0.01 / std::sqrt(2.0) * z(rng);
+      // t(3) has variance 3: scaled to the same sd.
+      const double process = p.heavy ? p.spread / std::sqrt(3.0) * heavy(rng) : p.spread * z(rng);
       for (int b = 0; b < blocks; ++b) {
         run.values.push_back(100 * f * std::exp(drift + process + cycle[b] + 0.01 * z(rng)));
         run.cycles.emplace_back(b);
       }
       c.throughput.insert(c.throughput.end(), run.values.begin(), run.values.end());
       c.runs.push_back(run);
+      ++c.ok;
     }
   }
   return configs;
@@ -339,48 +355,15 @@ namespace {
 
 // A precision run's 2 x 2 grid: every config runs the first 3 rounds, then
 // only the configs not yet precise go on (here the two noisy ones, to 8
-// rounds, beside the baseline). Per repeat: a drift common to the round
-// (5%), a cycle random walk (1%), each config's own process noise with
-// heavy tails (t with 3 df, scaled to `spread`: 0.5% for the baseline and
-// the quiet config, 2% for the noisy ones) and 1% block noise.
+// rounds, beside the baseline); process noise with heavy tails (t(3)),
+// 0.5% for the baseline and the quiet config, 2% for the noisy ones.
 std::vector<ConfigSamples> uneven_rounds(std::mt19937& rng,
                                          const std::map<std::pair<int, int>, double>& effect) {
-  std::normal_distribution<double> z(0, 1);
-  std::student_t_distribution<double> heavy(3);
-  const std::map<std::pair<int, int>, std::pair<int, double>> plan = {
-      {{1, 1}, {8, 0.005}}, {{1, 2}, {3, 0.005}}, {{2, 1}, {8, 0.02}}, {{2, 2}, {8, 0.02}}};
-  const int blocks = 8;
-  std::vector<ConfigSamples> configs;
-  for (const auto& [ab, f] : effect) {
-    ConfigSamples c;
-    c.config_index = static_cast<int64_t>(configs.size());
-    c.config = {{"a", ab.first}, {"b", ab.second}};
-    configs.push_back(c);
-  }
-  for (int r = 0; r < 8; ++r) {
-    const double drift = 0.05 * z(rng);
-    std::vector<double> cycle(blocks);
-    double walk = 0;
-    for (auto& d : cycle) d = walk += 0.01 * z(rng);
-    size_t i = 0;
-    for (const auto& [ab, f] : effect) {
-      ConfigSamples& c = configs[i++];
-      const auto [rounds, spread] = plan.at(ab);
-      if (r >= rounds) continue;
-      RunSamples run;
-      run.repeat = r;
-      run.group = "round" + std::to_string(r);
-      const double process = spread / std::sqrt(3.0) * heavy(rng);  // t(3) has variance 3
-      for (int b = 0; b < blocks; ++b) {
-        run.values.push_back(100 * f * std::exp(drift + process + cycle[b] + 0.01 * z(rng)));
-        run.cycles.emplace_back(b);
-      }
-      c.throughput.insert(c.throughput.end(), run.values.begin(), run.values.end());
-      c.runs.push_back(run);
-      ++c.ok;
-    }
-  }
-  return configs;
+  return simulated_grid(rng, 8, effect,
+                        {{{1, 1}, {8, 0.005, true}},
+                         {{1, 2}, {3, 0.005, true}},
+                         {{2, 1}, {8, 0.02, true}},
+                         {{2, 2}, {8, 0.02, true}}});
 }
 
 }  // namespace
