@@ -138,6 +138,8 @@ class Timeseries final : public torchkit::TorchWorkload {
                  "8th held-out step of every series (6400 windows), next to the seasonal-naive "
                  "forecast's (the value 24 steps earlier) on the same steps; initial_val_mae is "
                  "the untrained model's"};
+    // What a time-to-quality target may name: an error, so at least 0.
+    m.metrics = {{"val_mae", false, 0.0, std::nullopt, "validation MAE, standardised units"}};
     m.params = torchkit::common_params(/*default_batch_size=*/128, kSupport);
     m.params.push_back(Param::integer(
         "hidden_size", 64, 1, static_cast<double>(kMaxHidden),

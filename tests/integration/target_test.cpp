@@ -68,6 +68,24 @@ TEST_CASE("a target run trains until the target, and censors a trial that runs o
                  "WHERE t.config_index = 0 AND m.kind = 'eval' AND m.name = 'quality'") == "1");
 }
 
+TEST_CASE("warmup steps train too: their time is on a target's clock", "[integration][target]") {
+  Sandbox box;
+  // learn_cv 0: every seed learns in exactly 300 steps, so 0.9 is reached
+  // after 270 steps of 200 us, about 54 ms, however many were warmup (100
+  // here: without them on the clock it would read about 34 ms).
+  box.write("w.json", R"({"name": "warm", "workload": "noop",
+    "base": {"spin_us": 200, "learn_steps": 300, "learn_cv": 0},
+    "grid": {"seed": [1, 2]},
+    "measure": {"target": {"value": 0.9, "max_s": 1}, "warmup_steps": 100,
+                "steps_per_block": 10, "repeats": 1, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run w.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(std::stod(box.text("SELECT min(value) FROM metrics WHERE name = 'target_time_s'")) > 0.048);
+  CHECK(std::stod(box.text("SELECT max(value) FROM metrics WHERE name = 'target_time_s'")) < 0.2);
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'target_time_s'") == 2);
+}
+
 TEST_CASE("a target the workload cannot report or reach is refused before anything runs",
           "[integration][target]") {
   Sandbox box;

@@ -270,6 +270,8 @@ void parse_target(const std::string& source, const Json& m, MeasureSpec& s) {
           "measure.precision out of a sweep with measure.target (its repeats are the seeds "
           "compared)");
   }
+  // Warmup steps train too, and count on a target's clock; none unless asked.
+  if (!m.contains("warmup_steps")) s.warmup_steps = 0;
   if (target.max_s > 0 && !m.contains("timeout_s")) {
     // The default trial timeout, raised to cover the target's budget.
     s.timeout_s = std::max(s.timeout_s, 2 * target.max_s + 60);

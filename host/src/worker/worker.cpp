@@ -398,7 +398,8 @@ class Trial {
       done["windows"] = windows;
       done["stable"] = stable;
     }
-    done["seconds"] = seconds_since(t0);
+    warmup_s_ = seconds_since(t0);
+    done["seconds"] = warmup_s_;
     out_.emit(done);
     {
       // The totals so far (input wait; diagnose's phase times), so that the
@@ -548,7 +549,8 @@ class Trial {
   }
 
   // Time to quality (measure.target): an evaluation at the start (the
-  // curve's first point), then blocks, evaluated every eval_every_blocks
+  // curve's first point, after the warmup, whose time and steps count),
+  // then blocks, evaluated every eval_every_blocks
   // (default 1; without it set, the cadence halves whenever an evaluation
   // took more than a tenth of the training time since the last one, so that
   // evaluating stays a small share), until an evaluation reaches the target
@@ -566,8 +568,10 @@ class Trial {
     const bool higher = resolved.second;
     const bool fixed_cadence = m_.eval_every_blocks > 0;
     int64_t every = std::max<int64_t>(1, m_.eval_every_blocks);
-    double train_s = 0, samples = 0, eval_s = 0, since_eval_s = 0;
-    int64_t measured_steps = 0, evaluations = 0, blocks_since = 0;
+    // Warmup steps train the model too: their time and steps are on the
+    // clock, and the first evaluation follows them.
+    double train_s = warmup_s_, samples = 0, eval_s = 0, since_eval_s = 0;
+    int64_t measured_steps = steps_done_, evaluations = 0, blocks_since = 0;
     auto value_of = [&](const Json& metrics) {
       auto it = metrics.is_object() ? metrics.find(metric) : metrics.end();
       if (it == metrics.end() || !it->is_number()) {
@@ -598,7 +602,7 @@ class Trial {
                  {"value", target.value}});
     };
     double prev_v = evaluate_now();
-    double prev_t = 0;
+    double prev_t = train_s;
     // Reached before training: time 0, after one block (the throughput's).
     const bool at_start = reached(prev_v);
     out_.emit({{"event", event::phase}, {"phase", "measure"}, {"target", target.to_json()}});
@@ -612,7 +616,7 @@ class Trial {
       measured_steps += m_.steps_per_block;
       if (at_start) {
         mark_window(false);
-        finish_target(true, 0);
+        finish_target(true, prev_t);
         break;
       }
       const bool spent = (target.max_s > 0 && train_s >= target.max_s) ||
@@ -655,6 +659,7 @@ class Trial {
   Gate& gate_;
   gpusweep_instance* inst_ = nullptr;
   int64_t steps_done_ = 0;
+  double warmup_s_ = 0;                // the warmup's time (on a target's clock)
   std::vector<double> block_seconds_;  // every measured block's time
   bool device_timed_ = false;          // some block was timed by the device clock
 };
