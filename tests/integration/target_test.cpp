@@ -197,4 +197,16 @@ TEST_CASE("compare on a target run: times to target paired by seed, and an inver
   const auto plain = box.gpusweep("compare plain --db results.db --target");
   CHECK(plain.code == 2);
   CHECK_THAT(plain.output, Contains("no measure.target"));
+
+  // best on a target run: the first to the target (the faster steps with the
+  // same learning), not the most steps a second.
+  const auto best = box.gpusweep("best inversion --db results.db --format json");
+  INFO(best.output);
+  REQUIRE(best.code == 0);
+  const auto b = nlohmann::json::parse(best.output);
+  CHECK(b["objective"] == "time_to_target");
+  CHECK(b["best"]["settings"]["spin_us"] == 150);
+  CHECK(b["best"]["settings"]["learn_steps"] == 300);
+  CHECK(b["best"]["metrics"]["time_to_target"].get<double>() > 0);
+  CHECK(box.gpusweep("best plain --db results.db --objective time_to_target").code == 2);
 }

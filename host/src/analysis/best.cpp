@@ -11,7 +11,8 @@ Objective parse_objective(const std::string& text) {
   if (text == "throughput") return Objective::throughput;
   if (text == "memory") return Objective::memory;
   if (text == "time") return Objective::time;
-  throw UsageError("--objective " + text + ": use throughput, memory or time");
+  if (text == "time_to_target") return Objective::time_to_target;
+  throw UsageError("--objective " + text + ": use throughput, memory, time or time_to_target");
 }
 
 const char* objective_name(Objective o) {
@@ -20,13 +21,16 @@ const char* objective_name(Objective o) {
       return "memory";
     case Objective::time:
       return "time";
+    case Objective::time_to_target:
+      return "time_to_target";
     default:
       return "throughput";
   }
 }
 
 BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials,
-                       Objective objective, const std::vector<Constraint>& constraints) {
+                       Objective objective, const std::vector<Constraint>& constraints,
+                       const std::map<int64_t, double>& time_to_target) {
   BestChoice best;
   best.objective = objective;
   std::map<int64_t, Json> configs;
@@ -38,15 +42,19 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
     if (t.summary) units[t.plan.config_index] = t.summary->unit;
   }
   best.configs = static_cast<int>(configs.size());
-  const auto medians = medians_by_config(trials);
+  auto medians = medians_by_config(trials);
+  for (const auto& [index, t] : time_to_target) {
+    if (medians.count(index) != 0U) medians[index]["time_to_target"] = t;
+  }
   for (const auto& [index, config] : configs) {
     if (is_baseline(spec.baseline, index, config) && medians.count(index) != 0U) {
       best.baseline = medians.at(index);
     }
   }
-  const char* key = objective == Objective::throughput ? "throughput"
-                    : objective == Objective::memory   ? "peak_memory"
-                                                       : "step_time";
+  const char* key = objective == Objective::throughput       ? "throughput"
+                    : objective == Objective::memory         ? "peak_memory"
+                    : objective == Objective::time_to_target ? "time_to_target"
+                                                             : "step_time";
   const bool maximise = objective == Objective::throughput;
   for (const auto& [index, m] : medians) {
     const Json& config = configs.at(index);

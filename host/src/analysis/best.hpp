@@ -7,15 +7,17 @@
 
 #include <gpusweep/db/store.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace gpusweep::host {
 
-enum class Objective { throughput, memory, time };
+enum class Objective { throughput, memory, time, time_to_target };
 
-// "throughput" | "memory" | "time"; throws UsageError otherwise.
+// "throughput" | "memory" | "time" | "time_to_target"; throws UsageError
+// otherwise.
 Objective parse_objective(const std::string& text);
 const char* objective_name(Objective o);
 
@@ -35,7 +37,11 @@ struct BestChoice {
 // The best config by objective among those meeting every constraint; each
 // metric is the median over a config's ok repeats (analysis/metrics.hpp) and
 // constraints relative to the baseline use the baseline's medians.
+// time_to_target: each config's median time to a measure.target (Kaplan-
+// Meier; a config over half of whose trials never reached it has none and
+// cannot win on it), shown as the metric "time_to_target".
 BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials,
-                       Objective objective, const std::vector<Constraint>& constraints);
+                       Objective objective, const std::vector<Constraint>& constraints,
+                       const std::map<int64_t, double>& time_to_target = {});
 
 }  // namespace gpusweep::host

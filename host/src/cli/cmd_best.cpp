@@ -7,6 +7,7 @@
 #include "report/best_view.hpp"
 
 #include <iostream>
+#include <map>
 
 namespace gpusweep::host {
 
@@ -14,8 +15,10 @@ int cmd_best(const Args& args) {
   po::options_description o;
   o.add_options()("sweep", po::value<std::string>(), "sweep name (default: the latest run)");
   add_db_option(o);
-  o.add_options()("objective", po::value<std::string>()->default_value("throughput"),
-                  "throughput (highest), memory (lowest peak) or time (lowest step time)")(
+  o.add_options()("objective", po::value<std::string>(),
+                  "throughput (highest), memory (lowest peak), time (lowest step time) or "
+                  "time_to_target (lowest median time to measure.target); default: "
+                  "time_to_target on a run with a target, else throughput")(
       "constraint", po::value<std::vector<std::string>>()->composing(),
       "NAME OP VALUE, e.g. peak_memory<8GiB, quality>=0.99*baseline, step_time<=2ms, "
       "batch_size<=256, precision==bf16 (repeatable)")(
@@ -28,7 +31,8 @@ int cmd_best(const Args& args) {
   pos.add("sweep", 1);
   auto p = parse_command(
       "best",
-      "[--sweep NAME] [--objective throughput|memory|time] [--constraint EXPR ...] "
+      "[--sweep NAME] [--objective throughput|memory|time|time_to_target] "
+      "[--constraint EXPR ...] "
       "[--format table|json]",
       "Picks the best config of a sweep under constraints and prints its settings as a\n"
       "sweep-file \"base\" snippet. Metrics: throughput, peak_memory, step_time, quality,\n"
@@ -39,18 +43,34 @@ int cmd_best(const Args& args) {
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
-  const Objective objective = parse_objective(vm["objective"].as<std::string>());
   const OutputFormat format = format_of(vm, formats);
   std::vector<Constraint> constraints;
   for (const auto& c : strings_of(vm, "constraint")) constraints.push_back(parse_constraint(c));
   const OpenedSweep run = open_sweep(vm);
   const SweepSpec spec = stored_spec(run.sweep);
+  const Objective objective = vm.count("objective") != 0U
+                                  ? parse_objective(vm["objective"].as<std::string>())
+                              : spec.measure.target ? Objective::time_to_target
+                                                    : Objective::throughput;
+  if (objective == Objective::time_to_target && !spec.measure.target) {
+    throw UsageError("--objective time_to_target: sweep '" + run.sweep.name +
+                     "' has no measure.target (see README.md, measure.target)");
+  }
   const Rounds rounds = rounds_for(spec, vm.count("selection-data") != 0U);
   std::vector<db::TrialRecord> trials;
   for (auto& t : run.store->trials(run.sweep.id)) {
     if (in_rounds(t, rounds)) trials.push_back(std::move(t));
   }
-  const BestChoice best = choose_best(spec, trials, objective, constraints);
+  // Each config's median time to the target, where over half reached it.
+  std::map<int64_t, double> times;
+  if (spec.measure.target) {
+    for (const auto& c : gather_configs(*run.store, run.sweep.id, false, rounds)) {
+      if (const auto median = summarise_times(c.target_times).median) {
+        times[c.config_index] = *median;
+      }
+    }
+  }
+  const BestChoice best = choose_best(spec, trials, objective, constraints, times);
   if (format == OutputFormat::json) {
     std::cout << best_json(best, run.sweep.name).dump(2) << "\n";
   } else {

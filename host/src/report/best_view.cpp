@@ -33,6 +33,9 @@ std::string render_best(const BestChoice& b, const std::string& sweep_name) {
       << human_seconds(metric("step_time"));
   if (b.metrics.count("peak_memory")) out << ", peak memory " << human_bytes(metric("peak_memory"));
   if (b.metrics.count("quality")) out << ", quality " << human_count(metric("quality"));
+  if (b.metrics.count("time_to_target")) {
+    out << ", time to target " << human_seconds(metric("time_to_target")) << " (median)";
+  }
   if (auto r = ratio_to_baseline(b)) out << ", " << fixed(*r, 2) << "x the baseline";
   out << "\n\nsweep-file snippet:\n" << nlohmann::json{{"base", b.base}}.dump(2) << "\n";
   return out.str();
