@@ -66,6 +66,17 @@ TEST_CASE("a target run trains until the target, and censors a trial that runs o
                   "m.name = 'quality'") == points);
   CHECK(box.text("SELECT max(m.value) >= 0.9 FROM metrics m JOIN trials t ON t.id = m.trial_id "
                  "WHERE t.config_index = 0 AND m.kind = 'eval' AND m.name = 'quality'") == "1");
+  // export carries each trial's time and censoring.
+  const auto e = box.gpusweep("export --db results.db --format json");
+  REQUIRE(e.code == 0);
+  const auto rows = nlohmann::json::parse(e.output);
+  REQUIRE(rows.size() == 6);
+  int censored = 0;
+  for (const auto& row : rows) {
+    CHECK(row["target_time_s"].get<double>() > 0);
+    censored += row["target_censored"].get<bool>() ? 1 : 0;
+  }
+  CHECK(censored == 3);
 }
 
 TEST_CASE("warmup steps train too: their time is on a target's clock", "[integration][target]") {

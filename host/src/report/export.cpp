@@ -96,6 +96,12 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
                                "step_time_median_s", "peak_memory_bytes", "input_wait_fraction",
                                "quality_metric", "quality", "quality_reference", "wall_s"});
   }
+  // A run with measure.target: each trial's time to it, and whether the
+  // budget ended it first (censored: the time is then a lower bound).
+  const Json spec = Json::parse(sweep.spec_json, nullptr, false);
+  const bool target = !per_block && spec.is_object() && spec.contains("measure") &&
+                      spec["measure"].is_object() && spec["measure"].contains("target");
+  if (target) names.insert(names.end(), {"target_time_s", "target_censored"});
   RowWriter w(names, format == OutputFormat::csv, out);
   std::string row;
   for (const auto& t : trials) {
@@ -126,8 +132,13 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
                     json_or_null(m.quality_metric), json_or_null(m.quality),
                     json_or_null(m.quality_reference), json_or_null(t.wall_s)});
     } else {
-      cells.resize(names.size() - 1);
+      cells.resize(names.size() - (target ? 3 : 1));
       cells.push_back(json_or_null(t.wall_s));
+    }
+    if (target) {
+      cells.push_back(json_or_null(store.last_stat(t.id, "target_time_s")));
+      const auto censored = store.last_stat(t.id, "target_censored");
+      cells.push_back(censored ? Json(*censored > 0) : Json());
     }
     w.emit(w.cells(cells));
   }
