@@ -220,4 +220,18 @@ TEST_CASE("compare on a target run: times to target paired by seed, and an inver
   CHECK(b["best"]["settings"]["learn_steps"] == 300);
   CHECK(b["best"]["metrics"]["time_to_target"].get<double>() > 0);
   CHECK(box.gpusweep("best plain --db results.db --objective time_to_target").code == 2);
+
+  // The report: a curve per trial against training time, the target's
+  // line, and the table with the inversion.
+  REQUIRE(box.gpusweep("report --sweep inversion --db results.db --html r.html").code == 0);
+  const std::string html = box.read("r.html");
+  CHECK_THAT(html, Contains("<h2>Time to target</h2>") &&
+                       Contains("data-chart=\"target_curves\"") && Contains("<title>target 0.9") &&
+                       Contains("INVERSION") && Contains("blocks of 10 steps until the target"));
+  size_t curves = 0;
+  for (size_t at = html.find("<polyline class=\"curve\""); at != std::string::npos;
+       at = html.find("<polyline class=\"curve\"", at + 1)) {
+    ++curves;
+  }
+  CHECK(curves == 24);  // 4 configs x 6 seeds
 }

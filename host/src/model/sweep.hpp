@@ -46,6 +46,11 @@ constexpr int64_t kMaxWarmupWindows = 20;
 // an evaluation reaches `value` of `metric` or its training budget ends (then
 // it is censored: its time is a lower bound). The training clock is the
 // blocks' time; evaluations are timed apart.
+// Under measure.target, each evaluation's training clock is stored beside
+// its metrics (kind eval, at its step) as "gpusweep.train_s" and
+// "gpusweep.samples": a prefix no plugin metric has.
+inline constexpr char kCurvePrefix[] = "gpusweep.";
+
 struct TargetSpec {
   std::string metric;  // a metric evaluate() reports; "" = the workload's quality metric
   double value = 0;

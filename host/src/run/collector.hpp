@@ -13,11 +13,6 @@
 
 namespace gpusweep::host {
 
-// Under measure.target, each evaluation's training clock is stored beside
-// its metrics (kind eval, at its step) as "gpusweep.train_s" and
-// "gpusweep.samples": a prefix no plugin metric has.
-inline constexpr char kCurvePrefix[] = "gpusweep.";
-
 struct ExitInfo {
   std::optional<int> exit_code;  // set when the worker exited normally
   std::optional<int> signal;     // set when a signal ended it
