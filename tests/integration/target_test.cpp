@@ -97,6 +97,25 @@ TEST_CASE("warmup steps train too: their time is on a target's clock", "[integra
   CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'target_time_s'") == 2);
 }
 
+TEST_CASE("a run whose metric went NaN is censored at once, not trained to its budget",
+          "[integration][target]") {
+  Sandbox box;
+  // The faults fixture's mode nan reports quality NaN (JSON null): diverged.
+  box.write("n.json", R"({"name": "nan", "workload": "faults",
+    "base": {"mode": "nan"}, "grid": {"seed": [0, 1]},
+    "measure": {"target": {"value": 0.5, "max_s": 30}, "steps_per_block": 2,
+                "repeats": 1, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run n.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'target_diverged' AND value = 1") ==
+        2);
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'target_censored' AND value = 1") ==
+        2);
+  CHECK(std::stod(box.text("SELECT max(value) FROM metrics WHERE name = 'target_time_s'")) < 5);
+}
+
 TEST_CASE("a target the workload cannot report or reach is refused before anything runs",
           "[integration][target]") {
   Sandbox box;

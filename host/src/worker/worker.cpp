@@ -572,8 +572,11 @@ class Trial {
     // clock, and the first evaluation follows them.
     double train_s = warmup_s_, samples = 0, eval_s = 0, since_eval_s = 0;
     int64_t measured_steps = steps_done_, evaluations = 0, blocks_since = 0;
+    // A metric that went NaN (a diverged run: JSON carries it as null) never
+    // reaches the target: NaN here, and the trial ends censored.
     auto value_of = [&](const Json& metrics) {
       auto it = metrics.is_object() ? metrics.find(metric) : metrics.end();
+      if (it != metrics.end() && it->is_null()) return std::nan("");
       if (it == metrics.end() || !it->is_number()) {
         end_trial("failed", "evaluate", steps_done_,
                   "measure.target: evaluate() did not report '" + metric +
@@ -590,9 +593,10 @@ class Trial {
       return value_of(metrics);
     };
     auto reached = [&](double v) { return higher ? v >= target.value : v <= target.value; };
-    auto finish_target = [&](bool ok, double time_s) {
+    auto finish_target = [&](bool ok, double time_s, bool diverged = false) {
       out_.emit({{"event", event::target},
                  {"reached", ok},
+                 {"diverged", diverged},
                  {"time_s", time_s},
                  {"at_step", measured_steps},
                  {"train_s", train_s},
@@ -631,8 +635,8 @@ class Trial {
         finish_target(true, prev_t + std::clamp(f, 0.0, 1.0) * (train_s - prev_t));
         break;
       }
-      if (spent) {
-        finish_target(false, train_s);
+      if (spent || std::isnan(v)) {
+        finish_target(false, train_s, std::isnan(v));
         break;
       }
       if (!fixed_cadence && eval_s - before_s > 0.1 * since_eval_s) every *= 2;
