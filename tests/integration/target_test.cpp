@@ -190,6 +190,8 @@ TEST_CASE("compare on a target run: times to target paired by seed, and an inver
   box.write("i.json", R"({"name": "inversion", "workload": "noop",
     "grid": {"spin_us": [200, 150], "learn_steps": [300, 600]},
     "baseline": {"spin_us": 200, "learn_steps": 300},
+    "claims": [{"claim": "twice the learning takes about twice the time", "change":
+                {"learn_steps": 600}, "metric": "time_to_target", "expected": [1.5, 2.5]}],
     "measure": {"target": {"value": 0.9, "max_s": 0.5}, "warmup_steps": 0,
                 "steps_per_block": 10, "repeats": 6, "min_block_s": 0}})");
   REQUIRE(box.gpusweep("run i.json --db results.db").code == 0);
@@ -227,6 +229,14 @@ TEST_CASE("compare on a target run: times to target paired by seed, and an inver
   const auto plain = box.gpusweep("compare plain --db results.db --target");
   CHECK(plain.code == 2);
   CHECK_THAT(plain.output, Contains("no measure.target"));
+
+  // A claim on time_to_target, judged on the paired ratio.
+  const auto claims = box.gpusweep("compare inversion --db results.db --claims --format json");
+  INFO(claims.output);
+  REQUIRE(claims.code == 0);
+  const auto claim = nlohmann::json::parse(claims.output).at(0);
+  CHECK(claim["verdict"] == "confirmed");
+  CHECK(claim["ratio"].get<double>() == Approx(2.0).epsilon(0.3));
 
   // best on a target run: the first to the target (the faster steps with the
   // same learning), not the most steps a second.

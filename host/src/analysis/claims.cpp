@@ -125,6 +125,38 @@ std::optional<std::string> unmeasurable(const Claim& claim, const Features& feat
   return std::nullopt;
 }
 
+namespace {
+
+// A claim on time_to_target: the ratio paired by seed with censored trials
+// as bounds (paired_time_ratio), judged like any other.
+ClaimResult time_claim(ClaimResult r, const Claim& claim, const MetricRuns& base,
+                       const MetricRuns& changed) {
+  const auto ratio = paired_time_ratio(base.target_times, changed.target_times, 0.95);
+  if (!ratio) {
+    r.verdict = ClaimVerdict::not_measurable;
+    r.reason = "no seed ran both configs to the target";
+    return r;
+  }
+  r.ratio = ratio->ratio;
+  if (!ratio->interval) {
+    r.verdict = ClaimVerdict::inconclusive;
+    r.reason = ratio->note;
+    return r;
+  }
+  r.low = ratio->low;
+  r.high = ratio->high;
+  r.design = ratio->note;
+  r.verdict = claim_verdict(*r.ratio, r.low, r.high, claim.low, claim.high);
+  if (r.verdict == ClaimVerdict::refuted)
+    r.reason = refuted_because(*r.ratio, r.low, r.high, claim);
+  if (r.verdict == ClaimVerdict::inconclusive) {
+    r.reason = "the interval includes 1: no change shown at this sample size";
+  }
+  return r;
+}
+
+}  // namespace
+
 // Long by design: one claim's path from its two configs to a verdict (not
 // measurable here, no trials, the ratio and its interval, the verdict) reads
 // top to bottom, each early exit with its reason.
@@ -184,6 +216,10 @@ std::vector<ClaimResult> evaluate_claims(
       out.push_back(std::move(r));
       continue;
     }
+    if (claim.metric == "time_to_target") {
+      out.push_back(time_claim(std::move(r), claim, base, changed));
+      continue;
+    }
     const auto all_base = flat(base.runs), all_changed = flat(changed.runs);
     const bool positive =
         std::all_of(all_base.begin(), all_base.end(), [](double v) { return v > 0; }) &&
@@ -221,6 +257,34 @@ std::vector<ClaimResult> evaluate_claims(
   return out;
 }
 
+namespace {
+
+// One ok trial's values of a claim's metric, paired as compare pairs them:
+// its blocks for throughput and step time, else one value per trial.
+RunSamples metric_run(db::Store& store, const db::TrialRecord& t, const Machines& machines,
+                      const std::string& metric) {
+  RunSamples run = run_of(t, machines);
+  if (metric == "throughput" || metric == "step_time") {
+    for (const auto& b : store.blocks(t.id)) {
+      if (b.seconds <= 0 || b.steps <= 0) continue;
+      run.values.push_back(metric == "throughput" ? b.samples / b.seconds
+                                                  : b.seconds / static_cast<double>(b.steps));
+      run.cycles.push_back(b.cycle);
+    }
+  } else if (const Metric* known = find_metric(metric); known && known->in_summary) {
+    if (auto v = summary_metric(*t.summary, metric)) run.values.push_back(*v);
+  } else {
+    // A plugin statistic (the last value reported), or the statistic a
+    // metric is read from (model/metrics.cpp).
+    std::string name = metric.rfind("stat:", 0) == 0 ? metric.substr(5) : metric;
+    if (known != nullptr && *known->stat != '\0') name = known->stat;
+    if (auto last = store.last_stat(t.id, name)) run.values.push_back(*last);
+  }
+  return run;
+}
+
+}  // namespace
+
 std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord& sweep,
                                          const SweepSpec& spec) {
   if (spec.claims.empty()) return {};
@@ -256,22 +320,10 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
           }
           continue;
         }
-        RunSamples run = run_of(t, machines);
-        if (metric == "throughput" || metric == "step_time") {
-          for (const auto& b : store.blocks(t.id)) {
-            if (b.seconds <= 0 || b.steps <= 0) continue;
-            run.values.push_back(metric == "throughput" ? b.samples / b.seconds
-                                                        : b.seconds / static_cast<double>(b.steps));
-            run.cycles.push_back(b.cycle);
-          }
-        } else if (const Metric* known = find_metric(metric); known && known->in_summary) {
-          if (auto v = summary_metric(*t.summary, metric)) run.values.push_back(*v);
-        } else {
-          // A plugin statistic (the last value reported), or the statistic
-          // a metric is read from (model/metrics.cpp).
-          std::string name = metric.rfind("stat:", 0) == 0 ? metric.substr(5) : metric;
-          if (known != nullptr && *known->stat != '\0') name = known->stat;
-          if (auto last = store.last_stat(t.id, name)) run.values.push_back(*last);
+        RunSamples run = metric_run(store, t, machines, metric);
+        if (metric == "time_to_target" && !run.values.empty()) {
+          m.target_times.push_back({t.plan.repeat, run.values.front(),
+                                    store.last_stat(t.id, "target_censored").value_or(0) > 0});
         }
         if (!run.values.empty()) m.runs.push_back(std::move(run));
       }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "analysis/ratio_model.hpp"
+#include "analysis/time_to_target.hpp"
 #include "model/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
@@ -23,6 +24,9 @@ namespace gpusweep::host {
 struct MetricRuns {
   std::vector<RunSamples> runs;
   std::string problem;  // e.g. "skipped: tf32 applies to CUDA ...; device is cpu"
+  // time_to_target: each trial's time with its censoring, for the paired
+  // ratio that counts censored trials as bounds (time_to_target.hpp).
+  std::vector<TargetTime> target_times;
 };
 
 enum class ClaimVerdict { confirmed, overlaps, refuted, inconclusive, not_measurable };

@@ -23,6 +23,10 @@ const std::vector<Metric>& metrics() {
       {"gpu_utilization",
        "mean utilisation of the trial's GPU over its measured phase (NVML; device-wide)",
        MetricUnit::fraction, true, false, true, "monitor_gpu_device_util_mean"},
+      {"time_to_target",
+       "seconds of training to measure.target (a claim's ratio: paired by seed, censored "
+       "trials as bounds)",
+       MetricUnit::seconds, false, false, true, "target_time_s"},
   };
   return all;
 }

@@ -649,8 +649,13 @@ void validate_claims(
   };
   for (size_t i = 0; i < spec.claims.size(); ++i) {
     const Claim& c = spec.claims[i];
-    if (c.change.empty()) continue;  // nothing to compare here (see Claim::required_features)
     const std::string where = "claims[" + std::to_string(i) + "]";
+    if (c.metric == "time_to_target" && !spec.measure.target) {
+      usage(spec.source, where + ".metric",
+            "time_to_target needs measure.target (the value to train to and its budget); add "
+            "it, or claim on another metric");
+    }
+    if (c.change.empty()) continue;  // nothing to compare here (see Claim::required_features)
     for (const auto& [key, value] : c.change.items()) check(where + ".change." + key, key, value);
     for (const auto& [key, value] : c.baseline.items())
       check(where + ".baseline." + key, key, value);

@@ -301,4 +301,15 @@ TEST_CASE("a time-to-quality target is checked before anything runs: metric, val
              Contains("measure.timeout_s") && Contains("at least 1260"));
   CHECK_THAT(error(R"({"value": 0.9, "max_s": 60})", R"(, "precision": 0.02)"),
              Contains("measure.precision") && Contains("measure.target"));
+  // A claim on time_to_target needs a target.
+  try {
+    validate_sweep(parse_sweep(R"({"name": "t", "workload": "clf", "grid": {"batch_size": [1, 2]},
+      "claims": [{"claim": "x", "change": {"batch_size": 2}, "metric": "time_to_target",
+                  "expected": 0.5}]})",
+                               "t.json"),
+                   manifest);
+    FAIL("a time_to_target claim without measure.target was accepted");
+  } catch (const UsageError& e) {
+    CHECK_THAT(e.what(), Contains("claims[0].metric") && Contains("needs measure.target"));
+  }
 }
