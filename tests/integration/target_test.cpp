@@ -135,6 +135,17 @@ TEST_CASE("a target the workload cannot report or reach is refused before anythi
   r = box.gpusweep("run b.json --db results.db");
   CHECK(r.code == 2);
   CHECK_THAT(r.output, Contains("max_s"));
+  // tune and tune-batch do not race on time to a target yet: refused, with what to do.
+  box.write("t.json", R"({"name": "tuned", "workload": "noop", "grid": {"spin_us": [0, 1]},
+    "measure": {"target": {"value": 0.5, "max_s": 1}}})");
+  r = box.gpusweep("tune t.json --db results.db --budget 5");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output,
+             Contains("t.json") && Contains("measure.target") && Contains("not built yet"));
+  r = box.gpusweep(
+      "tune-batch noop --db results.db --set 'measure.target={\"value\": 0.5, \"max_s\": 1}'");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("measure.target") && Contains("compare --target"));
   // Nothing ran: no trial was recorded.
   if (std::filesystem::exists(box.db())) CHECK(box.count("SELECT count(*) FROM trials") == 0);
 }

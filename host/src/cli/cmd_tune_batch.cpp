@@ -59,6 +59,12 @@ int cmd_tune_batch(const Args& args) {
   // The final verification's protocol; probes use a shorter one.
   const SweepSpec spec = command_sweep("tune-batch", vm["workload"].as<std::string>(),
                                        "gpusweep tune-batch probes", 5, 5, strings_of(vm, "set"));
+  if (spec.measure.target) {
+    throw UsageError(
+        "tune-batch: --set measure.target: the batch search judges throughput and memory; "
+        "the batch that reaches a target first is not built yet: sweep batch_size with "
+        "measure.target in a sweep file, `gpusweep run` it, and read `compare --target`");
+  }
   const PluginInfo info = Registry(plugin_paths(vm)).describe(spec.workload);
   const BatchTuneRequest request = batch_tune_request(spec, info.manifest, search, max_memory);
   const std::string db_path = vm["db"].as<std::string>();

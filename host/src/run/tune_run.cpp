@@ -18,6 +18,12 @@ TuneRun::TuneRun(const SweepSpec& spec, const PluginInfo& info, RunRequest reque
                      ": grid: a tune needs knobs to search; list values or ranges "
                      "in \"grid\"");
   }
+  if (spec.measure.target) {
+    throw UsageError(spec.source +
+                     ": measure.target: tune races on throughput and its other objectives; "
+                     "racing on time to a target is not built yet. Run the sweep with "
+                     "`gpusweep run` and read it with `compare`, or drop measure.target");
+  }
   options_ = race_options(spec, space_, tune_);
   refuse_gpu_interleave();
   // The first round, for a new run: the baseline and one knob changed at a time.
