@@ -28,6 +28,10 @@ TEST_CASE("a target run trains until the target, and censors a trial that runs o
     "grid": {"learn_steps": [300, 1e9]},
     "measure": {"target": {"value": 0.9, "max_s": 0.4}, "warmup_steps": 0,
                 "steps_per_block": 10, "repeats": 3, "min_block_s": 0}})");
+  // The plan says what a trial does.
+  CHECK_THAT(box.gpusweep("run t.json --dry-run").output,
+             Contains("blocks of 10 steps until quality reaches 0.9 (censored after 400 ms of "
+                      "training)"));
   const auto r = box.gpusweep("run t.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);

@@ -15,9 +15,18 @@ std::string plan_text(const SweepSpec& spec, const PluginManifest& manifest,
   out << "sweep '" << spec.name << "': workload " << manifest.name << " " << manifest.version
       << ", " << configs.size() << " configs x " << spec.measure.repeats
       << " repeats = " << plan.size() << " trials\n"
-      << "protocol: " << spec.measure.warmup_steps << " warmup steps, " << spec.measure.blocks
-      << " blocks of " << spec.measure.steps_per_block << " steps, timeout "
-      << spec.measure.timeout_s << " s per trial\n";
+      << "protocol: " << spec.measure.warmup_steps << " warmup steps, ";
+  if (const auto& target = spec.measure.target) {
+    out << "blocks of " << spec.measure.steps_per_block << " steps until "
+        << (target->metric.empty() ? manifest.quality_metric : target->metric) << " reaches "
+        << number_text(target->value) << " (censored after "
+        << (target->max_s > 0 ? human_seconds(target->max_s) + " of training"
+                              : std::to_string(target->max_steps) + " steps")
+        << ")";
+  } else {
+    out << spec.measure.blocks << " blocks of " << spec.measure.steps_per_block << " steps";
+  }
+  out << ", timeout " << spec.measure.timeout_s << " s per trial\n";
   Table t({"#", "config", "baseline"});
   t.right_align(0);
   for (size_t i = 0; i < configs.size(); ++i) {
