@@ -19,7 +19,7 @@ class Noop final : public gpusweep::Workload {
   static gpusweep::Manifest manifest() {
     gpusweep::Manifest m;
     m.name = "noop";
-    m.version = "1.0.0";
+    m.version = "1.1.0";  // 1.1: the learning mode (learn_steps, learn_cv)
     m.description = "Does no work (or spins for spin_us); measures the host's own cost.";
     m.unit = "steps";
     m.quality = {"quality", "", true, "constant 1: noop learns nothing"};

@@ -124,7 +124,7 @@ class Timeseries final : public torchkit::TorchWorkload {
   static Manifest manifest() {
     Manifest m;
     m.name = "timeseries";
-    m.version = "1.2.0";
+    m.version = "1.3.0";  // 1.3: val_mae declared as a target metric
     m.description =
         "LSTM forecaster: LSTM(1 -> hidden_size, num_layers, batch_first) -> Linear(hidden -> 1) "
         "on the last step, predicting the next value of a window of seq_len values. 64 "
