@@ -70,6 +70,14 @@ TEST_CASE("a target run trains until the target, and censors a trial that runs o
                   "m.name = 'quality'") == points);
   CHECK(box.text("SELECT max(m.value) >= 0.9 FROM metrics m JOIN trials t ON t.id = m.trial_id "
                  "WHERE t.config_index = 0 AND m.kind = 'eval' AND m.name = 'quality'") == "1");
+  // results shows each trial's time, the censored as lower bounds.
+  const auto res = box.gpusweep("results --db results.db");
+  CHECK_THAT(res.output, Contains("to target") && Contains("> 4"));
+  const auto res_json =
+      nlohmann::json::parse(box.gpusweep("results --db results.db --format json").output);
+  int res_censored = 0;
+  for (const auto& row : res_json) res_censored += row["target_censored"].get<bool>() ? 1 : 0;
+  CHECK(res_censored == 3);
   // export carries each trial's time and censoring.
   const auto e = box.gpusweep("export --db results.db --format json");
   REQUIRE(e.code == 0);

@@ -99,7 +99,11 @@ int cmd_launch(const Args& args) {
     return 0;
   }
   const LaunchOutcome r = follow_launch(store, l, stdout_is_terminal(), std::cout);
-  std::cout << "\n" << results_table(*store.sweep(l.sweep_id), store.trials(l.sweep_id));
+  const db::SweepRecord sweep = *store.sweep(l.sweep_id);
+  const auto trials = store.trials(l.sweep_id);
+  std::cout << "\n"
+            << results_table(sweep, trials, OutputFormat::table,
+                             trial_target_times(store, sweep, trials));
   std::cout << launch_summary(l, r);
   return r.failed > 0 || r.finished < r.total ? 1 : 0;
 }

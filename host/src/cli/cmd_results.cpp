@@ -63,7 +63,8 @@ int cmd_results(const Args& args) {
                                                 : std::string()) +
                      "in " + db_path + (names.empty() ? "" : " (sweeps: " + names + ")"));
   }
-  std::cout << results_table(*sweep, store.trials(sweep->id), format);
+  const auto trials = store.trials(sweep->id);
+  std::cout << results_table(*sweep, trials, format, trial_target_times(store, *sweep, trials));
   return 0;
 }
 

@@ -67,7 +67,10 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request)
   };
   const bool complete = run.execute(std::move(jobs), cb, on_look);
   if (ran_any) progress.done();
-  std::cout << "\n" << results_table(run.record(), run.store().trials(run.record().id));
+  const auto trials = run.store().trials(run.record().id);
+  std::cout << "\n"
+            << results_table(run.record(), trials, OutputFormat::table,
+                             trial_target_times(run.store(), run.record(), trials));
   if (!complete) {
     std::cout << "interrupted: finished trials are saved; continue with: gpusweep resume "
               << spec.name << " --db " << request.db_path << "\n";

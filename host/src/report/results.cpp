@@ -31,7 +31,8 @@ namespace {
 // One record per trial: its settings that vary, status, summary, ratio to base.
 std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sorted,
                                  const std::vector<std::string>& keys,
-                                 const std::optional<double>& base) {
+                                 const std::optional<double>& base,
+                                 const std::map<int64_t, TargetTime>& targets) {
   std::vector<Json> records;
   for (const auto* t : sorted) {
     const Json config = Json::parse(t->plan.config_json);
@@ -54,13 +55,17 @@ std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sort
       r["quality_reference"] = json_or_null(s.quality_reference);
       r["ratio"] = base && *base > 0 ? Json(s.throughput_median / *base) : Json();
     }
+    if (auto it = targets.find(t->id); it != targets.end()) {
+      r["target_time_s"] = it->second.time_s;
+      r["target_censored"] = it->second.censored;
+    }
     records.push_back(std::move(r));
   }
   return records;
 }
 
 std::vector<Column> result_columns(const std::vector<std::string>& keys, bool repeats,
-                                   OutputFormat format) {
+                                   OutputFormat format, bool target) {
   auto get = [](const Json& r, const char* k) { return r.contains(k) ? r.at(k) : Json(); };
   std::vector<Column> cols = {{"config", "#", true, {}}};
   for (const auto& k : keys) {
@@ -101,6 +106,18 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
                     const Json v = get(r, "ratio");
                     return v.is_null() ? std::string("-") : fixed(v.get<double>(), 2) + "x";
                   }});
+  if (target) {
+    cols.push_back({"target_time_s", "to target", true, [get](const Json& r) {
+                      const Json v = get(r, "target_time_s");
+                      if (v.is_null()) return std::string("-");
+                      // Censored: the training it had, a lower bound.
+                      return (get(r, "target_censored") == true ? "> " : "") +
+                             human_seconds(v.get<double>());
+                    }});
+    if (format != OutputFormat::table && format != OutputFormat::md) {
+      cols.push_back({"target_censored", "target_censored", false, {}});
+    }
+  }
   if (format == OutputFormat::table || format == OutputFormat::md) {
     cols.push_back({"note", "note", false, [get](const Json& r) {
                       if (get(r, "noisy") == true)
@@ -118,8 +135,20 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
 
 }  // namespace
 
+std::map<int64_t, TargetTime> trial_target_times(db::Store& store, const db::SweepRecord& sweep,
+                                                 const std::vector<db::TrialRecord>& trials) {
+  std::map<int64_t, TargetTime> out;
+  if (!stored_spec(sweep).measure.target) return out;
+  for (const auto& t : trials) {
+    if (auto time = store.last_stat(t.id, "target_time_s")) {
+      out[t.id] = {t.plan.repeat, *time, store.last_stat(t.id, "target_censored").value_or(0) > 0};
+    }
+  }
+  return out;
+}
+
 std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
-                          OutputFormat format) {
+                          OutputFormat format, const std::map<int64_t, TargetTime>& targets) {
   const SweepSpec spec = stored_spec(sweep);
   const auto keys = varying_keys(spec);
   const auto base = baseline_throughput(spec, trials);
@@ -132,8 +161,9 @@ std::string results_table(const db::SweepRecord& sweep, const std::vector<db::Tr
     return std::make_pair(a->plan.config_index, a->plan.repeat) <
            std::make_pair(b->plan.config_index, b->plan.repeat);
   });
-  const std::vector<Json> records = result_records(sorted, keys, base);
-  const std::vector<Column> cols = result_columns(keys, repeats, format);
+  const std::vector<Json> records = result_records(sorted, keys, base, targets);
+  const std::vector<Column> cols =
+      result_columns(keys, repeats, format, spec.measure.target.has_value());
   if (format != OutputFormat::table) return render(records, cols, format);
 
   std::string out = "sweep '" + sweep.name + "' (run " + std::to_string(sweep.id) + ", " +

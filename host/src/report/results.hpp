@@ -3,11 +3,13 @@
 #pragma once
 
 #include "analysis/stored.hpp"
+#include "analysis/time_to_target.hpp"
 #include "model/sweep.hpp"
 #include "report/output.hpp"
 
 #include <gpusweep/db/store.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,8 +20,15 @@ namespace gpusweep::host {
 std::optional<double> baseline_throughput(const SweepSpec& spec,
                                           const std::vector<db::TrialRecord>& trials);
 
-// The table (or csv/json/md) of a sweep's trials.
+// Each trial's time to a measure.target, by trial id (the statistics
+// target_time_s and target_censored); empty for a run without a target.
+std::map<int64_t, TargetTime> trial_target_times(db::Store& store, const db::SweepRecord& sweep,
+                                                 const std::vector<db::TrialRecord>& trials);
+
+// The table (or csv/json/md) of a sweep's trials; with `targets` (a run with
+// measure.target), each trial's time to it.
 std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
-                          OutputFormat format = OutputFormat::table);
+                          OutputFormat format = OutputFormat::table,
+                          const std::map<int64_t, TargetTime>& targets = {});
 
 }  // namespace gpusweep::host
