@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 
 namespace gpusweep::host {
 
@@ -94,6 +95,11 @@ TimeSummary summarise_times(const std::vector<TargetTime>& times, double level) 
     s.interval = true;
     s.low = kth(lower, k);
     s.high = kth(upper, s.n - k + 1);
+  }
+  if (s.n >= 5 && s.n - s.reached <= 1) {
+    std::sort(upper.begin(), upper.end());  // a censored trial (infinite) sorts last
+    s.olympic_mean =
+        std::accumulate(upper.begin() + 1, upper.end() - 1, 0.0) / static_cast<double>(s.n - 2);
   }
   return s;
 }

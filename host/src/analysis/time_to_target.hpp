@@ -42,6 +42,10 @@ struct TimeSummary {
   double high = 0;        // when the data cannot bound it
   double budget = 0;      // the largest censored time (0 when none)
   bool interval = false;  // false: too few trials for an interval at this level
+  // MLPerf's score: the mean after dropping the fastest and the slowest
+  // trial, valid when at most one trial never reached the target (it is
+  // then the slowest, dropped) and there are at least 5; nothing otherwise.
+  std::optional<double> olympic_mean;
 };
 
 TimeSummary summarise_times(const std::vector<TargetTime>& times, double level = 0.95);

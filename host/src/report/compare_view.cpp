@@ -172,6 +172,7 @@ std::vector<Json> target_records(const std::vector<TargetRow>& rows,
     rec["budget_s"] = t.times.budget > 0 ? Json(t.times.budget) : Json();
     rec["median_low_s"] = t.times.interval ? finite_or_null(t.times.low) : Json();
     rec["median_high_s"] = t.times.interval ? finite_or_null(t.times.high) : Json();
+    rec["olympic_mean_s"] = t.times.olympic_mean ? Json(*t.times.olympic_mean) : Json();
     rec["time_ratio"] = t.ratio ? Json(t.ratio->ratio) : Json();
     rec["time_ratio_low"] = t.ratio && t.ratio->interval ? finite_or_null(t.ratio->low) : Json();
     rec["time_ratio_high"] = t.ratio && t.ratio->interval ? finite_or_null(t.ratio->high) : Json();
@@ -194,8 +195,8 @@ std::string render_targets(const std::vector<TargetRow>& rows, const std::vector
   if (format == OutputFormat::csv || format == OutputFormat::json) {
     for (const char* k :
          {"trials", "reached", "median_s", "beyond_budget", "budget_s", "median_low_s",
-          "median_high_s", "time_ratio", "time_ratio_low", "time_ratio_high", "seeds_paired",
-          "verdict", "inversion", "note", "baseline"}) {
+          "median_high_s", "olympic_mean_s", "time_ratio", "time_ratio_low", "time_ratio_high",
+          "seeds_paired", "verdict", "inversion", "note", "baseline"}) {
       cols.push_back({k, k, false, {}});
     }
     return render(records, cols, format);
@@ -222,6 +223,10 @@ std::string render_targets(const std::vector<TargetRow>& rows, const std::vector
          return "[" + (lo.is_null() ? std::string("0") : human_seconds(lo.get<double>())) + ", " +
                 (hi.is_null() ? seconds_text(INFINITY) : human_seconds(hi.get<double>())) + "]";
        }});
+  cols.push_back({"olympic_mean_s", "olympic mean", true, [](const Json& r) {
+                    const Json& v = r["olympic_mean_s"];
+                    return v.is_null() ? std::string("-") : human_seconds(v.get<double>());
+                  }});
   cols.push_back({"time_ratio", "time ratio", true, [](const Json& r) {
                     return r["baseline"].get<bool>() ? std::string("1.00x")
                            : r["time_ratio"].is_null()
@@ -249,8 +254,9 @@ std::string render_targets(const std::vector<TargetRow>& rows, const std::vector
                     return note.empty() ? note : colour(note, "33");
                   }});
   return "\ntime to target (measure.target; the median over seeds, Kaplan-Meier with the "
-         "censored as lower bounds; time ratio: the median of the per-seed ratios to the "
-         "baseline, sign-test interval, censored seeds as bounds):\n" +
+         "censored as lower bounds; olympic mean: MLPerf's, the fastest and slowest dropped, "
+         "shown when at most one seed never reached it; time ratio: the median of the per-seed "
+         "ratios to the baseline, sign-test interval, censored seeds as bounds):\n" +
          render(records, cols, format);
 }
 

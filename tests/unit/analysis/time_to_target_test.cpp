@@ -45,6 +45,21 @@ TEST_CASE("Kaplan-Meier medians by hand, censored trials leaving the risk set", 
   CHECK(std::isinf(beyond.high));
 }
 
+TEST_CASE("MLPerf's olympic mean: fastest and slowest dropped, at most one never reaching",
+          "[host][target]") {
+  // 1..5 with the fastest (1) and slowest (5) dropped: 3.
+  CHECK(*summarise_times(times({{5, false}, {1, false}, {3, false}, {2, false}, {4, false}}))
+             .olympic_mean == 3);
+  // One censored (it never reached the target): it is the slowest, dropped.
+  CHECK(*summarise_times(times({{5, true}, {1, false}, {3, false}, {2, false}, {4, false}}))
+             .olympic_mean == 3);
+  // Two censored, or fewer than 5 trials: no valid score.
+  CHECK_FALSE(summarise_times(times({{5, true}, {6, true}, {3, false}, {2, false}, {4, false}}))
+                  .olympic_mean);
+  CHECK_FALSE(
+      summarise_times(times({{1, false}, {2, false}, {3, false}, {4, false}})).olympic_mean);
+}
+
 TEST_CASE("the sign test's ranks: the order statistics that give a median's interval",
           "[host][target]") {
   CHECK(sign_test_rank(5, 0.95) == 0);   // 2 / 32 > 5%: no interval from 5
