@@ -321,9 +321,8 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
           continue;
         }
         RunSamples run = metric_run(store, t, machines, metric);
-        if (metric == "time_to_target" && !run.values.empty()) {
-          m.target_times.push_back({t.plan.repeat, run.values.front(),
-                                    store.last_stat(t.id, "target_censored").value_or(0) > 0});
+        if (metric == "time_to_target") {
+          if (const auto time = stored_target_time(store, t)) m.target_times.push_back(*time);
         }
         if (!run.values.empty()) m.runs.push_back(std::move(run));
       }

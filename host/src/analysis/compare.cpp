@@ -13,6 +13,12 @@
 
 namespace gpusweep::host {
 
+std::optional<TargetTime> stored_target_time(db::Store& store, const db::TrialRecord& t) {
+  const auto time = store.last_stat(t.id, "target_time_s");
+  if (!time) return std::nullopt;
+  return TargetTime{t.plan.repeat, *time, store.last_stat(t.id, "target_censored").value_or(0) > 0};
+}
+
 std::string machine_key(const db::EnvironmentInfo& e) {
   return e.hostname + "|" + e.cpu_model + "|" + e.gpus_json;
 }
@@ -75,10 +81,7 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
       c.overlap_fraction =
           std::max(c.overlap_fraction, store.last_stat(t.id, "overlap_fraction").value_or(0));
     }
-    if (const auto time = store.last_stat(t.id, "target_time_s")) {
-      c.target_times.push_back(
-          {t.plan.repeat, *time, store.last_stat(t.id, "target_censored").value_or(0) > 0});
-    }
+    if (const auto time = stored_target_time(store, t)) c.target_times.push_back(*time);
     if (t.summary->quality) {
       c.quality.push_back(
           {*t.summary->quality, store.last_stat(t.id, "quality_se").value_or(NAN), t.plan.repeat});

@@ -66,6 +66,10 @@ bool in_rounds(const db::TrialRecord& t, Rounds rounds);
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
                                           bool with_blocks = true, Rounds rounds = Rounds::all);
 
+// A trial's time to its run's measure.target with its censoring (the
+// statistics target_time_s and target_censored); nothing when it has none.
+std::optional<TargetTime> stored_target_time(db::Store& store, const db::TrialRecord& t);
+
 // Where a trial ran, for telling comparisons across machines: host, CPU and
 // the GPUs it could see ("" when the database does not say).
 std::string machine_key(const db::EnvironmentInfo& e);

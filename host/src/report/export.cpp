@@ -1,6 +1,8 @@
 // The export writer; see export.hpp.
 #include "report/export.hpp"
 
+#include "analysis/compare.hpp"
+
 #include <charconv>
 #include <cmath>
 
@@ -136,9 +138,9 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
       cells.push_back(json_or_null(t.wall_s));
     }
     if (target) {
-      cells.push_back(json_or_null(store.last_stat(t.id, "target_time_s")));
-      const auto censored = store.last_stat(t.id, "target_censored");
-      cells.push_back(censored ? Json(*censored > 0) : Json());
+      const auto time = stored_target_time(store, t);
+      cells.push_back(time ? Json(time->time_s) : Json());
+      cells.push_back(time ? Json(time->censored) : Json());
     }
     w.emit(w.cells(cells));
   }

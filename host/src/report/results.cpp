@@ -140,9 +140,7 @@ std::map<int64_t, TargetTime> trial_target_times(db::Store& store, const db::Swe
   std::map<int64_t, TargetTime> out;
   if (!stored_spec(sweep).measure.target) return out;
   for (const auto& t : trials) {
-    if (auto time = store.last_stat(t.id, "target_time_s")) {
-      out[t.id] = {t.plan.repeat, *time, store.last_stat(t.id, "target_censored").value_or(0) > 0};
-    }
+    if (const auto time = stored_target_time(store, t)) out[t.id] = *time;
   }
   return out;
 }
