@@ -44,6 +44,13 @@ Json expand_range(const std::string& source, const std::string& key, const Json&
         source, where,
         "a range needs 0 < min <= max, got min " + Json(low).dump() + ", max " + Json(high).dump());
   }
+  // Beyond 2^53 a double no longer holds every integer, and a setting that
+  // large is a typo, not a range to tune.
+  constexpr double kLargest = 9007199254740992.0;
+  if (high > kLargest) {
+    refuse(source, where + ".max",
+           "a range's max must be at most 2^53 (9007199254740992), got " + Json(high).dump());
+  }
   const bool integers = range.at("min").is_number_integer() && range.at("max").is_number_integer();
   Json out = Json::array();
   if (scale == "pow2") {
@@ -52,9 +59,11 @@ Json expand_range(const std::string& source, const std::string& key, const Json&
     }
     if (out.empty()) refuse(source, where, "no power of two lies in [min, max]");
   } else if (scale == "log") {
-    const int points =
-        range.contains("points") ? static_cast<int>(number_at(source, where, range, "points")) : 8;
-    if (points < 2 || points > 64) refuse(source, where + ".points", "use 2 to 64 points");
+    const double wanted = range.contains("points") ? number_at(source, where, range, "points") : 8;
+    if (!(wanted >= 2 && wanted <= 64) || wanted != std::floor(wanted)) {
+      refuse(source, where + ".points", "use a whole number of points from 2 to 64");
+    }
+    const int points = static_cast<int>(wanted);
     for (int i = 0; i < points; ++i) {
       const double v = low * std::pow(high / low, static_cast<double>(i) / (points - 1));
       const Json value = integers ? Json(static_cast<int64_t>(std::llround(v))) : Json(v);

@@ -220,6 +220,19 @@ TEST_CASE("ranges in a grid expand to their values", "[tune]") {
   CHECK_THROWS_WITH(expand_range("f.json", "lr",
                                  nlohmann::json::parse(R"({"min": 0, "max": 8, "scale": "pow2"})")),
                     Catch::Contains("0 < min <= max"));
+  // Found by the fuzzer: these cast out of range before they were refused.
+  CHECK_THROWS_WITH(
+      expand_range("f.json", "bs",
+                   nlohmann::json::parse(R"({"min": 1, "max": 1e300, "scale": "pow2"})")),
+      Catch::Contains("grid.bs.max") && Catch::Contains("2^53"));
+  CHECK_THROWS_WITH(expand_range("f.json", "lr",
+                                 nlohmann::json::parse(
+                                     R"({"min": 1, "max": 8, "scale": "log", "points": 1e30})")),
+                    Catch::Contains("grid.lr.points"));
+  CHECK_THROWS_WITH(
+      expand_range("f.json", "lr",
+                   nlohmann::json::parse(R"({"min": 1, "max": 8, "scale": "log", "points": 2.5})")),
+      Catch::Contains("whole number"));
 }
 
 TEST_CASE("the tune space numbers configs as the grid does", "[tune]") {
