@@ -567,6 +567,12 @@ SweepSpec load_sweep_file(const std::string& path) {
 
 void apply_overrides(SweepSpec& spec, const std::vector<std::string>& sets) {
   for (const auto& set : sets) {
+    try {
+      (void)Json(set).dump();
+    } catch (const Json::type_error&) {
+      throw UsageError("--set " + Json(set).dump(-1, ' ', false, Json::error_handler_t::replace) +
+                       ": not valid UTF-8 text; write the key and value in UTF-8");
+    }
     const auto eq = set.find('=');
     if (eq == std::string::npos || eq == 0) {
       throw UsageError("--set " + set + ": expected key=value (for example --set batch_size=128)");

@@ -128,6 +128,10 @@ TEST_CASE("set overrides base, pins grid axes and sets the protocol", "[host][sw
   CHECK(grid_size(s) == 2);
   CHECK_THROWS_AS(apply_overrides(s, {"novalue"}), UsageError);
   CHECK_THROWS_AS(apply_overrides(s, {"measure.blocks=1"}), UsageError);
+  // Found by the fuzzer: bytes that are not UTF-8 escaped as a JSON error.
+  CHECK_THROWS_WITH(apply_overrides(s, {"measure.blocks=@\xff\xff"}),
+                    Catch::Contains("not valid UTF-8"));
+  CHECK_THROWS_WITH(apply_overrides(s, {"name=\xff"}), Catch::Contains("not valid UTF-8"));
   CHECK_THROWS_AS(apply_overrides(s, {"measure.bogus=1"}), UsageError);
 }
 
