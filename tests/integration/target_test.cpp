@@ -204,6 +204,85 @@ TEST_CASE("a target run killed mid-way resumes with its times, censoring and cur
   CHECK(box.text("PRAGMA integrity_check") == "ok");
 }
 
+TEST_CASE("adaptive capping stops a round's hopeless trials at slack times its best time",
+          "[integration][target][cap]") {
+  Sandbox box;
+  // learn_steps 300 reaches 0.9 in about 270 steps of 200 us (about 55 ms);
+  // 3000 needs ten times that. Capped at 1.5x the round's best, the slow
+  // config stops, censored, near 80 ms instead of training for 0.5 s.
+  const std::string sweep = R"({"name": "cap", "workload": "noop",
+    "base": {"spin_us": 200},
+    "grid": {"learn_steps": [300, 3000]},
+    "measure": {"target": {"value": 0.9, "max_s": 3, "cap": 1.5}, "warmup_steps": 0,
+                "steps_per_block": 10, "repeats": 2, "min_block_s": 0, "interleave": %s}})";
+  auto stat = [&](const std::string& db, int config, int repeat, const std::string& name) {
+    // -1 when the trial has no such statistic.
+    return std::stod(
+        test::text_in(box.path(db),
+                      "SELECT coalesce((SELECT m.value FROM metrics m JOIN trials t ON t.id = "
+                      "m.trial_id WHERE t.config_index = " +
+                          std::to_string(config) + " AND t.repeat = " + std::to_string(repeat) +
+                          " AND m.kind = 'stat' AND m.name = '" + name + "'), -1)"));
+  };
+  {
+    std::string text = sweep;
+    text.replace(text.find("%s"), 2, "2");
+    box.write("plan.json", text);
+    CHECK_THAT(box.gpusweep("run plan.json --dry-run").output,
+               Contains("or capped at 1.5x the best time to target of its round"));
+  }
+  for (const std::string interleave : {"2", "1"}) {
+    INFO("interleave " << interleave);
+    const std::string db = "i" + interleave + ".db";
+    std::string text = sweep;
+    text.replace(text.find("%s"), 2, interleave);
+    box.write("c" + interleave + ".json", text);
+    const auto r = box.gpusweep("run c" + interleave + ".json --db " + db);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    int capped = 0;
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      INFO("repeat " << repeat);
+      const double best = stat(db, 0, repeat, "target_time_s");
+      CHECK(stat(db, 0, repeat, "target_censored") == 0);
+      if (stat(db, 1, repeat, "target_capped") != 1) continue;
+      ++capped;
+      // Censored at the cap (its training time a lower bound), at most a
+      // block and an evaluation past it; far short of its own time.
+      CHECK(stat(db, 1, repeat, "target_censored") == 1);
+      const double train = stat(db, 1, repeat, "target_train_s");
+      CHECK(train >= 1.5 * best);
+      CHECK(train < 3 * best);
+      CHECK(stat(db, 1, repeat, "target_time_s") == train);
+    }
+    if (interleave == "2") {
+      // Taking turns, the fast trial finishes first and caps the slow one
+      // at its next turn, in every round.
+      CHECK(capped == 2);
+    } else {
+      // One after another, the cap is given at the start: in the round
+      // (of the mirrored pair) where the fast config ran first. In the
+      // other the slow one ran first, uncapped, and reached the target.
+      CHECK(capped == 1);
+      CHECK(test::count_in(box.path(db),
+                           "SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id "
+                           "WHERE t.config_index = 1 AND m.name = 'target_censored' AND "
+                           "m.value = 0") == 1);
+    }
+  }
+  // Without the cap, the slow config trains to its own time, ten times longer.
+  box.write("n.json", std::string(R"({"name": "nocap", "workload": "noop",
+    "base": {"spin_us": 200}, "grid": {"learn_steps": [300, 3000]},
+    "measure": {"target": {"value": 0.9, "max_s": 3}, "warmup_steps": 0,
+                "steps_per_block": 10, "repeats": 2, "min_block_s": 0}})"));
+  REQUIRE(box.gpusweep("run n.json --db n.db").code == 0);
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    CHECK(stat("n.db", 1, repeat, "target_censored") == 0);
+    CHECK(stat("n.db", 1, repeat, "target_capped") == -1);
+    CHECK(stat("n.db", 1, repeat, "target_time_s") > 3 * stat("n.db", 0, repeat, "target_time_s"));
+  }
+}
+
 TEST_CASE("compare on a target run: times to target paired by seed, and an inversion flagged",
           "[integration][target][compare]") {
   Sandbox box;

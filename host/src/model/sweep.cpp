@@ -34,7 +34,8 @@ const std::vector<std::string> kMeasureKeys = {
     "timeout_s",     "eval_every_blocks", "order_seed", "silence_s",
     "max_memory",    "interleave",        "precision",  "budget_s",
     "stable_warmup", "min_block_s",       "vary_seed",  "target"};
-const std::vector<std::string> kTargetKeys = {"metric", "value", "direction", "max_s", "max_steps"};
+const std::vector<std::string> kTargetKeys = {"metric", "value",     "direction",
+                                              "max_s",  "max_steps", "cap"};
 
 [[noreturn]] void usage(const std::string& source, const std::string& where,
                         const std::string& what) {
@@ -222,7 +223,7 @@ void parse_target(const std::string& source, const Json& m, MeasureSpec& s) {
     if (std::find(kTargetKeys.begin(), kTargetKeys.end(), key) == kTargetKeys.end()) {
       usage(source, "measure.target." + key,
             "unknown key" + suggestion(key, kTargetKeys) +
-                " (known: metric, value, direction, max_s, max_steps)");
+                " (known: metric, value, direction, max_s, max_steps, cap)");
     }
   }
   TargetSpec target;
@@ -264,6 +265,19 @@ void parse_target(const std::string& source, const Json& m, MeasureSpec& s) {
     target.max_steps = st->get<int64_t>();
   }
   if (target.max_s <= 0 && target.max_steps <= 0) usage(source, "measure.target", fix_budget);
+  if (auto c = t.find("cap"); c != t.end()) {
+    if (c->is_boolean()) {
+      target.cap = *c ? kDefaultCapSlack : 0;
+    } else if (c->is_number() && c->get<double>() >= 1 && c->get<double>() <= 100) {
+      target.cap = c->get<double>();
+    } else {
+      usage(source, "measure.target.cap",
+            "expected true (adaptive capping at slack " + fixed(kDefaultCapSlack, 1) +
+                "), false, or the slack: a number from 1 to 100 (a trial stops, censored, once it "
+                "has trained slack times the best time to target of its round), got " +
+                c->dump());
+    }
+  }
   if (s.precision > 0) {
     usage(source, "measure.precision",
           "rounds until precise judge throughput ratios, not times to a target: leave "
@@ -457,6 +471,7 @@ Json TargetSpec::to_json() const {
   if (higher_is_better) j["direction"] = *higher_is_better ? "max" : "min";
   if (max_s > 0) j["max_s"] = max_s;
   if (max_steps > 0) j["max_steps"] = max_steps;
+  if (cap > 0) j["cap"] = cap;
   return j;
 }
 

@@ -14,6 +14,8 @@ namespace gpusweep::host {
 // most that "auto" keeps alive: each holds its memory while it waits.
 constexpr int64_t kMaxInterleave = 64;
 constexpr int64_t kAutoInterleave = 8;
+// measure.target.cap: true's slack (adaptive capping; run/runner.hpp Capping).
+constexpr double kDefaultCapSlack = 1.5;
 // measure.budget_s when measure.precision is set without one, and the most
 // rounds a run adds.
 constexpr double kDefaultBudgetS = 600;
@@ -59,6 +61,10 @@ struct TargetSpec {
   std::optional<bool> higher_is_better;
   double max_s = 0;       // training seconds before the trial is censored; 0: none
   int64_t max_steps = 0;  // measured steps before it is censored; 0: none
+  // Adaptive capping's slack (run/runner.hpp Capping): a trial stops,
+  // censored, once it has trained cap x the best time to target of its
+  // round; 0: no capping.
+  double cap = 0;
 
   Json to_json() const;
 };

@@ -15,9 +15,10 @@
 //   stats_snapshot  {at_step, stats}           after warmup
 //   eval            {at_step, seconds, metrics, train_s?, samples?}   (train_s and
 //                   samples: the training clock and samples so far, under measure.target)
-//   target          {reached, time_s, at_step, train_s, evaluations, eval_s, metric, value}
+//   target          {reached, time_s, at_step, train_s, evaluations, eval_s, metric, value,
+//                   diverged, capped?}
 //                   the time to quality (measure.target): interpolated when reached, the
-//                   training time so far when censored
+//                   training time so far when censored (capped: by the adaptive cap)
 //   block           {idx, steps, seconds, device_seconds?, ...}
 //   await           {turn}                     gated trials: waits for its turn
 //   stats           {stats}                    after the last block

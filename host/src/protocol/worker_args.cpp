@@ -68,6 +68,7 @@ std::vector<std::string> WorkerArgs::to_argv() const {
   if (max_memory_bytes > 0) a.insert(a.end(), {"--max-memory", number(max_memory_bytes)});
   if (diagnose) a.emplace_back("--diagnose");
   if (probe_matmul_s > 0) a.insert(a.end(), {"--probe-matmul", number(probe_matmul_s)});
+  if (target_cap_s > 0) a.insert(a.end(), {"--target-cap", number(target_cap_s)});
   return a;
 }
 
@@ -128,6 +129,8 @@ WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
       w.diagnose = true;
     } else if (key == "--probe-matmul") {
       w.probe_matmul_s = to_double(key, take());
+    } else if (key == "--target-cap") {
+      w.target_cap_s = to_double(key, take());
     } else {
       throw UsageError("worker: unknown option '" + args[i] + "' (see `gpusweep-worker --help`)");
     }
@@ -156,7 +159,9 @@ std::string worker_options_help() {
          "                       on CUDA, else the address space beyond the loaded\n"
          "                       plugin (0: none)\n"
          "  --diagnose           time the step's phases (torchkit) and report them\n"
-         "  --probe-matmul S     seconds of the matmul peak measurement (0: none)\n";
+         "  --probe-matmul S     seconds of the matmul peak measurement (0: none)\n"
+         "  --target-cap S       measure.target: stop, censored, once the trial has\n"
+         "                       trained S seconds (adaptive capping; 0: none)\n";
 }
 
 }  // namespace gpusweep::host

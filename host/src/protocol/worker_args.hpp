@@ -42,7 +42,11 @@ struct WorkerArgs {
   double max_memory_bytes = 0;
   bool diagnose = false;      // time the step's phases (torchkit; `diagnose`)
   double probe_matmul_s = 0;  // > 0: measure the matmul peak (trial: after setup; probe)
-  int serve_fd = -1;          // serve mode: the socket requests come on
+  // measure.target's adaptive cap known when the trial starts: training
+  // seconds after which it stops, censored (0: none). A gated trial may get
+  // one, or a lower one, with a later turn (open_gate).
+  double target_cap_s = 0;
+  int serve_fd = -1;  // serve mode: the socket requests come on
 
   // Whether a fork server's pre-loaded process may run it: a plain trial;
   // checks, probes, descriptions and diagnose runs need a fresh process.

@@ -21,8 +21,12 @@ std::string plan_text(const SweepSpec& spec, const PluginManifest& manifest,
         << (target->metric.empty() ? manifest.quality_metric : target->metric) << " reaches "
         << number_text(target->value) << " (censored after "
         << (target->max_s > 0 ? human_seconds(target->max_s) + " of training"
-                              : std::to_string(target->max_steps) + " steps")
-        << ")";
+                              : std::to_string(target->max_steps) + " steps");
+    if (target->cap > 0) {
+      out << ", or capped at " << number_text(target->cap)
+          << "x the best time to target of its round";
+    }
+    out << ")";
   } else {
     out << spec.measure.blocks << " blocks of " << spec.measure.steps_per_block << " steps";
   }

@@ -100,6 +100,8 @@ void TrialCollector::on_event(const Json& e) {
     if (auto t = number(e, "time_s")) metrics_.push_back({"stat", 0, "target_time_s", *t});
     metrics_.push_back({"stat", 0, "target_censored", reached ? 0.0 : 1.0});
     if (e.value("diverged", false)) metrics_.push_back({"stat", 0, "target_diverged", 1.0});
+    // Stopped by measure.target.cap (adaptive capping), not its own budget.
+    if (e.value("capped", false)) metrics_.push_back({"stat", 0, "target_capped", 1.0});
     for (const auto& [key, name] :
          {std::pair<const char*, const char*>{"train_s", "target_train_s"},
           {"eval_s", "target_eval_s"},

@@ -129,12 +129,14 @@ struct Worker {
 class Supervisor {
  public:
   Supervisor(const std::string& exe, int jobs, bool fork_server, Interleave interleave,
-             const GpuAssignment& gpus, std::vector<TrialJob>&& queue, const RunnerCallbacks& cb)
+             const GpuAssignment& gpus, Capping capping, std::vector<TrialJob>&& queue,
+             const RunnerCallbacks& cb)
       : exe_(exe),
         jobs_(jobs),
         fork_server_(fork_server),
         interleave_(interleave),
         gpus_(gpus),
+        capping_(std::move(capping)),
         free_gpus_(gpus.gpus.begin(), gpus.gpus.end()),
         shuffle_rng_(interleave.seed),
         cb_(cb),
@@ -286,9 +288,26 @@ class Supervisor {
     }
   }
 
+  // The adaptive cap of a trial's round now (Capping); 0: none.
+  double cap_for(const TrialJob& job) const {
+    if (capping_.slack <= 0 || job.round < 0) return 0;
+    const auto it = capping_.best_s.find(job.round);
+    return it == capping_.best_s.end() ? 0 : capping_.slack * it->second;
+  }
+
+  // A trial reached its target: its round's best time, and so its cap.
+  void note_target(const TrialJob& job, const Json& event) {
+    if (job.round < 0 || !event.value("reached", false)) return;
+    const auto t = event.find("time_s");
+    if (t == event.end() || !t->is_number() || !(t->get<double>() > 0)) return;
+    auto [it, fresh] = capping_.best_s.emplace(job.round, t->get<double>());
+    if (!fresh) it->second = std::min(it->second, t->get<double>());
+  }
+
   void start(TrialJob&& job) {
     const std::string started = utc_now();
     if (gated()) job.worker.gate_fd = kGateFd;
+    job.worker.target_cap_s = cap_for(job);
     take_gpu(job);
     SpawnedProcess p;
     try {
@@ -362,7 +381,7 @@ class Supervisor {
     w->monitor.set_measuring(w->job.collector->phase() == "measure");
     arm_timeout(w);
     // A worker that died meanwhile is reaped as usual.
-    open_gate(w->gate);
+    open_gate(w->gate, cap_for(w->job));
   }
 
   // Lets the next trials of the cycle take their turns, up to jobs_ at once.
@@ -439,6 +458,7 @@ class Supervisor {
           for (size_t nl; (nl = w->line.find('\n', start)) != std::string::npos; start = nl + 1) {
             auto event = w->job.collector->on_line(w->line.substr(start, nl - start));
             if (event) w->monitor.on_event(*event);
+            if (event && event::kind(*event) == event::target) note_target(w->job, *event);
             if (event && cb_.on_event) cb_.on_event(w->job, *event);
             if (event && w->gate >= 0 && event::kind(*event) == event::await) end_turn(w);
           }
@@ -533,6 +553,7 @@ class Supervisor {
   bool fork_server_;
   Interleave interleave_;
   GpuAssignment gpus_;
+  Capping capping_;                    // its best_s grows as trials reach their targets
   std::deque<std::string> free_gpus_;  // not held by a running trial
   random::SplitMix64 shuffle_rng_;     // the cycles' turn orders
   std::deque<pid_t> turn_order_;       // the rest of this cycle's turns
@@ -555,8 +576,8 @@ class Supervisor {
 }  // namespace
 
 bool Runner::run(std::vector<TrialJob> jobs, const RunnerCallbacks& callbacks) {
-  Supervisor s(exe_, jobs_ < 1 ? 1 : jobs_, fork_server_, interleave_, gpus_, std::move(jobs),
-               callbacks);
+  Supervisor s(exe_, jobs_ < 1 ? 1 : jobs_, fork_server_, interleave_, gpus_, capping_,
+               std::move(jobs), callbacks);
   return s.run();
 }
 

@@ -8,6 +8,7 @@
 #include "run/collector.hpp"
 
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct TrialJob {
   WorkerArgs worker;  // how the worker process is started
   double timeout_s = 600;
   double silence_s = 30;  // ended as `timeout` when no protocol line came for this long
+  int64_t round = -1;     // its round (the repeat), for adaptive capping; -1: none
   std::unique_ptr<TrialCollector> collector;
 };
 
@@ -47,6 +49,18 @@ struct Interleave {
   uint64_t seed = 0;
 };
 
+// Adaptive capping of measure.target trials (SMAC's rule): once a trial of
+// a round has reached its target in T training seconds, every other trial
+// of that round stops, censored, when it has trained slack x T: a trial
+// starting later is given the cap when it starts (worker --target-cap), a
+// gated one with its next turn (open_gate); one running straight through
+// keeps the cap it started with. best_s: the rounds' best times from trials
+// finished before this runner (a resumed run). slack <= 0: no capping.
+struct Capping {
+  double slack = 0;
+  std::map<int64_t, double> best_s;
+};
+
 class Runner {
  public:
   // With fork_server, each plugin's trials are forked from one pre-loaded
@@ -55,12 +69,13 @@ class Runner {
   // With gpus, each running trial gets one of them (worker
   // visible_devices) and gives it back when it ends (model/gpus.hpp).
   Runner(std::string worker_exe, int jobs, bool fork_server = false, Interleave interleave = {},
-         GpuAssignment gpus = {})
+         GpuAssignment gpus = {}, Capping capping = {})
       : exe_(std::move(worker_exe)),
         jobs_(jobs),
         fork_server_(fork_server),
         interleave_(interleave),
-        gpus_(std::move(gpus)) {}
+        gpus_(std::move(gpus)),
+        capping_(std::move(capping)) {}
 
   // Runs every job; returns false when Ctrl-C (SIGINT/SIGTERM) stopped the run.
   // Jobs not started by then are left untouched.
@@ -72,6 +87,7 @@ class Runner {
   bool fork_server_;
   Interleave interleave_;
   GpuAssignment gpus_;
+  Capping capping_;
 };
 
 }  // namespace gpusweep::host

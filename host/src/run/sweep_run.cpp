@@ -1,6 +1,7 @@
 // Recording and running a run; see sweep_run.hpp.
 #include "run/sweep_run.hpp"
 
+#include "analysis/compare.hpp"
 #include "analysis/precision.hpp"
 #include "model/device.hpp"
 #include "model/hashing.hpp"
@@ -184,6 +185,7 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
     job.worker.max_memory_bytes = std::floor(spec_.measure.max_memory_bytes);
     job.timeout_s = spec_.measure.timeout_s;
     job.silence_s = spec_.measure.silence_s;
+    job.round = t.plan.repeat;
     job.collector = std::make_unique<TrialCollector>(info_.manifest, spec_.measure);
     // The seed it trained from, when not the config's (measure.vary_seed).
     if (seed) job.collector->add_stat("seed", static_cast<double>(*seed));
@@ -303,6 +305,21 @@ std::string reach_forecast(const PrecisionStatus& status, int64_t rounds, double
 
 }  // namespace
 
+Capping SweepRun::capping() {
+  Capping c;
+  if (!spec_.measure.target || spec_.measure.target->cap <= 0) return c;
+  c.slack = spec_.measure.target->cap;
+  // Rounds begun before (a resumed run) cap from their finished trials too.
+  for (const auto& t : store_->trials(record_.id)) {
+    if (t.status != db::TrialStatus::ok) continue;
+    const auto time = stored_target_time(*store_, t);
+    if (!time || time->censored || !(time->time_s > 0)) continue;
+    auto [it, fresh] = c.best_s.emplace(t.plan.repeat, time->time_s);
+    if (!fresh) it->second = std::min(it->second, time->time_s);
+  }
+  return c;
+}
+
 bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
   if (jobs.empty()) return true;
   const InterleavePlan& plan = interleave_plan(jobs);
@@ -316,7 +333,7 @@ bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
     if (then) then(j, std::move(o));
   };
   Runner runner(worker_executable(), request_.jobs, request_.fork_server, plan.interleave,
-                plan.gpus);
+                plan.gpus, capping());
   return runner.run(std::move(jobs), callbacks);
 }
 

@@ -148,6 +148,9 @@ class SweepRun {
  private:
   using Clock = std::chrono::steady_clock;
   bool run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks);
+  // measure.target.cap's adaptive capping, with the best times of rounds
+  // whose trials finished before (a resumed run).
+  Capping capping();
   // Throws UsageError when a trial of the run is of another plugin build
   // than the one loaded now (audit M12).
   void check_plugin_build(int64_t run_id);

@@ -46,12 +46,19 @@ void make_gate(int fds[2]) {
   renumber_above_9(raw, fds);
 }
 
-bool open_gate(int fd) {
-  const char go = 'g';
-  ssize_t n;
-  while ((n = ::send(fd, &go, 1, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+bool open_gate(int fd, double cap_s) {
+  // 'g', or 'c' and the cap's 8 bytes: one send, so one message.
+  char msg[1 + sizeof(double)] = {'g'};
+  size_t len = 1;
+  if (cap_s > 0) {
+    msg[0] = 'c';
+    std::memcpy(msg + 1, &cap_s, sizeof cap_s);
+    len = sizeof msg;
   }
-  return n == 1;
+  ssize_t n;
+  while ((n = ::send(fd, msg, len, MSG_NOSIGNAL)) < 0 && errno == EINTR) {
+  }
+  return n == static_cast<ssize_t>(len);
 }
 
 pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,

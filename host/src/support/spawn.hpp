@@ -35,9 +35,11 @@ SpawnedProcess spawn_process(const std::string& exe, const std::vector<std::stri
 // close-on-exec and numbered >= 10. Throws gpusweep::Error.
 void make_gate(int fds[2]);
 
-// Lets the child at the other end of a gate take its turn (one byte).
+// Lets the child at the other end of a gate take its turn: the byte 'g';
+// with cap_s > 0, 'c' and cap_s's 8 bytes (a measure.target trial's
+// adaptive cap: the training seconds after which it stops, censored).
 // False when the child is gone.
-bool open_gate(int fd);
+bool open_gate(int fd, double cap_s = 0);
 
 // A pipe whose ends are close-on-exec and numbered >= 10, so that dup2 onto
 // 1, 2 or 3 in a child always really duplicates (and clears CLOEXEC).

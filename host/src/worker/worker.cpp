@@ -225,7 +225,9 @@ void cap_trial_memory(const gpusweep_plugin* table, const WorkerArgs& args,
 // Interleaved execution (--gate-fd): the trial waits for its turn before
 // setup and before each measured block, having said so with an `await`
 // event; the host lets one trial (or --jobs of them) run at a time by
-// writing a byte. Without a gate every wait returns at once.
+// writing a byte: 'g', or 'c' and 8 bytes, a measure.target cap (the
+// training seconds after which the trial stops, censored: adaptive capping)
+// that holds from this turn on. Without a gate every wait returns at once.
 class Gate {
  public:
   Gate(int fd, EventWriter& out) : fd_(fd), out_(out) {
@@ -250,12 +252,26 @@ class Gate {
     // The host closed the gate: it is ending this trial (Ctrl-C, a
     // failure), and kills it next; nothing more may run.
     if (n != 1) finish(0);
+    if (go == 'c') {
+      char bytes[sizeof(double)];
+      size_t got = 0;
+      while (got < sizeof bytes) {
+        const ssize_t r = ::read(fd_, bytes + got, sizeof bytes - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) finish(0);
+        got += static_cast<size_t>(r);
+      }
+      std::memcpy(&cap_s_, bytes, sizeof cap_s_);
+    }
   }
+  // The latest cap the host sent with a turn; 0: none yet.
+  double cap_s() const { return cap_s_; }
 
  private:
   int fd_;
   EventWriter& out_;
   int64_t turn_ = 0;
+  double cap_s_ = 0;
 };
 
 // The measurement protocol of one trial: setup, warmup, measured blocks with
@@ -465,11 +481,12 @@ class Trial {
     return seconds;
   }
 
-  // One measured block, in its turn: steps_per_block steps timed with the
-  // device synced at its end; emitted, and its time kept in block_seconds_.
-  // Its seconds, and its samples in *samples.
-  double run_block(int64_t b, double* samples) {
-    next_turn();
+  // One measured block, in its turn (taken here unless turn_taken):
+  // steps_per_block steps timed with the device synced at its end; emitted,
+  // and its time kept in block_seconds_. Its seconds, and its samples in
+  // *samples.
+  double run_block(int64_t b, double* samples, bool turn_taken = false) {
+    if (!turn_taken) next_turn();
     gpusweep_step_result r{};
     double secondary = 0;
     *samples = 0;
@@ -554,12 +571,14 @@ class Trial {
   // (default 1; without it set, the cadence halves whenever an evaluation
   // took more than a tenth of the training time since the last one, so that
   // evaluating stays a small share), until an evaluation reaches the target
-  // or the training budget (max_s of blocks' time, max_steps of measured
-  // steps) ends. The time to target is interpolated between the last
+  // or the training budget ends: max_s of blocks' time, max_steps of
+  // measured steps, or the adaptive cap (--target-cap at the start, or one
+  // a later turn brings: the host's slack times the best time to target of
+  // the trial's round). The time to target is interpolated between the last
   // evaluation short of it and the first at or past it, on the training
   // clock (the blocks' time; evaluations timed apart). A trial that runs out
-  // of budget is censored: its time is the training time it had, a lower
-  // bound.
+  // of budget is censored, after one more evaluation: its time is the
+  // training time it had, a lower bound; `capped` says the cap ended it.
   // Long by design: the loop of blocks and evaluations reads top to bottom,
   // with the few closures it shares.
   void measure_to_target(const TargetSpec& target) {
@@ -593,27 +612,61 @@ class Trial {
       return value_of(metrics);
     };
     auto reached = [&](double v) { return higher ? v >= target.value : v <= target.value; };
-    auto finish_target = [&](bool ok, double time_s, bool diverged = false) {
-      out_.emit({{"event", event::target},
-                 {"reached", ok},
-                 {"diverged", diverged},
-                 {"time_s", time_s},
-                 {"at_step", measured_steps},
-                 {"train_s", train_s},
-                 {"evaluations", evaluations},
-                 {"eval_s", eval_s},
-                 {"metric", metric},
-                 {"value", target.value}});
+    auto finish_target = [&](bool ok, double time_s, bool diverged = false, bool capped = false) {
+      Json e = {{"event", event::target},     {"reached", ok},
+                {"diverged", diverged},       {"time_s", time_s},
+                {"at_step", measured_steps},  {"train_s", train_s},
+                {"evaluations", evaluations}, {"eval_s", eval_s},
+                {"metric", metric},           {"value", target.value}};
+      if (capped) e["capped"] = true;
+      out_.emit(e);
     };
+    // The adaptive cap now: the lower of the one given at the start and the
+    // latest a turn brought.
+    auto cap_s = [&] {
+      const double given = args_.target_cap_s, sent = gate_.cap_s();
+      return given > 0 && sent > 0 ? std::min(given, sent) : std::max(given, sent);
+    };
+    auto over_cap = [&] { return cap_s() > 0 && train_s >= cap_s(); };
     double prev_v = evaluate_now();
     double prev_t = train_s;
+    // An evaluation: reached (interpolated from the last one short of it),
+    // or, when the budget is spent or the metric diverged, censored. True
+    // when the trial's target is settled either way.
+    auto judge = [&](bool budget_spent, bool capped) {
+      const double v = evaluate_now();
+      if (reached(v)) {
+        // Linear between the last evaluation short of the target and this one.
+        const double f = v == prev_v ? 1 : (target.value - prev_v) / (v - prev_v);
+        finish_target(true, prev_t + std::clamp(f, 0.0, 1.0) * (train_s - prev_t));
+        return true;
+      }
+      if (budget_spent || capped || std::isnan(v)) {
+        finish_target(false, train_s, std::isnan(v), capped && !budget_spent);
+        return true;
+      }
+      prev_v = v;
+      prev_t = train_s;
+      return false;
+    };
     // Reached before training: time 0, after one block (the throughput's).
     const bool at_start = reached(prev_v);
     out_.emit({{"event", event::phase}, {"phase", "measure"}, {"target", target.to_json()}});
     mark_window(true);
     for (int64_t b = 0;; ++b) {
+      next_turn();  // gated: the turn, and with it perhaps a cap
+      if (!at_start && over_cap()) {
+        // Capped while waiting for this turn: no block past the cap.
+        mark_window(false);
+        if (blocks_since == 0) {
+          finish_target(false, train_s, false, true);
+        } else {
+          judge(false, true);
+        }
+        break;
+      }
       double block_samples = 0;
-      const double seconds = run_block(b, &block_samples);
+      const double seconds = run_block(b, &block_samples, true);
       train_s += seconds;
       since_eval_s += seconds;
       samples += block_samples;
@@ -625,23 +678,12 @@ class Trial {
       }
       const bool spent = (target.max_s > 0 && train_s >= target.max_s) ||
                          (target.max_steps > 0 && measured_steps >= target.max_steps);
-      if (++blocks_since < every && !spent) continue;
+      const bool capped = over_cap();
+      if (++blocks_since < every && !spent && !capped) continue;
       mark_window(false);
       const double before_s = eval_s;
-      const double v = evaluate_now();
-      if (reached(v)) {
-        // Linear between the last evaluation short of the target and this one.
-        const double f = v == prev_v ? 1 : (target.value - prev_v) / (v - prev_v);
-        finish_target(true, prev_t + std::clamp(f, 0.0, 1.0) * (train_s - prev_t));
-        break;
-      }
-      if (spent || std::isnan(v)) {
-        finish_target(false, train_s, std::isnan(v));
-        break;
-      }
+      if (judge(spent, capped)) break;
       if (!fixed_cadence && eval_s - before_s > 0.1 * since_eval_s) every *= 2;
-      prev_v = v;
-      prev_t = train_s;
       blocks_since = 0;
       since_eval_s = 0;
       out_.emit({{"event", event::phase}, {"phase", "measure"}});

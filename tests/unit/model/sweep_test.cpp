@@ -300,6 +300,28 @@ TEST_CASE("a time-to-quality target is checked before anything runs: metric, val
   CHECK_THAT(error(R"({"value": 0.9, "max_s": 60, "maxs": 1})"),
              Contains("measure.target.maxs") && Contains("did you mean 'max_s'"));
   CHECK_THAT(error("0.9"), Contains("measure.target") && Contains("expected an object"));
+  // Adaptive capping: true is the default slack, a number its own; kept in
+  // what is stored, so a resumed run caps alike.
+  auto cap_of = [](const std::string& cap) {
+    return parse_sweep(R"({"name": "t", "workload": "clf", "measure": {"target": {"value": 0.9,
+        "max_s": 60, "cap": )" +
+                           cap + "}}}",
+                       "t.json")
+        .measure.target->cap;
+  };
+  CHECK(cap_of("true") == kDefaultCapSlack);
+  CHECK(cap_of("false") == 0);
+  CHECK(cap_of("2.5") == 2.5);
+  CHECK(MeasureSpec::from_json(
+            parse_sweep(R"({"name": "t", "workload": "clf", "measure": {"target": {"value": 0.9,
+        "max_s": 60, "cap": 2.5}}})",
+                        "t.json")
+                .measure.to_json(),
+            "db")
+            .target->cap == 2.5);
+  CHECK_THAT(error(R"({"value": 0.9, "max_s": 60, "cap": 0.5})"),
+             Contains("measure.target.cap") && Contains("from 1 to 100"));
+  CHECK_THAT(error(R"({"value": 0.9, "max_s": 60, "cap": "yes"})"), Contains("measure.target.cap"));
   // A timeout shorter than the budget; precision rounds with a target.
   CHECK_THAT(error(R"({"value": 0.9, "max_s": 600})", R"(, "timeout_s": 300)"),
              Contains("measure.timeout_s") && Contains("at least 1260"));
