@@ -152,7 +152,9 @@ std::optional<std::string> did_you_mean(const std::string& word,
 Json parse_cli_value(const std::string& text) {
   try {
     return Json::parse(text);
-  } catch (const Json::parse_error&) {
+  } catch (const Json::exception&) {
+    // Not JSON, or a number JSON cannot hold (1e3082): the text itself,
+    // which the setting's own check then refuses by name.
     return text;
   }
 }

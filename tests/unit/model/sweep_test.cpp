@@ -132,6 +132,9 @@ TEST_CASE("set overrides base, pins grid axes and sets the protocol", "[host][sw
   CHECK_THROWS_WITH(apply_overrides(s, {"measure.blocks=@\xff\xff"}),
                     Catch::Contains("not valid UTF-8"));
   CHECK_THROWS_WITH(apply_overrides(s, {"name=\xff"}), Catch::Contains("not valid UTF-8"));
+  // And a number too large for a double: the setting refuses it by name.
+  CHECK_THROWS_WITH(apply_overrides(s, {"measure.blocks=1e3082"}),
+                    Catch::Contains("measure.blocks"));
   CHECK_THROWS_AS(apply_overrides(s, {"measure.bogus=1"}), UsageError);
 }
 
