@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <thread>
 
 using namespace gpusweep;
@@ -147,17 +148,18 @@ TEST_CASE("a target the workload cannot report or reach is refused before anythi
   r = box.gpusweep("run b.json --db results.db");
   CHECK(r.code == 2);
   CHECK_THAT(r.output, Contains("max_s"));
-  // tune and tune-batch do not race on time to a target yet: refused, with what to do.
+  // tune does not race on time to a target yet: refused, with what to do.
   box.write("t.json", R"({"name": "tuned", "workload": "noop", "grid": {"spin_us": [0, 1]},
     "measure": {"target": {"value": 0.5, "max_s": 1}}})");
   r = box.gpusweep("tune t.json --db results.db --budget 5");
   CHECK(r.code == 2);
   CHECK_THAT(r.output,
              Contains("t.json") && Contains("measure.target") && Contains("not built yet"));
+  // tune-batch with a target the workload cannot reach: refused before any probe.
   r = box.gpusweep(
-      "tune-batch noop --db results.db --set 'measure.target={\"value\": 0.5, \"max_s\": 1}'");
+      "tune-batch noop --db results.db --set 'measure.target={\"value\": 5, \"max_s\": 1}'");
   CHECK(r.code == 2);
-  CHECK_THAT(r.output, Contains("measure.target") && Contains("compare --target"));
+  CHECK_THAT(r.output, Contains("measure.target.value") && Contains("[0, 1]"));
   // Nothing ran: no trial was recorded.
   if (std::filesystem::exists(box.db())) CHECK(box.count("SELECT count(*) FROM trials") == 0);
 }
@@ -270,6 +272,26 @@ TEST_CASE("adaptive capping stops a round's hopeless trials at slack times its b
                            "m.value = 0") == 1);
     }
   }
+  // Slower steps, not more of them: 2 ms steps take ten times as long a
+  // block. Taking turns block by block, that config would have trained ten
+  // times as long as the fast one, to its own target (about 0.55 s), by the
+  // time the fast one reached it; with capping, turns go to the trial that
+  // has trained least, so it is capped near 1.5x the fast one's time.
+  box.write("s.json", std::string(R"({"name": "slowsteps", "workload": "noop",
+    "base": {"learn_steps": 300}, "grid": {"spin_us": [200, 2000]},
+    "measure": {"target": {"value": 0.9, "max_s": 3, "cap": 1.5}, "warmup_steps": 0,
+                "steps_per_block": 10, "repeats": 2, "min_block_s": 0, "interleave": 2}})"));
+  {
+    const auto r = box.gpusweep("run s.json --db s.db");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      INFO("repeat " << repeat);
+      const double best = stat("s.db", 0, repeat, "target_time_s");
+      CHECK(stat("s.db", 1, repeat, "target_capped") == 1);
+      CHECK(stat("s.db", 1, repeat, "target_train_s") < 3 * best);
+    }
+  }
   // Without the cap, the slow config trains to its own time, ten times longer.
   box.write("n.json", std::string(R"({"name": "nocap", "workload": "noop",
     "base": {"spin_us": 200}, "grid": {"learn_steps": [300, 3000]},
@@ -281,6 +303,64 @@ TEST_CASE("adaptive capping stops a round's hopeless trials at slack times its b
     CHECK(stat("n.db", 1, repeat, "target_capped") == -1);
     CHECK(stat("n.db", 1, repeat, "target_time_s") > 3 * stat("n.db", 0, repeat, "target_time_s"));
   }
+}
+
+TEST_CASE("tune-batch with a target trains every batch size that fits to it, capped, by seed",
+          "[integration][target][tune-batch]") {
+  Sandbox box;
+  // noop learns in steps, whatever the batch: every size reaches quality
+  // 0.9 after the same steps (about 55 ms of 200 us steps, by seed), while
+  // samples a second grow with the batch. The largest batch has the most
+  // samples/s and is the target sweep's baseline.
+  const auto r = box.gpusweep(
+      "tune-batch noop --db results.db --max 4 --format json --set spin_us=200 --set "
+      "learn_steps=300 --set measure.steps_per_block=25 --set "
+      "'measure.target={\"value\": 0.9, \"max_s\": 2}'");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.output.substr(r.output.find("{\n")));
+  const auto& t = j.at("time_to_target");
+  CHECK(t["sweep"] == "tune-batch-noop-target");
+  CHECK(t["most_samples_per_s"] == 4);
+  // Every size that fit (1, 2, 4 and the verified 3), 6 seeds each, all reached.
+  std::set<int64_t> sizes;
+  for (const auto& b : t["batches"]) {
+    sizes.insert(b["batch_size"].get<int64_t>());
+    CHECK(b["time_to_target"]["seeds"] == 6);
+    CHECK(b["time_to_target"]["reached"] == 6);
+    CHECK(b["time_to_target"]["median_s"].get<double>() > 0.02);
+    CHECK(b["time_to_target"]["median_s"].get<double>() < 0.5);
+    // The same steps to the target: no batch is shown faster or slower.
+    if (!b["most_samples_per_s"].get<bool>()) {
+      CHECK(b["time_ratio"]["verdict"] == "no significant difference");
+      CHECK(b["time_ratio"]["low"].get<double>() < 1);
+      CHECK(b["time_ratio"]["high"].get<double>() > 1);
+    }
+  }
+  CHECK(sizes == std::set<int64_t>{1, 2, 3, 4});
+  CHECK(t["first_to_target"].is_number_integer());
+  // Stored as a sweep of its own: seeds paired by repeat, capping on.
+  CHECK(box.count("SELECT count(*) FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE "
+                  "s.name = 'tune-batch-noop-target' AND t.status = 'ok'") == 24);
+  CHECK(box.text("SELECT json_extract(spec_json, '$.measure.target.cap') FROM sweeps WHERE "
+                 "name = 'tune-batch-noop-target'") == "1.5");
+  CHECK(box.text("SELECT json_extract(spec_json, '$.baseline.batch_size') FROM sweeps WHERE "
+                 "name = 'tune-batch-noop-target'") == "4");
+  // The table says which batch was first and how it compares.
+  const auto table = box.gpusweep(
+      "tune-batch noop --db other.db --max 2 --set spin_us=200 --set learn_steps=300 --set "
+      "measure.steps_per_block=25 --set measure.repeats=2 --set "
+      "'measure.target={\"value\": 0.9, \"max_s\": 2, \"cap\": false}'");
+  INFO(table.output);
+  REQUIRE(table.code == 0);
+  CHECK_THAT(table.output,
+             Contains("most samples/s:       batch 2") && Contains("first to the target:  batch"));
+  CHECK(test::count_in(box.path("other.db"),
+                       "SELECT count(*) FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE "
+                       "s.name = 'tune-batch-noop-target'") == 4);
+  CHECK(test::text_in(box.path("other.db"),
+                      "SELECT coalesce(json_extract(spec_json, '$.measure.target.cap'), 0) FROM "
+                      "sweeps WHERE name = 'tune-batch-noop-target'") == "0");
 }
 
 TEST_CASE("compare on a target run: times to target paired by seed, and an inversion flagged",

@@ -155,6 +155,15 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
   return rows;
 }
 
+std::optional<size_t> first_to_target(const std::vector<TargetRow>& rows) {
+  std::optional<size_t> first;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].times.median) continue;
+    if (!first || *rows[i].times.median < *rows[*first].times.median) first = i;
+  }
+  return first;
+}
+
 std::vector<TargetRow> compare_targets(const std::vector<ComparisonRow>& rows,
                                        const CompareOptions& options) {
   const ConfigSamples* base = nullptr;

@@ -166,6 +166,11 @@ struct TargetRow {
 std::vector<TargetRow> compare_targets(const std::vector<ComparisonRow>& rows,
                                        const CompareOptions& options);
 
+// The row with the lowest median time to target (Kaplan-Meier); a config
+// that over half of its seeds never reached has no median and cannot be
+// first. Nothing when none has one.
+std::optional<size_t> first_to_target(const std::vector<TargetRow>& rows);
+
 // For each grid key with several values, each value against the key's first,
 // with intervals at options' level (alpha; sequential for precision runs).
 std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid,

@@ -61,7 +61,9 @@ OpenedSweep open_sweep(const po::variables_map& vm);
 
 // `run` and `resume`: runs the sweep's unfinished trials with progress, then
 // prints the results table; the exit code (130 when interrupted).
-int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request);
+// to_stderr: its lines go to stderr (a command whose stdout is JSON).
+int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
+              bool to_stderr = false);
 
 // The runner's callbacks that draw progress: each trial's start, events,
 // end and the runner's notices (run, resume, tune).

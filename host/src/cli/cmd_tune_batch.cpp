@@ -1,6 +1,7 @@
 // `gpusweep tune-batch`: the largest batch size that fits (under an optional
 // memory cap) and the one with the best throughput, each probe a trial of its
 // own worker, recorded in the database (run/batch_tuner.hpp runs the search).
+#include "analysis/compare.hpp"
 #include "cli/cli.hpp"
 #include "model/units.hpp"
 #include "plugins/registry.hpp"
@@ -10,6 +11,36 @@
 #include <iostream>
 
 namespace gpusweep::host {
+
+namespace {
+
+// tune-batch's second stage with measure.target: a sweep of the batch sizes
+// that fit, each trained to the target over several seeds (6 unless
+// measure.repeats says: the fewest that give the paired ratio a 95%
+// interval), capped adaptively unless measure.target.cap says otherwise.
+// Its grid and baseline are filled in once the search is done.
+SweepSpec target_sweep(const std::string& workload, const std::vector<std::string>& sets,
+                       const PluginManifest& manifest) {
+  SweepSpec s =
+      command_sweep("tune-batch", workload,
+                    "gpusweep tune-batch: the batch sizes that fit, to the target", 0, 5, sets);
+  s.name += "-target";
+  bool repeats = false, cap = false;
+  for (const auto& set : sets) {
+    repeats = repeats || set.rfind("measure.repeats=", 0) == 0;
+    if (set.rfind("measure.target=", 0) == 0) {
+      const Json t = parse_cli_value(set.substr(15));
+      cap = t.is_object() && t.contains("cap");
+    }
+  }
+  if (!repeats) s.measure.repeats = 6;
+  if (!cap) s.measure.target->cap = kDefaultCapSlack;
+  // A bad target is refused before the search runs.
+  validate_sweep(s, manifest);
+  return s;
+}
+
+}  // namespace
 
 int cmd_tune_batch(const Args& args) {
   po::options_description o;
@@ -43,7 +74,12 @@ int cmd_tune_batch(const Args& args) {
       "runs out of memory (or reaches --max); --mode binsearch then bisects between the last\n"
       "fit and the first failure. The largest fit less --margin is re-verified with a full\n"
       "measurement. Every probe is a trial in the database (status oom for those that did\n"
-      "not fit), in a sweep named tune-batch-WORKLOAD.",
+      "not fit), in a sweep named tune-batch-WORKLOAD.\n\n"
+      "With --set measure.target={\"value\": V, \"max_s\": T} a second stage trains every\n"
+      "size that fit to the target, 6 seeds each (measure.repeats), adaptively capped\n"
+      "(unless the target says \"cap\": false), in a sweep named tune-batch-WORKLOAD-target,\n"
+      "and prints the size first to the target beside the one with the most samples/s,\n"
+      "with the paired ratio of their times.",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
@@ -56,16 +92,19 @@ int cmd_tune_batch(const Args& args) {
   const double max_memory = vm.count("max-memory") != 0U
                                 ? parse_size(vm["max-memory"].as<std::string>(), "--max-memory")
                                 : 0;
-  // The final verification's protocol; probes use a shorter one.
-  const SweepSpec spec = command_sweep("tune-batch", vm["workload"].as<std::string>(),
-                                       "gpusweep tune-batch probes", 5, 5, strings_of(vm, "set"));
-  if (spec.measure.target) {
-    throw UsageError(
-        "tune-batch: --set measure.target: the batch search judges throughput and memory; "
-        "the batch that reaches a target first is not built yet: sweep batch_size with "
-        "measure.target in a sweep file, `gpusweep run` it, and read `compare --target`");
+  // The final verification's protocol; probes use a shorter one. A
+  // measure.target is for the second stage only (target_sweep).
+  const std::vector<std::string> sets = strings_of(vm, "set");
+  std::vector<std::string> search_sets;
+  for (const auto& s : sets) {
+    if (s.rfind("measure.target=", 0) != 0) search_sets.push_back(s);
   }
+  const std::string workload = vm["workload"].as<std::string>();
+  const SweepSpec spec =
+      command_sweep("tune-batch", workload, "gpusweep tune-batch probes", 5, 5, search_sets);
   const PluginInfo info = Registry(plugin_paths(vm)).describe(spec.workload);
+  std::optional<SweepSpec> target;
+  if (search_sets.size() != sets.size()) target = target_sweep(workload, sets, info.manifest);
   const BatchTuneRequest request = batch_tune_request(spec, info.manifest, search, max_memory);
   const std::string db_path = vm["db"].as<std::string>();
   ProbeSession session(db_path, spec, info);
@@ -76,13 +115,42 @@ int cmd_tune_batch(const Args& args) {
   const BatchTuneResult r = tune_batch(session, request, [&](const BatchProbe& probe) {
     progress << probe_line(probe) << "\n" << std::flush;
   });
-  if (json) {
-    std::cout << tune_batch_json(r, request.search).dump(2) << "\n";
-  } else {
-    std::cout << render_tune_batch(r, request.search, request.verify_measure);
+  Json out = json ? tune_batch_json(r, request.search) : Json();
+  if (!json) std::cout << render_tune_batch(r, request.search, request.verify_measure);
+  int code = r.interrupted ? 130 : r.recommended ? 0 : 1;
+  if (target && code == 0) {
+    const BatchCurve curve = throughput_curve(r.probes);
+    std::vector<int64_t> sizes;
+    // Every size that ran ok (the verified one among them).
+    for (size_t i : curve.points) sizes.push_back(r.probes[i].batch);
+    target->grid["batch_size"] = sizes;
+    target->baseline = {{"batch_size", curve.best_batch}};
+    validate_sweep(*target, info.manifest);
+    RunRequest run;
+    run.db_path = db_path;
+    run.fork_server = true;
+    progress << "\ntime to target: " << sizes.size() << " batch sizes x " << target->measure.repeats
+             << " seeds, the baseline batch " << curve.best_batch << " (the most samples/s)\n"
+             << std::flush;
+    // Its lines go where the probes' did: with --format json, stdout
+    // carries the one JSON document.
+    code = run_sweep(*target, info, run, json);
+    db::Store store(db_path, db::Connection::Mode::read_only);
+    const auto sweep = store.latest_sweep(target->name);
+    if (sweep) {
+      CompareOptions opt;
+      opt.baseline = target->baseline;
+      const auto configs = gather_configs(store, sweep->id);
+      const auto rows = compare_targets(compare_configs(configs, opt), opt);
+      if (json) {
+        out["time_to_target"] = batch_target_json(rows, target->name);
+      } else {
+        std::cout << "\n" << render_batch_target(rows, target->name);
+      }
+    }
   }
-  if (r.interrupted) return 130;
-  return r.recommended ? 0 : 1;
+  if (json) std::cout << out.dump(2) << "\n";
+  return code;
 }
 
 }  // namespace gpusweep::host

@@ -23,36 +23,38 @@ RunnerCallbacks progress_callbacks(Progress& progress) {
   return cb;
 }
 
-int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request) {
+int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request, bool to_stderr) {
+  std::ostream& out = to_stderr ? std::cerr : out;
   const SlurmIds slurm = slurm_ids_from_env();
   request.scheduler_job_id = slurm.job_id;
   request.scheduler_task_id = slurm.task_id;
   SweepRun run(spec, info, request);
   if (run.started_instead_of_resuming()) {
-    std::cout << "no earlier run of '" << spec.name << "' to resume; starting one\n";
+    out << "no earlier run of '" << spec.name << "' to resume; starting one\n";
   }
   size_t finished_before = 0;
   std::vector<TrialJob> jobs = run.pending_jobs(&finished_before);
-  if (request.shard) std::cout << "shard " << request.shard->label() << " of ";
-  std::cout << "sweep '" << spec.name << "' (run " << run.record().id << ") into "
-            << request.db_path << ": " << jobs.size() << " trials to run";
-  if (finished_before > 0) std::cout << ", " << finished_before << " already finished";
-  std::cout << ", " << request.jobs << " at a time\n";
+  if (request.shard) out << "shard " << request.shard->label() << " of ";
+  out << "sweep '" << spec.name << "' (run " << run.record().id << ") into " << request.db_path
+      << ": " << jobs.size() << " trials to run";
+  if (finished_before > 0) out << ", " << finished_before << " already finished";
+  out << ", " << request.jobs << " at a time\n";
   if (!jobs.empty()) {
     const InterleavePlan& plan = run.interleave_plan(jobs);
-    std::cout << plan.note << "\n";
-    if (!plan.gpus.note.empty()) std::cout << plan.gpus.note << "\n";
+    out << plan.note << "\n";
+    if (!plan.gpus.note.empty()) out << plan.gpus.note << "\n";
   }
   if (request.jobs > 1) {
-    std::cout << request.jobs
-              << " trials at a time share this machine's cores, memory bandwidth and GPUs, "
-                 "so each one's timing includes the others; every trial records the share of "
-                 "its life it ran alongside others (stat overlap_fraction). For ratios "
-                 "between configs, run with --jobs 1\n";
+    out << request.jobs
+        << " trials at a time share this machine's cores, memory bandwidth and GPUs, "
+           "so each one's timing includes the others; every trial records the share of "
+           "its life it ran alongside others (stat overlap_fraction). For ratios "
+           "between configs, run with --jobs 1\n";
   }
-  std::cout << std::flush;
+  out << std::flush;
 
-  Progress progress(jobs.size(), request.jobs, stdout_is_terminal());
+  Progress progress(jobs.size(), request.jobs, !to_stderr && stdout_is_terminal(),
+                    to_stderr ? stderr : stdout);
   const RunnerCallbacks cb = progress_callbacks(progress);
   const bool ran_any = !jobs.empty();
   const double target = spec.measure.precision;
@@ -68,12 +70,12 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request)
   const bool complete = run.execute(std::move(jobs), cb, on_look);
   if (ran_any) progress.done();
   const auto trials = run.store().trials(run.record().id);
-  std::cout << "\n"
-            << results_table(run.record(), trials, OutputFormat::table,
-                             trial_target_times(run.store(), run.record(), trials));
+  out << "\n"
+      << results_table(run.record(), trials, OutputFormat::table,
+                       trial_target_times(run.store(), run.record(), trials));
   if (!complete) {
-    std::cout << "interrupted: finished trials are saved; continue with: gpusweep resume "
-              << spec.name << " --db " << request.db_path << "\n";
+    out << "interrupted: finished trials are saved; continue with: gpusweep resume " << spec.name
+        << " --db " << request.db_path << "\n";
     return 130;
   }
   return 0;

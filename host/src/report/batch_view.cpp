@@ -142,4 +142,95 @@ std::string tune_batch_header(const std::string& workload, const SearchOptions& 
   return out.str();
 }
 
+namespace {
+
+int64_t batch_of(const TargetRow& r) { return r.config->config.value("batch_size", int64_t{0}); }
+
+nlohmann::json time_json(const TimeSummary& t) {
+  nlohmann::json j{{"seeds", t.n}, {"reached", t.reached}};
+  j["median_s"] = t.median ? nlohmann::json(*t.median) : nlohmann::json();
+  if (t.interval) {
+    j["low_s"] = t.low;
+    j["high_s"] = std::isfinite(t.high) ? nlohmann::json(t.high) : nlohmann::json();
+  }
+  return j;
+}
+
+std::string time_text(const TimeSummary& t) {
+  if (t.n == 0) return "no trial finished (see the run's results)";
+  if (!t.median) return "> " + human_seconds(t.budget) + " (over half never reached it)";
+  std::string s = human_seconds(*t.median);
+  if (t.interval) {
+    s += " [" + human_seconds(t.low) + ", " +
+         (std::isfinite(t.high) ? human_seconds(t.high) : std::string("inf")) + "]";
+  }
+  return s + ", " + std::to_string(t.reached) + "/" + std::to_string(t.n) + " seeds reached it";
+}
+
+const TargetRow* baseline_row(const std::vector<TargetRow>& rows) {
+  for (const auto& r : rows) {
+    if (r.baseline) return &r;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string render_batch_target(const std::vector<TargetRow>& rows, const std::string& sweep) {
+  std::ostringstream out;
+  const TargetRow* best = baseline_row(rows);
+  const auto first = first_to_target(rows);
+  out << "time to target (sweep '" << sweep << "'; `gpusweep compare --sweep " << sweep
+      << " --target` shows every batch size):\n";
+  if (best != nullptr) {
+    out << "  most samples/s:       batch " << batch_of(*best) << ", " << time_text(best->times)
+        << "\n";
+  }
+  if (!first) {
+    out << "  first to the target:  none: every batch size's median is beyond its budget\n";
+    return out.str();
+  }
+  const TargetRow& f = rows[*first];
+  out << "  first to the target:  batch " << batch_of(f) << ", " << time_text(f.times) << "\n";
+  if (best == nullptr || &f == best) {
+    out << "  the batch with the most samples/s is also the first to the target\n";
+    return out.str();
+  }
+  if (f.ratio) {
+    out << "  batch " << batch_of(f) << " takes " << fixed(f.ratio->ratio, 3) << "x";
+    if (f.ratio->interval) {
+      out << " [" << fixed(f.ratio->low, 3) << ", "
+          << (std::isfinite(f.ratio->high) ? fixed(f.ratio->high, 3) : std::string("inf")) << "]";
+    }
+    out << " batch " << batch_of(*best) << "'s time, paired by seed: " << f.verdict;
+    if (f.inversion) out << "; INVERSION: fewer samples a second, sooner at the target";
+    out << "\n";
+  }
+  return out.str();
+}
+
+nlohmann::json batch_target_json(const std::vector<TargetRow>& rows, const std::string& sweep) {
+  nlohmann::json j{{"sweep", sweep}, {"batches", nlohmann::json::array()}};
+  for (const auto& r : rows) {
+    nlohmann::json b{{"batch_size", batch_of(r)},
+                     {"most_samples_per_s", r.baseline},
+                     {"time_to_target", time_json(r.times)}};
+    if (r.ratio && !r.baseline) {
+      b["time_ratio"] = {
+          {"ratio", r.ratio->ratio},
+          {"low", r.ratio->interval ? nlohmann::json(r.ratio->low) : nullptr},
+          {"high", r.ratio->interval && std::isfinite(r.ratio->high) ? nlohmann::json(r.ratio->high)
+                                                                     : nullptr},
+          {"verdict", r.verdict},
+          {"inversion", r.inversion}};
+    }
+    j["batches"].push_back(b);
+  }
+  const auto first = first_to_target(rows);
+  j["first_to_target"] = first ? nlohmann::json(batch_of(rows[*first])) : nlohmann::json();
+  const TargetRow* best = baseline_row(rows);
+  j["most_samples_per_s"] = best != nullptr ? nlohmann::json(batch_of(*best)) : nlohmann::json();
+  return j;
+}
+
 }  // namespace gpusweep::host

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "analysis/batch_search.hpp"
+#include "analysis/compare.hpp"
 #include "model/sweep.hpp"
 
 #include <nlohmann/json.hpp>
@@ -25,5 +26,12 @@ std::string render_tune_batch(const BatchTuneResult& r, const SearchOptions& sea
                               const MeasureSpec& verify_measure);
 
 nlohmann::json tune_batch_json(const BatchTuneResult& r, const SearchOptions& search);
+
+// tune-batch with measure.target: the batch sizes' times to target (the
+// target sweep's rows, its baseline the batch with the most samples/s), and
+// which reached the target first against the samples/s winner, with the
+// paired time ratio and an inversion flagged.
+std::string render_batch_target(const std::vector<TargetRow>& rows, const std::string& sweep);
+nlohmann::json batch_target_json(const std::vector<TargetRow>& rows, const std::string& sweep);
 
 }  // namespace gpusweep::host

@@ -98,7 +98,8 @@ struct Worker {
   Turn turn;
   // timeout_s left: a gated worker spends it in its own turns only.
   double budget_s;
-  double turn_s = 0;  // time in its own turns (gated)
+  double turn_s = 0;     // time in its own turns (gated)
+  double trained_s = 0;  // its measured blocks' seconds so far (capping's turn order)
   Clock::time_point turn_since = Clock::now();
   asio::posix::stream_descriptor proto, out, err;
   asio::steady_timer timer;
@@ -387,9 +388,11 @@ class Supervisor {
   // Lets the next trials of the cycle take their turns, up to jobs_ at once.
   // A cycle gives every live trial one turn, in an order shuffled for it; a
   // trial that is not yet at its gate holds the cycle up until it is, so
-  // that the order is kept.
+  // that the order is kept. With adaptive capping, turns go instead to the
+  // waiting trial that has trained least (schedule_least_trained).
   void schedule() {
     if (!gated() || interrupted_) return;
+    if (capping_.slack > 0) return schedule_least_trained();
     while (busy() < jobs_) {
       if (turn_order_.empty()) {
         std::vector<pid_t> live;
@@ -410,6 +413,30 @@ class Supervisor {
       if (w->turn != Turn::waiting) return;
       turn_order_.pop_front();
       grant(w);
+    }
+  }
+
+  // Adaptive capping's turn order: the waiting trial with the least training
+  // so far goes next, so that live trials advance on one training clock and
+  // the first to reach its target does so while the others have trained
+  // about as long: their cap is known before they spend it. (Taking turns
+  // block by block instead, a config with 16 times longer blocks has
+  // trained 16 times as long, often its whole budget, by then.) A cycle is
+  // counted every time the live trials have had as many turns as they are.
+  void schedule_least_trained() {
+    while (busy() < jobs_) {
+      Worker* next = nullptr;
+      size_t live = 0;
+      for (const auto& [pid, w] : running_) {
+        if (w->exited) continue;
+        ++live;
+        if (w->turn != Turn::waiting) continue;
+        if (next == nullptr || w->trained_s < next->trained_s) next = w.get();
+      }
+      if (next == nullptr) return;
+      if (granted_ % std::max<size_t>(1, live) == 0) ++cycle_;
+      ++granted_;
+      grant(next);
     }
   }
 
@@ -459,6 +486,9 @@ class Supervisor {
             auto event = w->job.collector->on_line(w->line.substr(start, nl - start));
             if (event) w->monitor.on_event(*event);
             if (event && event::kind(*event) == event::target) note_target(w->job, *event);
+            if (event && event::kind(*event) == event::block) {
+              w->trained_s += event->value("seconds", 0.0);
+            }
             if (event && cb_.on_event) cb_.on_event(w->job, *event);
             if (event && w->gate >= 0 && event::kind(*event) == event::await) end_turn(w);
           }
@@ -558,6 +588,7 @@ class Supervisor {
   random::SplitMix64 shuffle_rng_;     // the cycles' turn orders
   std::deque<pid_t> turn_order_;       // the rest of this cycle's turns
   int64_t cycle_ = -1;
+  size_t granted_ = 0;  // turns granted (schedule_least_trained's cycles)
   // This run's interleave group: time and process make it unique among the
   // runs a database holds.
   std::string group_ = utc_now() + "/" + std::to_string(::getpid());
