@@ -40,6 +40,43 @@ SweepSpec target_sweep(const std::string& workload, const std::vector<std::strin
   return s;
 }
 
+// Runs the target sweep over the sizes that ran ok, its baseline the size
+// with the most samples/s, and reports which reached the target first:
+// into out under time_to_target (json), else printed. Returns run_sweep's code.
+int target_stage(SweepSpec& target, const PluginInfo& info, const BatchTuneResult& r,
+                 const std::string& db_path, bool json, std::ostream& progress, Json& out) {
+  const BatchCurve curve = throughput_curve(r.probes);
+  std::vector<int64_t> sizes;
+  // Every size that ran ok (the verified one among them).
+  for (size_t i : curve.points) sizes.push_back(r.probes[i].batch);
+  target.grid["batch_size"] = sizes;
+  target.baseline = {{"batch_size", curve.best_batch}};
+  validate_sweep(target, info.manifest);
+  RunRequest run;
+  run.db_path = db_path;
+  run.fork_server = true;
+  progress << "\ntime to target: " << sizes.size() << " batch sizes x " << target.measure.repeats
+           << " seeds, the baseline batch " << curve.best_batch << " (the most samples/s)\n"
+           << std::flush;
+  // Its lines go where the probes' did: with --format json, stdout carries
+  // the one JSON document.
+  const int code = run_sweep(target, info, run, json);
+  db::Store store(db_path, db::Connection::Mode::read_only);
+  const auto sweep = store.latest_sweep(target.name);
+  if (!sweep) return code;
+  CompareOptions opt;
+  opt.baseline = target.baseline;
+  // The rows point into configs: it must outlive them.
+  const auto configs = gather_configs(store, sweep->id);
+  const auto rows = compare_targets(compare_configs(configs, opt), opt);
+  if (json) {
+    out["time_to_target"] = batch_target_json(rows, target.name);
+  } else {
+    std::cout << "\n" << render_batch_target(rows, target.name);
+  }
+  return code;
+}
+
 }  // namespace
 
 int cmd_tune_batch(const Args& args) {
@@ -118,37 +155,7 @@ int cmd_tune_batch(const Args& args) {
   Json out = json ? tune_batch_json(r, request.search) : Json();
   if (!json) std::cout << render_tune_batch(r, request.search, request.verify_measure);
   int code = r.interrupted ? 130 : r.recommended ? 0 : 1;
-  if (target && code == 0) {
-    const BatchCurve curve = throughput_curve(r.probes);
-    std::vector<int64_t> sizes;
-    // Every size that ran ok (the verified one among them).
-    for (size_t i : curve.points) sizes.push_back(r.probes[i].batch);
-    target->grid["batch_size"] = sizes;
-    target->baseline = {{"batch_size", curve.best_batch}};
-    validate_sweep(*target, info.manifest);
-    RunRequest run;
-    run.db_path = db_path;
-    run.fork_server = true;
-    progress << "\ntime to target: " << sizes.size() << " batch sizes x " << target->measure.repeats
-             << " seeds, the baseline batch " << curve.best_batch << " (the most samples/s)\n"
-             << std::flush;
-    // Its lines go where the probes' did: with --format json, stdout
-    // carries the one JSON document.
-    code = run_sweep(*target, info, run, json);
-    db::Store store(db_path, db::Connection::Mode::read_only);
-    const auto sweep = store.latest_sweep(target->name);
-    if (sweep) {
-      CompareOptions opt;
-      opt.baseline = target->baseline;
-      const auto configs = gather_configs(store, sweep->id);
-      const auto rows = compare_targets(compare_configs(configs, opt), opt);
-      if (json) {
-        out["time_to_target"] = batch_target_json(rows, target->name);
-      } else {
-        std::cout << "\n" << render_batch_target(rows, target->name);
-      }
-    }
-  }
+  if (target && code == 0) code = target_stage(*target, info, r, db_path, json, progress, out);
   if (json) std::cout << out.dump(2) << "\n";
   return code;
 }

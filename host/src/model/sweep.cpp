@@ -204,6 +204,42 @@ void parse_precision(const std::string& source, const Json& m, MeasureSpec& s) {
   if (!m.contains("budget_s")) s.budget_s = kDefaultBudgetS;
 }
 
+// measure.target.cap: true (the default slack), false, or the slack.
+double parse_cap(const std::string& source, const Json& c) {
+  if (c.is_boolean()) return c.get<bool>() ? kDefaultCapSlack : 0;
+  if (c.is_number() && c.get<double>() >= 1 && c.get<double>() <= 100) return c.get<double>();
+  usage(source, "measure.target.cap",
+        "expected true (adaptive capping at slack " + fixed(kDefaultCapSlack, 1) +
+            "), false, or the slack: a number from 1 to 100 (a trial stops, censored, once it "
+            "has trained slack times the best time to target of its round), got " +
+            c.dump());
+}
+
+// What a target changes in the rest of measure: no precision rounds, no
+// warmup unless asked, a timeout that covers the budget.
+void fit_measure_to_target(const std::string& source, const Json& m, const TargetSpec& target,
+                           MeasureSpec& s) {
+  if (s.precision > 0) {
+    usage(source, "measure.precision",
+          "rounds until precise judge throughput ratios, not times to a target: leave "
+          "measure.precision out of a sweep with measure.target (its repeats are the seeds "
+          "compared)");
+  }
+  // Warmup steps train too, and count on a target's clock; none unless asked.
+  if (!m.contains("warmup_steps")) s.warmup_steps = 0;
+  if (target.max_s > 0 && !m.contains("timeout_s")) {
+    // The default trial timeout, raised to cover the target's budget.
+    s.timeout_s = std::max(s.timeout_s, 2 * target.max_s + 60);
+  } else if (target.max_s > 0 && s.timeout_s <= 1.5 * target.max_s) {
+    usage(source, "measure.timeout_s",
+          fixed(s.timeout_s, 0) + " s would end a trial before its target's budget (max_s " +
+              fixed(target.max_s, 0) +
+              " s of training, plus setup, warmup and evaluations): set measure.timeout_s to "
+              "at least " +
+              fixed(2 * target.max_s + 60, 0));
+  }
+}
+
 // measure.target, checked on its own (the manifest's checks are in
 // validate_sweep): a number to reach, a known direction, and a budget.
 void parse_target(const std::string& source, const Json& m, MeasureSpec& s) {
@@ -265,38 +301,8 @@ void parse_target(const std::string& source, const Json& m, MeasureSpec& s) {
     target.max_steps = st->get<int64_t>();
   }
   if (target.max_s <= 0 && target.max_steps <= 0) usage(source, "measure.target", fix_budget);
-  if (auto c = t.find("cap"); c != t.end()) {
-    if (c->is_boolean()) {
-      target.cap = *c ? kDefaultCapSlack : 0;
-    } else if (c->is_number() && c->get<double>() >= 1 && c->get<double>() <= 100) {
-      target.cap = c->get<double>();
-    } else {
-      usage(source, "measure.target.cap",
-            "expected true (adaptive capping at slack " + fixed(kDefaultCapSlack, 1) +
-                "), false, or the slack: a number from 1 to 100 (a trial stops, censored, once it "
-                "has trained slack times the best time to target of its round), got " +
-                c->dump());
-    }
-  }
-  if (s.precision > 0) {
-    usage(source, "measure.precision",
-          "rounds until precise judge throughput ratios, not times to a target: leave "
-          "measure.precision out of a sweep with measure.target (its repeats are the seeds "
-          "compared)");
-  }
-  // Warmup steps train too, and count on a target's clock; none unless asked.
-  if (!m.contains("warmup_steps")) s.warmup_steps = 0;
-  if (target.max_s > 0 && !m.contains("timeout_s")) {
-    // The default trial timeout, raised to cover the target's budget.
-    s.timeout_s = std::max(s.timeout_s, 2 * target.max_s + 60);
-  } else if (target.max_s > 0 && s.timeout_s <= 1.5 * target.max_s) {
-    usage(source, "measure.timeout_s",
-          fixed(s.timeout_s, 0) + " s would end a trial before its target's budget (max_s " +
-              fixed(target.max_s, 0) +
-              " s of training, plus setup, warmup and evaluations): set measure.timeout_s to "
-              "at least " +
-              fixed(2 * target.max_s + 60, 0));
-  }
+  if (auto c = t.find("cap"); c != t.end()) target.cap = parse_cap(source, *c);
+  fit_measure_to_target(source, m, target, s);
   s.target = target;
 }
 

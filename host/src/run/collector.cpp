@@ -60,6 +60,23 @@ std::optional<Json> TrialCollector::on_line(const std::string& line) {
   return event;
 }
 
+void TrialCollector::on_target(const Json& e) {
+  // Time to quality: the time (interpolated, or a lower bound when
+  // censored) and what it rests on.
+  const bool reached = e.value("reached", false);
+  if (auto t = number(e, "time_s")) metrics_.push_back({"stat", 0, "target_time_s", *t});
+  metrics_.push_back({"stat", 0, "target_censored", reached ? 0.0 : 1.0});
+  if (e.value("diverged", false)) metrics_.push_back({"stat", 0, "target_diverged", 1.0});
+  // Stopped by measure.target.cap (adaptive capping), not its own budget.
+  if (e.value("capped", false)) metrics_.push_back({"stat", 0, "target_capped", 1.0});
+  for (const auto& [key, name] : {std::pair<const char*, const char*>{"train_s", "target_train_s"},
+                                  {"eval_s", "target_eval_s"},
+                                  {"evaluations", "target_evaluations"},
+                                  {"at_step", "target_steps"}}) {
+    if (auto v = number(e, key)) metrics_.push_back({"stat", 0, name, *v});
+  }
+}
+
 void TrialCollector::on_event(const Json& e) {
   const std::string kind = event::kind(e);
   if (kind == event::phase) {
@@ -94,21 +111,7 @@ void TrialCollector::on_event(const Json& e) {
       }
     }
   } else if (kind == event::target) {
-    // Time to quality: the time (interpolated, or a lower bound when
-    // censored) and what it rests on.
-    const bool reached = e.value("reached", false);
-    if (auto t = number(e, "time_s")) metrics_.push_back({"stat", 0, "target_time_s", *t});
-    metrics_.push_back({"stat", 0, "target_censored", reached ? 0.0 : 1.0});
-    if (e.value("diverged", false)) metrics_.push_back({"stat", 0, "target_diverged", 1.0});
-    // Stopped by measure.target.cap (adaptive capping), not its own budget.
-    if (e.value("capped", false)) metrics_.push_back({"stat", 0, "target_capped", 1.0});
-    for (const auto& [key, name] :
-         {std::pair<const char*, const char*>{"train_s", "target_train_s"},
-          {"eval_s", "target_eval_s"},
-          {"evaluations", "target_evaluations"},
-          {"at_step", "target_steps"}}) {
-      if (auto v = number(e, key)) metrics_.push_back({"stat", 0, name, *v});
-    }
+    on_target(e);
   } else if (kind == event::warmup_done) {
     // The transient, apart from the steady state the blocks measure.
     if (auto s = number(e, "seconds")) metrics_.push_back({"stat", 0, "warmup_s", *s});

@@ -53,6 +53,8 @@ class TrialCollector {
   const Json& runtime() const { return runtime_; }
 
  private:
+  // A `target` event: the time to quality and what it rests on.
+  void on_target(const Json& event);
   // Why a trial timed out: silent (no heartbeat) or past timeout_s, and
   // where it was (phase, blocks done).
   std::string timeout_error(const ExitInfo& exit) const;
