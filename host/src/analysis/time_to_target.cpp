@@ -151,4 +151,22 @@ std::optional<TimeRatio> paired_time_ratio(const std::vector<TargetTime>& baseli
   return r;
 }
 
+SignTest slower_by_sign(const std::vector<TargetTime>& leader,
+                        const std::vector<TargetTime>& candidate) {
+  SignTest t;
+  std::map<int64_t, const TargetTime*> by_seed;
+  for (const auto& l : leader) by_seed[l.repeat] = &l;
+  for (const auto& c : candidate) {
+    const auto it = by_seed.find(c.repeat);
+    if (it == by_seed.end()) continue;
+    const TargetTime& l = *it->second;
+    ++t.pairs;
+    // Known slower: the leader's time is exact, and the candidate's (or its
+    // lower bound) lies past it.
+    if (!l.censored && (c.censored ? c.time_s >= l.time_s : c.time_s > l.time_s)) ++t.slower;
+  }
+  t.p = t.slower == 0 ? 1 : 1 - binomial_half_cdf(t.pairs, t.slower - 1);
+  return t;
+}
+
 }  // namespace gpusweep::host

@@ -72,4 +72,23 @@ std::optional<TimeRatio> paired_time_ratio(const std::vector<TargetTime>& baseli
                                            const std::vector<TargetTime>& config,
                                            double level = 0.95);
 
+// The drop test for a race on time to target (tune --objective
+// time_to_target, not wired yet): a one-sided paired sign test of
+// "candidate slower than leader" over the seeds (repeats) both ran. A seed
+// counts as slower only when it is known to be: both reached the target and
+// the candidate took longer, or the candidate was censored (its budget or
+// an adaptive cap) at or past the leader's time; every other seed (the
+// leader censored, both censored, a tie) counts against it. Censoring can
+// only lower the count, so under "the candidate is not slower" (on each
+// seed at most an even chance of being slower, seeds independent) the
+// p-value keeps P(p <= a) <= a whatever the times' distribution and however
+// much is censored. p: P(Binomial(pairs, 1/2) >= slower).
+struct SignTest {
+  int pairs = 0;
+  int slower = 0;
+  double p = 1;
+};
+SignTest slower_by_sign(const std::vector<TargetTime>& leader,
+                        const std::vector<TargetTime>& candidate);
+
 }  // namespace gpusweep::host
