@@ -373,7 +373,7 @@ TEST_CASE("compare on a target run: times to target paired by seed, and an inver
     "grid": {"spin_us": [200, 150], "learn_steps": [300, 600]},
     "baseline": {"spin_us": 200, "learn_steps": 300},
     "claims": [{"claim": "twice the learning takes about twice the time", "change":
-                {"learn_steps": 600}, "metric": "time_to_target", "expected": [1.5, 2.5]}],
+                {"learn_steps": 600}, "metric": "time_to_target", "expected": [1.2, 4]}],
     "measure": {"target": {"value": 0.9, "max_s": 0.5}, "warmup_steps": 0,
                 "steps_per_block": 10, "repeats": 6, "min_block_s": 0}})");
   REQUIRE(box.gpusweep("run i.json --db results.db").code == 0);
@@ -412,7 +412,11 @@ TEST_CASE("compare on a target run: times to target paired by seed, and an inver
   CHECK(plain.code == 2);
   CHECK_THAT(plain.output, Contains("no measure.target"));
 
-  // A claim on time_to_target, judged on the paired ratio.
+  // A claim on time_to_target, judged on the paired ratio. The ratio is
+  // 2 (the same steps' time, twice the steps); with 6 seeds its interval
+  // is the lowest to the highest seed's ratio, and one seed's steps
+  // stretched by the suite's other tests on the same cores once put it past
+  // 2.5: the claimed range is wide enough for that.
   const auto claims = box.gpusweep("compare inversion --db results.db --claims --format json");
   INFO(claims.output);
   REQUIRE(claims.code == 0);
