@@ -305,6 +305,60 @@ TEST_CASE("adaptive capping stops a round's hopeless trials at slack times its b
   }
 }
 
+TEST_CASE("a capped run killed after its round's fastest trial caps the rest when resumed",
+          "[integration][target][cap][kill]") {
+  Sandbox box;
+  // One after another (no gates), one round: the slow config is capped only
+  // by the fast one's stored time, which the resumed run must read back.
+  const std::string sweep = R"({"name": "capresume", "workload": "noop",
+    "base": {"spin_us": 200}, "grid": {"learn_steps": [300, 3000]},
+    "measure": {"target": {"value": 0.9, "max_s": 3, "cap": 1.5}, "warmup_steps": 0,
+                "steps_per_block": 10, "repeats": 1, "min_block_s": 0, "interleave": 1,
+                "order_seed": %d}})";
+  auto write = [&](int seed) {
+    std::string text = sweep;
+    text.replace(text.find("%d"), 2, std::to_string(seed));
+    box.write("c.json", text);
+  };
+  // An order that runs the fast config first (the order is seeded).
+  int seed = 0;
+  for (; seed < 20; ++seed) {
+    write(seed);
+    REQUIRE(box.gpusweep("run c.json --db probe" + std::to_string(seed) + ".db").code == 0);
+    if (test::count_in(box.path("probe" + std::to_string(seed) + ".db"),
+                       "SELECT config_index FROM trials ORDER BY ordinal LIMIT 1") == 0) {
+      break;
+    }
+  }
+  REQUIRE(seed < 20);
+  write(seed);
+  // Killed once the fast trial is stored, while the slow one trains.
+  const pid_t pid = box.start("run c.json --db results.db", "log.txt");
+  bool stored = false;
+  for (int i = 0; i < 1000 && !stored; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    stored = box.has_tables() &&
+             box.count("SELECT count(*) FROM trials WHERE status = 'ok' AND config_index = 0") == 1;
+  }
+  REQUIRE(stored);
+  ::kill(pid, SIGKILL);
+  Sandbox::wait(pid);
+  REQUIRE(box.count("SELECT count(*) FROM trials WHERE status = 'ok' AND config_index = 1") == 0);
+  const auto r = box.gpusweep("run c.json --db results.db --resume");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const double best = std::stod(box.text(
+      "SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE t.config_index = 0 "
+      "AND m.name = 'target_time_s'"));
+  CHECK(box.text("SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+                 "t.config_index = 1 AND t.status = 'ok' AND m.name = 'target_capped'") == "1.0");
+  const double train =
+      std::stod(box.text("SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+                         "t.config_index = 1 AND t.status = 'ok' AND m.name = 'target_train_s'"));
+  CHECK(train >= 1.5 * best);
+  CHECK(train < 3 * best);
+}
+
 TEST_CASE("tune-batch with a target trains every batch size that fits to it, capped, by seed",
           "[integration][target][tune-batch]") {
   Sandbox box;
