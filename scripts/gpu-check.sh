@@ -146,7 +146,8 @@ print("wrote", target)
 PY
 
 if [ "$tests_rc" != 0 ]; then
-  failed=$(sed -n '/The following tests FAILED:/,$p' "$out/ctest.log" | grep -E '^[[:space:]]*[0-9]+ - ' || true)
+  # The failed tests' lines after ctest's heading (sed succeeds with none).
+  failed=$(sed -n '/The following tests FAILED:/,${/^[[:space:]]*[0-9][0-9]* - /p}' "$out/ctest.log")
   echo "gpu-check: FAILED: GPU tests failed (ctest exit status $tests_rc; see $out/ctest.log):"
   echo "${failed:-  (ctest named none; it may not have run)}"
   exit 1
