@@ -93,6 +93,7 @@ void TrialCollector::on_event(const Json& e) {
     b.secondary_samples = number(e, "secondary_samples").value_or(0);
     b.device_seconds = number(e, "device_seconds");
     b.cycle = cycle_;
+    blocks_seconds_ += b.seconds;
     blocks_.push_back(b);
   } else if (kind == event::eval) {
     const int64_t at = e.value("at_step", int64_t{0});

@@ -50,6 +50,8 @@ class TrialCollector {
 
   const std::string& phase() const { return phase_; }
   int64_t blocks_done() const { return static_cast<int64_t>(blocks_.size()); }
+  // The measured blocks' seconds so far (adaptive capping's turn order).
+  double blocks_seconds() const { return blocks_seconds_; }
   const Json& runtime() const { return runtime_; }
 
  private:
@@ -62,6 +64,7 @@ class TrialCollector {
   MeasureSpec measure_;
   std::string phase_ = "start";
   std::vector<db::BlockSample> blocks_;
+  double blocks_seconds_ = 0;
   std::vector<db::MetricSample> metrics_;
   Json last_eval_ = Json::object();
   Json stats_ = Json::object();

@@ -98,8 +98,7 @@ struct Worker {
   Turn turn;
   // timeout_s left: a gated worker spends it in its own turns only.
   double budget_s;
-  double turn_s = 0;     // time in its own turns (gated)
-  double trained_s = 0;  // its measured blocks' seconds so far (capping's turn order)
+  double turn_s = 0;  // time in its own turns (gated)
   Clock::time_point turn_since = Clock::now();
   asio::posix::stream_descriptor proto, out, err;
   asio::steady_timer timer;
@@ -298,11 +297,9 @@ class Supervisor {
 
   // A trial reached its target: its round's best time, and so its cap.
   void note_target(const TrialJob& job, const Json& event) {
-    if (job.round < 0 || !event.value("reached", false)) return;
     const auto t = event.find("time_s");
-    if (t == event.end() || !t->is_number() || !(t->get<double>() > 0)) return;
-    auto [it, fresh] = capping_.best_s.emplace(job.round, t->get<double>());
-    if (!fresh) it->second = std::min(it->second, t->get<double>());
+    if (!event.value("reached", false) || t == event.end() || !t->is_number()) return;
+    capping_.note(job.round, t->get<double>());
   }
 
   void start(TrialJob&& job) {
@@ -431,7 +428,10 @@ class Supervisor {
         if (w->exited) continue;
         ++live;
         if (w->turn != Turn::waiting) continue;
-        if (next == nullptr || w->trained_s < next->trained_s) next = w.get();
+        if (next == nullptr ||
+            w->job.collector->blocks_seconds() < next->job.collector->blocks_seconds()) {
+          next = w.get();
+        }
       }
       if (next == nullptr) return;
       if (granted_ % std::max<size_t>(1, live) == 0) ++cycle_;
@@ -484,13 +484,12 @@ class Supervisor {
           size_t start = 0;
           for (size_t nl; (nl = w->line.find('\n', start)) != std::string::npos; start = nl + 1) {
             auto event = w->job.collector->on_line(w->line.substr(start, nl - start));
-            if (event) w->monitor.on_event(*event);
-            if (event && event::kind(*event) == event::target) note_target(w->job, *event);
-            if (event && event::kind(*event) == event::block) {
-              w->trained_s += event->value("seconds", 0.0);
-            }
-            if (event && cb_.on_event) cb_.on_event(w->job, *event);
-            if (event && w->gate >= 0 && event::kind(*event) == event::await) end_turn(w);
+            if (!event) continue;
+            const std::string kind = event::kind(*event);
+            w->monitor.on_event(*event);
+            if (kind == event::target) note_target(w->job, *event);
+            if (cb_.on_event) cb_.on_event(w->job, *event);
+            if (w->gate >= 0 && kind == event::await) end_turn(w);
           }
           w->line.erase(0, start);
           if (w->line.size() > kMaxLine) {

@@ -7,6 +7,7 @@
 #include "protocol/worker_args.hpp"
 #include "run/collector.hpp"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -59,6 +60,14 @@ struct Interleave {
 struct Capping {
   double slack = 0;
   std::map<int64_t, double> best_s;
+
+  // A trial of round reached its target in time_s: the round's best, if
+  // it is (a time of 0 or less caps nothing, and is not kept).
+  void note(int64_t round, double time_s) {
+    if (round < 0 || !(time_s > 0)) return;
+    auto [it, fresh] = best_s.emplace(round, time_s);
+    if (!fresh) it->second = std::min(it->second, time_s);
+  }
 };
 
 class Runner {

@@ -313,9 +313,7 @@ Capping SweepRun::capping() {
   for (const auto& t : store_->trials(record_.id)) {
     if (t.status != db::TrialStatus::ok) continue;
     const auto time = stored_target_time(*store_, t);
-    if (!time || time->censored || !(time->time_s > 0)) continue;
-    auto [it, fresh] = c.best_s.emplace(t.plan.repeat, time->time_s);
-    if (!fresh) it->second = std::min(it->second, time->time_s);
+    if (time && !time->censored) c.note(t.plan.repeat, time->time_s);
   }
   return c;
 }
