@@ -148,13 +148,21 @@ TEST_CASE("a target the workload cannot report or reach is refused before anythi
   r = box.gpusweep("run b.json --db results.db");
   CHECK(r.code == 2);
   CHECK_THAT(r.output, Contains("max_s"));
-  // tune does not race on time to a target yet: refused, with what to do.
+  // tune on time to target needs a target; a target is raced on time only.
   box.write("t.json", R"({"name": "tuned", "workload": "noop", "grid": {"spin_us": [0, 1]},
     "measure": {"target": {"value": 0.5, "max_s": 1}}})");
-  r = box.gpusweep("tune t.json --db results.db --budget 5");
+  r = box.gpusweep("tune t.json --db results.db --budget 5 --objective throughput");
   CHECK(r.code == 2);
-  CHECK_THAT(r.output,
-             Contains("t.json") && Contains("measure.target") && Contains("not built yet"));
+  CHECK_THAT(r.output, Contains("t.json") && Contains("measure.target") &&
+                           Contains("--objective time_to_target"));
+  box.write("n.json", R"({"name": "tuned", "workload": "noop", "grid": {"spin_us": [0, 1]}})");
+  r = box.gpusweep("tune n.json --db results.db --budget 5 --objective time_to_target");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("n.json") && Contains("tune.objective time_to_target") &&
+                           Contains("add one") && Contains("max_s"));
+  r = box.gpusweep("tune-batch noop --db results.db --objective time_to_target");
+  CHECK(r.code == 2);
+  CHECK_THAT(r.output, Contains("--objective time_to_target") && Contains("measure.target="));
   // tune-batch with a target the workload cannot reach: refused before any probe.
   r = box.gpusweep(
       "tune-batch noop --db results.db --set 'measure.target={\"value\": 5, \"max_s\": 1}'");
@@ -503,4 +511,58 @@ TEST_CASE("compare on a target run: times to target paired by seed, and an inver
     ++curves;
   }
   CHECK(curves == 24);  // 4 configs x 6 seeds
+}
+
+// tune on time to target, end to end: noop learns in learn_steps (by seed,
+// 20% cv); 300 steps of 200 us reach 0.9 in about 55 ms, 2400 in eight
+// times that. Capped by default at 1.5x each round's best, the slow configs
+// are censored in nearly every round, known slower, and dropped once a
+// sign test can reject (six rounds); the winner is confirmed over six fresh
+// rounds against the baseline with the sign test's interval.
+TEST_CASE("tune races to a target: capped trials are evidence, the fastest learner wins",
+          "[integration][target][tune]") {
+  Sandbox box;
+  box.write("t.json", R"({"name": "race", "workload": "noop",
+    "base": {"spin_us": 200},
+    "grid": {"learn_steps": [2400, 1200, 300]},
+    "measure": {"target": {"value": 0.9, "max_s": 1}, "warmup_steps": 0,
+                "steps_per_block": 10, "min_block_s": 0}})");
+  const auto r = box.gpusweep("tune t.json --db results.db --budget 3m --format json");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Contains("objective time_to_target"));
+  const auto out = nlohmann::json::parse(r.output.substr(r.output.find("{\n")));
+  CHECK(out["objective"] == "time_to_target");
+  CHECK(out["winner"]["config"] == 3);
+  // Capped by default, and a capped trial is evidence: the slowest is
+  // dropped by the sign test, not written off as failed.
+  CHECK(box.text("SELECT json_extract(spec_json, '$.measure.target.cap') FROM sweeps") == "1.5");
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'target_capped' AND value = 1") > 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status NOT IN ('ok', 'pending')") == 0);
+  bool dropped_by_sign = false;
+  for (const auto& e : out["events"]) {
+    if (e["event"] == "dropped") {
+      dropped_by_sign = true;
+      CHECK(e["round"].get<int>() >= 5);  // no drop before six paired rounds
+      CHECK_THAT(e["reason"].get<std::string>(), Contains("sign test"));
+    }
+  }
+  CHECK(dropped_by_sign);
+  // Six confirmation rounds at least; the winner 8x as fast to the target
+  // as the baseline (2400 steps): six seeds' interval is wide, above 1.
+  CHECK(box.count("SELECT count(DISTINCT repeat) FROM trials WHERE repeat >= 1000000") >= 6);
+  const auto& vs = out["winner"]["vs_baseline"];
+  REQUIRE(vs.is_object());
+  CHECK(vs["low"].get<double>() > 1);
+  CHECK(vs["ratio"].get<double>() > 3);
+  CHECK(vs["repeats"].get<int>() >= 6);
+  // compare on the tune run reads its confirmation rounds, times to target.
+  // Its rows: the confirmed configs, six or more seeds each, none for the
+  // racing rounds' configs that were not confirmed.
+  const auto c = box.gpusweep("compare --db results.db --target --format json");
+  INFO(c.output);
+  REQUIRE(c.code == 0);
+  const auto rows = nlohmann::json::parse(c.output);
+  CHECK(rows.size() >= 2);
+  for (const auto& row : rows) CHECK(row["trials"].get<int>() >= 6);
 }

@@ -3,6 +3,7 @@
 
 #include "analysis/precision.hpp"
 #include "analysis/significance.hpp"
+#include "analysis/time_to_target.hpp"
 #include "support/format.hpp"
 #include "support/stats.hpp"
 
@@ -99,6 +100,30 @@ std::vector<RunSamples> runs_of(const std::vector<const RaceTrial*>& trials, int
     if (t->round <= last && usable(*t)) out.push_back(samples_of(*t));
   }
   return out;
+}
+
+// A race on time to target: each usable trial's time (1 / its value) and
+// whether it was censored, by round, over the rounds up to `last`.
+std::vector<TargetTime> times_of(const std::vector<const RaceTrial*>& trials, int64_t last) {
+  std::vector<TargetTime> out;
+  for (const RaceTrial* t : trials) {
+    if (t->round <= last && usable(*t)) out.push_back({t->round, 1 / t->values[0], t->censored});
+  }
+  return out;
+}
+
+// paired_time_ratio(a, b) (b's time over a's) as b's speed over a's (a's
+// time over b's: above 1, b is faster), the interval inverted; a side the
+// data cannot bound is 0 or infinite. Nothing without an interval.
+std::optional<RatioEstimate> speed_of(const std::optional<TimeRatio>& r) {
+  if (!r || !r->interval) return std::nullopt;
+  RatioEstimate e;
+  e.design = RatioDesign::repeats;
+  e.ratio = r->ratio > 0 ? 1 / r->ratio : INFINITY;
+  e.low = std::isfinite(r->high) && r->high > 0 ? 1 / r->high : 0;
+  e.high = r->low > 0 ? 1 / r->low : INFINITY;
+  e.repeats = r->pairs;
+  return e;
 }
 
 int paired_rounds(const std::vector<RunSamples>& x, const std::vector<RunSamples>& y) {
@@ -270,7 +295,8 @@ ConstraintStanding judge_constraints(const TuneSpace& space, uint64_t c, const A
                                             : absolute_margin(mine, k.value);
     const bool point = want_above ? m.mean >= 0 : m.mean <= 0;
     out.point_ok = out.point_ok && point;
-    if (point || !(m.df >= 1)) continue;
+    // level 1: a look before the race's tests begin (time to target).
+    if (point || !(m.df >= 1) || level >= 1) continue;
     const double t = t_quantile(level, m.df);
     const double bound = want_above ? m.mean + t * m.se : m.mean - t * m.se;
     if (want_above ? bound < 0 : bound > 0) {
@@ -530,6 +556,7 @@ double race_level(double alpha, int64_t look, size_t tests) {
   return 1 - alpha * 6 / (kPi * kPi * k * k) / static_cast<double>(std::max<size_t>(1, tests));
 }
 
+
 std::vector<uint64_t> screening_round(const TuneSpace& space, uint64_t baseline, size_t limit) {
   std::vector<uint64_t> out = {baseline};
   const auto base = space.digits(baseline);
@@ -624,6 +651,7 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
   std::set<uint64_t> meeters;   // estimated to meet every constraint (last judged)
   std::optional<uint64_t> provisional;  // at the last look: the best, constraints aside
   int64_t last = -1;
+  int64_t time_looks = 0;  // time to target: the looks that spent alpha so far
   for (const auto& [r, configs] : rounds) {
     last = r;
     for (uint64_t c : configs) {
@@ -672,8 +700,19 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
     for (uint64_t c : live) contenders += runs_of(arms[c].trials, r).size() >= 2;
     size_t noisy_constraints = 0;
     for (const auto& k : options.constraints) noisy_constraints += noisy(k);
-    const double level = race_level(options.alpha, std::max<int64_t>(1, r),
-                                    std::max<size_t>(1, contenders) - 1 + noisy_constraints);
+    const size_t tests = std::max<size_t>(1, contenders) - 1 + noisy_constraints;
+    double level = race_level(options.alpha, std::max<int64_t>(1, r), tests);
+    if (options.time_to_target) {
+      // A look spends only where a sign test over the r + 1 rounds so far
+      // could reject at the next term of the series; elsewhere no test runs
+      // (level 1) and the series waits (see race.hpp).
+      level = race_level(options.alpha, time_looks + 1, tests);
+      if (std::pow(0.5, static_cast<double>(r + 1)) <= 1 - level) {
+        ++time_looks;
+      } else {
+        level = 1;
+      }
+    }
     // The constraints on the data up to this round.
     may_lead.clear();
     {
@@ -729,11 +768,31 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
     // A one-sided bound at `level` is a two-sided interval at 2 level - 1.
     const double interval = 2 * level - 1;
     // Every other survivor within +-options.equivalence of the leader, at
-    // the same level: the race cannot tell them apart, and need not.
-    close = tested.size() + 1 == live.size();
+    // the same level: the race cannot tell them apart, and need not. Not on
+    // time to target (see race.hpp).
+    close = tested.size() + 1 == live.size() && !options.time_to_target;
     for (uint64_t c : live) {
       if (std::find(tested.begin(), tested.end(), c) == tested.end()) {
         survivors.push_back(c);
+        continue;
+      }
+      if (options.time_to_target) {
+        const auto lt = times_of(arms[*leader].trials, r);
+        const auto ct = times_of(arms[c].trials, r);
+        const SignTest sign = slower_by_sign(lt, ct);
+        if (level < 1 && sign.p <= 1 - level) {
+          dropped.insert(c);
+          st.events.push_back(
+              {r, RaceEventKind::dropped, c,
+               "slower to the target than the leader in " + std::to_string(sign.slower) + " of " +
+                   std::to_string(sign.pairs) +
+                   " paired rounds (censored rounds counted slower only when known to be): "
+                   "one-sided sign test p " +
+                   fixed(sign.p, 5) + " <= " + fixed(1 - level, 5),
+               speed_of(paired_time_ratio(lt, ct)), leader});
+        } else {
+          survivors.push_back(c);
+        }
         continue;
       }
       const auto est = estimate_ratio(leader_runs, runs_of(arms[c].trials, r), interval);
@@ -853,7 +912,19 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
   for (const auto& [round, n] : confirm_rounds) st.confirm_rounds += n > 0;
   auto confirm_runs = [&](uint64_t c) { return runs_of(arms[c].confirm, INT64_MAX); };
   // At the sequential level: the confirmation stops when an interval is narrow.
-  if (st.confirm_rounds >= 2) {
+  if (st.confirm_rounds >= 2 && options.time_to_target) {
+    // Speeds from the paired time ratios at 95%: the confirmation's rounds
+    // are fixed in number, not stopped on a narrow interval.
+    const auto winner_times = times_of(arms[*st.winner].confirm, INT64_MAX);
+    if (options.baseline != *st.winner) {
+      st.vs_baseline = speed_of(
+          paired_time_ratio(times_of(arms[options.baseline].confirm, INT64_MAX), winner_times));
+    }
+    if (st.runner_up) {
+      st.vs_runner_up = speed_of(
+          paired_time_ratio(times_of(arms[*st.runner_up].confirm, INT64_MAX), winner_times));
+    }
+  } else if (st.confirm_rounds >= 2) {
     if (options.baseline != *st.winner) {
       st.vs_baseline = estimate_ratio(confirm_runs(options.baseline), confirm_runs(*st.winner),
                                       sequential_level(0.05));
@@ -865,8 +936,9 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
   }
   const auto& target = st.vs_baseline ? st.vs_baseline : st.vs_runner_up;
   const bool precise =
-      !target || (target->ratio > 0 &&
-                  (target->high - target->low) / 2 / target->ratio <= options.confirm_precision);
+      options.time_to_target || !target ||
+      (target->ratio > 0 &&
+       (target->high - target->low) / 2 / target->ratio <= options.confirm_precision);
   if (st.confirm_rounds >= options.confirm_repeats &&
       (decide || precise || st.confirm_rounds >= options.max_confirm_rounds)) {
     st.phase = RacePhase::done;

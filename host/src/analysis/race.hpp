@@ -32,6 +32,28 @@
 // is dropped, as the reference the tests pair with. Every judgement at round r uses the trials up
 // to round r, so a replay says what was decided live.
 //
+// On time to target (RaceOptions::time_to_target, tune --objective
+// time_to_target): each trial trains to measure.target, adaptively capped,
+// and gives one value, 1 / its time, censored (a lower bound on the time)
+// when its budget or the cap stopped it first. A capped trial is evidence,
+// not a failure. The drop test is then the paired sign test of
+// slower_by_sign (analysis/time_to_target.hpp) over the rounds (seeds) both
+// ran: a round counts as "candidate slower" only when it is known to be,
+// so censoring can only make the test more conservative, and its level
+// holds whatever the times' distribution. A sign test over n rounds cannot
+// reach a p-value below 2^-n, so a look spends alpha (the series' next
+// term, k = the looks that spent so far + 1) only where 2^-n is within
+// that term's level; at the others no test runs. The spending is decided
+// before the look's outcomes are read, so the series still bounds the
+// whole race by alpha; the first drop comes after 6 rounds with one other
+// contender at alpha 0.05, 8 with seven. No
+// equivalence ending (a 2% band is out of a sign test's reach at these
+// seeds): one candidate left, or the budget, ends the race. The
+// confirmation runs max(confirm_repeats, 6) rounds, and its ratios are the
+// paired time ratios with the sign test's 95% interval (6 the fewest that
+// give one), as speeds (baseline's time over the winner's: above 1 is
+// faster).
+//
 // The race is a pure function of the trials: replaying it from the
 // database gives the same drops, joins and winner, so that a tune run
 // resumes after SIGKILL, and `report` shows how it went. Rounds from
@@ -72,6 +94,8 @@ struct RaceTrial {
   // The objective, higher is better (the caller takes reciprocals of times
   // and memory): one per block, or one per trial.
   std::vector<double> values;
+  // Time to target: values' one time was a lower bound (budget or cap).
+  bool censored = false;
   std::vector<std::optional<int64_t>> cycles;  // parallel to values, when interleaved
   std::optional<std::string> group;            // interleave group
   std::string machine;
@@ -99,7 +123,13 @@ struct RaceOptions {
   double equivalence = 0.02;
   // What a winner must meet (see above for how each kind is judged).
   std::vector<Constraint> constraints;
+  // Racing on time to target (see above): values are 1 / time, censored.
+  bool time_to_target = false;
 };
+
+// The confirmation rounds a race on time to target runs at least: the
+// fewest whose sign-test interval reaches 95%.
+constexpr int kTimeConfirmRounds = 6;
 
 enum class RaceEventKind {
   joined,      // runs from this round on
@@ -187,6 +217,7 @@ RaceStatus race_within(const TuneSpace& space, const std::vector<RaceTrial>& tri
 // The one-sided confidence of look k's tests with m tests (see above):
 // 1 - alpha * 6 / (pi^2 k^2) / m.
 double race_level(double alpha, int64_t look, size_t tests);
+
 
 // The memory rule: config c is ruled out when a config at the same other
 // settings with a batch (the memory knob's value, compared as a number, so

@@ -7,6 +7,7 @@
 
 #include "support/error.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace gpusweep::host {
@@ -35,6 +36,10 @@ RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const Tu
   o.confirm_repeats = tune.confirm_repeats;
   o.seed = tune.seed;
   o.baseline = 0;
+  if (tune.objective == "time_to_target") {
+    o.time_to_target = true;
+    o.confirm_repeats = std::max(o.confirm_repeats, kTimeConfirmRounds);
+  }
   for (const auto& c : tune.constraints) o.constraints.push_back(parse_constraint(c));
   if (!spec.baseline.empty()) {
     Json config = space.config(0);
@@ -65,6 +70,21 @@ TrialCosts trial_costs(db::Store& store, const std::vector<db::TrialRecord>& tri
 std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune) {
   const auto trials = store.trials(sweep_id);
   const Machines machines = machines_of(store.environments(sweep_id));
+  // Time to target: a trial whose metric diverged (went NaN) will never
+  // reach the target, so any time is a true lower bound on its own; it is
+  // censored at the longest time any trial of its round or an earlier one
+  // took, so that it counts as slower than every time known then (and a
+  // replay of the rounds up to r sees what was seen at r).
+  std::map<int64_t, double> longest;  // round -> the longest time up to it
+  if (tune.objective == "time_to_target") {
+    for (const auto& t : trials) {
+      if (const auto time = stored_target_time(store, t)) {
+        longest[t.plan.repeat] = std::max(longest[t.plan.repeat], time->time_s);
+      }
+    }
+    double so_far = 0;
+    for (auto& [round, time] : longest) time = so_far = std::max(so_far, time);
+  }
   std::vector<RaceTrial> out;
   for (const auto& t : trials) {
     RaceTrial r;
@@ -97,8 +117,17 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
       r.group = run.group;
       r.machine = run.machine;
       const auto blocks = store.blocks(t.id);
-      r.values = objective_values(tune.objective, t, blocks);
-      if (tune.objective != "peak_memory") {
+      if (tune.objective == "time_to_target") {
+        // One value a trial: 1 / its time to target, a bound when censored.
+        if (const auto time = stored_target_time(store, t); time && time->time_s > 0) {
+          const bool diverged = store.last_stat(t.id, "target_diverged").value_or(0) > 0;
+          r.values = {1 / (diverged ? std::max(longest[r.round], time->time_s) : time->time_s)};
+          r.censored = time->censored || diverged;
+        }
+      } else {
+        r.values = objective_values(tune.objective, t, blocks);
+      }
+      if (tune.objective != "peak_memory" && tune.objective != "time_to_target") {
         for (const auto& b : blocks) {
           if (b.seconds > 0 && b.steps > 0) r.cycles.push_back(b.cycle);
         }

@@ -22,8 +22,9 @@ po::options_description tune_options() {
                   "wall time for the whole tune, confirmation included: 20m, 90s, 1h30m "
                   "(default: the file's tune.budget, else 20m)")(
       "objective", po::value<std::string>(),
-      "throughput (highest), step_time (lowest) or peak_memory (lowest); default "
-      "throughput")("constraint", po::value<std::vector<std::string>>()->composing(),
+      "throughput (highest), step_time (lowest), peak_memory (lowest) or time_to_target "
+      "(lowest, training to measure.target); default time_to_target when the sweep has a "
+      "measure.target, else throughput")("constraint", po::value<std::vector<std::string>>()->composing(),
                     "NAME OP VALUE as `best` takes it, e.g. peak_memory<8GiB, "
                     "quality>=0.99*baseline (repeatable; replaces the file's)")(
       "seed", po::value<uint64_t>(), "seed of the model's draws in large spaces")(
@@ -37,12 +38,15 @@ po::options_description tune_options() {
   return o;
 }
 
-// The file's tune settings with the command line's on top.
+// The file's tune settings with the command line's on top; a sweep with a
+// measure.target races on time to target unless an objective is named.
 TuneSpec tune_settings(const SweepSpec& spec, const po::variables_map& vm) {
   TuneSpec t = parse_tune(spec.source, spec.tune);
   if (vm.count("objective") != 0U) {
     t.objective =
         parse_tune("--objective", Json{{"objective", vm["objective"].as<std::string>()}}).objective;
+  } else if (spec.measure.target && !(spec.tune.is_object() && spec.tune.contains("objective"))) {
+    t.objective = "time_to_target";
   }
   if (vm.count("constraint") != 0U) t.constraints = strings_of(vm, "constraint");
   if (vm.count("budget") != 0U)
@@ -62,7 +66,7 @@ int cmd_tune(const Args& args) {
   pos.add("sweep", 1);
   auto p = parse_command(
       "tune",
-      "SWEEP.json [--budget 20m] [--objective throughput|step_time|peak_memory]\n"
+      "SWEEP.json [--budget 20m] [--objective throughput|step_time|peak_memory|time_to_target]\n"
       "       [--constraint EXPR ...] [--db FILE] [--resume] [--format table|json]",
       "Searches the sweep's space (its grid; a numeric knob may be a range such as\n"
       "{\"min\": 16, \"max\": 1024, \"scale\": \"pow2\"}) for the best config without running\n"
@@ -80,7 +84,14 @@ int cmd_tune(const Args& args) {
       "budget is nearly spent) the winner, the runner-up and the baseline run fresh\n"
       "rounds, and the winner's ratios come from those alone. Every trial is an ordinary\n"
       "trial in the database: `compare`, `best` and `report` read the run's confirmation\n"
-      "rounds (--selection-data adds the racing rounds), `export` every trial.",
+      "rounds (--selection-data adds the racing rounds), `export` every trial.\n\n"
+      "With measure.target in the sweep the race is on time to that target: each trial\n"
+      "trains until an evaluation reaches it, adaptively capped (measure.target.cap, on\n"
+      "by default here: a trial stops, censored, at 1.5x its round's best time), and a\n"
+      "candidate is dropped by a paired sign test over the rounds (seeds) that counts a\n"
+      "censored round as slower only when it is known to be. Such a test needs 6 rounds\n"
+      "before it can drop anything at 5%; the confirmation runs 6 rounds and gives the\n"
+      "winner's speed to the target over the baseline's with the sign test's interval.",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
@@ -94,6 +105,11 @@ int cmd_tune(const Args& args) {
   }
   const TuneSpec tune = tune_settings(spec, vm);
   spec.tune = tune.to_json();
+  // Capping on by default in a race to a target: a capped trial is evidence.
+  if (tune.objective == "time_to_target" && spec.measure.target &&
+      !spec.measure.target->cap_given) {
+    spec.measure.target->cap = kDefaultCapSlack;
+  }
   const OutputFormat format = format_of(vm, {OutputFormat::table, OutputFormat::json});
   Registry registry(plugin_paths(vm));
   const PluginInfo info = registry.describe(spec.workload);
@@ -122,7 +138,7 @@ int cmd_tune(const Args& args) {
   size_t shown = 0;
   auto on_look = [&](const TuneRun::Look& look) {
     progress.note(race_progress(run.space(), look.status, run.baseline(), shown, look.spent_s,
-                                look.budget_s));
+                                look.budget_s, tune.objective == "time_to_target"));
     shown = look.status.events.size();
   };
   const bool complete = run.execute(cb, on_look);

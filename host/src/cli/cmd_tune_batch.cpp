@@ -77,6 +77,27 @@ int target_stage(SweepSpec& target, const PluginInfo& info, const BatchTuneResul
   return code;
 }
 
+// --objective against --set measure.target: time to target needs one, and a
+// target is trained to only for that objective. UsageError naming the fix.
+void check_batch_objective(const po::variables_map& vm, bool has_target) {
+  if (vm.count("objective") == 0U) return;
+  const std::string o = vm["objective"].as<std::string>();
+  if (o != "throughput" && o != "time_to_target") {
+    throw UsageError("--objective " + o + ": use throughput or time_to_target");
+  }
+  if (o == "time_to_target" && !has_target) {
+    throw UsageError(
+        "--objective time_to_target: no target to train to; give one with --set "
+        "'measure.target={\"value\": V, \"max_s\": T}' (`gpusweep plugins WORKLOAD` lists "
+        "the metrics it may name)");
+  }
+  if (o == "throughput" && has_target) {
+    throw UsageError(
+        "--objective throughput: --set measure.target trains each size to the target, which "
+        "throughput does not need; drop the target, or use --objective time_to_target");
+  }
+}
+
 }  // namespace
 
 int cmd_tune_batch(const Args& args) {
@@ -95,7 +116,10 @@ int cmd_tune_batch(const Args& args) {
       "margin", po::value<double>()->default_value(0.05, "0.05"),
       "fraction taken off the largest fit before it is re-verified (0 to 0.9)")(
       "min", po::value<int64_t>()->default_value(1), "first batch size probed")(
-      "max", po::value<int64_t>(), "largest batch size probed (default: the setting's maximum)");
+      "max", po::value<int64_t>(), "largest batch size probed (default: the setting's maximum)")(
+      "objective", po::value<std::string>(),
+      "throughput (the most samples/s) or time_to_target (first to measure.target, given "
+      "with --set; then the default)");
   add_db_option(o);
   const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json};
   add_format_option(o, formats);
@@ -105,7 +129,8 @@ int cmd_tune_batch(const Args& args) {
   auto p = parse_command(
       "tune-batch",
       "WORKLOAD [--set key=value ...] [--mode power|binsearch] [--max-memory SIZE] "
-      "[--margin 0.05] [--min B] [--max B] [--db FILE] [--format table|json]",
+      "[--margin 0.05] [--min B] [--max B] [--objective throughput|time_to_target]\n"
+      "       [--db FILE] [--format table|json]",
       "Finds the largest batch size that fits and the one with the best throughput. Each\n"
       "probe is a short trial in its own worker: batch sizes double from --min until one\n"
       "runs out of memory (or reaches --max); --mode binsearch then bisects between the last\n"
@@ -116,7 +141,8 @@ int cmd_tune_batch(const Args& args) {
       "size that fit to the target, 6 seeds each (measure.repeats), adaptively capped\n"
       "(unless the target says \"cap\": false), in a sweep named tune-batch-WORKLOAD-target,\n"
       "and prints the size first to the target beside the one with the most samples/s,\n"
-      "with the paired ratio of their times.",
+      "with the paired ratio of their times (--objective time_to_target, the default\n"
+      "with a target).",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
@@ -137,6 +163,7 @@ int cmd_tune_batch(const Args& args) {
     if (s.rfind("measure.target=", 0) != 0) search_sets.push_back(s);
   }
   const std::string workload = vm["workload"].as<std::string>();
+  check_batch_objective(vm, search_sets.size() != sets.size());
   const SweepSpec spec =
       command_sweep("tune-batch", workload, "gpusweep tune-batch probes", 5, 5, search_sets);
   const PluginInfo info = Registry(plugin_paths(vm)).describe(spec.workload);

@@ -301,7 +301,10 @@ void parse_target(const std::string& source, const Json& m, MeasureSpec& s) {
     target.max_steps = st->get<int64_t>();
   }
   if (target.max_s <= 0 && target.max_steps <= 0) usage(source, "measure.target", fix_budget);
-  if (auto c = t.find("cap"); c != t.end()) target.cap = parse_cap(source, *c);
+  if (auto c = t.find("cap"); c != t.end()) {
+    target.cap = parse_cap(source, *c);
+    target.cap_given = true;
+  }
   fit_measure_to_target(source, m, target, s);
   s.target = target;
 }
@@ -478,6 +481,7 @@ Json TargetSpec::to_json() const {
   if (max_s > 0) j["max_s"] = max_s;
   if (max_steps > 0) j["max_steps"] = max_steps;
   if (cap > 0) j["cap"] = cap;
+  if (cap <= 0 && cap_given) j["cap"] = false;
   return j;
 }
 

@@ -65,6 +65,9 @@ struct TargetSpec {
   // censored, once it has trained cap x the best time to target of its
   // round; 0: no capping.
   double cap = 0;
+  // "cap" was given (true, false or a slack): tune caps by default only
+  // where it was not.
+  bool cap_given = false;
 
   Json to_json() const;
 };

@@ -190,9 +190,11 @@ TuneSpec parse_tune(const std::string& source, const Json& tune) {
   }
   if (auto it = tune.find("objective"); it != tune.end()) {
     const std::string o = it->is_string() ? it->get<std::string>() : "";
-    if (o != "throughput" && o != "step_time" && o != "peak_memory") {
+    if (o != "throughput" && o != "step_time" && o != "peak_memory" && o != "time_to_target") {
       refuse(source, "tune.objective",
-             "expected \"throughput\", \"step_time\" or \"peak_memory\", got " + it->dump());
+             "expected \"throughput\", \"step_time\", \"peak_memory\" or \"time_to_target\" "
+             "(with measure.target), got " +
+                 it->dump());
     }
     t.objective = o;
   }

@@ -58,7 +58,8 @@ class TuneSpace {
 
 // What tune optimises and within what.
 struct TuneSpec {
-  std::string objective = "throughput";  // throughput | step_time | peak_memory
+  // throughput | step_time | peak_memory | time_to_target (measure.target's)
+  std::string objective = "throughput";
   std::vector<std::string> constraints;  // as `best --constraint` takes them
   double budget_s = 1200;                // wall time, confirmation included
   double alpha = 0.05;                   // chance of dropping the true best, over the race

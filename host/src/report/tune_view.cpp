@@ -59,7 +59,7 @@ Json estimate_json(const std::optional<RatioEstimate>& e) {
 }  // namespace
 
 std::string race_progress(const TuneSpace& space, const RaceStatus& status, uint64_t baseline,
-                          size_t from, double spent_s, double budget_s) {
+                          size_t from, double spent_s, double budget_s, bool to_target) {
   std::ostringstream out;
   out << "after round " << status.rounds;
   if (status.confirm_rounds > 0) out << " (+" << status.confirm_rounds << " confirming)";
@@ -67,7 +67,8 @@ std::string race_progress(const TuneSpace& space, const RaceStatus& status, uint
   if (status.leader) {
     out << "leader " << number(*status.leader) << " (" << space.label(*status.leader) << ")";
     if (auto r = level_ratio(status, *status.leader, baseline)) {
-      out << " ~" << fixed(*r, 2) << "x the baseline";
+      out << (to_target ? " at least ~" : " ~") << fixed(*r, 2) << "x the baseline"
+          << (to_target ? "'s speed to the target (capped trials count at their caps)" : "");
     }
   } else {
     out << "no leader yet (each candidate needs two rounds)";
@@ -103,6 +104,7 @@ std::string render_tune(const TuneSpace& space, const RaceStatus& status, uint64
     return out.str();
   }
   const uint64_t w = *status.winner;
+  const bool to_target = tune.objective == "time_to_target";
   out << "best " << tune.objective << ": " << number(w) << " (" << space.label(w) << ")\n";
   out << "  the race: " << status.stop << ", after " << status.rounds << " rounds; "
       << status.tried.size() << " of " << space.size() << " configs tried\n";
@@ -110,7 +112,12 @@ std::string render_tune(const TuneSpace& space, const RaceStatus& status, uint64
     out << "  the baseline itself: no change beat it\n";
   } else if (status.vs_baseline) {
     out << "  vs the baseline (" << space.label(baseline) << "): " << interval(*status.vs_baseline)
-        << ", from " << status.vs_baseline->repeats << " fresh paired rounds\n";
+        << (to_target ? " as fast to the target" : "") << ", from "
+        << status.vs_baseline->repeats << " fresh paired rounds"
+        << (to_target ? " (the sign test's 95% interval of the paired time ratios)" : "") << "\n";
+  } else if (to_target) {
+    out << "  vs the baseline (" << space.label(baseline)
+        << "): no interval (the confirmation's seeds were too few, or censored on both sides)\n";
   }
   if (status.runner_up) {
     out << "  vs the runner-up " << number(*status.runner_up) << " ("

@@ -8,6 +8,7 @@
 #include "run/collector.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -60,11 +61,15 @@ struct Interleave {
 struct Capping {
   double slack = 0;
   std::map<int64_t, double> best_s;
+  // Rounds from this one on are never capped (a tune's confirmation
+  // rounds: they measure how much faster the winner is, which a capped
+  // baseline would only bound).
+  int64_t uncapped_from = INT64_MAX;
 
   // A trial of round reached its target in time_s: the round's best, if
   // it is (a time of 0 or less caps nothing, and is not kept).
   void note(int64_t round, double time_s) {
-    if (round < 0 || !(time_s > 0)) return;
+    if (round < 0 || round >= uncapped_from || !(time_s > 0)) return;
     auto [it, fresh] = best_s.emplace(round, time_s);
     if (!fresh) it->second = std::min(it->second, time_s);
   }

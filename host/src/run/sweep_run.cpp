@@ -3,6 +3,7 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/precision.hpp"
+#include "analysis/race.hpp"
 #include "model/device.hpp"
 #include "model/hashing.hpp"
 #include "support/error.hpp"
@@ -309,6 +310,7 @@ Capping SweepRun::capping() {
   Capping c;
   if (!spec_.measure.target || spec_.measure.target->cap <= 0) return c;
   c.slack = spec_.measure.target->cap;
+  if (is_tune_run(spec_)) c.uncapped_from = kConfirmRound;
   // Rounds begun before (a resumed run) cap from their finished trials too.
   for (const auto& t : store_->trials(record_.id)) {
     if (t.status != db::TrialStatus::ok) continue;

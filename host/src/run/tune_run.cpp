@@ -18,11 +18,20 @@ TuneRun::TuneRun(const SweepSpec& spec, const PluginInfo& info, RunRequest reque
                      ": grid: a tune needs knobs to search; list values or ranges "
                      "in \"grid\"");
   }
-  if (spec.measure.target) {
+  if (tune_.objective == "time_to_target" && !spec.measure.target) {
     throw UsageError(spec.source +
-                     ": measure.target: tune races on throughput and its other objectives; "
-                     "racing on time to a target is not built yet. Run the sweep with "
-                     "`gpusweep run` and read it with `compare`, or drop measure.target");
+                     ": tune.objective time_to_target: the sweep has no measure.target to race "
+                     "to; add one, e.g. \"measure\": {\"target\": {\"value\": 0.235, "
+                     "\"max_s\": 15}} (`gpusweep plugins " +
+                     info.manifest.name + "` lists the metrics it may name)");
+  }
+  if (tune_.objective != "time_to_target" && spec.measure.target) {
+    throw UsageError(spec.source + ": measure.target: a tune with a target races on time to "
+                                   "target, not on " +
+                     tune_.objective +
+                     ": use --objective time_to_target (the default when the sweep has a "
+                     "target), or drop measure.target to race on " +
+                     tune_.objective);
   }
   options_ = race_options(spec, space_, tune_);
   refuse_gpu_interleave();
