@@ -3,8 +3,8 @@
 
 Each folder of host/src is a layer that may include only its own headers and
 those of the layers listed after its name in host/layers.txt; <gpusweep/db/...>
-counts as layer `db`. Asio is the run layer's alone (the worker process and
-the analysis never see an event loop); <sqlite3.h> and SQL belong to db/ (no
+counts as layer `db`. Asio is the run and serve layers' alone (the worker process
+and the analysis never see an event loop); <sqlite3.h> and SQL belong to db/ (no
 host file calls Store::connection()). Prints
 every violation as FILE:LINE and exits 1 when there is one.
 
@@ -52,8 +52,9 @@ for layer in sorted(os.listdir(src)):
                     problems.append(f"{where}: layer '{layer}' includes {target} from layer '{used}', "
                                     f"which host/layers.txt does not allow "
                                     f"(allowed: {' '.join(sorted(allowed))})")
-                if target.startswith("boost/asio") and layer not in ("run",):
-                    problems.append(f"{where}: Asio in layer '{layer}'; only run/ drives an event loop")
+                if target.startswith(("boost/asio", "boost/beast")) and layer not in ("run", "serve"):
+                    problems.append(f"{where}: Asio in layer '{layer}'; only run/ and serve/ "
+                                    f"drive an event loop")
                 if target == "sqlite3.h":
                     problems.append(f"{where}: <sqlite3.h> outside db/; use the Store's API")
                 if m.group(1) == '"' and "/" not in target:

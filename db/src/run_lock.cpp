@@ -33,6 +33,20 @@ std::optional<RunLock> RunLock::try_acquire(const std::string& db_path, int64_t 
   return RunLock(fd);
 }
 
+bool RunLock::held(const std::string& db_path, int64_t run_id) {
+  const std::string path = path_for(db_path);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  lock.l_start = run_id;
+  lock.l_len = 1;
+  const bool held = ::fcntl(fd, F_OFD_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+  ::close(fd);
+  return held;
+}
+
 RunLock::RunLock(RunLock&& other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
 
 RunLock& RunLock::operator=(RunLock&& other) noexcept {

@@ -388,6 +388,54 @@ Store::TrialCounts Store::trial_counts(int64_t sweep_id) {
   return {st.get_int(0), st.get_int(1)};
 }
 
+std::vector<RunCounts> Store::run_counts() {
+  auto st = db_.prepare(
+      "SELECT sweep_id, count(*), coalesce(sum(status NOT IN ('pending', 'interrupted')), 0), "
+      "coalesce(sum(status = 'ok'), 0), "
+      "coalesce(sum(status NOT IN ('pending', 'interrupted', 'ok')), 0), "
+      "coalesce(sum(status = 'pending' AND started_at IS NOT NULL), 0), max(id), "
+      "coalesce(max(finished_at), '') FROM trials GROUP BY sweep_id ORDER BY sweep_id");
+  std::vector<RunCounts> out;
+  while (st.step()) {
+    out.push_back({st.get_int(0), st.get_int(1), st.get_int(2), st.get_int(3), st.get_int(4),
+                   st.get_int(5), st.get_int(6), st.get_text(7)});
+  }
+  return out;
+}
+
+std::vector<LiveTrial> Store::live_trials(int64_t sweep_id) {
+  auto st = db_.prepare(
+      "SELECT t.id, t.ordinal, t.config_index, t.repeat, t.status, t.config_json, t.error, "
+      "CASE WHEN t.status IN ('ok', 'pending') THEN NULL ELSE t.stderr_tail END, t.started_at, "
+      "t.finished_at, t.wall_s, m.throughput_median FROM trials t "
+      "LEFT JOIN trial_summary m ON m.trial_id = t.id WHERE t.sweep_id = ? ORDER BY t.ordinal");
+  st.bind(1, sweep_id);
+  std::vector<LiveTrial> out;
+  while (st.step()) {
+    LiveTrial t;
+    t.id = st.get_int(0);
+    t.ordinal = st.get_int(1);
+    t.config_index = st.get_int(2);
+    t.repeat = st.get_int(3);
+    t.status = parse_trial_status(st.get_text(4)).value_or(TrialStatus::pending);
+    t.config_json = st.get_text(5);
+    t.error = st.get_optional_text(6);
+    t.stderr_tail = st.get_optional_text(7);
+    t.started_at = st.get_optional_text(8);
+    t.finished_at = st.get_optional_text(9);
+    t.wall_s = st.get_optional_double(10);
+    t.throughput_median = st.get_optional_double(11);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+void Store::mark_started(int64_t trial_id, const std::string& started_at) {
+  auto st = db_.prepare("UPDATE trials SET started_at = ? WHERE id = ? AND status = 'pending'");
+  st.bind(1, started_at).bind(2, trial_id);
+  st.run();
+}
+
 std::vector<EnvironmentInfo> Store::environments(int64_t sweep_id) {
   auto st = db_.prepare(
       "SELECT e.fingerprint, e.hostname, e.os, e.cpu_model, e.cpu_cores, e.torch_version, e.blas, "

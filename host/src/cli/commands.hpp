@@ -25,5 +25,6 @@ int cmd_tune_batch(const Args& args);
 int cmd_diagnose(const Args& args);
 int cmd_launch(const Args& args);
 int cmd_merge(const Args& args);
+int cmd_serve(const Args& args);
 
 }  // namespace gpusweep::host

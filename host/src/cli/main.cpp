@@ -38,6 +38,7 @@ const std::map<std::string, Command>& commands() {
       {"diagnose", {cmd_diagnose, "where a step's time goes, and what to sweep about it"}},
       {"launch", {cmd_launch, "run a sweep as a Slurm job array of shards"}},
       {"merge", {cmd_merge, "import shard databases (run --shard, launch) into one"}},
+      {"serve", {cmd_serve, "watch sweeps and races live in a browser (read-only)"}},
   };
   return c;
 }

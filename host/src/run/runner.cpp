@@ -4,6 +4,7 @@
 #include "protocol/events.hpp"
 #include "run/fork_server.hpp"
 #include "run/monitor.hpp"
+#include "support/format.hpp"
 #include "support/procfs.hpp"
 #include "support/spawn.hpp"
 
@@ -36,19 +37,6 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
-std::string utc_now() {
-  char buf[32];
-  const auto now = std::chrono::system_clock::now();
-  const std::time_t t = std::chrono::system_clock::to_time_t(now);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  char out[40];
-  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms.count()));
-  return out;
-}
 
 // The trial's resolved config, for the monitor (null if it does not parse:
 // the worker refuses it anyway).

@@ -324,6 +324,11 @@ bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
   if (jobs.empty()) return true;
   const InterleavePlan& plan = interleave_plan(jobs);
   auto then = callbacks.on_finish;
+  // A reader (`serve`) sees the trial running from its start.
+  callbacks.on_start = [this, started = callbacks.on_start](const TrialJob& j) {
+    store_->mark_started(j.trial_id, utc_now());
+    if (started) started(j);
+  };
   callbacks.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
     label_shared_oom(o, plan.gpus);
     o.slurm_job_id = request_.scheduler_job_id;

@@ -4,6 +4,8 @@
 #include <unistd.h>
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <ctime>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -197,6 +199,20 @@ bool all_digits(const std::string& s) {
     if (std::isdigit(static_cast<unsigned char>(c)) == 0) return false;
   }
   return true;
+}
+
+std::string utc_now() {
+  char buf[32];
+  const auto now = std::chrono::system_clock::now();
+  const std::time_t t = std::chrono::system_clock::to_time_t(now);
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()) % 1000;
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[40];
+  std::snprintf(out, sizeof out, "%s.%03dZ", buf, static_cast<int>(ms.count()));
+  return out;
 }
 
 }  // namespace gpusweep::host

@@ -36,6 +36,7 @@ std::string human_count(double value);                               // "12.3k",
 std::string human_rate(double per_second, const std::string& unit);  // "12.3k updates/s"
 std::string fixed(double value, int decimals);
 std::string clock_time(double seconds);  // "1:02:03" or "2:03"
+std::string utc_now();                   // "2026-11-25T15:02:03.123Z"
 // "a, b or c" for messages.
 std::string name_list(const std::vector<std::string>& names);
 // True when s is one or more decimal digits and nothing else.

@@ -26,6 +26,11 @@ class RunLock {
   RunLock& operator=(const RunLock&) = delete;
   ~RunLock();
 
+  // Whether a process holds run `run_id`'s lock now (it is running it): a
+  // test that takes nothing (F_OFD_GETLK), for readers such as `serve`.
+  // False when there is no lock file.
+  static bool held(const std::string& db_path, int64_t run_id);
+
   // The lock file of a database.
   static std::string path_for(const std::string& db_path) { return db_path + "-runs"; }
 

@@ -152,6 +152,34 @@ struct TrialRecord {
   std::optional<std::string> run_plugin_hash;  // the plugin build that ran it
 };
 
+// One trial as a live view shows it: no blocks, no metrics.
+struct LiveTrial {
+  int64_t id = 0;
+  int64_t ordinal = 0;
+  int64_t config_index = 0;
+  int64_t repeat = 0;
+  TrialStatus status = TrialStatus::pending;
+  std::string config_json;
+  std::optional<std::string> error;
+  std::optional<std::string> stderr_tail;  // for trials that did not end ok
+  std::optional<std::string> started_at;   // set when its worker started (mark_started)
+  std::optional<std::string> finished_at;
+  std::optional<double> wall_s;
+  std::optional<double> throughput_median;
+};
+
+// A run's trials counted, for a live view's progress and its change cursor.
+struct RunCounts {
+  int64_t sweep_id = 0;
+  int64_t total = 0;
+  int64_t finished = 0;  // neither pending nor interrupted
+  int64_t ok = 0;
+  int64_t failed = 0;   // finished, not ok
+  int64_t started = 0;  // pending with a start recorded: running, if the run's lock is held
+  int64_t max_trial_id = 0;
+  std::string last_finished_at;
+};
+
 class TempFile;
 
 class Store {
@@ -190,6 +218,13 @@ class Store {
     int64_t finished = 0;
   };
   TrialCounts trial_counts(int64_t sweep_id);
+  // Every run's counts, in one read (a live view's whole refresh).
+  std::vector<RunCounts> run_counts();
+  // A run's trials without blocks or metrics, in ordinal order.
+  std::vector<LiveTrial> live_trials(int64_t sweep_id);
+  // Records that a pending trial's worker started, so that a reader sees it
+  // running (a small write of its own, before the trial's commit).
+  void mark_started(int64_t trial_id, const std::string& started_at);
   // The distinct environments a run's trials ran in, in the order first recorded.
   std::vector<EnvironmentInfo> environments(int64_t sweep_id);
 

@@ -1,0 +1,119 @@
+// `gpusweep serve`: a live, read-only view of result databases in a browser
+// (serve/api.hpp: the page and its JSON API; serve/http.hpp: the server).
+#include "cli/cli.hpp"
+#include "serve/api.hpp"
+#include "serve/http.hpp"
+#include "support/error.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+namespace gpusweep::host {
+
+namespace {
+
+// 24 hex digits from the kernel's random source.
+std::string random_token() {
+  std::ifstream in("/dev/urandom", std::ios::binary);
+  unsigned char bytes[12] = {};
+  in.read(reinterpret_cast<char*>(bytes), sizeof bytes);
+  if (!in) throw Error("cannot read /dev/urandom for an access token; give one with --token");
+  std::string out;
+  char hex[3];
+  for (unsigned char b : bytes) {
+    std::snprintf(hex, sizeof hex, "%02x", b);
+    out += hex;
+  }
+  return out;
+}
+
+// The databases to serve: each --db a file, or a folder whose *.db files (a
+// run folder's shards) are all served.
+std::vector<std::string> served_databases(const std::vector<std::string>& given) {
+  std::vector<std::string> out;
+  for (const auto& g : given) {
+    namespace fs = std::filesystem;
+    if (fs::is_directory(g)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::recursive_directory_iterator(g)) {
+        if (e.is_regular_file() && e.path().extension() == ".db") found.push_back(e.path());
+      }
+      std::sort(found.begin(), found.end());
+      if (found.empty()) throw UsageError("--db " + g + ": a folder with no .db file in it");
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::exists(g)) {
+      out.push_back(g);
+    } else {
+      throw UsageError("--db " + g + ": no such database (run a sweep first, or name one)");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int cmd_serve(const Args& args) {
+  po::options_description o;
+  o.add_options()("db", po::value<std::vector<std::string>>()->composing(),
+                  "results database to show, or a folder of them (a run folder's shards); "
+                  "repeatable (default gpusweep.db)")(
+      "port", po::value<unsigned>()->default_value(8080),
+      "TCP port (0: any free port; the line it prints says which)")(
+      "bind", po::value<std::string>()->default_value("127.0.0.1"),
+      "address to listen on; any but loopback needs the access token it prints")(
+      "token", po::value<std::string>(),
+      "the access token every request must carry (default: a random one when --bind is not "
+      "loopback, none on loopback)");
+  po::positional_options_description pos;
+  auto p = parse_command(
+      "serve", "[--db FILE|FOLDER ...] [--port 8080] [--bind 127.0.0.1] [--token T]",
+      "Serves a live view of result databases to a browser: every run with its\n"
+      "progress (done, running and failed trials of those planned) and an ETA, each\n"
+      "config's ratio to the baseline with its interval as rounds arrive, a tune's\n"
+      "race, failures with their reason and log tail, and a finished run's report.\n"
+      "The page updates itself about once a second and asks only for what changed.\n\n"
+      "It never disturbs the sweeps it shows: it only reads (GET and HEAD; every\n"
+      "connection read-only, opened and closed within one request, so no read\n"
+      "transaction outlives a request and the writer's checkpoints go on), and\n"
+      "kill -9 of it at any moment leaves the databases as they were. It binds\n"
+      "127.0.0.1 unless told otherwise; on another address every request must carry\n"
+      "the access token it prints.",
+      o, pos, args);
+  if (p.help) return 0;
+  const auto& vm = p.vm;
+  const std::vector<std::string> given = vm.count("db") != 0U
+                                             ? vm["db"].as<std::vector<std::string>>()
+                                             : std::vector<std::string>{"gpusweep.db"};
+  const std::vector<std::string> dbs = served_databases(given);
+  HttpOptions options;
+  options.bind = vm["bind"].as<std::string>();
+  const unsigned port = vm["port"].as<unsigned>();
+  if (port > 65535) throw UsageError("--port " + std::to_string(port) + ": at most 65535");
+  options.port = static_cast<uint16_t>(port);
+  if (vm.count("token") != 0U) {
+    options.token = vm["token"].as<std::string>();
+    if (options.token.size() < 16) {
+      throw UsageError("--token: give at least 16 characters (it is all that guards the view)");
+    }
+  } else if (!is_loopback(options.bind)) {
+    options.token = random_token();
+  }
+  const ServeApi api(dbs);
+  HttpServer server(options, [&api](const HttpRequest& r) { return api.handle(r); });
+  const std::string host = options.bind.find(':') != std::string::npos
+                               ? "[" + options.bind + "]"
+                               : options.bind;
+  std::cout << "serving " << dbs.size() << (dbs.size() == 1 ? " database" : " databases")
+            << " read-only on http://" << host << ":" << server.port() << "/"
+            << (options.token.empty() ? "" : "?token=" + options.token)
+            << "  (Ctrl-C stops it)\n";
+  for (size_t i = 0; i < dbs.size(); ++i) std::cout << "  db " << i << ": " << dbs[i] << "\n";
+  std::cout << std::flush;
+  server.run();
+  return 0;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,279 @@
+// The page and JSON API of `gpusweep serve`; see api.hpp.
+#include "serve/api.hpp"
+
+#include "analysis/compare.hpp"
+#include "analysis/race.hpp"
+#include "analysis/stored.hpp"
+#include "analysis/tune_trials.hpp"
+#include "model/tune.hpp"
+#include "report/compare_view.hpp"
+#include "report/report.hpp"
+#include "report/tune_view.hpp"
+#include "serve/page.hpp"
+#include "support/error.hpp"
+
+#include <gpusweep/db/run_lock.hpp>
+#include <gpusweep/db/store.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+namespace gpusweep::host {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// The stderr tail a failure shows (the end of what the store kept).
+constexpr size_t kLogTail = 2000;
+
+// Seconds since the epoch of "2026-11-25T15:02:03.123Z" (the store's times);
+// nothing when it does not parse.
+std::optional<double> epoch_of(const std::string& iso) {
+  std::tm tm{};
+  const char* end = strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end == nullptr) return std::nullopt;
+  double frac = 0;
+  if (*end == '.') frac = std::atof(end);
+  return static_cast<double>(timegm(&tm)) + frac;
+}
+
+double now_epoch() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+// FNV-1a 64 of text, as hex: a version or cursor.
+std::string fnv(const std::string& text) {
+  uint64_t h = 1469598103934665603ULL;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  char out[17];
+  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
+  return out;
+}
+
+HttpResponse json_response(const Json& j) { return {200, "application/json", j.dump()}; }
+
+HttpResponse not_found(const std::string& what) {
+  return {404, "application/json", Json{{"error", what}}.dump()};
+}
+
+// What kind of run a spec makes, as the page labels it.
+std::string run_kind(const SweepSpec& spec) {
+  if (parse_tune(spec.source, spec.tune).race) return "tune";
+  if (spec.measure.precision > 0) return "precision";
+  if (spec.measure.target) return "target";
+  return "grid";
+}
+
+// The ETA of a run with counts c and its trials' mean wall time: the work
+// left over the rate so far, where a running trial counts as the share of
+// a mean trial it has run (at most 95%).
+std::optional<double> eta_s(const db::RunCounts& c, double elapsed_s, double mean_wall_s,
+                            double running_elapsed_s, int64_t running) {
+  if (c.finished == 0 || !(mean_wall_s > 0) || !(elapsed_s > 0)) return std::nullopt;
+  const double partial =
+      std::min(running_elapsed_s / mean_wall_s, 0.95 * static_cast<double>(running));
+  const double done = static_cast<double>(c.finished) + partial;
+  const double left = static_cast<double>(c.total) - done;
+  if (left <= 0) return 0.0;
+  return left / (done / elapsed_s);
+}
+
+}  // namespace
+
+ServeApi::ServeApi(std::vector<std::string> db_paths) : dbs_(std::move(db_paths)) {}
+
+// Long by design: one record a run, field after field.
+Json ServeApi::runs(const std::string& since) const {
+  Json out = Json::array();
+  std::string all;
+  const double now = now_epoch();
+  for (size_t d = 0; d < dbs_.size(); ++d) {
+    std::vector<db::SweepRecord> sweeps;
+    std::vector<db::RunCounts> counts;
+    std::map<int64_t, std::pair<double, double>> walls;  // run -> (mean wall, running elapsed)
+    {
+      db::Store store(dbs_[d], db::Connection::Mode::read_only);
+      sweeps = store.sweeps();
+      counts = store.run_counts();
+      for (const auto& s : sweeps) {
+        if (s.status != "running") continue;
+        double wall = 0, running = 0;
+        int64_t n = 0;
+        for (const auto& t : store.live_trials(s.id)) {
+          if (db::has_finished(t.status) && t.wall_s) {
+            wall += *t.wall_s;
+            ++n;
+          } else if (t.status == db::TrialStatus::pending && t.started_at) {
+            if (auto at = epoch_of(*t.started_at)) running += std::max(0.0, now - *at);
+          }
+        }
+        walls[s.id] = {n > 0 ? wall / static_cast<double>(n) : 0, running};
+      }
+    }
+    for (const auto& s : sweeps) {
+      db::RunCounts c;
+      c.sweep_id = s.id;
+      for (const auto& k : counts) {
+        if (k.sweep_id == s.id) c = k;
+      }
+      const bool live = s.status == "running" && db::RunLock::held(dbs_[d], s.id);
+      const int64_t running = live ? c.started : 0;
+      Json r = {{"db", d},
+                {"id", s.id},
+                {"name", s.name},
+                {"workload", s.workload},
+                {"status", live ? "running" : s.status == "running" ? "stopped" : s.status},
+                {"created_at", s.created_at},
+                {"total", c.total},
+                {"finished", c.finished},
+                {"ok", c.ok},
+                {"failed", c.failed},
+                {"running", running},
+                {"eta_s", nullptr}};
+      try {
+        r["kind"] = run_kind(stored_spec(s));
+      } catch (const std::exception&) {
+        r["kind"] = "grid";
+      }
+      if (live) {
+        const auto created = epoch_of(s.created_at);
+        const auto [mean, running_elapsed] = walls[s.id];
+        if (created) {
+          if (auto eta = eta_s(c, now - *created, mean, running_elapsed, running)) {
+            r["eta_s"] = *eta;
+          }
+        }
+      }
+      const std::string version =
+          fnv(s.status + "|" + std::to_string(live) + "|" + std::to_string(c.total) + "|" +
+              std::to_string(c.finished) + "|" + std::to_string(c.started) + "|" +
+              std::to_string(c.max_trial_id) + "|" + c.last_finished_at);
+      r["version"] = version;
+      all += std::to_string(d) + ":" + std::to_string(s.id) + ":" + version + ";";
+      out.push_back(r);
+    }
+  }
+  const std::string cursor = fnv(all);
+  return {{"cursor", cursor}, {"unchanged", !since.empty() && since == cursor}, {"runs", out}};
+}
+
+// Long by design: the run's parts in the page's order, each tolerant of a
+// run that has not got that far (no baseline trial yet, say).
+Json ServeApi::run(size_t d, int64_t id) const {
+  if (d >= dbs_.size()) return nullptr;
+  db::Store store(dbs_[d], db::Connection::Mode::read_only);
+  const auto sweep = store.sweep(id);
+  if (!sweep) return nullptr;
+  const SweepSpec spec = stored_spec(*sweep);
+  const auto keys = varying_keys(spec);
+  Json j = {{"db", d}, {"id", id}, {"name", sweep->name}, {"status", sweep->status},
+            {"kind", run_kind(spec)}, {"keys", keys}};
+  j["spec"] = Json::parse(sweep->spec_json);
+  Json trials = Json::array(), failures = Json::array();
+  for (const auto& t : store.live_trials(id)) {
+    const Json config = Json::parse(t.config_json);
+    Json row = {{"config", t.config_index + 1},
+                {"repeat", t.repeat},
+                {"status", db::status_name(t.status)},
+                {"settings", config_label(config, keys)},
+                {"started", t.started_at.has_value()},
+                {"wall_s", t.wall_s ? Json(*t.wall_s) : Json()},
+                {"throughput", t.throughput_median ? Json(*t.throughput_median) : Json()}};
+    trials.push_back(row);
+    if (db::has_finished(t.status) && t.status != db::TrialStatus::ok) {
+      std::string tail = t.stderr_tail.value_or("");
+      if (tail.size() > kLogTail) tail = tail.substr(tail.size() - kLogTail);
+      failures.push_back({{"config", t.config_index + 1},
+                          {"repeat", t.repeat},
+                          {"settings", row["settings"]},
+                          {"status", row["status"]},
+                          {"reason", t.error.value_or("")},
+                          {"log_tail", tail}});
+    }
+  }
+  j["trials"] = trials;
+  j["failures"] = failures;
+  try {
+    CompareOptions opt;
+    opt.baseline = spec.baseline;
+    opt.sequential = stops_when_precise(spec);
+    Rounds rounds = rounds_for(spec, false);
+    auto configs = gather_configs(store, id, true, rounds);
+    if (rounds == Rounds::confirmation && configs.empty()) {
+      // A tune still racing: no fresh rounds yet, so the racing rounds,
+      // said to be selection data (they flatter the leader).
+      rounds = Rounds::all;
+      configs = gather_configs(store, id, true, rounds);
+    }
+    j["selection_data"] = rounds == Rounds::all && run_kind(spec) == "tune";
+    const auto rows = compare_configs(configs, opt);
+    j["compare"] = comparison_records(rows, keys);
+    if (spec.measure.target) {
+      j["targets"] = Json::parse(render_targets(compare_targets(rows, opt), keys,
+                                                OutputFormat::json));
+    }
+  } catch (const std::exception& e) {
+    j["compare_error"] = e.what();
+  }
+  try {
+    const TuneSpec tune = parse_tune(spec.source, spec.tune);
+    if (tune.race) {
+      const TuneSpace space(spec, PluginManifest{});
+      const RaceOptions options = race_options(spec, space, tune);
+      const RaceStatus status = race(space, race_trials(store, id, tune), options,
+                                     sweep->status == "finished");
+      j["race"] = tune_json(space, status, options.baseline, spec, tune);
+      j["race"]["leader"] = status.leader ? Json(*status.leader + 1) : Json();
+      j["race"]["alive"] = status.live.size();
+    }
+  } catch (const std::exception& e) {
+    j["race_error"] = e.what();
+  }
+  return j;
+}
+
+HttpResponse ServeApi::handle(const HttpRequest& request) const {
+  const auto& q = request.query;
+  auto number = [&](const char* key) -> std::optional<int64_t> {
+    const auto it = q.find(key);
+    if (it == q.end() || it->second.empty() || it->second.size() > 18 ||
+        !std::all_of(it->second.begin(), it->second.end(), ::isdigit)) {
+      return std::nullopt;
+    }
+    return std::stoll(it->second);
+  };
+  if (request.path == "/" || request.path == "/index.html") {
+    return {200, "text/html; charset=utf-8", serve_files().at(0).text};
+  }
+  if (request.path == "/api/runs") {
+    const auto it = q.find("since");
+    return json_response(runs(it == q.end() ? "" : it->second));
+  }
+  if (request.path == "/api/run" || request.path == "/api/report") {
+    const auto d = number("db");
+    const auto id = number("id");
+    if (!d || !id || static_cast<size_t>(*d) >= dbs_.size()) {
+      return not_found("no such run: give db (0.." + std::to_string(dbs_.size() - 1) +
+                       ") and id as numbers");
+    }
+    if (request.path == "/api/run") {
+      Json j = run(static_cast<size_t>(*d), *id);
+      if (j.is_null()) return not_found("no run " + std::to_string(*id));
+      return json_response(j);
+    }
+    db::Store store(dbs_[static_cast<size_t>(*d)], db::Connection::Mode::read_only);
+    const auto sweep = store.sweep(*id);
+    if (!sweep) return not_found("no run " + std::to_string(*id));
+    return {200, "text/html; charset=utf-8", render_report(store, *sweep)};
+  }
+  return not_found("no such page: " + request.path);
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,202 @@
+// `gpusweep serve` against a real sweep: the progress it reports advances
+// while the sweep runs, the server is read-only and refuses what it must
+// (other methods, paths out of its routes, requests without the token on a
+// non-loopback bind), and kill -9 of it again and again during a sweep
+// leaves the sweep to finish with its database intact.
+#include "harness.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <regex>
+#include <thread>
+
+using namespace gpusweep;
+using Catch::Matchers::Contains;
+using test::Sandbox;
+
+namespace {
+
+struct Reply {
+  int status = 0;
+  std::string body;
+};
+
+// One HTTP/1.0 request to 127.0.0.1:port (status 0 when nothing answered).
+Reply http(uint16_t port, const std::string& target, const std::string& method = "GET",
+           const std::string& headers = "") {
+  Reply r;
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return r;
+  }
+  const std::string req = method + " " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n" + headers +
+                          (method == "POST" ? "Content-Length: 2\r\n\r\n{}" : "\r\n");
+  REQUIRE(::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size()));
+  std::string text;
+  char buf[8192];
+  for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;) text.append(buf, static_cast<size_t>(n));
+  ::close(fd);
+  std::smatch m;
+  if (std::regex_search(text, m, std::regex("^HTTP/1\\.[01] (\\d+)"))) r.status = std::stoi(m[1]);
+  const auto body = text.find("\r\n\r\n");
+  if (body != std::string::npos) r.body = text.substr(body + 4);
+  return r;
+}
+
+// Starts `gpusweep serve ARGS --port 0` and waits for the port it prints.
+uint16_t start_server(const Sandbox& box, const std::string& args, const std::string& log,
+                      pid_t* pid) {
+  *pid = box.start("serve " + args + " --port 0", log);
+  for (int i = 0; i < 200; ++i) {
+    std::smatch m;
+    const std::string out = box.read(log);
+    if (std::regex_search(out, m, std::regex(":(\\d+)/"))) return static_cast<uint16_t>(std::stoi(m[1]));
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  FAIL("serve printed no port: " << box.read(log));
+  return 0;
+}
+
+// A sweep of 12 trials of noop, each about 0.3 s, one after another.
+const char* kSlowSweep = R"({"name": "slow", "workload": "noop",
+  "base": {"spin_us": 3000},
+  "grid": {"batch_size": [1, 2, 3]},
+  "measure": {"warmup_steps": 2, "steps_per_block": 10, "blocks": 8, "repeats": 4,
+              "interleave": 1}})";
+
+}  // namespace
+
+TEST_CASE("serve shows a running sweep's progress advancing, and kill -9 of it harms nothing",
+          "[integration][serve]") {
+  Sandbox box;
+  box.write("s.json", kSlowSweep);
+  // The database exists before the server starts: a first tiny run.
+  box.write("first.json", R"({"name": "first", "workload": "noop",
+    "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5, "repeats": 1}})");
+  REQUIRE(box.gpusweep("run first.json --db results.db").code == 0);
+  const pid_t sweep = box.start("run s.json --db results.db", "sweep.log");
+  pid_t server = 0;
+  uint16_t port = start_server(box, "--db results.db", "serve.log", &server);
+  std::vector<int64_t> finished;
+  bool saw_running = false, saw_eta = false;
+  int kills = 0;
+  for (int i = 0; i < 400; ++i) {
+    const Reply r = http(port, "/api/runs");
+    if (r.status == 200) {
+      const auto j = nlohmann::json::parse(r.body);
+      for (const auto& run : j["runs"]) {
+        if (run["name"] != "slow") continue;
+        if (finished.empty() || run["finished"].get<int64_t>() != finished.back()) {
+          finished.push_back(run["finished"].get<int64_t>());
+        }
+        saw_running = saw_running || run["running"].get<int64_t>() > 0;
+        saw_eta = saw_eta || (run["status"] == "running" && run["eta_s"].is_number() &&
+                              run["finished"].get<int64_t>() > 0);
+      }
+      // The run's details answer mid-run too.
+      if (i % 10 == 5) {
+        const Reply d = http(port, "/api/run?db=0&id=2");
+        CHECK(d.status == 200);
+      }
+    }
+    // kill -9 the server now and then, and start another.
+    if (i % 15 == 14 && kills < 20) {
+      ::kill(server, SIGKILL);
+      Sandbox::wait(server);
+      ++kills;
+      port = start_server(box, "--db results.db", "serve" + std::to_string(kills) + ".log",
+                          &server);
+    }
+    if (::waitpid(sweep, nullptr, WNOHANG) == sweep) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  INFO(box.read("sweep.log"));
+  // Progress was seen advancing, with a trial running and an ETA.
+  CHECK(finished.size() >= 4);
+  CHECK(std::is_sorted(finished.begin(), finished.end()));
+  CHECK(saw_running);
+  CHECK(saw_eta);
+  CHECK(kills >= 5);
+  // The sweep finished with nothing lost or doubled, the file intact.
+  const auto after = nlohmann::json::parse(http(port, "/api/runs").body);
+  CHECK(after["runs"][1]["status"] == "finished");
+  CHECK(after["runs"][1]["finished"] == 12);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE sweep_id = 2 AND status = 'ok'") == 12);
+  CHECK(box.text("PRAGMA integrity_check") == "ok");
+  // A finished run's details: the comparison as compare gives it.
+  const auto run = nlohmann::json::parse(http(port, "/api/run?db=0&id=2").body);
+  REQUIRE(run["compare"].is_array());
+  CHECK(run["compare"].size() == 3);
+  CHECK(run["compare"][1]["ci_low"].is_number());
+  // The report, from the same renderer as report --html.
+  const Reply report = http(port, "/api/report?db=0&id=2");
+  CHECK(report.status == 200);
+  CHECK_THAT(report.body, Contains("<svg") && Contains("slow"));
+  // A cursor that has not moved says so.
+  const auto cursor = after["cursor"].get<std::string>();
+  CHECK(nlohmann::json::parse(http(port, "/api/runs?since=" + cursor).body)["unchanged"] == true);
+  ::kill(server, SIGKILL);
+  Sandbox::wait(server);
+}
+
+TEST_CASE("serve is read-only, keeps to its routes, and wants its token off loopback",
+          "[integration][serve]") {
+  Sandbox box;
+  // A hostile sweep name: the API carries it as a JSON string (the page puts
+  // it in as text: tests/serve/browser_test.py checks that in Chromium).
+  box.write("h.json", R"({"name": "<img src=x onerror=alert(1)>", "workload": "noop",
+    "base": {"spin_us": 100},
+    "grid": {"batch_size": [1, 2]},
+    "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5, "repeats": 1}})");
+  REQUIRE(box.gpusweep("run h.json --db results.db").code == 0);
+  pid_t server = 0;
+  const uint16_t port = start_server(box, "--db results.db", "serve.log", &server);
+  const auto runs = nlohmann::json::parse(http(port, "/api/runs").body);
+  CHECK(runs["runs"][0]["name"] == "<img src=x onerror=alert(1)>");
+  CHECK(http(port, "/").status == 200);
+  CHECK_THAT(http(port, "/").body, Contains("gpusweep serve"));
+  CHECK(http(port, "/api/runs", "POST").status == 405);
+  CHECK(http(port, "/api/runs", "DELETE").status == 405);
+  const Reply escape = http(port, "/../../etc/passwd");
+  CHECK((escape.status == 400 || escape.status == 404));
+  CHECK_THAT(escape.body, !Contains("root:"));
+  CHECK(http(port, "/%2e%2e/%2e%2e/etc/passwd").status == 400);
+  CHECK(http(port, "/api/run?db=5&id=1").status == 404);
+  CHECK(http(port, "/api/run?db=0&id=99").status == 404);
+  CHECK(http(port, "/api/run?db=../x&id=1").status == 404);
+  CHECK(http(port, "/nothing").status == 404);
+  ::kill(server, SIGKILL);
+  Sandbox::wait(server);
+  // Bound beyond loopback: a token, printed, that every request must carry.
+  pid_t open = 0;
+  const uint16_t port2 = start_server(box, "--db results.db --bind 0.0.0.0", "open.log", &open);
+  std::smatch m;
+  const std::string log = box.read("open.log");
+  REQUIRE(std::regex_search(log, m, std::regex("token=([0-9a-f]{24})")));
+  const std::string token = m[1];
+  CHECK(http(port2, "/api/runs").status == 401);
+  CHECK(http(port2, "/").status == 401);
+  CHECK(http(port2, "/api/runs?token=wrong" + token.substr(5)).status == 401);
+  CHECK(http(port2, "/api/runs?token=" + token).status == 200);
+  CHECK(http(port2, "/api/runs", "GET", "Authorization: Bearer " + token + "\r\n").status == 200);
+  ::kill(open, SIGKILL);
+  Sandbox::wait(open);
+  // Nothing served a database that does not exist.
+  const auto missing = box.gpusweep("serve --db nowhere.db --port 0");
+  CHECK(missing.code == 2);
+  CHECK_THAT(missing.output, Contains("nowhere.db"));
+  CHECK(box.gpusweep("serve --help").code == 0);
+}
