@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""gpusweep serve in a real headless Chromium, driven over the DevTools
+protocol: while a sweep runs, one page (never reloaded) shows the progress
+advancing and a ratio's interval narrowing; a hostile sweep name is shown as
+text (no element made of it, no dialog); screenshots are saved.
+
+Usage: browser_test.py GPUSWEEP_BIN FIXTURE_PLUGIN_DIR OUT_DIR
+Exit 77 (skipped) without Chromium.
+"""
+import base64
+import json
+import os
+import re
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+
+gpusweep, plugins, out = sys.argv[1], sys.argv[2], sys.argv[3]
+browser = shutil.which("chromium") or shutil.which("chromium-browser")
+if not browser:
+    print("SKIPPED: chromium is not installed (apt-get install chromium); serve was not tested in a browser")
+    sys.exit(77)
+
+work = tempfile.mkdtemp(prefix="gpusweep_serve_")
+env = dict(os.environ, GPUSWEEP_PLUGIN_PATH=plugins)
+procs = []
+
+import atexit
+
+
+def cleanup():
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    shutil.rmtree(work, ignore_errors=True)
+
+
+atexit.register(lambda: cleanup())
+
+
+def fail(msg):
+    print("FAIL: " + msg)
+    cleanup()
+    sys.exit(1)
+
+
+class WebSocket:
+    """The client side of RFC 6455, enough for the DevTools protocol."""
+
+    def __init__(self, url):
+        m = re.match(r"ws://([^:/]+):(\d+)(/.*)", url)
+        self.sock = socket.create_connection((m.group(1), int(m.group(2))), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((f"GET {m.group(3)} HTTP/1.1\r\nHost: {m.group(1)}:{m.group(2)}\r\n"
+                           f"Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: {key}\r\n"
+                           f"Sec-WebSocket-Version: 13\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            head += self.sock.recv(1)
+        if b" 101 " not in head.split(b"\r\n")[0]:
+            raise RuntimeError("no websocket upgrade: " + head.decode(errors="replace"))
+        self.next_id = 0
+        self.events = []
+
+    def _recv_exact(self, n):
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise RuntimeError("websocket closed")
+            data += chunk
+        return data
+
+    def send(self, text):
+        payload = text.encode()
+        mask = os.urandom(4)
+        n = len(payload)
+        head = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else
+                                bytes([0x80 | 126]) + struct.pack(">H", n) if n < 65536 else
+                                bytes([0x80 | 127]) + struct.pack(">Q", n))
+        self.sock.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(payload)))
+
+    def recv(self):
+        message = b""
+        while True:
+            b0, b1 = self._recv_exact(2)
+            n = b1 & 0x7F
+            if n == 126:
+                n = struct.unpack(">H", self._recv_exact(2))[0]
+            elif n == 127:
+                n = struct.unpack(">Q", self._recv_exact(8))[0]
+            message += self._recv_exact(n)
+            if b0 & 0x80:
+                return json.loads(message)
+
+    def call(self, method, **params):
+        self.next_id += 1
+        self.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        while True:
+            m = self.recv()
+            if m.get("id") == self.next_id:
+                if "error" in m:
+                    raise RuntimeError(f"{method}: {m['error']}")
+                return m.get("result", {})
+            self.events.append(m)
+
+
+def write(name, text):
+    with open(os.path.join(work, name), "w") as f:
+        f.write(text)
+
+
+# A finished run with a hostile name, then the sweep to watch: 2 configs x 6
+# repeats of noop (batch 2 is exactly twice batch 1), about 0.2 s a trial.
+HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
+write("h.json", json.dumps({"name": HOSTILE, "workload": "noop", "base": {"spin_us": 100},
+                            "grid": {"batch_size": [1, 2]},
+                            "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
+                                        "repeats": 1}}))
+write("s.json", json.dumps({"name": "watched", "workload": "noop", "base": {"spin_us": 2000},
+                            "grid": {"batch_size": [1, 2]}, "baseline": {"batch_size": 1},
+                            "measure": {"warmup_steps": 2, "steps_per_block": 10, "blocks": 8,
+                                        "repeats": 8, "interleave": 1}}))
+db = os.path.join(work, "r.db")
+subprocess.run([gpusweep, "run", os.path.join(work, "h.json"), "--db", db], env=env, check=True,
+               stdout=subprocess.DEVNULL)
+serve = subprocess.Popen([gpusweep, "serve", "--db", db, "--port", "0"], env=env,
+                         stdout=subprocess.PIPE, text=True)
+procs.append(serve)
+line = serve.stdout.readline()
+m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+if not m:
+    fail("serve printed no URL: " + line)
+url = f"http://127.0.0.1:{m.group(1)}/"
+
+chrome_log = open(os.path.join(work, "chromium.log"), "w")
+chrome = subprocess.Popen([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                           "--no-first-run", "--disable-background-networking",
+                           "--disable-component-update", "--disable-sync",
+                           "--remote-debugging-port=0", "--window-size=1200,1400",
+                           f"--user-data-dir={work}/profile", "about:blank"],
+                          stderr=chrome_log, stdout=subprocess.DEVNULL)
+procs.append(chrome)
+# Chromium writes the port it took into the profile folder.
+port = None
+deadline = time.time() + 60
+while time.time() < deadline and port is None:
+    try:
+        with open(os.path.join(work, "profile", "DevToolsActivePort")) as f:
+            port = f.readline().strip() or None
+    except OSError:
+        time.sleep(0.1)
+if not port:
+    fail("Chromium gave no DevTools port")
+targets = json.load(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list"))
+page = next(t for t in targets if t["type"] == "page")
+ws = WebSocket(page["webSocketDebuggerUrl"])
+ws.call("Page.enable")
+ws.call("Runtime.enable")
+
+sweep = subprocess.Popen([gpusweep, "run", os.path.join(work, "s.json"), "--db", db], env=env,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+procs.append(sweep)
+ws.call("Page.navigate", url=url)
+time.sleep(0.5)
+ws.call("Runtime.evaluate", expression="window.__sameLoad = 'yes'")
+
+PROBE = r"""JSON.stringify((() => {
+  const row = [...document.querySelectorAll('#runs tbody tr')].find(r => r.children[1].textContent === 'watched');
+  let ci = null;
+  for (const tr of document.querySelectorAll('#detail table tbody tr')) {
+    const cells = [...tr.children].map(c => c.textContent);
+    if (cells[0] === '#2') ci = cells.find(c => c.startsWith('['));
+  }
+  return {progress: row ? row.querySelector('.progress').textContent : null,
+          status: row ? row.children[3].textContent : null, ci,
+          sameLoad: window.__sameLoad || null,
+          names: [...document.querySelectorAll('#runs tbody tr')].map(r => r.children[1].textContent),
+          images: document.querySelectorAll('img').length,
+          scripts: document.querySelectorAll('script').length};
+})())"""
+
+seen = []
+shots = 0
+deadline = time.time() + 240
+while time.time() < deadline:
+    r = ws.call("Runtime.evaluate", expression=PROBE)
+    state = json.loads(r["result"]["value"])
+    seen.append(state)
+    if state["progress"] and shots == 0 and state.get("ci"):
+        png = ws.call("Page.captureScreenshot")["data"]
+        with open(os.path.join(out, "serve-running.png"), "wb") as f:
+            f.write(base64.b64decode(png))
+        shots = 1
+    if sweep.poll() is not None and state["status"] == "finished" and state.get("ci"):
+        break
+    time.sleep(0.3)
+png = ws.call("Page.captureScreenshot")["data"]
+with open(os.path.join(out, "serve-finished.png"), "wb") as f:
+    f.write(base64.b64decode(png))
+
+problems = []
+progress = [s["progress"] for s in seen if s["progress"]]
+distinct = list(dict.fromkeys(progress))
+print(f"progress seen: {distinct}")
+if len(distinct) < 3:
+    problems.append(f"the progress did not advance on one page: {distinct}")
+widths = []
+for s in seen:
+    if s.get("ci"):
+        lo, hi = map(float, re.findall(r"[\d.]+", s["ci"])[:2])
+        if not widths or widths[-1] != hi - lo:
+            widths.append(hi - lo)
+print(f"interval widths of config #2 seen: {[round(w, 4) for w in widths]}")
+if len(widths) < 2 or not widths[-1] < widths[0]:
+    problems.append(f"the interval did not narrow: {widths}")
+if seen[-1]["sameLoad"] != "yes":
+    problems.append("the page reloaded (its marker is gone)")
+if HOSTILE not in seen[-1]["names"]:
+    problems.append(f"the hostile name is not shown as text: {seen[-1]['names']}")
+if seen[-1]["images"] != 0 or seen[-1]["scripts"] != 1:
+    problems.append(f"the hostile name made elements: {seen[-1]['images']} img, {seen[-1]['scripts']} script")
+dialogs = [e for e in ws.events if e.get("method") == "Page.javascriptDialogOpening"]
+if dialogs:
+    problems.append(f"a dialog opened: {dialogs[0]}")
+errors = [e for e in ws.events if e.get("method") == "Runtime.exceptionThrown"]
+if errors:
+    problems.append(f"the page threw: {errors[0]['params']['exceptionDetails'].get('text')}")
+print(f"screenshots: {out}/serve-running.png, {out}/serve-finished.png")
+cleanup()
+if problems:
+    for p in problems:
+        print("FAIL: " + p)
+    sys.exit(1)
+print("ok: one page, progress advancing, interval narrowing, hostile text inert")
