@@ -188,7 +188,8 @@ PROBE = r"""JSON.stringify((() => {
 
 seen = []
 shots = 0
-deadline = time.time() + 240
+finished_at = None
+deadline = time.time() + 150
 while time.time() < deadline:
     r = ws.call("Runtime.evaluate", expression=PROBE)
     state = json.loads(r["result"]["value"])
@@ -198,8 +199,10 @@ while time.time() < deadline:
         with open(os.path.join(out, "serve-running.png"), "wb") as f:
             f.write(base64.b64decode(png))
         shots = 1
-    if sweep.poll() is not None and state["status"] == "finished" and state.get("ci"):
-        break
+    if sweep.poll() is not None and state["status"] == "finished":
+        finished_at = finished_at or time.time()
+        if state.get("ci") or time.time() - finished_at > 10:
+            break
     time.sleep(0.3)
 png = ws.call("Page.captureScreenshot")["data"]
 with open(os.path.join(out, "serve-finished.png"), "wb") as f:
