@@ -63,7 +63,8 @@ uint16_t start_server(const Sandbox& box, const std::string& args, const std::st
   for (int i = 0; i < 200; ++i) {
     std::smatch m;
     const std::string out = box.read(log);
-    if (std::regex_search(out, m, std::regex(":(\\d+)/"))) return static_cast<uint16_t>(std::stoi(m[1]));
+    if (std::regex_search(out, m, std::regex(":(\\d+)/")))
+      return static_cast<uint16_t>(std::stoi(m[1]));
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   FAIL("serve printed no port: " << box.read(log));
@@ -117,8 +118,8 @@ TEST_CASE("serve shows a running sweep's progress advancing, and kill -9 of it h
       ::kill(server, SIGKILL);
       Sandbox::wait(server);
       ++kills;
-      port = start_server(box, "--db results.db", "serve" + std::to_string(kills) + ".log",
-                          &server);
+      port =
+          start_server(box, "--db results.db", "serve" + std::to_string(kills) + ".log", &server);
     }
     if (::waitpid(sweep, nullptr, WNOHANG) == sweep) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(25));

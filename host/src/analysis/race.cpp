@@ -556,7 +556,6 @@ double race_level(double alpha, int64_t look, size_t tests) {
   return 1 - alpha * 6 / (kPi * kPi * k * k) / static_cast<double>(std::max<size_t>(1, tests));
 }
 
-
 std::vector<uint64_t> screening_round(const TuneSpace& space, uint64_t baseline, size_t limit) {
   std::vector<uint64_t> out = {baseline};
   const auto base = space.digits(baseline);
@@ -935,10 +934,9 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
     }
   }
   const auto& target = st.vs_baseline ? st.vs_baseline : st.vs_runner_up;
-  const bool precise =
-      options.time_to_target || !target ||
-      (target->ratio > 0 &&
-       (target->high - target->low) / 2 / target->ratio <= options.confirm_precision);
+  const bool precise = options.time_to_target || !target ||
+                       (target->ratio > 0 && (target->high - target->low) / 2 / target->ratio <=
+                                                 options.confirm_precision);
   if (st.confirm_rounds >= options.confirm_repeats &&
       (decide || precise || st.confirm_rounds >= options.max_confirm_rounds)) {
     st.phase = RacePhase::done;

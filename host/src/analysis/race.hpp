@@ -218,7 +218,6 @@ RaceStatus race_within(const TuneSpace& space, const std::vector<RaceTrial>& tri
 // 1 - alpha * 6 / (pi^2 k^2) / m.
 double race_level(double alpha, int64_t look, size_t tests);
 
-
 // The memory rule: config c is ruled out when a config at the same other
 // settings with a batch (the memory knob's value, compared as a number, so
 // that a list may run in any order) no larger ran out of memory; oom_digits:

@@ -103,13 +103,11 @@ int cmd_serve(const Args& args) {
   }
   const ServeApi api(dbs);
   HttpServer server(options, [&api](const HttpRequest& r) { return api.handle(r); });
-  const std::string host = options.bind.find(':') != std::string::npos
-                               ? "[" + options.bind + "]"
-                               : options.bind;
+  const std::string host =
+      options.bind.find(':') != std::string::npos ? "[" + options.bind + "]" : options.bind;
   std::cout << "serving " << dbs.size() << (dbs.size() == 1 ? " database" : " databases")
             << " read-only on http://" << host << ":" << server.port() << "/"
-            << (options.token.empty() ? "" : "?token=" + options.token)
-            << "  (Ctrl-C stops it)\n";
+            << (options.token.empty() ? "" : "?token=" + options.token) << "  (Ctrl-C stops it)\n";
   for (size_t i = 0; i < dbs.size(); ++i) std::cout << "  db " << i << ": " << dbs[i] << "\n";
   std::cout << std::flush;
   server.run();

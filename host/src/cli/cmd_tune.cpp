@@ -24,9 +24,10 @@ po::options_description tune_options() {
       "objective", po::value<std::string>(),
       "throughput (highest), step_time (lowest), peak_memory (lowest) or time_to_target "
       "(lowest, training to measure.target); default time_to_target when the sweep has a "
-      "measure.target, else throughput")("constraint", po::value<std::vector<std::string>>()->composing(),
-                    "NAME OP VALUE as `best` takes it, e.g. peak_memory<8GiB, "
-                    "quality>=0.99*baseline (repeatable; replaces the file's)")(
+      "measure.target, else throughput")(
+      "constraint", po::value<std::vector<std::string>>()->composing(),
+      "NAME OP VALUE as `best` takes it, e.g. peak_memory<8GiB, "
+      "quality>=0.99*baseline (repeatable; replaces the file's)")(
       "seed", po::value<uint64_t>(), "seed of the model's draws in large spaces")(
       "resume", po::bool_switch(),
       "continue the latest tune of this sweep (after a kill or Ctrl-C): nothing that "

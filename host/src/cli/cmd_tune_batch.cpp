@@ -98,9 +98,7 @@ void check_batch_objective(const po::variables_map& vm, bool has_target) {
   }
 }
 
-}  // namespace
-
-int cmd_tune_batch(const Args& args) {
+po::options_description tune_batch_options() {
   po::options_description o;
   o.add_options()("workload", po::value<std::string>()->required(), "workload (plugin) name")(
       "set", po::value<std::vector<std::string>>()->composing(),
@@ -121,9 +119,16 @@ int cmd_tune_batch(const Args& args) {
       "throughput (the most samples/s) or time_to_target (first to measure.target, given "
       "with --set; then the default)");
   add_db_option(o);
-  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json};
-  add_format_option(o, formats);
+  add_format_option(o, {OutputFormat::table, OutputFormat::json});
   add_plugin_path_option(o);
+  return o;
+}
+
+}  // namespace
+
+int cmd_tune_batch(const Args& args) {
+  const po::options_description o = tune_batch_options();
+  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json};
   po::positional_options_description pos;
   pos.add("workload", 1);
   auto p = parse_command(

@@ -112,8 +112,8 @@ std::string render_tune(const TuneSpace& space, const RaceStatus& status, uint64
     out << "  the baseline itself: no change beat it\n";
   } else if (status.vs_baseline) {
     out << "  vs the baseline (" << space.label(baseline) << "): " << interval(*status.vs_baseline)
-        << (to_target ? " as fast to the target" : "") << ", from "
-        << status.vs_baseline->repeats << " fresh paired rounds"
+        << (to_target ? " as fast to the target" : "") << ", from " << status.vs_baseline->repeats
+        << " fresh paired rounds"
         << (to_target ? " (the sign test's 95% interval of the paired time ratios)" : "") << "\n";
   } else if (to_target) {
     out << "  vs the baseline (" << space.label(baseline)

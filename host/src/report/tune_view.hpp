@@ -17,8 +17,7 @@ namespace gpusweep::host {
 // candidates still racing, and the round's events (from index `from` of
 // status.events: those not shown yet).
 std::string race_progress(const TuneSpace& space, const RaceStatus& status, uint64_t baseline,
-                          size_t from, double spent_s, double budget_s,
-                          bool to_target = false);
+                          size_t from, double spent_s, double budget_s, bool to_target = false);
 
 // The result: winner, its ratio to the baseline and to the runner-up from
 // the confirmation rounds, the sweep-file snippet, and how the race went.

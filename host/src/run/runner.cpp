@@ -37,7 +37,6 @@ namespace {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
-
 // The trial's resolved config, for the monitor (null if it does not parse:
 // the worker refuses it anyway).
 nlohmann::json parse_config(const std::string& text) {

@@ -26,8 +26,9 @@ TuneRun::TuneRun(const SweepSpec& spec, const PluginInfo& info, RunRequest reque
                      info.manifest.name + "` lists the metrics it may name)");
   }
   if (tune_.objective != "time_to_target" && spec.measure.target) {
-    throw UsageError(spec.source + ": measure.target: a tune with a target races on time to "
-                                   "target, not on " +
+    throw UsageError(spec.source +
+                     ": measure.target: a tune with a target races on time to "
+                     "target, not on " +
                      tune_.objective +
                      ": use --objective time_to_target (the default when the sweep has a "
                      "target), or drop measure.target to race on " +

@@ -41,8 +41,7 @@ std::optional<double> epoch_of(const std::string& iso) {
 }
 
 double now_epoch() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 // FNV-1a 64 of text, as hex: a version or cursor.
@@ -129,7 +128,9 @@ Json ServeApi::runs(const std::string& since) const {
                 {"id", s.id},
                 {"name", s.name},
                 {"workload", s.workload},
-                {"status", live ? "running" : s.status == "running" ? "stopped" : s.status},
+                {"status", live                    ? "running"
+                           : s.status == "running" ? "stopped"
+                                                   : s.status},
                 {"created_at", s.created_at},
                 {"total", c.total},
                 {"finished", c.finished},
@@ -173,8 +174,12 @@ Json ServeApi::run(size_t d, int64_t id) const {
   if (!sweep) return nullptr;
   const SweepSpec spec = stored_spec(*sweep);
   const auto keys = varying_keys(spec);
-  Json j = {{"db", d}, {"id", id}, {"name", sweep->name}, {"status", sweep->status},
-            {"kind", run_kind(spec)}, {"keys", keys}};
+  Json j = {{"db", d},
+            {"id", id},
+            {"name", sweep->name},
+            {"status", sweep->status},
+            {"kind", run_kind(spec)},
+            {"keys", keys}};
   j["spec"] = Json::parse(sweep->spec_json);
   Json trials = Json::array(), failures = Json::array();
   for (const auto& t : store.live_trials(id)) {
@@ -216,8 +221,8 @@ Json ServeApi::run(size_t d, int64_t id) const {
     const auto rows = compare_configs(configs, opt);
     j["compare"] = comparison_records(rows, keys);
     if (spec.measure.target) {
-      j["targets"] = Json::parse(render_targets(compare_targets(rows, opt), keys,
-                                                OutputFormat::json));
+      j["targets"] =
+          Json::parse(render_targets(compare_targets(rows, opt), keys, OutputFormat::json));
     }
   } catch (const std::exception& e) {
     j["compare_error"] = e.what();
@@ -227,8 +232,8 @@ Json ServeApi::run(size_t d, int64_t id) const {
     if (tune.race) {
       const TuneSpace space(spec, PluginManifest{});
       const RaceOptions options = race_options(spec, space, tune);
-      const RaceStatus status = race(space, race_trials(store, id, tune), options,
-                                     sweep->status == "finished");
+      const RaceStatus status =
+          race(space, race_trials(store, id, tune), options, sweep->status == "finished");
       j["race"] = tune_json(space, status, options.baseline, spec, tune);
       j["race"]["leader"] = status.leader ? Json(*status.leader + 1) : Json();
       j["race"]["alive"] = status.live.size();

@@ -4,11 +4,11 @@
 // round every config trains from the round's seed (a pace common to the
 // round: a lucky seed is fast for everyone), with its own heavy-tailed noise
 // (t with 3 degrees of freedom), a position effect (each trial of a round 2%
-// slower than the one before it: 14% from first to last of 8), transient failures (timeouts), a budget
-// (max_s) and adaptive capping at 1.5x the round's best time, as the runner
-// does: a trial past the cap is censored there. The race must not drop the
-// true best by a test more often than alpha, must pick it (or one within
-// 10% of it) in most races, and its confirmation must cover the truth.
+// slower than the one before it: 14% from first to last of 8), transient failures (timeouts), a
+// budget (max_s) and adaptive capping at 1.5x the round's best time, as the runner does: a trial
+// past the cap is censored there. The race must not drop the true best by a test more often than
+// alpha, must pick it (or one within 10% of it) in most races, and its confirmation must cover the
+// truth.
 #include "analysis/race.hpp"
 #include "model/tune.hpp"
 
@@ -185,10 +185,10 @@ TEST_CASE("a race on time to target keeps the best, under capping and the machin
   INFO("best dropped by a test: " << rate(best_dropped, kRaces)
                                   << "; winner within 10% of the best: " << rate(near, kRaces)
                                   << "; batch 512 (3.5x slower) dropped: "
-                                  << rate(slow_dropped, slow_raced) << "; confirmation covers: "
-                                  << rate(covered, confirmed) << "; censored trials: "
-                                  << rate(censored, ok) << "; first drop after round "
-                                  << first_drop);
+                                  << rate(slow_dropped, slow_raced)
+                                  << "; confirmation covers: " << rate(covered, confirmed)
+                                  << "; censored trials: " << rate(censored, ok)
+                                  << "; first drop after round " << first_drop);
   // Exact binomial bound: at alpha 5% over 300 races, 23 or more has
   // probability under 1% (and the series spends less than alpha).
   CHECK(best_dropped <= 22);
@@ -219,8 +219,7 @@ TEST_CASE("with every config as fast to the target, the baseline is dropped at m
     }
     any += some;
   }
-  INFO("baseline dropped: " << rate(dropped, kRaces) << "; any config dropped: "
-                            << rate(any, kRaces));
+  INFO("baseline dropped: " << rate(dropped, kRaces)
+                            << "; any config dropped: " << rate(any, kRaces));
   CHECK(dropped <= 22);
 }
-
