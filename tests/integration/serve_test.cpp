@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <optional>
 #include <regex>
 #include <thread>
 
@@ -200,4 +201,49 @@ TEST_CASE("serve is read-only, keeps to its routes, and wants its token off loop
   CHECK(missing.code == 2);
   CHECK_THAT(missing.output, Contains("nowhere.db"));
   CHECK(box.gpusweep("serve --help").code == 0);
+}
+
+// The ETA on a sweep of known length: 16 trials of about 0.5 s each, one
+// at a time; at the halfway mark the ETA it gives is within 15% of the time
+// the sweep then took to finish.
+TEST_CASE("serve's ETA at the halfway mark of a steady sweep is within 15%",
+          "[integration][serve]") {
+  Sandbox box;
+  box.write("first.json", R"({"name": "first", "workload": "noop",
+    "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5, "repeats": 1}})");
+  REQUIRE(box.gpusweep("run first.json --db results.db").code == 0);
+  box.write("s.json", R"({"name": "steady", "workload": "noop",
+    "base": {"spin_us": 10000},
+    "grid": {"batch_size": [1, 2]},
+    "measure": {"warmup_steps": 0, "steps_per_block": 10, "blocks": 5, "repeats": 8,
+                "interleave": 1}})");
+  pid_t server = 0;
+  const uint16_t port = start_server(box, "--db results.db", "serve.log", &server);
+  const pid_t sweep = box.start("run s.json --db results.db", "sweep.log");
+  using Clock = std::chrono::steady_clock;
+  std::optional<double> eta;
+  Clock::time_point at;
+  std::string last;
+  while (::waitpid(sweep, nullptr, WNOHANG) != sweep) {
+    const Reply r = http(port, "/api/runs");
+    if (r.status == 200) last = r.body;
+    if (r.status == 200 && !eta) {
+      const auto j = nlohmann::json::parse(r.body);
+      for (const auto& run : j["runs"]) {
+        if (run["name"] == "steady" && run["finished"].get<int64_t>() >= 8 &&
+            run["eta_s"].is_number()) {
+          eta = run["eta_s"].get<double>();
+          at = Clock::now();
+        }
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ::kill(server, SIGKILL);
+  Sandbox::wait(server);
+  INFO("the last answer: " << last);
+  REQUIRE(eta);
+  const double actual = std::chrono::duration<double>(Clock::now() - at).count();
+  INFO("ETA " << *eta << " s at the halfway mark, the rest took " << actual << " s");
+  CHECK(std::abs(*eta - actual) <= 0.15 * actual);
 }
