@@ -394,11 +394,16 @@ std::vector<RunCounts> Store::run_counts() {
       "coalesce(sum(status = 'ok'), 0), "
       "coalesce(sum(status NOT IN ('pending', 'interrupted', 'ok')), 0), "
       "coalesce(sum(status = 'pending' AND started_at IS NOT NULL), 0), max(id), "
-      "coalesce(max(finished_at), '') FROM trials GROUP BY sweep_id ORDER BY sweep_id");
+      "coalesce(max(finished_at), ''), "
+      "coalesce(sum(CASE WHEN status NOT IN ('pending', 'interrupted') THEN wall_s END), 0), "
+      "coalesce(sum(CASE WHEN status = 'pending' AND started_at IS NOT NULL THEN "
+      "max(0, (julianday('now') - julianday(started_at)) * 86400) END), 0) "
+      "FROM trials GROUP BY sweep_id ORDER BY sweep_id");
   std::vector<RunCounts> out;
   while (st.step()) {
     out.push_back({st.get_int(0), st.get_int(1), st.get_int(2), st.get_int(3), st.get_int(4),
-                   st.get_int(5), st.get_int(6), st.get_text(7)});
+                   st.get_int(5), st.get_int(6), st.get_text(7), st.get_double(8),
+                   st.get_double(9)});
   }
   return out;
 }

@@ -84,6 +84,17 @@ std::optional<double> eta_s(const db::RunCounts& c, double elapsed_s, double mea
   return left / (done / elapsed_s);
 }
 
+// A run's version: what changes whenever anything shown of it changes.
+std::string run_version(const db::SweepRecord& s, const db::RunCounts& c, bool live) {
+  return fnv(s.status + "|" + std::to_string(live) + "|" + std::to_string(c.total) + "|" +
+             std::to_string(c.finished) + "|" + std::to_string(c.started) + "|" +
+             std::to_string(c.max_trial_id) + "|" + c.last_finished_at);
+}
+
+// The live answer may be this old before a running run's details are
+// computed again.
+constexpr double kLiveRecomputeS = 1.0;
+
 }  // namespace
 
 ServeApi::ServeApi(std::vector<std::string> db_paths) : dbs_(std::move(db_paths)) {}
@@ -96,25 +107,10 @@ Json ServeApi::runs(const std::string& since) const {
   for (size_t d = 0; d < dbs_.size(); ++d) {
     std::vector<db::SweepRecord> sweeps;
     std::vector<db::RunCounts> counts;
-    std::map<int64_t, std::pair<double, double>> walls;  // run -> (mean wall, running elapsed)
     {
       db::Store store(dbs_[d], db::Connection::Mode::read_only);
       sweeps = store.sweeps();
       counts = store.run_counts();
-      for (const auto& s : sweeps) {
-        if (s.status != "running") continue;
-        double wall = 0, running = 0;
-        int64_t n = 0;
-        for (const auto& t : store.live_trials(s.id)) {
-          if (db::has_finished(t.status) && t.wall_s) {
-            wall += *t.wall_s;
-            ++n;
-          } else if (t.status == db::TrialStatus::pending && t.started_at) {
-            if (auto at = epoch_of(*t.started_at)) running += std::max(0.0, now - *at);
-          }
-        }
-        walls[s.id] = {n > 0 ? wall / static_cast<double>(n) : 0, running};
-      }
     }
     for (const auto& s : sweeps) {
       db::RunCounts c;
@@ -145,17 +141,15 @@ Json ServeApi::runs(const std::string& since) const {
       }
       if (live) {
         const auto created = epoch_of(s.created_at);
-        const auto [mean, running_elapsed] = walls[s.id];
+        const double mean =
+            c.finished > 0 ? c.finished_wall_s / static_cast<double>(c.finished) : 0;
         if (created) {
-          if (auto eta = eta_s(c, now - *created, mean, running_elapsed, running)) {
+          if (auto eta = eta_s(c, now - *created, mean, c.started_s, running)) {
             r["eta_s"] = *eta;
           }
         }
       }
-      const std::string version =
-          fnv(s.status + "|" + std::to_string(live) + "|" + std::to_string(c.total) + "|" +
-              std::to_string(c.finished) + "|" + std::to_string(c.started) + "|" +
-              std::to_string(c.max_trial_id) + "|" + c.last_finished_at);
+      const std::string version = run_version(s, c, live);
       r["version"] = version;
       all += std::to_string(d) + ":" + std::to_string(s.id) + ":" + version + ";";
       out.push_back(r);
@@ -244,6 +238,41 @@ Json ServeApi::run(size_t d, int64_t id) const {
   return j;
 }
 
+Json ServeApi::cached_run(size_t d, int64_t id) const {
+  std::string version;
+  bool live = false;
+  {
+    db::Store store(dbs_[d], db::Connection::Mode::read_only);
+    const auto sweep = store.sweep(id);
+    if (!sweep) return nullptr;
+    db::RunCounts c;
+    for (const auto& k : store.run_counts()) {
+      if (k.sweep_id == id) c = k;
+    }
+    live = sweep->status == "running" && db::RunLock::held(dbs_[d], id);
+    version = run_version(*sweep, c, live);
+  }
+  std::shared_ptr<Cached> entry;
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    auto& e = cache_[{d, id}];
+    if (!e) e = std::make_shared<Cached>();
+    entry = e;
+  }
+  // One request computes; the others wait for it and take its answer.
+  std::lock_guard<std::mutex> computing(entry->computing);
+  const auto now = std::chrono::steady_clock::now();
+  const bool fresh = entry->version == version ||
+                     (live && !entry->value.is_null() &&
+                      std::chrono::duration<double>(now - entry->at).count() < kLiveRecomputeS);
+  if (!fresh || entry->value.is_null()) {
+    entry->value = run(d, id);
+    entry->version = version;
+    entry->at = now;
+  }
+  return entry->value;
+}
+
 HttpResponse ServeApi::handle(const HttpRequest& request) const {
   const auto& q = request.query;
   auto number = [&](const char* key) -> std::optional<int64_t> {
@@ -269,7 +298,7 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
                        ") and id as numbers");
     }
     if (request.path == "/api/run") {
-      Json j = run(static_cast<size_t>(*d), *id);
+      Json j = cached_run(static_cast<size_t>(*d), *id);
       if (j.is_null()) return not_found("no run " + std::to_string(*id));
       return json_response(j);
     }

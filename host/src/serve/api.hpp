@@ -25,7 +25,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpusweep::host {
@@ -39,8 +44,23 @@ class ServeApi {
   nlohmann::json runs(const std::string& since) const;
   nlohmann::json run(size_t db, int64_t id) const;
 
+  // A run's details through a cache: computed again only when the run's
+  // version changed, and for a running run at most once a second (its
+  // answer up to a second old), by one request while the others wait for
+  // it: a page open in many browsers costs one computation, not one each.
+  // Nothing (null) for no such run.
+  nlohmann::json cached_run(size_t db, int64_t id) const;
+
  private:
+  struct Cached {
+    std::mutex computing;
+    std::string version;
+    std::chrono::steady_clock::time_point at;
+    nlohmann::json value;
+  };
   std::vector<std::string> dbs_;
+  mutable std::mutex cache_mu_;
+  mutable std::map<std::pair<size_t, int64_t>, std::shared_ptr<Cached>> cache_;
 };
 
 }  // namespace gpusweep::host

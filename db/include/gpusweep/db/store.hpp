@@ -178,6 +178,8 @@ struct RunCounts {
   int64_t started = 0;  // pending with a start recorded: running, if the run's lock is held
   int64_t max_trial_id = 0;
   std::string last_finished_at;
+  double finished_wall_s = 0;  // the finished trials' wall time, summed
+  double started_s = 0;        // how long the started pending ones have run, summed (now - start)
 };
 
 class TempFile;
