@@ -117,7 +117,7 @@ void session(std::shared_ptr<Shared> shared, tcp::socket socket) {
     parser.header_limit(kMaxHeader);
     parser.body_limit(1024);
     http::read(socket, buffer, parser, ec);
-    if (ec == http::error::end_of_stream || ec) break;
+    if (ec) break;  // the end of the stream, a timeout, or a bad request
     const auto& req = parser.get();
     const HttpResponse r = answer(*shared, req);
     const bool keep = req.keep_alive() && r.status < 400;
