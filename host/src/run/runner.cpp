@@ -276,17 +276,15 @@ class Supervisor {
   }
 
   // The adaptive cap of a trial's round now (Capping); 0: none.
-  double cap_for(const TrialJob& job) const {
-    if (capping_.slack <= 0 || job.round < 0) return 0;
-    const auto it = capping_.best_s.find(job.round);
-    return it == capping_.best_s.end() ? 0 : capping_.slack * it->second;
-  }
+  double cap_for(const TrialJob& job) const { return capping_.cap(job.round, job.config); }
 
   // A trial reached its target: its round's best time, and so its cap.
   void note_target(const TrialJob& job, const Json& event) {
     const auto t = event.find("time_s");
-    if (!event.value("reached", false) || t == event.end() || !t->is_number()) return;
-    capping_.note(job.round, t->get<double>());
+    const bool reached = event.value("reached", false) && t != event.end() && t->is_number();
+    capping_.trained(job.round, job.config,
+                     reached ? std::optional<double>(t->get<double>()) : std::nullopt);
+    if (reached) capping_.note(job.round, t->get<double>());
   }
 
   void start(TrialJob&& job) {
@@ -557,6 +555,9 @@ class Supervisor {
     }
     std::unique_ptr<Worker> owned = std::move(it->second);
     running_.erase(it);
+    // A leader that ended without its target event (a crash): the others
+    // of its round are capped as usual from now on.
+    capping_.trained(owned->job.round, owned->job.config, std::nullopt);
     return_gpu(owned->job);
     cb_.on_finish(owned->job, std::move(o));
     // Destroy the worker after the handlers that reference it have run.

@@ -12,6 +12,8 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +26,7 @@ struct TrialJob {
   double timeout_s = 600;
   double silence_s = 30;  // ended as `timeout` when no protocol line came for this long
   int64_t round = -1;     // its round (the repeat), for adaptive capping; -1: none
+  int64_t config = -1;    // its config's index, for capping's leader rule
   std::unique_ptr<TrialCollector> collector;
 };
 
@@ -65,6 +68,35 @@ struct Capping {
   // rounds: they measure how much faster the winner is, which a capped
   // baseline would only bound).
   int64_t uncapped_from = INT64_MAX;
+  // A race's leader in a round (round -> its config): it is never capped,
+  // and the others of its round are not capped before its own time is
+  // known, nor below it when it reached the target. So a capped trial is
+  // known to be slower than the leader whenever the leader reached: the
+  // rounds a race on time to target can use.
+  std::map<int64_t, int64_t> leader;
+  std::map<int64_t, double> leader_s;  // the leader's time, where it reached
+  std::set<int64_t> leader_done;       // rounds whose leader has finished training
+
+  // The cap of a trial of `config` in `round`, in training seconds (0: none yet).
+  double cap(int64_t round, int64_t config) const {
+    if (slack <= 0 || round < 0 || round >= uncapped_from) return 0;
+    const auto l = leader.find(round);
+    if (l != leader.end() && (l->second == config || leader_done.count(round) == 0U)) return 0;
+    const auto it = best_s.find(round);
+    double c = it == best_s.end() ? 0 : slack * it->second;
+    if (c > 0 && l != leader.end()) {
+      if (const auto t = leader_s.find(round); t != leader_s.end()) c = std::max(c, t->second);
+    }
+    return c;
+  }
+  // A trial of config in round finished training (reached_s: its time, when
+  // it reached the target): if it leads its round, the others' caps follow.
+  void trained(int64_t round, int64_t config, std::optional<double> reached_s) {
+    const auto l = leader.find(round);
+    if (l == leader.end() || l->second != config) return;
+    leader_done.insert(round);
+    if (reached_s) leader_s[round] = *reached_s;
+  }
 
   // A trial of round reached its target in time_s: the round's best, if
   // it is (a time of 0 or less caps nothing, and is not kept).

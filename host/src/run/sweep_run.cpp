@@ -187,6 +187,7 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
     job.timeout_s = spec_.measure.timeout_s;
     job.silence_s = spec_.measure.silence_s;
     job.round = t.plan.repeat;
+    job.config = t.plan.config_index;
     job.collector = std::make_unique<TrialCollector>(info_.manifest, spec_.measure);
     // The seed it trained from, when not the config's (measure.vary_seed).
     if (seed) job.collector->add_stat("seed", static_cast<double>(*seed));
@@ -311,11 +312,16 @@ Capping SweepRun::capping() {
   if (!spec_.measure.target || spec_.measure.target->cap <= 0) return c;
   c.slack = spec_.measure.target->cap;
   if (is_tune_run(spec_)) c.uncapped_from = kConfirmRound;
+  c.leader = round_leaders_;
   // Rounds begun before (a resumed run) cap from their finished trials too.
   for (const auto& t : store_->trials(record_.id)) {
-    if (t.status != db::TrialStatus::ok) continue;
-    const auto time = stored_target_time(*store_, t);
-    if (time && !time->censored) c.note(t.plan.repeat, time->time_s);
+    if (!db::has_finished(t.status)) continue;
+    const auto time = t.status == db::TrialStatus::ok ? stored_target_time(*store_, t)
+                                                      : std::optional<TargetTime>();
+    const bool reached = time && !time->censored;
+    c.trained(t.plan.repeat, t.plan.config_index,
+              reached ? std::optional<double>(time->time_s) : std::nullopt);
+    if (reached) c.note(t.plan.repeat, time->time_s);
   }
   return c;
 }

@@ -139,6 +139,9 @@ class SweepRun {
   bool run_more(const std::vector<db::TrialPlan>& rows, RunnerCallbacks callbacks);
   // Marks the run finished or interrupted.
   void finish(bool complete);
+  // A race's leader in a round (tune on time to target): adaptive capping
+  // never caps it, nor the others of its round before its time (Capping).
+  void set_round_leader(int64_t round, int64_t config) { round_leaders_[round] = config; }
 
   // How these jobs take turns (plan_interleave over their configs), and
   // the GPUs they run on (assign_gpus: UsageError for --gpus or --jobs that
@@ -163,6 +166,7 @@ class SweepRun {
   std::optional<db::Store> store_;
   db::SweepRecord record_;
   std::optional<InterleavePlan> interleave_;
+  std::map<int64_t, int64_t> round_leaders_;  // round -> its race's leader (config index)
   std::optional<db::RunLock> lock_;
   bool started_instead_ = false;
 };

@@ -78,6 +78,12 @@ void TuneRun::refuse_gpu_interleave() const {
   }
 }
 
+void TuneRun::note_leader(const RaceStatus& st) {
+  if (options_.time_to_target && st.phase == RacePhase::racing && st.leader) {
+    run_->set_round_leader(st.next_round, static_cast<int64_t>(*st.leader));
+  }
+}
+
 RaceStatus TuneRun::status() {
   // A finished run's confirmation ended, by its interval or by the budget.
   return race(space_, race_trials(run_->store(), run_->record().id, tune_), options_,
@@ -88,6 +94,8 @@ RaceStatus TuneRun::status() {
 // pending, look, decide whether the budget allows another round, plan it.
 bool TuneRun::execute(RunnerCallbacks callbacks, const LookCallback& on_look) {
   std::vector<db::TrialPlan> rows;
+  // A resumed race's pending round: its leader as when it was planned.
+  note_leader(race(space_, race_trials(run_->store(), run_->record().id, tune_), options_));
   for (;;) {
     if (!run_->run_more(rows, callbacks)) {
       run_->finish(false);
@@ -103,6 +111,7 @@ bool TuneRun::execute(RunnerCallbacks callbacks, const LookCallback& on_look) {
       run_->finish(true);
       return true;
     }
+    note_leader(st);
     int64_t ordinal = 0;
     for (const auto& t : records) ordinal = std::max(ordinal, t.plan.ordinal + 1);
     rows.clear();

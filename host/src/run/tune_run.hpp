@@ -43,6 +43,8 @@ class TuneRun {
  private:
   // UsageError for measure.interleave > 1 with trials on a GPU (audit M6).
   void refuse_gpu_interleave() const;
+  // A race on time to target: the leader of the round st plans, for capping.
+  void note_leader(const RaceStatus& st);
 
   SweepSpec spec_;
   PluginInfo info_;

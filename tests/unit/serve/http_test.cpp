@@ -16,7 +16,7 @@ TEST_CASE("percent-encoding decodes, and a broken escape is refused", "[serve]")
   CHECK_FALSE(url_decode("abc%"));
 }
 
-TEST_CASE("a query's pairs decode; one that does not refuses the whole query", "[serve]") {
+TEST_CASE("a query's pairs decode, and one that does not refuses the whole query", "[serve]") {
   const auto q = parse_query("db=0&id=12&since=ab%3Dcd&empty=&flag&&x=%3Cscript%3E");
   REQUIRE(q);
   CHECK(q->at("db") == "0");
@@ -30,7 +30,7 @@ TEST_CASE("a query's pairs decode; one that does not refuses the whole query", "
   CHECK(parse_query("")->empty());
 }
 
-TEST_CASE("loopback addresses need no token; any other does", "[serve]") {
+TEST_CASE("loopback addresses need no token, and any other does", "[serve]") {
   CHECK(is_loopback("127.0.0.1"));
   CHECK(is_loopback("127.1.2.3"));
   CHECK(is_loopback("::1"));
