@@ -36,7 +36,10 @@
 // time_to_target): each trial trains to measure.target, adaptively capped,
 // and gives one value, 1 / its time, censored (a lower bound on the time)
 // when its budget or the cap stopped it first. A capped trial is evidence,
-// not a failure. The drop test is then the paired sign test of
+// not a failure (and the runner never caps the race's leader, nor the
+// others of its round before or below its time: run/runner.hpp Capping, so
+// a capped trial is known slower than a leader that reached). The drop
+// test is then the paired sign test of
 // slower_by_sign (analysis/time_to_target.hpp) over the rounds (seeds) both
 // ran: a round counts as "candidate slower" only when it is known to be,
 // so censoring can only make the test more conservative, and its level
