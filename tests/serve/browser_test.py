@@ -117,13 +117,13 @@ def write(name, text):
 
 
 # A finished run with a hostile name, then the sweep to watch: 2 configs x 6
-# repeats of noop (batch 2 is exactly twice batch 1), about 0.2 s a trial.
+# repeats of noop (batch 2 is exactly twice batch 1), about 0.4 s a trial.
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 write("h.json", json.dumps({"name": HOSTILE, "workload": "noop", "base": {"spin_us": 100},
                             "grid": {"batch_size": [1, 2]},
                             "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
                                         "repeats": 1}}))
-write("s.json", json.dumps({"name": "watched", "workload": "noop", "base": {"spin_us": 2000},
+write("s.json", json.dumps({"name": "watched", "workload": "noop", "base": {"spin_us": 5000},
                             "grid": {"batch_size": [1, 2]}, "baseline": {"batch_size": 1},
                             "measure": {"warmup_steps": 2, "steps_per_block": 10, "blocks": 8,
                                         "repeats": 8, "interleave": 1}}))
@@ -203,7 +203,7 @@ while time.time() < deadline:
         finished_at = finished_at or time.time()
         if state.get("ci") or time.time() - finished_at > 10:
             break
-    time.sleep(0.3)
+    time.sleep(0.2)
 png = ws.call("Page.captureScreenshot")["data"]
 with open(os.path.join(out, "serve-finished.png"), "wb") as f:
     f.write(base64.b64decode(png))
