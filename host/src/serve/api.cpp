@@ -5,6 +5,7 @@
 #include "analysis/race.hpp"
 #include "analysis/stored.hpp"
 #include "analysis/tune_trials.hpp"
+#include "model/hashing.hpp"
 #include "model/tune.hpp"
 #include "report/compare_view.hpp"
 #include "report/report.hpp"
@@ -44,18 +45,6 @@ double now_epoch() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// FNV-1a 64 of text, as hex: a version or cursor.
-std::string fnv(const std::string& text) {
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  char out[17];
-  std::snprintf(out, sizeof out, "%016llx", static_cast<unsigned long long>(h));
-  return out;
-}
-
 HttpResponse json_response(const Json& j) { return {200, "application/json", j.dump()}; }
 
 HttpResponse not_found(const std::string& what) {
@@ -86,9 +75,9 @@ std::optional<double> eta_s(const db::RunCounts& c, double elapsed_s, double mea
 
 // A run's version: what changes whenever anything shown of it changes.
 std::string run_version(const db::SweepRecord& s, const db::RunCounts& c, bool live) {
-  return fnv(s.status + "|" + std::to_string(live) + "|" + std::to_string(c.total) + "|" +
-             std::to_string(c.finished) + "|" + std::to_string(c.started) + "|" +
-             std::to_string(c.max_trial_id) + "|" + c.last_finished_at);
+  return hash_text(s.status + "|" + std::to_string(live) + "|" + std::to_string(c.total) + "|" +
+                   std::to_string(c.finished) + "|" + std::to_string(c.started) + "|" +
+                   std::to_string(c.max_trial_id) + "|" + c.last_finished_at);
 }
 
 // The live answer may be this old before a running run's details are
@@ -155,7 +144,7 @@ Json ServeApi::runs(const std::string& since) const {
       out.push_back(r);
     }
   }
-  const std::string cursor = fnv(all);
+  const std::string cursor = hash_text(all);
   return {{"cursor", cursor}, {"unchanged", !since.empty() && since == cursor}, {"runs", out}};
 }
 
