@@ -107,9 +107,8 @@ int cmd_tune(const Args& args) {
   const TuneSpec tune = tune_settings(spec, vm);
   spec.tune = tune.to_json();
   // Capping on by default in a race to a target: a capped trial is evidence.
-  if (tune.objective == "time_to_target" && spec.measure.target &&
-      !spec.measure.target->cap_given) {
-    spec.measure.target->cap = kDefaultCapSlack;
+  if (tune.objective == "time_to_target" && spec.measure.target) {
+    spec.measure.target->cap_by_default();
   }
   const OutputFormat format = format_of(vm, {OutputFormat::table, OutputFormat::json});
   Registry registry(plugin_paths(vm));

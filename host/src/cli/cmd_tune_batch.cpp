@@ -25,16 +25,10 @@ SweepSpec target_sweep(const std::string& workload, const std::vector<std::strin
       command_sweep("tune-batch", workload,
                     "gpusweep tune-batch: the batch sizes that fit, to the target", 0, 5, sets);
   s.name += "-target";
-  bool repeats = false, cap = false;
-  for (const auto& set : sets) {
-    repeats = repeats || set.rfind("measure.repeats=", 0) == 0;
-    if (set.rfind("measure.target=", 0) == 0) {
-      const Json t = parse_cli_value(set.substr(15));
-      cap = t.is_object() && t.contains("cap");
-    }
-  }
+  bool repeats = false;
+  for (const auto& set : sets) repeats = repeats || set.rfind("measure.repeats=", 0) == 0;
   if (!repeats) s.measure.repeats = 6;
-  if (!cap) s.measure.target->cap = kDefaultCapSlack;
+  s.measure.target->cap_by_default();
   // A bad target is refused before the search runs.
   validate_sweep(s, manifest);
   return s;

@@ -69,6 +69,12 @@ struct TargetSpec {
   // where it was not.
   bool cap_given = false;
 
+  // Adaptive capping at kDefaultCapSlack unless "cap" was given: what tune
+  // and tune-batch's target stage race with.
+  void cap_by_default() {
+    if (!cap_given) cap = kDefaultCapSlack;
+  }
+
   Json to_json() const;
 };
 
