@@ -316,12 +316,13 @@ Capping SweepRun::capping() {
   // Rounds begun before (a resumed run) cap from their finished trials too.
   for (const auto& t : store_->trials(record_.id)) {
     if (!db::has_finished(t.status)) continue;
-    const auto time = t.status == db::TrialStatus::ok ? stored_target_time(*store_, t)
-                                                      : std::optional<TargetTime>();
-    const bool reached = time && !time->censored;
-    c.trained(t.plan.repeat, t.plan.config_index,
-              reached ? std::optional<double>(time->time_s) : std::nullopt);
-    if (reached) c.note(t.plan.repeat, time->time_s);
+    std::optional<double> reached;  // its time, when it reached the target
+    if (t.status == db::TrialStatus::ok) {
+      const auto time = stored_target_time(*store_, t);
+      if (time && !time->censored) reached = time->time_s;
+    }
+    c.trained(t.plan.repeat, t.plan.config_index, reached);
+    if (reached) c.note(t.plan.repeat, *reached);
   }
   return c;
 }
