@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace gpusweep::host {
 
@@ -75,18 +76,23 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
   // censored at the longest time any trial of its round or an earlier one
   // took, so that it counts as slower than every time known then (and a
   // replay of the rounds up to r sees what was seen at r).
+  const bool to_target = tune.objective == "time_to_target";
+  std::vector<std::optional<TargetTime>> times(trials.size());  // each trial's, read once
   std::map<int64_t, double> longest;  // round -> the longest time up to it
-  if (tune.objective == "time_to_target") {
-    for (const auto& t : trials) {
-      if (const auto time = stored_target_time(store, t)) {
-        longest[t.plan.repeat] = std::max(longest[t.plan.repeat], time->time_s);
+  if (to_target) {
+    for (size_t i = 0; i < trials.size(); ++i) {
+      times[i] = stored_target_time(store, trials[i]);
+      if (times[i]) {
+        double& most = longest[trials[i].plan.repeat];
+        most = std::max(most, times[i]->time_s);
       }
     }
     double so_far = 0;
     for (auto& [round, time] : longest) time = so_far = std::max(so_far, time);
   }
   std::vector<RaceTrial> out;
-  for (const auto& t : trials) {
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const db::TrialRecord& t = trials[i];
     RaceTrial r;
     r.config = static_cast<uint64_t>(t.plan.config_index);
     r.round = t.plan.repeat;
@@ -116,18 +122,18 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
       const RunSamples run = run_of(t, machines);
       r.group = run.group;
       r.machine = run.machine;
-      const auto blocks = store.blocks(t.id);
-      if (tune.objective == "time_to_target") {
+      if (to_target) {
         // One value a trial: 1 / its time to target, a bound when censored.
-        if (const auto time = stored_target_time(store, t); time && time->time_s > 0) {
+        if (const auto& time = times[i]; time && time->time_s > 0) {
           const bool diverged = store.last_stat(t.id, "target_diverged").value_or(0) > 0;
           r.values = {1 / (diverged ? std::max(longest[r.round], time->time_s) : time->time_s)};
           r.censored = time->censored || diverged;
         }
+      } else if (tune.objective == "peak_memory") {
+        r.values = objective_values(tune.objective, t, {});  // from the summary: no blocks
       } else {
+        const auto blocks = store.blocks(t.id);
         r.values = objective_values(tune.objective, t, blocks);
-      }
-      if (tune.objective != "peak_memory" && tune.objective != "time_to_target") {
         for (const auto& b : blocks) {
           if (b.seconds > 0 && b.steps > 0) r.cycles.push_back(b.cycle);
         }
