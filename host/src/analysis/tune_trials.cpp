@@ -37,7 +37,7 @@ RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const Tu
   o.confirm_repeats = tune.confirm_repeats;
   o.seed = tune.seed;
   o.baseline = 0;
-  if (tune.objective == "time_to_target") {
+  if (tune.to_target()) {
     o.time_to_target = true;
     o.confirm_repeats = std::max(o.confirm_repeats, kTimeConfirmRounds);
   }
@@ -76,7 +76,7 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
   // censored at the longest time any trial of its round or an earlier one
   // took, so that it counts as slower than every time known then (and a
   // replay of the rounds up to r sees what was seen at r).
-  const bool to_target = tune.objective == "time_to_target";
+  const bool to_target = tune.to_target();
   std::vector<std::optional<TargetTime>> times(trials.size());  // each trial's, read once
   std::map<int64_t, double> longest;  // round -> the longest time up to it
   if (to_target) {

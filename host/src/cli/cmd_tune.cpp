@@ -107,7 +107,7 @@ int cmd_tune(const Args& args) {
   const TuneSpec tune = tune_settings(spec, vm);
   spec.tune = tune.to_json();
   // Capping on by default in a race to a target: a capped trial is evidence.
-  if (tune.objective == "time_to_target" && spec.measure.target) {
+  if (tune.to_target() && spec.measure.target) {
     spec.measure.target->cap_by_default();
   }
   const OutputFormat format = format_of(vm, {OutputFormat::table, OutputFormat::json});
@@ -138,7 +138,7 @@ int cmd_tune(const Args& args) {
   size_t shown = 0;
   auto on_look = [&](const TuneRun::Look& look) {
     progress.note(race_progress(run.space(), look.status, run.baseline(), shown, look.spent_s,
-                                look.budget_s, tune.objective == "time_to_target"));
+                                look.budget_s, tune.to_target()));
     shown = look.status.events.size();
   };
   const bool complete = run.execute(cb, on_look);

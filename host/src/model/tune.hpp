@@ -60,6 +60,8 @@ class TuneSpace {
 struct TuneSpec {
   // throughput | step_time | peak_memory | time_to_target (measure.target's)
   std::string objective = "throughput";
+  // The race is on time to measure.target (RaceOptions::time_to_target).
+  bool to_target() const { return objective == "time_to_target"; }
   std::vector<std::string> constraints;  // as `best --constraint` takes them
   double budget_s = 1200;                // wall time, confirmation included
   double alpha = 0.05;                   // chance of dropping the true best, over the race

@@ -104,7 +104,7 @@ std::string render_tune(const TuneSpace& space, const RaceStatus& status, uint64
     return out.str();
   }
   const uint64_t w = *status.winner;
-  const bool to_target = tune.objective == "time_to_target";
+  const bool to_target = tune.to_target();
   out << "best " << tune.objective << ": " << number(w) << " (" << space.label(w) << ")\n";
   out << "  the race: " << status.stop << ", after " << status.rounds << " rounds; "
       << status.tried.size() << " of " << space.size() << " configs tried\n";

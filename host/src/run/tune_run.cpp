@@ -18,14 +18,14 @@ TuneRun::TuneRun(const SweepSpec& spec, const PluginInfo& info, RunRequest reque
                      ": grid: a tune needs knobs to search; list values or ranges "
                      "in \"grid\"");
   }
-  if (tune_.objective == "time_to_target" && !spec.measure.target) {
+  if (tune_.to_target() && !spec.measure.target) {
     throw UsageError(spec.source +
                      ": tune.objective time_to_target: the sweep has no measure.target to race "
                      "to; add one, e.g. \"measure\": {\"target\": {\"value\": 0.235, "
                      "\"max_s\": 15}} (`gpusweep plugins " +
                      info.manifest.name + "` lists the metrics it may name)");
   }
-  if (tune_.objective != "time_to_target" && spec.measure.target) {
+  if (!tune_.to_target() && spec.measure.target) {
     throw UsageError(spec.source +
                      ": measure.target: a tune with a target races on time to "
                      "target, not on " +
