@@ -68,28 +68,39 @@ TrialCosts trial_costs(db::Store& store, const std::vector<db::TrialRecord>& tri
   return TrialCosts(costs);
 }
 
+namespace {
+
+// A run's trials' times to target, read once, and the longest time of any
+// trial of each round or an earlier one. A trial whose metric diverged
+// (went NaN) will never reach the target, so any time is a true lower bound
+// on its own: race_trials censors it at that longest time, so that it
+// counts as slower than every time known then (and a replay of the rounds
+// up to r sees what was seen at r).
+struct TrialTimes {
+  std::vector<std::optional<TargetTime>> of;  // parallel to the trials
+  std::map<int64_t, double> longest;          // round -> the longest time up to it
+};
+
+TrialTimes trial_times(db::Store& store, const std::vector<db::TrialRecord>& trials) {
+  TrialTimes out;
+  out.of.resize(trials.size());
+  for (size_t i = 0; i < trials.size(); ++i) {
+    out.of[i] = stored_target_time(store, trials[i]);
+    double& most = out.longest[trials[i].plan.repeat];
+    if (out.of[i]) most = std::max(most, out.of[i]->time_s);
+  }
+  double so_far = 0;
+  for (auto& [round, time] : out.longest) time = so_far = std::max(so_far, time);
+  return out;
+}
+
+}  // namespace
+
 std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune) {
   const auto trials = store.trials(sweep_id);
   const Machines machines = machines_of(store.environments(sweep_id));
-  // Time to target: a trial whose metric diverged (went NaN) will never
-  // reach the target, so any time is a true lower bound on its own; it is
-  // censored at the longest time any trial of its round or an earlier one
-  // took, so that it counts as slower than every time known then (and a
-  // replay of the rounds up to r sees what was seen at r).
   const bool to_target = tune.to_target();
-  std::vector<std::optional<TargetTime>> times(trials.size());  // each trial's, read once
-  std::map<int64_t, double> longest;  // round -> the longest time up to it
-  if (to_target) {
-    for (size_t i = 0; i < trials.size(); ++i) {
-      times[i] = stored_target_time(store, trials[i]);
-      if (times[i]) {
-        double& most = longest[trials[i].plan.repeat];
-        most = std::max(most, times[i]->time_s);
-      }
-    }
-    double so_far = 0;
-    for (auto& [round, time] : longest) time = so_far = std::max(so_far, time);
-  }
+  const TrialTimes times = to_target ? trial_times(store, trials) : TrialTimes{};
   std::vector<RaceTrial> out;
   for (size_t i = 0; i < trials.size(); ++i) {
     const db::TrialRecord& t = trials[i];
@@ -124,9 +135,10 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
       r.machine = run.machine;
       if (to_target) {
         // One value a trial: 1 / its time to target, a bound when censored.
-        if (const auto& time = times[i]; time && time->time_s > 0) {
+        if (const auto& time = times.of[i]; time && time->time_s > 0) {
           const bool diverged = store.last_stat(t.id, "target_diverged").value_or(0) > 0;
-          r.values = {1 / (diverged ? std::max(longest[r.round], time->time_s) : time->time_s)};
+          r.values = {
+              1 / (diverged ? std::max(times.longest.at(r.round), time->time_s) : time->time_s)};
           r.censored = time->censored || diverged;
         }
       } else if (tune.objective == "peak_memory") {
