@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -393,10 +394,13 @@ TEST_CASE("tune-batch with a target trains every batch size that fits to it, cap
     CHECK(b["time_to_target"]["median_s"].get<double>() > 0.02);
     CHECK(b["time_to_target"]["median_s"].get<double>() < 0.5);
     // The same steps to the target: no batch is shown faster or slower.
+    // The larger batch's step is a few microseconds longer, which six seeds
+    // can show (their [min, max] then excludes 1): that is a negligible
+    // difference, within compare's 1% min effect, as for throughput.
     if (!b["most_samples_per_s"].get<bool>()) {
-      CHECK(b["time_ratio"]["verdict"] == "no significant difference");
-      CHECK(b["time_ratio"]["low"].get<double>() < 1);
-      CHECK(b["time_ratio"]["high"].get<double>() > 1);
+      const auto verdict = b["time_ratio"]["verdict"].get<std::string>();
+      CHECK((verdict == "no significant difference" || verdict == "negligible difference"));
+      CHECK(std::fabs(std::log(b["time_ratio"]["ratio"].get<double>())) < std::log(1.01));
     }
   }
   CHECK(sizes == std::set<int64_t>{1, 2, 3, 4});

@@ -412,3 +412,37 @@ TEST_CASE(
   CHECK(too_wide <= 0.01 * 2 * runs);
   CHECK(pair_too_wide >= 0.2 * runs);
 }
+
+TEST_CASE("times to target: a difference six seeds show but within the min effect is negligible",
+          "[host][target]") {
+  // Every seed of the config a little faster, or much faster, than the
+  // baseline's: the sign test's interval [min, max] excludes 1 either way.
+  const auto seeds = [](double factor) {
+    std::vector<TargetTime> t;
+    for (int64_t r = 0; r < 6; ++r) t.push_back({r, factor * (1 + 0.01 * r), false});
+    return t;
+  };
+  ConfigSamples base, near, far, mixed;
+  base.target_times = seeds(1.0);
+  near.target_times = seeds(0.998);  // 0.2% faster
+  far.target_times = seeds(0.9);     // 10% faster
+  mixed.target_times = seeds(1.0);
+  mixed.target_times[0].time_s *= 0.5;
+  mixed.target_times[1].time_s *= 1.5;  // a seed on each side: 1 inside the interval
+  std::vector<ComparisonRow> rows(4);
+  rows[0] = {&base, true};
+  rows[1] = {&near, false};
+  rows[2] = {&far, false};
+  rows[3] = {&mixed, false};
+  const auto t = compare_targets(rows, CompareOptions{});
+  REQUIRE(t.size() == 4);
+  CHECK(t[0].verdict == "baseline");
+  REQUIRE(t[1].ratio->interval);
+  CHECK(t[1].ratio->high < 1);                     // shown...
+  CHECK(t[1].verdict == "negligible difference");  // ...but within 1%
+  CHECK(t[2].verdict == "faster to target");
+  CHECK(t[3].verdict == "no significant difference");
+  CompareOptions any;
+  any.min_effect = 0;
+  CHECK(compare_targets(rows, any)[1].verdict == "faster to target");
+}
