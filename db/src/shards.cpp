@@ -75,6 +75,7 @@ class Merger {
     env_cols_ = joined(columns(db_, "environments", {"id"}));
     summary_cols_ = joined(columns(db_, "trial_summary", {"trial_id"}));
     block_cols_ = joined(columns(db_, "blocks", {"trial_id"}));
+    series_cols_ = joined(columns(db_, "block_series", {"trial_id"}));
     metric_cols_ = joined(columns(db_, "metrics", {"trial_id"}));
   }
 
@@ -216,7 +217,7 @@ class Merger {
                     "se.fingerprint = me.fingerprint WHERE se.id = s.environment_id) "
                     "FROM shard.trials s WHERE s.id = ?) WHERE id = ?");
     std::vector<Statement> clear;
-    for (const char* table : {"trial_summary", "blocks", "metrics"}) {
+    for (const char* table : {"trial_summary", "blocks", "block_series", "metrics"}) {
       clear.push_back(
           db_.prepare(std::string("DELETE FROM main.") + table + " WHERE trial_id = ?"));
     }
@@ -225,6 +226,9 @@ class Merger {
                     summary_cols_ + " FROM shard.trial_summary WHERE trial_id = ?");
     auto blocks = db_.prepare("INSERT INTO main.blocks (trial_id, " + block_cols_ + ") SELECT ?, " +
                               block_cols_ + " FROM shard.blocks WHERE trial_id = ?");
+    auto series =
+        db_.prepare("INSERT INTO main.block_series (trial_id, " + series_cols_ + ") SELECT ?, " +
+                    series_cols_ + " FROM shard.block_series WHERE trial_id = ?");
     auto metrics =
         db_.prepare("INSERT INTO main.metrics (trial_id, " + metric_cols_ + ") SELECT ?, " +
                     metric_cols_ + " FROM shard.metrics WHERE trial_id = ?");
@@ -237,7 +241,7 @@ class Merger {
         c.bind(1, to);
         c.run();
       }
-      for (Statement* st : {&summary, &blocks, &metrics}) {
+      for (Statement* st : {&summary, &blocks, &series, &metrics}) {
         st->reset();
         st->bind(1, to).bind(2, from);
         st->run();
@@ -279,7 +283,7 @@ class Merger {
   std::string source_;
   bool allow_plugin_change_;
   std::vector<std::string> outcome_cols_;
-  std::string env_cols_, summary_cols_, block_cols_, metric_cols_;
+  std::string env_cols_, summary_cols_, block_cols_, series_cols_, metric_cols_;
 };
 
 // ATTACHes a database for the lifetime of the object.

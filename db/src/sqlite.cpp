@@ -63,6 +63,12 @@ Statement& Statement::bind(int index, const std::string& value) {
         "bind");
   return *this;
 }
+Statement& Statement::bind_blob(int index, const std::string& bytes) {
+  check(sqlite3_bind_blob(stmt_.get(), index, bytes.data(), static_cast<int>(bytes.size()),
+                          SQLITE_TRANSIENT),
+        "bind");
+  return *this;
+}
 Statement& Statement::bind(int index, const char* value) {
   return value == nullptr ? bind_null(index) : bind(index, std::string(value));
 }
@@ -99,6 +105,12 @@ std::string Statement::get_text(int i) const {
   return text == nullptr ? std::string()
                          : std::string(reinterpret_cast<const char*>(text),
                                        static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), i)));
+}
+std::string_view Statement::get_blob(int i) const {
+  const void* data = sqlite3_column_blob(stmt_.get(), i);
+  if (data == nullptr) return {};
+  return {static_cast<const char*>(data),
+          static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), i))};
 }
 std::optional<double> Statement::get_optional_double(int i) const {
   if (is_null(i)) return std::nullopt;

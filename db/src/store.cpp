@@ -3,6 +3,7 @@
 
 #include <gpusweep/db/store.hpp>
 #include "copy.hpp"
+#include "series.hpp"
 
 #include <chrono>
 #include <thread>
@@ -319,6 +320,7 @@ void Store::commit_trial(int64_t trial_id, const TrialOutcome& o) {
     bl.bind(8, b.device_seconds);
     bl.run();
   }
+  if (!o.blocks.empty()) insert_series(db_, trial_id, series_of(o.blocks));
 
   auto me = db_.prepare(
       "INSERT OR REPLACE INTO metrics (trial_id, kind, at_step, name, value) "
@@ -377,6 +379,36 @@ std::optional<double> Store::last_stat(int64_t trial_id, const std::string& name
   st.bind(1, trial_id).bind(2, name);
   if (!st.step()) return std::nullopt;
   return st.get_double(0);
+}
+
+std::unordered_map<int64_t, BlockSeries> Store::block_series(int64_t sweep_id) {
+  auto st = db_.prepare(
+      "SELECT s.trial_id, s.blocks, s.throughput, s.cycles FROM block_series s JOIN trials t ON "
+      "t.id = s.trial_id WHERE t.sweep_id = ?");
+  st.bind(1, sweep_id);
+  std::unordered_map<int64_t, BlockSeries> out;
+  while (st.step()) {
+    const int64_t id = st.get_int(0);
+    out.emplace(id, unpack_series(id, st.get_int(1), st.get_blob(2), st.get_blob(3)));
+  }
+  return out;
+}
+
+std::unordered_map<int64_t, std::map<std::string, double>> Store::last_stats(
+    int64_t sweep_id, const std::vector<std::string>& names) {
+  std::unordered_map<int64_t, std::map<std::string, double>> out;
+  if (names.empty()) return out;
+  std::string in;
+  for (size_t i = 0; i < names.size(); ++i) in += i == 0 ? "?" : ", ?";
+  // Ascending steps: a later step's value replaces an earlier one's.
+  auto st = db_.prepare(
+      "SELECT m.trial_id, m.name, m.value FROM metrics m JOIN trials t ON t.id = m.trial_id "
+      "WHERE t.sweep_id = ? AND m.kind = 'stat' AND m.name IN (" +
+      in + ") ORDER BY m.trial_id, m.at_step");
+  st.bind(1, sweep_id);
+  for (size_t i = 0; i < names.size(); ++i) st.bind(static_cast<int>(i) + 2, names[i]);
+  while (st.step()) out[st.get_int(0)][st.get_text(1)] = st.get_double(2);
+  return out;
 }
 
 Store::TrialCounts Store::trial_counts(int64_t sweep_id) {

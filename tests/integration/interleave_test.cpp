@@ -191,3 +191,42 @@ TEST_CASE("warmup goes on until block times settle, and records the transient ap
       gpusweep::test::text_in(box.path("fixed.db"), "SELECT seconds FROM blocks WHERE idx = 0"));
   CHECK(fixed_first > 1.3 * got.last);
 }
+
+TEST_CASE("compare and best read block series to the numbers the blocks give",
+          "[integration][interleave][series]") {
+  Sandbox box;
+  // Two repeats of three configs, interleaved: ratios paired by cycle.
+  box.write("s.json", R"({"name": "series", "workload": "noop",
+    "base": {"spin_us": 300}, "grid": {"seed": [0, 1, 2]},
+    "measure": {"repeats": 2, "warmup_steps": 5, "steps_per_block": 25, "blocks": 8,
+                "timeout_s": 60}})");
+  const auto r = box.gpusweep("run s.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM block_series WHERE blocks = 8 AND cycles IS NOT NULL") ==
+        6);
+  const auto read = [&](const std::string& db) {
+    std::string out;
+    for (const char* cmd :
+         {"compare --format json", "compare --knobs --format json", "best --format json"}) {
+      const auto c = box.gpusweep(std::string(cmd) + " --db " + db);
+      INFO(c.output);
+      REQUIRE(c.code == 0);
+      out += c.output;
+    }
+    return out;
+  };
+  const std::string with_series = read("results.db");
+  // The same database with its series gone: every command reads the blocks.
+  {
+    gpusweep::db::Connection c(box.path("results.db"), gpusweep::db::Connection::Mode::read_write);
+    c.exec("VACUUM INTO '" + box.path("blocks.db") + "'");
+  }
+  {
+    gpusweep::db::Connection c(box.path("blocks.db"), gpusweep::db::Connection::Mode::read_write);
+    c.exec("DELETE FROM block_series");
+  }
+  CHECK(gpusweep::test::count_in(box.path("blocks.db"), "SELECT count(*) FROM block_series") == 0);
+  CHECK(read("blocks.db") == with_series);
+  CHECK_THAT(with_series, Contains("\"ratio\""));
+}

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <unordered_map>
 
 namespace gpusweep::host {
 
@@ -52,10 +53,41 @@ bool in_rounds(const db::TrialRecord& t, Rounds rounds) {
   return rounds == Rounds::all || t.plan.repeat >= kConfirmRound;
 }
 
+namespace {
+
+// A statistic of a trial from a run's last_stats.
+using Stats = std::unordered_map<int64_t, std::map<std::string, double>>;
+std::optional<double> stat_of(const Stats& stats, int64_t trial, const char* name) {
+  const auto t = stats.find(trial);
+  if (t == stats.end()) return std::nullopt;
+  const auto v = t->second.find(name);
+  if (v == t->second.end()) return std::nullopt;
+  return v->second;
+}
+
+// A trial's run of block throughputs: its block series, or its blocks where
+// it has none (inserted by hand).
+void fill_run(db::Store& store, const db::TrialRecord& t,
+              std::unordered_map<int64_t, db::BlockSeries>& series, RunSamples& run) {
+  auto it = series.find(t.id);
+  db::BlockSeries s =
+      it != series.end() ? std::move(it->second) : db::series_of(store.blocks(t.id));
+  run.values = std::move(s.throughput);
+  run.cycles = std::move(s.cycles);
+  index_run(run);
+}
+
+}  // namespace
+
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks,
                                           Rounds rounds) {
   std::map<int64_t, ConfigSamples> by_index;
   const Machines machines = with_blocks ? machines_of(store.environments(sweep_id)) : Machines{};
+  // The whole run in four reads: trials, series, statistics, environments.
+  auto series =
+      with_blocks ? store.block_series(sweep_id) : std::unordered_map<int64_t, db::BlockSeries>{};
+  const Stats stats = store.last_stats(
+      sweep_id, {"overlap_fraction", "target_time_s", "target_censored", "quality_se"});
   for (const auto& t : store.trials(sweep_id)) {
     if (!in_rounds(t, rounds)) continue;
     ConfigSamples& c = by_index[t.plan.config_index];
@@ -72,19 +104,18 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     c.unit = t.summary->unit;
     if (with_blocks) {
       RunSamples& run = c.runs.emplace_back(run_of(t, machines));
-      for (const auto& b : store.blocks(t.id)) {
-        if (b.seconds <= 0) continue;
-        run.values.push_back(b.samples / b.seconds);
-        run.cycles.push_back(b.cycle);
-      }
+      fill_run(store, t, series, run);
       c.throughput.insert(c.throughput.end(), run.values.begin(), run.values.end());
       c.overlap_fraction =
-          std::max(c.overlap_fraction, store.last_stat(t.id, "overlap_fraction").value_or(0));
+          std::max(c.overlap_fraction, stat_of(stats, t.id, "overlap_fraction").value_or(0));
     }
-    if (const auto time = stored_target_time(store, t)) c.target_times.push_back(*time);
+    if (const auto time = stat_of(stats, t.id, "target_time_s")) {
+      c.target_times.push_back(TargetTime{t.plan.repeat, *time,
+                                          stat_of(stats, t.id, "target_censored").value_or(0) > 0});
+    }
     if (t.summary->quality) {
       c.quality.push_back(
-          {*t.summary->quality, store.last_stat(t.id, "quality_se").value_or(NAN), t.plan.repeat});
+          {*t.summary->quality, stat_of(stats, t.id, "quality_se").value_or(NAN), t.plan.repeat});
     }
     if (t.summary->peak_memory_bytes) {
       c.peak_memory_bytes =
@@ -373,6 +404,14 @@ std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, con
                                   const CompareOptions& options) {
   const double level = options.sequential ? sequential_level(options.alpha) : 1 - options.alpha;
   const ConfigSamples* base = find_baseline(configs, options);
+  // Each config's per-repeat log ratios to the baseline, computed once: a
+  // config is in a pair for every value of every knob.
+  std::unordered_map<const ConfigSamples*, std::map<int64_t, double>> to_base;
+  const auto base_logs = [&](const ConfigSamples* c) -> const std::map<int64_t, double>& {
+    auto it = to_base.find(c);
+    if (it == to_base.end()) it = to_base.emplace(c, repeat_log_ratios(base->runs, c->runs)).first;
+    return it->second;
+  };
   std::vector<AblationRow> rows;
   for (const auto& [knob, values] : grid.items()) {
     if (!values.is_array() || values.size() < 2) continue;
@@ -402,9 +441,9 @@ std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, con
         const auto& x = a->runs;
         const auto& y = b->runs;
         // Each pair as compare estimates it (paired by repeat and cycle).
-        if (auto e = estimate_ratio(x, y, level)) {
-          pairs.push_back({*e, repeat_log_ratios(x, y), repeat_log_ratios(base->runs, x),
-                           repeat_log_ratios(base->runs, y)});
+        std::map<int64_t, double> repeat_log;
+        if (auto e = estimate_ratio(x, y, level, &repeat_log)) {
+          pairs.push_back({*e, std::move(repeat_log), base_logs(a), base_logs(b)});
         }
       }
       AblationRow row;

@@ -4,6 +4,7 @@
 #include "analysis/significance.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 
@@ -52,15 +53,6 @@ Mean independent_mean(const std::vector<double>& v) {
   return m;
 }
 
-std::vector<double> logs(const std::vector<double>& v) {
-  std::vector<double> out;
-  out.reserve(v.size());
-  for (double a : v) {
-    if (a > 0 && std::isfinite(a)) out.push_back(std::log(a));
-  }
-  return out;
-}
-
 // Welch's difference of two means (b - a), with Welch-Satterthwaite df.
 Mean difference(const Mean& a, const Mean& b) {
   Mean d;
@@ -74,30 +66,78 @@ Mean difference(const Mean& a, const Mean& b) {
   return d;
 }
 
+using CycleLog = std::pair<int64_t, double>;
+bool cycle_less(const CycleLog& a, const CycleLog& b) { return a.first < b.first; }
+
+RunIndex make_index(const RunSamples& r) {
+  RunIndex ix;
+  ix.logs.reserve(r.values.size());
+  ix.cycle_logs.reserve(r.values.size());
+  for (size_t i = 0; i < r.values.size(); ++i) {
+    const double v = r.values[i];
+    if (!(v > 0)) continue;
+    const double l = std::log(v);
+    if (std::isfinite(v)) ix.logs.push_back(l);
+    if (i < r.cycles.size() && r.cycles[i]) ix.cycle_logs.emplace_back(*r.cycles[i], l);
+  }
+  bool increasing = true;
+  for (size_t i = 1; i < ix.cycle_logs.size() && increasing; ++i) {
+    increasing = ix.cycle_logs[i - 1].first < ix.cycle_logs[i].first;
+  }
+  if (increasing) return ix;  // one block a cycle: each mean is its block's log
+  // Each cycle's mean as the sum of l / n in block order (the same numbers
+  // to the last bit as summing the cycle's logs kept apart): a stable sort
+  // by cycle keeps that order within a cycle.
+  auto by_cycle = ix.cycle_logs;
+  std::stable_sort(by_cycle.begin(), by_cycle.end(), cycle_less);
+  for (size_t i = 0; i < by_cycle.size();) {
+    size_t j = i;
+    while (j < by_cycle.size() && by_cycle[j].first == by_cycle[i].first) ++j;
+    const auto n = static_cast<double>(j - i);
+    double sum = 0;
+    for (size_t k = i; k < j; ++k) sum += by_cycle[k].second / n;
+    ix.cycle_means.emplace_back(by_cycle[i].first, sum);
+    i = j;
+  }
+  return ix;
+}
+
+// A run's index: its own, or one made now in `made`.
+const RunIndex& index_of(const RunSamples& r, RunIndex& made) {
+  if (r.index) return *r.index;
+  made = make_index(r);
+  return made;
+}
+
 // One repeat's log ratio: blocks paired by cycle when both trials took
 // turns in one group, else the difference of their mean logs.
 Mean repeat_difference(const RunSamples& x, const RunSamples& y, int64_t* paired) {
   *paired = 0;
+  RunIndex xm, ym;
+  const RunIndex& xi = index_of(x, xm);
+  const RunIndex& yi = index_of(y, ym);
   if (x.group && y.group && *x.group == *y.group && !x.cycles.empty() && !y.cycles.empty()) {
-    std::map<int64_t, std::vector<double>> x_at;
-    for (size_t i = 0; i < x.values.size() && i < x.cycles.size(); ++i) {
-      if (x.cycles[i] && x.values[i] > 0) x_at[*x.cycles[i]].push_back(std::log(x.values[i]));
-    }
     std::vector<double> series;
-    for (size_t i = 0; i < y.values.size() && i < y.cycles.size(); ++i) {
-      if (!y.cycles[i] || !(y.values[i] > 0)) continue;
-      auto it = x_at.find(*y.cycles[i]);
-      if (it == x_at.end()) continue;
-      double xl = 0;
-      for (double l : it->second) xl += l / static_cast<double>(it->second.size());
-      series.push_back(std::log(y.values[i]) - xl);
+    series.reserve(yi.cycle_logs.size());
+    const auto& means = xi.means();
+    // y's blocks in their order, each with x's mean of its cycle: walked
+    // together while y's cycles increase, searched where they go back.
+    auto it = means.begin();
+    int64_t last = INT64_MIN;
+    for (const auto& [cycle, l] : yi.cycle_logs) {
+      if (cycle < last)
+        it = std::lower_bound(means.begin(), means.end(), CycleLog{cycle, 0}, cycle_less);
+      last = cycle;
+      while (it != means.end() && it->first < cycle) ++it;
+      if (it == means.end() || it->first != cycle) continue;
+      series.push_back(l - it->second);
     }
     if (series.size() >= 2) {
       *paired = static_cast<int64_t>(series.size());
       return series_mean(series);
     }
   }
-  return difference(series_mean(logs(x.values)), series_mean(logs(y.values)));
+  return difference(series_mean(xi.logs), series_mean(yi.logs));
 }
 
 bool differ(const std::string& a, const std::string& b) {
@@ -115,11 +155,17 @@ RatioEstimate t_estimate(const Mean& d, double level) {
   return with_level(e, level);
 }
 
+bool has_logs(const RunSamples& r) {
+  if (r.index) return !r.index->logs.empty();
+  return std::any_of(r.values.begin(), r.values.end(),
+                     [](double a) { return a > 0 && std::isfinite(a); });
+}
+
 // The first run of each repeat that has values.
 std::map<int64_t, const RunSamples*> by_repeat(const std::vector<RunSamples>& runs) {
   std::map<int64_t, const RunSamples*> out;
   for (const auto& r : runs) {
-    if (!logs(r.values).empty()) out.emplace(r.repeat, &r);
+    if (has_logs(r)) out.emplace(r.repeat, &r);
   }
   return out;
 }
@@ -133,7 +179,8 @@ std::optional<RatioEstimate> unpaired(const std::vector<RunSamples>& x,
     auto& means = side == &x ? xm : ym;
     auto& all = side == &x ? xa : ya;
     for (const auto& r : *side) {
-      const auto l = logs(r.values);
+      RunIndex made;
+      const auto& l = index_of(r, made).logs;
       if (l.empty()) continue;
       means.push_back(series_mean(l).mean);
       all.insert(all.end(), l.begin(), l.end());
@@ -158,13 +205,17 @@ std::optional<RatioEstimate> unpaired(const std::vector<RunSamples>& x,
 
 }  // namespace
 
+void index_run(RunSamples& run) { run.index = std::make_shared<const RunIndex>(make_index(run)); }
+
 std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
-                                            const std::vector<RunSamples>& y, double level) {
+                                            const std::vector<RunSamples>& y, double level,
+                                            std::map<int64_t, double>* repeat_logs) {
   const auto xr = by_repeat(x), yr = by_repeat(y);
   std::vector<std::pair<const RunSamples*, const RunSamples*>> pairs;
   for (const auto& [repeat, run] : xr) {
     if (auto it = yr.find(repeat); it != yr.end()) pairs.emplace_back(run, it->second);
   }
+  if (repeat_logs != nullptr) repeat_logs->clear();
   if (pairs.empty()) return unpaired(x, y, level);
   int64_t paired = 0;
   bool across = false;
@@ -172,6 +223,7 @@ std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
   for (const auto& [a, b] : pairs) {
     int64_t n = 0;
     diffs.push_back(repeat_difference(*a, *b, &n));
+    if (repeat_logs != nullptr) (*repeat_logs)[a->repeat] = diffs.back().mean;
     paired += n;
     across = across || differ(a->machine, b->machine);
   }

@@ -17,11 +17,28 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace gpusweep::host {
+
+// What the model reads of a run, computed once (index_run): the logs of its
+// positive finite values in order; of its blocks with a cycle and a positive
+// value, each one's (cycle, log) in order; and per cycle the mean of those
+// logs, sorted by cycle. A comparison of 10,000 configs with one baseline
+// reads the baseline's index 10,000 times.
+struct RunIndex {
+  std::vector<double> logs;
+  std::vector<std::pair<int64_t, double>> cycle_logs;
+  // Empty when cycle_logs' cycles are strictly increasing (an interleaved
+  // trial's usual one block a cycle): the means are then cycle_logs itself.
+  std::vector<std::pair<int64_t, double>> cycle_means;
+  const std::vector<std::pair<int64_t, double>>& means() const {
+    return cycle_means.empty() ? cycle_logs : cycle_means;
+  }
+};
 
 // One ok trial's samples, with what pairing needs.
 struct RunSamples {
@@ -32,7 +49,13 @@ struct RunSamples {
   // Parallel to values: each block's cycle in its group (empty, or none,
   // when not interleaved).
   std::vector<std::optional<int64_t>> cycles;
+  // index_run's, for values and cycles as they are; none: the model
+  // computes it for each comparison.
+  std::shared_ptr<const RunIndex> index;
 };
+
+// Sets run.index from its values and cycles (call again after changing them).
+void index_run(RunSamples& run);
 
 enum class RatioDesign {
   repeats,      // per-repeat ratios, t over repeats: process effects included
@@ -56,8 +79,11 @@ struct RatioEstimate {
 // nullopt when either side has too few values for an interval (one value in
 // all, or runs whose repeats do not pair and a side with one run of one
 // value). level in (0, 1).
+// repeat_logs, when given, receives repeat_log_ratios(x, y) (computed on the
+// way: a caller needing both pays for one).
 std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
-                                            const std::vector<RunSamples>& y, double level = 0.95);
+                                            const std::vector<RunSamples>& y, double level = 0.95,
+                                            std::map<int64_t, double>* repeat_logs = nullptr);
 
 // The per-repeat log ratios that estimate_ratio's repeats design averages:
 // for each repeat both sides ran (with values), log y - log x of that repeat,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <random>
 
 using namespace gpusweep::host;
@@ -185,4 +186,80 @@ TEST_CASE("runs on different machines are flagged, and too little data gives no 
   CHECK_THAT(design_note(*e), Catch::Matchers::Contains("across machines"));
   CHECK_FALSE(estimate_ratio({RunSamples{0, std::nullopt, "", {100}, {}}},
                              {RunSamples{0, std::nullopt, "", {110}, {}}}));
+}
+
+namespace {
+
+// The per-repeat log ratio as the model computed it before RunIndex: each
+// of x's cycles' logs kept apart and averaged, y's blocks in their order.
+// Nothing where fewer than two blocks pair (the model then compares means).
+std::optional<double> reference_log_ratio(const RunSamples& x, const RunSamples& y) {
+  std::map<int64_t, std::vector<double>> x_at;
+  for (size_t i = 0; i < x.values.size() && i < x.cycles.size(); ++i) {
+    if (x.cycles[i] && x.values[i] > 0) x_at[*x.cycles[i]].push_back(std::log(x.values[i]));
+  }
+  std::vector<double> series;
+  for (size_t i = 0; i < y.values.size() && i < y.cycles.size(); ++i) {
+    if (!y.cycles[i] || !(y.values[i] > 0)) continue;
+    auto it = x_at.find(*y.cycles[i]);
+    if (it == x_at.end()) continue;
+    double xl = 0;
+    for (double l : it->second) xl += l / static_cast<double>(it->second.size());
+    series.push_back(std::log(y.values[i]) - xl);
+  }
+  if (series.size() < 2) return std::nullopt;
+  double mean = 0;
+  for (double d : series) mean += d / static_cast<double>(series.size());
+  return mean;
+}
+
+}  // namespace
+
+TEST_CASE("the run index gives the numbers of pairing blocks by cycle to the last bit",
+          "[host][ratio]") {
+  std::mt19937_64 rng(606);
+  std::uniform_real_distribution<double> u(0.5, 2);
+  std::uniform_int_distribution<int> pick(0, 9);
+  int checked = 0;
+  for (int world = 0; world < 200; ++world) {
+    // Runs of a shape the fast paths must not get wrong: several blocks in
+    // one cycle, cycles going back, blocks without a cycle or a time.
+    std::vector<RunSamples> x(3), y(3);
+    for (int r = 0; r < 3; ++r) {
+      for (auto* side : {&x, &y}) {
+        RunSamples& run = (*side)[static_cast<size_t>(r)];
+        run.repeat = r;
+        run.group = "g";
+        int64_t cycle = 0;
+        std::mt19937_64 walk(static_cast<uint64_t>(world * 3 + r));  // x's and y's alike
+        for (int b = 0; b < 30; ++b) {
+          const int k = pick(walk);
+          cycle += k == 0 ? -3 : k < 3 ? 0 : 1;
+          const int own = pick(rng);  // a side's own gaps
+          run.values.push_back(own == 9 ? 0.0 : u(rng));
+          run.cycles.push_back(own == 8 ? std::nullopt : std::optional<int64_t>(cycle));
+        }
+      }
+    }
+    const auto plain = repeat_log_ratios(x, y);
+    auto xi = x, yi = y;
+    for (auto& r : xi) index_run(r);
+    for (auto& r : yi) index_run(r);
+    const auto indexed = repeat_log_ratios(xi, yi);
+    REQUIRE(plain.size() == 3);
+    for (int r = 0; r < 3; ++r) {
+      const auto ref = reference_log_ratio(x[static_cast<size_t>(r)], y[static_cast<size_t>(r)]);
+      REQUIRE(ref);
+      CHECK(plain.at(r) == *ref);
+      CHECK(indexed.at(r) == plain.at(r));
+      ++checked;
+    }
+    const auto a = estimate_ratio(x, y), b = estimate_ratio(xi, yi);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->ratio == b->ratio);
+    CHECK(a->low == b->low);
+    CHECK(a->paired_blocks == b->paired_blocks);
+  }
+  CHECK(checked == 600);
 }

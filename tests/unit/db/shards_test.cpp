@@ -145,6 +145,10 @@ TEST_CASE("merging shards is idempotent and keeps each trial's node and Slurm id
   CHECK(count(db, "SELECT count(*) FROM trials WHERE status = 'ok'") == 4);
   CHECK(count(db, "SELECT count(*) FROM trial_summary") == 4);
   CHECK(count(db, "SELECT count(*) FROM blocks") == 8);
+  // Each trial's block series came with its blocks, the same bytes.
+  CHECK(count(db,
+              "SELECT count(*) FROM block_series s JOIN trials t ON t.id = s.trial_id WHERE "
+              "t.status = 'ok' AND s.blocks = 2 AND length(s.throughput) = 16") == 4);
   CHECK(count(db, "SELECT count(*) FROM metrics") == 4);
   CHECK(count(db, "SELECT count(*) FROM merged_shards") == 2);
   // The trial's own numbers, plan position, node and array task came along.
@@ -254,6 +258,8 @@ TEST_CASE("a shard from an older database version merges through a migrated copy
   CHECK(count(db, "SELECT throughput_median FROM trial_summary") == 42);
   CHECK(count(db, "SELECT quality_higher_is_better FROM trial_summary") == 1);
   CHECK(count(db, "SELECT count(*) FROM blocks") == 2);
+  // The migrated copy's series (backfilled from its blocks) came along.
+  CHECK(count(db, "SELECT count(*) FROM block_series WHERE blocks = 2") == 1);
   CHECK(count(db,
               "SELECT count(*) FROM trials t JOIN environments e ON e.id = t.environment_id "
               "WHERE e.hostname = 'old-node'") == 1);

@@ -49,6 +49,15 @@ std::string file_bytes(const std::string& path) {
   return out.str();
 }
 
+SweepRecord sweep_named(const std::string& name) {
+  SweepRecord s;
+  s.name = name;
+  s.workload = "noop";
+  s.spec_json = "{}";
+  s.spec_hash = "h";
+  return s;
+}
+
 int64_t count(Connection& db, const std::string& sql) {
   auto st = db.prepare(sql);
   st.step();
@@ -285,4 +294,100 @@ TEST_CASE("the store answers what the host asks without SQL of its own", "[db]")
   CHECK_THROWS_WITH(reader.read_query("DELETE FROM trials"), Contains("would write"));
   CHECK_THROWS_WITH(reader.read_query("SELECT 1; SELECT 2"), Contains("one statement"));
   CHECK(reader.trial_counts(1).total == 3);  // the refused statements changed nothing
+}
+
+TEST_CASE(
+    "block series: written with the blocks, backfilled for a version 5 database, the same "
+    "numbers",
+    "[db][series]") {
+  TempDb t;
+  // Blocks as a run writes them: a block without time (left out of the
+  // series), one without a cycle, two blocks in one cycle, a cycle back.
+  std::vector<BlockSample> blocks = {{0, 10, 0.5, 40, 0, 3, std::nullopt},
+                                     {1, 10, 0.0, 40, 0, 4, std::nullopt},
+                                     {2, 10, 0.25, 41, 0, std::nullopt, std::nullopt},
+                                     {3, 10, 0.125, 42, 0, 5, std::nullopt},
+                                     {4, 10, 0.3, 43, 0, 5, std::nullopt},
+                                     {5, 10, 0.7, 44, 0, 2, std::nullopt}};
+  const BlockSeries expected = series_of(blocks);
+  REQUIRE(expected.throughput.size() == 5);
+  CHECK(expected.throughput[0] == 40 / 0.5);
+  CHECK_FALSE(expected.cycles[1]);
+  CHECK(expected.cycles[4] == 2);
+  const auto same = [&](const BlockSeries& s) {
+    CHECK(s.throughput == expected.throughput);  // bit for bit
+    CHECK(s.cycles == expected.cycles);
+  };
+  {
+    // Version 5: blocks and no series table; two trials with blocks.
+    Connection db(t.path, Connection::Mode::read_write);
+    for (const auto& m : embedded_migrations()) {
+      if (std::atoi(m.file.c_str()) <= 5) db.exec(m.sql);
+    }
+    db.exec("PRAGMA user_version = 5");
+    db.exec(
+        "INSERT INTO sweeps (name, workload, spec_json, spec_hash) VALUES ('old', 'noop', "
+        "'{}', 'h')");
+    for (int id = 1; id <= 2; ++id) {
+      db.exec(
+          "INSERT INTO trials (sweep_id, ordinal, config_index, repeat, workload, "
+          "plugin_version, config_json, config_hash, status) VALUES (1, " +
+          std::to_string(id) + ", " + std::to_string(id) + ", 0, 'noop', '1', '{}', 'c" +
+          std::to_string(id) + "', 'ok')");
+      for (const auto& b : blocks) {
+        auto st = db.prepare(
+            "INSERT INTO blocks (trial_id, idx, steps, seconds, samples, cycle) VALUES (?, ?, ?, "
+            "?, ?, ?)");
+        st.bind(1, int64_t{id}).bind(2, b.idx).bind(3, b.steps).bind(4, b.seconds);
+        st.bind(5, b.samples * id).bind(6, b.cycle);
+        st.run();
+      }
+    }
+  }
+  {
+    // A reader's upgraded copy has the series, without writing the file.
+    Store reader(t.path, Connection::Mode::read_only);
+    REQUIRE(reader.reads_upgraded_copy());
+    const auto series = reader.block_series(1);
+    REQUIRE(series.size() == 2);
+    same(series.at(1));
+    CHECK(series.at(2).throughput[2] == 2 * expected.throughput[2]);
+  }
+  Store store(t.path, Connection::Mode::read_write);
+  CHECK(count(store.connection(), "SELECT count(*) FROM block_series") == 2);
+  // A trial committed now writes its series in its own transaction.
+  const int64_t sweep = store.create_sweep(sweep_named("new"), {plan(0, 0), plan(1, 0)});
+  const auto trials = store.trials(sweep);
+  TrialOutcome o;
+  o.status = TrialStatus::ok;
+  o.blocks = blocks;
+  store.commit_trial(trials[0].id, o);
+  o.blocks.clear();  // a trial without blocks has no series
+  store.commit_trial(trials[1].id, o);
+  const auto series = store.block_series(sweep);
+  REQUIRE(series.size() == 1);
+  same(series.at(trials[0].id));
+  // Series of trials of another run are not read.
+  CHECK(store.block_series(1).size() == 2);
+}
+
+TEST_CASE("last_stats: every trial's last value of each statistic, as last_stat reads it",
+          "[db][series]") {
+  TempDb t;
+  Store store(t.path, Connection::Mode::read_write);
+  const int64_t sweep = store.create_sweep(sweep_named("s"), {plan(0, 0), plan(1, 0)});
+  const auto trials = store.trials(sweep);
+  TrialOutcome o;
+  o.status = TrialStatus::ok;
+  o.metrics = {
+      {"stat", 10, "a", 2}, {"stat", 5, "a", 1}, {"stat", 7, "b", 3}, {"eval", 20, "a", 9}};
+  store.commit_trial(trials[0].id, o);
+  o.metrics = {{"stat", 1, "c", 4}};
+  store.commit_trial(trials[1].id, o);
+  const auto stats = store.last_stats(sweep, {"a", "c"});
+  REQUIRE(stats.size() == 2);
+  CHECK(stats.at(trials[0].id).at("a") == store.last_stat(trials[0].id, "a"));
+  CHECK(stats.at(trials[0].id).at("a") == 2);     // the highest step's, not an eval's
+  CHECK(stats.at(trials[0].id).count("b") == 0);  // not asked for
+  CHECK(stats.at(trials[1].id).at("c") == 4);
 }

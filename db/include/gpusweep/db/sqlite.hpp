@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace gpusweep::db {
 
@@ -58,6 +59,8 @@ class Statement {
   Statement& bind(int index, const std::string& value);
   Statement& bind(int index, const char* value);
   Statement& bind_null(int index);
+  // Binds bytes as a BLOB (copied).
+  Statement& bind_blob(int index, const std::string& bytes);
   template <class T>
   Statement& bind(int index, const std::optional<T>& value) {
     return value ? bind(index, *value) : bind_null(index);
@@ -77,6 +80,8 @@ class Statement {
   std::string get_text(int i) const;
   std::optional<double> get_optional_double(int i) const;
   std::optional<std::string> get_optional_text(int i) const;
+  // A BLOB column's bytes (empty for NULL), valid until the next step or reset.
+  std::string_view get_blob(int i) const;
   int column_type(int i) const;
 
  private:

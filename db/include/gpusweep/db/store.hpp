@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace gpusweep::db {
@@ -88,6 +89,15 @@ struct BlockSample {
   // The device's own clock (CUDA events), when it has one.
   std::optional<double> device_seconds;
 };
+
+// A trial's blocks as the commands that read whole runs take them (the
+// block_series table): samples / seconds of every block with seconds > 0, in
+// idx order, and each one's cycle.
+struct BlockSeries {
+  std::vector<double> throughput;
+  std::vector<std::optional<int64_t>> cycles;  // parallel to throughput
+};
+BlockSeries series_of(const std::vector<BlockSample>& blocks);
 
 struct MetricSample {
   std::string kind;  // "eval" | "stat"
@@ -249,6 +259,16 @@ class Store {
   std::vector<MetricSample> metrics(int64_t trial_id);
   // The last value (highest step) of statistic `name` of a trial, if any.
   std::optional<double> last_stat(int64_t trial_id, const std::string& name);
+
+  // Reads of a whole run at once, for the commands that read every trial
+  // (compare, report, best, serve): one statement each, not one a trial.
+  // Every finished trial's block series, by trial id. A trial with blocks
+  // and no series row (blocks inserted by hand) is missing here: read its
+  // blocks() instead.
+  std::unordered_map<int64_t, BlockSeries> block_series(int64_t sweep_id);
+  // The last value of each of `names` (statistics) of every trial, by trial id.
+  std::unordered_map<int64_t, std::map<std::string, double>> last_stats(
+      int64_t sweep_id, const std::vector<std::string>& names);
 
   // The connection itself, for db/'s own code and its tests: the host goes
   // through the methods above (scripts/check_layers.py refuses it there).

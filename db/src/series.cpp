@@ -1,0 +1,135 @@
+// Block series; see series.hpp.
+#include "series.hpp"
+
+#include <cstring>
+#include <limits>
+
+namespace gpusweep::db {
+
+namespace {
+
+constexpr int64_t kNoCycle = std::numeric_limits<int64_t>::min();
+// The blobs are little-endian whatever the host: on one that is too, the
+// doubles are copied as they lie.
+constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+
+void put_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t get_u64(std::string_view in, size_t at) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) {
+    v |= static_cast<uint64_t>(static_cast<unsigned char>(in[at + static_cast<size_t>(i)]))
+         << (8 * i);
+  }
+  return v;
+}
+
+}  // namespace
+
+BlockSeries series_of(const std::vector<BlockSample>& blocks) {
+  BlockSeries s;
+  for (const auto& b : blocks) {
+    if (b.seconds <= 0) continue;
+    s.throughput.push_back(b.samples / b.seconds);
+    s.cycles.push_back(b.cycle);
+  }
+  return s;
+}
+
+std::string pack_throughput(const BlockSeries& s) {
+  std::string out;
+  out.reserve(8 * s.throughput.size());
+  for (double v : s.throughput) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &v, sizeof bits);
+    put_u64(out, bits);
+  }
+  return out;
+}
+
+std::string pack_cycles(const BlockSeries& s) {
+  bool any = false;
+  for (const auto& c : s.cycles) any = any || c.has_value();
+  std::string out;
+  if (!any) return out;
+  out.reserve(8 * s.cycles.size());
+  for (const auto& c : s.cycles) put_u64(out, static_cast<uint64_t>(c.value_or(kNoCycle)));
+  return out;
+}
+
+BlockSeries unpack_series(int64_t trial_id, int64_t blocks, std::string_view throughput,
+                          std::string_view cycles) {
+  const auto n = static_cast<size_t>(blocks);
+  if (blocks < 0 || throughput.size() != 8 * n || (!cycles.empty() && cycles.size() != 8 * n)) {
+    throw DbError("block_series of trial " + std::to_string(trial_id) + " is damaged (" +
+                      std::to_string(blocks) + " blocks, " + std::to_string(throughput.size()) +
+                      " and " + std::to_string(cycles.size()) +
+                      " bytes); delete the row (sqlite3 FILE 'DELETE FROM block_series WHERE "
+                      "trial_id = " +
+                      std::to_string(trial_id) + "') and the trial's blocks are read instead",
+                  SQLITE_CORRUPT);
+  }
+  BlockSeries s;
+  s.throughput.resize(n);
+  s.cycles.resize(n);
+  if (kLittleEndian && n > 0) std::memcpy(s.throughput.data(), throughput.data(), 8 * n);
+  for (size_t i = 0; i < n; ++i) {
+    if (!kLittleEndian) {
+      const uint64_t bits = get_u64(throughput, 8 * i);
+      std::memcpy(&s.throughput[i], &bits, sizeof bits);
+    }
+    if (!cycles.empty()) {
+      int64_t c = 0;
+      if (kLittleEndian) {
+        std::memcpy(&c, cycles.data() + 8 * i, sizeof c);
+      } else {
+        c = static_cast<int64_t>(get_u64(cycles, 8 * i));
+      }
+      if (c != kNoCycle) s.cycles[i] = c;
+    }
+  }
+  return s;
+}
+
+void insert_series(Connection& db, int64_t trial_id, const BlockSeries& s) {
+  auto st = db.prepare(
+      "INSERT OR REPLACE INTO block_series (trial_id, blocks, throughput, cycles) VALUES (?, ?, "
+      "?, ?)");
+  st.bind(1, trial_id).bind(2, static_cast<int64_t>(s.throughput.size()));
+  st.bind_blob(3, pack_throughput(s));
+  const std::string cycles = pack_cycles(s);
+  if (cycles.empty()) {
+    st.bind_null(4);
+  } else {
+    st.bind_blob(4, cycles);
+  }
+  st.run();
+}
+
+void backfill_series(Connection& db) {
+  // The blocks table's key is (trial_id, idx): read in that order, one pass.
+  auto st =
+      db.prepare("SELECT trial_id, samples, seconds, cycle FROM blocks ORDER BY trial_id, idx");
+  int64_t current = -1;
+  std::vector<BlockSample> blocks;
+  const auto flush = [&] {
+    if (current >= 0) insert_series(db, current, series_of(blocks));
+    blocks.clear();
+  };
+  while (st.step()) {
+    const int64_t trial = st.get_int(0);
+    if (trial != current) {
+      flush();
+      current = trial;
+    }
+    BlockSample& b = blocks.emplace_back();
+    b.samples = st.get_double(1);
+    b.seconds = st.get_double(2);
+    if (!st.is_null(3)) b.cycle = st.get_int(3);
+  }
+  flush();
+}
+
+}  // namespace gpusweep::db
