@@ -15,3 +15,8 @@ CREATE TABLE block_series (
   throughput BLOB NOT NULL,
   cycles     BLOB
 );
+
+-- A run's trials in plan order without sorting them (Store::trials reads
+-- every trial of a run ORDER BY ordinal: 100,000 rows went through a
+-- temporary b-tree).
+CREATE INDEX trials_by_ordinal ON trials(sweep_id, ordinal);

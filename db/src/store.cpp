@@ -230,7 +230,7 @@ std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
       m.quality = st.get_optional_double(38);
       m.quality_reference = st.get_optional_double(39);
       if (!st.is_null(40)) m.quality_higher_is_better = st.get_int(40) != 0;
-      r.summary = m;
+      r.summary = std::move(m);
     }
     if (!st.is_null(41)) r.environment_id = st.get_int(41);
     r.interleave_group = st.get_optional_text(42);
@@ -400,14 +400,24 @@ std::unordered_map<int64_t, std::map<std::string, double>> Store::last_stats(
   if (names.empty()) return out;
   std::string in;
   for (size_t i = 0; i < names.size(); ++i) in += i == 0 ? "?" : ", ?";
-  // Ascending steps: a later step's value replaces an earlier one's.
+  // Unsorted (sorting 100,000s of rows cost more than the rest): the value
+  // at the highest step is kept as the rows come.
   auto st = db_.prepare(
-      "SELECT m.trial_id, m.name, m.value FROM metrics m JOIN trials t ON t.id = m.trial_id "
-      "WHERE t.sweep_id = ? AND m.kind = 'stat' AND m.name IN (" +
-      in + ") ORDER BY m.trial_id, m.at_step");
+      "SELECT m.trial_id, m.name, m.at_step, m.value FROM metrics m JOIN trials t ON t.id = "
+      "m.trial_id WHERE t.sweep_id = ? AND m.kind = 'stat' AND m.name IN (" +
+      in + ")");
   st.bind(1, sweep_id);
   for (size_t i = 0; i < names.size(); ++i) st.bind(static_cast<int>(i) + 2, names[i]);
-  while (st.step()) out[st.get_int(0)][st.get_text(1)] = st.get_double(2);
+  std::unordered_map<int64_t, std::map<std::string, int64_t>> step;
+  while (st.step()) {
+    const int64_t trial = st.get_int(0);
+    const std::string name = st.get_text(1);
+    const int64_t at = st.get_int(2);
+    auto [it, fresh] = step[trial].emplace(name, at);
+    if (!fresh && it->second > at) continue;
+    it->second = at;
+    out[trial][name] = st.get_double(3);
+  }
   return out;
 }
 

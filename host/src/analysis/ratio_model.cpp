@@ -116,7 +116,8 @@ Mean repeat_difference(const RunSamples& x, const RunSamples& y, int64_t* paired
   RunIndex xm, ym;
   const RunIndex& xi = index_of(x, xm);
   const RunIndex& yi = index_of(y, ym);
-  if (x.group && y.group && *x.group == *y.group && !x.cycles.empty() && !y.cycles.empty()) {
+  if (x.group && y.group && *x.group == *y.group && !xi.cycle_logs.empty() &&
+      !yi.cycle_logs.empty()) {
     std::vector<double> series;
     series.reserve(yi.cycle_logs.size());
     const auto& means = xi.means();

@@ -50,7 +50,8 @@ struct RunSamples {
   // when not interleaved).
   std::vector<std::optional<int64_t>> cycles;
   // index_run's, for values and cycles as they are; none: the model
-  // computes it for each comparison.
+  // computes it for each comparison. With an index the model reads the
+  // index alone: cycles may then be released.
   std::shared_ptr<const RunIndex> index;
 };
 

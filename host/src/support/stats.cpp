@@ -20,8 +20,15 @@ double sorted_quantile(const std::vector<double>& sorted, double q) {
 
 double quantile(std::vector<double> values, double q) {
   if (values.empty()) throw std::invalid_argument("quantile of no values");
-  std::sort(values.begin(), values.end());
-  return sorted_quantile(values, q);
+  // sorted_quantile's two neighbours without sorting: the lo-th smallest by
+  // selection, and the next the smallest of what lies above it.
+  const double pos = q * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const auto nth = values.begin() + static_cast<std::ptrdiff_t>(lo);
+  std::nth_element(values.begin(), nth, values.end());
+  const double a = *nth;
+  const double b = lo + 1 < values.size() ? *std::min_element(nth + 1, values.end()) : a;
+  return a + (b - a) * (pos - static_cast<double>(lo));
 }
 
 Distribution describe(const std::vector<double>& values) {
