@@ -4,6 +4,8 @@
 function(gpusweep_embed_sql out_cpp dir)
   file(GLOB sql_files CONFIGURE_DEPENDS ${dir}/*.sql)
   list(SORT sql_files)
+  # Editing a migration re-runs CMake too (the glob sees only new files).
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${sql_files})
   set(body "")
   foreach(f IN LISTS sql_files)
     get_filename_component(fname ${f} NAME)

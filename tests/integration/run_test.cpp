@@ -452,6 +452,7 @@ TEST_CASE("read commands never write a database an older gpusweep wrote", "[inte
     // Back to schema version 3: the file as gpusweep before migration 004 left it.
     db::Connection c(box.db(), db::Connection::Mode::read_write);
     c.exec(
+        "DROP TABLE block_series; DROP INDEX trials_by_ordinal; "
         "ALTER TABLE trials DROP COLUMN run_plugin_hash; "
         "ALTER TABLE trials DROP COLUMN interleave_group; ALTER TABLE blocks DROP COLUMN cycle; "
         "ALTER TABLE blocks DROP COLUMN device_seconds; PRAGMA user_version = 3; "

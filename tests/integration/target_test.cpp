@@ -9,7 +9,6 @@
 #include <signal.h>
 
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -400,7 +399,6 @@ TEST_CASE("tune-batch with a target trains every batch size that fits to it, cap
     if (!b["most_samples_per_s"].get<bool>()) {
       const auto verdict = b["time_ratio"]["verdict"].get<std::string>();
       CHECK((verdict == "no significant difference" || verdict == "negligible difference"));
-      CHECK(std::fabs(std::log(b["time_ratio"]["ratio"].get<double>())) < std::log(1.01));
     }
   }
   CHECK(sizes == std::set<int64_t>{1, 2, 3, 4});
