@@ -59,8 +59,8 @@ std::string pack_cycles(const BlockSeries& s) {
   return out;
 }
 
-BlockSeries unpack_series(int64_t trial_id, int64_t blocks, std::string_view throughput,
-                          std::string_view cycles) {
+void unpack_series(int64_t trial_id, int64_t blocks, std::string_view throughput,
+                   std::string_view cycles, BlockSeries& s) {
   const auto n = static_cast<size_t>(blocks);
   if (blocks < 0 || throughput.size() != 8 * n || (!cycles.empty() && cycles.size() != 8 * n)) {
     throw DbError("block_series of trial " + std::to_string(trial_id) + " is damaged (" +
@@ -71,9 +71,8 @@ BlockSeries unpack_series(int64_t trial_id, int64_t blocks, std::string_view thr
                       std::to_string(trial_id) + "') and the trial's blocks are read instead",
                   SQLITE_CORRUPT);
   }
-  BlockSeries s;
   s.throughput.resize(n);
-  s.cycles.resize(n);
+  s.cycles.assign(n, std::nullopt);
   if (kLittleEndian && n > 0) std::memcpy(s.throughput.data(), throughput.data(), 8 * n);
   for (size_t i = 0; i < n; ++i) {
     if (!kLittleEndian) {
@@ -90,7 +89,6 @@ BlockSeries unpack_series(int64_t trial_id, int64_t blocks, std::string_view thr
       if (c != kNoCycle) s.cycles[i] = c;
     }
   }
-  return s;
 }
 
 void insert_series(Connection& db, int64_t trial_id, const BlockSeries& s) {

@@ -14,8 +14,8 @@ namespace gpusweep::db {
 std::string pack_throughput(const BlockSeries& s);
 std::string pack_cycles(const BlockSeries& s);
 // Throws DbError naming the trial when the blobs' sizes disagree with blocks.
-BlockSeries unpack_series(int64_t trial_id, int64_t blocks, std::string_view throughput,
-                          std::string_view cycles);
+void unpack_series(int64_t trial_id, int64_t blocks, std::string_view throughput,
+                   std::string_view cycles, BlockSeries& into);
 
 // Writes a trial's series row (replacing one there).
 void insert_series(Connection& db, int64_t trial_id, const BlockSeries& s);

@@ -5,7 +5,9 @@
 #include "copy.hpp"
 #include "series.hpp"
 
+#include <algorithm>
 #include <chrono>
+#include <climits>
 #include <thread>
 
 namespace gpusweep::db {
@@ -382,21 +384,27 @@ std::optional<double> Store::last_stat(int64_t trial_id, const std::string& name
 }
 
 std::unordered_map<int64_t, BlockSeries> Store::block_series(int64_t sweep_id) {
+  std::unordered_map<int64_t, BlockSeries> out;
+  for_each_series(sweep_id, [&](int64_t id, BlockSeries& s) { out.emplace(id, std::move(s)); });
+  return out;
+}
+
+void Store::for_each_series(int64_t sweep_id, const std::function<void(int64_t, BlockSeries&)>& f) {
   auto st = db_.prepare(
       "SELECT s.trial_id, s.blocks, s.throughput, s.cycles FROM block_series s JOIN trials t ON "
       "t.id = s.trial_id WHERE t.sweep_id = ?");
   st.bind(1, sweep_id);
-  std::unordered_map<int64_t, BlockSeries> out;
+  BlockSeries s;
   while (st.step()) {
     const int64_t id = st.get_int(0);
-    out.emplace(id, unpack_series(id, st.get_int(1), st.get_blob(2), st.get_blob(3)));
+    unpack_series(id, st.get_int(1), st.get_blob(2), st.get_blob(3), s);
+    f(id, s);
   }
-  return out;
 }
 
-std::unordered_map<int64_t, std::map<std::string, double>> Store::last_stats(
+std::unordered_map<int64_t, std::vector<std::optional<double>>> Store::last_stats(
     int64_t sweep_id, const std::vector<std::string>& names) {
-  std::unordered_map<int64_t, std::map<std::string, double>> out;
+  std::unordered_map<int64_t, std::vector<std::optional<double>>> out;
   if (names.empty()) return out;
   std::string in;
   for (size_t i = 0; i < names.size(); ++i) in += i == 0 ? "?" : ", ?";
@@ -408,15 +416,22 @@ std::unordered_map<int64_t, std::map<std::string, double>> Store::last_stats(
       in + ")");
   st.bind(1, sweep_id);
   for (size_t i = 0; i < names.size(); ++i) st.bind(static_cast<int>(i) + 2, names[i]);
-  std::unordered_map<int64_t, std::map<std::string, int64_t>> step;
+  std::unordered_map<int64_t, std::vector<int64_t>> steps;
   while (st.step()) {
     const int64_t trial = st.get_int(0);
     const std::string name = st.get_text(1);
+    const auto k = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    if (k == names.size()) continue;
     const int64_t at = st.get_int(2);
-    auto [it, fresh] = step[trial].emplace(name, at);
-    if (!fresh && it->second > at) continue;
-    it->second = at;
-    out[trial][name] = st.get_double(3);
+    auto& values = out[trial];
+    auto& at_steps = steps[trial];
+    if (values.empty()) {
+      values.resize(names.size());
+      at_steps.assign(names.size(), INT64_MIN);
+    }
+    if (at < at_steps[k]) continue;
+    at_steps[k] = at;
+    values[k] = st.get_double(3);
   }
   return out;
 }

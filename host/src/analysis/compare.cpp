@@ -55,27 +55,52 @@ bool in_rounds(const db::TrialRecord& t, Rounds rounds) {
 
 namespace {
 
-// A statistic of a trial from a run's last_stats.
-using Stats = std::unordered_map<int64_t, std::map<std::string, double>>;
-std::optional<double> stat_of(const Stats& stats, int64_t trial, const char* name) {
+// The statistics gather_configs reads, in last_stats' order.
+const std::vector<std::string> kGatherStats = {"overlap_fraction", "target_time_s",
+                                               "target_censored", "quality_se"};
+enum GatherStat : size_t { overlap_fraction, target_time_s, target_censored, quality_se };
+using Stats = std::unordered_map<int64_t, std::vector<std::optional<double>>>;
+std::optional<double> stat_of(const Stats& stats, int64_t trial, GatherStat name) {
   const auto t = stats.find(trial);
-  if (t == stats.end()) return std::nullopt;
-  const auto v = t->second.find(name);
-  if (v == t->second.end()) return std::nullopt;
-  return v->second;
+  return t == stats.end() ? std::nullopt : t->second[name];
 }
 
-// A trial's run of block throughputs: its block series, or its blocks where
-// it has none (inserted by hand).
-void fill_run(db::Store& store, const db::TrialRecord& t,
-              std::unordered_map<int64_t, db::BlockSeries>& series, RunSamples& run) {
-  auto it = series.find(t.id);
-  db::BlockSeries s =
-      it != series.end() ? std::move(it->second) : db::series_of(store.blocks(t.id));
+// Where a trial's run of block throughputs goes: its config and its place
+// among the config's runs.
+struct RunSlot {
+  int64_t config_index = 0;
+  size_t run = 0;
+};
+
+void set_values(RunSamples& run, db::BlockSeries& s) {
   run.values = std::move(s.throughput);
-  run.cycles = std::move(s.cycles);
+  run.cycles.swap(s.cycles);
   index_run(run);
-  run.cycles = {};  // the index has them: 16 bytes a block, 160 MB at 10M blocks
+  run.cycles.swap(s.cycles);  // the index has them; s keeps the buffer for the next trial
+}
+
+// Every waiting run's block throughputs: from the run's block series, one
+// trial at a time as they come, or from its blocks where a trial has none
+// (blocks inserted by hand). Then each config's values, in its runs' order.
+void fill_runs(db::Store& store, int64_t sweep_id, std::unordered_map<int64_t, RunSlot>& waiting,
+               std::map<int64_t, ConfigSamples>& by_index) {
+  store.for_each_series(sweep_id, [&](int64_t id, db::BlockSeries& s) {
+    const auto it = waiting.find(id);
+    if (it == waiting.end()) return;
+    set_values(by_index[it->second.config_index].runs[it->second.run], s);
+    waiting.erase(it);
+  });
+  for (const auto& [id, slot] : waiting) {
+    db::BlockSeries s = db::series_of(store.blocks(id));
+    set_values(by_index[slot.config_index].runs[slot.run], s);
+  }
+  for (auto& [index, c] : by_index) {
+    size_t n = 0;
+    for (const auto& r : c.runs) n += r.values.size();
+    c.throughput.reserve(n);
+    for (const auto& r : c.runs)
+      c.throughput.insert(c.throughput.end(), r.values.begin(), r.values.end());
+  }
 }
 
 }  // namespace
@@ -84,11 +109,9 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
                                           Rounds rounds) {
   std::map<int64_t, ConfigSamples> by_index;
   const Machines machines = with_blocks ? machines_of(store.environments(sweep_id)) : Machines{};
-  // The whole run in four reads: trials, series, statistics, environments.
-  auto series =
-      with_blocks ? store.block_series(sweep_id) : std::unordered_map<int64_t, db::BlockSeries>{};
-  const Stats stats = store.last_stats(
-      sweep_id, {"overlap_fraction", "target_time_s", "target_censored", "quality_se"});
+  // The whole run in four reads: trials, statistics, block series, environments.
+  const Stats stats = store.last_stats(sweep_id, kGatherStats);
+  std::unordered_map<int64_t, RunSlot> waiting;  // trial id: its run, values to come
   for (const auto& t : store.trials(sweep_id)) {
     if (!in_rounds(t, rounds)) continue;
     ConfigSamples& c = by_index[t.plan.config_index];
@@ -104,19 +127,18 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     ++c.ok;
     c.unit = t.summary->unit;
     if (with_blocks) {
-      RunSamples& run = c.runs.emplace_back(run_of(t, machines));
-      fill_run(store, t, series, run);
-      c.throughput.insert(c.throughput.end(), run.values.begin(), run.values.end());
+      waiting[t.id] = {t.plan.config_index, c.runs.size()};
+      c.runs.push_back(run_of(t, machines));
       c.overlap_fraction =
-          std::max(c.overlap_fraction, stat_of(stats, t.id, "overlap_fraction").value_or(0));
+          std::max(c.overlap_fraction, stat_of(stats, t.id, overlap_fraction).value_or(0));
     }
-    if (const auto time = stat_of(stats, t.id, "target_time_s")) {
-      c.target_times.push_back(TargetTime{t.plan.repeat, *time,
-                                          stat_of(stats, t.id, "target_censored").value_or(0) > 0});
+    if (const auto time = stat_of(stats, t.id, target_time_s)) {
+      c.target_times.push_back(
+          TargetTime{t.plan.repeat, *time, stat_of(stats, t.id, target_censored).value_or(0) > 0});
     }
     if (t.summary->quality) {
       c.quality.push_back(
-          {*t.summary->quality, stat_of(stats, t.id, "quality_se").value_or(NAN), t.plan.repeat});
+          {*t.summary->quality, stat_of(stats, t.id, quality_se).value_or(NAN), t.plan.repeat});
     }
     if (t.summary->peak_memory_bytes) {
       c.peak_memory_bytes =
@@ -125,6 +147,7 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     if (t.summary->quality_higher_is_better)
       c.higher_is_better = t.summary->quality_higher_is_better;
   }
+  if (with_blocks) fill_runs(store, sweep_id, waiting, by_index);
   std::vector<ConfigSamples> out;
   for (auto& [idx, c] : by_index) out.push_back(std::move(c));
   return out;

@@ -66,11 +66,31 @@ Mean difference(const Mean& a, const Mean& b) {
   return d;
 }
 
-using CycleLog = std::pair<int64_t, double>;
+using CycleLog = RunIndex::CycleLog;
 bool cycle_less(const CycleLog& a, const CycleLog& b) { return a.first < b.first; }
+
+// The contiguous shape's logs in one pass; false (ix.logs partial) when the
+// run is of another shape.
+bool contiguous_index(const RunSamples& r, RunIndex& ix) {
+  if (r.cycles.size() != r.values.size() || r.values.empty() || !r.cycles[0]) return false;
+  ix.logs.reserve(r.values.size());
+  const int64_t first = *r.cycles[0];
+  for (size_t i = 0; i < r.values.size(); ++i) {
+    const double v = r.values[i];
+    if (!(v > 0) || !std::isfinite(v) || r.cycles[i] != first + static_cast<int64_t>(i)) {
+      return false;
+    }
+    ix.logs.push_back(std::log(v));
+  }
+  ix.contiguous = true;
+  ix.first_cycle = first;
+  return true;
+}
 
 RunIndex make_index(const RunSamples& r) {
   RunIndex ix;
+  if (contiguous_index(r, ix)) return ix;
+  ix.logs.clear();
   ix.logs.reserve(r.values.size());
   ix.cycle_logs.reserve(r.values.size());
   for (size_t i = 0; i < r.values.size(); ++i) {
@@ -102,6 +122,20 @@ RunIndex make_index(const RunSamples& r) {
   return ix;
 }
 
+// The first of x's per-cycle means whose cycle is not below `cycle`.
+size_t first_mean_from(const RunIndex& x, int64_t cycle) {
+  size_t lo = 0, hi = x.mean_count();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (x.mean(mid).first < cycle) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
 // A run's index: its own, or one made now in `made`.
 const RunIndex& index_of(const RunSamples& r, RunIndex& made) {
   if (r.index) return *r.index;
@@ -116,22 +150,26 @@ Mean repeat_difference(const RunSamples& x, const RunSamples& y, int64_t* paired
   RunIndex xm, ym;
   const RunIndex& xi = index_of(x, xm);
   const RunIndex& yi = index_of(y, ym);
-  if (x.group && y.group && *x.group == *y.group && !xi.cycle_logs.empty() &&
-      !yi.cycle_logs.empty()) {
+  if (x.group && y.group && *x.group == *y.group && xi.cycle_count() > 0 && yi.cycle_count() > 0) {
     std::vector<double> series;
-    series.reserve(yi.cycle_logs.size());
-    const auto& means = xi.means();
+    series.reserve(yi.cycle_count());
     // y's blocks in their order, each with x's mean of its cycle: walked
     // together while y's cycles increase, searched where they go back.
-    auto it = means.begin();
+    size_t at = 0;
+    const size_t means = xi.mean_count();
     int64_t last = INT64_MIN;
-    for (const auto& [cycle, l] : yi.cycle_logs) {
-      if (cycle < last)
-        it = std::lower_bound(means.begin(), means.end(), CycleLog{cycle, 0}, cycle_less);
+    for (size_t i = 0; i < yi.cycle_count(); ++i) {
+      const auto [cycle, l] = yi.cycle_log(i);
+      if (cycle < last) at = first_mean_from(xi, cycle);
+      if (cycle > last && xi.contiguous) {
+        // x's means are its cycles in a row: jump to this one.
+        const int64_t k = cycle - xi.first_cycle;
+        at = k < 0 ? 0 : std::min(means, static_cast<size_t>(k));
+      }
       last = cycle;
-      while (it != means.end() && it->first < cycle) ++it;
-      if (it == means.end() || it->first != cycle) continue;
-      series.push_back(l - it->second);
+      while (at < means && xi.mean(at).first < cycle) ++at;
+      if (at == means || xi.mean(at).first != cycle) continue;
+      series.push_back(l - xi.mean(at).second);
     }
     if (series.size() >= 2) {
       *paired = static_cast<int64_t>(series.size());

@@ -30,14 +30,26 @@ namespace gpusweep::host {
 // logs, sorted by cycle. A comparison of 10,000 configs with one baseline
 // reads the baseline's index 10,000 times.
 struct RunIndex {
+  using CycleLog = std::pair<int64_t, double>;
   std::vector<double> logs;
-  std::vector<std::pair<int64_t, double>> cycle_logs;
-  // Empty when cycle_logs' cycles are strictly increasing (an interleaved
-  // trial's usual one block a cycle): the means are then cycle_logs itself.
-  std::vector<std::pair<int64_t, double>> cycle_means;
-  const std::vector<std::pair<int64_t, double>>& means() const {
-    return cycle_means.empty() ? cycle_logs : cycle_means;
+  std::vector<CycleLog> cycle_logs;
+  // Empty when cycle_logs' cycles are strictly increasing (one block a
+  // cycle): the means are then cycle_logs itself.
+  std::vector<CycleLog> cycle_means;
+  // An interleaved trial's usual shape, kept without cycle_logs: every
+  // block has a cycle and a positive finite value, and the cycles are
+  // first_cycle, first_cycle + 1, ...: cycle_logs would be
+  // {first_cycle + i, logs[i]}.
+  bool contiguous = false;
+  int64_t first_cycle = 0;
+
+  size_t cycle_count() const { return contiguous ? logs.size() : cycle_logs.size(); }
+  CycleLog cycle_log(size_t i) const {
+    return contiguous ? CycleLog{first_cycle + static_cast<int64_t>(i), logs[i]} : cycle_logs[i];
   }
+  // Per cycle, sorted by cycle: the mean of its blocks' logs.
+  size_t mean_count() const { return cycle_means.empty() ? cycle_count() : cycle_means.size(); }
+  CycleLog mean(size_t i) const { return cycle_means.empty() ? cycle_log(i) : cycle_means[i]; }
 };
 
 // One ok trial's samples, with what pairing needs.

@@ -232,6 +232,16 @@ TEST_CASE("the run index gives the numbers of pairing blocks by cycle to the las
         run.group = "g";
         int64_t cycle = 0;
         std::mt19937_64 walk(static_cast<uint64_t>(world * 3 + r));  // x's and y's alike
+        if (world % 2 == 0) {
+          // Every other world the usual shape, one block a cycle in a row,
+          // each side from its own start: overlapping partly, or not at all.
+          cycle = pick(rng) * 3;
+          for (int b = 0; b < 30; ++b) {
+            run.values.push_back(u(rng));
+            run.cycles.push_back(cycle++);
+          }
+          continue;
+        }
         for (int b = 0; b < 30; ++b) {
           const int k = pick(walk);
           cycle += k == 0 ? -3 : k < 3 ? 0 : 1;
@@ -249,9 +259,9 @@ TEST_CASE("the run index gives the numbers of pairing blocks by cycle to the las
     REQUIRE(plain.size() == 3);
     for (int r = 0; r < 3; ++r) {
       const auto ref = reference_log_ratio(x[static_cast<size_t>(r)], y[static_cast<size_t>(r)]);
-      REQUIRE(ref);
-      CHECK(plain.at(r) == *ref);
       CHECK(indexed.at(r) == plain.at(r));
+      if (!ref) continue;  // under two blocks paired: the model compares means instead
+      CHECK(plain.at(r) == *ref);
       ++checked;
     }
     const auto a = estimate_ratio(x, y), b = estimate_ratio(xi, yi);
@@ -261,5 +271,6 @@ TEST_CASE("the run index gives the numbers of pairing blocks by cycle to the las
     CHECK(a->low == b->low);
     CHECK(a->paired_blocks == b->paired_blocks);
   }
-  CHECK(checked == 600);
+  // Most worlds pair (the rest checked against the unindexed path only).
+  CHECK(checked >= 450);
 }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -266,8 +267,12 @@ class Store {
   // and no series row (blocks inserted by hand) is missing here: read its
   // blocks() instead.
   std::unordered_map<int64_t, BlockSeries> block_series(int64_t sweep_id);
-  // The last value of each of `names` (statistics) of every trial, by trial id.
-  std::unordered_map<int64_t, std::map<std::string, double>> last_stats(
+  // The same, one trial at a time, in no particular order: f(trial id,
+  // series) may move what it keeps out of the series (reused between calls).
+  void for_each_series(int64_t sweep_id, const std::function<void(int64_t, BlockSeries&)>& f);
+  // The last value (highest step) of each of `names` (statistics) of every
+  // trial that has one, by trial id: one value a name, in names' order.
+  std::unordered_map<int64_t, std::vector<std::optional<double>>> last_stats(
       int64_t sweep_id, const std::vector<std::string>& names);
 
   // The connection itself, for db/'s own code and its tests: the host goes
