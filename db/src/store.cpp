@@ -182,6 +182,9 @@ std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
       "WHERE t.sweep_id = ? ORDER BY t.ordinal");
   st.bind(1, sweep_id);
   std::vector<TrialRecord> out;
+  // Sized first: a run of 100,000 trials grown by doubling moved every
+  // record about twice.
+  out.reserve(static_cast<size_t>(trial_counts(sweep_id).total));
   while (st.step()) {
     TrialRecord r;
     r.id = st.get_int(0);

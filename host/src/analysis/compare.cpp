@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <map>
 #include <unordered_map>
 
@@ -79,20 +80,37 @@ void set_values(RunSamples& run, db::BlockSeries& s) {
   run.cycles.swap(s.cycles);  // the index has them; s keeps the buffer for the next trial
 }
 
-// Every waiting run's block throughputs: from the run's block series, one
-// trial at a time as they come, or from its blocks where a trial has none
-// (blocks inserted by hand). Then each config's values, in its runs' order.
-void fill_runs(db::Store& store, int64_t sweep_id, std::unordered_map<int64_t, RunSlot>& waiting,
-               std::map<int64_t, ConfigSamples>& by_index) {
-  store.for_each_series(sweep_id, [&](int64_t id, db::BlockSeries& s) {
-    const auto it = waiting.find(id);
-    if (it == waiting.end()) return;
-    set_values(by_index[it->second.config_index].runs[it->second.run], s);
-    waiting.erase(it);
+// Every block series of a run, indexed, by trial id: read on a connection
+// of its own, on a thread of its own, while gather_configs reads the trials
+// (the series and their logs are about half of its work). A series row never
+// changes once its trial is stored, so this second snapshot cannot disagree
+// with the first: a trial the first shows finished and this one missed is
+// read from its blocks.
+std::unordered_map<int64_t, RunSamples> read_series(const std::string& path, int64_t sweep_id) {
+  db::Store reader(path, db::Connection::Mode::read_only);
+  std::unordered_map<int64_t, RunSamples> out;
+  reader.for_each_series(sweep_id, [&](int64_t id, db::BlockSeries& s) {
+    RunSamples run;
+    set_values(run, s);
+    out.emplace(id, std::move(run));
   });
+  return out;
+}
+
+// Every waiting run's block throughputs: from the series read ahead, or
+// from its blocks. Then each config's values, in its runs' order.
+void fill_runs(db::Store& store, std::unordered_map<int64_t, RunSamples> series,
+               const std::unordered_map<int64_t, RunSlot>& waiting,
+               std::map<int64_t, ConfigSamples>& by_index) {
   for (const auto& [id, slot] : waiting) {
-    db::BlockSeries s = db::series_of(store.blocks(id));
-    set_values(by_index[slot.config_index].runs[slot.run], s);
+    RunSamples& run = by_index[slot.config_index].runs[slot.run];
+    if (auto it = series.find(id); it != series.end()) {
+      run.values = std::move(it->second.values);
+      run.index = std::move(it->second.index);
+      continue;
+    }
+    db::BlockSeries s = db::series_of(store.blocks(id));  // blocks inserted by hand
+    set_values(run, s);
   }
   for (auto& [index, c] : by_index) {
     size_t n = 0;
@@ -109,10 +127,15 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
                                           Rounds rounds) {
   std::map<int64_t, ConfigSamples> by_index;
   const Machines machines = with_blocks ? machines_of(store.environments(sweep_id)) : Machines{};
-  // The whole run in four reads: trials, statistics, block series, environments.
+  // The whole run in four reads: series ahead, on a connection and a thread
+  // of its own, while this one reads the statistics, trials and
+  // environments.
+  std::future<std::unordered_map<int64_t, RunSamples>> series;
+  if (with_blocks) series = std::async(std::launch::async, read_series, store.path(), sweep_id);
   const Stats stats = store.last_stats(sweep_id, kGatherStats);
+  const std::vector<db::TrialRecord> trials = store.trials(sweep_id);
   std::unordered_map<int64_t, RunSlot> waiting;  // trial id: its run, values to come
-  for (const auto& t : store.trials(sweep_id)) {
+  for (const auto& t : trials) {
     if (!in_rounds(t, rounds)) continue;
     ConfigSamples& c = by_index[t.plan.config_index];
     c.config_index = t.plan.config_index;
@@ -147,7 +170,7 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     if (t.summary->quality_higher_is_better)
       c.higher_is_better = t.summary->quality_higher_is_better;
   }
-  if (with_blocks) fill_runs(store, sweep_id, waiting, by_index);
+  if (with_blocks) fill_runs(store, series.get(), waiting, by_index);
   std::vector<ConfigSamples> out;
   for (auto& [idx, c] : by_index) out.push_back(std::move(c));
   return out;

@@ -39,10 +39,12 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
   for (const auto& r : rows) {
     const auto& c = *r.config;
     Json rec = config_record(c, keys, r.baseline);
+    // One sort of the blocks for the median and the spread.
+    const Distribution spread = c.throughput.empty() ? Distribution{} : describe(c.throughput);
     rec["trials_ok"] = c.ok;
     rec["blocks"] = c.throughput.size();
     rec["unit"] = c.unit;
-    rec["throughput_median"] = c.throughput.empty() ? Json() : Json(quantile(c.throughput, 0.5));
+    rec["throughput_median"] = c.throughput.empty() ? Json() : Json(spread.median);
     rec["ratio"] = r.ratio ? Json(r.ratio->ratio) : Json();
     rec["ci_low"] = r.ratio ? Json(r.ratio->low) : Json();
     rec["ci_high"] = r.ratio ? Json(r.ratio->high) : Json();
@@ -67,8 +69,7 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
         r.quality ? Json(r.quality->verdict == QualityVerdict::non_inferior) : Json();
     rec["peak_memory_bytes"] = json_or_null(c.peak_memory_bytes);
     // Noise is reported, not hidden: a config whose blocks vary by more than 10%.
-    double cv = 0;
-    if (c.throughput.size() >= 2) cv = describe(c.throughput).cv;
+    const double cv = c.throughput.size() >= 2 ? spread.cv : 0;
     rec["cv"] = cv;
     rec["noisy"] = cv > kNoisyCv;
     rec["overlap_fraction"] = c.overlap_fraction;

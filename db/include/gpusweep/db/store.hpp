@@ -206,6 +206,10 @@ class Store {
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
+  // The file this store reads (an upgraded copy's, when it reads one): for a
+  // second reader of the same data on another thread.
+  const std::string& path() const { return db_.path(); }
+
   // True when this read-only store reads a migrated copy of an older file.
   bool reads_upgraded_copy() const { return copy_ != nullptr; }
 
