@@ -227,7 +227,7 @@ Json ServeApi::run(size_t d, int64_t id) const {
   return j;
 }
 
-Json ServeApi::cached_run(size_t d, int64_t id) const {
+std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id) const {
   std::string version;
   bool live = false;
   {
@@ -252,14 +252,16 @@ Json ServeApi::cached_run(size_t d, int64_t id) const {
   std::lock_guard<std::mutex> computing(entry->computing);
   const auto now = std::chrono::steady_clock::now();
   const bool fresh = entry->version == version ||
-                     (live && !entry->value.is_null() &&
+                     (live && entry->body &&
                       std::chrono::duration<double>(now - entry->at).count() < kLiveRecomputeS);
-  if (!fresh || entry->value.is_null()) {
-    entry->value = run(d, id);
+  if (!fresh || !entry->computed) {
+    const Json j = run(d, id);
+    entry->body = j.is_null() ? nullptr : std::make_shared<const std::string>(j.dump());
+    entry->computed = true;
     entry->version = version;
     entry->at = now;
   }
-  return entry->value;
+  return entry->body;
 }
 
 HttpResponse ServeApi::handle(const HttpRequest& request) const {
@@ -287,9 +289,9 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
                        ") and id as numbers");
     }
     if (request.path == "/api/run") {
-      Json j = cached_run(static_cast<size_t>(*d), *id);
-      if (j.is_null()) return not_found("no run " + std::to_string(*id));
-      return json_response(j);
+      const auto body = cached_run(static_cast<size_t>(*d), *id);
+      if (!body) return not_found("no run " + std::to_string(*id));
+      return {200, "application/json", *body};
     }
     db::Store store(dbs_[static_cast<size_t>(*d)], db::Connection::Mode::read_only);
     const auto sweep = store.sweep(*id);

@@ -48,15 +48,19 @@ class ServeApi {
   // version changed, and for a running run at most once a second (its
   // answer up to a second old), by one request while the others wait for
   // it: a page open in many browsers costs one computation, not one each.
-  // Nothing (null) for no such run.
-  nlohmann::json cached_run(size_t db, int64_t id) const;
+  // Kept as the JSON text it answers with: serialised once per computation,
+  // not once per request (at thousands of trials that text is a megabyte,
+  // and 20 open pages asked for it every second). Nothing (null) for no such
+  // run.
+  std::shared_ptr<const std::string> cached_run(size_t db, int64_t id) const;
 
  private:
   struct Cached {
     std::mutex computing;
     std::string version;
     std::chrono::steady_clock::time_point at;
-    nlohmann::json value;
+    std::shared_ptr<const std::string> body;  // null: not computed yet, or no such run
+    bool computed = false;
   };
   std::vector<std::string> dbs_;
   mutable std::mutex cache_mu_;
