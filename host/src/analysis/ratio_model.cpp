@@ -23,12 +23,13 @@ struct Mean {
 // process drift together): the variance of the mean is inflated by
 // (1 + rho) / (1 - rho) for the lag-1 autocorrelation rho (clamped to
 // [0, 0.9]), and the degrees of freedom shrink with the effective count.
-Mean series_mean(const std::vector<double>& v) {
+// spread false: the mean alone (var NaN), where only the mean is used.
+Mean series_mean(const std::vector<double>& v, bool spread = true) {
   Mean m;
   const auto n = static_cast<double>(v.size());
   if (v.empty()) return m;
   for (double a : v) m.mean += a / n;
-  if (v.size() < 2) return m;
+  if (v.size() < 2 || !spread) return m;
   double ss = 0, lag = 0;
   for (size_t i = 0; i < v.size(); ++i) {
     ss += (v[i] - m.mean) * (v[i] - m.mean);
@@ -144,15 +145,16 @@ const RunIndex& index_of(const RunSamples& r, RunIndex& made) {
 }
 
 // One repeat's log ratio: blocks paired by cycle when both trials took
-// turns in one group, else the difference of their mean logs.
-Mean repeat_difference(const RunSamples& x, const RunSamples& y, int64_t* paired) {
+// turns in one group, else the difference of their mean logs. spread false:
+// its mean alone (the repeats design uses nothing else).
+Mean repeat_difference(const RunSamples& x, const RunSamples& y, int64_t* paired, bool spread) {
   *paired = 0;
   RunIndex xm, ym;
   const RunIndex& xi = index_of(x, xm);
   const RunIndex& yi = index_of(y, ym);
   if (x.group && y.group && *x.group == *y.group && xi.cycle_count() > 0 && yi.cycle_count() > 0) {
-    std::vector<double> series;
-    series.reserve(yi.cycle_count());
+    thread_local std::vector<double> series;  // one buffer for every comparison
+    series.clear();
     // y's blocks in their order, each with x's mean of its cycle: walked
     // together while y's cycles increase, searched where they go back.
     size_t at = 0;
@@ -173,10 +175,10 @@ Mean repeat_difference(const RunSamples& x, const RunSamples& y, int64_t* paired
     }
     if (series.size() >= 2) {
       *paired = static_cast<int64_t>(series.size());
-      return series_mean(series);
+      return series_mean(series, spread);
     }
   }
-  return difference(series_mean(xi.logs), series_mean(yi.logs));
+  return difference(series_mean(xi.logs, spread), series_mean(yi.logs, spread));
 }
 
 bool differ(const std::string& a, const std::string& b) {
@@ -261,7 +263,8 @@ std::optional<RatioEstimate> estimate_ratio(const std::vector<RunSamples>& x,
   std::vector<Mean> diffs;
   for (const auto& [a, b] : pairs) {
     int64_t n = 0;
-    diffs.push_back(repeat_difference(*a, *b, &n));
+    // Two repeats or more: the per-repeat means are the observations.
+    diffs.push_back(repeat_difference(*a, *b, &n, pairs.size() < 2));
     if (repeat_logs != nullptr) (*repeat_logs)[a->repeat] = diffs.back().mean;
     paired += n;
     across = across || differ(a->machine, b->machine);
@@ -293,7 +296,7 @@ std::map<int64_t, double> repeat_log_ratios(const std::vector<RunSamples>& x,
     auto it = yr.find(repeat);
     if (it == yr.end()) continue;
     int64_t paired = 0;
-    out[repeat] = repeat_difference(*run, *it->second, &paired).mean;
+    out[repeat] = repeat_difference(*run, *it->second, &paired, false).mean;
   }
   return out;
 }

@@ -96,6 +96,11 @@ double t_pdf(double t, double df) {
 
 double t_quantile(double p, double df) {
   if (!(p > 0 && p < 1) || !(df > 0)) throw std::invalid_argument("t_quantile domain");
+  // Remembered: a comparison of 10,000 configs asks for the same few
+  // (level, df) pairs 10,000 times, and each answer is 10 or so t_cdf calls.
+  thread_local std::map<std::pair<double, double>, double> known;
+  if (const auto it = known.find({p, df}); it != known.end()) return it->second;
+  if (known.size() > 4096) known.clear();
   // Newton's method from the normal quantile; bisection keeps it bracketed
   // for the heavy tails of small df.
   double lo = -1e6, hi = 1e6;
@@ -112,6 +117,7 @@ double t_quantile(double p, double df) {
     }
     t = next;
   }
+  known[{p, df}] = t;
   return t;
 }
 
