@@ -264,15 +264,14 @@ std::vector<TargetRow> compare_targets(const std::vector<ComparisonRow>& rows,
       // shows but within min_effect is negligible. Batch sizes that learn in
       // the same steps differ to the target by a few hundredths of a percent
       // (the larger batch's slightly longer step), consistently enough over
-      // six seeds for the sign test's [min, max] to exclude 1.
-      const bool shown = t.ratio->high < 1 || t.ratio->low > 1;
-      const bool negligible = std::fabs(std::log(t.ratio->ratio)) <= std::log1p(options.min_effect);
-      const bool faster = shown && !negligible && t.ratio->high < 1;
-      const bool slower = shown && !negligible && t.ratio->low > 1;
-      t.verdict = faster   ? "faster to target"
-                  : slower ? "slower to target"
-                  : shown  ? "negligible difference"
-                           : "no significant difference";
+      // six seeds for the sign test's [min, max] to exclude 1. A time ratio
+      // above 1 is a longer time: "faster" of a ratio is slower to target.
+      const Verdict v = verdict(*t.ratio, options.min_effect);
+      const bool faster = v == Verdict::slower, slower = v == Verdict::faster;
+      t.verdict = faster                     ? "faster to target"
+                  : slower                   ? "slower to target"
+                  : v == Verdict::negligible ? "negligible difference"
+                                             : "no significant difference";
       const bool more_per_second = r.verdict && *r.verdict == Verdict::faster;
       const bool fewer_per_second = r.verdict && *r.verdict == Verdict::slower;
       t.inversion = (more_per_second && slower) || (fewer_per_second && faster);
