@@ -284,7 +284,6 @@ class Supervisor {
     const bool reached = event.value("reached", false) && t != event.end() && t->is_number();
     capping_.trained(job.round, job.config,
                      reached ? std::optional<double>(t->get<double>()) : std::nullopt);
-    if (reached) capping_.note(job.round, t->get<double>());
   }
 
   void start(TrialJob&& job) {

@@ -90,8 +90,10 @@ struct Capping {
     return c;
   }
   // A trial of config in round finished training (reached_s: its time, when
-  // it reached the target): if it leads its round, the others' caps follow.
+  // it reached the target): its time may be the round's best (note), and if
+  // it leads its round, the others' caps follow.
   void trained(int64_t round, int64_t config, std::optional<double> reached_s) {
+    if (reached_s) note(round, *reached_s);
     const auto l = leader.find(round);
     if (l == leader.end() || l->second != config) return;
     leader_done.insert(round);

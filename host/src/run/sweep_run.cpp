@@ -322,7 +322,6 @@ Capping SweepRun::capping() {
       if (time && !time->censored) reached = time->time_s;
     }
     c.trained(t.plan.repeat, t.plan.config_index, reached);
-    if (reached) c.note(t.plan.repeat, *reached);
   }
   return c;
 }
