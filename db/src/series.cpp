@@ -9,21 +9,46 @@ namespace gpusweep::db {
 namespace {
 
 constexpr int64_t kNoCycle = std::numeric_limits<int64_t>::min();
-// The blobs are little-endian whatever the host: on one that is too, the
-// doubles are copied as they lie.
-constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
 
-void put_u64(std::string& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+// The blobs' 8-byte values, little-endian whatever the host (a plain copy on
+// one that is little-endian too).
+template <class T>
+void put_le(std::string& out, T v) {
+  static_assert(sizeof(T) == 8);
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  if constexpr (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) bits = __builtin_bswap64(bits);
+  out.append(reinterpret_cast<const char*>(&bits), sizeof bits);
 }
 
-uint64_t get_u64(std::string_view in, size_t at) {
-  uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) {
-    v |= static_cast<uint64_t>(static_cast<unsigned char>(in[at + static_cast<size_t>(i)]))
-         << (8 * i);
-  }
+template <class T>
+T get_le(std::string_view in, size_t i) {
+  static_assert(sizeof(T) == 8);
+  uint64_t bits = 0;
+  std::memcpy(&bits, in.data() + 8 * i, sizeof bits);
+  if constexpr (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) bits = __builtin_bswap64(bits);
+  T v;
+  std::memcpy(&v, &bits, sizeof v);
   return v;
+}
+
+// The blobs of a series (see 006_block_series.sql); cycles empty when no
+// block has one.
+std::string pack_throughput(const BlockSeries& s) {
+  std::string out;
+  out.reserve(8 * s.throughput.size());
+  for (double v : s.throughput) put_le(out, v);
+  return out;
+}
+
+std::string pack_cycles(const BlockSeries& s) {
+  bool any = false;
+  for (const auto& c : s.cycles) any = any || c.has_value();
+  std::string out;
+  if (!any) return out;
+  out.reserve(8 * s.cycles.size());
+  for (const auto& c : s.cycles) put_le(out, c.value_or(kNoCycle));
+  return out;
 }
 
 }  // namespace
@@ -36,27 +61,6 @@ BlockSeries series_of(const std::vector<BlockSample>& blocks) {
     s.cycles.push_back(b.cycle);
   }
   return s;
-}
-
-std::string pack_throughput(const BlockSeries& s) {
-  std::string out;
-  out.reserve(8 * s.throughput.size());
-  for (double v : s.throughput) {
-    uint64_t bits = 0;
-    std::memcpy(&bits, &v, sizeof bits);
-    put_u64(out, bits);
-  }
-  return out;
-}
-
-std::string pack_cycles(const BlockSeries& s) {
-  bool any = false;
-  for (const auto& c : s.cycles) any = any || c.has_value();
-  std::string out;
-  if (!any) return out;
-  out.reserve(8 * s.cycles.size());
-  for (const auto& c : s.cycles) put_u64(out, static_cast<uint64_t>(c.value_or(kNoCycle)));
-  return out;
 }
 
 void unpack_series(int64_t trial_id, int64_t blocks, std::string_view throughput,
@@ -73,21 +77,10 @@ void unpack_series(int64_t trial_id, int64_t blocks, std::string_view throughput
   }
   s.throughput.resize(n);
   s.cycles.assign(n, std::nullopt);
-  if (kLittleEndian && n > 0) std::memcpy(s.throughput.data(), throughput.data(), 8 * n);
   for (size_t i = 0; i < n; ++i) {
-    if (!kLittleEndian) {
-      const uint64_t bits = get_u64(throughput, 8 * i);
-      std::memcpy(&s.throughput[i], &bits, sizeof bits);
-    }
-    if (!cycles.empty()) {
-      int64_t c = 0;
-      if (kLittleEndian) {
-        std::memcpy(&c, cycles.data() + 8 * i, sizeof c);
-      } else {
-        c = static_cast<int64_t>(get_u64(cycles, 8 * i));
-      }
-      if (c != kNoCycle) s.cycles[i] = c;
-    }
+    s.throughput[i] = get_le<double>(throughput, i);
+    if (cycles.empty()) continue;
+    if (const auto c = get_le<int64_t>(cycles, i); c != kNoCycle) s.cycles[i] = c;
   }
 }
 

@@ -9,11 +9,9 @@
 
 namespace gpusweep::db {
 
-// The blobs of a series: throughput as little-endian doubles, cycles as
-// little-endian int64 (kNoCycle for none); cycles empty when none has one.
-std::string pack_throughput(const BlockSeries& s);
-std::string pack_cycles(const BlockSeries& s);
-// Throws DbError naming the trial when the blobs' sizes disagree with blocks.
+// A row's blobs (throughput as little-endian doubles, cycles as
+// little-endian int64, -2^63 for none, or empty) into `into`. Throws DbError
+// naming the trial when the blobs' sizes disagree with blocks.
 void unpack_series(int64_t trial_id, int64_t blocks, std::string_view throughput,
                    std::string_view cycles, BlockSeries& into);
 
