@@ -386,12 +386,6 @@ std::optional<double> Store::last_stat(int64_t trial_id, const std::string& name
   return st.get_double(0);
 }
 
-std::unordered_map<int64_t, BlockSeries> Store::block_series(int64_t sweep_id) {
-  std::unordered_map<int64_t, BlockSeries> out;
-  for_each_series(sweep_id, [&](int64_t id, BlockSeries& s) { out.emplace(id, std::move(s)); });
-  return out;
-}
-
 void Store::for_each_series(int64_t sweep_id, const std::function<void(int64_t, BlockSeries&)>& f) {
   auto st = db_.prepare(
       "SELECT s.trial_id, s.blocks, s.throughput, s.cycles FROM block_series s JOIN trials t ON "

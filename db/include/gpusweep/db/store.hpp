@@ -267,12 +267,10 @@ class Store {
 
   // Reads of a whole run at once, for the commands that read every trial
   // (compare, report, best, serve): one statement each, not one a trial.
-  // Every finished trial's block series, by trial id. A trial with blocks
-  // and no series row (blocks inserted by hand) is missing here: read its
-  // blocks() instead.
-  std::unordered_map<int64_t, BlockSeries> block_series(int64_t sweep_id);
-  // The same, one trial at a time, in no particular order: f(trial id,
-  // series) may move what it keeps out of the series (reused between calls).
+  // Every finished trial's block series, one trial at a time, in no
+  // particular order: f(trial id, series) may move what it keeps out of the
+  // series (reused between calls). A trial with blocks and no series row
+  // (blocks inserted by hand) is missing here: read its blocks() instead.
   void for_each_series(int64_t sweep_id, const std::function<void(int64_t, BlockSeries&)>& f);
   // The last value (highest step) of each of `names` (statistics) of every
   // trial that has one, by trial id: one value a name, in names' order.
