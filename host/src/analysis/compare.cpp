@@ -15,10 +15,20 @@
 
 namespace gpusweep::host {
 
+namespace {
+// A trial's time to target from its statistics target_time_s and
+// target_censored, however they were read.
+std::optional<TargetTime> target_time(int64_t repeat, std::optional<double> time,
+                                      std::optional<double> censored) {
+  if (!time) return std::nullopt;
+  return TargetTime{repeat, *time, censored.value_or(0) > 0};
+}
+}  // namespace
+
 std::optional<TargetTime> stored_target_time(db::Store& store, const db::TrialRecord& t) {
   const auto time = store.last_stat(t.id, "target_time_s");
-  if (!time) return std::nullopt;
-  return TargetTime{t.plan.repeat, *time, store.last_stat(t.id, "target_censored").value_or(0) > 0};
+  return target_time(t.plan.repeat, time,
+                     time ? store.last_stat(t.id, "target_censored") : std::nullopt);
 }
 
 std::string machine_key(const db::EnvironmentInfo& e) {
@@ -155,9 +165,9 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
       c.overlap_fraction =
           std::max(c.overlap_fraction, stat_of(stats, t.id, overlap_fraction).value_or(0));
     }
-    if (const auto time = stat_of(stats, t.id, target_time_s)) {
-      c.target_times.push_back(
-          TargetTime{t.plan.repeat, *time, stat_of(stats, t.id, target_censored).value_or(0) > 0});
+    if (const auto time = target_time(t.plan.repeat, stat_of(stats, t.id, target_time_s),
+                                      stat_of(stats, t.id, target_censored))) {
+      c.target_times.push_back(*time);
     }
     if (t.summary->quality) {
       c.quality.push_back(
