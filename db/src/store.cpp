@@ -442,17 +442,20 @@ Store::TrialCounts Store::trial_counts(int64_t sweep_id) {
   return {st.get_int(0), st.get_int(1)};
 }
 
-std::vector<RunCounts> Store::run_counts() {
+std::vector<RunCounts> Store::run_counts(std::optional<int64_t> sweep_id) {
   auto st = db_.prepare(
-      "SELECT sweep_id, count(*), coalesce(sum(status NOT IN ('pending', 'interrupted')), 0), "
-      "coalesce(sum(status = 'ok'), 0), "
-      "coalesce(sum(status NOT IN ('pending', 'interrupted', 'ok')), 0), "
-      "coalesce(sum(status = 'pending' AND started_at IS NOT NULL), 0), max(id), "
-      "coalesce(max(finished_at), ''), "
-      "coalesce(sum(CASE WHEN status NOT IN ('pending', 'interrupted') THEN wall_s END), 0), "
-      "coalesce(sum(CASE WHEN status = 'pending' AND started_at IS NOT NULL THEN "
-      "max(0, (julianday('now') - julianday(started_at)) * 86400) END), 0) "
-      "FROM trials GROUP BY sweep_id ORDER BY sweep_id");
+      std::string(
+          "SELECT sweep_id, count(*), coalesce(sum(status NOT IN ('pending', 'interrupted')), 0), "
+          "coalesce(sum(status = 'ok'), 0), "
+          "coalesce(sum(status NOT IN ('pending', 'interrupted', 'ok')), 0), "
+          "coalesce(sum(status = 'pending' AND started_at IS NOT NULL), 0), max(id), "
+          "coalesce(max(finished_at), ''), "
+          "coalesce(sum(CASE WHEN status NOT IN ('pending', 'interrupted') THEN wall_s END), 0), "
+          "coalesce(sum(CASE WHEN status = 'pending' AND started_at IS NOT NULL THEN "
+          "max(0, (julianday('now') - julianday(started_at)) * 86400) END), 0) "
+          "FROM trials ") +
+      (sweep_id ? "WHERE sweep_id = ? " : "") + "GROUP BY sweep_id ORDER BY sweep_id");
+  if (sweep_id) st.bind(1, *sweep_id);
   std::vector<RunCounts> out;
   while (st.step()) {
     out.push_back({st.get_int(0), st.get_int(1), st.get_int(2), st.get_int(3), st.get_int(4),

@@ -234,10 +234,8 @@ std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id) co
     db::Store store(dbs_[d], db::Connection::Mode::read_only);
     const auto sweep = store.sweep(id);
     if (!sweep) return nullptr;
-    db::RunCounts c;
-    for (const auto& k : store.run_counts()) {
-      if (k.sweep_id == id) c = k;
-    }
+    const auto counts = store.run_counts(id);
+    const db::RunCounts c = counts.empty() ? db::RunCounts{} : counts.front();
     live = sweep->status == "running" && db::RunLock::held(dbs_[d], id);
     version = run_version(*sweep, c, live);
   }
@@ -251,13 +249,12 @@ std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id) co
   // One request computes; the others wait for it and take its answer.
   std::lock_guard<std::mutex> computing(entry->computing);
   const auto now = std::chrono::steady_clock::now();
-  const bool fresh = entry->version == version ||
-                     (live && entry->body &&
-                      std::chrono::duration<double>(now - entry->at).count() < kLiveRecomputeS);
-  if (!fresh || !entry->computed) {
+  const bool fresh =
+      entry->version == version ||
+      (live && std::chrono::duration<double>(now - entry->at).count() < kLiveRecomputeS);
+  if (!fresh || !entry->body) {
     const Json j = run(d, id);
     entry->body = j.is_null() ? nullptr : std::make_shared<const std::string>(j.dump());
-    entry->computed = true;
     entry->version = version;
     entry->at = now;
   }

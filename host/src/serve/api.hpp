@@ -59,8 +59,7 @@ class ServeApi {
     std::mutex computing;
     std::string version;
     std::chrono::steady_clock::time_point at;
-    std::shared_ptr<const std::string> body;  // null: not computed yet, or no such run
-    bool computed = false;
+    std::shared_ptr<const std::string> body;  // null: not computed yet
   };
   std::vector<std::string> dbs_;
   mutable std::mutex cache_mu_;

@@ -235,8 +235,9 @@ class Store {
     int64_t finished = 0;
   };
   TrialCounts trial_counts(int64_t sweep_id);
-  // Every run's counts, in one read (a live view's whole refresh).
-  std::vector<RunCounts> run_counts();
+  // Every run's counts, in one read (a live view's whole refresh), or one
+  // run's alone.
+  std::vector<RunCounts> run_counts(std::optional<int64_t> sweep_id = std::nullopt);
   // A run's trials without blocks or metrics, in ordinal order.
   std::vector<LiveTrial> live_trials(int64_t sweep_id);
   // Records that a pending trial's worker started, so that a reader sees it
