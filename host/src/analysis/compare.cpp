@@ -15,15 +15,11 @@
 
 namespace gpusweep::host {
 
-namespace {
-// A trial's time to target from its statistics target_time_s and
-// target_censored, however they were read.
 std::optional<TargetTime> target_time(int64_t repeat, std::optional<double> time,
                                       std::optional<double> censored) {
   if (!time) return std::nullopt;
   return TargetTime{repeat, *time, censored.value_or(0) > 0};
 }
-}  // namespace
 
 std::optional<TargetTime> stored_target_time(db::Store& store, const db::TrialRecord& t) {
   const auto time = store.last_stat(t.id, "target_time_s");

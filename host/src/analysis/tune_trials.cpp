@@ -78,14 +78,24 @@ namespace {
 // up to r sees what was seen at r).
 struct TrialTimes {
   std::vector<std::optional<TargetTime>> of;  // parallel to the trials
+  std::vector<bool> diverged;                 // parallel to the trials
   std::map<int64_t, double> longest;          // round -> the longest time up to it
 };
 
-TrialTimes trial_times(db::Store& store, const std::vector<db::TrialRecord>& trials) {
+// In one read of the run's statistics: a race looks every round, and serve
+// every second.
+TrialTimes trial_times(db::Store& store, int64_t sweep_id,
+                       const std::vector<db::TrialRecord>& trials) {
+  const auto stats =
+      store.last_stats(sweep_id, {"target_time_s", "target_censored", "target_diverged"});
   TrialTimes out;
   out.of.resize(trials.size());
+  out.diverged.resize(trials.size());
   for (size_t i = 0; i < trials.size(); ++i) {
-    out.of[i] = stored_target_time(store, trials[i]);
+    if (const auto it = stats.find(trials[i].id); it != stats.end()) {
+      out.of[i] = target_time(trials[i].plan.repeat, it->second[0], it->second[1]);
+      out.diverged[i] = it->second[2].value_or(0) > 0;
+    }
     double& most = out.longest[trials[i].plan.repeat];
     if (out.of[i]) most = std::max(most, out.of[i]->time_s);
   }
@@ -100,7 +110,7 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
   const auto trials = store.trials(sweep_id);
   const Machines machines = machines_of(store.environments(sweep_id));
   const bool to_target = tune.to_target();
-  const TrialTimes times = to_target ? trial_times(store, trials) : TrialTimes{};
+  const TrialTimes times = to_target ? trial_times(store, sweep_id, trials) : TrialTimes{};
   std::vector<RaceTrial> out;
   for (size_t i = 0; i < trials.size(); ++i) {
     const db::TrialRecord& t = trials[i];
@@ -136,7 +146,7 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
       if (to_target) {
         // One value a trial: 1 / its time to target, a bound when censored.
         if (const auto& time = times.of[i]; time && time->time_s > 0) {
-          const bool diverged = store.last_stat(t.id, "target_diverged").value_or(0) > 0;
+          const bool diverged = times.diverged[i];
           r.values = {
               1 / (diverged ? std::max(times.longest.at(r.round), time->time_s) : time->time_s)};
           r.censored = time->censored || diverged;

@@ -10,8 +10,10 @@
 // alpha, must pick it (or one within 10% of it) in most races, and its confirmation must cover the
 // truth.
 #include "analysis/race.hpp"
+#include "analysis/tune_trials.hpp"
 #include "model/tune.hpp"
 
+#include "temp_dir.hpp"
 #include "wilson.hpp"
 
 #include <catch2/catch.hpp>
@@ -270,4 +272,57 @@ TEST_CASE("a race whose leader is never capped drops the slow configs sooner",
        << (without > 0 ? rounds_without / without : 0));
   CHECK(with >= without);
   CHECK(with >= 90);
+}
+
+TEST_CASE("race_trials: a diverged trial is censored at the longest time of its round or before",
+          "[host][tune][target]") {
+  test::TempDir dir("race_trials");
+  db::Store store(dir.file("r.db"), db::Connection::Mode::read_write);
+  db::SweepRecord s;
+  s.name = "race";
+  s.workload = "noop";
+  s.spec_json = "{}";
+  s.spec_hash = "h";
+  std::vector<db::TrialPlan> plans;
+  for (int64_t round = 0; round < 2; ++round) {
+    for (int64_t config = 0; config < 2; ++config) {
+      db::TrialPlan p;
+      p.ordinal = round * 2 + config;
+      p.config_index = config;
+      p.repeat = round;
+      p.workload = "noop";
+      p.plugin_version = "1";
+      p.config_json = "{}";
+      p.config_hash = std::to_string(config);
+      plans.push_back(p);
+    }
+  }
+  const int64_t id = store.create_sweep(s, plans);
+  // Round 0: config 0 reached in 4 s, config 1 diverged after 1 s. Round 1:
+  // config 0 reached in 2 s, config 1 diverged after 3 s.
+  const double time_s[2][2] = {{4, 1}, {2, 3}};
+  for (const auto& t : store.trials(id)) {
+    db::TrialOutcome o;
+    o.status = db::TrialStatus::ok;
+    db::Summary m;
+    m.unit = "steps";
+    o.summary = m;
+    const bool diverged = t.plan.config_index == 1;
+    o.metrics = {{"stat", 0, "target_time_s", time_s[t.plan.repeat][t.plan.config_index]},
+                 {"stat", 0, "target_censored", diverged ? 1.0 : 0.0},
+                 {"stat", 0, "target_diverged", diverged ? 1.0 : 0.0}};
+    store.commit_trial(t.id, o);
+  }
+  TuneSpec tune;
+  tune.objective = "time_to_target";
+  std::map<std::pair<int64_t, uint64_t>, RaceTrial> by;
+  for (auto& r : race_trials(store, id, tune)) by[{r.round, r.config}] = r;
+  REQUIRE(by.size() == 4);
+  CHECK(by[{0, 0}].values == std::vector<double>{1 / 4.0});
+  CHECK_FALSE(by[{0, 0}].censored);
+  // Diverged: censored at the longest time of its round or an earlier one.
+  CHECK(by[{0, 1}].values == std::vector<double>{1 / 4.0});
+  CHECK(by[{0, 1}].censored);
+  CHECK(by[{1, 1}].values == std::vector<double>{1 / 4.0});
+  CHECK(by[{1, 1}].censored);
 }
