@@ -23,9 +23,16 @@ ok=$(sql "$work/r.db" "SELECT count(*) FROM trials WHERE status = 'ok'")
 short=$(sql "$work/r.db" "SELECT count(*) FROM blocks b JOIN metrics m ON m.trial_id = b.trial_id
   WHERE m.name = 'kernel_s_min' AND (b.seconds < 0.99 * b.steps * m.value
                                      OR b.device_seconds < 0.99 * b.steps * m.value)")
-disagree=$(sql "$work/r.db" "SELECT coalesce(sum(value), 0) FROM metrics WHERE name = 'clock_disagreeing_blocks'")
+# Counts, as integers (the metric is stored as a REAL: its sum reads 0.0).
+disagree=$(sql "$work/r.db" "SELECT CAST(coalesce(sum(value), 0) AS INTEGER) FROM metrics
+  WHERE name = 'clock_disagreeing_blocks'")
+compared=$(sql "$work/r.db" "SELECT count(*) FROM metrics WHERE name = 'clock_disagreeing_blocks'")
+untimed=$(sql "$work/r.db" "SELECT count(*) FROM blocks WHERE device_seconds IS NULL")
 "$bin" export --db "$work/r.db" --blocks --format csv | head -n 6 || true
-echo "blocks shorter than their kernels: $short; blocks whose clocks disagree: $disagree"
+echo "blocks shorter than their kernels: $short; blocks whose clocks disagree: $disagree;" \
+     "trials whose clocks were compared: $compared of 2; blocks without a device time: $untimed"
 [ "$short" = 0 ] || { echo "FAIL: blocks timed shorter than the work they queued"; exit 1; }
+[ "$untimed" = 0 ] || { echo "FAIL: blocks without a device time (CUDA events)"; exit 1; }
+[ "$compared" = 2 ] || { echo "FAIL: a trial did not compare its host and device clocks"; exit 1; }
 [ "$disagree" = 0 ] || { echo "FAIL: host and device clocks disagree"; exit 1; }
 echo "PASS"
