@@ -1,17 +1,28 @@
 // `gpusweep serve` under load against a writer (issue 31's load test): a
-// writer commits trials at a fixed rate with their blocks, first alone, then
-// with the real server running beside it while 3 clients poll /api/runs and
-// /api/run at 1 Hz and 20 more open the page (/, /api/runs, /api/run) once a
-// second between them. Prints the writer's busy errors, its commit latency
-// (p50, p99) in both phases and their ratio, the freshness a poller saw
-// (commit to seen, p95), and the largest WAL file.
+// writer commits trials at a fixed rate with their blocks, in chunks that
+// alternate (A B B A A B ...) between the writer alone and the writer with
+// the real server beside it, whose clients run in a process of their own:
+// 3 pollers ask for /api/runs and the watched run's /api/run once a second,
+// and 20 open pages, each of which loads the page, then asks once a second
+// for what changed, as the page does (/api/runs, /api/run with the cursor of
+// its last answer). The server is killed (-9) at the end of each of its
+// chunks and started again for the next. Alternating cancels the drift of a
+// shared machine's load between the two conditions, which one long phase
+// each would not.
 //
-// Usage: serve_load [SECONDS_PER_PHASE=600] [TRIALS_PER_S=50] [BLOCKS=20]
+// Prints the writer's busy errors, its commit latency (p50, p99) alone and
+// with the server over all chunks and their ratio, the ratio chunk pair by
+// chunk pair, the freshness a poller saw (commit to seen, p95), the largest
+// WAL file, the requests that failed and the server's CPU time.
+//
+// Usage: serve_load [SECONDS_PER_CONDITION=600] [TRIALS_PER_S=50] [BLOCKS=20] [CHUNK_S=60]
+#include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -114,16 +125,112 @@ Phase write_phase(const std::string& path, int64_t sweep, const std::vector<int6
   return out;
 }
 
+// The cursor an answer of /api/run carries ("" when none).
+std::string cursor_of(const std::string& body) {
+  const std::string key = "\"cursor\":\"";
+  const auto at = body.find(key);
+  if (at == std::string::npos) return "";
+  const auto end = body.find('"', at + key.size());
+  return end == std::string::npos ? "" : body.substr(at + key.size(), end - at - key.size());
+}
+
+// The clients of one served chunk, in this (forked) process until SIGTERM:
+// each seen finished count with its time (steady clock, seconds since
+// `epoch`) and the requests that failed, written to `out` at the end.
+[[noreturn]] void run_clients(uint16_t port, const std::string& out, Clock::time_point epoch) {
+  static std::atomic<bool> stop{false};
+  signal(SIGTERM, [](int) { stop = true; });
+  std::mutex mu;
+  std::vector<std::pair<double, int64_t>> seen;
+  int failed = 0;
+  const std::regex finished_re("\"finished\":(\\d+)");
+  auto poll_run = [&](std::string* cursor) {
+    const std::string body = get(port, "/api/run?db=0&id=1&since=" + *cursor);
+    if (body.empty()) return false;
+    *cursor = cursor_of(body);
+    return !cursor->empty();
+  };
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 23; ++c) {
+    clients.emplace_back([&, c] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(43 * c));
+      const bool poller = c < 3;
+      std::string cursor;
+      if (!poller && get(port, "/").empty()) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++failed;
+      }
+      while (!stop) {
+        const auto t = Clock::now();
+        const std::string runs = get(port, "/api/runs");
+        const double now = std::chrono::duration<double>(Clock::now() - epoch).count();
+        std::smatch m;
+        const bool ok_runs = !runs.empty() && std::regex_search(runs, m, finished_re);
+        const bool ok_run = poll_run(poller ? &cursor : &cursor);
+        std::lock_guard<std::mutex> lock(mu);
+        if (!ok_runs || !ok_run) ++failed;
+        if (ok_runs && poller) seen.emplace_back(now, std::stoll(m[1]));
+        if (poller) cursor.clear();  // a poller asks for the whole run each time
+        std::this_thread::sleep_until(t + std::chrono::seconds(1));
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  std::ofstream f(out);
+  f << failed << "\n";
+  for (const auto& [t, n] : seen) f << t << " " << n << "\n";
+  f.close();
+  _exit(0);
+}
+
+pid_t start_server(const std::string& path, const std::string& log, uint16_t* port) {
+  const pid_t server = fork();
+  if (server == 0) {
+    const std::string cmd = std::string("exec '") + GPUSWEEP_BIN + "' serve --db '" + path +
+                            "' --port 0 > '" + log + "' 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  *port = 0;
+  for (int i = 0; i < 400 && *port == 0; ++i) {
+    std::ifstream in(log);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::smatch m;
+    if (std::regex_search(text, m, std::regex(":(\\d+)/")))
+      *port = static_cast<uint16_t>(std::stoi(m[1]));
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  return server;
+}
+
+// User plus system CPU seconds of a child that has exited (its rusage).
+double reap(pid_t pid) {
+  int status = 0;
+  rusage ru{};
+  if (wait4(pid, &status, 0, &ru) != pid) return 0;
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
 }  // namespace
 
+// Long by design: the set-up, the alternating chunks, and the printout.
 int main(int argc, char** argv) {
+  if (argc > 1 && (std::string(argv[1]) == "--help" || std::string(argv[1]) == "-h")) {
+    std::printf(
+        "usage: serve_load [SECONDS_PER_CONDITION=600] [TRIALS_PER_S=50] [BLOCKS=20] "
+        "[CHUNK_S=60]\n");
+    return 0;
+  }
   const double seconds = argc > 1 ? std::atof(argv[1]) : 600;
   const double rate = argc > 2 ? std::atof(argv[2]) : 50;
   const int blocks = argc > 3 ? std::atoi(argv[3]) : 20;
+  const double chunk = std::min(seconds, argc > 4 ? std::atof(argv[4]) : 60);
+  const int chunks = std::max(1, static_cast<int>(std::lround(seconds / chunk)));
   char tmpl[] = "/tmp/gpusweep_serve_load_XXXXXX";
   const std::filesystem::path dir = mkdtemp(tmpl);
   const std::string path = (dir / "load.db").string();
-  const auto n = static_cast<size_t>(2 * seconds * rate + 100);
+  const auto n = static_cast<size_t>(2 * chunks * chunk * rate + 100);
   int64_t sweep = 0;
   std::vector<int64_t> ids;
   {
@@ -147,92 +254,79 @@ int main(int argc, char** argv) {
     sweep = store.create_sweep(s, plan);
     for (const auto& t : store.trials(sweep)) ids.push_back(t.id);
   }
-  const auto epoch = Clock::now();
-  std::vector<double> committed(n, -1);
-  std::printf("phase 1: the writer alone, %.0f s at %.0f trials/s with %d blocks each\n", seconds,
-              rate, blocks);
-  std::fflush(stdout);
-  const Phase alone = write_phase(path, sweep, ids, 0, seconds, rate, blocks, &committed, epoch);
-  const size_t first = alone.commit_s.size() + static_cast<size_t>(alone.errors);
-
-  // Phase 2: the server beside it, and its clients.
-  const std::string log = (dir / "serve.log").string();
-  const pid_t server = fork();
-  if (server == 0) {
-    const std::string cmd = std::string("exec '") + GPUSWEEP_BIN + "' serve --db '" + path +
-                            "' --port 0 > '" + log + "' 2>&1";
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  uint16_t port = 0;
-  for (int i = 0; i < 400 && port == 0; ++i) {
-    std::ifstream in(log);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::smatch m;
-    if (std::regex_search(text, m, std::regex(":(\\d+)/")))
-      port = static_cast<uint16_t>(std::stoi(m[1]));
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  if (port == 0) {
-    std::fprintf(stderr, "serve did not start\n");
+  // Held as `gpusweep run` holds it: the server sees a running run, whose
+  // details it computes again at most once a second.
+  const auto lock = db::RunLock::try_acquire(path, sweep);
+  if (!lock) {
+    std::fprintf(stderr, "cannot take the run's lock\n");
     return 1;
   }
-  std::atomic<bool> done{false};
-  std::mutex mu;
-  std::vector<double> freshness;
-  int failed_requests = 0;
-  std::vector<std::thread> clients;
-  const std::regex finished_re("\"finished\":(\\d+)");
-  for (int c = 0; c < 3; ++c) {
-    clients.emplace_back([&, c] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(333 * c));
-      while (!done) {
-        const auto t = Clock::now();
-        const std::string runs = get(port, "/api/runs");
-        const double now = std::chrono::duration<double>(Clock::now() - epoch).count();
-        std::smatch m;
-        std::lock_guard<std::mutex> lock(mu);
-        if (runs.empty() || !std::regex_search(runs, m, finished_re)) {
-          ++failed_requests;
-        } else {
-          // The newest trial this answer counts: how long ago it was committed.
-          const auto seen = static_cast<size_t>(std::stoll(m[1]));
-          if (seen > first && seen <= n && committed[seen - 1] >= 0) {
-            freshness.push_back(now - committed[seen - 1]);
-          }
-        }
-        if (get(port, "/api/run?db=0&id=1").empty()) ++failed_requests;
-        std::this_thread::sleep_until(t + std::chrono::seconds(1));
-      }
-    });
-  }
-  for (int c = 0; c < 20; ++c) {
-    clients.emplace_back([&, c] {
-      std::this_thread::sleep_for(std::chrono::milliseconds(50 * c));
-      while (!done) {
-        const auto t = Clock::now();
-        const bool ok = !get(port, "/").empty() && !get(port, "/api/runs").empty() &&
-                        !get(port, "/api/run?db=0&id=1").empty();
-        if (!ok) {
-          std::lock_guard<std::mutex> lock(mu);
-          ++failed_requests;
-        }
-        std::this_thread::sleep_until(t + std::chrono::seconds(1));
-      }
-    });
-  }
+  const auto epoch = Clock::now();
+  std::vector<double> committed(n, -1);
   std::printf(
-      "phase 2: the same with gpusweep serve on port %u, 3 pollers at 1 Hz and 20 page "
-      "openers\n",
-      port);
+      "%d chunks of %.0f s each alone and with gpusweep serve (3 pollers, 20 open pages), "
+      "alternating A B B A; the writer at %.0f trials/s with %d blocks each\n",
+      chunks, chunk, rate, blocks);
   std::fflush(stdout);
-  const Phase served =
-      write_phase(path, sweep, ids, first, seconds, rate, blocks, &committed, epoch);
-  done = true;
-  for (auto& t : clients) t.join();
-  ::kill(server, SIGKILL);
-  waitpid(server, nullptr, 0);
-
+  Phase alone, served;
+  std::vector<double> pair_ratios;
+  std::vector<std::pair<double, int64_t>> seen;
+  int failed_requests = 0, no_server = 0;
+  double server_cpu = 0;
+  size_t next = 0;
+  for (int k = 0; k < 2 * chunks; ++k) {
+    const bool with_server = (k % 4 == 1 || k % 4 == 2);
+    pid_t server = 0, clients = 0;
+    const std::string seen_file = (dir / ("seen" + std::to_string(k))).string();
+    if (with_server) {
+      uint16_t port = 0;
+      server = start_server(path, (dir / ("serve" + std::to_string(k) + ".log")).string(), &port);
+      if (port == 0) {
+        ++no_server;
+      } else {
+        clients = fork();
+        if (clients == 0) run_clients(port, seen_file, epoch);
+      }
+    }
+    const Phase p = write_phase(path, sweep, ids, next, chunk, rate, blocks, &committed, epoch);
+    next += p.commit_s.size() + static_cast<size_t>(p.errors);
+    if (clients > 0) {
+      ::kill(clients, SIGTERM);
+      reap(clients);
+      std::ifstream in(seen_file);
+      int failed = 0;
+      in >> failed;
+      failed_requests += failed;
+      for (double t; in >> t;) {
+        int64_t f = 0;
+        in >> f;
+        seen.emplace_back(t, f);
+      }
+    }
+    if (server > 0) {
+      ::kill(server, SIGKILL);
+      server_cpu += reap(server);
+    }
+    Phase& into = with_server ? served : alone;
+    into.commit_s.insert(into.commit_s.end(), p.commit_s.begin(), p.commit_s.end());
+    into.errors += p.errors;
+    into.max_wal = std::max(into.max_wal, p.max_wal);
+    std::printf("  chunk %d (%s): commit p99 %.2f ms\n", k + 1, with_server ? "served" : "alone",
+                1e3 * quantile(p.commit_s, 0.99));
+    std::fflush(stdout);
+    static double last_alone_p99 = 0;
+    if (!with_server) last_alone_p99 = quantile(p.commit_s, 0.99);
+    if (with_server && last_alone_p99 > 0) {
+      pair_ratios.push_back(quantile(p.commit_s, 0.99) / last_alone_p99);
+    }
+  }
+  // Freshness: at each answer, how long ago the newest trial it counts was committed.
+  std::vector<double> freshness;
+  for (const auto& [t, f] : seen) {
+    if (f > 0 && static_cast<size_t>(f) <= n && committed[static_cast<size_t>(f) - 1] >= 0) {
+      freshness.push_back(std::max(0.0, t - committed[static_cast<size_t>(f) - 1]));
+    }
+  }
   const double p50a = quantile(alone.commit_s, 0.5), p99a = quantile(alone.commit_s, 0.99);
   const double p50b = quantile(served.commit_s, 0.5), p99b = quantile(served.commit_s, 0.99);
   std::printf("\nwriter busy/locked errors: %d alone, %d with the server\n", alone.errors,
@@ -241,13 +335,19 @@ int main(int argc, char** argv) {
               1e3 * p99a, alone.commit_s.size());
   std::printf("commit latency with serve:  p50 %.2f ms, p99 %.2f ms (%zu commits)\n", 1e3 * p50b,
               1e3 * p99b, served.commit_s.size());
-  std::printf("p99 with serve / alone:     %.3f\n", p99a > 0 ? p99b / p99a : 0);
+  std::printf("p99 with serve / alone:     %.3f (chunk by chunk: median %.3f, range %.3f-%.3f)\n",
+              p99a > 0 ? p99b / p99a : 0, quantile(pair_ratios, 0.5),
+              pair_ratios.empty() ? 0 : *std::min_element(pair_ratios.begin(), pair_ratios.end()),
+              pair_ratios.empty() ? 0 : *std::max_element(pair_ratios.begin(), pair_ratios.end()));
   std::printf("freshness (commit to seen by a poller): p50 %.2f s, p95 %.2f s over %zu answers\n",
               quantile(freshness, 0.5), quantile(freshness, 0.95), freshness.size());
   std::printf("largest WAL file: %.1f MiB alone, %.1f MiB with the server\n",
               static_cast<double>(alone.max_wal) / 1048576,
               static_cast<double>(served.max_wal) / 1048576);
-  std::printf("requests that failed: %d\n", failed_requests);
+  std::printf("requests that failed: %d; servers that did not start: %d\n", failed_requests,
+              no_server);
+  std::printf("server CPU: %.1f s over %.0f s served (%.1f%% of a core)\n", server_cpu,
+              chunks * chunk, 100 * server_cpu / (chunks * chunk));
   std::filesystem::remove_all(dir);
   return 0;
 }

@@ -14,8 +14,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 using namespace gpusweep;
@@ -168,6 +171,21 @@ TEST_CASE("serve is read-only, keeps to its routes, and wants its token off loop
   const uint16_t port = start_server(box, "--db results.db", "serve.log", &server);
   const auto runs = nlohmann::json::parse(http(port, "/api/runs").body);
   CHECK(runs["runs"][0]["name"] == "<img src=x onerror=alert(1)>");
+  // It gives way to the sweeps beside it: every thread of it at niceness 10
+  // (field 19 of /proc/PID/task/TID/stat; Linux keeps niceness per thread).
+  int threads = 0;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(server) + "/task")) {
+    std::ifstream in(task.path() / "stat");
+    const std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 19 && fields >> field; ++i) {
+    }
+    CHECK(field == "10");
+    ++threads;
+  }
+  CHECK(threads >= 1);
   CHECK(http(port, "/").status == 200);
   CHECK_THAT(http(port, "/").body, Contains("gpusweep serve"));
   CHECK(http(port, "/api/runs", "POST").status == 405);

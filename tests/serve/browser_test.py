@@ -127,9 +127,17 @@ write("s.json", json.dumps({"name": "watched", "workload": "noop", "base": {"spi
                             "grid": {"batch_size": [1, 2]}, "baseline": {"batch_size": 1},
                             "measure": {"warmup_steps": 2, "steps_per_block": 10, "blocks": 8,
                                         "repeats": 8, "interleave": 1}}))
+# A run whose trial fails with HTML in its error text.
+HOSTILE_ERROR = "<img src=x onerror=alert(3)><b>fixture</b>: thrown in step"
+write("f.json", json.dumps({"name": "failing", "workload": "faults",
+                            "base": {"mode": "throw_html", "fail_at_step": 0},
+                            "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5,
+                                        "repeats": 1}}))
 db = os.path.join(work, "r.db")
 subprocess.run([gpusweep, "run", os.path.join(work, "h.json"), "--db", db], env=env, check=True,
                stdout=subprocess.DEVNULL)
+subprocess.run([gpusweep, "run", os.path.join(work, "f.json"), "--db", db], env=env,
+               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 serve = subprocess.Popen([gpusweep, "serve", "--db", db, "--port", "0"], env=env,
                          stdout=subprocess.PIPE, text=True)
 procs.append(serve)
@@ -181,6 +189,8 @@ PROBE = r"""JSON.stringify((() => {
   return {progress: row ? row.querySelector('.progress').textContent : null,
           status: row ? row.children[3].textContent : null, ci,
           sameLoad: window.__sameLoad || null,
+          strip: document.querySelectorAll('#strip span').length,
+          stripOk: document.querySelectorAll('#strip span.ok').length,
           names: [...document.querySelectorAll('#runs tbody tr')].map(r => r.children[1].textContent),
           images: document.querySelectorAll('img').length,
           scripts: document.querySelectorAll('script').length};
@@ -229,6 +239,29 @@ if HOSTILE not in seen[-1]["names"]:
     problems.append(f"the hostile name is not shown as text: {seen[-1]['names']}")
 if seen[-1]["images"] != 0 or seen[-1]["scripts"] != 1:
     problems.append(f"the hostile name made elements: {seen[-1]['images']} img, {seen[-1]['scripts']} script")
+# The trial strip, assembled from answers that carry only what changed since
+# the page's last cursor, ends with every trial of the run, each ok.
+print(f"trial strip at the end: {seen[-1]['strip']} trials, {seen[-1]['stripOk']} ok")
+if seen[-1]["strip"] != 16 or seen[-1]["stripOk"] != 16:
+    problems.append(f"the strip does not show the run's 16 trials ok: {seen[-1]['strip']}, "
+                    f"{seen[-1]['stripOk']} ok")
+# The failing run, clicked: its error text shown as text, no element made of it.
+ws.call("Runtime.evaluate", expression="""[...document.querySelectorAll('#runs tbody tr')]
+  .find(r => r.children[1].textContent === 'failing').click()""")
+failure = None
+for _ in range(50):
+    r = ws.call("Runtime.evaluate", expression="""JSON.stringify({
+      text: [...document.querySelectorAll('#detail p')].map(p => p.textContent).join('\\n'),
+      images: document.querySelectorAll('img').length, bold: document.querySelectorAll('#detail b').length})""")
+    failure = json.loads(r["result"]["value"])
+    if HOSTILE_ERROR in failure["text"]:
+        break
+    time.sleep(0.1)
+print(f"the failing run's detail: {failure}")
+if HOSTILE_ERROR not in failure["text"]:
+    problems.append("the failing run's error text is not shown as text")
+if failure["images"] != 0 or failure["bold"] != 0:
+    problems.append(f"the error text made elements: {failure['images']} img, {failure['bold']} b")
 dialogs = [e for e in ws.events if e.get("method") == "Page.javascriptDialogOpening"]
 if dialogs:
     problems.append(f"a dialog opened: {dialogs[0]}")

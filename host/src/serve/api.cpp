@@ -19,7 +19,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <ctime>
+#include <random>
 
 namespace gpusweep::host {
 
@@ -86,7 +88,14 @@ constexpr double kLiveRecomputeS = 1.0;
 
 }  // namespace
 
-ServeApi::ServeApi(std::vector<std::string> db_paths) : dbs_(std::move(db_paths)) {}
+// A cursor names the server that gave it: one from an earlier server (the
+// page outlived a restart) gets a whole answer, not a wrong delta.
+ServeApi::ServeApi(std::vector<std::string> db_paths) : dbs_(std::move(db_paths)) {
+  std::random_device random;
+  char text[17];
+  std::snprintf(text, sizeof text, "%08x%08x", random(), random());
+  generation_ = text;
+}
 
 // Long by design: one record a run, field after field.
 Json ServeApi::runs(const std::string& since) const {
@@ -164,30 +173,27 @@ Json ServeApi::run(size_t d, int64_t id) const {
             {"kind", run_kind(spec)},
             {"keys", keys}};
   j["spec"] = Json::parse(sweep->spec_json);
-  Json trials = Json::array(), failures = Json::array();
+  Json trials = Json::array();
   for (const auto& t : store.live_trials(id)) {
     const Json config = Json::parse(t.config_json);
-    Json row = {{"config", t.config_index + 1},
+    Json row = {{"id", t.id},
+                {"ordinal", t.ordinal},
+                {"config", t.config_index + 1},
                 {"repeat", t.repeat},
                 {"status", db::status_name(t.status)},
                 {"settings", config_label(config, keys)},
                 {"started", t.started_at.has_value()},
                 {"wall_s", t.wall_s ? Json(*t.wall_s) : Json()},
                 {"throughput", t.throughput_median ? Json(*t.throughput_median) : Json()}};
-    trials.push_back(row);
     if (db::has_finished(t.status) && t.status != db::TrialStatus::ok) {
       std::string tail = t.stderr_tail.value_or("");
       if (tail.size() > kLogTail) tail = tail.substr(tail.size() - kLogTail);
-      failures.push_back({{"config", t.config_index + 1},
-                          {"repeat", t.repeat},
-                          {"settings", row["settings"]},
-                          {"status", row["status"]},
-                          {"reason", t.error.value_or("")},
-                          {"log_tail", tail}});
+      row["reason"] = t.error.value_or("");
+      row["log_tail"] = tail;
     }
+    trials.push_back(std::move(row));
   }
-  j["trials"] = trials;
-  j["failures"] = failures;
+  j["trials"] = std::move(trials);
   try {
     CompareOptions opt;
     opt.baseline = spec.baseline;
@@ -227,7 +233,88 @@ Json ServeApi::run(size_t d, int64_t id) const {
   return j;
 }
 
-std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id) const {
+void ServeApi::update(Cached& entry, Json answer) {
+  entry.exists = !answer.is_null();
+  if (!entry.exists) return;
+  const uint64_t rev = entry.rev + 1;
+  bool changed = false;
+  std::map<int64_t, Row> rows;
+  for (auto& t : answer["trials"]) {
+    const int64_t id = t["id"].get<int64_t>();
+    Row row{t["ordinal"].get<int64_t>(), t.dump(), rev};
+    const auto old = entry.rows.find(id);
+    if (old != entry.rows.end() && old->second.text == row.text) row.rev = old->second.rev;
+    changed = changed || row.rev == rev;
+    rows.emplace(id, std::move(row));
+  }
+  for (const auto& [id, row] : entry.rows) {
+    if (rows.count(id) == 0) {
+      entry.removed.emplace_back(id, rev);
+      changed = true;
+    }
+  }
+  answer.erase("trials");
+  std::string head = answer.dump();
+  if (head != entry.head) {
+    entry.head = std::move(head);
+    entry.head_rev = rev;
+    changed = true;
+  }
+  entry.rows = std::move(rows);
+  if (changed) {
+    entry.rev = rev;
+    entry.full = nullptr;
+  }
+}
+
+// Long by design: the three answers (unchanged, delta, whole) assembled
+// from the kept rows' text, without parsing or serialising them again.
+std::shared_ptr<const std::string> ServeApi::answer(Cached& entry, const std::string& since) const {
+  const std::string prefix = generation_ + ".";
+  const std::string cursor = prefix + std::to_string(entry.rev);
+  std::optional<uint64_t> from;
+  if (since.size() > prefix.size() && since.compare(0, prefix.size(), prefix) == 0 &&
+      since.size() - prefix.size() <= 19 &&
+      std::all_of(since.begin() + static_cast<std::ptrdiff_t>(prefix.size()), since.end(),
+                  ::isdigit)) {
+    const uint64_t n = std::stoull(since.substr(prefix.size()));
+    if (n <= entry.rev) from = n;
+  }
+  if (from && *from == entry.rev) {
+    return std::make_shared<const std::string>(
+        Json{{"unchanged", true}, {"cursor", cursor}}.dump());
+  }
+  if (!from && entry.full) return entry.full;
+  // The head's closing brace gives way to the cursor and the trials.
+  std::vector<const std::pair<const int64_t, Row>*> rows;
+  for (const auto& r : entry.rows) {
+    if (!from || r.second.rev > *from) rows.push_back(&r);
+  }
+  std::sort(rows.begin(), rows.end(),
+            [](const auto* a, const auto* b) { return a->second.ordinal < b->second.ordinal; });
+  std::string body = entry.head.substr(0, entry.head.size() - 1);
+  body += ",\"cursor\":" + Json(cursor).dump() + ",\"delta\":" + (from ? "true" : "false");
+  body += ",\"trials\":[";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (i > 0) body += ',';
+    body += rows[i]->second.text;
+  }
+  body += "],\"removed\":[";
+  bool first = true;
+  for (const auto& [id, rev] : entry.removed) {
+    if (!from || rev <= *from) continue;
+    if (!first) body += ',';
+    body += std::to_string(id);
+    first = false;
+  }
+  body += "]}";
+  auto out = std::make_shared<const std::string>(std::move(body));
+  if (!from) entry.full = out;
+  return out;
+}
+
+std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id,
+                                                        const std::string& since) const {
   std::string version;
   bool live = false;
   {
@@ -250,15 +337,16 @@ std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id) co
   std::lock_guard<std::mutex> computing(entry->computing);
   const auto now = std::chrono::steady_clock::now();
   const bool fresh =
-      entry->version == version ||
-      (live && std::chrono::duration<double>(now - entry->at).count() < kLiveRecomputeS);
-  if (!fresh || !entry->body) {
-    const Json j = run(d, id);
-    entry->body = j.is_null() ? nullptr : std::make_shared<const std::string>(j.dump());
+      !entry->version.empty() &&
+      (entry->version == version ||
+       (live && std::chrono::duration<double>(now - entry->at).count() < kLiveRecomputeS));
+  if (!fresh) {
+    update(*entry, run(d, id));
     entry->version = version;
     entry->at = now;
   }
-  return entry->body;
+  if (!entry->exists) return nullptr;
+  return answer(*entry, since);
 }
 
 HttpResponse ServeApi::handle(const HttpRequest& request) const {
@@ -286,7 +374,9 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
                        ") and id as numbers");
     }
     if (request.path == "/api/run") {
-      const auto body = cached_run(static_cast<size_t>(*d), *id);
+      const auto since = q.find("since");
+      const auto body =
+          cached_run(static_cast<size_t>(*d), *id, since == q.end() ? "" : since->second);
       if (!body) return not_found("no run " + std::to_string(*id));
       return {200, "application/json", *body};
     }

@@ -8,10 +8,15 @@
 //                                 and its version; with since = the cursor the
 //                                 last answer gave, only the runs whose version
 //                                 changed carry their details ("changed")
-//   GET /api/run?db=I&id=N        one run: its trials (no blocks), the
+//   GET /api/run?db=I&id=N[&since=CURSOR]
+//                                 one run: its trials (no blocks; a failed
+//                                 one with its reason and log tail), the
 //                                 comparison as `compare` gives it, times to
-//                                 target, a tune's race, failures with their
-//                                 log tails
+//                                 target, a tune's race, and a cursor; with
+//                                 since = the cursor the last answer gave,
+//                                 only the trials that changed since
+//                                 ("delta": true, "removed": ids gone), or
+//                                 {"unchanged": true} when nothing did
 //   GET /api/report?db=I&id=N     the run's HTML report (`report --html`'s renderer)
 //
 // Databases are named by their index in the server's list, never by a path
@@ -40,7 +45,7 @@ class ServeApi {
   explicit ServeApi(std::vector<std::string> db_paths);
   HttpResponse handle(const HttpRequest& request) const;
 
-  // The parts, for tests.
+  // The parts, for tests. run() gives the trials as "trials", in run order.
   nlohmann::json runs(const std::string& since) const;
   nlohmann::json run(size_t db, int64_t id) const;
 
@@ -48,19 +53,39 @@ class ServeApi {
   // version changed, and for a running run at most once a second (its
   // answer up to a second old), by one request while the others wait for
   // it: a page open in many browsers costs one computation, not one each.
-  // Kept as the JSON text it answers with: serialised once per computation,
-  // not once per request (at thousands of trials that text is a megabyte,
-  // and 20 open pages asked for it every second). Nothing (null) for no such
-  // run.
-  std::shared_ptr<const std::string> cached_run(size_t db, int64_t id) const;
+  // Each trial's row is kept as JSON text with the revision at which it
+  // last changed, so that an answer to a cursor carries only the trials
+  // that changed since (at 6,000 trials the whole answer was 2.6 MB, and
+  // every open page asked for it every second), and a whole answer is
+  // serialised once per revision, not once per request. Nothing (null) for
+  // no such run.
+  std::shared_ptr<const std::string> cached_run(size_t db, int64_t id,
+                                                const std::string& since = "") const;
 
  private:
+  struct Row {
+    int64_t ordinal = 0;
+    std::string text;  // the row's JSON
+    uint64_t rev = 0;  // the revision at which it last changed
+  };
   struct Cached {
     std::mutex computing;
-    std::string version;
+    std::string version;  // empty: not computed yet
     std::chrono::steady_clock::time_point at;
-    std::shared_ptr<const std::string> body;  // null: not computed yet
+    bool exists = false;
+    std::string head;  // the answer without its trials, as JSON text
+    uint64_t head_rev = 0;
+    std::map<int64_t, Row> rows;                        // by trial id
+    std::vector<std::pair<int64_t, uint64_t>> removed;  // trial id, revision gone
+    uint64_t rev = 0;                                   // the newest revision
+    std::shared_ptr<const std::string> full;            // the whole answer at rev
   };
+  // Folds a fresh answer into `entry`, raising the revision of what changed.
+  static void update(Cached& entry, nlohmann::json answer);
+  // The answer to `since` from entry's state (its lock held).
+  std::shared_ptr<const std::string> answer(Cached& entry, const std::string& since) const;
+
+  std::string generation_;  // this server's cursors begin with it
   std::vector<std::string> dbs_;
   mutable std::mutex cache_mu_;
   mutable std::map<std::pair<size_t, int64_t>, std::shared_ptr<Cached>> cache_;

@@ -1,0 +1,132 @@
+// serve's run answers by cursor: an answer to the last cursor carries only
+// the trials that changed since, and folding it into the earlier answer gives
+// what a whole answer gives now; a cursor that has not moved says so; one
+// from another server or garbage gets the whole answer.
+#include "serve/api.hpp"
+
+#include "temp_dir.hpp"
+
+#include <gpusweep/db/store.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <map>
+
+using namespace gpusweep;
+using Json = nlohmann::json;
+
+namespace {
+
+// A run of 2 configs x 3 repeats of noop, none run yet.
+int64_t make_run(db::Store& store) {
+  db::SweepRecord s;
+  s.name = "watched";
+  s.workload = "noop";
+  s.spec_json = R"({"name": "watched", "workload": "noop", "grid": {"batch_size": [1, 2]},
+    "baseline": {"batch_size": 1}, "measure": {"repeats": 3}})";
+  s.spec_hash = "h";
+  std::vector<db::TrialPlan> plan(6);
+  for (size_t i = 0; i < plan.size(); ++i) {
+    plan[i].ordinal = static_cast<int64_t>(i);
+    plan[i].config_index = static_cast<int64_t>(i % 2);
+    plan[i].repeat = static_cast<int64_t>(i / 2);
+    plan[i].workload = "noop";
+    plan[i].plugin_version = "1";
+    plan[i].config_json = i % 2 == 0 ? R"({"batch_size": 1})" : R"({"batch_size": 2})";
+    plan[i].config_hash = i % 2 == 0 ? "a" : "b";
+  }
+  return store.create_sweep(s, plan);
+}
+
+void finish(db::Store& store, int64_t trial, db::TrialStatus status, double throughput) {
+  db::TrialOutcome o;
+  o.status = status;
+  o.started_at = o.finished_at = "2026-11-26T00:00:00.000Z";
+  o.wall_s = 1;
+  if (status == db::TrialStatus::ok) {
+    db::Summary s;
+    s.unit = "samples";
+    s.steps_per_block = 10;
+    s.blocks = 3;
+    s.throughput_median = throughput;
+    o.summary = s;
+    for (int b = 0; b < 3; ++b) o.blocks.push_back({b, 10, 10 / throughput, 10, 0, b, {}});
+  } else {
+    o.error = "<b>boom</b>";
+  }
+  store.commit_trial(trial, o);
+}
+
+Json answer(const host::ServeApi& api, int64_t run, const std::string& since) {
+  const auto body = api.cached_run(0, run, since);
+  REQUIRE(body);
+  return Json::parse(*body);
+}
+
+// The trials of an answer by id.
+std::map<int64_t, Json> by_id(const Json& j) {
+  std::map<int64_t, Json> out;
+  for (const auto& t : j["trials"]) out[t["id"].get<int64_t>()] = t;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a run's answer to a cursor carries only what changed, and adds up to the whole",
+          "[serve]") {
+  test::TempDir dir("serve_api");
+  const std::string path = dir.path + "/r.db";
+  db::Store store(path, db::Connection::Mode::read_write);
+  const int64_t run = make_run(store);
+  const auto trials = store.trials(run);
+  finish(store, trials[0].id, db::TrialStatus::ok, 100);
+  finish(store, trials[1].id, db::TrialStatus::ok, 200);
+
+  const host::ServeApi api({path});
+  const Json first = answer(api, run, "");
+  CHECK(first["delta"] == false);
+  REQUIRE(first["trials"].size() == 6);
+  const std::string cursor = first["cursor"];
+  // Nothing moved: the same cursor back, and nothing else.
+  const Json same = answer(api, run, cursor);
+  CHECK(same["unchanged"] == true);
+  CHECK(same["cursor"] == cursor);
+  CHECK_FALSE(same.contains("trials"));
+
+  // Three trials finish (one failed) and a fourth starts.
+  finish(store, trials[2].id, db::TrialStatus::ok, 110);
+  finish(store, trials[3].id, db::TrialStatus::ok, 210);
+  finish(store, trials[4].id, db::TrialStatus::failed, 0);
+  store.mark_started(trials[5].id, "2026-11-26T00:00:01.000Z");
+  const Json delta = answer(api, run, cursor);
+  CHECK(delta["delta"] == true);
+  CHECK(delta["cursor"] != cursor);
+  std::vector<int64_t> changed;
+  for (const auto& t : delta["trials"]) changed.push_back(t["id"]);
+  CHECK(changed == std::vector<int64_t>{trials[2].id, trials[3].id, trials[4].id, trials[5].id});
+  // The failure carries its reason, as text for the page to show as text.
+  CHECK(delta["trials"][2]["reason"] == "<b>boom</b>");
+  CHECK(delta["trials"][3]["started"] == true);
+  // The head came along: the comparison now has the new repeat.
+  REQUIRE(delta["compare"].is_array());
+  CHECK(delta["compare"][1]["repeats_paired"] == 2);
+  CHECK(first["compare"][1]["repeats_paired"] == 1);
+
+  // The earlier answer with the delta folded in is the whole answer now.
+  auto folded = by_id(first);
+  for (const auto& [id, t] : by_id(delta)) folded[id] = t;
+  const Json whole = answer(api, run, "");
+  CHECK(folded == by_id(whole));
+  CHECK(answer(api, run, delta["cursor"])["unchanged"] == true);
+
+  // A cursor of another server, or garbage, gets the whole answer.
+  const host::ServeApi other({path});
+  const std::string foreign = answer(other, run, "")["cursor"];
+  CHECK(foreign != delta["cursor"]);
+  for (const std::string& bad :
+       {foreign, std::string("x"), std::string("."), cursor + "999999999999999999999"}) {
+    const Json j = answer(api, run, bad);
+    CHECK(j["delta"] == false);
+    CHECK(j["trials"].size() == 6);
+  }
+}
