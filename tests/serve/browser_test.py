@@ -116,17 +116,19 @@ def write(name, text):
         f.write(text)
 
 
-# A finished run with a hostile name, then the sweep to watch: 2 configs x 6
-# repeats of noop (batch 2 is exactly twice batch 1), about 0.4 s a trial.
+# A finished run with a hostile name.
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 write("h.json", json.dumps({"name": HOSTILE, "workload": "noop", "base": {"spin_us": 100},
                             "grid": {"batch_size": [1, 2]},
                             "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
                                         "repeats": 1}}))
-write("s.json", json.dumps({"name": "watched", "workload": "noop", "base": {"spin_us": 5000},
+# The sweep to watch: 2 configs x 5 repeats of noop (batch 2 is exactly
+# twice batch 1), 8 blocks of 300 ms a trial: long enough for the page to
+# show a running trial's blocks filling in.
+write("s.json", json.dumps({"name": "watched", "workload": "noop", "base": {"spin_us": 30000},
                             "grid": {"batch_size": [1, 2]}, "baseline": {"batch_size": 1},
                             "measure": {"warmup_steps": 2, "steps_per_block": 10, "blocks": 8,
-                                        "repeats": 8, "interleave": 1}}))
+                                        "repeats": 5, "interleave": 1}}))
 # A run whose trial fails with HTML in its error text.
 HOSTILE_ERROR = "<img src=x onerror=alert(3)><b>fixture</b>: thrown in step"
 write("f.json", json.dumps({"name": "failing", "workload": "faults",
@@ -190,6 +192,7 @@ PROBE = r"""JSON.stringify((() => {
           status: row ? row.children[3].textContent : null, ci,
           sameLoad: window.__sameLoad || null,
           strip: document.querySelectorAll('#strip span').length,
+          live: [...document.querySelectorAll('#detail .live')].map(e => [e.dataset.trial, Number(e.dataset.blocks)]),
           stripOk: document.querySelectorAll('#strip span.ok').length,
           names: [...document.querySelectorAll('#runs tbody tr')].map(r => r.children[1].textContent),
           images: document.querySelectorAll('img').length,
@@ -242,9 +245,22 @@ if seen[-1]["images"] != 0 or seen[-1]["scripts"] != 1:
 # The trial strip, assembled from answers that carry only what changed since
 # the page's last cursor, ends with every trial of the run, each ok.
 print(f"trial strip at the end: {seen[-1]['strip']} trials, {seen[-1]['stripOk']} ok")
-if seen[-1]["strip"] != 16 or seen[-1]["stripOk"] != 16:
-    problems.append(f"the strip does not show the run's 16 trials ok: {seen[-1]['strip']}, "
+if seen[-1]["strip"] != 10 or seen[-1]["stripOk"] != 10:
+    problems.append(f"the strip does not show the run's 10 trials ok: {seen[-1]['strip']}, "
                     f"{seen[-1]['stripOk']} ok")
+# A running trial's block strip filled in on the page: one trial seen with
+# a partial strip that grew.
+counts = {}
+for s in seen:
+    for trial, blocks in s.get("live", []):
+        counts.setdefault(trial, [])
+        if not counts[trial] or counts[trial][-1] != blocks:
+            counts[trial].append(blocks)
+grew = {t: c for t, c in counts.items()
+        if len(c) >= 2 and c == sorted(c) and any(0 < n < 8 for n in c)}
+print(f"running trials' blocks seen: {len(counts)} trials, filling in: {grew}")
+if not grew:
+    problems.append(f"no running trial's blocks were seen filling in: {counts}")
 # The failing run, clicked: its error text shown as text, no element made of it.
 ws.call("Runtime.evaluate", expression="""[...document.querySelectorAll('#runs tbody tr')]
   .find(r => r.children[1].textContent === 'failing').click()""")

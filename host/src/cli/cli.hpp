@@ -68,6 +68,9 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
 // The runner's callbacks that draw progress: each trial's start, events,
 // end and the runner's notices (run, resume, tune).
 class Progress;
-RunnerCallbacks progress_callbacks(Progress& progress);
+class LiveBlocks;
+// The runner's callbacks that keep `progress` and, when given, the live
+// view's file of the running trials' blocks up to date.
+RunnerCallbacks progress_callbacks(Progress& progress, LiveBlocks* live = nullptr);
 
 }  // namespace gpusweep::host

@@ -4,6 +4,7 @@
 #include "cli/cli.hpp"
 #include "model/hashing.hpp"
 #include "report/tune_view.hpp"
+#include "run/live_blocks.hpp"
 #include "run/progress.hpp"
 #include "run/tune_run.hpp"
 
@@ -130,7 +131,8 @@ int cmd_tune(const Args& args) {
 
   Progress progress(0, 1, stdout_is_terminal() && format != OutputFormat::json,
                     format == OutputFormat::json ? stderr : stdout);
-  RunnerCallbacks cb = progress_callbacks(progress);
+  LiveBlocks live(request.db_path, run.run().record().id);
+  RunnerCallbacks cb = progress_callbacks(progress, &live);
   cb.on_start = [&progress, started = cb.on_start](const TrialJob& j) {
     progress.grow(1);  // a race's trials are known a round at a time
     started(j);

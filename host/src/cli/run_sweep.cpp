@@ -4,6 +4,7 @@
 #include "cluster/slurm.hpp"
 #include "report/results.hpp"
 #include "report/run_view.hpp"
+#include "run/live_blocks.hpp"
 #include "run/progress.hpp"
 #include "run/sweep_run.hpp"
 #include "support/format.hpp"
@@ -12,11 +13,18 @@
 
 namespace gpusweep::host {
 
-RunnerCallbacks progress_callbacks(Progress& progress) {
+RunnerCallbacks progress_callbacks(Progress& progress, LiveBlocks* live) {
   RunnerCallbacks cb;
-  cb.on_start = [&progress](const TrialJob& j) { progress.started(j.trial_id, j.label); };
-  cb.on_event = [&progress](const TrialJob& j, const Json& e) { progress.event(j.trial_id, e); };
-  cb.on_finish = [&progress](const TrialJob& j, db::TrialOutcome&& o) {
+  cb.on_start = [&progress, live](const TrialJob& j) {
+    progress.started(j.trial_id, j.label);
+    if (live != nullptr) live->started(j.trial_id);
+  };
+  cb.on_event = [&progress, live](const TrialJob& j, const Json& e) {
+    progress.event(j.trial_id, e);
+    if (live != nullptr) live->event(j.trial_id, e);
+  };
+  cb.on_finish = [&progress, live](const TrialJob& j, db::TrialOutcome&& o) {
+    if (live != nullptr) live->finished(j.trial_id);
     progress.finished(j.trial_id, o.status, outcome_detail(o));
   };
   cb.on_notice = [&progress](const std::string& notice) { progress.note(notice); };
@@ -55,7 +63,11 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
 
   Progress progress(jobs.size(), request.jobs, !to_stderr && stdout_is_terminal(),
                     to_stderr ? stderr : stdout);
-  const RunnerCallbacks cb = progress_callbacks(progress);
+  LiveBlocks live(request.db_path, run.record().id);
+  if (!live.off_reason().empty()) {
+    progress.note("note: serve will show no block strips for this run: " + live.off_reason());
+  }
+  const RunnerCallbacks cb = progress_callbacks(progress, &live);
   const bool ran_any = !jobs.empty();
   const double target = spec.measure.precision;
   auto on_look = [&](const SweepRun::Look& look) {

@@ -13,6 +13,7 @@
 #include "serve/page.hpp"
 #include "support/error.hpp"
 
+#include <gpusweep/db/live.hpp>
 #include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
 
@@ -21,6 +22,8 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
+#include <fstream>
 #include <random>
 
 namespace gpusweep::host {
@@ -75,30 +78,88 @@ std::optional<double> eta_s(const db::RunCounts& c, double elapsed_s, double mea
   return left / (done / elapsed_s);
 }
 
-// A run's version: what changes whenever anything shown of it changes.
-std::string run_version(const db::SweepRecord& s, const db::RunCounts& c, bool live) {
+// When the live file of a run (db/live.hpp) last changed, as text ("" when
+// there is none): a running trial's new block changes a live run's version.
+std::string live_stamp(const std::string& db_path, int64_t run_id) {
+  std::error_code ec;
+  const auto t = std::filesystem::last_write_time(db::live_blocks_path(db_path, run_id), ec);
+  return ec ? "" : std::to_string(t.time_since_epoch().count());
+}
+
+// A run's version: what changes whenever anything shown of it changes (for
+// a live run, its live file too).
+std::string run_version(const db::SweepRecord& s, const db::RunCounts& c, bool live,
+                        const std::string& db_path) {
   return hash_text(s.status + "|" + std::to_string(live) + "|" + std::to_string(c.total) + "|" +
                    std::to_string(c.finished) + "|" + std::to_string(c.started) + "|" +
-                   std::to_string(c.max_trial_id) + "|" + c.last_finished_at);
+                   std::to_string(c.max_trial_id) + "|" + c.last_finished_at + "|" +
+                   (live ? live_stamp(db_path, s.id) : ""));
+}
+
+// The blocks of a live run's running trials so far, from the file its host
+// keeps beside the database (db/live.hpp): [{id, phase, throughput: [...]}],
+// each checked, since the file is not the database's; empty when there is
+// none or it does not parse.
+Json live_blocks(const std::string& db_path, int64_t run_id) {
+  constexpr std::uintmax_t kMaxBytes = 8u << 20;
+  constexpr size_t kMaxBlocks = 10000;
+  Json out = Json::array();
+  const std::string path = db::live_blocks_path(db_path, run_id);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > kMaxBytes) return out;
+  std::ifstream in(path);
+  const Json j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("trials") || !j["trials"].is_array()) return out;
+  for (const auto& t : j["trials"]) {
+    if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer()) continue;
+    Json row = {{"id", t["id"]}, {"phase", ""}, {"throughput", Json::array()}};
+    if (t.contains("phase") && t["phase"].is_string()) row["phase"] = t["phase"];
+    if (t.contains("throughput") && t["throughput"].is_array()) {
+      for (const auto& v : t["throughput"]) {
+        if (v.is_number() && row["throughput"].size() < kMaxBlocks) row["throughput"].push_back(v);
+      }
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
 }
 
 // The live answer may be this old before a running run's details are
-// computed again.
+// computed again, or kLiveComputeShare times as old as its computation took,
+// if longer: a run so large that its details take 0.4 s is computed every
+// 2 s, so that watching it costs at most a fifth of a core.
 constexpr double kLiveRecomputeS = 1.0;
+constexpr double kLiveComputeShare = 5.0;
 
 }  // namespace
 
 // A cursor names the server that gave it: one from an earlier server (the
 // page outlived a restart) gets a whole answer, not a wrong delta.
-ServeApi::ServeApi(std::vector<std::string> db_paths) : dbs_(std::move(db_paths)) {
+ServeApi::ServeApi(std::vector<std::string> db_paths, double share_s)
+    : share_s_(share_s), dbs_(std::move(db_paths)) {
   std::random_device random;
   char text[17];
   std::snprintf(text, sizeof text, "%08x%08x", random(), random());
   generation_ = text;
 }
 
-// Long by design: one record a run, field after field.
 Json ServeApi::runs(const std::string& since) const {
+  std::lock_guard<std::mutex> lock(runs_mu_);
+  if (runs_list_.is_null() ||
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - runs_at_).count() >=
+          share_s_) {
+    runs_list_ = list_runs();
+    runs_at_ = std::chrono::steady_clock::now();
+  }
+  const std::string& cursor = runs_list_["cursor"].get_ref<const std::string&>();
+  return {{"cursor", cursor},
+          {"unchanged", !since.empty() && since == cursor},
+          {"runs", runs_list_["runs"]}};
+}
+
+// Long by design: one record a run, field after field.
+Json ServeApi::list_runs() const {
   Json out = Json::array();
   std::string all;
   const double now = now_epoch();
@@ -147,14 +208,13 @@ Json ServeApi::runs(const std::string& since) const {
           }
         }
       }
-      const std::string version = run_version(s, c, live);
+      const std::string version = run_version(s, c, live, dbs_[d]);
       r["version"] = version;
       all += std::to_string(d) + ":" + std::to_string(s.id) + ":" + version + ";";
       out.push_back(r);
     }
   }
-  const std::string cursor = hash_text(all);
-  return {{"cursor", cursor}, {"unchanged", !since.empty() && since == cursor}, {"runs", out}};
+  return {{"cursor", hash_text(all)}, {"runs", out}};
 }
 
 // Long by design: the run's parts in the page's order, each tolerant of a
@@ -173,15 +233,25 @@ Json ServeApi::run(size_t d, int64_t id) const {
             {"kind", run_kind(spec)},
             {"keys", keys}};
   j["spec"] = Json::parse(sweep->spec_json);
+  j["blocks_planned"] = spec.measure.blocks;
+  // The running trials' blocks so far, while the run's host holds its lock
+  // (a file left by a killed host is stale).
+  j["live"] = sweep->status == "running" && db::RunLock::held(dbs_[d], id)
+                  ? live_blocks(dbs_[d], id)
+                  : Json::array();
   Json trials = Json::array();
+  std::map<int64_t, std::string> labels;  // by config: its repeats share it
   for (const auto& t : store.live_trials(id)) {
-    const Json config = Json::parse(t.config_json);
+    auto label = labels.find(t.config_index);
+    if (label == labels.end()) {
+      label = labels.emplace(t.config_index, config_label(Json::parse(t.config_json), keys)).first;
+    }
     Json row = {{"id", t.id},
                 {"ordinal", t.ordinal},
                 {"config", t.config_index + 1},
                 {"repeat", t.repeat},
                 {"status", db::status_name(t.status)},
-                {"settings", config_label(config, keys)},
+                {"settings", label->second},
                 {"started", t.started_at.has_value()},
                 {"wall_s", t.wall_s ? Json(*t.wall_s) : Json()},
                 {"throughput", t.throughput_median ? Json(*t.throughput_median) : Json()}};
@@ -282,9 +352,9 @@ std::shared_ptr<const std::string> ServeApi::answer(Cached& entry, const std::st
   }
   if (from && *from == entry.rev) {
     return std::make_shared<const std::string>(
-        Json{{"unchanged", true}, {"cursor", cursor}}.dump());
+        Json{{"unchanged", true}, {"cursor", cursor}, {"version", entry.version}}.dump());
   }
-  if (!from && entry.full) return entry.full;
+  if (!from && entry.full && entry.full_version == entry.version) return entry.full;
   // The head's closing brace gives way to the cursor and the trials.
   std::vector<const std::pair<const int64_t, Row>*> rows;
   for (const auto& r : entry.rows) {
@@ -293,7 +363,8 @@ std::shared_ptr<const std::string> ServeApi::answer(Cached& entry, const std::st
   std::sort(rows.begin(), rows.end(),
             [](const auto* a, const auto* b) { return a->second.ordinal < b->second.ordinal; });
   std::string body = entry.head.substr(0, entry.head.size() - 1);
-  body += ",\"cursor\":" + Json(cursor).dump() + ",\"delta\":" + (from ? "true" : "false");
+  body += ",\"cursor\":" + Json(cursor).dump() + ",\"version\":" + Json(entry.version).dump() +
+          ",\"delta\":" + (from ? "true" : "false");
   body += ",\"trials\":[";
   for (size_t i = 0; i < rows.size(); ++i) {
     if (i > 0) body += ',';
@@ -309,12 +380,32 @@ std::shared_ptr<const std::string> ServeApi::answer(Cached& entry, const std::st
   }
   body += "]}";
   auto out = std::make_shared<const std::string>(std::move(body));
-  if (!from) entry.full = out;
+  if (!from) {
+    entry.full = out;
+    entry.full_version = entry.version;
+  }
   return out;
 }
 
+// Long by design: the shared answer, the version check, the computation.
 std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id,
                                                         const std::string& since) const {
+  const auto seconds_since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  std::shared_ptr<Cached> entry;
+  {
+    std::lock_guard<std::mutex> lock(cache_mu_);
+    if (const auto it = cache_.find({d, id}); it != cache_.end()) entry = it->second;
+  }
+  // Within share_s of the last look at the database, the answer as it was:
+  // the many pages polling a run cost one look, not one each.
+  if (entry) {
+    std::lock_guard<std::mutex> computing(entry->computing);
+    if (!entry->version.empty() && seconds_since(entry->checked) < share_s_) {
+      return entry->exists ? answer(*entry, since) : nullptr;
+    }
+  }
   std::string version;
   bool live = false;
   {
@@ -324,9 +415,8 @@ std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id,
     const auto counts = store.run_counts(id);
     const db::RunCounts c = counts.empty() ? db::RunCounts{} : counts.front();
     live = sweep->status == "running" && db::RunLock::held(dbs_[d], id);
-    version = run_version(*sweep, c, live);
+    version = run_version(*sweep, c, live, dbs_[d]);
   }
-  std::shared_ptr<Cached> entry;
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
     auto& e = cache_[{d, id}];
@@ -335,16 +425,20 @@ std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id,
   }
   // One request computes; the others wait for it and take its answer.
   std::lock_guard<std::mutex> computing(entry->computing);
-  const auto now = std::chrono::steady_clock::now();
-  const bool fresh =
-      !entry->version.empty() &&
-      (entry->version == version ||
-       (live && std::chrono::duration<double>(now - entry->at).count() < kLiveRecomputeS));
+  const bool fresh = !entry->version.empty() &&
+                     (entry->version == version ||
+                      (live && entry->live &&
+                       seconds_since(entry->at) <
+                           std::max(kLiveRecomputeS, kLiveComputeShare * entry->compute_s)));
   if (!fresh) {
+    const auto t0 = std::chrono::steady_clock::now();
     update(*entry, run(d, id));
     entry->version = version;
-    entry->at = now;
+    entry->live = live;
+    entry->at = std::chrono::steady_clock::now();
+    entry->compute_s = seconds_since(t0);
   }
+  entry->checked = std::chrono::steady_clock::now();
   if (!entry->exists) return nullptr;
   return answer(*entry, since);
 }

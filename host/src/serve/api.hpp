@@ -12,7 +12,9 @@
 //                                 one run: its trials (no blocks; a failed
 //                                 one with its reason and log tail), the
 //                                 comparison as `compare` gives it, times to
-//                                 target, a tune's race, and a cursor; with
+//                                 target, a tune's race, the running trials'
+//                                 blocks so far, the run's version it shows
+//                                 (as /api/runs gives it), and a cursor; with
 //                                 since = the cursor the last answer gave,
 //                                 only the trials that changed since
 //                                 ("delta": true, "removed": ids gone), or
@@ -42,7 +44,12 @@ namespace gpusweep::host {
 
 class ServeApi {
  public:
-  explicit ServeApi(std::vector<std::string> db_paths);
+  // share_s: how long an answer's look at a database is shared by the
+  // requests that follow (the run list, a run's version): 23 pages polling
+  // once a second cost about 2 looks a second, not 46 (each counts the
+  // run's trials), at the price of answers up to share_s older.
+  explicit ServeApi(std::vector<std::string> db_paths, double share_s = kShareS);
+  static constexpr double kShareS = 0.5;
   HttpResponse handle(const HttpRequest& request) const;
 
   // The parts, for tests. run() gives the trials as "trials", in run order.
@@ -70,21 +77,32 @@ class ServeApi {
   };
   struct Cached {
     std::mutex computing;
-    std::string version;  // empty: not computed yet
-    std::chrono::steady_clock::time_point at;
+    std::string version;                            // empty: not computed yet
+    std::chrono::steady_clock::time_point at;       // computed
+    std::chrono::steady_clock::time_point checked;  // its version last read
+    double compute_s = 0;                           // what computing it took
     bool exists = false;
-    std::string head;  // the answer without its trials, as JSON text
+    bool live = false;  // computed while its host ran it
+    std::string head;   // the answer without its trials, as JSON text
     uint64_t head_rev = 0;
     std::map<int64_t, Row> rows;                        // by trial id
     std::vector<std::pair<int64_t, uint64_t>> removed;  // trial id, revision gone
     uint64_t rev = 0;                                   // the newest revision
     std::shared_ptr<const std::string> full;            // the whole answer at rev
+    std::string full_version;                           // and the version it said
   };
   // Folds a fresh answer into `entry`, raising the revision of what changed.
   static void update(Cached& entry, nlohmann::json answer);
   // The answer to `since` from entry's state (its lock held).
   std::shared_ptr<const std::string> answer(Cached& entry, const std::string& since) const;
 
+  // The run list as the database gave it (cursor, runs), and when.
+  nlohmann::json list_runs() const;
+
+  double share_s_;
+  mutable std::mutex runs_mu_;
+  mutable nlohmann::json runs_list_;
+  mutable std::chrono::steady_clock::time_point runs_at_;
   std::string generation_;  // this server's cursors begin with it
   std::vector<std::string> dbs_;
   mutable std::mutex cache_mu_;

@@ -6,11 +6,17 @@
 
 #include "temp_dir.hpp"
 
+#include <gpusweep/db/live.hpp>
+#include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <map>
+#include <thread>
 
 using namespace gpusweep;
 using Json = nlohmann::json;
@@ -82,7 +88,7 @@ TEST_CASE("a run's answer to a cursor carries only what changed, and adds up to 
   finish(store, trials[0].id, db::TrialStatus::ok, 100);
   finish(store, trials[1].id, db::TrialStatus::ok, 200);
 
-  const host::ServeApi api({path});
+  const host::ServeApi api({path}, /*share_s=*/0);
   const Json first = answer(api, run, "");
   CHECK(first["delta"] == false);
   REQUIRE(first["trials"].size() == 6);
@@ -120,7 +126,7 @@ TEST_CASE("a run's answer to a cursor carries only what changed, and adds up to 
   CHECK(answer(api, run, delta["cursor"])["unchanged"] == true);
 
   // A cursor of another server, or garbage, gets the whole answer.
-  const host::ServeApi other({path});
+  const host::ServeApi other({path}, /*share_s=*/0);
   const std::string foreign = answer(other, run, "")["cursor"];
   CHECK(foreign != delta["cursor"]);
   for (const std::string& bad :
@@ -129,4 +135,62 @@ TEST_CASE("a run's answer to a cursor carries only what changed, and adds up to 
     CHECK(j["delta"] == false);
     CHECK(j["trials"].size() == 6);
   }
+}
+
+TEST_CASE("a live run's answer carries its running trials' blocks from its host's file",
+          "[serve]") {
+  test::TempDir dir("serve_live");
+  const std::string path = dir.path + "/r.db";
+  db::Store store(path, db::Connection::Mode::read_write);
+  const int64_t run = make_run(store);
+  const std::string live = db::live_blocks_path(path, run);
+  std::filesystem::create_directories(std::filesystem::path(live).parent_path());
+  // What the file says is checked: entries that are not trials are dropped.
+  std::ofstream(live) << R"({"trials": [{"id": 5, "phase": "measure", "throughput": [1.5, 2, "x"]},
+                                        {"id": "bad"}, 7]})";
+  const host::ServeApi api({path}, /*share_s=*/0);
+  // No host holds the run: the file is stale, nothing shown.
+  CHECK(answer(api, run, "")["live"].empty());
+  const auto lock = db::RunLock::try_acquire(path, run);
+  REQUIRE(lock);
+  const Json j = answer(api, run, "");
+  REQUIRE(j["live"].size() == 1);
+  CHECK(j["live"][0]["id"] == 5);
+  CHECK(j["live"][0]["phase"] == "measure");
+  CHECK(j["live"][0]["throughput"] == Json::array({1.5, 2}));
+  CHECK(j["blocks_planned"] == 10);
+  // A new block in the file is a new version: the next answer has it (a
+  // live run is computed again at most once a second).
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  std::ofstream(live)
+      << R"({"trials": [{"id": 5, "phase": "measure", "throughput": [1.5, 2, 3]}]})";
+  const Json next = answer(api, run, j["cursor"]);
+  REQUIRE(next.contains("live"));
+  CHECK(next["live"][0]["throughput"] == Json::array({1.5, 2, 3}));
+}
+
+TEST_CASE("requests within share_s of a look at the database share its answer", "[serve]") {
+  test::TempDir dir("serve_share");
+  const std::string path = dir.path + "/r.db";
+  db::Store store(path, db::Connection::Mode::read_write);
+  const int64_t run = make_run(store);
+  const auto trials = store.trials(run);
+  finish(store, trials[0].id, db::TrialStatus::ok, 100);
+  const host::ServeApi api({path}, /*share_s=*/0.4);
+  const auto finished = [&] { return api.runs("")["runs"][0]["finished"].get<int64_t>(); };
+  const auto done = [&] {
+    int64_t n = 0;
+    const Json j = answer(api, run, "");
+    for (const auto& t : j["trials"]) n += t["status"] == "ok" ? 1 : 0;
+    return n;
+  };
+  CHECK(finished() == 1);
+  CHECK(done() == 1);
+  finish(store, trials[1].id, db::TrialStatus::ok, 200);
+  // Within the window: the answers of the first look.
+  CHECK(finished() == 1);
+  CHECK(done() == 1);
+  std::this_thread::sleep_for(std::chrono::milliseconds(450));
+  CHECK(finished() == 2);
+  CHECK(done() == 2);
 }

@@ -1,0 +1,92 @@
+// The running trials' blocks beside the database; see live_blocks.hpp.
+#include "run/live_blocks.hpp"
+
+#include "protocol/events.hpp"
+
+#include <gpusweep/db/live.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+namespace gpusweep::host {
+
+namespace {
+
+// The most often the file is replaced while blocks arrive.
+constexpr double kWriteEveryS = 0.5;
+
+}  // namespace
+
+LiveBlocks::LiveBlocks(const std::string& db_path, int64_t run_id)
+    : path_(db::live_blocks_path(db_path, run_id)) {
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
+  if (ec)
+    off_ =
+        "cannot make " + std::filesystem::path(path_).parent_path().string() + ": " + ec.message();
+  write(true);
+}
+
+LiveBlocks::~LiveBlocks() {
+  if (!off_.empty()) return;  // nothing of ours to remove
+  std::error_code ec;
+  std::filesystem::remove(path_, ec);
+  // The folder too, once no run of the database is writing into it (remove
+  // takes an empty folder only).
+  const auto folder = std::filesystem::path(path_).parent_path();
+  if (std::filesystem::is_directory(folder, ec)) std::filesystem::remove(folder, ec);
+}
+
+void LiveBlocks::started(int64_t trial_id) {
+  running_[trial_id] = Trial{};
+  write(true);
+}
+
+void LiveBlocks::event(int64_t trial_id, const nlohmann::json& e) {
+  const auto it = running_.find(trial_id);
+  if (it == running_.end()) return;
+  const std::string kind = event::kind(e);
+  if (kind == event::phase) {
+    it->second.phase = e.value("phase", it->second.phase);
+  } else if (kind == event::block) {
+    const double seconds = e.value("seconds", 0.0), samples = e.value("samples", 0.0);
+    if (seconds > 0) it->second.throughput.push_back(samples / seconds);
+  } else {
+    return;
+  }
+  write(false);
+}
+
+void LiveBlocks::finished(int64_t trial_id) {
+  running_.erase(trial_id);
+  write(true);
+}
+
+void LiveBlocks::write(bool now) {
+  if (!off_.empty()) return;
+  const auto t = std::chrono::steady_clock::now();
+  if (!now && std::chrono::duration<double>(t - written_).count() < kWriteEveryS) return;
+  nlohmann::json trials = nlohmann::json::array();
+  for (const auto& [id, trial] : running_) {
+    trials.push_back({{"id", id}, {"phase", trial.phase}, {"throughput", trial.throughput}});
+  }
+  const std::string tmp = path_ + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << nlohmann::json{{"trials", trials}}.dump();
+    out.close();
+    if (!out) {
+      off_ = "cannot write " + tmp;
+      return;
+    }
+  }
+  if (std::rename(tmp.c_str(), path_.c_str()) != 0) {
+    off_ = "cannot rename " + tmp + " to " + path_;
+    return;
+  }
+  written_ = t;
+}
+
+}  // namespace gpusweep::host

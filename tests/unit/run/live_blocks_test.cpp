@@ -1,0 +1,81 @@
+// The live file of a run's running trials (run/live_blocks.hpp): what serve
+// reads for its block strips. It follows trials from start to end, holds
+// their blocks' throughput, is replaced at most every half second while
+// blocks arrive, and is gone (folder too) when the run ends; a folder it
+// cannot write turns it off with the reason, never an exception.
+#include "run/live_blocks.hpp"
+
+#include "temp_dir.hpp"
+
+#include <gpusweep/db/live.hpp>
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+using namespace gpusweep;
+using Json = nlohmann::json;
+
+namespace {
+
+Json read(const std::string& path) {
+  std::ifstream in(path);
+  REQUIRE(in);
+  return Json::parse(in);
+}
+
+Json block(double seconds, double samples) {
+  return {{"event", "block"}, {"idx", 0}, {"seconds", seconds}, {"samples", samples}};
+}
+
+}  // namespace
+
+TEST_CASE("the live file follows the running trials' blocks and goes with the run", "[live]") {
+  test::TempDir dir("live_blocks");
+  const std::string db = dir.path + "/r.db";
+  const std::string path = db::live_blocks_path(db, 7);
+  {
+    host::LiveBlocks live(db, 7);
+    CHECK(live.off_reason().empty());
+    CHECK(read(path)["trials"].empty());
+    live.started(11);
+    CHECK(read(path)["trials"][0]["id"] == 11);
+    CHECK(read(path)["trials"][0]["phase"] == "start");
+    // Blocks within half a second of the last write wait for the next one.
+    live.event(11, {{"event", "phase"}, {"phase", "measure"}});
+    live.event(11, block(0.5, 10));
+    live.event(11, block(0.25, 10));
+    CHECK(read(path)["trials"][0]["throughput"].empty());
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    live.event(11, block(0.1, 10));
+    const Json j = read(path);
+    CHECK(j["trials"][0]["phase"] == "measure");
+    CHECK(j["trials"][0]["throughput"] == Json::array({20.0, 40.0, 100.0}));
+    // An event of a trial it does not follow, and one of no interest: nothing.
+    live.event(99, block(1, 1));
+    live.event(11, {{"event", "eval"}, {"at_step", 3}});
+    // A trial's end is written at once.
+    live.started(12);
+    live.finished(11);
+    CHECK(read(path)["trials"].size() == 1);
+    CHECK(read(path)["trials"][0]["id"] == 12);
+  }
+  CHECK_FALSE(std::filesystem::exists(path));
+  CHECK_FALSE(std::filesystem::exists(std::filesystem::path(path).parent_path()));
+}
+
+TEST_CASE("a live file that cannot be written turns itself off with the reason", "[live]") {
+  test::TempDir dir("live_blocks_ro");
+  // The folder it wants is taken by a file.
+  std::ofstream(dir.path + "/r.db-live") << "x";
+  host::LiveBlocks live(dir.path + "/r.db", 1);
+  CHECK_FALSE(live.off_reason().empty());
+  live.started(1);
+  live.event(1, block(1, 1));
+  live.finished(1);
+  CHECK(std::filesystem::is_regular_file(dir.path + "/r.db-live"));
+}
