@@ -3,12 +3,10 @@
 // alternate (A B B A A B ...) between the writer alone and the writer with
 // the real server beside it, whose clients run in a process of their own:
 // 3 pollers ask for /api/runs and the watched run's /api/run once a second,
-// and 20 open pages, each of which loads the page, then asks once a second
-// for what changed, as the page does (/api/runs, /api/run with the cursor of
-// its last answer). The server is killed (-9) at the end of each of its
-// chunks and started again for the next. Alternating cancels the drift of a
-// shared machine's load between the two conditions, which one long phase
-// each would not.
+// and 20 open pages, each of which loads the page first; all ask for the run
+// by the cursor of their last answer, as the page does (what changed since). The server is killed
+// (-9) at the end of each of its chunks and started again for the next. Alternating cancels the
+// drift of a shared machine's load between the two conditions, which one long phase each would not.
 //
 // Prints the writer's busy errors, its commit latency (p50, p99) alone and
 // with the server over all chunks and their ratio, the ratio chunk pair by
@@ -166,11 +164,10 @@ std::string cursor_of(const std::string& body) {
         const double now = std::chrono::duration<double>(Clock::now() - epoch).count();
         std::smatch m;
         const bool ok_runs = !runs.empty() && std::regex_search(runs, m, finished_re);
-        const bool ok_run = poll_run(poller ? &cursor : &cursor);
+        const bool ok_run = poll_run(&cursor);
         std::lock_guard<std::mutex> lock(mu);
         if (!ok_runs || !ok_run) ++failed;
         if (ok_runs && poller) seen.emplace_back(now, std::stoll(m[1]));
-        if (poller) cursor.clear();  // a poller asks for the whole run each time
         std::this_thread::sleep_until(t + std::chrono::seconds(1));
       }
     });
@@ -272,7 +269,7 @@ int main(int argc, char** argv) {
   std::vector<double> pair_ratios;
   std::vector<std::pair<double, int64_t>> seen;
   int failed_requests = 0, no_server = 0;
-  double server_cpu = 0;
+  double server_cpu = 0, clients_cpu = 0;
   size_t next = 0;
   for (int k = 0; k < 2 * chunks; ++k) {
     const bool with_server = (k % 4 == 1 || k % 4 == 2);
@@ -292,7 +289,7 @@ int main(int argc, char** argv) {
     next += p.commit_s.size() + static_cast<size_t>(p.errors);
     if (clients > 0) {
       ::kill(clients, SIGTERM);
-      reap(clients);
+      clients_cpu += reap(clients);
       std::ifstream in(seen_file);
       int failed = 0;
       in >> failed;
@@ -346,8 +343,8 @@ int main(int argc, char** argv) {
               static_cast<double>(served.max_wal) / 1048576);
   std::printf("requests that failed: %d; servers that did not start: %d\n", failed_requests,
               no_server);
-  std::printf("server CPU: %.1f s over %.0f s served (%.1f%% of a core)\n", server_cpu,
-              chunks * chunk, 100 * server_cpu / (chunks * chunk));
+  std::printf("server CPU: %.1f s over %.0f s served (%.1f%% of a core); its clients' %.1f s\n",
+              server_cpu, chunks * chunk, 100 * server_cpu / (chunks * chunk), clients_cpu);
   std::filesystem::remove_all(dir);
   return 0;
 }

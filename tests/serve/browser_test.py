@@ -131,8 +131,11 @@ write("s.json", json.dumps({"name": "watched", "workload": "noop", "base": {"spi
                                         "repeats": 5, "interleave": 1}}))
 # A run whose trial fails with HTML in its error text.
 HOSTILE_ERROR = "<img src=x onerror=alert(3)><b>fixture</b>: thrown in step"
+# A knob value with markup in it, shown in the failure's settings.
+HOSTILE_KNOB = "<script>alert(1)</script>"
 write("f.json", json.dumps({"name": "failing", "workload": "faults",
                             "base": {"mode": "throw_html", "fail_at_step": 0},
+                            "grid": {"label": ["plain", HOSTILE_KNOB]},
                             "measure": {"warmup_steps": 1, "steps_per_block": 2, "blocks": 5,
                                         "repeats": 1}}))
 db = os.path.join(work, "r.db")
@@ -268,7 +271,8 @@ failure = None
 for _ in range(50):
     r = ws.call("Runtime.evaluate", expression="""JSON.stringify({
       text: [...document.querySelectorAll('#detail p')].map(p => p.textContent).join('\\n'),
-      images: document.querySelectorAll('img').length, bold: document.querySelectorAll('#detail b').length})""")
+      images: document.querySelectorAll('img').length, bold: document.querySelectorAll('#detail b').length,
+      scripts: document.querySelectorAll('script').length})""")
     failure = json.loads(r["result"]["value"])
     if HOSTILE_ERROR in failure["text"]:
         break
@@ -276,8 +280,11 @@ for _ in range(50):
 print(f"the failing run's detail: {failure}")
 if HOSTILE_ERROR not in failure["text"]:
     problems.append("the failing run's error text is not shown as text")
-if failure["images"] != 0 or failure["bold"] != 0:
-    problems.append(f"the error text made elements: {failure['images']} img, {failure['bold']} b")
+if HOSTILE_KNOB not in failure["text"]:
+    problems.append("the failing run's knob value is not shown as text")
+if failure["images"] != 0 or failure["bold"] != 0 or failure["scripts"] != 1:
+    problems.append(f"the error text or knob value made elements: {failure['images']} img, "
+                    f"{failure['bold']} b, {failure['scripts']} script")
 dialogs = [e for e in ws.events if e.get("method") == "Page.javascriptDialogOpening"]
 if dialogs:
     problems.append(f"a dialog opened: {dialogs[0]}")

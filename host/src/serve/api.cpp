@@ -406,16 +406,17 @@ std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id,
       return entry->exists ? answer(*entry, since) : nullptr;
     }
   }
+  // The run's version as the run list has it (one count of every run's
+  // trials, shared by both routes within share_s).
   std::string version;
   bool live = false;
   {
-    db::Store store(dbs_[d], db::Connection::Mode::read_only);
-    const auto sweep = store.sweep(id);
-    if (!sweep) return nullptr;
-    const auto counts = store.run_counts(id);
-    const db::RunCounts c = counts.empty() ? db::RunCounts{} : counts.front();
-    live = sweep->status == "running" && db::RunLock::held(dbs_[d], id);
-    version = run_version(*sweep, c, live, dbs_[d]);
+    const Json list = runs("");
+    const auto it = std::find_if(list["runs"].begin(), list["runs"].end(),
+                                 [&](const Json& r) { return r["db"] == d && r["id"] == id; });
+    if (it == list["runs"].end()) return nullptr;
+    version = (*it)["version"].get<std::string>();
+    live = (*it)["status"] == "running";
   }
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
