@@ -1,8 +1,16 @@
 // Every listing command on a big database: by default 10,000 trials with 100
 // blocks each (1,000,000 block samples); `large_db 100000 100 10` is the
 // 10M-sample case. Builds the database through the store (the way the host
-// writes it), then times each command end to end.
+// writes it), then times each command end to end, and each panel of
+// `gpusweep serve` on it: the run list, a run's details opened (computed in
+// the server), the same details again by cursor (what a page's refresh
+// asks), and the run's report.
+#include "serve_client.hpp"
+
 #include <gpusweep/db/store.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <unistd.h>
 #include <chrono>
@@ -10,6 +18,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -22,6 +31,45 @@ double timed(const std::string& cmd) {
     std::exit(1);
   }
   return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// One answer of each serve panel on `db`, timed as a page would see it
+// (each after the server's shared answers have expired).
+void time_serve(const std::string& bin, const std::string& db, const std::string& log) {
+  uint16_t port = 0;
+  const pid_t server = gpusweep::bench::start_server(bin, db, log, &port);
+  if (port == 0) {
+    std::fprintf(stderr, "serve did not start (see %s)\n", log.c_str());
+    std::exit(1);
+  }
+  std::string cursor;
+  const std::pair<const char*, std::string> panels[] = {
+      {"serve: run list", "/api/runs"},
+      {"serve: run opened", "/api/run?db=0&id=1"},
+      {"serve: run refreshed", "/api/run?db=0&id=1&since="},
+      {"serve: report", "/api/report?db=0&id=1"},
+  };
+  for (const auto& [name, target] : panels) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    const auto t0 = Clock::now();
+    const std::string body = gpusweep::bench::get(port, target + cursor);
+    const double took = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (body.empty()) {
+      std::fprintf(stderr, "failed: GET %s\n", (target + cursor).c_str());
+      std::exit(1);
+    }
+    if (cursor.empty()) {
+      const auto at = body.find("\"cursor\":\"");
+      if (target.find("/api/run?") == 0 && at != std::string::npos) {
+        cursor = body.substr(at + 10, body.find('"', at + 10) - at - 10);
+      }
+    } else {
+      cursor.clear();
+    }
+    std::printf("%-24s %7.3f s  (%zu bytes)\n", name, took, body.size());
+  }
+  ::kill(server, SIGKILL);
+  waitpid(server, nullptr, 0);
 }
 
 // The database: `trials` trials, `repeats` of each of trials / repeats configs
@@ -139,6 +187,7 @@ int main(int argc, char** argv) {
     timed(cmd);  // warm the page cache
     std::printf("%-24s %7.3f s\n", name, timed(cmd));
   }
+  time_serve(bin, db, (dir / "serve.log").string());
   if (std::getenv("GPUSWEEP_KEEP_DB") != nullptr && reuse == nullptr) {
     std::printf("kept %s\n", db.c_str());
   } else if (reuse == nullptr) {

@@ -14,6 +14,8 @@
 // WAL file, the requests that failed and the server's CPU time.
 //
 // Usage: serve_load [SECONDS_PER_CONDITION=600] [TRIALS_PER_S=50] [BLOCKS=20] [CHUNK_S=60]
+#include "serve_client.hpp"
+
 #include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
 
@@ -42,6 +44,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 namespace db = gpusweep::db;
+namespace bench = gpusweep::bench;
+using bench::get;
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -51,28 +55,6 @@ double quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[static_cast<size_t>(q * static_cast<double>(v.size() - 1))];
-}
-
-// GET target from 127.0.0.1:port; the body, or "" when nothing answered 200.
-std::string get(uint16_t port, const std::string& target) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string text;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-    const std::string req = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
-      char buf[65536];
-      for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
-        text.append(buf, static_cast<size_t>(n));
-    }
-  }
-  ::close(fd);
-  if (text.rfind("HTTP/1.1 200", 0) != 0 && text.rfind("HTTP/1.0 200", 0) != 0) return "";
-  const auto body = text.find("\r\n\r\n");
-  return body == std::string::npos ? "" : text.substr(body + 4);
 }
 
 struct Phase {
@@ -180,26 +162,6 @@ std::string cursor_of(const std::string& body) {
   _exit(0);
 }
 
-pid_t start_server(const std::string& path, const std::string& log, uint16_t* port) {
-  const pid_t server = fork();
-  if (server == 0) {
-    const std::string cmd = std::string("exec '") + GPUSWEEP_BIN + "' serve --db '" + path +
-                            "' --port 0 > '" + log + "' 2>&1";
-    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  *port = 0;
-  for (int i = 0; i < 400 && *port == 0; ++i) {
-    std::ifstream in(log);
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::smatch m;
-    if (std::regex_search(text, m, std::regex(":(\\d+)/")))
-      *port = static_cast<uint16_t>(std::stoi(m[1]));
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  return server;
-}
-
 // User plus system CPU seconds of a child that has exited (its rusage).
 double reap(pid_t pid) {
   int status = 0;
@@ -277,7 +239,8 @@ int main(int argc, char** argv) {
     const std::string seen_file = (dir / ("seen" + std::to_string(k))).string();
     if (with_server) {
       uint16_t port = 0;
-      server = start_server(path, (dir / ("serve" + std::to_string(k) + ".log")).string(), &port);
+      server = bench::start_server(GPUSWEEP_BIN, path,
+                                   (dir / ("serve" + std::to_string(k) + ".log")).string(), &port);
       if (port == 0) {
         ++no_server;
       } else {
