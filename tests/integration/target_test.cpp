@@ -214,6 +214,29 @@ TEST_CASE("a target run killed mid-way resumes with its times, censoring and cur
   CHECK(box.text("PRAGMA integrity_check") == "ok");
 }
 
+TEST_CASE("a target run interleaves one seed's trials at a time, the next seed's after them",
+          "[integration][target]") {
+  Sandbox box;
+  // 3 configs x 3 seeds in a window of 8: a sliding window would hold most
+  // of the three seeds at once, and a seed's configs would train at
+  // different times (drift between them not cancelled by the pairing).
+  box.write("r.json", R"({"name": "rounds", "workload": "noop",
+    "base": {"spin_us": 200},
+    "grid": {"learn_steps": [200, 300, 400]},
+    "measure": {"target": {"value": 0.9, "max_s": 2}, "warmup_steps": 0,
+                "steps_per_block": 10, "repeats": 3, "min_block_s": 0, "interleave": 8}})");
+  const auto r = box.gpusweep("run r.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Contains("one seed's trials at a time"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 9);
+  // Every seed's trials took turns together, after the seed before them.
+  CHECK(box.count("SELECT count(*) FROM trials a JOIN trials b ON b.repeat = a.repeat - 1 "
+                  "WHERE a.started_at < b.finished_at") == 0);
+  CHECK(box.count("SELECT count(*) FROM trials a JOIN trials b ON b.repeat = a.repeat "
+                  "WHERE a.id < b.id AND b.started_at > a.finished_at") == 0);
+}
+
 TEST_CASE("adaptive capping stops a round's hopeless trials at slack times its best time",
           "[integration][target][cap]") {
   Sandbox box;

@@ -242,10 +242,21 @@ class Supervisor {
 
   bool gated() const { return interleave_.window > 1; }
 
+  // Interleave::by_round: whether `job` may start now, no trial of an
+  // earlier round running.
+  bool round_open(const TrialJob& job) const {
+    if (!interleave_.by_round || job.round < 0) return true;
+    for (const auto& [pid, w] : running_) {
+      if (w->job.round >= 0 && w->job.round < job.round) return false;
+    }
+    return true;
+  }
+
   void fill() {
     // Interleaved: a window of live trials, of which jobs_ take turns at once.
     const int alive = gated() ? std::max(interleave_.window, jobs_) : jobs_;
-    while (!interrupted_ && static_cast<int>(running_.size()) < alive && !queue_.empty()) {
+    while (!interrupted_ && static_cast<int>(running_.size()) < alive && !queue_.empty() &&
+           round_open(queue_.front())) {
       TrialJob job = std::move(queue_.front());
       queue_.pop_front();
       start(std::move(job));

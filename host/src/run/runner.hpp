@@ -52,6 +52,12 @@ constexpr size_t kStderrTailBytes = 16 * 1024;
 struct Interleave {
   int window = 1;
   uint64_t seed = 0;
+  // A round's trials at a time: a trial of a later round (TrialJob::round)
+  // waits until no trial of an earlier one runs. Under measure.target a
+  // round is a seed, whose configs are paired: trained at one time, drift of
+  // the machine hits them alike. Without it the window slides as capped
+  // trials end, and a seed's configs ran minutes apart.
+  bool by_round = false;
 };
 
 // Adaptive capping of measure.target trials (SMAC's rule): once a trial of

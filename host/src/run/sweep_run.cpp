@@ -237,6 +237,10 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
     plan.note = "interleaved: " + std::to_string(plan.interleave.window) +
                 " trials at a time take turns block by block, so that drift of the machine "
                 "hits every config alike (measure.interleave)";
+    if (measure.target) {
+      plan.interleave.by_round = true;
+      plan.note += "; one seed's trials at a time, the next seed's after them";
+    }
   } else {
     plan.note = "trials run one after another (measure.interleave 1)";
   }
