@@ -5,6 +5,7 @@ timed blocks of `--steps` steps each; each block is one throughput sample
 (samples per second in the plugin's unit) and the reported figure is the
 median over blocks. Prints one JSON line on stdout, with the throughput per second of
 process CPU time next to the wall-clock one (see plugin_bench.cpp).
+`--compile [MODE]` runs the same scripts with torch.compile.
 """
 import argparse
 import json
@@ -23,20 +24,40 @@ def parse_args(description, steps, warmup, blocks=5):
     p.add_argument("--threads", type=int, default=0,
                    help="torch.set_num_threads(N); 0 = torch's default")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--compile", nargs="?", const="default", default=None, metavar="MODE",
+                   help="torch.compile the workload's modules in place (nn.Module.compile; "
+                        "MODE: default, reduce-overhead, max-autotune, "
+                        "max-autotune-no-cudagraphs); the compilation falls in the warmup, "
+                        "which is then at least 3 steps, and is reported apart (first_step_s)")
     p.add_argument("--profile", type=int, default=0, metavar="N",
                    help="instead of measuring: after the warmup, print a per-op table of N steps "
                         "(legacy autograd profiler, comparable with op_profile.cpp's)")
     args = p.parse_args()
     if args.threads > 0:
         torch.set_num_threads(args.threads)
+    if args.compile:
+        args.warmup = max(args.warmup, 3)
     torch.manual_seed(args.seed)
     return args
 
 
+def compiled(args, *modules):
+    """Compiles the modules in place when --compile was given (their state_dict
+    keys stay as they were, so load_state_dict between them still works)."""
+    if args.compile:
+        for m in modules:
+            m.compile(mode=args.compile)
+
+
 def measure(name, unit, step, samples_per_step, args, setup_s=0.0):
     """Runs step() warmup + blocks*steps times; prints and returns the result."""
-    for _ in range(args.warmup):
+    t0 = time.perf_counter()
+    first_step_s = None
+    for i in range(args.warmup):
         step()
+        if i == 0:
+            first_step_s = time.perf_counter() - t0
+    warmup_s = time.perf_counter() - t0
     if args.profile > 0:
         return profile(step, samples_per_step, args.profile)
     per_s, per_cpu_s = [], []
@@ -51,7 +72,11 @@ def measure(name, unit, step, samples_per_step, args, setup_s=0.0):
     mean = statistics.fmean(per_s)
     result = {
         "workload": name,
-        "impl": "pytorch-eager",
+        "impl": "pytorch-compile" if args.compile else "pytorch-eager",
+        "compile_mode": args.compile,
+        # The first step's time: with --compile, mostly the compilation.
+        "first_step_s": first_step_s,
+        "warmup_s": warmup_s,
         "unit": unit,
         "throughput_median": med,
         "throughput_cv": (statistics.stdev(per_s) / mean) if len(per_s) > 1 else 0.0,

@@ -23,7 +23,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from common import measure, parse_args
+from common import compiled, measure, parse_args
 
 GAMMA = 0.99
 LR = 1e-3
@@ -118,6 +118,7 @@ def main():
     env = CartPole(np.random.default_rng(args.seed))
     q_net, target_net = QNetwork(), QNetwork()
     target_net.load_state_dict(q_net.state_dict())
+    compiled(args, q_net, target_net)
     optimizer = torch.optim.Adam(q_net.parameters(), lr=LR)
     rb = ReplayBuffer(CAPACITY, 4)
     state = {"obs": env.reset(), "env_steps": 0, "updates": 0, "loss": 0.0}

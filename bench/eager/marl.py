@@ -24,7 +24,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from common import measure, parse_args
+from common import compiled, measure, parse_args
 
 GRID, N_AGENTS, BUDGET, N_ACTIONS = 16, 4, 14, 5
 PATCH, COVER, PAD = 5, 3, 2
@@ -115,6 +115,7 @@ def main():
     critic = mlp(CRITIC_IN, 256, N_ACTIONS)
     target_critic = mlp(CRITIC_IN, 256, N_ACTIONS)
     target_critic.load_state_dict(critic.state_dict())
+    compiled(args, actor, critic, target_critic)
     actor_opt = torch.optim.Adam(actor.parameters(), lr=ACTOR_LR)
     critic_opt = torch.optim.Adam(critic.parameters(), lr=CRITIC_LR)
     counters = {"critic_updates": 0, "loss": 0.0}

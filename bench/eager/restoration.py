@@ -22,7 +22,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from torch.utils.data import DataLoader, Dataset
 
-from common import measure, parse_args
+from common import compiled, measure, parse_args
 
 C, BLOCKS, PATCH, BATCH, LR, SIGMA = 32, 4, 64, 16, 2e-4, 25.0 / 255.0
 N_TRAIN, SIZE = 64, 256
@@ -123,6 +123,7 @@ def main():
                         shuffle=True, num_workers=0, drop_last=True)
     batches = iter(loader)
     model = Denoiser()
+    compiled(args, model)
     optimizer = torch.optim.Adam(model.parameters(), lr=LR)
     last = {"loss": 0.0}
 

@@ -19,7 +19,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from common import measure, parse_args
+from common import compiled, measure, parse_args
 
 N_SERIES, LENGTH, SEQ_LEN, BATCH, HIDDEN, LAYERS, LR = 64, 4000, 30, 128, 64, 2, 1e-3
 TRAIN_LEN = LENGTH * 8 // 10
@@ -60,6 +60,7 @@ def main():
     series = make_series(rng)
     window = np.arange(SEQ_LEN + 1)
     model = Forecaster()
+    compiled(args, model)
     optimizer = torch.optim.Adam(model.parameters(), lr=LR)
     last = {"loss": 0.0}
 

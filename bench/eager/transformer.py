@@ -24,7 +24,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from common import measure, parse_args
+from common import compiled, measure, parse_args
 
 VOCAB, D, LAYERS, HEADS, SEQ, BATCH, LR, WD = 64, 128, 2, 4, 128, 16, 3e-4, 0.01
 STREAMS, STREAM_LEN, BURN_IN = 256, 4096, 64
@@ -114,6 +114,7 @@ def main():
     corpus = sample_corpus(np.random.default_rng(args.seed))  # [S, L]
     offsets = torch.arange(SEQ + 1)
     model = GPT()
+    compiled(args, model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD)
     last = {"loss": 0.0}
 
