@@ -144,18 +144,32 @@ ServeApi::ServeApi(std::vector<std::string> db_paths, double share_s)
   generation_ = text;
 }
 
-Json ServeApi::runs(const std::string& since) const {
-  std::lock_guard<std::mutex> lock(runs_mu_);
+const Json& ServeApi::shared_list() const {
   if (runs_list_.is_null() ||
       std::chrono::duration<double>(std::chrono::steady_clock::now() - runs_at_).count() >=
           share_s_) {
     runs_list_ = list_runs();
     runs_at_ = std::chrono::steady_clock::now();
   }
-  const std::string& cursor = runs_list_["cursor"].get_ref<const std::string&>();
-  return {{"cursor", cursor},
-          {"unchanged", !since.empty() && since == cursor},
-          {"runs", runs_list_["runs"]}};
+  return runs_list_;
+}
+
+Json ServeApi::runs(const std::string& since) const {
+  std::lock_guard<std::mutex> lock(runs_mu_);
+  const Json& list = shared_list();
+  const std::string& cursor = list["cursor"].get_ref<const std::string&>();
+  return {
+      {"cursor", cursor}, {"unchanged", !since.empty() && since == cursor}, {"runs", list["runs"]}};
+}
+
+std::optional<std::pair<std::string, bool>> ServeApi::run_state(size_t d, int64_t id) const {
+  std::lock_guard<std::mutex> lock(runs_mu_);
+  for (const auto& r : shared_list()["runs"]) {
+    if (r["db"] == d && r["id"] == id) {
+      return std::make_pair(r["version"].get<std::string>(), r["status"] == "running");
+    }
+  }
+  return std::nullopt;
 }
 
 // Long by design: one record a run, field after field.
@@ -327,7 +341,6 @@ void ServeApi::update(Cached& entry, Json answer) {
   std::string head = answer.dump();
   if (head != entry.head) {
     entry.head = std::move(head);
-    entry.head_rev = rev;
     changed = true;
   }
   entry.rows = std::move(rows);
@@ -408,16 +421,9 @@ std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id,
   }
   // The run's version as the run list has it (one count of every run's
   // trials, shared by both routes within share_s).
-  std::string version;
-  bool live = false;
-  {
-    const Json list = runs("");
-    const auto it = std::find_if(list["runs"].begin(), list["runs"].end(),
-                                 [&](const Json& r) { return r["db"] == d && r["id"] == id; });
-    if (it == list["runs"].end()) return nullptr;
-    version = (*it)["version"].get<std::string>();
-    live = (*it)["status"] == "running";
-  }
+  const auto state = run_state(d, id);
+  if (!state) return nullptr;
+  const auto& [version, live] = *state;
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
     auto& e = cache_[{d, id}];

@@ -36,6 +36,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,10 +83,9 @@ class ServeApi {
     std::chrono::steady_clock::time_point checked;  // its version last read
     double compute_s = 0;                           // what computing it took
     bool exists = false;
-    bool live = false;  // computed while its host ran it
-    std::string head;   // the answer without its trials, as JSON text
-    uint64_t head_rev = 0;
-    std::map<int64_t, Row> rows;                        // by trial id
+    bool live = false;            // computed while its host ran it
+    std::string head;             // the answer without its trials, as JSON text
+    std::map<int64_t, Row> rows;  // by trial id
     std::vector<std::pair<int64_t, uint64_t>> removed;  // trial id, revision gone
     uint64_t rev = 0;                                   // the newest revision
     std::shared_ptr<const std::string> full;            // the whole answer at rev
@@ -96,8 +96,13 @@ class ServeApi {
   // The answer to `since` from entry's state (its lock held).
   std::shared_ptr<const std::string> answer(Cached& entry, const std::string& since) const;
 
-  // The run list as the database gave it (cursor, runs), and when.
+  // The run list as the database gave it (cursor, runs).
   nlohmann::json list_runs() const;
+  // The run list shared for share_s (runs_mu_ held), read again after.
+  const nlohmann::json& shared_list() const;
+  // A run's version and whether its host runs it, from the shared list
+  // (one count of every run's trials serves both routes); none: no such run.
+  std::optional<std::pair<std::string, bool>> run_state(size_t db, int64_t id) const;
 
   double share_s_;
   mutable std::mutex runs_mu_;
