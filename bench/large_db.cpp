@@ -58,14 +58,9 @@ void time_serve(const std::string& bin, const std::string& db, const std::string
       std::fprintf(stderr, "failed: GET %s\n", (target + cursor).c_str());
       std::exit(1);
     }
-    if (cursor.empty()) {
-      const auto at = body.find("\"cursor\":\"");
-      if (target.find("/api/run?") == 0 && at != std::string::npos) {
-        cursor = body.substr(at + 10, body.find('"', at + 10) - at - 10);
-      }
-    } else {
-      cursor.clear();
-    }
+    // The run's cursor, for the refresh that follows the opening.
+    cursor =
+        cursor.empty() && target.rfind("/api/run?", 0) == 0 ? gpusweep::bench::cursor_of(body) : "";
     std::printf("%-24s %7.3f s  (%zu bytes)\n", name, took, body.size());
   }
   ::kill(server, SIGKILL);

@@ -1,5 +1,5 @@
 // What the benchmarks that talk to `gpusweep serve` share: starting one on a
-// free port and a plain HTTP/1.0 GET on loopback.
+// free port, a plain HTTP/1.0 GET on loopback, and an answer's cursor.
 #pragma once
 
 #include <arpa/inet.h>
@@ -38,6 +38,15 @@ inline std::string get(uint16_t port, const std::string& target) {
   if (text.rfind("HTTP/1.1 200", 0) != 0 && text.rfind("HTTP/1.0 200", 0) != 0) return "";
   const auto body = text.find("\r\n\r\n");
   return body == std::string::npos ? "" : text.substr(body + 4);
+}
+
+// The cursor an answer of /api/run carries ("" when none).
+inline std::string cursor_of(const std::string& body) {
+  const std::string key = "\"cursor\":\"";
+  const auto at = body.find(key);
+  if (at == std::string::npos) return "";
+  const auto end = body.find('"', at + key.size());
+  return end == std::string::npos ? "" : body.substr(at + key.size(), end - at - key.size());
 }
 
 // Starts `bin serve --db path --port 0` with its output in `log`; its pid,

@@ -4,9 +4,10 @@
 // the real server beside it, whose clients run in a process of their own:
 // 3 pollers ask for /api/runs and the watched run's /api/run once a second,
 // and 20 open pages, each of which loads the page first; all ask for the run
-// by the cursor of their last answer, as the page does (what changed since). The server is killed
-// (-9) at the end of each of its chunks and started again for the next. Alternating cancels the
-// drift of a shared machine's load between the two conditions, which one long phase each would not.
+// by the cursor of their last answer, as the page does (what changed since).
+// The server is killed (-9) at the end of each of its chunks and started
+// again for the next. Alternating cancels the drift of a shared machine's
+// load between the two conditions, which one long phase each would not.
 //
 // Prints the writer's busy errors, its commit latency (p50, p99) alone and
 // with the server over all chunks and their ratio, the ratio chunk pair by
@@ -19,11 +20,8 @@
 #include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +43,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 namespace db = gpusweep::db;
 namespace bench = gpusweep::bench;
+using bench::cursor_of;
 using bench::get;
 
 double seconds_since(Clock::time_point t0) {
@@ -103,15 +102,6 @@ Phase write_phase(const std::string& path, int64_t sweep, const std::vector<int6
     out.max_wal = std::max<uintmax_t>(out.max_wal, std::filesystem::file_size(path + "-wal", ec));
   }
   return out;
-}
-
-// The cursor an answer of /api/run carries ("" when none).
-std::string cursor_of(const std::string& body) {
-  const std::string key = "\"cursor\":\"";
-  const auto at = body.find(key);
-  if (at == std::string::npos) return "";
-  const auto end = body.find('"', at + key.size());
-  return end == std::string::npos ? "" : body.substr(at + key.size(), end - at - key.size());
 }
 
 // The clients of one served chunk, in this (forked) process until SIGTERM:
@@ -233,6 +223,7 @@ int main(int argc, char** argv) {
   int failed_requests = 0, no_server = 0;
   double server_cpu = 0, clients_cpu = 0;
   size_t next = 0;
+  double last_alone_p99 = 0;  // the ratio chunk by chunk: each served one to the last alone
   for (int k = 0; k < 2 * chunks; ++k) {
     const bool with_server = (k % 4 == 1 || k % 4 == 2);
     pid_t server = 0, clients = 0;
@@ -274,7 +265,6 @@ int main(int argc, char** argv) {
     std::printf("  chunk %d (%s): commit p99 %.2f ms\n", k + 1, with_server ? "served" : "alone",
                 1e3 * quantile(p.commit_s, 0.99));
     std::fflush(stdout);
-    static double last_alone_p99 = 0;
     if (!with_server) last_alone_p99 = quantile(p.commit_s, 0.99);
     if (with_server && last_alone_p99 > 0) {
       pair_ratios.push_back(quantile(p.commit_s, 0.99) / last_alone_p99);
