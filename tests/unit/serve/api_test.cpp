@@ -44,6 +44,19 @@ int64_t make_run(db::Store& store) {
   return store.create_sweep(s, plan);
 }
 
+// That run in a database of its own.
+struct WatchedRun {
+  explicit WatchedRun(const std::string& name)
+      : dir(name),
+        path(dir.path + "/r.db"),
+        store(path, db::Connection::Mode::read_write),
+        run(make_run(store)) {}
+  test::TempDir dir;
+  std::string path;
+  db::Store store;
+  int64_t run;
+};
+
 void finish(db::Store& store, int64_t trial, db::TrialStatus status, double throughput) {
   db::TrialOutcome o;
   o.status = status;
@@ -80,15 +93,14 @@ std::map<int64_t, Json> by_id(const Json& j) {
 
 TEST_CASE("a run's answer to a cursor carries only what changed, and adds up to the whole",
           "[serve]") {
-  test::TempDir dir("serve_api");
-  const std::string path = dir.path + "/r.db";
-  db::Store store(path, db::Connection::Mode::read_write);
-  const int64_t run = make_run(store);
+  WatchedRun watched("serve_api");
+  db::Store& store = watched.store;
+  const int64_t run = watched.run;
   const auto trials = store.trials(run);
   finish(store, trials[0].id, db::TrialStatus::ok, 100);
   finish(store, trials[1].id, db::TrialStatus::ok, 200);
 
-  const host::ServeApi api({path}, /*share_s=*/0);
+  const host::ServeApi api({watched.path}, /*share_s=*/0);
   const Json first = answer(api, run, "");
   CHECK(first["delta"] == false);
   REQUIRE(first["trials"].size() == 6);
@@ -126,7 +138,7 @@ TEST_CASE("a run's answer to a cursor carries only what changed, and adds up to 
   CHECK(answer(api, run, delta["cursor"])["unchanged"] == true);
 
   // A cursor of another server, or garbage, gets the whole answer.
-  const host::ServeApi other({path}, /*share_s=*/0);
+  const host::ServeApi other({watched.path}, /*share_s=*/0);
   const std::string foreign = answer(other, run, "")["cursor"];
   CHECK(foreign != delta["cursor"]);
   for (const std::string& bad :
@@ -139,19 +151,18 @@ TEST_CASE("a run's answer to a cursor carries only what changed, and adds up to 
 
 TEST_CASE("a live run's answer carries its running trials' blocks from its host's file",
           "[serve]") {
-  test::TempDir dir("serve_live");
-  const std::string path = dir.path + "/r.db";
-  db::Store store(path, db::Connection::Mode::read_write);
-  const int64_t run = make_run(store);
-  const std::string live = db::live_blocks_path(path, run);
+  WatchedRun watched("serve_live");
+  db::Store& store = watched.store;
+  const int64_t run = watched.run;
+  const std::string live = db::live_blocks_path(watched.path, run);
   std::filesystem::create_directories(std::filesystem::path(live).parent_path());
   // What the file says is checked: entries that are not trials are dropped.
   std::ofstream(live) << R"({"trials": [{"id": 5, "phase": "measure", "throughput": [1.5, 2, "x"]},
                                         {"id": "bad"}, 7]})";
-  const host::ServeApi api({path}, /*share_s=*/0);
+  const host::ServeApi api({watched.path}, /*share_s=*/0);
   // No host holds the run: the file is stale, nothing shown.
   CHECK(answer(api, run, "")["live"].empty());
-  const auto lock = db::RunLock::try_acquire(path, run);
+  const auto lock = db::RunLock::try_acquire(watched.path, run);
   REQUIRE(lock);
   const Json j = answer(api, run, "");
   REQUIRE(j["live"].size() == 1);
@@ -170,13 +181,12 @@ TEST_CASE("a live run's answer carries its running trials' blocks from its host'
 }
 
 TEST_CASE("requests within share_s of a look at the database share its answer", "[serve]") {
-  test::TempDir dir("serve_share");
-  const std::string path = dir.path + "/r.db";
-  db::Store store(path, db::Connection::Mode::read_write);
-  const int64_t run = make_run(store);
+  WatchedRun watched("serve_share");
+  db::Store& store = watched.store;
+  const int64_t run = watched.run;
   const auto trials = store.trials(run);
   finish(store, trials[0].id, db::TrialStatus::ok, 100);
-  const host::ServeApi api({path}, /*share_s=*/0.4);
+  const host::ServeApi api({watched.path}, /*share_s=*/0.4);
   const auto finished = [&] { return api.runs("")["runs"][0]["finished"].get<int64_t>(); };
   const auto done = [&] {
     int64_t n = 0;
