@@ -122,13 +122,13 @@ write("h.json", json.dumps({"name": HOSTILE, "workload": "noop", "base": {"spin_
                             "grid": {"batch_size": [1, 2]},
                             "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
                                         "repeats": 1}}))
-# The sweep to watch: 2 configs x 5 repeats of noop (batch 2 is exactly
+# The sweep to watch: 2 configs x 8 repeats of noop (batch 2 is exactly
 # twice batch 1), 8 blocks of 300 ms a trial: long enough for the page to
 # show a running trial's blocks filling in.
 write("s.json", json.dumps({"name": "watched", "workload": "noop", "base": {"spin_us": 30000},
                             "grid": {"batch_size": [1, 2]}, "baseline": {"batch_size": 1},
                             "measure": {"warmup_steps": 2, "steps_per_block": 10, "blocks": 8,
-                                        "repeats": 5, "interleave": 1}}))
+                                        "repeats": 8, "interleave": 1}}))
 # A run whose trial fails with HTML in its error text.
 HOSTILE_ERROR = "<img src=x onerror=alert(3)><b>fixture</b>: thrown in step"
 # A knob value with markup in it, shown in the failure's settings.
@@ -248,8 +248,8 @@ if seen[-1]["images"] != 0 or seen[-1]["scripts"] != 1:
 # The trial strip, assembled from answers that carry only what changed since
 # the page's last cursor, ends with every trial of the run, each ok.
 print(f"trial strip at the end: {seen[-1]['strip']} trials, {seen[-1]['stripOk']} ok")
-if seen[-1]["strip"] != 10 or seen[-1]["stripOk"] != 10:
-    problems.append(f"the strip does not show the run's 10 trials ok: {seen[-1]['strip']}, "
+if seen[-1]["strip"] != 16 or seen[-1]["stripOk"] != 16:
+    problems.append(f"the strip does not show the run's 16 trials ok: {seen[-1]['strip']}, "
                     f"{seen[-1]['stripOk']} ok")
 # A running trial's block strip filled in on the page: one trial seen with
 # a partial strip that grew.
