@@ -104,7 +104,7 @@ std::unordered_map<int64_t, RunSamples> read_series(const std::string& path, int
 }
 
 // Every waiting run's block throughputs: from the series read ahead, or
-// from its blocks. Then each config's values, in its runs' order.
+// from its blocks, indexed.
 void fill_runs(db::Store& store, std::unordered_map<int64_t, RunSamples> series,
                const std::unordered_map<int64_t, RunSlot>& waiting,
                std::map<int64_t, ConfigSamples>& by_index) {
@@ -118,12 +118,17 @@ void fill_runs(db::Store& store, std::unordered_map<int64_t, RunSamples> series,
     db::BlockSeries s = db::series_of(store.blocks(id));  // blocks inserted by hand
     set_values(run, s);
   }
+  // Then each config's values, in its runs' order; the runs keep their
+  // index alone (the model reads nothing else): 10M blocks held once, not
+  // twice.
   for (auto& [index, c] : by_index) {
     size_t n = 0;
     for (const auto& r : c.runs) n += r.values.size();
     c.throughput.reserve(n);
-    for (const auto& r : c.runs)
+    for (auto& r : c.runs) {
       c.throughput.insert(c.throughput.end(), r.values.begin(), r.values.end());
+      std::vector<double>().swap(r.values);
+    }
   }
 }
 
@@ -295,9 +300,10 @@ namespace {
 struct KnobPair {
   RatioEstimate estimate;                // the pair's own ratio (estimate_ratio)
   std::map<int64_t, double> repeat_log;  // its per-repeat log ratios, by repeat
-  // Each side's per-repeat log ratios to the baseline (empty without one).
-  std::map<int64_t, double> from_base;
-  std::map<int64_t, double> to_base;
+  // Each side's per-repeat log ratios to the baseline (empty without one),
+  // kept once per config by ablation.
+  const std::map<int64_t, double>* from_base = nullptr;
+  const std::map<int64_t, double>* to_base = nullptr;
 };
 
 // The knob's effect through the baseline, for pairs whose configs ran
@@ -321,8 +327,8 @@ bool through_baseline(const std::vector<KnobPair>& pairs, double level, Ablation
   std::vector<Side> sides;
   const double g = static_cast<double>(pairs.size());
   for (const auto& p : pairs) {
-    sides.push_back({&p.from_base, -1 / g});
-    sides.push_back({&p.to_base, 1 / g});
+    sides.push_back({p.from_base, -1 / g});
+    sides.push_back({p.to_base, 1 / g});
   }
   std::map<int64_t, double> contribution;  // repeat -> its share of the effect's error
   double effect = 0, own = 0, own_sq = 0, min_df = INFINITY;
@@ -474,9 +480,11 @@ std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, con
     std::map<std::string, std::vector<std::pair<Json, const ConfigSamples*>>> groups;
     for (const auto& c : configs) {
       if (c.runs.empty() || !c.config.contains(knob)) continue;
-      Json rest = c.config;
-      rest.erase(knob);
-      groups[rest.dump()].emplace_back(c.config.at(knob), &c);
+      std::string rest;  // every other setting, as the group's key
+      for (const auto& [k, v] : c.config.items()) {
+        if (k != knob) rest += Json(k).dump() + ':' + v.dump() + ',';
+      }
+      groups[rest].emplace_back(c.config.at(knob), &c);
     }
     for (size_t vi = 1; vi < values.size(); ++vi) {
       std::vector<KnobPair> pairs;
@@ -495,7 +503,7 @@ std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, con
         // Each pair as compare estimates it (paired by repeat and cycle).
         std::map<int64_t, double> repeat_log;
         if (auto e = estimate_ratio(x, y, level, &repeat_log)) {
-          pairs.push_back({*e, std::move(repeat_log), base_logs(a), base_logs(b)});
+          pairs.push_back({*e, std::move(repeat_log), &base_logs(a), &base_logs(b)});
         }
       }
       AblationRow row;

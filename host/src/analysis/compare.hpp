@@ -24,8 +24,10 @@ namespace gpusweep::host {
 struct ConfigSamples {
   int64_t config_index = 0;
   Json config;
-  std::vector<double> throughput;           // samples/s of every block of every ok repeat
-  std::vector<RunSamples> runs;             // the same, one per ok repeat, for pairing
+  std::vector<double> throughput;  // samples/s of every block of every ok repeat
+  // One per ok repeat, for pairing: indexed, their values moved into
+  // throughput (gather_configs).
+  std::vector<RunSamples> runs;
   std::vector<QualitySample> quality;       // one per ok repeat (with its standard error)
   std::optional<double> peak_memory_bytes;  // the largest of the repeats
   std::optional<bool> higher_is_better;

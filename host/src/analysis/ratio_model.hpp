@@ -42,6 +42,11 @@ struct RunIndex {
   // {first_cycle + i, logs[i]}.
   bool contiguous = false;
   int64_t first_cycle = 0;
+  // Contiguous only: the sum of logs, in order. Two such runs over the same
+  // cycles pair every block, and the mean of their paired differences is
+  // the difference of these sums over the count: a repeat's log ratio in
+  // O(1), where ablation asks for 30,000 of them on a big run.
+  double log_sum = 0;
 
   size_t cycle_count() const { return contiguous ? logs.size() : cycle_logs.size(); }
   CycleLog cycle_log(size_t i) const {

@@ -39,12 +39,12 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
   for (const auto& r : rows) {
     const auto& c = *r.config;
     Json rec = config_record(c, keys, r.baseline);
-    // One sort of the blocks for the median and the spread.
-    const Distribution spread = c.throughput.empty() ? Distribution{} : describe(c.throughput);
+    // The median by selection, not a sort: 10,000 configs of 1,000 blocks
+    // sorted took a tenth of a second.
     rec["trials_ok"] = c.ok;
     rec["blocks"] = c.throughput.size();
     rec["unit"] = c.unit;
-    rec["throughput_median"] = c.throughput.empty() ? Json() : Json(spread.median);
+    rec["throughput_median"] = c.throughput.empty() ? Json() : Json(quantile(c.throughput, 0.5));
     rec["ratio"] = r.ratio ? Json(r.ratio->ratio) : Json();
     rec["ci_low"] = r.ratio ? Json(r.ratio->low) : Json();
     rec["ci_high"] = r.ratio ? Json(r.ratio->high) : Json();
@@ -69,7 +69,7 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
         r.quality ? Json(r.quality->verdict == QualityVerdict::non_inferior) : Json();
     rec["peak_memory_bytes"] = json_or_null(c.peak_memory_bytes);
     // Noise is reported, not hidden: a config whose blocks vary by more than 10%.
-    const double cv = c.throughput.size() >= 2 ? spread.cv : 0;
+    const double cv = cv_of(c.throughput);
     rec["cv"] = cv;
     rec["noisy"] = cv > kNoisyCv;
     rec["overlap_fraction"] = c.overlap_fraction;

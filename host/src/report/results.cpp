@@ -9,18 +9,25 @@
 #include "support/stats.hpp"
 
 #include <map>
+#include <unordered_map>
 
 namespace gpusweep::host {
 
 std::optional<double> baseline_throughput(const SweepSpec& spec,
                                           const std::vector<db::TrialRecord>& trials) {
   std::vector<double> values;
+  // Whether each config is the baseline, decided once for its repeats.
+  std::unordered_map<int64_t, bool> base;
   for (const auto& t : trials) {
     if (t.status != db::TrialStatus::ok || !t.summary) continue;
-    const Json config = Json::parse(t.plan.config_json);
-    if (is_baseline(spec.baseline, t.plan.config_index, config)) {
-      values.push_back(t.summary->throughput_median);
+    auto it = base.find(t.plan.config_index);
+    if (it == base.end()) {
+      const Json config = Json::parse(t.plan.config_json);
+      it =
+          base.emplace(t.plan.config_index, is_baseline(spec.baseline, t.plan.config_index, config))
+              .first;
     }
+    if (it->second) values.push_back(t.summary->throughput_median);
   }
   if (values.empty()) return std::nullopt;
   return quantile(values, 0.5);
@@ -34,11 +41,19 @@ std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sort
                                  const std::optional<double>& base,
                                  const std::map<int64_t, TargetTime>& targets) {
   std::vector<Json> records;
+  records.reserve(sorted.size());
+  // A config's settings, parsed once for its repeats (rows come by config).
+  Json settings;
+  int64_t parsed = -1;
   for (const auto* t : sorted) {
-    const Json config = Json::parse(t->plan.config_json);
-    Json r;
+    if (t->plan.config_index != parsed || settings.is_null()) {
+      const Json config = Json::parse(t->plan.config_json);
+      settings = Json::object();
+      for (const auto& k : keys) settings[k] = config.contains(k) ? config.at(k) : Json();
+      parsed = t->plan.config_index;
+    }
+    Json r = settings;
     r["config"] = t->plan.config_index + 1;
-    for (const auto& k : keys) r[k] = config.contains(k) ? config.at(k) : Json();
     r["repeat"] = t->plan.repeat + 1;
     r["trial_id"] = t->id;
     r["status"] = t->status;

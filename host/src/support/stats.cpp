@@ -52,4 +52,13 @@ Distribution describe(const std::vector<double>& values) {
   return d;
 }
 
+double cv_of(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  const auto n = static_cast<double>(values.size());
+  const double mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
+  double ss = 0;
+  for (double v : values) ss += (v - mean) * (v - mean);
+  return mean != 0 ? std::sqrt(ss / (n - 1)) / std::fabs(mean) : 0;
+}
+
 }  // namespace gpusweep::host

@@ -24,4 +24,8 @@ double quantile(std::vector<double> values, double q);
 // Throws std::invalid_argument on an empty input.
 Distribution describe(const std::vector<double>& values);
 
+// describe(values).cv without sorting (the values' order summed as given:
+// equal to it within rounding); 0 for fewer than two values.
+double cv_of(const std::vector<double>& values);
+
 }  // namespace gpusweep::host
