@@ -1,6 +1,7 @@
 // Listing output formats; see output.hpp.
 #include "report/output.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "support/error.hpp"
@@ -85,66 +86,115 @@ std::string shown(const Column& c, const nlohmann::json& record) {
 
 }  // namespace
 
-std::string render(const std::vector<nlohmann::json>& records, const std::vector<Column>& columns,
-                   OutputFormat format) {
-  std::string out;
-  switch (format) {
-    case OutputFormat::json: {
-      nlohmann::json arr = nlohmann::json::array();
-      for (const auto& r : records) {
-        nlohmann::json o = nlohmann::json::object();
-        for (const auto& c : columns) o[c.key] = r.contains(c.key) ? r.at(c.key) : nullptr;
-        arr.push_back(o);
-      }
-      return arr.dump(2) + "\n";
-    }
-    case OutputFormat::csv: {
-      for (size_t i = 0; i < columns.size(); ++i) out += (i ? "," : "") + csv_field(columns[i].key);
-      out += "\n";
-      for (const auto& r : records) {
-        for (size_t i = 0; i < columns.size(); ++i) {
-          out += (i ? "," : "") +
-                 csv_field(r.contains(columns[i].key) ? raw(r.at(columns[i].key)) : "");
-        }
-        out += "\n";
-      }
-      return out;
-    }
-    case OutputFormat::md: {
-      out += "|";
-      for (const auto& c : columns) out += " " + c.header + " |";
-      out += "\n|";
-      for (const auto& c : columns) out += c.right ? " ---: |" : " --- |";
-      out += "\n";
-      for (const auto& r : records) {
-        out += "|";
-        for (const auto& c : columns) {
-          std::string cell = shown(c, r);
-          for (auto& ch : cell) {
-            if (ch == '|' || ch == '\n') ch = ' ';
-          }
-          out += " " + cell + " |";
-        }
-        out += "\n";
-      }
-      return out;
-    }
-    case OutputFormat::table: {
+namespace {
+
+// A listing built a chunk of records at a time: the header first, rows as
+// they come, the ending on finish.
+class Renderer {
+ public:
+  Renderer(const std::vector<Column>& columns, OutputFormat format)
+      : columns_(columns), format_(format) {
+    if (format == OutputFormat::table) {
       std::vector<std::string> headers;
       for (const auto& c : columns) headers.push_back(c.header);
-      Table t(headers);
+      table_.emplace(headers);
       for (size_t i = 0; i < columns.size(); ++i) {
-        if (columns[i].right) t.right_align(i);
+        if (columns[i].right) table_->right_align(i);
       }
-      for (const auto& r : records) {
-        std::vector<std::string> row;
-        for (const auto& c : columns) row.push_back(shown(c, r));
-        t.add_row(row);
-      }
-      return t.render();
+    } else if (format == OutputFormat::csv) {
+      for (size_t i = 0; i < columns.size(); ++i)
+        out_ += (i ? "," : "") + csv_field(columns[i].key);
+      out_ += "\n";
+    } else if (format == OutputFormat::md) {
+      out_ += "|";
+      for (const auto& c : columns) out_ += " " + c.header + " |";
+      out_ += "\n|";
+      for (const auto& c : columns) out_ += c.right ? " ---: |" : " --- |";
+      out_ += "\n";
     }
   }
-  return out;
+
+  void add(const std::vector<nlohmann::json>& records) {
+    for (const auto& r : records) {
+      switch (format_) {
+        case OutputFormat::json:
+          add_json(r);
+          break;
+        case OutputFormat::csv:
+          for (size_t i = 0; i < columns_.size(); ++i) {
+            const auto it = r.find(columns_[i].key);
+            out_ += (i ? "," : "") + csv_field(it == r.end() ? "" : raw(*it));
+          }
+          out_ += "\n";
+          break;
+        case OutputFormat::md:
+          out_ += "|";
+          for (const auto& c : columns_) {
+            std::string cell = shown(c, r);
+            for (auto& ch : cell) {
+              if (ch == '|' || ch == '\n') ch = ' ';
+            }
+            out_ += " " + cell + " |";
+          }
+          out_ += "\n";
+          break;
+        case OutputFormat::table: {
+          std::vector<std::string> row;
+          row.reserve(columns_.size());
+          for (const auto& c : columns_) row.push_back(shown(c, r));
+          table_->add_row(std::move(row));
+          break;
+        }
+      }
+    }
+  }
+
+  std::string finish() {
+    if (format_ == OutputFormat::table) return table_->render();
+    if (format_ == OutputFormat::json) return rows_ == 0 ? "[]\n" : out_ + "\n]\n";
+    return std::move(out_);
+  }
+
+ private:
+  // The array's dump(2), an element at a time.
+  void add_json(const nlohmann::json& r) {
+    nlohmann::json o = nlohmann::json::object();
+    for (const auto& c : columns_) {
+      const auto it = r.find(c.key);
+      o[c.key] = it == r.end() ? nlohmann::json() : *it;
+    }
+    out_ += rows_++ == 0 ? "[\n  " : ",\n  ";
+    for (char ch : o.dump(2)) {
+      out_ += ch;
+      if (ch == '\n') out_ += "  ";
+    }
+  }
+
+  const std::vector<Column>& columns_;
+  OutputFormat format_;
+  std::optional<Table> table_;
+  std::string out_;
+  size_t rows_ = 0;
+};
+
+}  // namespace
+
+std::string render(const std::vector<nlohmann::json>& records, const std::vector<Column>& columns,
+                   OutputFormat format) {
+  Renderer r(columns, format);
+  r.add(records);
+  return r.finish();
+}
+
+std::string render_chunks(size_t rows,
+                          const std::function<std::vector<nlohmann::json>(size_t, size_t)>& make,
+                          const std::vector<Column>& columns, OutputFormat format) {
+  constexpr size_t kChunk = 1024;
+  Renderer r(columns, format);
+  for (size_t begin = 0; begin < rows; begin += kChunk) {
+    r.add(make(begin, std::min(rows, begin + kChunk)));
+  }
+  return r.finish();
 }
 
 }  // namespace gpusweep::host

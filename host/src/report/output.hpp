@@ -32,6 +32,13 @@ struct Column {
 std::string render(const std::vector<nlohmann::json>& records, const std::vector<Column>& columns,
                    OutputFormat format);
 
+// The same listing of `rows` records made a chunk at a time by
+// make(begin, end): a listing of 100,000 rows never holds every record (half
+// its time went to allocating and freeing them all at once).
+std::string render_chunks(size_t rows,
+                          const std::function<std::vector<nlohmann::json>(size_t, size_t)>& make,
+                          const std::vector<Column>& columns, OutputFormat format);
+
 // The value, or null: for records with optional fields.
 template <typename T>
 nlohmann::json json_or_null(const std::optional<T>& v) {

@@ -174,14 +174,21 @@ std::string results_table(const db::SweepRecord& sweep, const std::vector<db::Tr
     return std::make_pair(a->plan.config_index, a->plan.repeat) <
            std::make_pair(b->plan.config_index, b->plan.repeat);
   });
-  const std::vector<Json> records = result_records(sorted, keys, base, targets);
   const std::vector<Column> cols =
       result_columns(keys, repeats, format, spec.measure.target.has_value());
-  if (format != OutputFormat::table) return render(records, cols, format);
+  const std::string listing = render_chunks(
+      sorted.size(),
+      [&](size_t begin, size_t end) {
+        return result_records({sorted.begin() + static_cast<std::ptrdiff_t>(begin),
+                               sorted.begin() + static_cast<std::ptrdiff_t>(end)},
+                              keys, base, targets);
+      },
+      cols, format);
+  if (format != OutputFormat::table) return listing;
 
   std::string out = "sweep '" + sweep.name + "' (run " + std::to_string(sweep.id) + ", " +
                     sweep.workload + ", " + sweep.status + ", " + sweep.created_at + ")\n";
-  out += render(records, cols, format);
+  out += listing;
   if (spec.baseline.empty()) {
     out += "baseline: config #1 (the sweep names no baseline)\n";
   } else {

@@ -12,7 +12,7 @@
 
 namespace gpusweep::host {
 
-size_t display_width(const std::string& s) {
+size_t display_width(std::string_view s) {
   size_t n = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     const auto c = static_cast<unsigned char>(s[i]);
@@ -42,14 +42,20 @@ void Table::add_row(std::vector<std::string> cells) {
 }
 
 namespace {
-std::vector<std::string> split_lines(const std::string& s) {
-  std::vector<std::string> out;
+// The i-th line of a cell ("" past its last).
+std::string_view line_of(const std::string& s, size_t i) {
   size_t start = 0;
-  for (size_t nl; (nl = s.find('\n', start)) != std::string::npos; start = nl + 1) {
-    out.push_back(s.substr(start, nl - start));
+  for (; i > 0; --i) {
+    const size_t nl = s.find('\n', start);
+    if (nl == std::string::npos) return {};
+    start = nl + 1;
   }
-  out.push_back(s.substr(start));
-  return out;
+  const size_t end = s.find('\n', start);
+  return std::string_view(s).substr(start, end == std::string::npos ? end : end - start);
+}
+
+size_t line_count(const std::string& s) {
+  return 1 + static_cast<size_t>(std::count(s.begin(), s.end(), '\n'));
 }
 }  // namespace
 
@@ -71,43 +77,42 @@ std::string wrap(const std::string& text, size_t width) {
   return out;
 }
 
+// Without a string per cell: 100,000 rows of 12 cells rendered through
+// vectors of copied lines took a third of a second.
 std::string Table::render() const {
   std::vector<size_t> width(headers_.size());
   for (size_t c = 0; c < headers_.size(); ++c) width[c] = display_width(headers_[c]);
   for (const auto& r : rows_) {
     for (size_t c = 0; c < r.size(); ++c) {
-      for (const auto& l : split_lines(r[c])) width[c] = std::max(width[c], display_width(l));
+      for (size_t i = 0, n = line_count(r[c]); i < n; ++i) {
+        width[c] = std::max(width[c], display_width(line_of(r[c], i)));
+      }
     }
   }
-  auto line = [&](const std::vector<std::string>& cells) {
-    std::string out;
+  std::string out;
+  // One physical line of a row: each cell's i-th line, padded.
+  const auto line = [&](const std::vector<std::string>& cells, size_t i) {
+    const size_t begin = out.size();
     for (size_t c = 0; c < cells.size(); ++c) {
-      const size_t pad = width[c] - display_width(cells[c]);
+      const std::string_view cell = line_of(cells[c], i);
+      const size_t pad = width[c] - display_width(cell);
       const bool right = c < right_.size() && right_[c];
       if (c > 0) out += "  ";
-      if (right) out += std::string(pad, ' ');
-      out += cells[c];
-      if (!right && c + 1 < cells.size()) out += std::string(pad, ' ');
+      if (right) out.append(pad, ' ');
+      out += cell;
+      if (!right && c + 1 < cells.size()) out.append(pad, ' ');
     }
-    while (!out.empty() && out.back() == ' ') out.pop_back();
-    return out + "\n";
+    while (out.size() > begin && out.back() == ' ') out.pop_back();
+    out += '\n';
   };
-  std::string out = line(headers_);
+  line(headers_, 0);
   std::vector<std::string> rule;
   for (size_t w : width) rule.push_back(std::string(w, '-'));
-  out += line(rule);
+  line(rule, 0);
   for (const auto& r : rows_) {
-    std::vector<std::vector<std::string>> cells;
     size_t height = 1;
-    for (const auto& c : r) {
-      cells.push_back(split_lines(c));
-      height = std::max(height, cells.back().size());
-    }
-    for (size_t i = 0; i < height; ++i) {
-      std::vector<std::string> physical;
-      for (const auto& c : cells) physical.push_back(i < c.size() ? c[i] : "");
-      out += line(physical);
-    }
+    for (const auto& c : r) height = std::max(height, line_count(c));
+    for (size_t i = 0; i < height; ++i) line(r, i);
   }
   return out;
 }

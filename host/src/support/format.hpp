@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpusweep::host {
@@ -23,7 +24,7 @@ class Table {
 };
 
 // Display width of UTF-8 text (code points; good enough for tables).
-size_t display_width(const std::string& s);
+size_t display_width(std::string_view s);
 
 // Colour only on a terminal (and not with NO_COLOR set or TERM=dumb).
 bool use_colour();
