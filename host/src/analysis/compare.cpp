@@ -135,7 +135,7 @@ void fill_runs(db::Store& store, std::unordered_map<int64_t, RunSamples> series,
 }  // namespace
 
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks,
-                                          Rounds rounds) {
+                                          Rounds rounds, std::vector<db::TrialRecord>* read) {
   std::map<int64_t, ConfigSamples> by_index;
   const Machines machines = with_blocks ? machines_of(store.environments(sweep_id)) : Machines{};
   // The whole run in four reads: series ahead, on a connection and a thread
@@ -144,7 +144,7 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
   std::future<std::unordered_map<int64_t, RunSamples>> series;
   if (with_blocks) series = std::async(std::launch::async, read_series, store.path(), sweep_id);
   const Stats stats = store.last_stats(sweep_id, kGatherStats);
-  const std::vector<db::TrialRecord> trials = store.trials(sweep_id);
+  std::vector<db::TrialRecord> trials = store.trials(sweep_id);
   std::unordered_map<int64_t, RunSlot> waiting;  // trial id: its run, values to come
   for (const auto& t : trials) {
     if (!in_rounds(t, rounds)) continue;
@@ -182,6 +182,7 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
       c.higher_is_better = t.summary->quality_higher_is_better;
   }
   if (with_blocks) fill_runs(store, series.get(), waiting, by_index);
+  if (read != nullptr) *read = std::move(trials);
   std::vector<ConfigSamples> out;
   for (auto& [idx, c] : by_index) out.push_back(std::move(c));
   return out;

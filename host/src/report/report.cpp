@@ -294,6 +294,9 @@ struct ChartData {
 
 ChartData chart_data(const std::vector<ComparisonRow>& rows, const std::vector<std::string>& keys) {
   ChartData d;
+  // Each charted config's blocks: their interval and strip are made for the
+  // configs the charts keep (the slowest of 10,000 are left out).
+  std::vector<const std::vector<double>*> blocks;
   for (const auto& r : rows) {
     const auto& c = *r.config;
     if (c.throughput.empty()) continue;
@@ -303,14 +306,11 @@ ChartData chart_data(const std::vector<ComparisonRow>& rows, const std::vector<s
     d.labels.push_back(label);
     const double med = quantile(c.throughput, 0.5);
     d.medians.push_back(med);
-    const auto [lo, hi] = geometric_mean_interval(c.throughput);
-    d.lows.push_back(lo);
-    d.highs.push_back(hi);
+    blocks.push_back(&c.throughput);
     d.is_base.push_back(r.baseline);
     d.ratio.push_back(r.baseline ? 1.0 : r.ratio ? r.ratio->ratio : NAN);
     d.rlow.push_back(r.ratio ? r.ratio->low : NAN);
     d.rhigh.push_back(r.ratio ? r.ratio->high : NAN);
-    d.samples.push_back(c.throughput);
     if (c.peak_memory_bytes) d.mem_pts.push_back({*c.peak_memory_bytes, med, label, false});
     if (!c.quality.empty()) {
       double q = 0;
@@ -348,10 +348,15 @@ ChartData chart_data(const std::vector<ComparisonRow>& rows, const std::vector<s
     d.note = " The charts show the baseline and the " + std::to_string(kMaxChartedConfigs - 1) +
              " fastest of " + std::to_string(d.labels.size()) +
              " configs; the table lists them all.";
-    keep(d.labels), keep(d.medians), keep(d.lows), keep(d.highs), keep(d.is_base), keep(d.ratio),
-        keep(d.rlow), keep(d.rhigh), keep(d.samples);
+    keep(d.labels), keep(d.medians), keep(d.is_base), keep(d.ratio), keep(d.rlow), keep(d.rhigh),
+        keep(blocks);
   }
-
+  for (const auto* b : blocks) {
+    const auto [lo, hi] = geometric_mean_interval(*b);
+    d.lows.push_back(lo);
+    d.highs.push_back(hi);
+    d.samples.push_back(*b);
+  }
   return d;
 }
 
@@ -678,9 +683,9 @@ std::string target_html(db::Store& store, const std::vector<db::TrialRecord>& tr
 std::string render_report(db::Store& store, const db::SweepRecord& sweep, bool selection_data) {
   const SweepSpec spec = stored_spec(sweep);
   const auto keys = varying_keys(spec);
-  const auto trials = store.trials(sweep.id);
   const Rounds rounds = rounds_for(spec, selection_data);
-  const auto configs = gather_configs(store, sweep.id, true, rounds);
+  std::vector<db::TrialRecord> trials;
+  const auto configs = gather_configs(store, sweep.id, true, rounds, &trials);
   CompareOptions opt;
   opt.baseline = spec.baseline;
   opt.sequential = stops_when_precise(spec);

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <random>
+
 using namespace gpusweep::host;
 
 TEST_CASE("the ratio interval matches scipy", "[host][stats]") {
@@ -46,4 +48,22 @@ TEST_CASE("a difference the interval shows but below the smallest effect is negl
   // An interval that holds 1 is no difference, whatever the point.
   CHECK(verdict(RatioInterval{1.05, 0.99, 1.11}, kMinEffect) == Verdict::no_difference);
   CHECK(std::string(to_string(Verdict::negligible)) == "negligible difference");
+}
+
+TEST_CASE("the geometric mean's interval is the ratio interval against ones, to the last bit",
+          "[host][stats]") {
+  std::mt19937_64 rng(71);
+  std::lognormal_distribution<double> value(3, 0.4);
+  for (size_t n : {2, 3, 17, 1000}) {
+    std::vector<double> samples(n);
+    for (auto& v : samples) v = value(rng);
+    const auto [low, high] = geometric_mean_interval(samples);
+    const RatioInterval ref = ratio_interval(std::vector<double>(n, 1.0), samples);
+    CHECK(low == ref.low);
+    CHECK(high == ref.high);
+    CHECK(low < ref.ratio);
+  }
+  const auto [low, high] = geometric_mean_interval({5, 5, 5});  // no spread: the value itself
+  CHECK(low == Approx(5));
+  CHECK(high == Approx(5));
 }
