@@ -24,6 +24,7 @@
 #include <ctime>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <random>
 
 namespace gpusweep::host {
@@ -123,6 +124,30 @@ Json live_blocks(const std::string& db_path, int64_t run_id) {
     out.push_back(std::move(row));
   }
   return out;
+}
+
+// An optional number as JSON (NaN and infinities as null, as nlohmann writes them).
+std::string json_number(const std::optional<double>& v) { return v ? Json(*v).dump() : "null"; }
+
+// A trial's row in a run's answer, as JSON text written directly (a run of
+// 100,000 trials built and serialised them as JSON objects in a fifth of a
+// second): its place, status, whether its worker started, its time and
+// throughput, and for a failure its reason and the end of its log.
+std::string trial_row(const db::LiveTrial& t) {
+  std::string row =
+      "{\"id\":" + std::to_string(t.id) + ",\"ordinal\":" + std::to_string(t.ordinal) +
+      ",\"config\":" + std::to_string(t.config_index + 1) +
+      ",\"repeat\":" + std::to_string(t.repeat) +
+      ",\"status\":" + Json(db::status_name(t.status)).dump() +
+      ",\"started\":" + (t.started_at ? "true" : "false") + ",\"wall_s\":" + json_number(t.wall_s) +
+      ",\"throughput\":" + json_number(t.throughput_median);
+  if (db::has_finished(t.status) && t.status != db::TrialStatus::ok) {
+    std::string tail = t.stderr_tail.value_or("");
+    if (tail.size() > kLogTail) tail = tail.substr(tail.size() - kLogTail);
+    row +=
+        ",\"reason\":" + Json(t.error.value_or("")).dump() + ",\"log_tail\":" + Json(tail).dump();
+  }
+  return row + "}";
 }
 
 // The live answer may be this old before a running run's details are
@@ -231,21 +256,32 @@ Json ServeApi::list_runs() const {
   return {{"cursor", hash_text(all)}, {"runs", out}};
 }
 
+Json ServeApi::run(size_t d, int64_t id) const {
+  RunParts parts = run_parts(d, id);
+  if (parts.head.is_null()) return nullptr;
+  Json trials = Json::array();
+  for (const auto& [trial, row] : parts.rows) trials.push_back(Json::parse(row.text));
+  parts.head["trials"] = std::move(trials);
+  return std::move(parts.head);
+}
+
 // Long by design: the run's parts in the page's order, each tolerant of a
 // run that has not got that far (no baseline trial yet, say).
-Json ServeApi::run(size_t d, int64_t id) const {
-  if (d >= dbs_.size()) return nullptr;
+ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
+  RunParts parts;
+  if (d >= dbs_.size()) return parts;
   db::Store store(dbs_[d], db::Connection::Mode::read_only);
   const auto sweep = store.sweep(id);
-  if (!sweep) return nullptr;
+  if (!sweep) return parts;
   const SweepSpec spec = stored_spec(*sweep);
   const auto keys = varying_keys(spec);
-  Json j = {{"db", d},
-            {"id", id},
-            {"name", sweep->name},
-            {"status", sweep->status},
-            {"kind", run_kind(spec)},
-            {"keys", keys}};
+  Json& j = parts.head;
+  j = {{"db", d},
+       {"id", id},
+       {"name", sweep->name},
+       {"status", sweep->status},
+       {"kind", run_kind(spec)},
+       {"keys", keys}};
   j["spec"] = Json::parse(sweep->spec_json);
   j["blocks_planned"] = spec.measure.blocks;
   // The running trials' blocks so far, while the run's host holds its lock
@@ -253,31 +289,14 @@ Json ServeApi::run(size_t d, int64_t id) const {
   j["live"] = sweep->status == "running" && db::RunLock::held(dbs_[d], id)
                   ? live_blocks(dbs_[d], id)
                   : Json::array();
-  Json trials = Json::array();
-  std::map<int64_t, std::string> labels;  // by config: its repeats share it
-  for (const auto& t : store.live_trials(id)) {
-    auto label = labels.find(t.config_index);
-    if (label == labels.end()) {
-      label = labels.emplace(t.config_index, config_label(Json::parse(t.config_json), keys)).first;
-    }
-    Json row = {{"id", t.id},
-                {"ordinal", t.ordinal},
-                {"config", t.config_index + 1},
-                {"repeat", t.repeat},
-                {"status", db::status_name(t.status)},
-                {"settings", label->second},
-                {"started", t.started_at.has_value()},
-                {"wall_s", t.wall_s ? Json(*t.wall_s) : Json()},
-                {"throughput", t.throughput_median ? Json(*t.throughput_median) : Json()}};
-    if (db::has_finished(t.status) && t.status != db::TrialStatus::ok) {
-      std::string tail = t.stderr_tail.value_or("");
-      if (tail.size() > kLogTail) tail = tail.substr(tail.size() - kLogTail);
-      row["reason"] = t.error.value_or("");
-      row["log_tail"] = tail;
-    }
-    trials.push_back(std::move(row));
-  }
-  j["trials"] = std::move(trials);
+  // The trials' rows on a connection and a thread of their own while this
+  // one compares (on 100,000 trials a third of the work). Its snapshot may be
+  // a moment newer than the comparison's: each is a run's state as it was,
+  // and the page asks again within a second.
+  auto trials = std::async(std::launch::async, [&] {
+    db::Store own(dbs_[d], db::Connection::Mode::read_only);
+    return trial_rows(own, id, keys);
+  });
   try {
     CompareOptions opt;
     opt.baseline = spec.baseline;
@@ -314,22 +333,37 @@ Json ServeApi::run(size_t d, int64_t id) const {
   } catch (const std::exception& e) {
     j["race_error"] = e.what();
   }
-  return j;
+  auto [labels, rows] = trials.get();
+  j["labels"] = std::move(labels);
+  parts.rows = std::move(rows);
+  return parts;
 }
 
-void ServeApi::update(Cached& entry, Json answer) {
-  entry.exists = !answer.is_null();
+std::pair<nlohmann::json, std::vector<std::pair<int64_t, ServeApi::Row>>> ServeApi::trial_rows(
+    db::Store& store, int64_t id, const std::vector<std::string>& keys) {
+  // Each config's settings once, by its number (its repeats share them).
+  Json labels = Json::object();
+  std::vector<std::pair<int64_t, Row>> rows;
+  for (const auto& t : store.live_trials(id)) {
+    const std::string config = std::to_string(t.config_index + 1);
+    if (!labels.contains(config)) labels[config] = config_label(Json::parse(t.config_json), keys);
+    rows.emplace_back(t.id, Row{t.ordinal, trial_row(t), 0});
+  }
+  return {std::move(labels), std::move(rows)};
+}
+
+void ServeApi::update(Cached& entry, RunParts answer) {
+  entry.exists = !answer.head.is_null();
   if (!entry.exists) return;
   const uint64_t rev = entry.rev + 1;
   bool changed = false;
   std::map<int64_t, Row> rows;
-  for (auto& t : answer["trials"]) {
-    const int64_t id = t["id"].get<int64_t>();
-    Row row{t["ordinal"].get<int64_t>(), t.dump(), rev};
+  for (auto& [id, row] : answer.rows) {
+    row.rev = rev;
     const auto old = entry.rows.find(id);
     if (old != entry.rows.end() && old->second.text == row.text) row.rev = old->second.rev;
     changed = changed || row.rev == rev;
-    rows.emplace(id, std::move(row));
+    rows.emplace_hint(rows.end(), id, std::move(row));
   }
   for (const auto& [id, row] : entry.rows) {
     if (rows.count(id) == 0) {
@@ -337,8 +371,7 @@ void ServeApi::update(Cached& entry, Json answer) {
       changed = true;
     }
   }
-  answer.erase("trials");
-  std::string head = answer.dump();
+  std::string head = answer.head.dump();
   if (head != entry.head) {
     entry.head = std::move(head);
     changed = true;
@@ -439,7 +472,7 @@ std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id,
                            std::max(kLiveRecomputeS, kLiveComputeShare * entry->compute_s)));
   if (!fresh) {
     const auto t0 = std::chrono::steady_clock::now();
-    update(*entry, run(d, id));
+    update(*entry, run_parts(d, id));
     entry->version = version;
     entry->live = live;
     entry->at = std::chrono::steady_clock::now();

@@ -41,6 +41,10 @@
 #include <utility>
 #include <vector>
 
+namespace gpusweep::db {
+class Store;
+}
+
 namespace gpusweep::host {
 
 class ServeApi {
@@ -53,7 +57,8 @@ class ServeApi {
   static constexpr double kShareS = 0.5;
   HttpResponse handle(const HttpRequest& request) const;
 
-  // The parts, for tests. run() gives the trials as "trials", in run order.
+  // The parts, for tests. run() gives the trials as "trials", in run order,
+  // and each config's settings as "labels" (by config number).
   nlohmann::json runs(const std::string& since) const;
   nlohmann::json run(size_t db, int64_t id) const;
 
@@ -91,8 +96,18 @@ class ServeApi {
     std::shared_ptr<const std::string> full;            // the whole answer at rev
     std::string full_version;                           // and the version it said
   };
+  // A run's answer in two parts: everything but its trials (null: no such
+  // run), and each trial's row as JSON text, by id, in run order.
+  struct RunParts {
+    nlohmann::json head;
+    std::vector<std::pair<int64_t, Row>> rows;
+  };
+  RunParts run_parts(size_t db, int64_t id) const;
+  // A run's trials as rows, with each config's settings (labels, by number).
+  static std::pair<nlohmann::json, std::vector<std::pair<int64_t, Row>>> trial_rows(
+      db::Store& store, int64_t id, const std::vector<std::string>& keys);
   // Folds a fresh answer into `entry`, raising the revision of what changed.
-  static void update(Cached& entry, nlohmann::json answer);
+  static void update(Cached& entry, RunParts answer);
   // The answer to `since` from entry's state (its lock held).
   std::shared_ptr<const std::string> answer(Cached& entry, const std::string& since) const;
 
