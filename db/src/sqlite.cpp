@@ -106,6 +106,12 @@ std::string Statement::get_text(int i) const {
                          : std::string(reinterpret_cast<const char*>(text),
                                        static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), i)));
 }
+std::string_view Statement::get_text_view(int i) const {
+  const auto* text = sqlite3_column_text(stmt_.get(), i);
+  if (text == nullptr) return {};
+  return {reinterpret_cast<const char*>(text),
+          static_cast<size_t>(sqlite3_column_bytes(stmt_.get(), i))};
+}
 std::string_view Statement::get_blob(int i) const {
   const void* data = sqlite3_column_blob(stmt_.get(), i);
   if (data == nullptr) return {};

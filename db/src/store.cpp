@@ -166,81 +166,140 @@ std::vector<int64_t> Store::insert_trials(int64_t sweep_id, const std::vector<Tr
   return ids;
 }
 
-std::vector<TrialRecord> Store::trials(int64_t sweep_id) {
-  auto st = db_.prepare(
-      "SELECT t.id, t.sweep_id, t.ordinal, t.config_index, t.repeat, t.workload, "
-      "t.plugin_version, t.plugin_path, t.plugin_hash, t.abi_version, t.config_json, "
-      "t.config_hash, t.status, t.error, t.signal, t.wall_s, "
-      "m.trial_id, m.unit, m.secondary_unit, m.warmup_steps, m.steps_per_block, m.blocks, "
-      "m.samples_per_step, m.throughput_median, m.throughput_mean, m.throughput_min, "
-      "m.throughput_max, m.throughput_iqr, m.throughput_cv, m.secondary_throughput_median, "
-      "m.step_time_median_s, m.step_time_min_s, m.step_time_max_s, m.peak_memory_bytes, "
-      "m.input_wait_fraction, m.setup_s, m.evaluate_s, m.quality_metric, m.quality, "
-      "m.quality_reference, m.quality_higher_is_better, t.environment_id, t.interleave_group, "
-      "t.run_plugin_hash "
-      "FROM trials t LEFT JOIN trial_summary m ON m.trial_id = t.id "
-      "WHERE t.sweep_id = ? ORDER BY t.ordinal");
+namespace {
+
+// Store::trials' columns in the order it reads them; true: among the brief
+// ones (TrialFields::brief reads NULL in place of the others).
+const std::vector<std::pair<const char*, bool>> kTrialColumns = {
+    {"t.id", true},
+    {"t.sweep_id", true},
+    {"t.ordinal", true},
+    {"t.config_index", true},
+    {"t.repeat", true},
+    {"t.workload", false},
+    {"t.plugin_version", false},
+    {"t.plugin_path", false},
+    {"t.plugin_hash", false},
+    {"t.abi_version", false},
+    {"t.config_json", true},
+    {"t.config_hash", false},
+    {"t.status", true},
+    {"t.error", true},
+    {"t.signal", false},
+    {"t.wall_s", true},
+    {"m.trial_id", true},
+    {"m.unit", true},
+    {"m.secondary_unit", false},
+    {"m.warmup_steps", false},
+    {"m.steps_per_block", false},
+    {"m.blocks", false},
+    {"m.samples_per_step", false},
+    {"m.throughput_median", true},
+    {"m.throughput_mean", false},
+    {"m.throughput_min", false},
+    {"m.throughput_max", false},
+    {"m.throughput_iqr", false},
+    {"m.throughput_cv", false},
+    {"m.secondary_throughput_median", false},
+    {"m.step_time_median_s", false},
+    {"m.step_time_min_s", false},
+    {"m.step_time_max_s", false},
+    {"m.peak_memory_bytes", true},
+    {"m.input_wait_fraction", false},
+    {"m.setup_s", false},
+    {"m.evaluate_s", false},
+    {"m.quality_metric", true},
+    {"m.quality", true},
+    {"m.quality_reference", false},
+    {"m.quality_higher_is_better", true},
+    {"t.environment_id", true},
+    {"t.interleave_group", true},
+    {"t.run_plugin_hash", false},
+    {"t.started_at", true},
+    {"CASE WHEN t.status IN ('ok', 'pending') THEN NULL ELSE t.stderr_tail END", true},
+};
+
+// A summary's columns from 16 on (16: the summary row's key).
+void read_summary(const Statement& st, bool all, Summary& m) {
+  m.unit = st.get_text(17);
+  m.throughput_median = st.get_double(23);
+  m.peak_memory_bytes = st.get_optional_double(33);
+  m.quality = st.get_optional_double(38);
+  if (!st.is_null(40)) m.quality_higher_is_better = st.get_int(40) != 0;
+  m.quality_metric = st.get_optional_text(37);
+  if (!all) return;
+  m.secondary_unit = st.get_text(18);
+  m.warmup_steps = st.get_int(19);
+  m.steps_per_block = st.get_int(20);
+  m.blocks = st.get_int(21);
+  m.samples_per_step = st.get_double(22);
+  m.throughput_mean = st.get_double(24);
+  m.throughput_min = st.get_double(25);
+  m.throughput_max = st.get_double(26);
+  m.throughput_iqr = st.get_double(27);
+  m.throughput_cv = st.get_double(28);
+  m.secondary_throughput_median = st.get_optional_double(29);
+  m.step_time_median_s = st.get_double(30);
+  m.step_time_min_s = st.get_double(31);
+  m.step_time_max_s = st.get_double(32);
+  m.input_wait_fraction = st.get_optional_double(34);
+  m.setup_s = st.get_optional_double(35);
+  m.evaluate_s = st.get_optional_double(36);
+  m.quality_reference = st.get_optional_double(39);
+}
+
+}  // namespace
+
+std::vector<TrialRecord> Store::trials(int64_t sweep_id, TrialFields fields) {
+  const bool all = fields == TrialFields::all;
+  std::string columns;
+  for (const auto& [column, brief] : kTrialColumns) {
+    columns += (columns.empty() ? "" : ", ") + std::string(all || brief ? column : "NULL");
+  }
+  auto st = db_.prepare("SELECT " + columns +
+                        " FROM trials t LEFT JOIN trial_summary m ON m.trial_id = t.id "
+                        "WHERE t.sweep_id = ? ORDER BY t.ordinal");
   st.bind(1, sweep_id);
   std::vector<TrialRecord> out;
   // Sized first: a run of 100,000 trials grown by doubling moved every
   // record about twice.
-  out.reserve(static_cast<size_t>(trial_counts(sweep_id).total));
+  auto count = db_.prepare("SELECT count(*) FROM trials WHERE sweep_id = ?");
+  count.bind(1, sweep_id);
+  count.step();
+  out.reserve(static_cast<size_t>(count.get_int(0)));
   while (st.step()) {
-    TrialRecord r;
+    // Built in place: a record is 700 bytes.
+    TrialRecord& r = out.emplace_back();
     r.id = st.get_int(0);
     r.sweep_id = st.get_int(1);
     r.plan.ordinal = st.get_int(2);
     r.plan.config_index = st.get_int(3);
     r.plan.repeat = st.get_int(4);
+    r.plan.config_json = st.get_text(10);
+    const std::string_view status = st.get_text_view(12);
+    const auto parsed = parse_trial_status(status);
+    if (!parsed) {
+      throw DbError(
+          "trial " + std::to_string(r.id) + " has an unknown status '" + std::string(status) + "'",
+          SQLITE_CORRUPT);
+    }
+    r.status = *parsed;
+    r.error = st.get_optional_text(13);
+    r.wall_s = st.get_optional_double(15);
+    if (!st.is_null(16)) read_summary(st, all, r.summary.emplace());
+    if (!st.is_null(41)) r.environment_id = st.get_int(41);
+    r.interleave_group = st.get_optional_text(42);
+    r.started_at = st.get_optional_text(44);
+    r.stderr_tail = st.get_optional_text(45);
+    if (!all) continue;
     r.plan.workload = st.get_text(5);
     r.plan.plugin_version = st.get_text(6);
     r.plan.plugin_path = st.get_text(7);
     r.plan.plugin_hash = st.get_text(8);
     r.plan.abi_version = st.get_text(9);
-    r.plan.config_json = st.get_text(10);
     r.plan.config_hash = st.get_text(11);
-    const std::string status = st.get_text(12);
-    const auto parsed = parse_trial_status(status);
-    if (!parsed) {
-      throw DbError("trial " + std::to_string(r.id) + " has an unknown status '" + status + "'",
-                    SQLITE_CORRUPT);
-    }
-    r.status = *parsed;
-    r.error = st.get_optional_text(13);
     if (!st.is_null(14)) r.signal = st.get_int(14);
-    r.wall_s = st.get_optional_double(15);
-    if (!st.is_null(16)) {
-      Summary m;
-      m.unit = st.get_text(17);
-      m.secondary_unit = st.get_text(18);
-      m.warmup_steps = st.get_int(19);
-      m.steps_per_block = st.get_int(20);
-      m.blocks = st.get_int(21);
-      m.samples_per_step = st.get_double(22);
-      m.throughput_median = st.get_double(23);
-      m.throughput_mean = st.get_double(24);
-      m.throughput_min = st.get_double(25);
-      m.throughput_max = st.get_double(26);
-      m.throughput_iqr = st.get_double(27);
-      m.throughput_cv = st.get_double(28);
-      m.secondary_throughput_median = st.get_optional_double(29);
-      m.step_time_median_s = st.get_double(30);
-      m.step_time_min_s = st.get_double(31);
-      m.step_time_max_s = st.get_double(32);
-      m.peak_memory_bytes = st.get_optional_double(33);
-      m.input_wait_fraction = st.get_optional_double(34);
-      m.setup_s = st.get_optional_double(35);
-      m.evaluate_s = st.get_optional_double(36);
-      m.quality_metric = st.get_optional_text(37);
-      m.quality = st.get_optional_double(38);
-      m.quality_reference = st.get_optional_double(39);
-      if (!st.is_null(40)) m.quality_higher_is_better = st.get_int(40) != 0;
-      r.summary = std::move(m);
-    }
-    if (!st.is_null(41)) r.environment_id = st.get_int(41);
-    r.interleave_group = st.get_optional_text(42);
     r.run_plugin_hash = st.get_optional_text(43);
-    out.push_back(std::move(r));
   }
   return out;
 }
@@ -413,22 +472,31 @@ std::unordered_map<int64_t, std::vector<std::optional<double>>> Store::last_stat
       in + ")");
   st.bind(1, sweep_id);
   for (size_t i = 0; i < names.size(); ++i) st.bind(static_cast<int>(i) + 2, names[i]);
+  // A trial's rows come together (the join walks the trials): its entries
+  // are looked up once per trial, not once per row, and names compared
+  // without copying them.
   std::unordered_map<int64_t, std::vector<int64_t>> steps;
+  int64_t current = 0;
+  std::vector<std::optional<double>>* values = nullptr;
+  std::vector<int64_t>* at_steps = nullptr;
   while (st.step()) {
     const int64_t trial = st.get_int(0);
-    const std::string name = st.get_text(1);
+    const std::string_view name = st.get_text_view(1);
     const auto k = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
     if (k == names.size()) continue;
     const int64_t at = st.get_int(2);
-    auto& values = out[trial];
-    auto& at_steps = steps[trial];
-    if (values.empty()) {
-      values.resize(names.size());
-      at_steps.assign(names.size(), INT64_MIN);
+    if (values == nullptr || trial != current) {
+      current = trial;
+      values = &out[trial];
+      at_steps = &steps[trial];
+      if (values->empty()) {
+        values->resize(names.size());
+        at_steps->assign(names.size(), INT64_MIN);
+      }
     }
-    if (at < at_steps[k]) continue;
-    at_steps[k] = at;
-    values[k] = st.get_double(3);
+    if (at < (*at_steps)[k]) continue;
+    (*at_steps)[k] = at;
+    (*values)[k] = st.get_double(3);
   }
   return out;
 }
@@ -465,47 +533,22 @@ std::vector<RunCounts> Store::run_counts(std::optional<int64_t> sweep_id) {
   return out;
 }
 
-std::vector<LiveTrial> Store::live_trials(int64_t sweep_id) {
-  auto st = db_.prepare(
-      "SELECT t.id, t.ordinal, t.config_index, t.repeat, t.status, t.config_json, t.error, "
-      "CASE WHEN t.status IN ('ok', 'pending') THEN NULL ELSE t.stderr_tail END, t.started_at, "
-      "t.finished_at, t.wall_s, m.throughput_median FROM trials t "
-      "LEFT JOIN trial_summary m ON m.trial_id = t.id WHERE t.sweep_id = ? ORDER BY t.ordinal");
-  st.bind(1, sweep_id);
-  std::vector<LiveTrial> out;
-  while (st.step()) {
-    LiveTrial t;
-    t.id = st.get_int(0);
-    t.ordinal = st.get_int(1);
-    t.config_index = st.get_int(2);
-    t.repeat = st.get_int(3);
-    t.status = parse_trial_status(st.get_text(4)).value_or(TrialStatus::pending);
-    t.config_json = st.get_text(5);
-    t.error = st.get_optional_text(6);
-    t.stderr_tail = st.get_optional_text(7);
-    t.started_at = st.get_optional_text(8);
-    t.finished_at = st.get_optional_text(9);
-    t.wall_s = st.get_optional_double(10);
-    t.throughput_median = st.get_optional_double(11);
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
 void Store::mark_started(int64_t trial_id, const std::string& started_at) {
   auto st = db_.prepare("UPDATE trials SET started_at = ? WHERE id = ? AND status = 'pending'");
   st.bind(1, started_at).bind(2, trial_id);
   st.run();
 }
 
-std::vector<EnvironmentInfo> Store::environments(int64_t sweep_id) {
+std::vector<EnvironmentInfo> Store::environments(std::optional<int64_t> sweep_id) {
   auto st = db_.prepare(
       "SELECT e.fingerprint, e.hostname, e.os, e.cpu_model, e.cpu_cores, e.torch_version, e.blas, "
       "e.threads, e.cuda_available, e.gpus, e.gpusweep_version, e.git_commit, e.details_json, "
-      "e.id FROM environments e WHERE e.id IN (SELECT environment_id FROM trials WHERE sweep_id = "
-      "? "
-      "AND environment_id IS NOT NULL) ORDER BY e.id");
-  st.bind(1, sweep_id);
+      "e.id FROM environments e " +
+      std::string(sweep_id ? "WHERE e.id IN (SELECT environment_id FROM trials WHERE sweep_id = ? "
+                             "AND environment_id IS NOT NULL) "
+                           : "") +
+      "ORDER BY e.id");
+  if (sweep_id) st.bind(1, *sweep_id);
   std::vector<EnvironmentInfo> out;
   while (st.step()) {
     EnvironmentInfo e;

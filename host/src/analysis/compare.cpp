@@ -137,14 +137,16 @@ void fill_runs(db::Store& store, std::unordered_map<int64_t, RunSamples> series,
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks,
                                           Rounds rounds, std::vector<db::TrialRecord>* read) {
   std::map<int64_t, ConfigSamples> by_index;
-  const Machines machines = with_blocks ? machines_of(store.environments(sweep_id)) : Machines{};
+  // Every environment's machine: those of the run's trials among them.
+  const Machines machines =
+      with_blocks ? machines_of(store.environments(std::nullopt)) : Machines{};
   // The whole run in four reads: series ahead, on a connection and a thread
   // of its own, while this one reads the statistics, trials and
   // environments.
   std::future<std::unordered_map<int64_t, RunSamples>> series;
   if (with_blocks) series = std::async(std::launch::async, read_series, store.path(), sweep_id);
   const Stats stats = store.last_stats(sweep_id, kGatherStats);
-  std::vector<db::TrialRecord> trials = store.trials(sweep_id);
+  std::vector<db::TrialRecord> trials = store.trials(sweep_id, db::TrialFields::brief);
   std::unordered_map<int64_t, RunSlot> waiting;  // trial id: its run, values to come
   for (const auto& t : trials) {
     if (!in_rounds(t, rounds)) continue;

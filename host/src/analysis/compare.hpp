@@ -65,7 +65,8 @@ bool in_rounds(const db::TrialRecord& t, Rounds rounds);
 // Configs with their repeats pooled, of the trials in `rounds`; without_blocks
 // skips the block samples (throughput and runs stay empty) for callers that
 // need only the summaries. read, when given, receives the run's trials as
-// read (every round): a caller needing both reads them once.
+// read (every round, TrialFields::brief): a caller needing both reads them
+// once.
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
                                           bool with_blocks = true, Rounds rounds = Rounds::all,
                                           std::vector<db::TrialRecord>* read = nullptr);

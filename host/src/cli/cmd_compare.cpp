@@ -181,9 +181,8 @@ int cmd_compare(const Args& args) {
   std::vector<std::string> keys = varying_keys(spec);
   if (print_one_table(vm, *sweep, spec, configs, rows, opt, keys, format)) return 0;
 
-  const std::vector<Json> records = comparison_records(rows, keys);
   if (format == OutputFormat::table) print_header(*sweep, spec, opt, rounds);
-  std::cout << render_comparison(records, keys, format);
+  std::cout << render_comparison(rows, keys, format);
   if (format == OutputFormat::table && spec.measure.target) {
     std::cout << render_targets(compare_targets(rows, opt), keys, format);
   }

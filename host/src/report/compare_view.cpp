@@ -5,6 +5,7 @@
 #include "support/format.hpp"
 #include "support/stats.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace gpusweep::host {
@@ -34,9 +35,12 @@ Json config_record(const ConfigSamples& c, const std::vector<std::string>& keys,
 }  // namespace
 
 std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
-                                     const std::vector<std::string>& keys) {
+                                     const std::vector<std::string>& keys, size_t begin,
+                                     size_t end) {
   std::vector<Json> records;
-  for (const auto& r : rows) {
+  end = std::min(end, rows.size());
+  for (size_t i = begin; i < end; ++i) {
+    const ComparisonRow& r = rows[i];
     const auto& c = *r.config;
     Json rec = config_record(c, keys, r.baseline);
     // The median by selection, not a sort: 10,000 configs of 1,000 blocks
@@ -78,8 +82,10 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
   return records;
 }
 
-std::string render_comparison(const std::vector<Json>& records,
-                              const std::vector<std::string>& keys, OutputFormat format) {
+namespace {
+
+// Long by design: compare's columns, one entry each.
+std::vector<Column> comparison_columns(const std::vector<std::string>& keys, OutputFormat format) {
   std::vector<Column> cols = {{"config", "#", true, {}}};
   for (const auto& k : keys) cols.push_back({k, k, false, {}});
   cols.push_back({"throughput_median", "throughput", true, [](const Json& r) {
@@ -151,7 +157,22 @@ std::string render_comparison(const std::vector<Json>& records,
     cols.push_back({"repeats_paired", "repeats paired", true, {}});
     cols.push_back({"blocks_paired", "blocks paired", true, {}});
   }
-  return render(records, cols, format);
+  return cols;
+}
+
+}  // namespace
+
+std::string render_comparison(const std::vector<Json>& records,
+                              const std::vector<std::string>& keys, OutputFormat format) {
+  return render(records, comparison_columns(keys, format), format);
+}
+
+std::string render_comparison(const std::vector<ComparisonRow>& rows,
+                              const std::vector<std::string>& keys, OutputFormat format) {
+  return render_chunks(
+      rows.size(),
+      [&](size_t begin, size_t end) { return comparison_records(rows, keys, begin, end); },
+      comparison_columns(keys, format), format);
 }
 
 namespace {

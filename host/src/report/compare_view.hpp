@@ -6,6 +6,7 @@
 #include "analysis/compare.hpp"
 #include "report/output.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,9 +14,15 @@ namespace gpusweep::host {
 
 // One record per config: its varying settings (keys), throughput, ratio and
 // interval, U-test p, verdict, quality change, peak memory, noise.
+// rows[begin, end) only, when given.
 std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
-                                     const std::vector<std::string>& keys);
+                                     const std::vector<std::string>& keys, size_t begin = 0,
+                                     size_t end = SIZE_MAX);
 std::string render_comparison(const std::vector<Json>& records,
+                              const std::vector<std::string>& keys, OutputFormat format);
+// The same listing made from the rows a chunk of records at a time
+// (render_chunks): 10,000 configs' records never held at once.
+std::string render_comparison(const std::vector<ComparisonRow>& rows,
                               const std::vector<std::string>& keys, OutputFormat format);
 
 // "which knob matters" as a text table ("" when there are no knobs).

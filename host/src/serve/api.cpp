@@ -26,6 +26,7 @@
 #include <fstream>
 #include <future>
 #include <random>
+#include <stdexcept>
 
 namespace gpusweep::host {
 
@@ -133,14 +134,15 @@ std::string json_number(const std::optional<double>& v) { return v ? Json(*v).du
 // 100,000 trials built and serialised them as JSON objects in a fifth of a
 // second): its place, status, whether its worker started, its time and
 // throughput, and for a failure its reason and the end of its log.
-std::string trial_row(const db::LiveTrial& t) {
+std::string trial_row(const db::TrialRecord& t) {
   std::string row =
-      "{\"id\":" + std::to_string(t.id) + ",\"ordinal\":" + std::to_string(t.ordinal) +
-      ",\"config\":" + std::to_string(t.config_index + 1) +
-      ",\"repeat\":" + std::to_string(t.repeat) +
+      "{\"id\":" + std::to_string(t.id) + ",\"ordinal\":" + std::to_string(t.plan.ordinal) +
+      ",\"config\":" + std::to_string(t.plan.config_index + 1) +
+      ",\"repeat\":" + std::to_string(t.plan.repeat) +
       ",\"status\":" + Json(db::status_name(t.status)).dump() +
       ",\"started\":" + (t.started_at ? "true" : "false") + ",\"wall_s\":" + json_number(t.wall_s) +
-      ",\"throughput\":" + json_number(t.throughput_median);
+      ",\"throughput\":" +
+      json_number(t.summary ? std::optional<double>(t.summary->throughput_median) : std::nullopt);
   if (db::has_finished(t.status) && t.status != db::TrialStatus::ok) {
     std::string tail = t.stderr_tail.value_or("");
     if (tail.size() > kLogTail) tail = tail.substr(tail.size() - kLogTail);
@@ -148,6 +150,22 @@ std::string trial_row(const db::LiveTrial& t) {
         ",\"reason\":" + Json(t.error.value_or("")).dump() + ",\"log_tail\":" + Json(tail).dump();
   }
   return row + "}";
+}
+
+// compare's records as JSON text, made and written a chunk at a time (10,000
+// of them held at once as objects cost a fifth of a second to make, write
+// and free).
+std::string comparison_text(const std::vector<ComparisonRow>& rows,
+                            const std::vector<std::string>& keys) {
+  constexpr size_t kChunk = 1024;
+  std::string text = "[";
+  for (size_t begin = 0; begin < rows.size(); begin += kChunk) {
+    for (const auto& r : comparison_records(rows, keys, begin, begin + kChunk)) {
+      if (text.size() > 1) text += ',';
+      text += r.dump();
+    }
+  }
+  return text + "]";
 }
 
 // The live answer may be this old before a running run's details are
@@ -262,6 +280,7 @@ Json ServeApi::run(size_t d, int64_t id) const {
   Json trials = Json::array();
   for (const auto& [trial, row] : parts.rows) trials.push_back(Json::parse(row.text));
   parts.head["trials"] = std::move(trials);
+  for (const auto& [key, text] : parts.raw) parts.head[key] = Json::parse(text);
   return std::move(parts.head);
 }
 
@@ -289,32 +308,36 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   j["live"] = sweep->status == "running" && db::RunLock::held(dbs_[d], id)
                   ? live_blocks(dbs_[d], id)
                   : Json::array();
-  // The trials' rows on a connection and a thread of their own while this
-  // one compares (on 100,000 trials a third of the work). Its snapshot may be
-  // a moment newer than the comparison's: each is a run's state as it was,
-  // and the page asks again within a second.
-  auto trials = std::async(std::launch::async, [&] {
-    db::Store own(dbs_[d], db::Connection::Mode::read_only);
-    return trial_rows(own, id, keys);
-  });
+  // The run's trials as the comparison reads them (one read for both), then
+  // their rows on a thread of their own while the comparison is made.
+  std::vector<db::TrialRecord> trials;
+  std::vector<ConfigSamples> configs;
+  Rounds rounds = rounds_for(spec, false);
+  std::string problem;
   try {
-    CompareOptions opt;
-    opt.baseline = spec.baseline;
-    opt.sequential = stops_when_precise(spec);
-    Rounds rounds = rounds_for(spec, false);
-    auto configs = gather_configs(store, id, true, rounds);
+    configs = gather_configs(store, id, true, rounds, &trials);
     if (rounds == Rounds::confirmation && configs.empty()) {
       // A tune still racing: no fresh rounds yet, so the racing rounds,
       // said to be selection data (they flatter the leader).
       rounds = Rounds::all;
-      configs = gather_configs(store, id, true, rounds);
+      configs = gather_configs(store, id, true, rounds, &trials);
     }
+  } catch (const std::exception& e) {
+    problem = e.what();
+    trials = store.trials(id, db::TrialFields::brief);
+  }
+  auto rows = std::async(std::launch::async, [&] { return trial_rows(trials, keys); });
+  try {
+    if (!problem.empty()) throw std::runtime_error(problem);
+    CompareOptions opt;
+    opt.baseline = spec.baseline;
+    opt.sequential = stops_when_precise(spec);
     j["selection_data"] = rounds == Rounds::all && run_kind(spec) == "tune";
-    const auto rows = compare_configs(configs, opt);
-    j["compare"] = comparison_records(rows, keys);
+    const auto compared = compare_configs(configs, opt);
+    parts.raw.emplace_back("compare", comparison_text(compared, keys));
     if (spec.measure.target) {
       j["targets"] =
-          Json::parse(render_targets(compare_targets(rows, opt), keys, OutputFormat::json));
+          Json::parse(render_targets(compare_targets(compared, opt), keys, OutputFormat::json));
     }
   } catch (const std::exception& e) {
     j["compare_error"] = e.what();
@@ -333,21 +356,24 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   } catch (const std::exception& e) {
     j["race_error"] = e.what();
   }
-  auto [labels, rows] = trials.get();
+  auto [labels, made] = rows.get();
   j["labels"] = std::move(labels);
-  parts.rows = std::move(rows);
+  parts.rows = std::move(made);
   return parts;
 }
 
 std::pair<nlohmann::json, std::vector<std::pair<int64_t, ServeApi::Row>>> ServeApi::trial_rows(
-    db::Store& store, int64_t id, const std::vector<std::string>& keys) {
+    const std::vector<db::TrialRecord>& trials, const std::vector<std::string>& keys) {
   // Each config's settings once, by its number (its repeats share them).
   Json labels = Json::object();
   std::vector<std::pair<int64_t, Row>> rows;
-  for (const auto& t : store.live_trials(id)) {
-    const std::string config = std::to_string(t.config_index + 1);
-    if (!labels.contains(config)) labels[config] = config_label(Json::parse(t.config_json), keys);
-    rows.emplace_back(t.id, Row{t.ordinal, trial_row(t), 0});
+  rows.reserve(trials.size());
+  for (const auto& t : trials) {
+    const std::string config = std::to_string(t.plan.config_index + 1);
+    if (!labels.contains(config)) {
+      labels[config] = config_label(Json::parse(t.plan.config_json), keys);
+    }
+    rows.emplace_back(t.id, Row{t.plan.ordinal, trial_row(t), 0});
   }
   return {std::move(labels), std::move(rows)};
 }
@@ -357,21 +383,32 @@ void ServeApi::update(Cached& entry, RunParts answer) {
   if (!entry.exists) return;
   const uint64_t rev = entry.rev + 1;
   bool changed = false;
-  std::map<int64_t, Row> rows;
-  for (auto& [id, row] : answer.rows) {
+  // The fresh rows and the kept ones, both by id, walked together (a map of
+  // 100,000 rows took a tenth of a second to build).
+  auto& rows = answer.rows;
+  const auto by_id = [](const auto& a, const auto& b) { return a.first < b.first; };
+  if (!std::is_sorted(rows.begin(), rows.end(), by_id)) std::sort(rows.begin(), rows.end(), by_id);
+  const auto& kept = entry.rows;
+  size_t k = 0;
+  const auto gone = [&](int64_t id) {
+    entry.removed.emplace_back(id, rev);
+    changed = true;
+  };
+  for (auto& [id, row] : rows) {
     row.rev = rev;
-    const auto old = entry.rows.find(id);
-    if (old != entry.rows.end() && old->second.text == row.text) row.rev = old->second.rev;
-    changed = changed || row.rev == rev;
-    rows.emplace_hint(rows.end(), id, std::move(row));
-  }
-  for (const auto& [id, row] : entry.rows) {
-    if (rows.count(id) == 0) {
-      entry.removed.emplace_back(id, rev);
-      changed = true;
+    for (; k < kept.size() && kept[k].first < id; ++k) gone(kept[k].first);
+    if (k < kept.size() && kept[k].first == id) {
+      if (kept[k].second.text == row.text) row.rev = kept[k].second.rev;  // unchanged
+      ++k;
     }
+    changed = changed || row.rev == rev;
   }
+  for (; k < kept.size(); ++k) gone(kept[k].first);
   std::string head = answer.head.dump();
+  // The fields made as text go in before its closing brace.
+  head.pop_back();
+  for (const auto& [key, text] : answer.raw) head += "," + Json(key).dump() + ":" + text;
+  head += "}";
   if (head != entry.head) {
     entry.head = std::move(head);
     changed = true;
@@ -402,7 +439,7 @@ std::shared_ptr<const std::string> ServeApi::answer(Cached& entry, const std::st
   }
   if (!from && entry.full && entry.full_version == entry.version) return entry.full;
   // The head's closing brace gives way to the cursor and the trials.
-  std::vector<const std::pair<const int64_t, Row>*> rows;
+  std::vector<const std::pair<int64_t, Row>*> rows;
   for (const auto& r : entry.rows) {
     if (!from || r.second.rev > *from) rows.push_back(&r);
   }

@@ -42,7 +42,7 @@
 #include <vector>
 
 namespace gpusweep::db {
-class Store;
+struct TrialRecord;
 }
 
 namespace gpusweep::host {
@@ -88,9 +88,9 @@ class ServeApi {
     std::chrono::steady_clock::time_point checked;  // its version last read
     double compute_s = 0;                           // what computing it took
     bool exists = false;
-    bool live = false;            // computed while its host ran it
-    std::string head;             // the answer without its trials, as JSON text
-    std::map<int64_t, Row> rows;  // by trial id
+    bool live = false;                          // computed while its host ran it
+    std::string head;                           // the answer without its trials, as JSON text
+    std::vector<std::pair<int64_t, Row>> rows;  // sorted by trial id
     std::vector<std::pair<int64_t, uint64_t>> removed;  // trial id, revision gone
     uint64_t rev = 0;                                   // the newest revision
     std::shared_ptr<const std::string> full;            // the whole answer at rev
@@ -100,12 +100,14 @@ class ServeApi {
   // run), and each trial's row as JSON text, by id, in run order.
   struct RunParts {
     nlohmann::json head;
+    // Fields of the head made as JSON text (the comparison), by key.
+    std::vector<std::pair<std::string, std::string>> raw;
     std::vector<std::pair<int64_t, Row>> rows;
   };
   RunParts run_parts(size_t db, int64_t id) const;
   // A run's trials as rows, with each config's settings (labels, by number).
   static std::pair<nlohmann::json, std::vector<std::pair<int64_t, Row>>> trial_rows(
-      db::Store& store, int64_t id, const std::vector<std::string>& keys);
+      const std::vector<db::TrialRecord>& trials, const std::vector<std::string>& keys);
   // Folds a fresh answer into `entry`, raising the revision of what changed.
   static void update(Cached& entry, RunParts answer);
   // The answer to `since` from entry's state (its lock held).

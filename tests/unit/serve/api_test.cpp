@@ -136,6 +136,9 @@ TEST_CASE("a run's answer to a cursor carries only what changed, and adds up to 
   const Json whole = answer(api, run, "");
   CHECK(folded == by_id(whole));
   CHECK(answer(api, run, delta["cursor"])["unchanged"] == true);
+  // Each config's settings come once, by config number, not in every row.
+  CHECK(whole["labels"] == Json{{"1", "batch_size=1"}, {"2", "batch_size=2"}});
+  CHECK_FALSE(whole["trials"][0].contains("settings"));
 
   // A cursor of another server, or garbage, gets the whole answer.
   const host::ServeApi other({watched.path}, /*share_s=*/0);
@@ -147,6 +150,19 @@ TEST_CASE("a run's answer to a cursor carries only what changed, and adds up to 
     CHECK(j["delta"] == false);
     CHECK(j["trials"].size() == 6);
   }
+
+  // Trials gone from the run (the first and the last, the rest kept): the
+  // delta names them as removed and carries none of the others.
+  store.connection().exec("DELETE FROM trials WHERE id IN (" + std::to_string(trials[0].id) + ", " +
+                          std::to_string(trials[5].id) + ")");
+  const Json gone = answer(api, run, delta["cursor"]);
+  CHECK(gone["delta"] == true);
+  CHECK(gone["removed"] == Json::array({trials[0].id, trials[5].id}));
+  CHECK(gone["trials"].empty());
+  CHECK(answer(api, run, "")["trials"].size() == 4);
+  // A page that missed the removal's answer still hears of it; one past it does not.
+  CHECK(answer(api, run, cursor)["removed"] == Json::array({trials[0].id, trials[5].id}));
+  CHECK(answer(api, run, gone["cursor"])["unchanged"] == true);
 }
 
 TEST_CASE("a live run's answer carries its running trials' blocks from its host's file",

@@ -78,6 +78,9 @@ class Statement {
   int64_t get_int(int i) const;
   double get_double(int i) const;
   std::string get_text(int i) const;
+  // A TEXT column's bytes without a copy (empty for NULL), valid until the
+  // next step or reset.
+  std::string_view get_text_view(int i) const;
   std::optional<double> get_optional_double(int i) const;
   std::optional<std::string> get_optional_text(int i) const;
   // A BLOB column's bytes (empty for NULL), valid until the next step or reset.
