@@ -5,13 +5,16 @@
 #include "serve/http.hpp"
 #include "support/error.hpp"
 
+#include <pthread.h>
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -96,7 +99,10 @@ int cmd_serve(const Args& args) {
       "address to listen on; any but loopback needs the access token it prints")(
       "token", po::value<std::string>(),
       "the access token every request must carry (default: a random one when --bind is not "
-      "loopback, none on loopback)");
+      "loopback, none on loopback)")(
+      "snapshot", po::value<std::string>()->default_value("auto"),
+      "read databases through local copies: auto (those on a network filesystem: NFS, SMB, "
+      "Lustre, GPFS, Ceph, FUSE...), always, or never");
   po::positional_options_description pos;
   auto p = parse_command(
       "serve", "[--db FILE|FOLDER ...] [--port 8080] [--bind 127.0.0.1] [--token T]",
@@ -112,7 +118,10 @@ int cmd_serve(const Args& args) {
       "127.0.0.1 unless told otherwise; on another address every request must carry\n"
       "the access token it prints. It runs at niceness 10 and the lowest best-effort\n"
       "I/O priority, so that the sweeps on the same machine get the CPU and disk\n"
-      "first.",
+      "first. A database on a network filesystem (a Slurm run folder's shards,\n"
+      "written from other hosts) is never opened by SQLite there, whose WAL cannot be\n"
+      "shared across hosts: it is read through local copies, checked to be whole and\n"
+      "made again when it changed (at most every 2 s, or ten times what a copy took).",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
@@ -133,9 +142,31 @@ int cmd_serve(const Args& args) {
   } else if (!is_loopback(options.bind)) {
     options.token = random_token();
   }
-  // Before any thread starts: they inherit it.
+  const std::string snapshot = vm["snapshot"].as<std::string>();
+  if (snapshot != "auto" && snapshot != "always" && snapshot != "never") {
+    throw UsageError("--snapshot " + snapshot + ": use auto, always or never");
+  }
+  // Before any thread starts: they inherit it, and the signal mask.
   const std::string priority_note = yield_to_writers();
-  const ServeApi api(dbs);
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  const ServeApi api(dbs, ServeApi::kShareS,
+                     snapshot == "always"  ? ServeApi::Snapshot::always
+                     : snapshot == "never" ? ServeApi::Snapshot::never
+                                           : ServeApi::Snapshot::automatic);
+  // Ctrl-C or SIGTERM: the local copies go from the temporary folder, then
+  // the process, as the signal would have ended it (requests in flight are
+  // cut, as they were).
+  std::thread([stop_signals, folders = api.copy_folders()] {
+    int sig = 0;
+    sigwait(&stop_signals, &sig);
+    std::error_code ec;
+    for (const auto& f : folders) std::filesystem::remove_all(f, ec);
+    std::_Exit(128 + sig);
+  }).detach();
   HttpServer server(options, [&api](const HttpRequest& r) { return api.handle(r); });
   const std::string host =
       options.bind.find(':') != std::string::npos ? "[" + options.bind + "]" : options.bind;
@@ -143,7 +174,10 @@ int cmd_serve(const Args& args) {
             << " read-only on http://" << host << ":" << server.port() << "/"
             << (options.token.empty() ? "" : "?token=" + options.token) << "  (Ctrl-C stops it)"
             << priority_note << "\n";
-  for (size_t i = 0; i < dbs.size(); ++i) std::cout << "  db " << i << ": " << dbs[i] << "\n";
+  for (size_t i = 0; i < dbs.size(); ++i) {
+    const std::string how = api.reading(i);
+    std::cout << "  db " << i << ": " << dbs[i] << (how.empty() ? "" : " " + how) << "\n";
+  }
   std::cout << std::flush;
   server.run();
   return 0;

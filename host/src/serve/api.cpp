@@ -15,6 +15,7 @@
 
 #include <gpusweep/db/live.hpp>
 #include <gpusweep/db/run_lock.hpp>
+#include <gpusweep/db/snapshot.hpp>
 #include <gpusweep/db/store.hpp>
 
 #include <algorithm>
@@ -179,12 +180,39 @@ constexpr double kLiveComputeShare = 5.0;
 
 // A cursor names the server that gave it: one from an earlier server (the
 // page outlived a restart) gets a whole answer, not a wrong delta.
-ServeApi::ServeApi(std::vector<std::string> db_paths, double share_s)
+ServeApi::ServeApi(std::vector<std::string> db_paths, double share_s, Snapshot snapshot)
     : share_s_(share_s), dbs_(std::move(db_paths)) {
   std::random_device random;
   char text[17];
   std::snprintf(text, sizeof text, "%08x%08x", random(), random());
   generation_ = text;
+  for (const auto& path : dbs_) {
+    const auto fs = db::network_filesystem(path);
+    filesystems_.push_back(fs.value_or(""));
+    const bool copy = snapshot == Snapshot::always || (snapshot == Snapshot::automatic && fs);
+    snapshots_.push_back(copy ? std::make_shared<db::Snapshots>(path, kSnapshotIntervalS)
+                              : nullptr);
+  }
+}
+
+std::string ServeApi::reading(size_t d) const {
+  if (!snapshots_.at(d)) return "";
+  return std::string(filesystems_[d].empty() ? "(--snapshot always" : "(on " + filesystems_[d]) +
+         ": read through local copies, made again when it changed, at most every " +
+         std::to_string(static_cast<int>(kSnapshotIntervalS)) + " s)";
+}
+
+std::vector<std::string> ServeApi::copy_folders() const {
+  std::vector<std::string> out;
+  for (const auto& s : snapshots_) {
+    if (s) out.push_back(s->folder());
+  }
+  return out;
+}
+
+std::shared_ptr<const std::string> ServeApi::readable(size_t d) const {
+  if (snapshots_[d]) return snapshots_[d]->current();
+  return {std::shared_ptr<const std::string>(), &dbs_[d]};  // not owned: dbs_ outlives it
 }
 
 const Json& ServeApi::shared_list() const {
@@ -224,7 +252,8 @@ Json ServeApi::list_runs() const {
     std::vector<db::SweepRecord> sweeps;
     std::vector<db::RunCounts> counts;
     {
-      db::Store store(dbs_[d], db::Connection::Mode::read_only);
+      const auto file = readable(d);
+      db::Store store(*file, db::Connection::Mode::read_only);
       sweeps = store.sweeps();
       counts = store.run_counts();
     }
@@ -289,7 +318,8 @@ Json ServeApi::run(size_t d, int64_t id) const {
 ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   RunParts parts;
   if (d >= dbs_.size()) return parts;
-  db::Store store(dbs_[d], db::Connection::Mode::read_only);
+  const auto file = readable(d);
+  db::Store store(*file, db::Connection::Mode::read_only);
   const auto sweep = store.sweep(id);
   if (!sweep) return parts;
   const SweepSpec spec = stored_spec(*sweep);
@@ -551,7 +581,8 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
       if (!body) return not_found("no run " + std::to_string(*id));
       return {200, "application/json", *body};
     }
-    db::Store store(dbs_[static_cast<size_t>(*d)], db::Connection::Mode::read_only);
+    const auto file = readable(static_cast<size_t>(*d));
+    db::Store store(*file, db::Connection::Mode::read_only);
     const auto sweep = store.sweep(*id);
     if (!sweep) return not_found("no run " + std::to_string(*id));
     return {200, "text/html; charset=utf-8", render_report(store, *sweep)};

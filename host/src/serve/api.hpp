@@ -43,7 +43,8 @@
 
 namespace gpusweep::db {
 struct TrialRecord;
-}
+class Snapshots;
+}  // namespace gpusweep::db
 
 namespace gpusweep::host {
 
@@ -53,8 +54,22 @@ class ServeApi {
   // requests that follow (the run list, a run's version): 23 pages polling
   // once a second cost about 2 looks a second, not 46 (each counts the
   // run's trials), at the price of answers up to share_s older.
-  explicit ServeApi(std::vector<std::string> db_paths, double share_s = kShareS);
+  // snapshot: whether a database is read through local copies
+  // (db/snapshot.hpp): automatic for those on a network filesystem, where
+  // SQLite's WAL cannot be shared with a writer on another host.
+  enum class Snapshot { automatic, always, never };
+  explicit ServeApi(std::vector<std::string> db_paths, double share_s = kShareS,
+                    Snapshot snapshot = Snapshot::automatic);
   static constexpr double kShareS = 0.5;
+  // A copy is made again at most this often (longer for a database that
+  // takes long to copy: see Snapshots).
+  static constexpr double kSnapshotIntervalS = 2.0;
+  // How database d is read, for the server's first lines: "" when directly,
+  // else why and how through copies.
+  std::string reading(size_t db) const;
+  // The folders of the local copies (none when every database is read
+  // directly): what a server stopped by a signal removes on its way out.
+  std::vector<std::string> copy_folders() const;
   HttpResponse handle(const HttpRequest& request) const;
 
   // The parts, for tests. run() gives the trials as "trials", in run order,
@@ -121,7 +136,13 @@ class ServeApi {
   // (one count of every run's trials serves both routes); none: no such run.
   std::optional<std::pair<std::string, bool>> run_state(size_t db, int64_t id) const;
 
+  // The file to open for database d: the database, or its newest local
+  // copy (kept on disk while the pointer lives).
+  std::shared_ptr<const std::string> readable(size_t db) const;
+
   double share_s_;
+  std::vector<std::shared_ptr<db::Snapshots>> snapshots_;  // by database; null: read directly
+  std::vector<std::string> filesystems_;                   // by database: network ones named
   mutable std::mutex runs_mu_;
   mutable nlohmann::json runs_list_;
   mutable std::chrono::steady_clock::time_point runs_at_;

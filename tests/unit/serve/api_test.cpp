@@ -220,3 +220,22 @@ TEST_CASE("requests within share_s of a look at the database share its answer", 
   CHECK(finished() == 2);
   CHECK(done() == 2);
 }
+
+TEST_CASE("a database read through local copies answers as the database does", "[serve]") {
+  WatchedRun watched("serve_snapshot");
+  db::Store& store = watched.store;
+  const auto trials = store.trials(watched.run);
+  finish(store, trials[0].id, db::TrialStatus::ok, 100);
+  finish(store, trials[1].id, db::TrialStatus::ok, 200);
+  const host::ServeApi direct({watched.path}, 0, host::ServeApi::Snapshot::never);
+  const host::ServeApi copied({watched.path}, 0, host::ServeApi::Snapshot::always);
+  CHECK(direct.reading(0).empty());
+  CHECK_THAT(copied.reading(0), Catch::Matchers::Contains("local copies"));
+  Json a = answer(direct, watched.run, ""), b = answer(copied, watched.run, "");
+  for (auto* j : {&a, &b}) j->erase("cursor");
+  CHECK(a == b);
+  CHECK(direct.run(0, watched.run)["compare"] == copied.run(0, watched.run)["compare"]);
+  const Json list = copied.runs("");
+  REQUIRE(list["runs"].size() == 1);
+  CHECK(list["runs"][0]["ok"] == 2);
+}
