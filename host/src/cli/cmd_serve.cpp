@@ -86,6 +86,38 @@ std::string yield_to_writers() {
   return note;
 }
 
+// --snapshot's value; throws UsageError naming the choices.
+ServeApi::Snapshot snapshot_mode(const std::string& text) {
+  if (text == "auto") return ServeApi::Snapshot::automatic;
+  if (text == "always") return ServeApi::Snapshot::always;
+  if (text == "never") return ServeApi::Snapshot::never;
+  throw UsageError("--snapshot " + text + ": use auto, always or never");
+}
+
+// SIGINT and SIGTERM blocked in this thread and the threads it starts, so
+// that remove_on_stop's thread alone takes them.
+sigset_t block_stop_signals() {
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+  return stop;
+}
+
+// Ctrl-C or SIGTERM: the local copies go from the temporary folder, then
+// the process, as the signal would have ended it (requests in flight are
+// cut, as they were).
+void remove_on_stop(const sigset_t& stop, std::vector<std::string> folders) {
+  std::thread([stop, folders = std::move(folders)] {
+    int sig = 0;
+    sigwait(&stop, &sig);
+    std::error_code ec;
+    for (const auto& f : folders) std::filesystem::remove_all(f, ec);
+    std::_Exit(128 + sig);
+  }).detach();
+}
+
 }  // namespace
 
 int cmd_serve(const Args& args) {
@@ -142,31 +174,12 @@ int cmd_serve(const Args& args) {
   } else if (!is_loopback(options.bind)) {
     options.token = random_token();
   }
-  const std::string snapshot = vm["snapshot"].as<std::string>();
-  if (snapshot != "auto" && snapshot != "always" && snapshot != "never") {
-    throw UsageError("--snapshot " + snapshot + ": use auto, always or never");
-  }
+  const ServeApi::Snapshot snapshot = snapshot_mode(vm["snapshot"].as<std::string>());
   // Before any thread starts: they inherit it, and the signal mask.
   const std::string priority_note = yield_to_writers();
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGINT);
-  sigaddset(&stop_signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-  const ServeApi api(dbs, ServeApi::kShareS,
-                     snapshot == "always"  ? ServeApi::Snapshot::always
-                     : snapshot == "never" ? ServeApi::Snapshot::never
-                                           : ServeApi::Snapshot::automatic);
-  // Ctrl-C or SIGTERM: the local copies go from the temporary folder, then
-  // the process, as the signal would have ended it (requests in flight are
-  // cut, as they were).
-  std::thread([stop_signals, folders = api.copy_folders()] {
-    int sig = 0;
-    sigwait(&stop_signals, &sig);
-    std::error_code ec;
-    for (const auto& f : folders) std::filesystem::remove_all(f, ec);
-    std::_Exit(128 + sig);
-  }).detach();
+  const sigset_t stop_signals = block_stop_signals();
+  const ServeApi api(dbs, ServeApi::kShareS, snapshot);
+  remove_on_stop(stop_signals, api.copy_folders());
   HttpServer server(options, [&api](const HttpRequest& r) { return api.handle(r); });
   const std::string host =
       options.bind.find(':') != std::string::npos ? "[" + options.bind + "]" : options.bind;
