@@ -181,8 +181,14 @@ std::shared_ptr<const std::string> Snapshots::current() {
     at_ = now;  // unchanged: the copy is still the database's state
     return copy_;
   }
+  // The first copy is tried several times; after it, one attempt a look,
+  // the last whole copy answering meanwhile: a busy writer delays the view,
+  // never breaks it.
   constexpr int kAttempts = 8;
-  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+  const int attempts = copy_ ? 1 : kAttempts;
+  for (int attempt = 0; attempt < attempts; ++attempt) {
+    if (attempt > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 << std::min(attempt, 4)));
     if (auto copy = copy_once(attempt)) {
       const auto done = std::chrono::steady_clock::now();
       interval_s_ =
@@ -192,7 +198,10 @@ std::shared_ptr<const std::string> Snapshots::current() {
       ++copies_;
       return copy_;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20 << std::min(attempt, 4)));
+  }
+  if (copy_) {
+    at_ = now;
+    return copy_;
   }
   throw DbError("no consistent copy of '" + source_ + "' in " + std::to_string(kAttempts) +
                     " attempts: its writer checkpointed during each (it is read through local "

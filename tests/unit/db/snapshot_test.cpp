@@ -57,9 +57,9 @@ TEST_CASE("copies taken while a writer commits and checkpoints are whole and cat
   const std::string source = dir.file("r.db");
   Connection w(source, Connection::Mode::read_write);
   w.exec("PRAGMA journal_mode = WAL");
-  // Checkpoints every few transactions: the database file is rewritten under
-  // the copies again and again, and the WAL starts over.
-  w.exec("PRAGMA wal_autocheckpoint = 16");
+  // Checkpoints every few dozen transactions: the database file is rewritten
+  // under the copies again and again, and the WAL starts over.
+  w.exec("PRAGMA wal_autocheckpoint = 64");
   w.exec("CREATE TABLE t (batch INTEGER, i INTEGER, pad TEXT)");
   std::atomic<bool> stop{false};
   std::atomic<int64_t> batches{0};

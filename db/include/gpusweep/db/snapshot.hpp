@@ -44,9 +44,11 @@ class Snapshots {
   // The path of the newest copy, made now when none is younger than the
   // interval and the source changed since. The copy stays on disk while a
   // returned pointer lives (a request reading it), and goes when the last
-  // one is released after a newer copy replaced it. Throws DbError naming
-  // the source when no consistent copy could be made in several attempts
-  // (its writer checkpointed during each), or it cannot be read.
+  // one is released after a newer copy replaced it. When the writer
+  // checkpoints during a copy, the copy is made again; after the first
+  // copy, the last whole one answers until a look finds a quiet moment.
+  // Throws DbError naming the source when no first copy could be made in
+  // several attempts, or it cannot be read.
   std::shared_ptr<const std::string> current();
 
   const std::string& source() const { return source_; }
