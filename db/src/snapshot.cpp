@@ -90,8 +90,12 @@ void remove_copy(const std::string& path) {
 // from a cache up to a minute old.
 Snapshots::Stamp Snapshots::stamp_of(const std::string& path) {
   Fd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  return f.fd < 0 ? Stamp{} : stamp_of(f.fd);
+}
+
+Snapshots::Stamp Snapshots::stamp_of(int fd) {
   struct stat st {};
-  if (f.fd < 0 || ::fstat(f.fd, &st) != 0) return {};
+  if (::fstat(fd, &st) != 0) return {};
   return {static_cast<int64_t>(st.st_size),
           static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
           static_cast<int64_t>(st.st_ino)};
@@ -131,13 +135,10 @@ std::shared_ptr<const std::string> Snapshots::copy_once(int attempt) {
   const std::string to =
       dir_ + "/copy-" + std::to_string(copies_) + "-" + std::to_string(attempt) + ".db";
   Fd in(::open(source_.c_str(), O_RDONLY | O_CLOEXEC));
-  struct stat st {};
-  if (in.fd < 0 || ::fstat(in.fd, &st) != 0) {
+  const Stamp before = in.fd < 0 ? Stamp{} : stamp_of(in.fd);
+  if (before == Stamp{}) {
     throw DbError("cannot read '" + source_ + "': " + std::strerror(errno), SQLITE_CANTOPEN);
   }
-  const Stamp before{static_cast<int64_t>(st.st_size),
-                     static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec,
-                     static_cast<int64_t>(st.st_ino)};
   const Stamp wal_before = stamp_of(source_ + "-wal");
   if (!copy_fd(in.fd, to)) {
     const std::string why = std::strerror(errno);

@@ -121,37 +121,54 @@ double t_quantile(double p, double df) {
   return t;
 }
 
-RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<double>& y,
-                             double level) {
-  if (x.size() < 2 || y.size() < 2) {
-    throw std::invalid_argument("a ratio interval needs at least two values in each sample");
-  }
-  auto log_stats = [](const std::vector<double>& v, double* mean, double* var) {
-    std::vector<double> logs(v.size());
-    std::transform(v.begin(), v.end(), logs.begin(), [](double a) { return std::log(a); });
-    *mean = std::accumulate(logs.begin(), logs.end(), 0.0) / static_cast<double>(v.size());
-    double ss = 0;
-    for (double l : logs) ss += (l - *mean) * (l - *mean);
-    *var = ss / static_cast<double>(v.size() - 1);
-  };
-  double mx, vx, my, vy;
-  log_stats(x, &mx, &vx);
-  log_stats(y, &my, &vy);
-  const double nx = static_cast<double>(x.size()), ny = static_cast<double>(y.size());
-  const double se2 = vx / nx + vy / ny;
+namespace {
+
+// A sample's logs: their mean, their variance (n - 1) and their count.
+struct LogStats {
+  double mean = 0, var = 0, n = 0;
+};
+
+LogStats log_stats(const std::vector<double>& v) {
+  thread_local std::vector<double> logs;  // one buffer for every interval
+  logs.resize(v.size());
+  std::transform(v.begin(), v.end(), logs.begin(), [](double a) { return std::log(a); });
+  LogStats s;
+  s.n = static_cast<double>(v.size());
+  s.mean = std::accumulate(logs.begin(), logs.end(), 0.0) / s.n;
+  double ss = 0;
+  for (double l : logs) ss += (l - s.mean) * (l - s.mean);
+  s.var = ss / (s.n - 1);
+  return s;
+}
+
+// Welch's interval of exp(mean y - mean x) from the two samples' log stats.
+RatioInterval welch_interval(const LogStats& x, const LogStats& y, double level) {
+  const double se2 = x.var / x.n + y.var / y.n;
   RatioInterval ci;
-  ci.ratio = std::exp(my - mx);
+  ci.ratio = std::exp(y.mean - x.mean);
   if (se2 <= 0) {
     ci.low = ci.high = ci.ratio;
     return ci;
   }
   // Welch-Satterthwaite degrees of freedom.
   const double df =
-      se2 * se2 / ((vx / nx) * (vx / nx) / (nx - 1) + (vy / ny) * (vy / ny) / (ny - 1));
+      se2 * se2 /
+      ((x.var / x.n) * (x.var / x.n) / (x.n - 1) + (y.var / y.n) * (y.var / y.n) / (y.n - 1));
   const double t = t_quantile(0.5 + level / 2, df);
-  ci.low = std::exp(my - mx - t * std::sqrt(se2));
-  ci.high = std::exp(my - mx + t * std::sqrt(se2));
+  ci.low = std::exp(y.mean - x.mean - t * std::sqrt(se2));
+  ci.high = std::exp(y.mean - x.mean + t * std::sqrt(se2));
   return ci;
+}
+
+}  // namespace
+
+RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<double>& y,
+                             double level) {
+  if (x.size() < 2 || y.size() < 2) {
+    throw std::invalid_argument("a ratio interval needs at least two values in each sample");
+  }
+  const LogStats lx = log_stats(x);
+  return welch_interval(lx, log_stats(y), level);
 }
 
 const char* to_string(Verdict v) {
@@ -170,23 +187,12 @@ const char* to_string(Verdict v) {
 
 std::pair<double, double> geometric_mean_interval(const std::vector<double>& samples) {
   if (samples.size() < 2) return {NAN, NAN};
-  // ratio_interval against a constant 1 (whose logs are 0: mean and variance
-  // 0), the same operations left: the interval of the samples' own geometric
-  // mean, without a second sample of ones and its logs.
-  thread_local std::vector<double> logs;
-  logs.resize(samples.size());
-  std::transform(samples.begin(), samples.end(), logs.begin(),
-                 [](double a) { return std::log(a); });
-  const double n = static_cast<double>(samples.size());
-  const double mean = std::accumulate(logs.begin(), logs.end(), 0.0) / n;
-  double ss = 0;
-  for (double l : logs) ss += (l - mean) * (l - mean);
-  const double se2 = 0 + ss / (n - 1) / n;
-  if (se2 <= 0) return {std::exp(mean), std::exp(mean)};
-  const double level = 0.95;
-  const double df = se2 * se2 / (0 + se2 * se2 / (n - 1));  // Welch's, as there
-  const double t = t_quantile(0.5 + level / 2, df);
-  return {std::exp(mean - t * std::sqrt(se2)), std::exp(mean + t * std::sqrt(se2))};
+  // Against a constant 1 (its logs' mean and variance 0) the ratio interval
+  // is the interval of the samples' own geometric mean.
+  LogStats ones;
+  ones.n = static_cast<double>(samples.size());
+  const RatioInterval self = welch_interval(ones, log_stats(samples), 0.95);
+  return {self.low, self.high};
 }
 
 }  // namespace gpusweep::host

@@ -43,11 +43,11 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     const ComparisonRow& r = rows[i];
     const auto& c = *r.config;
     Json rec = config_record(c, keys, r.baseline);
-    // The median by selection, not a sort: 10,000 configs of 1,000 blocks
-    // sorted took a tenth of a second.
     rec["trials_ok"] = c.ok;
     rec["blocks"] = c.throughput.size();
     rec["unit"] = c.unit;
+    // The median by selection, not a sort: 10,000 configs of 1,000 blocks
+    // sorted took a tenth of a second.
     rec["throughput_median"] = c.throughput.empty() ? Json() : Json(quantile(c.throughput, 0.5));
     rec["ratio"] = r.ratio ? Json(r.ratio->ratio) : Json();
     rec["ci_low"] = r.ratio ? Json(r.ratio->low) : Json();

@@ -27,7 +27,6 @@
 #include <fstream>
 #include <future>
 #include <random>
-#include <stdexcept>
 
 namespace gpusweep::host {
 
@@ -343,7 +342,6 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   std::vector<db::TrialRecord> trials;
   std::vector<ConfigSamples> configs;
   Rounds rounds = rounds_for(spec, false);
-  std::string problem;
   try {
     configs = gather_configs(store, id, true, rounds, &trials);
     if (rounds == Rounds::confirmation && configs.empty()) {
@@ -353,24 +351,25 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
       configs = gather_configs(store, id, true, rounds, &trials);
     }
   } catch (const std::exception& e) {
-    problem = e.what();
+    j["compare_error"] = e.what();
     trials = store.trials(id, db::TrialFields::brief);
   }
   auto rows = std::async(std::launch::async, [&] { return trial_rows(trials, keys); });
-  try {
-    if (!problem.empty()) throw std::runtime_error(problem);
-    CompareOptions opt;
-    opt.baseline = spec.baseline;
-    opt.sequential = stops_when_precise(spec);
-    j["selection_data"] = rounds == Rounds::all && run_kind(spec) == "tune";
-    const auto compared = compare_configs(configs, opt);
-    parts.raw.emplace_back("compare", comparison_text(compared, keys));
-    if (spec.measure.target) {
-      j["targets"] =
-          Json::parse(render_targets(compare_targets(compared, opt), keys, OutputFormat::json));
+  if (!j.contains("compare_error")) {
+    try {
+      CompareOptions opt;
+      opt.baseline = spec.baseline;
+      opt.sequential = stops_when_precise(spec);
+      j["selection_data"] = rounds == Rounds::all && run_kind(spec) == "tune";
+      const auto compared = compare_configs(configs, opt);
+      parts.raw.emplace_back("compare", comparison_text(compared, keys));
+      if (spec.measure.target) {
+        j["targets"] =
+            Json::parse(render_targets(compare_targets(compared, opt), keys, OutputFormat::json));
+      }
+    } catch (const std::exception& e) {
+      j["compare_error"] = e.what();
     }
-  } catch (const std::exception& e) {
-    j["compare_error"] = e.what();
   }
   try {
     const TuneSpec tune = parse_tune(spec.source, spec.tune);

@@ -16,6 +16,20 @@ double sorted_quantile(const std::vector<double>& sorted, double q) {
   const double frac = pos - static_cast<double>(lo);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * frac;
 }
+
+// The values' mean, sample standard deviation (0 for one value) and their
+// ratio (0 when the mean is 0), summed in the values' order.
+void spread_of(const std::vector<double>& v, double* mean, double* stddev, double* cv) {
+  *mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  *stddev = 0;
+  if (v.size() > 1) {
+    double ss = 0;
+    for (double a : v) ss += (a - *mean) * (a - *mean);
+    *stddev = std::sqrt(ss / static_cast<double>(v.size() - 1));
+  }
+  *cv = *mean != 0 ? *stddev / std::fabs(*mean) : 0;
+}
+
 }  // namespace
 
 double quantile(std::vector<double> values, double q) {
@@ -42,23 +56,15 @@ Distribution describe(const std::vector<double>& values) {
   d.q1 = sorted_quantile(s, 0.25);
   d.q3 = sorted_quantile(s, 0.75);
   d.iqr = d.q3 - d.q1;
-  d.mean = std::accumulate(s.begin(), s.end(), 0.0) / static_cast<double>(s.size());
-  if (s.size() > 1) {
-    double ss = 0;
-    for (double v : s) ss += (v - d.mean) * (v - d.mean);
-    d.stddev = std::sqrt(ss / static_cast<double>(s.size() - 1));
-  }
-  d.cv = d.mean != 0 ? d.stddev / std::fabs(d.mean) : 0;
+  spread_of(s, &d.mean, &d.stddev, &d.cv);
   return d;
 }
 
 double cv_of(const std::vector<double>& values) {
   if (values.size() < 2) return 0;
-  const auto n = static_cast<double>(values.size());
-  const double mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
-  double ss = 0;
-  for (double v : values) ss += (v - mean) * (v - mean);
-  return mean != 0 ? std::sqrt(ss / (n - 1)) / std::fabs(mean) : 0;
+  double mean = 0, stddev = 0, cv = 0;
+  spread_of(values, &mean, &stddev, &cv);
+  return cv;
 }
 
 }  // namespace gpusweep::host

@@ -70,7 +70,8 @@ class Snapshots {
       return size == o.size && mtime_ns == o.mtime_ns && inode == o.inode;
     }
   };
-  static Stamp stamp_of(const std::string& path);
+  static Stamp stamp_of(const std::string& path);  // opened afresh
+  static Stamp stamp_of(int fd);
   std::shared_ptr<const std::string> copy_once(int attempt);
 
   std::string source_;

@@ -148,9 +148,10 @@ struct TrialOutcome {
   std::optional<std::string> run_plugin_hash;
 };
 
-// A stored trial with its summary (when it finished ok).
+// What Store::trials reads of each trial (see there).
 enum class TrialFields { all, brief };
 
+// A stored trial with its summary (when it finished ok).
 struct TrialRecord {
   int64_t id = 0;
   int64_t sweep_id = 0;
