@@ -49,7 +49,12 @@ constexpr int64_t kMinPatch = 8;
 constexpr int64_t kMaxAugmentPasses = 64;
 
 // Streams derived from the trial's seed (torchkit/seeding.hpp).
-enum Stream : uint64_t { kImageStream = 1, kValImageStream = 2, kValNoiseStream = 3 };
+enum Stream : uint64_t {
+  kImageStream = 1,
+  kValImageStream = 2,
+  kValNoiseStream = 3,
+  kAugmentStream = 4,  // from a patch's own seed
+};
 
 torch::nn::Conv2d conv3x3(int64_t in, int64_t out) {
   return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, /*kernel_size=*/3).padding(1));
@@ -114,6 +119,7 @@ const torchkit::Support kSupport = [] {
   s.input_pipeline = true;
   s.cudnn = true;  // convolutions
   s.grad_accum = true;
+  s.data_parallel = true;  // make_batch takes the rank's slice of the global batch
   s.sync_every = true;
   s.precision = true;
   return s;
@@ -176,7 +182,7 @@ class Restoration final : public torchkit::TorchWorkload {
   static Manifest manifest() {
     Manifest m;
     m.name = "restoration";
-    m.version = "1.1.0";
+    m.version = "1.2.0";  // 1.2: each patch's noise and augmentation from a seed of its own
     m.description =
         "Image denoising CNN: conv3x3(3->C) ReLU, num_blocks residual blocks (conv3x3, ReLU, "
         "conv3x3, + skip), conv3x3(C->3); the net predicts the noise, the output is the input "
@@ -276,40 +282,53 @@ class Restoration final : public torchkit::TorchWorkload {
   // step with 0 workers): batch_size random patches of random training
   // images, each flipped left-right and top-bottom with probability 1/2,
   // plus fresh Gaussian noise. Returns {noisy, clean}. Touches only the
-  // immutable training images.
+  // immutable training images. Each patch draws its place, flips and a seed
+  // of its own from the batch's generator, in order; its augmentation and
+  // noise come from that seed. At world_size > 1 the draws are the global
+  // batch's (world_size x batch_size patches, the same on every rank) and
+  // this rank renders its slice: the ranks together train on the batches one
+  // process with the global batch would, at 5 draws a patch for the others'.
   torchkit::Batch make_batch(std::mt19937_64& rng) {
     const int64_t b = settings_.batch_size;
+    const int64_t first = settings_.shard_begin();
     const int64_t p = knobs_.patch_size;
     const int64_t pixels = kChannels * p * p;
     torch::Tensor clean = buffers_.get({b, kChannels, p, p});
+    torch::Tensor noisy = buffers_.get({b, kChannels, p, p});
     float* clean_data = clean.data_ptr<float>();
-    for (int64_t i = 0; i < b; ++i) {
-      const float* image = train_images_.data() + random::uniform_int(rng, 0, kTrainImages - 1) *
-                                                      kChannels * kTrainImageSize * kTrainImageSize;
+    std::vector<uint64_t> seeds(static_cast<size_t>(b));
+    for (int64_t g = 0; g < settings_.global_batch(); ++g) {
+      const int64_t image_index = random::uniform_int(rng, 0, kTrainImages - 1);
       const int64_t top = random::uniform_int(rng, 0, kTrainImageSize - p);
       const int64_t left = random::uniform_int(rng, 0, kTrainImageSize - p);
       const uint64_t flips = rng();
+      const uint64_t seed = rng();
+      const int64_t i = g - first;
+      if (i < 0 || i >= b) continue;  // another rank's
+      seeds[static_cast<size_t>(i)] = seed;
+      const float* image =
+          train_images_.data() + image_index * kChannels * kTrainImageSize * kTrainImageSize;
       copy_patch(image, kTrainImageSize, top, left, p, /*flip_lr=*/(flips & 1) != 0,
                  /*flip_tb=*/(flips & 2) != 0, clean_data + i * pixels);
     }
-    if (knobs_.augment_passes > 0) {
-      // After the canonical draws, so that augment_passes = 0 keeps the
-      // canonical batches bit for bit.
-      std::vector<float> scratch(static_cast<size_t>(pixels));
-      for (int64_t i = 0; i < b; ++i) {
+    std::vector<float> scratch(knobs_.augment_passes > 0 ? static_cast<size_t>(pixels) : 0);
+    float* noisy_data = noisy.data_ptr<float>();
+    for (int64_t i = 0; i < b; ++i) {
+      const uint64_t seed = seeds[static_cast<size_t>(i)];
+      if (knobs_.augment_passes > 0) {
+        std::mt19937_64 augment_rng(derive_seed(seed, kAugmentStream));
         for (int64_t pass = 0; pass < knobs_.augment_passes; ++pass) {
-          augment_pass(clean_data + i * pixels, p, rng, scratch.data());
+          augment_pass(clean_data + i * pixels, p, augment_rng, scratch.data());
         }
       }
+      // LibTorch's vectorised normal sampler (serial, so loader threads do
+      // not start thread teams of their own); the add is a plain loop for
+      // the same reason.
+      noisy[i].normal_(/*mean=*/0, /*std=*/kNoiseSigma, at::detail::createCPUGenerator(seed));
+      float* n = noisy_data + i * pixels;
+      const float* c = clean_data + i * pixels;
+      for (int64_t k = 0; k < pixels; ++k) n[k] += c[k];
     }
-    // LibTorch's vectorised normal sampler (serial, so loader threads do not
-    // start thread teams of their own); the add is a plain loop for the same
-    // reason.
-    torch::Tensor noisy = buffers_.get({b, kChannels, p, p});
-    noisy.normal_(/*mean=*/0, /*std=*/kNoiseSigma, at::detail::createCPUGenerator(rng()));
-    float* noisy_data = noisy.data_ptr<float>();
-    const int64_t n = b * pixels;
-    for (int64_t i = 0; i < n; ++i) noisy_data[i] += clean_data[i];
     return {noisy, clean};
   }
 

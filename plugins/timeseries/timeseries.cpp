@@ -113,6 +113,7 @@ const torchkit::Support kSupport = [] {
   s.input_pipeline = true;
   s.cudnn = true;  // ATen's LSTM runs on cuDNN on CUDA
   s.grad_accum = true;
+  s.data_parallel = true;  // make_batch takes the rank's slice of the global batch
   s.sync_every = true;
   s.precision = true;
   s.reason = "the LSTM has no 4-D tensors (channels_last)";
@@ -214,19 +215,25 @@ class Timeseries final : public torchkit::TorchWorkload {
   // The input pipeline's work for one batch: batch_size windows drawn
   // uniformly (with replacement) from the training part of random series.
   // Returns {windows [B, seq_len, 1], next values [B, 1]}. Touches only the
-  // immutable series.
+  // immutable series. At world_size > 1 the draws are the global batch's
+  // (world_size x batch_size windows, the same on every rank) and this rank
+  // keeps its slice, so that the ranks together train on what one process
+  // with the global batch would.
   torchkit::Batch make_batch(std::mt19937_64& rng) const {
     const int64_t b = settings_.batch_size;
+    const int64_t first = settings_.shard_begin();
     const int64_t len = knobs_.seq_len;
     torch::Tensor windows = torch::empty({b, len, 1});
     torch::Tensor next = torch::empty({b, 1});
     float* w = windows.data_ptr<float>();
     float* y = next.data_ptr<float>();
-    for (int64_t i = 0; i < b; ++i) {
+    for (int64_t g = 0; g < settings_.global_batch(); ++g) {
       const int64_t series = random::uniform_int(rng, 0, data_.count - 1);
       // The target of the last window is the last training value.
       const float* s =
           data_.series(series) + random::uniform_int(rng, 0, data_.train_length - len - 1);
+      const int64_t i = g - first;
+      if (i < 0 || i >= b) continue;  // another rank's
       std::memcpy(w + i * len, s, static_cast<size_t>(len) * sizeof(float));
       y[i] = s[len];
     }

@@ -51,6 +51,7 @@ torchkit::Support support() {
   s.channels_last = false;
   s.input_pipeline = false;
   s.grad_accum = true;
+  s.data_parallel = true;  // sample_windows takes the rank's slice of the global batch
   s.reason =
       "the transformer has no 4-D tensors and no cuDNN op, and its windows are gathered on the "
       "device from a corpus resident there (no input pipeline)";
@@ -177,7 +178,10 @@ class Transformer final : public torchkit::TorchWorkload {
     grad_->step();
     observe_loss(loss);
     ++steps_;
-    if (knobs_.checkpoint_every > 0 && steps_ % knobs_.checkpoint_every == 0) {
+    // Every rank holds the same state (weights, optimiser, window generator):
+    // rank 0 writes it.
+    if (knobs_.checkpoint_every > 0 && steps_ % knobs_.checkpoint_every == 0 &&
+        settings_.rank == 0) {
       save_checkpoint(knobs_.checkpoint_path, training_state(), fingerprint());
       ++checkpoints_;
     }
@@ -201,6 +205,7 @@ class Transformer final : public torchkit::TorchWorkload {
     return {{"optimizer_steps", static_cast<double>(grad_->optimizer_steps())},
             {"micro_batches", static_cast<double>(grad_->micro_batches())},
             {"skipped_steps", static_cast<double>(grad_->skipped_steps())},
+            {"param_norm", grad_->param_norm()},
             {"checkpoints_saved", static_cast<double>(checkpoints_)},
             {"start_step", static_cast<double>(start_step_)},
             {"step", static_cast<double>(steps_)}};
@@ -208,12 +213,18 @@ class Transformer final : public torchkit::TorchWorkload {
 
  private:
   // batch_size windows of seq_len + 1 tokens at random places of random
-  // streams (never across a stream's end), [B, seq_len + 1] int64.
+  // streams (never across a stream's end), [B, seq_len + 1] int64. At
+  // world_size > 1 the places are drawn for the global batch (the same on
+  // every rank) and this rank takes its slice.
   torch::Tensor sample_windows() {
     const int64_t span = kStreamLength - knobs_.shape.seq_len;  // possible start offsets
-    const torch::Tensor draw =
-        torch::randint(/*low=*/0, /*high=*/kStreams * span, {settings_.batch_size, 1}, window_gen_,
-                       offsets_.options());
+    torch::Tensor draw =
+        torch::randint(/*low=*/0, /*high=*/kStreams * span, {settings_.global_batch(), 1},
+                       window_gen_, offsets_.options());
+    if (settings_.world_size > 1) {
+      draw = draw.slice(/*dim=*/0, settings_.shard_begin(),
+                        settings_.shard_begin() + settings_.batch_size);
+    }
     const torch::Tensor starts =
         draw.div(span, /*rounding_mode=*/"floor").mul_(kStreamLength).add_(draw.remainder(span));
     return corpus_.take(starts + offsets_);

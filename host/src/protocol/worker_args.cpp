@@ -69,6 +69,9 @@ std::vector<std::string> WorkerArgs::to_argv() const {
   if (diagnose) a.emplace_back("--diagnose");
   if (probe_matmul_s > 0) a.insert(a.end(), {"--probe-matmul", number(probe_matmul_s)});
   if (target_cap_s > 0) a.insert(a.end(), {"--target-cap", number(target_cap_s)});
+  if (peer_fd >= 0) {
+    a.insert(a.end(), {"--peer-fd", std::to_string(peer_fd), "--rank", std::to_string(rank)});
+  }
   return a;
 }
 
@@ -131,6 +134,10 @@ WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
       w.probe_matmul_s = to_double(key, take());
     } else if (key == "--target-cap") {
       w.target_cap_s = to_double(key, take());
+    } else if (key == "--peer-fd") {
+      w.peer_fd = static_cast<int>(to_int(key, take()));
+    } else if (key == "--rank") {
+      w.rank = to_int(key, take());
     } else {
       throw UsageError("worker: unknown option '" + args[i] + "' (see `gpusweep-worker --help`)");
     }
@@ -161,7 +168,10 @@ std::string worker_options_help() {
          "  --diagnose           time the step's phases (torchkit) and report them\n"
          "  --probe-matmul S     seconds of the matmul peak measurement (0: none)\n"
          "  --target-cap S       measure.target: stop, censored, once the trial has\n"
-         "                       trained S seconds (adaptive capping; 0: none)\n";
+         "                       trained S seconds (adaptive capping; 0: none)\n"
+         "  --peer-fd FD         a data-parallel trial's rank > 0: take commands from\n"
+         "                       rank 0 on this socket (world_size > 1; worker/ranks.hpp)\n"
+         "  --rank R             that rank's number\n";
 }
 
 }  // namespace gpusweep::host

@@ -47,6 +47,10 @@ struct WorkerArgs {
   // one, or a lower one, with a later turn (open_gate).
   double target_cap_s = 0;
   int serve_fd = -1;  // serve mode: the socket requests come on
+  // A data-parallel trial's rank > 0 (worker/ranks.hpp): started by rank 0,
+  // the worker the host started, and driven by it over peer_fd. -1: not one.
+  int peer_fd = -1;
+  int64_t rank = 0;
 
   // Whether a fork server's pre-loaded process may run it: a plain trial;
   // checks, probes, descriptions and diagnose runs need a fresh process.

@@ -219,6 +219,18 @@ void add_device_clock_stats(const std::vector<db::BlockSample>& blocks,
   metrics.push_back({"stat", 0, "clock_disagreeing_blocks", static_cast<double>(disagree)});
 }
 
+void add_data_parallel_stats(const Json& stats, const Json& warmup_stats,
+                             const std::vector<db::BlockSample>& blocks,
+                             std::vector<db::MetricSample>& metrics) {
+  const auto exposed = number(stats, "dp_comm_exposed_s");
+  if (!exposed) return;
+  double total = 0;
+  for (const auto& b : blocks) total += b.seconds;
+  if (total <= 0) return;
+  const double measured = *exposed - number(warmup_stats, "dp_comm_exposed_s").value_or(0);
+  metrics.push_back({"stat", 0, "dp_comm_share", std::max(0.0, measured) / total});
+}
+
 void add_quality_se(const PluginManifest& manifest, const Json& last_eval,
                     std::vector<db::MetricSample>& metrics) {
   if (manifest.quality_metric.empty()) return;
@@ -252,6 +264,7 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
   o.blocks = blocks_;
   o.metrics = metrics_;
   add_device_clock_stats(blocks_, o.metrics);
+  add_data_parallel_stats(stats_, warmup_stats_, blocks_, o.metrics);
   add_quality_se(manifest_, last_eval_, o.metrics);
   o.environment = make_environment(runtime_);
 

@@ -103,6 +103,14 @@ void add_quality_se(const PluginManifest& manifest, const Json& last_eval,
 void add_device_clock_stats(const std::vector<db::BlockSample>& blocks,
                             std::vector<db::MetricSample>& metrics);
 
+// A data-parallel trial (the plugin's dp_comm_exposed_s): stat
+// dp_comm_share, the measured blocks' share of time in all-reduce that
+// backward did not hide (what the counter gained after warmup over the
+// blocks' seconds). Nothing for a trial of one rank.
+void add_data_parallel_stats(const Json& stats, const Json& warmup_stats,
+                             const std::vector<db::BlockSample>& blocks,
+                             std::vector<db::MetricSample>& metrics);
+
 // Host facts for the environment table (hostname, OS, CPU, cores, version),
 // merged with a worker's runtime report, with a fingerprint over all of it.
 db::EnvironmentInfo make_environment(const Json& runtime);

@@ -60,7 +60,7 @@ ForkServer::ForkServer(const std::string& exe, const std::string& plugin_path) {
     server.mode = WorkerMode::serve;
     server.plugin_path = plugin_path;
     server.serve_fd = 3;
-    pid_ = spawn_in_own_group(exe, server.to_argv(), {}, {{3, child_end}});
+    pid_ = spawn_with_fds(exe, server.to_argv(), {}, {{3, child_end}});
   } catch (const std::exception& e) {
     if (child_end >= 0) ::close(child_end);
     shutdown();

@@ -61,9 +61,9 @@ bool open_gate(int fd, double cap_s) {
   return n == static_cast<ssize_t>(len);
 }
 
-pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
-                         const std::vector<std::string>& extra_env,
-                         const std::vector<std::pair<int, int>>& fds) {
+pid_t spawn_with_fds(const std::string& exe, const std::vector<std::string>& args,
+                     const std::vector<std::string>& extra_env,
+                     const std::vector<std::pair<int, int>>& fds, bool own_group) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -82,9 +82,12 @@ pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>&
   for (int s : kChildDefaultSignals) sigaddset(&defaults, s);
   posix_spawnattr_setsigmask(&attr, &none);
   posix_spawnattr_setsigdefault(&attr, &defaults);
-  posix_spawnattr_setpgroup(&attr, 0);  // own group: Ctrl-C reaches the host only
-  posix_spawnattr_setflags(&attr,
-                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (own_group) {
+    posix_spawnattr_setpgroup(&attr, 0);  // own group: Ctrl-C reaches the host only
+    flags |= POSIX_SPAWN_SETPGROUP;
+  }
+  posix_spawnattr_setflags(&attr, flags);
 
   std::vector<char*> argv;
   argv.push_back(const_cast<char*>(exe.c_str()));
@@ -119,7 +122,7 @@ SpawnedProcess spawn_process(const std::string& exe, const std::vector<std::stri
       make_gate(gate);
       fds.emplace_back(kGateFd, gate[1]);
     }
-    pid = spawn_in_own_group(exe, args, extra_env, fds);
+    pid = spawn_with_fds(exe, args, extra_env, fds);
   } catch (...) {
     for (int f : {proto[0], proto[1], out[0], out[1], err[0], err[1], gate[0], gate[1]}) {
       if (f >= 0) ::close(f);

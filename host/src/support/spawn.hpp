@@ -47,13 +47,14 @@ bool open_gate(int fd, double cap_s = 0);
 void make_pipe(int fds[2]);
 
 // posix_spawn of exe with args (argv[0] is exe) in a process group of its
-// own, with an empty signal mask and default dispositions, the environment
-// plus extra_env, stdin from /dev/null, each (child fd, parent fd) of fds
-// duplicated in, and stdout or stderr not among them on /dev/null. Throws
-// gpusweep::Error when it cannot start.
-pid_t spawn_in_own_group(const std::string& exe, const std::vector<std::string>& args,
-                         const std::vector<std::string>& extra_env,
-                         const std::vector<std::pair<int, int>>& fds);
+// own (or, with own_group false, in this process's: a data-parallel trial's
+// ranks, killed with it as one), with an empty signal mask and default
+// dispositions, the environment plus extra_env, stdin from /dev/null, each
+// (child fd, parent fd) of fds duplicated in, and stdout or stderr not among
+// them on /dev/null. Throws gpusweep::Error when it cannot start.
+pid_t spawn_with_fds(const std::string& exe, const std::vector<std::string>& args,
+                     const std::vector<std::string>& extra_env,
+                     const std::vector<std::pair<int, int>>& fds, bool own_group = true);
 
 // The signals a child process gets back at their default disposition (the
 // host catches or ignores them): spawned children and the fork server's.

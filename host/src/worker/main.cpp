@@ -3,6 +3,7 @@
 // the worker layer and what it uses, and no database and no Asio.
 #include "protocol/worker_args.hpp"
 #include "support/error.hpp"
+#include "worker/ranks.hpp"
 #include "worker/worker.hpp"
 
 #include <sys/prctl.h>
@@ -36,6 +37,7 @@ int worker_main(const std::vector<std::string>& args) {
     case WorkerMode::check:
       return run_check_worker(w);
     default:
+      if (w.peer_fd >= 0) run_follower(w);  // a data-parallel trial's rank > 0
       return run_worker(w);
   }
 }

@@ -10,6 +10,7 @@
 #include "support/spawn.hpp"
 #include "support/stats.hpp"
 #include "worker/loader.hpp"
+#include "worker/ranks.hpp"
 
 #include <gpusweep/plugin.h>
 
@@ -48,6 +49,7 @@ double seconds_since(Clock::time_point t0) {
 }
 
 [[noreturn]] void finish(int code) {
+  remove_rendezvous();  // a data-parallel trial's leader that ends before its ranks met
   std::fflush(nullptr);
   _exit(code);
 }
@@ -280,8 +282,8 @@ class Gate {
 class Trial {
  public:
   Trial(const gpusweep_plugin* t, const WorkerArgs& args, const MeasureSpec& m, EventWriter& out,
-        Gate& gate)
-      : t_(t), args_(args), m_(m), out_(out), gate_(gate) {}
+        Gate& gate, Ranks* ranks)
+      : t_(t), args_(args), m_(m), out_(out), gate_(gate), ranks_(ranks) {}
 
   [[noreturn]] void run() {
     setup();
@@ -289,7 +291,9 @@ class Trial {
     measure();
     const char* stats = nullptr;
     check(t_->stats(inst_, &stats), "stats", steps_done_);
-    out_.emit({{"event", event::stats}, {"stats", parse_or_raw(stats)}});
+    Json all = parse_or_raw(stats);
+    if (ranks_ != nullptr) add_rank_stats(all);
+    out_.emit({{"event", event::stats}, {"stats", all}});
     out_.emit({{"event", event::result}, {"status", "ok"}, {"steps", steps_done_}});
     // No destroy and no dlclose: see loader.hpp. Exiting is the unload.
     finish(0);
@@ -310,7 +314,58 @@ class Trial {
 
   void check(gpusweep_status st, const char* phase, int64_t at_step) {
     if (st == GPUSWEEP_STATUS_OK) return;
-    end_trial(status_name(st), phase, at_step, t_->error_message(inst_));
+    if (ranks_ == nullptr) end_trial(status_name(st), phase, at_step, t_->error_message(inst_));
+    // A rank that died makes the collectives fail on the others: it is the
+    // cause to report, when there is one.
+    if (const auto dead = ranks_->dead_rank(1.0))
+      end_trial(dead->status, phase, at_step, dead->message);
+    end_trial(
+        status_name(st), phase, at_step,
+        "rank 0 of " + std::to_string(ranks_->world_size()) + ": " + t_->error_message(inst_));
+  }
+  void check_ranks(const std::optional<RankFailure>& failure, const char* phase) {
+    if (failure) end_trial(failure->status, phase, steps_done_, failure->message);
+  }
+
+  // n steps here (`phase` names a failure), after the other ranks of a
+  // data-parallel trial were told to run as many; samples summed.
+  void run_steps(int64_t n, const char* phase, double* samples, double* secondary) {
+    if (ranks_ != nullptr) ranks_->send_steps(n, steps_done_);
+    gpusweep_step_result r{};
+    for (int64_t s = 0; s < n; ++s) {
+      r.struct_size = sizeof r;
+      r.samples = 0;
+      r.secondary_samples = 0;
+      check(t_->step(inst_, &r), phase, steps_done_ + s);
+      *samples += r.samples;
+      *secondary += r.secondary_samples;
+    }
+  }
+  // After this rank synchronised at the end of run_steps: the seconds of
+  // the slowest rank (own: this rank's), the others' samples added.
+  double lockstep(double own, const char* phase, double* samples, double* secondary) {
+    if (ranks_ == nullptr) return own;
+    std::vector<double> seconds = {own};
+    check_ranks(ranks_->collect(seconds, samples, secondary), phase);
+    rank_seconds_ = seconds;
+    return *std::max_element(seconds.begin(), seconds.end());
+  }
+  // Per rank: in how many measured blocks it was the slowest, and the others' memory and
+  // input wait (each rank's own figures; the trial's are rank 0's).
+  void add_rank_stats(Json& stats) {
+    std::vector<Json> others;
+    check_ranks(ranks_->stats(others), "stats");
+    if (!stats.is_object()) stats = Json::object();
+    for (size_t r = 0; r < slowest_.size(); ++r) {
+      stats["dp_rank" + std::to_string(r) + "_slowest_blocks"] = slowest_[r];
+    }
+    for (size_t i = 0; i < others.size(); ++i) {
+      for (const char* key : {"peak_memory_bytes", "input_wait_s", "dp_comm_exposed_s"}) {
+        if (others[i].contains(key)) {
+          stats["dp_rank" + std::to_string(i + 1) + "_" + key] = others[i][key];
+        }
+      }
+    }
   }
 
   // Fails the trial when its median block is shorter than the protocol's
@@ -329,16 +384,13 @@ class Trial {
     // minimum (the trial fails anyway, so these steps cost it nothing), and
     // advise twice that, so that a noisy block stays above it.
     double per_step = std::max(median, 1e-9) / static_cast<double>(m_.steps_per_block);
-    gpusweep_step_result r{};
     const auto run_of = [&](int64_t n) {
+      double samples = 0, secondary = 0;
       const auto t0 = Clock::now();
-      for (int64_t i = 0; i < n; ++i) {
-        r.struct_size = sizeof r;
-        check(t_->step(inst_, &r), "measure", steps_done_ + i);
-      }
+      run_steps(n, "measure", &samples, &secondary);
       check(t_->synchronize(inst_), "measure", steps_done_);
       steps_done_ += n;
-      return seconds_since(t0);
+      return lockstep(seconds_since(t0), "measure", &samples, &secondary);
     };
     for (int64_t n = 2 * m_.steps_per_block; n <= (int64_t{1} << 26); n *= 2) {
       const double took = run_of(n);
@@ -368,10 +420,13 @@ class Trial {
   void setup() {
     out_.emit({{"event", event::phase}, {"phase", "setup"}});
     const auto t0 = Clock::now();
+    // The other ranks create theirs meanwhile: the rendezvous is in create().
+    if (ranks_ != nullptr) ranks_->watch_setup(out_);
     gpusweep_status st = t_->create(args_.config_json.c_str(), &inst_);
     const double setup_s = seconds_since(t0);
     if (st == GPUSWEEP_STATUS_OK && inst_ == nullptr) st = GPUSWEEP_STATUS_ERROR;
     check(st, "setup", 0);
+    if (ranks_ != nullptr) check_ranks(ranks_->await_ready(), "setup");
     // Settings such as threads apply in create(): report the runtime as used,
     // with the GPUs this process was given.
     Json runtime = parse_or_raw(t_->runtime());
@@ -388,15 +443,12 @@ class Trial {
 
   // steps of warmup, synchronised; their seconds.
   double warm(int64_t steps) {
-    gpusweep_step_result r{};
+    double samples = 0, secondary = 0;
     const auto t0 = Clock::now();
-    for (int64_t i = 0; i < steps; ++i) {
-      r.struct_size = sizeof r;
-      check(t_->step(inst_, &r), "warmup", steps_done_);
-      ++steps_done_;
-    }
+    run_steps(steps, "warmup", &samples, &secondary);
+    steps_done_ += steps;
     check(t_->synchronize(inst_), "warmup", steps_done_);
-    return seconds_since(t0);
+    return lockstep(seconds_since(t0), "warmup", &samples, &secondary);
   }
 
   void warmup() {
@@ -460,6 +512,8 @@ class Trial {
   void mark_window(bool begin) {
     if (window_ == nullptr) return;
     check(begin ? window_->begin(inst_) : window_->end(inst_), "measure", steps_done_);
+    if (ranks_ != nullptr)
+      check_ranks(ranks_->command({{"op", "window"}, {"begin", begin}}), "measure");
   }
 
   // Between turns of an interleaved trial: its background work stops, so
@@ -467,8 +521,10 @@ class Trial {
   void next_turn() {
     if (!gate_.gated()) return;
     if (turns_ != nullptr) check(turns_->pause(inst_), "measure", steps_done_);
+    if (ranks_ != nullptr) check_ranks(ranks_->command({{"op", "pause"}}), "measure");
     gate_.await_turn();
     if (turns_ != nullptr) check(turns_->resume(inst_), "measure", steps_done_);
+    if (ranks_ != nullptr) check_ranks(ranks_->command({{"op", "resume"}}), "measure");
   }
 
   // The block's device time by the plugin's device clock (CUDA events), or
@@ -494,27 +550,25 @@ class Trial {
   // *samples.
   double run_block(int64_t b, double* samples, bool turn_taken = false) {
     if (!turn_taken) next_turn();
-    gpusweep_step_result r{};
     double secondary = 0;
     *samples = 0;
     const auto t0 = Clock::now();
     begin_device_clock();
-    for (int64_t s = 0; s < m_.steps_per_block; ++s) {
-      r.struct_size = sizeof r;
-      r.samples = 0;
-      r.secondary_samples = 0;
-      check(t_->step(inst_, &r), "measure", steps_done_ + s);
-      *samples += r.samples;
-      secondary += r.secondary_samples;
-    }
+    run_steps(m_.steps_per_block, "measure", samples, &secondary);
     const std::optional<double> device_seconds = end_device_clock();
     check(t_->synchronize(inst_), "measure", steps_done_);
-    const double seconds = seconds_since(t0);
+    const double seconds = lockstep(seconds_since(t0), "measure", samples, &secondary);
     steps_done_ += m_.steps_per_block;
     Json block = {{"event", event::block},       {"idx", b},
                   {"steps", m_.steps_per_block}, {"seconds", seconds},
                   {"samples", *samples},         {"secondary_samples", secondary}};
     if (device_seconds) block["device_seconds"] = *device_seconds;
+    if (ranks_ != nullptr) {
+      block["rank_seconds"] = rank_seconds_;
+      const auto slowest = std::max_element(rank_seconds_.begin(), rank_seconds_.end());
+      slowest_.resize(rank_seconds_.size());
+      ++slowest_[static_cast<size_t>(slowest - rank_seconds_.begin())];
+    }
     out_.emit(block);
     block_seconds_.push_back(seconds);
     device_timed_ = device_timed_ || device_seconds.has_value();
@@ -710,6 +764,9 @@ class Trial {
   const gpusweep_ext_device_timer* clock_ =
       find_extension<gpusweep_ext_device_timer>(t_, GPUSWEEP_EXT_DEVICE_TIMER);
   Gate& gate_;
+  Ranks* ranks_;                      // world_size > 1: the other ranks; else nullptr
+  std::vector<int64_t> slowest_;      // per rank: the measured blocks it was slowest in
+  std::vector<double> rank_seconds_;  // the last run's seconds, per rank
   gpusweep_instance* inst_ = nullptr;
   int64_t steps_done_ = 0;
   double warmup_s_ = 0;                // the warmup's time (on a target's clock)
@@ -768,7 +825,22 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
               {"message", std::string("bad --measure: ") + e.what()}});
     finish(2);
   }
-  Trial(plugin.table, args, m, out, gate).run();
+  // A data-parallel trial's other ranks, before create(): its rendezvous
+  // needs them all.
+  Ranks* ranks = nullptr;
+  if (const int64_t world = requested_world_size(args.config_json);
+      world > 1 && args.mode == WorkerMode::trial) {
+    try {
+      ranks = new Ranks(args, world);  // lives until the process ends
+    } catch (const std::exception& e) {
+      out.emit({{"event", event::result},
+                {"status", "failed"},
+                {"phase", "setup"},
+                {"message", e.what()}});
+      finish(0);
+    }
+  }
+  Trial(plugin.table, args, m, out, gate, ranks).run();
 }
 
 // Threads of this process (/proc/self/task), or -1 if unknown.

@@ -7,6 +7,7 @@
 #include <ATen/ops/_amp_update_scale.h>
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <mutex>
 #include <vector>
@@ -42,6 +43,7 @@ GradStep::GradStep(const Settings& settings, torch::optim::Optimizer& optimizer)
     std::lock_guard<std::mutex> lock(scalers_mutex());
     scalers().push_back(this);
   }
+  if (settings.world_size > 1) sync_ = std::make_unique<GradientSync>(settings, optimizer);
 }
 
 GradStep::~GradStep() {
@@ -73,7 +75,10 @@ void GradStep::backward(const torch::Tensor& loss) {
   // The scale stays float32, as PyTorch's GradScaler keeps it: an fp16 loss
   // times 65536 would overflow to inf and skip the first steps.
   if (scaling_) l = l.to(torch::kFloat) * scale_;
+  const bool last = (micro_batches_ + 1) % settings_.grad_accum == 0;
+  if (sync_) sync_->before_backward(l, last);
   l.backward();
+  if (sync_) sync_->after_backward(last);
   ++micro_batches_;
 }
 
@@ -107,6 +112,16 @@ bool GradStep::step() {
     ++skipped_;
   }
   return stepped;
+}
+
+double GradStep::param_norm() const {
+  torch::NoGradGuard no_grad;
+  double sum = 0;
+  for (const auto& group : optimizer_.param_groups()) {
+    for (const auto& p : group.params())
+      sum += p.detach().to(torch::kDouble).square().sum().item<double>();
+  }
+  return std::sqrt(sum);
 }
 
 double GradStep::loss_scale() const { return scaling_ ? scale_.item<double>() : 1.0; }

@@ -1,6 +1,7 @@
 // Parsing and applying the common settings; see settings.hpp.
 #include <gpusweep/torchkit/settings.hpp>
 
+#include <gpusweep/torchkit/data_parallel.hpp>
 #include <gpusweep/torchkit/runtime.hpp>
 
 #include <malloc.h>
@@ -97,6 +98,24 @@ std::vector<Param> common_params(int64_t default_batch_size, const Support& supp
       na(Param::integer("grad_accum", 1, 1, 4096,
                         "micro-batches per optimiser step (loss scaled by 1/grad_accum)"),
          support.grad_accum),
+      na(Param::integer("world_size", 1, 1, 1024,
+                        "data-parallel ranks: processes training one model on their shares of "
+                        "each global batch of world_size x batch_size, gradients all-reduced "
+                        "as DistributedDataParallel does; each rank its own GPU from --gpus, "
+                        "or on the CPU its own threads"),
+         support.data_parallel),
+      na(Param::choice("dp_backend", "auto", {"auto", "gloo", "nccl"},
+                       "world_size > 1: the collectives' library; auto = NCCL on CUDA, Gloo "
+                       "on the CPU"),
+         support.data_parallel),
+      na(Param::real("dp_bucket_mb", 25, 0.001, 4096,
+                     "world_size > 1: gradient bucket size in MiB, each all-reduced as soon "
+                     "as its gradients are ready (DDP's bucket_cap_mb; the first bucket 1 MiB)"),
+         support.data_parallel),
+      na(Param::boolean("dp_static_graph", false,
+                        "world_size > 1: the reducer's static-graph mode (DDP's static_graph): "
+                        "the same parameters get gradients every step"),
+         support.data_parallel),
   };
   for (auto& param : p) param.common = true;
   return p;
@@ -143,6 +162,43 @@ std::string not_here(const std::string& setting, const Support& support) {
          (support.reason.empty() ? std::string() : ": " + support.reason);
 }
 
+// world_size and the dp_ settings, with the rank and rendezvous the worker
+// put in the environment (data_parallel.hpp).
+void apply_data_parallel(const TrialConfig& config, const Support& support, Settings& s) {
+  s.world_size = config.get_or<int64_t>("world_size", 1);
+  const auto backend = config.get_or<std::string>("dp_backend", "auto");
+  s.dp_bucket_mb = config.get_or<double>("dp_bucket_mb", 25);
+  s.dp_static_graph = config.get_or<bool>("dp_static_graph", false);
+  if (s.world_size <= 1) return;
+  if (!support.data_parallel) {
+    throw Skipped(
+        "world_size > 1: this workload does not take its rank's share of each global batch "
+        "(Support::data_parallel), so every rank would train on the same data; it runs at "
+        "world_size 1 only");
+  }
+  if (backend == "nccl" && !s.device.is_cuda()) {
+    throw Skipped("dp_backend=nccl all-reduces CUDA tensors; device is " + s.device.str() +
+                  " (use dp_backend=gloo or auto)");
+  }
+  s.dp_backend = backend == "auto" ? (s.device.is_cuda() ? "nccl" : "gloo") : backend;
+  const char* rank = std::getenv("GPUSWEEP_DP_RANK");
+  const char* size = std::getenv("GPUSWEEP_DP_WORLD_SIZE");
+  const char* store = std::getenv("GPUSWEEP_DP_STORE");
+  if (rank == nullptr || size == nullptr || store == nullptr || std::atoll(size) != s.world_size) {
+    throw std::invalid_argument(
+        "world_size=" + std::to_string(s.world_size) +
+        " needs the ranks gpusweep's worker starts (GPUSWEEP_DP_RANK, GPUSWEEP_DP_WORLD_SIZE "
+        "and GPUSWEEP_DP_STORE are " +
+        (size == nullptr ? std::string("unset") : "for world size " + std::string(size)) +
+        "): run the trial with gpusweep run, not on its own");
+  }
+  s.rank = std::atoll(rank);
+  s.dp_store = store;
+  if (const char* t = std::getenv("GPUSWEEP_DP_TIMEOUT_S"); t != nullptr && std::atof(t) > 0) {
+    s.dp_timeout_s = std::atof(t);
+  }
+}
+
 }  // namespace
 
 // Long by design: one short block per common setting, in the order the
@@ -184,6 +240,7 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
   s.non_blocking = config.get_or<bool>("non_blocking", false);
   s.grad_accum = config.get_or<int64_t>("grad_accum", 1);
   s.keep_freed_memory = config.get_or<bool>("keep_freed_memory", true);
+  apply_data_parallel(config, support, s);
 
   // Device limits first: they say what the machine lacks.
   if (s.tf32 && !s.device.is_cuda()) {
@@ -254,11 +311,13 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
 
 void Settings::prepare(torch::nn::Module& module) const {
   module.to(device);
-  if (!channels_last) return;
-  torch::NoGradGuard no_grad;
-  for (auto& p : module.parameters()) {
-    if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+  if (channels_last) {
+    torch::NoGradGuard no_grad;
+    for (auto& p : module.parameters()) {
+      if (p.dim() == 4) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast));
+    }
   }
+  if (world_size > 1) broadcast_from_first_rank(*this, module);
 }
 
 int64_t channels_last_weights(torch::nn::Module& module) {

@@ -1,8 +1,13 @@
 // One optimiser step over grad_accum micro-batches, with the fp16 gradient
-// scaler on CUDA: backward() each micro-batch's loss, then step().
+// scaler on CUDA: backward() each micro-batch's loss, then step(). At
+// world_size > 1 the last micro-batch's backward all-reduces the gradients
+// as DistributedDataParallel does (data_parallel.hpp).
 #pragma once
 
+#include <gpusweep/torchkit/data_parallel.hpp>
 #include <gpusweep/torchkit/settings.hpp>
+
+#include <memory>
 
 #include <torch/torch.h>
 
@@ -17,7 +22,9 @@ class GradStep {
 
   // Backpropagates one micro-batch's mean loss, divided by grad_accum so that
   // the accumulated gradient equals that of one batch grad_accum times larger
-  // (and multiplied by the loss scale under fp16).
+  // (and multiplied by the loss scale under fp16). At world_size > 1 the
+  // step's last micro-batch then averages the gradients over the ranks: the
+  // gradient of the global batch.
   void backward(const torch::Tensor& loss);
 
   // Unscales (fp16), skips the update if a gradient is not finite (fp16),
@@ -33,12 +40,16 @@ class GradStep {
   // a scaler. A device read.
   double loss_scale() const;
   bool scaling() const { return scaling_; }
-  // optimizer_steps, micro_batches and skipped_steps, for stats().
+  // optimizer_steps, micro_batches, skipped_steps and param_norm, for stats().
   Metrics counters() const {
     return {{"optimizer_steps", static_cast<double>(steps_)},
             {"micro_batches", static_cast<double>(micro_batches_)},
-            {"skipped_steps", static_cast<double>(skipped_)}};
+            {"skipped_steps", static_cast<double>(skipped_)},
+            {"param_norm", param_norm()}};
   }
+  // The L2 norm of all the optimiser's parameters together (a device read):
+  // where training took the model, comparable across runs.
+  double param_norm() const;
 
   // The fp16 scalers of the live GradSteps built on `settings` (a workload's
   // settings_; TorchWorkload::stats() reports them): loss_scale, the
@@ -56,6 +67,7 @@ class GradStep {
   int64_t steps_ = 0;
   int64_t micro_batches_ = 0;
   int64_t skipped_ = 0;
+  std::unique_ptr<GradientSync> sync_;  // world_size > 1
 };
 
 }  // namespace gpusweep::torchkit

@@ -32,6 +32,9 @@ struct Support {
   bool grad_accum = false;      // a step can split into micro-batches
   bool sync_every = true;       // the step reads a loss back to the host
   bool precision = true;        // the forward pass can run under autocast
+  bool data_parallel = false;   // world_size > 1: the workload takes its rank's share of each
+                                // global batch (Settings::rank, shard_begin) and trains through
+                                // GradStep (data_parallel.hpp); else such trials are skipped
   std::string reason;           // why not, for the unsupported ones ("an LSTM has no 4-D tensors")
 };
 
@@ -56,6 +59,20 @@ struct Settings {
   bool non_blocking = false;      // CUDA: asynchronous host-to-device copies
   int64_t grad_accum = 1;         // micro-batches per optimiser step
   bool keep_freed_memory = true;  // glibc keeps freed blocks instead of unmapping them
+  // Data-parallel trials (data_parallel.hpp): world_size ranks, one process
+  // each; this one is `rank`. batch_size is per rank: a step's global batch
+  // is world_size x batch_size.
+  int64_t world_size = 1;
+  int64_t rank = 0;
+  std::string dp_backend = "gloo";  // resolved: gloo or nccl
+  double dp_bucket_mb = 25;         // gradient bucket size (DDP's bucket_cap_mb)
+  bool dp_static_graph = false;     // the reducer's static-graph mode (DDP's static_graph)
+  std::string dp_store;             // the rendezvous: a FileStore path the worker gave
+  double dp_timeout_s = 120;        // rendezvous and collectives give up after this
+
+  // The first sample of this rank's share of a global batch (rank x batch_size).
+  int64_t shard_begin() const { return rank * batch_size; }
+  int64_t global_batch() const { return world_size * batch_size; }
 
   // Parses the common settings of a resolved config, refuses (Skipped) what
   // cannot apply here, and applies the process-wide ones (threads, seed,
@@ -66,7 +83,8 @@ struct Settings {
   bool should_sync(int64_t step) const { return sync_every > 0 && (step + 1) % sync_every == 0; }
   bool is_cuda() const { return device.is_cuda(); }
 
-  // Moves a module to the device (and to channels_last when set).
+  // Moves a module to the device (and to channels_last when set); at
+  // world_size > 1, then broadcasts its parameters and buffers from rank 0.
   void prepare(torch::nn::Module& module) const;
   // Moves a batch tensor to the device (non_blocking when set; channels_last
   // for 4-D tensors when set): to_layout(copy_to_device(host_tensor)).

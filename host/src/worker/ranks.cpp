@@ -1,0 +1,468 @@
+// A data-parallel trial's ranks; see ranks.hpp.
+#include "worker/ranks.hpp"
+
+#include "protocol/event_writer.hpp"
+#include "protocol/events.hpp"
+#include "support/error.hpp"
+#include "support/spawn.hpp"
+#include "worker/loader.hpp"
+#include "worker/worker.hpp"
+
+#include <gpusweep/plugin.h>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <sstream>
+#include <thread>
+
+namespace gpusweep::host {
+
+namespace {
+
+using Json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+std::string& rendezvous_folder() {
+  static std::string folder;
+  return folder;
+}
+
+[[noreturn]] void end_process(int code) {
+  remove_rendezvous();
+  std::fflush(nullptr);
+  _exit(code);
+}
+
+std::vector<std::string> split(const std::string& text, char sep) {
+  std::vector<std::string> parts;
+  std::stringstream in(text);
+  for (std::string part; std::getline(in, part, sep);) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+// The CPUs this process may run on, in order.
+std::vector<int> allowed_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> cpus;
+  if (::sched_getaffinity(0, sizeof set, &set) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
+// Rank r's share of cpus: a contiguous r-th of them, "" when there are
+// fewer CPUs than ranks (then every rank may run anywhere).
+std::string cpu_share(const std::vector<int>& cpus, int64_t rank, int64_t world_size) {
+  const auto n = static_cast<int64_t>(cpus.size());
+  if (n < world_size) return "";
+  const int64_t each = n / world_size;
+  std::string list;
+  for (int64_t i = rank * each; i < (rank + 1) * each; ++i) {
+    list += (list.empty() ? "" : ",") + std::to_string(cpus[static_cast<size_t>(i)]);
+  }
+  return list;
+}
+
+void bind_cpus(const std::string& list) {
+  if (list.empty()) return;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (const auto& c : split(list, ',')) CPU_SET(std::atoi(c.c_str()), &set);
+  ::sched_setaffinity(0, sizeof set, &set);
+}
+
+// One line from fd into *line (without the newline), reading through
+// *pending; false at EOF or an error.
+bool read_line(int fd, std::string* pending, std::string* line) {
+  for (;;) {
+    if (const auto nl = pending->find('\n'); nl != std::string::npos) {
+      *line = pending->substr(0, nl);
+      pending->erase(0, nl + 1);
+      return true;
+    }
+    char buf[4096];
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    pending->append(buf, static_cast<size_t>(n));
+  }
+}
+
+Json parse_or_raw(const char* text) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error&) {
+    return Json{{"unparsed", text}};
+  }
+}
+
+}  // namespace
+
+void remove_rendezvous() {
+  std::string& folder = rendezvous_folder();
+  if (folder.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(folder, ec);
+  folder.clear();
+}
+
+int64_t requested_world_size(const std::string& config_json) {
+  try {
+    const Json config = Json::parse(config_json);
+    if (config.is_object() && config.contains("world_size") &&
+        config["world_size"].is_number_integer()) {
+      return config["world_size"].get<int64_t>();
+    }
+  } catch (const Json::exception&) {
+  }
+  return 1;
+}
+
+// Long by design: each rank's environment, devices, CPUs and descriptors,
+// in the order a rank needs them.
+Ranks::Ranks(const WorkerArgs& args, int64_t world_size) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/gpusweep-ranks-XXXXXX";
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw Error("data-parallel trial: cannot make the rendezvous folder " + pattern + ": " +
+                std::strerror(errno));
+  }
+  folder_ = pattern;
+  rendezvous_folder() = folder_;
+  const std::string store = folder_ + "/store";
+  // One GPU a rank where the trial was given as many (CUDA_VISIBLE_DEVICES
+  // as the worker set it from --visible-devices).
+  const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+  const std::vector<std::string> gpus =
+      visible != nullptr ? split(visible, ',') : std::vector<std::string>{};
+  const bool gpu_each = static_cast<int64_t>(gpus.size()) >= world_size;
+  const std::vector<int> cpus = allowed_cpus();
+  const std::string exe = self_executable();
+  for (int64_t r = 1; r < world_size; ++r) {
+    int sv[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+      throw Error(std::string("data-parallel trial: socketpair: ") + std::strerror(errno));
+    }
+    WorkerArgs a = args;
+    a.mode = WorkerMode::trial;
+    a.gate_fd = -1;
+    a.peer_fd = 3;
+    a.rank = r;
+    if (gpu_each) a.visible_devices = gpus[static_cast<size_t>(r)];
+    const std::vector<std::string> env = {"GPUSWEEP_DP_RANK=" + std::to_string(r),
+                                          "GPUSWEEP_DP_WORLD_SIZE=" + std::to_string(world_size),
+                                          "GPUSWEEP_DP_STORE=" + store,
+                                          "GPUSWEEP_DP_LEADER_PID=" + std::to_string(::getpid()),
+                                          "GPUSWEEP_DP_CPUS=" + cpu_share(cpus, r, world_size)};
+    pid_t pid = -1;
+    try {
+      pid = spawn_with_fds(exe, a.to_argv(), env, {{1, 1}, {2, 2}, {3, sv[1]}},
+                           /*own_group=*/false);
+    } catch (...) {
+      ::close(sv[0]);
+      ::close(sv[1]);
+      throw;
+    }
+    ::close(sv[1]);
+    Peer p;
+    p.rank = r;
+    p.pid = pid;
+    p.fd = sv[0];
+    peers_.push_back(p);
+  }
+  ::setenv("GPUSWEEP_DP_RANK", "0", 1);
+  ::setenv("GPUSWEEP_DP_WORLD_SIZE", std::to_string(world_size).c_str(), 1);
+  ::setenv("GPUSWEEP_DP_STORE", store.c_str(), 1);
+  if (gpu_each) ::setenv("CUDA_VISIBLE_DEVICES", gpus[0].c_str(), 1);
+  bind_cpus(cpu_share(cpus, 0, world_size));
+}
+
+RankFailure Ranks::exit_of(Peer& p, const std::string& when) {
+  // Its socket closed: it has exited, or is about to.
+  int status = 0;
+  pid_t got = 0;
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  while ((got = ::waitpid(p.pid, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  std::string how = "closed its connection";
+  if (got == p.pid && WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    how = "was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  } else if (got == p.pid && WIFEXITED(status)) {
+    how = "exited with code " + std::to_string(WEXITSTATUS(status));
+  }
+  return {"crashed", "rank " + std::to_string(p.rank) + " of " + std::to_string(world_size()) +
+                         " " + how + " " + when};
+}
+
+std::optional<Json> Ranks::read_reply(Peer& p, RankFailure* failure) {
+  std::string line;
+  if (!read_line(p.fd, &p.pending, &line)) {
+    *failure = exit_of(p, "during the trial");
+    return std::nullopt;
+  }
+  Json reply;
+  try {
+    reply = Json::parse(line);
+  } catch (const Json::exception&) {
+    *failure = {"failed", "rank " + std::to_string(p.rank) + " sent an unreadable reply: " + line};
+    return std::nullopt;
+  }
+  if (!reply.value("ok", false)) {
+    *failure = {reply.value("status", "failed"),
+                "rank " + std::to_string(p.rank) + " of " + std::to_string(world_size()) + ", " +
+                    reply.value("phase", "step") + ": " + reply.value("message", "")};
+    return std::nullopt;
+  }
+  return reply;
+}
+
+struct Ranks::Watch {
+  std::atomic<bool> stop{false};
+  std::thread thread;
+};
+
+void Ranks::watch_setup(EventWriter& out) {
+  watch_ = std::make_shared<Watch>();
+  watch_->thread = std::thread([this, &out, w = watch_] {
+    while (!w->stop.load()) {
+      std::vector<pollfd> fds;
+      std::vector<Peer*> who;
+      for (Peer& p : peers_) {
+        if (p.ready) continue;
+        fds.push_back({p.fd, POLLIN, 0});
+        who.push_back(&p);
+      }
+      if (fds.empty()) return;
+      if (::poll(fds.data(), fds.size(), 50) <= 0) continue;
+      for (size_t i = 0; i < fds.size(); ++i) {
+        if (fds[i].revents == 0) continue;
+        RankFailure failure;
+        if (read_reply(*who[i], &failure)) {
+          who[i]->ready = true;
+          continue;
+        }
+        out.emit({{"event", event::result},
+                  {"status", failure.status},
+                  {"phase", "setup"},
+                  {"at_step", 0},
+                  {"message", failure.message}});
+        end_process(0);
+      }
+    }
+  });
+}
+
+void Ranks::stop_watch() {
+  if (!watch_) return;
+  watch_->stop = true;
+  if (watch_->thread.joinable()) watch_->thread.join();
+  watch_.reset();
+}
+
+std::optional<RankFailure> Ranks::await_ready() {
+  stop_watch();
+  for (Peer& p : peers_) {
+    if (p.ready) continue;
+    RankFailure failure;
+    if (!read_reply(p, &failure)) return failure;
+    p.ready = true;
+  }
+  // Every rank is past the rendezvous: nothing opens the store again.
+  remove_rendezvous();
+  return std::nullopt;
+}
+
+namespace {
+
+bool send_line(int fd, const Json& j) {
+  std::string line = j.dump() + "\n";
+  const char* p = line.data();
+  size_t left = line.size();
+  while (left > 0) {
+    const ssize_t n = ::send(fd, p, left, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+}  // namespace
+
+void Ranks::send_steps(int64_t n, int64_t at_step) {
+  // A rank that is gone shows when its reply is read.
+  for (Peer& p : peers_) send_line(p.fd, {{"op", "steps"}, {"n", n}, {"at_step", at_step}});
+}
+
+std::optional<RankFailure> Ranks::collect(std::vector<double>& seconds, double* samples,
+                                          double* secondary) {
+  for (Peer& p : peers_) {
+    RankFailure failure;
+    const auto reply = read_reply(p, &failure);
+    if (!reply) return failure;
+    seconds.push_back(reply->value("seconds", 0.0));
+    *samples += reply->value("samples", 0.0);
+    *secondary += reply->value("secondary", 0.0);
+  }
+  return std::nullopt;
+}
+
+std::optional<RankFailure> Ranks::command(const Json& op) {
+  for (Peer& p : peers_) send_line(p.fd, op);
+  for (Peer& p : peers_) {
+    RankFailure failure;
+    if (!read_reply(p, &failure)) return failure;
+  }
+  return std::nullopt;
+}
+
+std::optional<RankFailure> Ranks::stats(std::vector<Json>& out) {
+  for (Peer& p : peers_) send_line(p.fd, {{"op", "stats"}});
+  for (Peer& p : peers_) {
+    RankFailure failure;
+    const auto reply = read_reply(p, &failure);
+    if (!reply) return failure;
+    out.push_back(reply->value("stats", Json::object()));
+  }
+  return std::nullopt;
+}
+
+std::optional<RankFailure> Ranks::dead_rank(double grace_s) {
+  const auto deadline = Clock::now() + std::chrono::duration<double>(grace_s);
+  do {
+    for (Peer& p : peers_) {
+      int status = 0;
+      if (::waitpid(p.pid, &status, WNOHANG) != p.pid) continue;
+      std::string how = WIFSIGNALED(status)
+                            ? "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
+                                  strsignal(WTERMSIG(status)) + ")"
+                            : "exited with code " + std::to_string(WEXITSTATUS(status));
+      // Its own reply, when it sent one before exiting, says more.
+      RankFailure failure;
+      if (read_reply(p, &failure)) continue;
+      if (failure.status != "crashed") return failure;
+      return RankFailure{"crashed", "rank " + std::to_string(p.rank) + " of " +
+                                        std::to_string(world_size()) + " " + how +
+                                        "; the collective failed on the other ranks"};
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (Clock::now() < deadline);
+  return std::nullopt;
+}
+
+// ---- the follower ---------------------------------------------------------
+
+namespace {
+
+class Follower {
+ public:
+  Follower(const WorkerArgs& args, const gpusweep_plugin* t, EventWriter& reply)
+      : args_(args), t_(t), reply_(reply) {}
+
+  [[noreturn]] void run() {
+    const gpusweep_status st = t_->create(args_.config_json.c_str(), &inst_);
+    if (st != GPUSWEEP_STATUS_OK || inst_ == nullptr) fail(st, "setup");
+    reply_.emit({{"ok", true}, {"ready", true}});
+    std::string pending, line;
+    while (read_line(args_.peer_fd, &pending, &line)) serve(Json::parse(line));
+    end_process(0);  // the leader is gone or done
+  }
+
+ private:
+  [[noreturn]] void fail(gpusweep_status st, const char* phase) {
+    reply_.emit({{"ok", false},
+                 {"status", st == GPUSWEEP_STATUS_OK ? "failed" : status_name(st)},
+                 {"phase", phase},
+                 {"message", t_->error_message(inst_)}});
+    end_process(0);
+  }
+  void check(gpusweep_status st, const char* phase) {
+    if (st != GPUSWEEP_STATUS_OK) fail(st, phase);
+  }
+
+  void serve(const Json& cmd) {
+    const std::string op = cmd.value("op", "");
+    if (op == "steps") {
+      gpusweep_step_result r{};
+      double samples = 0, secondary = 0;
+      const auto t0 = Clock::now();
+      for (int64_t s = 0; s < cmd.value("n", int64_t{0}); ++s) {
+        r.struct_size = sizeof r;
+        r.samples = 0;
+        r.secondary_samples = 0;
+        check(t_->step(inst_, &r), "step");
+        samples += r.samples;
+        secondary += r.secondary_samples;
+      }
+      check(t_->synchronize(inst_), "step");
+      const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+      reply_.emit(
+          {{"ok", true}, {"seconds", seconds}, {"samples", samples}, {"secondary", secondary}});
+    } else if (op == "pause" || op == "resume") {
+      if (turns_ != nullptr)
+        check(op == "pause" ? turns_->pause(inst_) : turns_->resume(inst_), op.c_str());
+      reply_.emit({{"ok", true}});
+    } else if (op == "window") {
+      if (window_ != nullptr) {
+        check(cmd.value("begin", false) ? window_->begin(inst_) : window_->end(inst_), "window");
+      }
+      reply_.emit({{"ok", true}});
+    } else if (op == "stats") {
+      const char* stats = nullptr;
+      check(t_->stats(inst_, &stats), "stats");
+      reply_.emit({{"ok", true}, {"stats", parse_or_raw(stats)}});
+    } else {
+      reply_.emit({{"ok", false}, {"status", "failed"}, {"message", "unknown command " + op}});
+    }
+  }
+
+  const WorkerArgs& args_;
+  const gpusweep_plugin* t_;
+  EventWriter& reply_;
+  gpusweep_instance* inst_ = nullptr;
+  const gpusweep_ext_measure_window* window_ =
+      find_extension<gpusweep_ext_measure_window>(t_, GPUSWEEP_EXT_MEASURE_WINDOW);
+  const gpusweep_ext_turns* turns_ = find_extension<gpusweep_ext_turns>(t_, GPUSWEEP_EXT_TURNS);
+};
+
+}  // namespace
+
+void run_follower(const WorkerArgs& args) {
+  // Started by the leader, which it must not outlive (main() asked for
+  // PR_SET_PDEATHSIG; a leader that died before that leaves us adopted).
+  const char* leader = std::getenv("GPUSWEEP_DP_LEADER_PID");
+  if (leader == nullptr || ::getppid() != static_cast<pid_t>(std::atol(leader))) end_process(71);
+  if (const char* cpus = std::getenv("GPUSWEEP_DP_CPUS")) bind_cpus(cpus);
+  if (args.visible_devices) ::setenv("CUDA_VISIBLE_DEVICES", args.visible_devices->c_str(), 1);
+  std::signal(SIGPIPE, SIG_IGN);
+  WorkerArgs a = args;
+  a.peer_fd = protect_protocol_fd(args.peer_fd);
+  EventWriter& reply = *new EventWriter(a.peer_fd);
+  // Its events (loading) go nowhere: the leader speaks for the trial.
+  EventWriter& quiet = *new EventWriter(::open("/dev/null", O_WRONLY | O_CLOEXEC));
+  const LoadedPlugin plugin = load_and_announce(a.plugin_path, quiet);
+  Follower(a, plugin.table, reply).run();
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,98 @@
+// Data-parallel trials on this CPU with Gloo: two ranks with batch B train
+// the model one process trains with batch 2B (DDP's semantics: each rank's
+// slice of the global batch, gradients averaged), the trial records the
+// global samples and which rank was slowest, and a workload that does not
+// shard its data is skipped with the reason.
+#include "harness.hpp"
+
+#include <cmath>
+#include <string>
+
+using Catch::Matchers::Contains;
+using gpusweep::test::config_is;
+using gpusweep::test::Sandbox;
+
+namespace {
+
+// One sweep file for `workload` with `base` settings at world_size w and
+// batch_size b: 50 measured steps, loss read every step.
+std::string sweep(const std::string& workload, const std::string& base, int w, int b) {
+  return R"({"name": "dp", "workload": ")" + workload + R"(",
+    "base": {"device": "cpu", "threads": 1, "seed": 3, "world_size": )" +
+         std::to_string(w) + R"(, "batch_size": )" + std::to_string(b) + ", " + base + R"(},
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 10, "blocks": 5,
+                "timeout_s": 300, "min_block_s": 0}})";
+}
+
+// Where training ends after 50 steps at world_size 1 x batch 2b and at
+// world_size 2 x batch b: the same parameters' norm and validation loss
+// (or quality) within 1e-5. (last_loss is each rank's own: rank 0's batch
+// is half the global one, so it is not compared.)
+void check_equivalent(const std::string& workload, const std::string& base, int b,
+                      const std::string& quality) {
+  Sandbox box;
+  box.write("one.json", sweep(workload, base, 1, 2 * b));
+  box.write("two.json", sweep(workload, base, 2, b));
+  for (const char* f : {"one.json", "two.json"}) {
+    const auto r = box.gpusweep(std::string("run ") + f + " --db results.db");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+  }
+  REQUIRE(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  const std::string one = config_is("world_size", "1"), two = config_is("world_size", "2");
+  for (const std::string& name : {std::string("param_norm"), quality}) {
+    const double a = metric(box, name, one), c = metric(box, name, two);
+    INFO(workload << " " << name << ": world_size 1 x " << 2 * b << " " << a << ", world_size 2 x "
+                  << b << " " << c);
+    CHECK(std::abs(a - c) <= 1e-5 * std::max(1.0, std::abs(a)));
+  }
+  // The trial counts the global batch, and the two ranks took the 50 steps
+  // together: every run of steps had a slowest rank.
+  const auto per_step = [&](const std::string& condition) {
+    return box.text(
+        "SELECT CAST(s.samples_per_step AS TEXT) FROM trial_summary s JOIN trials t "
+        "ON t.id = s.trial_id WHERE " +
+        condition);
+  };
+  CHECK(per_step(two) == per_step(one));
+  CHECK(metric(box, "dp_world_size", two) == 2);
+  CHECK(metric(box, "dp_rank0_slowest_blocks", two) + metric(box, "dp_rank1_slowest_blocks", two) ==
+        5);
+  CHECK(metric(box, "dp_comm_share", two) > 0);
+  CHECK(metric(box, "dp_comm_share", two) < 1);
+  CHECK(metric(box, "dp_allreduce_bytes_per_step", two) > 0);
+  CHECK(metric(box, "dp_synced_steps", two) == 50);
+}
+
+}  // namespace
+
+TEST_CASE("timeseries at world_size 2 x batch B trains as world_size 1 x batch 2B",
+          "[integration][torch]") {
+  check_equivalent("timeseries", R"("hidden_size": 16, "num_layers": 1, "seq_len": 12)", 16,
+                   "val_mae");
+}
+
+TEST_CASE("restoration at world_size 2 x batch B trains as world_size 1 x batch 2B",
+          "[integration][torch]") {
+  check_equivalent("restoration", R"("base_channels": 8, "num_blocks": 1, "patch_size": 16)", 4,
+                   "psnr_db");
+}
+
+TEST_CASE("transformer at world_size 2 x batch B trains as world_size 1 x batch 2B",
+          "[integration][torch]") {
+  check_equivalent("transformer", R"("d_model": 32, "n_layers": 1, "n_heads": 2, "seq_len": 16)", 4,
+                   "val_loss");
+}
+
+TEST_CASE("a workload that does not shard its data is skipped at world_size 2, with the reason",
+          "[integration][torch]") {
+  Sandbox box;
+  box.write("d.json", R"({"name": "dp", "workload": "dqn",
+    "base": {"device": "cpu", "threads": 1, "world_size": 2},
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
+                "timeout_s": 120, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run d.json --db results.db");
+  INFO(r.output);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'skipped'") == 1);
+  CHECK_THAT(box.text("SELECT error FROM trials"), Contains("world_size > 1"));
+}
