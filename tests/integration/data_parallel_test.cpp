@@ -5,8 +5,15 @@
 // shard its data is skipped with the reason.
 #include "harness.hpp"
 
+#include <signal.h>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
 #include <string>
+#include <thread>
+#include <vector>
 
 using Catch::Matchers::Contains;
 using gpusweep::test::config_is;
@@ -95,4 +102,116 @@ TEST_CASE("a workload that does not shard its data is skipped at world_size 2, w
   INFO(r.output);
   CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'skipped'") == 1);
   CHECK_THAT(box.text("SELECT error FROM trials"), Contains("world_size > 1"));
+}
+
+namespace {
+
+// The processes working in dir (their cwd) that are a data-parallel
+// trial's ranks > 0 (gpusweep-worker --peer-fd), and all of them.
+std::vector<pid_t> processes_in(const std::string& dir, bool followers_only) {
+  std::vector<pid_t> found;
+  const auto want = std::filesystem::weakly_canonical(dir);
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(e.path() / "cwd", ec) != want || ec) continue;
+    std::ifstream in(e.path() / "cmdline");
+    const std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    if (followers_only && cmdline.find(std::string("--peer-fd\0", 10)) == std::string::npos) {
+      continue;
+    }
+    found.push_back(static_cast<pid_t>(std::stol(e.path().filename().string())));
+  }
+  return found;
+}
+
+// Waits up to 60 s for a rank > 0 to run in the sandbox; its pid.
+pid_t await_follower(const Sandbox& box) {
+  for (int i = 0; i < 6000; ++i) {
+    const auto f = processes_in(box.path(""), true);
+    if (!f.empty()) return f.front();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL("no rank > 0 started");
+  return -1;
+}
+
+// Waits up to 60 s for a block measured in run 1 (the live file beside the
+// database): the trials are past setup.
+void await_block(const Sandbox& box) {
+  for (int i = 0; i < 6000; ++i) {
+    const std::string live = box.read("results.db-live/1.json");
+    if (std::regex_search(live, std::regex(R"("throughput":\[[0-9])"))) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL("no block measured");
+}
+
+// Waits up to 10 s for nothing to run in the sandbox any more.
+bool none_left(const Sandbox& box) {
+  for (int i = 0; i < 1000; ++i) {
+    if (processes_in(box.path(""), false).empty()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Two world-size-2 timeseries trials of 1,000 steps each: long enough to be
+// caught mid-run.
+const char* kLongSweep = R"({"name": "dp", "workload": "timeseries",
+    "base": {"device": "cpu", "threads": 1, "world_size": 2, "hidden_size": 32, "seq_len": 30},
+    "grid": {"batch_size": [16, 32]},
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 200, "blocks": 5,
+                "timeout_s": 8, "min_block_s": 0}})";
+
+}  // namespace
+
+TEST_CASE("a rank that dies ends its data-parallel trial, recorded once with the rank and why",
+          "[integration][torch][faults]") {
+  Sandbox box;
+  box.write("t.json", kLongSweep);
+  const pid_t host = box.start("run t.json --db results.db --jobs 1", "log.txt");
+  const pid_t follower = await_follower(box);
+  await_block(box);
+  REQUIRE(::kill(follower, SIGKILL) == 0);
+  CHECK(Sandbox::wait(host) == 0);  // a crashed trial is a result
+  INFO(box.read("log.txt"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'crashed'") == 1);
+  CHECK_THAT(box.text("SELECT error FROM trials WHERE status = 'crashed'"),
+             Contains("rank 1 of 2 was killed by signal 9") && Contains("(during measure)"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 1);  // the other one
+  CHECK(none_left(box));
+}
+
+TEST_CASE("a rank that hangs ends its data-parallel trial at timeout_s, no rank left behind",
+          "[integration][torch][faults]") {
+  Sandbox box;
+  box.write("t.json", kLongSweep);
+  const pid_t host = box.start("run t.json --db results.db --jobs 1", "log.txt");
+  const pid_t follower = await_follower(box);
+  await_block(box);
+  REQUIRE(::kill(follower, SIGSTOP) == 0);  // frozen: the other rank waits in its all-reduce
+  CHECK(Sandbox::wait(host) == 0);
+  INFO(box.read("log.txt"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'timeout'") == 1);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 1);
+  CHECK(none_left(box));
+}
+
+TEST_CASE("a host killed during a data-parallel trial leaves no rank behind, and resume completes",
+          "[integration][torch][faults][kill]") {
+  Sandbox box;
+  box.write("t.json", kLongSweep);
+  const pid_t host = box.start("run t.json --db results.db --jobs 1", "log.txt");
+  await_follower(box);
+  await_block(box);
+  REQUIRE(::kill(host, SIGKILL) == 0);
+  Sandbox::wait(host);
+  CHECK(none_left(box));  // each rank died with its parent (PR_SET_PDEATHSIG)
+  const auto r = box.gpusweep("run t.json --db results.db --resume");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  CHECK(box.count("SELECT count(DISTINCT config_hash) FROM trials") == 2);
+  CHECK(box.count("SELECT count(*) FROM blocks") == 10);
+  CHECK(none_left(box));
 }

@@ -289,11 +289,13 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
     o.error = timeout_error(exit);
   } else if (result_) {
     // The worker's word for how the plugin's call ended (ok, failed, oom,
-    // skipped); anything else is a worker this host does not understand.
+    // skipped; crashed: another rank of a data-parallel trial died); anything
+    // else is a worker this host does not understand.
     const std::string status = result_->value("status", "failed");
     const auto said = db::parse_trial_status(status);
     const bool a_result = said == db::TrialStatus::ok || said == db::TrialStatus::failed ||
-                          said == db::TrialStatus::oom || said == db::TrialStatus::skipped;
+                          said == db::TrialStatus::oom || said == db::TrialStatus::skipped ||
+                          said == db::TrialStatus::crashed;
     o.status = a_result ? *said : db::TrialStatus::failed;
     if (o.status != db::TrialStatus::ok) {
       o.error = result_->value("message", std::string("no message"));

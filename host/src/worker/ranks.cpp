@@ -195,7 +195,7 @@ Ranks::Ranks(const WorkerArgs& args, int64_t world_size) {
   bind_cpus(cpu_share(cpus, 0, world_size));
 }
 
-RankFailure Ranks::exit_of(Peer& p, const std::string& when) {
+RankFailure Ranks::exit_of(Peer& p) {
   // Its socket closed: it has exited, or is about to.
   int status = 0;
   pid_t got = 0;
@@ -210,14 +210,14 @@ RankFailure Ranks::exit_of(Peer& p, const std::string& when) {
   } else if (got == p.pid && WIFEXITED(status)) {
     how = "exited with code " + std::to_string(WEXITSTATUS(status));
   }
-  return {"crashed", "rank " + std::to_string(p.rank) + " of " + std::to_string(world_size()) +
-                         " " + how + " " + when};
+  return {"crashed",
+          "rank " + std::to_string(p.rank) + " of " + std::to_string(world_size()) + " " + how};
 }
 
 std::optional<Json> Ranks::read_reply(Peer& p, RankFailure* failure) {
   std::string line;
   if (!read_line(p.fd, &p.pending, &line)) {
-    *failure = exit_of(p, "during the trial");
+    *failure = exit_of(p);
     return std::nullopt;
   }
   Json reply;

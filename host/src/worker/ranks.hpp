@@ -87,7 +87,7 @@ class Ranks {
     bool ready = false;
   };
   std::optional<nlohmann::json> read_reply(Peer& p, RankFailure* failure);
-  RankFailure exit_of(Peer& p, const std::string& when);
+  RankFailure exit_of(Peer& p);
 
   std::vector<Peer> peers_;
   std::string folder_;  // the rendezvous' folder
