@@ -215,3 +215,47 @@ TEST_CASE("a host killed during a data-parallel trial leaves no rank behind, and
   CHECK(box.count("SELECT count(*) FROM blocks") == 10);
   CHECK(none_left(box));
 }
+
+TEST_CASE("a sweep over world_size: compare reports scaling efficiency and communication share",
+          "[integration][torch]") {
+  Sandbox box;
+  box.write("s.json", R"({"name": "scale", "workload": "timeseries",
+    "base": {"device": "cpu", "threads": 1, "hidden_size": 16, "seq_len": 12, "batch_size": 32},
+    "grid": {"world_size": [1, 2]},
+    "measure": {"repeats": 2, "warmup_steps": 2, "steps_per_block": 10, "blocks": 5,
+                "timeout_s": 120, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run s.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto table = box.gpusweep("compare --db results.db");
+  INFO(table.output);
+  CHECK_THAT(table.output, Contains("data-parallel scaling") && Contains("efficiency"));
+  const auto json = box.gpusweep("compare --db results.db --scaling --format json");
+  INFO(json.output);
+  REQUIRE(json.code == 0);
+  const auto rows = nlohmann::json::parse(json.output);
+  REQUIRE(rows.size() == 1);
+  const auto& row = rows[0];
+  CHECK(row["world_size"] == 2);
+  CHECK(row["single_config"] == 1);
+  CHECK(row["repeats_paired"] == 2);
+  // Global throughput over one process's, per rank: positive, with an
+  // interval around it; the all-reduce is a real share of a block.
+  const double e = row["efficiency"].get<double>();
+  CHECK(e > 0);
+  CHECK(row["efficiency_low"].get<double>() < e);
+  CHECK(row["efficiency_high"].get<double>() > e);
+  CHECK(row["efficiency"].get<double>() == Approx(row["speedup"].get<double>() / 2).epsilon(1e-12));
+  CHECK(row["comm_share"].get<double>() > 0);
+  CHECK(row["comm_share"].get<double>() < 1);
+  CHECK(row["allreduce_bytes_per_step"].get<double>() > 0);
+  // No config of one rank only: the option says what to sweep.
+  box.write("one.json", R"({"name": "one", "workload": "timeseries",
+    "base": {"device": "cpu", "threads": 1, "hidden_size": 16, "seq_len": 12},
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
+                "timeout_s": 120, "min_block_s": 0}})");
+  REQUIRE(box.gpusweep("run one.json --db results.db").code == 0);
+  const auto none = box.gpusweep("compare --db results.db --sweep one --scaling");
+  CHECK(none.code == 2);
+  CHECK_THAT(none.output, Contains("no config with world_size > 1"));
+}

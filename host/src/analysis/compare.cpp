@@ -64,8 +64,16 @@ namespace {
 
 // The statistics gather_configs reads, in last_stats' order.
 const std::vector<std::string> kGatherStats = {"overlap_fraction", "target_time_s",
-                                               "target_censored", "quality_se"};
-enum GatherStat : size_t { overlap_fraction, target_time_s, target_censored, quality_se };
+                                               "target_censored",  "quality_se",
+                                               "dp_comm_share",    "dp_allreduce_bytes_per_step"};
+enum GatherStat : size_t {
+  overlap_fraction,
+  target_time_s,
+  target_censored,
+  quality_se,
+  dp_comm_share,
+  dp_allreduce_bytes
+};
 using Stats = std::unordered_map<int64_t, std::vector<std::optional<double>>>;
 std::optional<double> stat_of(const Stats& stats, int64_t trial, GatherStat name) {
   const auto t = stats.find(trial);
@@ -171,6 +179,10 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     if (const auto time = target_time(t.plan.repeat, stat_of(stats, t.id, target_time_s),
                                       stat_of(stats, t.id, target_censored))) {
       c.target_times.push_back(*time);
+    }
+    if (const auto share = stat_of(stats, t.id, dp_comm_share)) c.comm_share.push_back(*share);
+    if (const auto bytes = stat_of(stats, t.id, dp_allreduce_bytes)) {
+      c.allreduce_bytes_per_step = bytes;
     }
     if (t.summary->quality) {
       c.quality.push_back(

@@ -41,6 +41,11 @@ struct ConfigSamples {
   // A run with measure.target: each ok repeat's time to the target (or its
   // training time when censored).
   std::vector<TargetTime> target_times;
+  // A data-parallel config (world_size > 1): each ok repeat's share of block
+  // time in all-reduce that backward did not hide (stat dp_comm_share), and
+  // the gradient bytes a step all-reduces.
+  std::vector<double> comm_share;
+  std::optional<double> allreduce_bytes_per_step;
 };
 
 // A config that ran alongside others for more than this share of a repeat's

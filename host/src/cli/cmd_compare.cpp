@@ -50,6 +50,10 @@ po::options_description compare_options() {
       "knobs",
       "only the knob table (which knob matters: each knob value's effect over the pairs of "
       "configs that differ in it alone, with its interval)")(
+      "scaling",
+      "only the data-parallel scaling table: each config with world_size > 1 against the "
+      "same settings at world_size 1, its speed-up and scaling efficiency with intervals, and "
+      "the communication backward did not hide")(
       "across-machines",
       "give verdicts for configs whose trials ran on different machines than the baseline's "
       "(a merged cluster run); without it their ratio is shown and the verdict withheld")(
@@ -94,6 +98,22 @@ void print_header(const db::SweepRecord& sweep, const SweepSpec& spec, const Com
   }
 }
 
+// Under the table: how its numbers are made, and what a family of
+// intervals means.
+void print_legend(const std::vector<ComparisonRow>& rows, const CompareOptions& opt) {
+  std::cout << comparison_legend(opt.max_quality_loss);
+  // Each interval is at its own level: a family of them is not (audit L9).
+  const size_t compared = rows.empty() ? 0 : rows.size() - 1;
+  if (compared >= 5) {
+    std::cout << "multiplicity: " << compared << " configs, each at "
+              << fixed(100 * (1 - opt.alpha), 0) << "%: were none different, about "
+              << fixed(static_cast<double>(compared) * opt.alpha, 1)
+              << " would still be called faster or slower by chance (no family-wise "
+                 "correction; --alpha "
+              << fixed(opt.alpha / static_cast<double>(compared), 4) << " gives Bonferroni's)\n";
+  }
+}
+
 // --knobs or --target: that table alone, in the asked format; false when
 // neither was asked.
 bool print_one_table(const po::variables_map& vm, const db::SweepRecord& sweep,
@@ -102,6 +122,16 @@ bool print_one_table(const po::variables_map& vm, const db::SweepRecord& sweep,
                      const std::vector<std::string>& keys, OutputFormat format) {
   if (vm.count("knobs") != 0U) {
     std::cout << render_ablation(ablation(configs, spec.grid, opt), format);
+    return true;
+  }
+  if (vm.count("scaling") != 0U) {
+    const auto scaled = scaling(configs, opt);
+    if (scaled.empty() && format == OutputFormat::table) {
+      throw UsageError("sweep '" + sweep.name +
+                       "' has no config with world_size > 1: sweep world_size (for example "
+                       "[1, 2]) to measure data-parallel scaling");
+    }
+    std::cout << render_scaling(scaled, keys, format);
     return true;
   }
   if (vm.count("target") == 0U) return false;
@@ -121,7 +151,8 @@ std::future<std::vector<AblationRow>> knobs_ahead(const po::variables_map& vm,
                                                   const std::vector<ConfigSamples>& configs,
                                                   const SweepSpec& spec, const CompareOptions& opt,
                                                   OutputFormat format) {
-  if (format != OutputFormat::table || vm.count("knobs") != 0U || vm.count("target") != 0U) {
+  if (format != OutputFormat::table || vm.count("knobs") != 0U || vm.count("target") != 0U ||
+      vm.count("scaling") != 0U) {
     return {};
   }
   return std::async(std::launch::async,
@@ -137,7 +168,7 @@ int cmd_compare(const Args& args) {
   auto p = parse_command(
       "compare",
       "[--sweep NAME] [--baseline key=value ...] [--max-quality-loss 0.01] [--claims] [--knobs] "
-      "[--target] [--format F]",
+      "[--target] [--scaling] [--format F]",
       "Compares every config of a sweep with its baseline: the throughput ratio (each\n"
       "repeat's blocks paired with the baseline's that ran in the same cycle, the repeats'\n"
       "ratios averaged) with a 95% confidence interval (t over repeats, so that\n"
@@ -155,7 +186,10 @@ int cmd_compare(const Args& args) {
       "measure.target, each config's time to the target follows: its median over the\n"
       "seeds (censored trials as lower bounds) and its ratio to the baseline paired by\n"
       "seed, with a sign-test interval, an inversion (faster per sample, slower to the\n"
-      "target, or the reverse) flagged.",
+      "target, or the reverse) flagged. A sweep of world_size (data-parallel trials) adds\n"
+      "each config's speed-up over the same settings at world_size 1 and its scaling\n"
+      "efficiency (speed-up / world_size), with intervals, and the share of step time in\n"
+      "all-reduce that backward did not hide.",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
@@ -187,23 +221,13 @@ int cmd_compare(const Args& args) {
     std::cout << render_targets(compare_targets(rows, opt), keys, format);
   }
   if (format == OutputFormat::table) std::cout << render_ablation(knobs.get());
+  if (format == OutputFormat::table)
+    std::cout << render_scaling(scaling(configs, opt), keys, format);
   if (format == OutputFormat::table && !spec.claims.empty()) {
     std::cout << "\nclaims (the ratio each promises for its change, against the measured one):\n"
               << render_claims(evaluate_claims(store, *sweep, spec), format);
   }
-  if (format == OutputFormat::table) {
-    std::cout << comparison_legend(opt.max_quality_loss);
-    // Each interval is at its own level: a family of them is not (audit L9).
-    const size_t compared = rows.empty() ? 0 : rows.size() - 1;
-    if (compared >= 5) {
-      std::cout << "multiplicity: " << compared << " configs, each at "
-                << fixed(100 * (1 - opt.alpha), 0) << "%: were none different, about "
-                << fixed(static_cast<double>(compared) * opt.alpha, 1)
-                << " would still be called faster or slower by chance (no family-wise "
-                   "correction; --alpha "
-                << fixed(opt.alpha / static_cast<double>(compared), 4) << " gives Bonferroni's)\n";
-    }
-  }
+  if (format == OutputFormat::table) print_legend(rows, opt);
   return 0;
 }
 

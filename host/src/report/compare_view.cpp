@@ -380,3 +380,74 @@ std::string render_claims(const std::vector<ClaimResult>& results, OutputFormat 
 }
 
 }  // namespace gpusweep::host
+
+namespace gpusweep::host {
+
+std::string render_scaling(const std::vector<ScalingRow>& rows,
+                           const std::vector<std::string>& keys, OutputFormat format) {
+  auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(); };
+  if (format != OutputFormat::table) {
+    std::vector<Json> records;
+    for (const auto& r : rows) {
+      Json rec = config_record(*r.config, keys, false);
+      rec.erase("baseline");
+      rec["world_size"] = r.world_size;
+      rec["single_config"] = r.single != nullptr ? Json(r.single->config_index + 1) : Json();
+      rec["speedup"] = r.speedup ? Json(r.speedup->ratio) : Json();
+      rec["speedup_low"] = r.speedup ? Json(r.speedup->low) : Json();
+      rec["speedup_high"] = r.speedup ? Json(r.speedup->high) : Json();
+      rec["efficiency"] = number(r.efficiency);
+      rec["efficiency_low"] = number(r.low);
+      rec["efficiency_high"] = number(r.high);
+      rec["repeats_paired"] = r.speedup ? Json(r.speedup->repeats) : Json();
+      rec["comm_share"] = r.comm_share ? Json(*r.comm_share) : Json();
+      rec["allreduce_bytes_per_step"] =
+          r.allreduce_bytes_per_step ? Json(*r.allreduce_bytes_per_step) : Json();
+      rec["note"] = r.note;
+      records.push_back(rec);
+    }
+    std::vector<Column> cols = {{"config", "config", false, {}}};
+    for (const auto& k : keys) cols.push_back({k, k, false, {}});
+    for (const char* key : {"world_size", "single_config", "speedup", "speedup_low", "speedup_high",
+                            "efficiency", "efficiency_low", "efficiency_high", "repeats_paired",
+                            "comm_share", "allreduce_bytes_per_step", "note"}) {
+      cols.push_back({key, key, false, {}});
+    }
+    return render(records, cols, format);
+  }
+  if (rows.empty()) return "";
+  std::vector<std::string> head = {"#"};
+  for (const auto& k : keys) head.push_back(k);
+  for (const char* h : {"vs #", "speed-up", "95% CI", "efficiency", "95% CI", "comm exposed",
+                        "all-reduce/step", "note"}) {
+    head.emplace_back(h);
+  }
+  Table t(head);
+  for (size_t c = keys.size() + 1; c + 1 < head.size(); ++c) t.right_align(c);
+  for (const auto& r : rows) {
+    std::vector<std::string> cells = {std::to_string(r.config->config_index + 1)};
+    for (const auto& k : keys) {
+      const Json v = r.config->config.contains(k) ? r.config->config.at(k) : Json();
+      cells.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    cells.push_back(r.single != nullptr ? std::to_string(r.single->config_index + 1) : "-");
+    cells.push_back(r.speedup ? fixed(r.speedup->ratio, 2) + "x" : "-");
+    cells.push_back(r.speedup ? interval_text(r.speedup->low, r.speedup->high) : "-");
+    cells.push_back(std::isfinite(r.efficiency) ? fixed(100 * r.efficiency, 0) + "%" : "-");
+    cells.push_back(std::isfinite(r.low)
+                        ? "[" + fixed(100 * r.low, 0) + "%, " + fixed(100 * r.high, 0) + "%]"
+                        : "-");
+    cells.push_back(r.comm_share ? fixed(100 * *r.comm_share, 1) + "%" : "-");
+    cells.push_back(r.allreduce_bytes_per_step ? human_bytes(*r.allreduce_bytes_per_step) : "-");
+    cells.push_back(r.note);
+    t.add_row(cells);
+  }
+  return "\ndata-parallel scaling (each config against the same settings at world_size 1, "
+         "vs #; speed-up: global throughput over the single process's, paired by repeat as "
+         "compare's ratios, 95% CI; efficiency: speed-up / world_size, 100% is perfect; comm "
+         "exposed: the median share of block time in all-reduce that backward did not hide, "
+         "rank 0's):\n" +
+         t.render();
+}
+
+}  // namespace gpusweep::host

@@ -4,6 +4,7 @@
 
 #include "analysis/claims.hpp"
 #include "analysis/compare.hpp"
+#include "analysis/scaling.hpp"
 #include "report/output.hpp"
 
 #include <cstdint>
@@ -40,5 +41,10 @@ std::string render_targets(const std::vector<TargetRow>& rows, const std::vector
                            OutputFormat format);
 
 std::string render_claims(const std::vector<ClaimResult>& results, OutputFormat format);
+
+// Data-parallel scaling (analysis/scaling.hpp), in any format; the table
+// with its heading, "" when no config has world_size > 1.
+std::string render_scaling(const std::vector<ScalingRow>& rows,
+                           const std::vector<std::string>& keys, OutputFormat format);
 
 }  // namespace gpusweep::host

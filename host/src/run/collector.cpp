@@ -254,6 +254,12 @@ std::string TrialCollector::timeout_error(const ExitInfo& exit) const {
          "); raise measure.timeout_s if the workload is just slow";
 }
 
+void TrialCollector::add_derived_stats(std::vector<db::MetricSample>& metrics) const {
+  add_device_clock_stats(blocks_, metrics);
+  add_data_parallel_stats(stats_, warmup_stats_, blocks_, metrics);
+  add_quality_se(manifest_, last_eval_, metrics);
+}
+
 db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string& stderr_tail,
                                         int64_t stderr_bytes) const {
   db::TrialOutcome o;
@@ -263,9 +269,7 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
   if (exit.signal) o.signal = *exit.signal;
   o.blocks = blocks_;
   o.metrics = metrics_;
-  add_device_clock_stats(blocks_, o.metrics);
-  add_data_parallel_stats(stats_, warmup_stats_, blocks_, o.metrics);
-  add_quality_se(manifest_, last_eval_, o.metrics);
+  add_derived_stats(o.metrics);
   o.environment = make_environment(runtime_);
 
   auto with_stderr_hint = [&](std::string msg) {

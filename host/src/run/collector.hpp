@@ -60,6 +60,9 @@ class TrialCollector {
   // Why a trial timed out: silent (no heartbeat) or past timeout_s, and
   // where it was (phase, blocks done).
   std::string timeout_error(const ExitInfo& exit) const;
+  // The statistics the blocks and the last stats and evaluation give:
+  // device clock, data-parallel communication, quality standard error.
+  void add_derived_stats(std::vector<db::MetricSample>& metrics) const;
   const PluginManifest& manifest_;
   MeasureSpec measure_;
   std::string phase_ = "start";

@@ -1,0 +1,67 @@
+// Data-parallel scaling; see scaling.hpp.
+#include "analysis/scaling.hpp"
+
+#include "analysis/precision.hpp"
+#include "support/stats.hpp"
+
+#include <cmath>
+
+namespace gpusweep::host {
+
+namespace {
+
+// What pairs a config with its single-process twin: its settings without
+// world_size and the dp_ settings.
+Json pairing_key(const Json& config) {
+  Json key = Json::object();
+  for (const auto& [k, v] : config.items()) {
+    if (k == "world_size" || k.rfind("dp_", 0) == 0) continue;
+    key[k] = v;
+  }
+  return key;
+}
+
+}  // namespace
+
+int64_t world_size_of(const Json& config) {
+  const auto it = config.find("world_size");
+  return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : 1;
+}
+
+std::vector<ScalingRow> scaling(const std::vector<ConfigSamples>& configs,
+                                const CompareOptions& options) {
+  std::vector<ScalingRow> rows;
+  const double level = options.sequential ? sequential_level(options.alpha) : 1 - options.alpha;
+  for (const auto& c : configs) {
+    const int64_t world = world_size_of(c.config);
+    if (world <= 1) continue;
+    ScalingRow row;
+    row.config = &c;
+    row.world_size = world;
+    if (!c.comm_share.empty()) row.comm_share = quantile(c.comm_share, 0.5);
+    row.allreduce_bytes_per_step = c.allreduce_bytes_per_step;
+    const Json key = pairing_key(c.config);
+    for (const auto& s : configs) {
+      if (world_size_of(s.config) != 1 || s.ok == 0 || pairing_key(s.config) != key) continue;
+      row.single = &s;
+      break;
+    }
+    if (row.single == nullptr) {
+      row.note = "no config with these settings at world_size 1 ran ok: add 1 to world_size";
+    } else if (c.ok == 0) {
+      row.note = c.problem;
+    } else if ((row.speedup = estimate_ratio(row.single->runs, c.runs, level))) {
+      const auto n = static_cast<double>(world);
+      row.efficiency = row.speedup->ratio / n;
+      row.low = row.speedup->low / n;
+      row.high = row.speedup->high / n;
+      row.note = design_note(*row.speedup);
+    } else {
+      row.note = "too few blocks for an interval";
+    }
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,42 @@
+// Data-parallel scaling (world_size > 1): each config against the same
+// settings at world_size 1, as a speed-up with its interval from the paired
+// repeats (compare's ratio model) and a scaling efficiency (the speed-up per
+// rank), beside the communication backward did not hide.
+#pragma once
+
+#include "analysis/compare.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host {
+
+struct ScalingRow {
+  const ConfigSamples* config = nullptr;  // world_size > 1
+  const ConfigSamples* single = nullptr;  // its settings at world_size 1; nullptr: none ran ok
+  int64_t world_size = 1;
+  // Global throughput over the single process's, with its interval at the
+  // compare's level; none without a single-process config to pair with.
+  std::optional<RatioEstimate> speedup;
+  // speedup / world_size and its interval: 1 is perfect scaling.
+  double efficiency = NAN;
+  double low = NAN;
+  double high = NAN;
+  // The median over the repeats of the share of block time in all-reduce
+  // that backward did not hide; and the bytes a step all-reduces.
+  std::optional<double> comm_share;
+  std::optional<double> allreduce_bytes_per_step;
+  std::string note;  // why there is no efficiency, or what its interval cannot know
+};
+
+// The world size a config asks for (its "world_size", default 1).
+int64_t world_size_of(const Json& config);
+
+// Every config with world_size > 1, paired with the config of the same
+// settings (the dp_ settings aside: they do nothing at world_size 1) at
+// world_size 1. Empty when no config has more than one rank.
+std::vector<ScalingRow> scaling(const std::vector<ConfigSamples>& configs,
+                                const CompareOptions& options = {});
+
+}  // namespace gpusweep::host

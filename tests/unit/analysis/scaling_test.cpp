@@ -1,0 +1,77 @@
+// Data-parallel scaling against the same settings at world_size 1.
+#include "analysis/scaling.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using namespace gpusweep;
+using namespace gpusweep::host;
+
+namespace {
+
+// Three repeats of 8 blocks around `typical` samples/s, a repeat's level
+// moved by a few per cent (the process effects the interval must carry).
+ConfigSamples config(int64_t index, Json settings, double typical,
+                     std::vector<double> comm_share = {}) {
+  ConfigSamples c;
+  c.config_index = index;
+  c.config = std::move(settings);
+  c.ok = 3;
+  for (int r = 0; r < 3; ++r) {
+    RunSamples run;
+    run.repeat = r;
+    const double level = 1 + 0.02 * ((r + index) % 3 - 1);  // this process's
+    for (int b = 0; b < 8; ++b) {
+      run.values.push_back(typical * level * (1 + 0.004 * ((b * 7 + index) % 5)));
+    }
+    c.throughput.insert(c.throughput.end(), run.values.begin(), run.values.end());
+    c.runs.push_back(run);
+  }
+  c.comm_share = std::move(comm_share);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("scaling pairs each multi-rank config with its settings at world_size 1",
+          "[host][scaling]") {
+  const std::vector<ConfigSamples> configs = {
+      config(0, {{"world_size", 1}, {"batch_size", 8}, {"dp_bucket_mb", 25}}, 100),
+      // dp_ settings do nothing at world_size 1: this pairs with config 0.
+      config(1, {{"world_size", 2}, {"batch_size", 8}, {"dp_bucket_mb", 1}}, 170, {0.1, 0.3, 0.2}),
+      config(2, {{"world_size", 2}, {"batch_size", 16}, {"dp_bucket_mb", 25}}, 300),
+  };
+  const auto rows = scaling(configs);
+  REQUIRE(rows.size() == 2);  // the single-process config is not a row
+
+  const ScalingRow& paired = rows[0];
+  REQUIRE(paired.single == &configs[0]);
+  REQUIRE(paired.speedup);
+  CHECK(paired.speedup->ratio == Approx(1.7).epsilon(0.01));
+  // Efficiency is the speed-up per rank, its interval the speed-up's
+  // halved: it carries the processes' spread (2% a repeat), so it is not
+  // the blocks' narrow one.
+  CHECK(paired.efficiency == Approx(paired.speedup->ratio / 2));
+  CHECK(paired.efficiency == Approx(0.85).epsilon(0.02));
+  CHECK(paired.low == Approx(paired.speedup->low / 2));
+  CHECK(paired.high == Approx(paired.speedup->high / 2));
+  CHECK(paired.low < paired.efficiency);
+  CHECK(paired.high > paired.efficiency);
+  CHECK(paired.high - paired.low > 0.02);
+  CHECK(paired.high - paired.low < 0.3);
+  CHECK(*paired.comm_share == Approx(0.2));  // the median over the repeats
+
+  // No config with batch_size 16 ran at one rank: no efficiency, and why.
+  const ScalingRow& alone = rows[1];
+  CHECK(alone.single == nullptr);
+  CHECK_FALSE(alone.speedup);
+  CHECK(std::isnan(alone.efficiency));
+  CHECK(alone.note.find("world_size 1") != std::string::npos);
+  CHECK_FALSE(alone.comm_share);
+}
+
+TEST_CASE("a sweep without multi-rank configs has no scaling rows", "[host][scaling]") {
+  CHECK(
+      scaling({config(0, {{"batch_size", 8}}, 100), config(1, {{"batch_size", 16}}, 180)}).empty());
+}
