@@ -91,6 +91,16 @@ TEST_CASE("transformer at world_size 2 x batch B trains as world_size 1 x batch 
                    "val_loss");
 }
 
+TEST_CASE("grad_accum at world_size 2 accumulates locally and all-reduces once a step",
+          "[integration][torch]") {
+  // 2 micro-batches a step: the first's backward is DDP's no_sync, so 50
+  // steps reduce 50 times (check_equivalent), not 100, and still train as
+  // one process with the global batch does.
+  check_equivalent("transformer",
+                   R"("d_model": 32, "n_layers": 1, "n_heads": 2, "seq_len": 16, "grad_accum": 2)",
+                   4, "val_loss");
+}
+
 TEST_CASE("a workload that does not shard its data is skipped at world_size 2, with the reason",
           "[integration][torch]") {
   Sandbox box;
