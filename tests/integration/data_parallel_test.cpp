@@ -124,8 +124,13 @@ std::vector<pid_t> processes_in(const std::string& dir, bool followers_only) {
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     std::error_code ec;
     if (std::filesystem::read_symlink(e.path() / "cwd", ec) != want || ec) continue;
-    std::ifstream in(e.path() / "cmdline");
-    const std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+    std::string cmdline;
+    try {
+      std::ifstream in(e.path() / "cmdline");
+      cmdline.assign(std::istreambuf_iterator<char>(in), {});
+    } catch (const std::exception&) {
+      continue;  // it exited while being read
+    }
     if (followers_only && cmdline.find(std::string("--peer-fd\0", 10)) == std::string::npos) {
       continue;
     }
@@ -165,13 +170,14 @@ bool none_left(const Sandbox& box) {
   return false;
 }
 
-// Two world-size-2 timeseries trials of 1,000 steps each: long enough to be
+// Two world-size-2 timeseries trials of 1,000 steps each, one after the
+// other (no turns: one trial's ranks alive at a time): long enough to be
 // caught mid-run.
 const char* kLongSweep = R"({"name": "dp", "workload": "timeseries",
     "base": {"device": "cpu", "threads": 1, "world_size": 2, "hidden_size": 32, "seq_len": 30},
     "grid": {"batch_size": [16, 32]},
     "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 200, "blocks": 5,
-                "timeout_s": 8, "min_block_s": 0}})";
+                "timeout_s": 8, "min_block_s": 0, "interleave": 1}})";
 
 }  // namespace
 

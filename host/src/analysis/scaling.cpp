@@ -2,6 +2,7 @@
 #include "analysis/scaling.hpp"
 
 #include "analysis/precision.hpp"
+#include "model/gpus.hpp"
 #include "support/stats.hpp"
 
 #include <cmath>
@@ -22,11 +23,6 @@ Json pairing_key(const Json& config) {
 }
 
 }  // namespace
-
-int64_t world_size_of(const Json& config) {
-  const auto it = config.find("world_size");
-  return it != config.end() && it->is_number_integer() ? it->get<int64_t>() : 1;
-}
 
 std::vector<ScalingRow> scaling(const std::vector<ConfigSamples>& configs,
                                 const CompareOptions& options) {

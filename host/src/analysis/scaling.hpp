@@ -30,9 +30,6 @@ struct ScalingRow {
   std::string note;  // why there is no efficiency, or what its interval cannot know
 };
 
-// The world size a config asks for (its "world_size", default 1).
-int64_t world_size_of(const Json& config);
-
 // Every config with world_size > 1, paired with the config of the same
 // settings (the dp_ settings aside: they do nothing at world_size 1) at
 // world_size 1. Empty when no config has more than one rank.

@@ -115,6 +115,12 @@ std::vector<std::string> select_gpus(const std::string& list,
   return out;
 }
 
+int64_t world_size_of(const nlohmann::json& config) {
+  const auto it = config.find("world_size");
+  return it != config.end() && it->is_number_integer() ? std::max<int64_t>(1, it->get<int64_t>())
+                                                       : 1;
+}
+
 // Long by design: each refusal is one early exit with its reason and fix,
 // in the order a user meets them.
 GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
@@ -123,9 +129,12 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
   GpuAssignment a;
   bool on_cuda = false;
   std::string numbered;  // a config's cuda:N with N > 0
+  int64_t ranks = 1;     // the most ranks a trial on CUDA asks for
   for (const auto& c : configs) {
     const std::string device = device_setting(c);
-    on_cuda = on_cuda || on_gpu(device, static_cast<unsigned>(visible.size()));
+    const bool gpu = on_gpu(device, static_cast<unsigned>(visible.size()));
+    on_cuda = on_cuda || gpu;
+    if (gpu) ranks = std::max(ranks, world_size_of(c));
     if (device.rfind("cuda:", 0) == 0 && device != "cuda:0") numbered = device;
   }
   if (!on_cuda) {
@@ -135,7 +144,14 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
     }
     return a;
   }
-  if (!gpus_option && jobs <= 1) return a;  // one trial at a time, on the GPU its config names
+  // One trial of one rank at a time, on the GPU its config names.
+  if (!gpus_option && jobs <= 1 && ranks <= 1) return a;
+  if (!gpus_option && visible.empty() && ranks > 1) {
+    throw UsageError("world_size " + std::to_string(ranks) +
+                     " on CUDA needs a GPU per rank, but gpusweep sees no list of GPUs to hand "
+                     "out (NVML, libnvidia-ml.so.1, did not load, and CUDA_VISIBLE_DEVICES is "
+                     "not set): set CUDA_VISIBLE_DEVICES to the GPUs to use");
+  }
   if (!gpus_option && visible.empty()) {
     // Without a list of the GPUs (no NVML, no CUDA_VISIBLE_DEVICES) every
     // worker would put its trial on the same cuda:0 at once.
@@ -152,16 +168,24 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
                      "each worker sees only its own GPU, as cuda:0; set device to cuda or auto "
                      "and choose the GPUs with --gpus");
   }
+  if (static_cast<int64_t>(chosen.size()) < ranks) {
+    throw UsageError("world_size " + std::to_string(ranks) + " needs a GPU per rank, but " +
+                     (gpus_option
+                          ? "--gpus '" + *gpus_option + "' names " + std::to_string(chosen.size())
+                          : describe(visible)) +
+                     "; lower world_size, or name more GPUs with --gpus");
+  }
   if (window > 1) {
     if (jobs > 1) {
       throw UsageError("interleaved trials (measure.interleave " + std::to_string(window) +
                        ") take turns on one GPU, so they run with --jobs 1; for several GPUs "
                        "at once set measure.interleave to 1");
     }
-    a.gpus = {chosen.front()};
+    chosen.resize(static_cast<size_t>(ranks));
+    a.gpus = chosen;
     a.shared = true;
-    a.note =
-        "the interleaved trials take turns on GPU " + chosen.front() + " (CUDA_VISIBLE_DEVICES)";
+    a.note = "the interleaved trials take turns on GPU" + std::string(ranks > 1 ? "s " : " ") +
+             joined(chosen) + " (CUDA_VISIBLE_DEVICES)";
     return a;
   }
   if (static_cast<size_t>(jobs) > chosen.size()) {
@@ -172,10 +196,13 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
                      "; use --jobs " + std::to_string(chosen.size()) +
                      " or fewer, or name more GPUs with --gpus");
   }
-  chosen.resize(static_cast<size_t>(jobs));
+  chosen.resize(std::min(chosen.size(), static_cast<size_t>(jobs * ranks)));
   a.gpus = chosen;
-  a.note = "one GPU per worker: each trial runs with CUDA_VISIBLE_DEVICES set to one of " +
-           joined(chosen) + " (its cuda:0)";
+  a.note = ranks > 1 ? "one GPU per rank: a trial of world_size N runs on N of " + joined(chosen) +
+                           " (each rank's cuda:0), starting when N are free"
+                     : "one GPU per worker: each trial runs with CUDA_VISIBLE_DEVICES set to one "
+                       "of " +
+                           joined(chosen) + " (its cuda:0)";
   return a;
 }
 

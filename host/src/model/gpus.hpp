@@ -27,19 +27,27 @@ std::vector<std::string> visible_gpus(const char* cuda_visible_devices,
 std::vector<std::string> select_gpus(const std::string& list,
                                      const std::vector<std::string>& visible);
 
+// The ranks a trial's config asks for ("world_size", default 1): a
+// data-parallel trial takes that many GPUs at once.
+int64_t world_size_of(const nlohmann::json& config);
+
 // What a run hands its workers.
 struct GpuAssignment {
-  // CUDA_VISIBLE_DEVICES values, one per concurrent worker; empty: workers
-  // inherit the host's environment (trials pick devices by their config).
+  // CUDA_VISIBLE_DEVICES entries the run hands out, one per running rank
+  // (a trial of world_size N takes N of them, as one comma-separated value);
+  // empty: workers inherit the host's environment (trials pick devices by
+  // their config).
   std::vector<std::string> gpus;
   // Interleaved trials (several alive, one running at a time, --jobs 1) all
-  // use gpus[0]: they take turns on it.
+  // use the first ones: they take turns on them.
   bool shared = false;
   std::string note;  // what the run says about it; empty when nothing to say
 };
 
-// One GPU per concurrent worker, when any trial runs on CUDA (a cuda device,
-// or auto with a GPU visible) and either --gpus was given or --jobs > 1.
+// One GPU per concurrent worker (per rank of a data-parallel trial), when
+// any trial runs on CUDA (a cuda device, or auto with a GPU visible) and
+// --gpus was given, --jobs > 1, or a trial has world_size > 1 (UsageError
+// when fewer GPUs are given than its ranks).
 // `window` is the number of interleaved trials alive at once (1: none).
 // UsageError, with the fix, for: --gpus with no GPU visible; more jobs than
 // GPUs; a trial config naming cuda:N for N > 0 (each worker sees only its

@@ -1,6 +1,7 @@
 // Worker supervision on Boost.Asio; see runner.hpp.
 #include "run/runner.hpp"
 
+#include "model/gpus.hpp"
 #include "protocol/events.hpp"
 #include "run/fork_server.hpp"
 #include "run/monitor.hpp"
@@ -29,6 +30,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 
 namespace gpusweep::host {
 
@@ -256,7 +258,7 @@ class Supervisor {
     // Interleaved: a window of live trials, of which jobs_ take turns at once.
     const int alive = gated() ? std::max(interleave_.window, jobs_) : jobs_;
     while (!interrupted_ && static_cast<int>(running_.size()) < alive && !queue_.empty() &&
-           round_open(queue_.front())) {
+           round_open(queue_.front()) && gpus_free_for(queue_.front())) {
       TrialJob job = std::move(queue_.front());
       queue_.pop_front();
       start(std::move(job));
@@ -269,21 +271,42 @@ class Supervisor {
     }
   }
 
-  // The trial's GPU (run --gpus): a free one of the run's, or the one the
-  // interleaved trials share; back to the pool when the trial ends.
+  // The GPUs a trial takes: one per rank (world_size).
+  static size_t gpus_needed(const TrialJob& job) {
+    try {
+      return static_cast<size_t>(world_size_of(Json::parse(job.worker.config_json)));
+    } catch (const Json::exception&) {
+      return 1;
+    }
+  }
+  // Whether the next trial's GPUs are free (always, without --gpus or when
+  // the interleaved trials share theirs).
+  bool gpus_free_for(const TrialJob& job) const {
+    return gpus_.gpus.empty() || gpus_.shared || gpus_needed(job) <= free_gpus_.size() ||
+           running_.empty();
+  }
+  // The trial's GPUs (run --gpus): free ones of the run's, or the ones the
+  // interleaved trials share, one per rank, as one CUDA_VISIBLE_DEVICES
+  // list; back to the pool when the trial ends.
   void take_gpu(TrialJob& job) {
     if (gpus_.gpus.empty()) return;
-    if (gpus_.shared || free_gpus_.empty()) {
-      job.worker.visible_devices = gpus_.gpus.front();
-      return;
+    const size_t n = gpus_needed(job);
+    job.pooled_gpus = !gpus_.shared && free_gpus_.size() >= n;
+    std::string list;
+    for (size_t i = 0; i < n && i < gpus_.gpus.size(); ++i) {
+      std::string gpu = gpus_.gpus[i];
+      if (job.pooled_gpus) {
+        gpu = free_gpus_.front();
+        free_gpus_.pop_front();
+      }
+      list += (i > 0 ? "," : "") + gpu;
     }
-    job.worker.visible_devices = free_gpus_.front();
-    free_gpus_.pop_front();
+    job.worker.visible_devices = list;
   }
   void return_gpu(const TrialJob& job) {
-    if (!gpus_.shared && job.worker.visible_devices) {
-      free_gpus_.push_back(*job.worker.visible_devices);
-    }
+    if (!job.pooled_gpus || !job.worker.visible_devices) return;
+    std::stringstream in(*job.worker.visible_devices);
+    for (std::string gpu; std::getline(in, gpu, ',');) free_gpus_.push_back(gpu);
   }
 
   // The adaptive cap of a trial's round now (Capping); 0: none.

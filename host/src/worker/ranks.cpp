@@ -1,6 +1,7 @@
 // A data-parallel trial's ranks; see ranks.hpp.
 #include "worker/ranks.hpp"
 
+#include "model/gpus.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
 #include "support/error.hpp"
@@ -125,14 +126,10 @@ void remove_rendezvous() {
 
 int64_t requested_world_size(const std::string& config_json) {
   try {
-    const Json config = Json::parse(config_json);
-    if (config.is_object() && config.contains("world_size") &&
-        config["world_size"].is_number_integer()) {
-      return config["world_size"].get<int64_t>();
-    }
+    return world_size_of(Json::parse(config_json));
   } catch (const Json::exception&) {
+    return 1;
   }
-  return 1;
 }
 
 // Long by design: each rank's environment, devices, CPUs and descriptors,

@@ -125,3 +125,31 @@ TEST_CASE("one GPU per running trial, or a refusal that says why", "[model][gpus
                Contains("--jobs 2") && Contains("NVML") && Contains("--jobs 1"));
   }
 }
+
+TEST_CASE("a data-parallel trial on CUDA takes a GPU per rank", "[model][gpus]") {
+  const std::vector<nlohmann::json> two = {{{"device", "cuda"}, {"world_size", 1}},
+                                           {{"device", "cuda"}, {"world_size", 2}}};
+  SECTION("--jobs 1 without --gpus: the visible GPUs are handed out, two at a time") {
+    const auto a = assign_gpus(std::nullopt, kFour, 1, 1, two);
+    CHECK(a.gpus == std::vector<std::string>{"GPU-a", "GPU-b"});
+    CHECK_THAT(a.note, Contains("one GPU per rank"));
+  }
+  SECTION("--jobs 2: four GPUs for two trials of two ranks") {
+    CHECK(assign_gpus(std::nullopt, kFour, 2, 1, two).gpus.size() == 4);
+  }
+  SECTION("interleaved trials share the ranks' GPUs") {
+    const auto a = assign_gpus(std::nullopt, kFour, 1, 4, two);
+    CHECK(a.shared);
+    CHECK(a.gpus == std::vector<std::string>{"GPU-a", "GPU-b"});
+  }
+  SECTION("fewer GPUs than ranks is refused, naming both") {
+    CHECK_THAT(refusal([&] { assign_gpus(std::string("2"), kFour, 1, 1, two); }),
+               Contains("world_size 2 needs a GPU per rank") && Contains("--gpus '2' names 1"));
+  }
+  SECTION("ranks on the CPU take no GPU") {
+    const std::vector<nlohmann::json> cpu = {{{"device", "cpu"}, {"world_size", 2}}};
+    CHECK(assign_gpus(std::nullopt, kFour, 1, 1, cpu).gpus.empty());
+  }
+  CHECK(world_size_of({{"world_size", 4}}) == 4);
+  CHECK(world_size_of({{"batch_size", 4}}) == 1);
+}
