@@ -265,6 +265,14 @@ TEST_CASE("a sweep over world_size: compare reports scaling efficiency and commu
   CHECK(row["comm_share"].get<double>() > 0);
   CHECK(row["comm_share"].get<double>() < 1);
   CHECK(row["allreduce_bytes_per_step"].get<double>() > 0);
+  // The report plots it: speed-up against world_size with the ideal line.
+  const auto report = box.gpusweep("report --db results.db --html r.html");
+  INFO(report.output);
+  REQUIRE(report.code == 0);
+  const std::string html = box.read("r.html");
+  CHECK_THAT(html, Contains("<h2>Data-parallel scaling</h2>") &&
+                       Contains("data-chart=\"scaling\"") && Contains("class=\"ideal\"") &&
+                       Contains("class=\"whisker\""));
   // No config of one rank only: the option says what to sweep.
   box.write("one.json", R"({"name": "one", "workload": "timeseries",
     "base": {"device": "cpu", "threads": 1, "hidden_size": 16, "seq_len": 12},

@@ -14,6 +14,9 @@ namespace {
 // A phase is the bottleneck when it takes at least this share of the step.
 constexpr double kInputShare = 0.30;
 constexpr double kSyncShare = 0.20;
+// A data-parallel step spending this share in all-reduce that backward did
+// not hide is communication-bound.
+constexpr double kCommShare = 0.30;
 // Steps this short are dominated by per-op dispatch (and kernel launches).
 constexpr double kOverheadStepS = 2e-3;
 // Of the matmul peak: at or above, compute-bound; below the second,
@@ -61,6 +64,7 @@ PhaseBreakdown breakdown_from_stats(const Json& snapshot, const Json& final_stat
   b.optimizer_s = delta(final_stats, snapshot, "phase_optimizer_s") / steps;
   b.host_sync_s = delta(final_stats, snapshot, "phase_host_sync_s") / steps;
   b.host_syncs_per_step = delta(final_stats, snapshot, "host_syncs") / steps;
+  b.comm_exposed_s = delta(final_stats, snapshot, "dp_comm_exposed_s") / steps;
   const double timed = b.input_wait_s + b.host_to_device_s + b.forward_s + b.backward_s +
                        b.optimizer_s + b.host_sync_s;
   b.rest_s = std::max(0.0, b.step_s - timed);
@@ -83,6 +87,8 @@ const char* bottleneck_name(Bottleneck b) {
       return "compute-bound";
     case Bottleneck::memory:
       return "memory-bound";
+    case Bottleneck::communication:
+      return "communication-bound";
   }
   return "?";
 }
@@ -103,7 +109,18 @@ Diagnosis classify(const PhaseBreakdown& b) {
   if (fraction) {
     d.notes.push_back("achieved " + pct(*fraction) + " of the measured matmul peak");
   }
-  if (input_share >= kInputShare) {
+  const double comm_share = b.comm_exposed_s / step;
+  if (b.comm_exposed_s > 0) {
+    d.notes.push_back("all-reduce not hidden behind backward: " + pct(comm_share) +
+                      " of the step (within backward's " + pct(b.backward_s / step) + ")");
+  }
+  if (comm_share >= kCommShare) {
+    d.bottleneck = Bottleneck::communication;
+    d.why = "the ranks wait " + pct(comm_share) +
+            " of the step for the gradients' all-reduce after backward's compute is done "
+            "(threshold " +
+            pct(kCommShare) + ")";
+  } else if (input_share >= kInputShare) {
     d.bottleneck = Bottleneck::input;
     d.why = "the step waits for input " + pct(input_share) + " of its time (input wait " +
             pct(b.input_wait_s / step) + ", host-to-device copies " +
@@ -194,6 +211,15 @@ Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json
       axis("channels_last", {true});
       axis("batch_size", {batch * 2, batch * 4});
       break;
+    case Bottleneck::communication:
+      // More compute per all-reduce (a larger batch a rank, or one all-reduce
+      // per several micro-batches), buckets that start sooner or cost fewer
+      // launches, fewer ranks.
+      axis("batch_size", {batch * 2, batch * 4});
+      axis("grad_accum", {2, 4});
+      axis("dp_bucket_mb", {1.0, 100.0});
+      axis("world_size", {1});
+      break;
   }
   return grid;
 }
@@ -207,7 +233,8 @@ Json suggested_sweep(const SweepSpec& spec, const Diagnosis& d, const Json& grid
   for (const auto& [key, values] : grid.items()) baseline[key] = values.front();
   Json base = spec.base;
   for (const auto& [key, values] : grid.items()) base.erase(key);
-  static const char* const kSuffix[] = {"input", "sync", "overhead", "compute", "memory"};
+  static const char* const kSuffix[] = {"input",   "sync",   "overhead",
+                                        "compute", "memory", "communication"};
   return {
       {"name", spec.workload + "_" + kSuffix[static_cast<int>(d.bottleneck)]},
       {"workload", spec.workload},

@@ -28,6 +28,9 @@ struct PhaseBreakdown {
   double host_sync_s = 0;
   double rest_s = 0;
   double host_syncs_per_step = 0;
+  // A data-parallel trial: all-reduce time backward did not hide (within
+  // backward_s), rank 0's.
+  double comm_exposed_s = 0;
   std::optional<double> flops_per_step;  // from the plugin's stats
   std::optional<double> peak_flops;      // the matmul probe on the trial's device
   bool cuda = false;
@@ -41,7 +44,7 @@ struct PhaseBreakdown {
 PhaseBreakdown breakdown_from_stats(const Json& snapshot, const Json& final_stats, double steps,
                                     double seconds);
 
-enum class Bottleneck { input, sync, overhead, compute, memory };
+enum class Bottleneck { input, sync, overhead, compute, memory, communication };
 const char* bottleneck_name(Bottleneck b);  // "input-bound", "sync-bound", ...
 
 struct Diagnosis {

@@ -1,6 +1,8 @@
 // Launching and following a Slurm job array; see launch.hpp.
 #include "cluster/launch.hpp"
 
+#include "model/gpus.hpp"
+
 #include "model/hashing.hpp"
 #include "run/sweep_run.hpp"
 #include "support/error.hpp"
@@ -169,6 +171,16 @@ Launched launch_array(const SweepSpec& spec, const PluginInfo& info, const Launc
   const int64_t launch_id = db::record_launch(store, l.sweep_id, "slurm", l.dir.root, tasks);
 
   BatchScript b = request.script;
+  for (const auto& t : plan)
+    b.ranks_per_trial = std::max(b.ranks_per_trial, world_size_of(t.config));
+  if (b.gpus_per_task && *b.gpus_per_task < b.ranks_per_trial) {
+    throw UsageError("world_size " + std::to_string(b.ranks_per_trial) +
+                     " needs a GPU per rank in one task, but --gpus-per-task is " +
+                     std::to_string(*b.gpus_per_task) + ": use --gpus-per-task " +
+                     std::to_string(b.ranks_per_trial) +
+                     " or more (or run its ranks on CPUs "
+                     "with device=cpu and --cpus-per-task)");
+  }
   b.job_name = job_name_for(resolved.name);
   b.tasks = tasks;
   b.trials = l.trials;

@@ -1,6 +1,8 @@
 // Slurm's client commands and the batch script; see slurm.hpp.
 #include "cluster/slurm.hpp"
 
+#include <algorithm>
+
 #include "support/capture.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
@@ -124,9 +126,14 @@ std::string batch_script(const BatchScript& b) {
     << n << "\" \\\n  --run-key " << shell_quote(b.run_key) << " --db " << shell_quote(b.shard_dir)
     << "\"/shard-$i.db\"";
   for (const auto& d : b.plugin_dirs) s << " --plugin-path " << shell_quote(d);
-  // Several GPUs per task: a trial on each at once, each worker given one of
-  // the task's GPUs (run --gpus, default all Slurm bound to the task).
-  if (b.gpus_per_task && *b.gpus_per_task > 1) s << " --jobs " << *b.gpus_per_task;
+  // Several GPUs per task: a trial on each at once (on each set of
+  // ranks_per_trial of them: a data-parallel trial takes one per rank), each
+  // worker given its GPUs of the task's (run --gpus, default all Slurm bound
+  // to the task).
+  if (b.gpus_per_task) {
+    const int64_t jobs = *b.gpus_per_task / std::max<int64_t>(1, b.ranks_per_trial);
+    if (jobs > 1) s << " --jobs " << jobs;
+  }
   s << "\n";
   return s.str();
 }

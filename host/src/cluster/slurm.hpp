@@ -36,6 +36,9 @@ struct BatchScript {
   std::optional<std::string> partition;
   std::optional<int64_t> gpus_per_task;
   std::optional<int64_t> cpus_per_task;
+  // The most ranks a trial of the sweep has (world_size): a task with G GPUs
+  // runs G / ranks trials at once, each on ranks of its GPUs.
+  int64_t ranks_per_trial = 1;
   std::optional<int64_t> time_min;
   std::vector<std::string> extra;  // more #SBATCH lines, as given
   std::string log_dir;             // task i logs to LOG_DIR/task-i.log (appended on requeue)

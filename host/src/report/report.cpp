@@ -7,8 +7,10 @@
 #include "analysis/claims.hpp"
 
 #include "analysis/compare.hpp"
+#include "analysis/scaling.hpp"
 #include "analysis/tune_trials.hpp"
 #include "model/tune.hpp"
+#include "report/output.hpp"
 #include "report/results.hpp"
 #include "report/tune_view.hpp"
 #include "support/format.hpp"
@@ -63,7 +65,7 @@ svg{display:block;margin:8px 0;max-width:100%;height:auto} svg text{font:11px sy
 .axis{stroke:#8c959f;stroke-width:1} .grid{stroke:#eaeef2;stroke-width:1}
 .bar{fill:#6e9bd1} .bar.base{fill:#8250df} .whisker{stroke:#1d232a;stroke-width:1.5} .one{stroke:#cf222e;stroke-dasharray:4 3}
 .dot{fill:#6e9bd1;fill-opacity:.65} .pt{fill:#6e9bd1} .pt.front{fill:#1a7f37} .front-line{stroke:#1a7f37;stroke-width:1.5;fill:none}
-.note{color:#57606a;font-size:12px}
+.note{color:#57606a;font-size:12px} .ideal{stroke:#8c959f;stroke-dasharray:5 4} .scale-line{stroke:#6e9bd1;stroke-width:1.5}
 @media print{body{max-width:none;padding:0} h2{break-after:avoid} svg,table{break-inside:avoid}}
 )";
 
@@ -680,6 +682,82 @@ std::string target_html(db::Store& store, const std::vector<db::TrialRecord>& tr
 
 }  // namespace
 
+namespace {
+
+// Data-parallel scaling (world_size > 1): throughput over one rank's
+// against world_size, each config's interval as a whisker, from (1, 1),
+// and the ideal line (N ranks, N times the throughput); the table beside.
+// "" when no config has more than one rank.
+// Long by design: one SVG's axes, ideal line and marks, in drawing order.
+std::string scaling_html(const std::vector<ScalingRow>& rows,
+                         const std::vector<std::string>& keys) {
+  if (rows.empty()) return "";
+  double top_n = 2, top_y = 2;
+  for (const auto& r : rows) {
+    top_n = std::max(top_n, static_cast<double>(r.world_size));
+    if (r.speedup) top_y = std::max(top_y, r.speedup->high);
+  }
+  top_y = std::max(top_y, top_n) * 1.05;
+  const double width = 520, height = 360, left = 60, bottom = 40, top = 14, right = 20;
+  auto x = [&](double v) { return left + (width - left - right) * (v - 1) / (top_n - 1); };
+  auto y = [&](double v) { return height - bottom - (height - bottom - top) * v / top_y; };
+  std::ostringstream s;
+  s << "<svg data-chart=\"scaling\" viewBox=\"0 0 " << width << " " << height << "\" width=\""
+    << width << "\" role=\"img\">";
+  for (int t = 0; t <= 4; ++t) {
+    const double vy = top_y * t / 4;
+    s << "<line class=\"grid\" x1=\"" << left << "\" x2=\"" << num(width - right) << "\" y1=\""
+      << num(y(vy)) << "\" y2=\"" << num(y(vy)) << "\"/><text x=\"" << left - 6 << "\" y=\""
+      << num(y(vy) + 4) << "\" text-anchor=\"end\">" << fixed(vy, 1) << "x</text>";
+  }
+  for (int n = 1; n <= static_cast<int>(top_n); ++n) {
+    s << "<text x=\"" << num(x(n)) << "\" y=\"" << num(height - bottom + 16)
+      << "\" text-anchor=\"middle\">" << n << "</text>";
+  }
+  s << "<text x=\"" << num((left + width) / 2) << "\" y=\"" << num(height - 4)
+    << "\" text-anchor=\"middle\">world_size (ranks)</text><text x=\"12\" y=\"" << num(height / 2)
+    << "\" text-anchor=\"middle\" transform=\"rotate(-90 12 " << num(height / 2)
+    << ")\">throughput over one rank's</text>";
+  s << "<line class=\"ideal\" x1=\"" << num(x(1)) << "\" y1=\"" << num(y(1)) << "\" x2=\""
+    << num(x(top_n)) << "\" y2=\"" << num(y(top_n)) << "\"><title>ideal: N ranks, N times the "
+    << "throughput</title></line>";
+  std::vector<std::vector<std::string>> table;
+  for (const auto& r : rows) {
+    std::string label = "#" + std::to_string(r.config->config_index + 1);
+    for (const auto& k : keys) {
+      if (k == "world_size" || !r.config->config.contains(k)) continue;
+      const Json& v = r.config->config.at(k);
+      label += " " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    table.push_back({label, std::to_string(r.world_size),
+                     r.speedup ? fixed(r.speedup->ratio, 2) + "x" : "-",
+                     r.speedup ? interval_text(r.speedup->low, r.speedup->high) : "-",
+                     std::isfinite(r.efficiency) ? fixed(100 * r.efficiency, 0) + "%" : "-",
+                     r.comm_share ? fixed(100 * *r.comm_share, 1) + "%" : "-", r.note});
+    if (!r.speedup) continue;
+    const double n = static_cast<double>(r.world_size);
+    s << "<line class=\"scale-line\" x1=\"" << num(x(1)) << "\" y1=\"" << num(y(1)) << "\" x2=\""
+      << num(x(n)) << "\" y2=\"" << num(y(r.speedup->ratio)) << "\"/>";
+    s << "<line class=\"whisker\" x1=\"" << num(x(n)) << "\" x2=\"" << num(x(n)) << "\" y1=\""
+      << num(y(r.speedup->low)) << "\" y2=\"" << num(y(r.speedup->high)) << "\"/>";
+    s << "<circle class=\"mark pt\" cx=\"" << num(x(n)) << "\" cy=\"" << num(y(r.speedup->ratio))
+      << "\" r=\"5\"><title>" << html_escape(label) << ": " << fixed(r.speedup->ratio, 2) << "x "
+      << html_escape(interval_text(r.speedup->low, r.speedup->high)) << "</title></circle>";
+  }
+  s << "</svg>";
+  return "<h2>Data-parallel scaling</h2><p class=\"note\">Each config with more than one rank "
+         "against the same settings at world_size 1: global throughput over the single "
+         "process's (paired by repeat, 95% interval as the whisker), the dashed line the ideal "
+         "(N ranks, N times the throughput); efficiency is the speed-up over N, and the exposed "
+         "communication the share of block time in all-reduce that backward did not hide.</p>" +
+         s.str() +
+         table_html(
+             {"config", "world_size", "speed-up", "95% CI", "efficiency", "comm exposed", "note"},
+             table, {false, true, true, true, true, true, false});
+}
+
+}  // namespace
+
 std::string render_report(db::Store& store, const db::SweepRecord& sweep, bool selection_data) {
   const SweepSpec spec = stored_spec(sweep);
   const auto keys = varying_keys(spec);
@@ -699,6 +777,7 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep, bool s
   const ChartData d = chart_data(rows, keys);
   return header_html(sweep, spec, trials.size()) + race_html(store, sweep, spec, rounds) +
          charts_html(d, compare_problem) + comparison_html(rows, keys) +
+         scaling_html(scaling(configs, opt), keys) +
          target_html(store, trials, spec, rows, opt, keys) + distributions_html(d) +
          claims_html(store, sweep, spec) + environment_html(store, sweep) +
          problems_html(trials, keys) +

@@ -195,3 +195,38 @@ TEST_CASE(
       suggest_grid(d, m, config, trial_device(config, json{{"cuda_available", false}}));
   CHECK_FALSE(cpu.contains("pin_memory"));
 }
+
+TEST_CASE("a data-parallel step waiting over 30% for its all-reduce is communication-bound",
+          "[host]") {
+  PhaseBreakdown b = step(0.100);
+  b.forward_s = 0.020;
+  b.backward_s = 0.075;  // of which the exposed all-reduce
+  b.comm_exposed_s = 0.035;
+  b.input_wait_s = 0.031;  // input-bound too, but the ranks wait longer on each other
+  const Diagnosis d = classify(b);
+  CHECK(d.bottleneck == Bottleneck::communication);
+  CHECK(std::string(bottleneck_name(d.bottleneck)) == "communication-bound");
+  CHECK_THAT(d.why, Contains("35%"));
+
+  b.comm_exposed_s = 0.025;  // 25%: a note, not the verdict
+  const Diagnosis lower = classify(b);
+  CHECK(lower.bottleneck == Bottleneck::input);
+  CHECK_THAT(lower.notes.back(), Contains("all-reduce not hidden behind backward: 25%"));
+
+  // What to sweep: settings the workload has that put more compute behind
+  // each all-reduce, or fewer ranks.
+  const auto m = PluginManifest::parse(nlohmann::json::parse(R"({
+    "name": "restoration", "version": "1.0.0", "unit": "images",
+    "params": [
+      {"name": "batch_size", "type": "int", "default": 16, "min": 1, "max": 64, "common": true},
+      {"name": "grad_accum", "type": "int", "default": 1, "min": 1, "max": 8, "common": true},
+      {"name": "world_size", "type": "int", "default": 1, "min": 1, "max": 8, "common": true},
+      {"name": "dp_bucket_mb", "type": "float", "default": 25, "min": 0.001, "max": 4096, "common": true}
+    ]})"));
+  const auto config = nlohmann::json{{"device", "cpu"}, {"batch_size", 16}, {"world_size", 2}};
+  const auto grid = suggest_grid(d, m, config, trial_device(config, nlohmann::json::object()));
+  CHECK(grid.at("batch_size") == nlohmann::json::array({16, 32, 64}));
+  CHECK(grid.at("grad_accum") == nlohmann::json::array({1, 2, 4}));
+  CHECK(grid.at("world_size") == nlohmann::json::array({2, 1}));
+  CHECK(grid.at("dp_bucket_mb").size() == 3);
+}

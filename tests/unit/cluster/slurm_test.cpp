@@ -63,6 +63,13 @@ TEST_CASE("the batch script runs shard i/n of the sweep into its own database", 
   CHECK_THAT(s, !Contains("--jobs"));
   b.gpus_per_task = 4;
   CHECK_THAT(batch_script(b), Contains("#SBATCH --gpus-per-task=4\n") && Contains(" --jobs 4\n"));
+  // Data-parallel trials of two ranks: two at once, two GPUs each; of four,
+  // one at a time on all four.
+  b.ranks_per_trial = 2;
+  CHECK_THAT(batch_script(b), Contains(" --jobs 2\n"));
+  b.ranks_per_trial = 4;
+  CHECK_THAT(batch_script(b), !Contains("--jobs"));
+  b.ranks_per_trial = 1;
   CHECK_THAT(s, Contains("--run-key 'launch:k'") && Contains("--plugin-path '/opt/plugins'"));
   CHECK_THAT(s, Contains("--db '/runs/it'\\''s 50% #2/shards'\"/shard-$i.db\""));
   // #SBATCH lines must come before the first command, or sbatch ignores them.
