@@ -359,11 +359,16 @@ class Trial {
     for (size_t r = 0; r < slowest_.size(); ++r) {
       stats["dp_rank" + std::to_string(r) + "_slowest_blocks"] = slowest_[r];
     }
+    // The ranks wait for each other in every all-reduce: the straggler is
+    // the rank that waited least (its comm_exposed_s), not the one whose
+    // clock read longest (rank 0's includes telling the others to start).
     for (size_t i = 0; i < others.size(); ++i) {
-      for (const char* key : {"peak_memory_bytes", "input_wait_s", "dp_comm_exposed_s"}) {
-        if (others[i].contains(key)) {
-          stats["dp_rank" + std::to_string(i + 1) + "_" + key] = others[i][key];
-        }
+      const std::string prefix = "dp_rank" + std::to_string(i + 1) + "_";
+      for (const std::string key : {"peak_memory_bytes", "input_wait_s"}) {
+        if (others[i].contains(key)) stats[prefix + key] = others[i][key];
+      }
+      if (others[i].contains("dp_comm_exposed_s")) {
+        stats[prefix + "comm_exposed_s"] = others[i]["dp_comm_exposed_s"];
       }
     }
   }
