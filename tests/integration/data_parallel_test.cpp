@@ -283,3 +283,22 @@ TEST_CASE("a sweep over world_size: compare reports scaling efficiency and commu
   CHECK(none.code == 2);
   CHECK_THAT(none.output, Contains("no config with world_size > 1"));
 }
+
+TEST_CASE("a rank out of memory ends its data-parallel trial as oom, naming the rank",
+          "[integration][torch][faults]") {
+  // measure.max_memory caps every rank's process (here its address space):
+  // batch 64 of 128x128 patches does not fit 600 MiB in either, and whichever
+  // rank fails first ends the trial for both, as oom, named.
+  Sandbox box;
+  box.write("o.json", R"({"name": "oom", "workload": "restoration",
+    "base": {"device": "cpu", "threads": 1, "world_size": 2, "batch_size": 64, "patch_size": 128},
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 1, "blocks": 5,
+                "timeout_s": 120, "max_memory": "600MiB"}})");
+  const auto r = box.gpusweep("run o.json --db results.db");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'oom'") == 1);
+  CHECK_THAT(box.text("SELECT error FROM trials"),
+             Contains(" of 2") && Contains("can't allocate memory"));
+  CHECK(none_left(box));
+}

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <sstream>
 #include <thread>
 
@@ -459,6 +460,13 @@ void run_follower(const WorkerArgs& args) {
   // Its events (loading) go nowhere: the leader speaks for the trial.
   EventWriter& quiet = *new EventWriter(::open("/dev/null", O_WRONLY | O_CLOEXEC));
   const LoadedPlugin plugin = load_and_announce(a.plugin_path, quiet);
+  // The trial's cap holds for every rank, each process its own.
+  if (a.max_memory_bytes > 0) {
+    std::promise<void> ready;
+    ready.set_value();
+    std::future<void> beat = ready.get_future();
+    cap_trial_memory(plugin.table, a, beat, quiet);
+  }
   Follower(a, plugin.table, reply).run();
 }
 

@@ -191,6 +191,8 @@ void cap_memory(double cap_bytes, std::future<void>& first_beat, EventWriter& ou
             {"limit_bytes", baseline + cap_bytes}});
 }
 
+}  // namespace
+
 // measure.max_memory: the device's allocator where the trial runs on one
 // (CUDA: RLIMIT_AS would starve the driver, whose context and unified
 // memory reserve far more address space than they use), else the address
@@ -223,6 +225,8 @@ void cap_trial_memory(const gpusweep_plugin* table, const WorkerArgs& args,
   e["cap_bytes"] = args.max_memory_bytes;
   out.emit(e);
 }
+
+namespace {
 
 // Interleaved execution (--gate-fd): the trial waits for its turn before
 // setup and before each measured block, having said so with an `await`

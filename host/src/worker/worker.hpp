@@ -6,6 +6,7 @@
 #include "worker/loader.hpp"
 
 #include <cstdint>
+#include <future>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +36,13 @@ int run_check_worker(const WorkerArgs& args);
 // manifest, runtime); when it cannot be loaded, reports a failed result in
 // phase "load" and ends the process.
 LoadedPlugin load_and_announce(const std::string& plugin_path, EventWriter& out);
+
+// measure.max_memory (args.max_memory_bytes > 0): the device allocator's
+// cap where the plugin caps one, else the address space (RLIMIT_AS) after
+// first_beat; a memory_cap event on out, or a failed result and the end of
+// the process.
+void cap_trial_memory(const gpusweep_plugin* table, const WorkerArgs& args,
+                      std::future<void>& first_beat, EventWriter& out);
 
 // Map a plugin status to a trial status name.
 const char* status_name(int status);
