@@ -43,6 +43,7 @@ struct Group {
   std::string backend;
   // The live syncs' figures, summed by data_parallel_stats().
   double bytes_per_step = 0;
+  int64_t buckets = 0;
   int64_t synced_steps = 0;
   std::vector<DeviceTimer*> exposed;
 };
@@ -152,6 +153,11 @@ struct GradientSync::Impl {
   DeviceTimer exposed;
   bool timing = false;  // the exposed span of this backward has started
   std::unique_ptr<c10d::Reducer> reducer;
+  // dp_static_graph: the reducer's first backward only counts each
+  // parameter's hooks, and reduces nothing until delay_all_reduce() (which
+  // DDP's Python side queues at the end of that backward).
+  bool static_graph = false;
+  bool first_reduced = false;
 };
 
 GradientSync::GradientSync(const Settings& settings, torch::optim::Optimizer& optimizer)
@@ -183,10 +189,14 @@ GradientSync::GradientSync(const Settings& settings, torch::optim::Optimizer& op
       caps);
   impl_->reducer->register_comm_hook(
       std::make_unique<TimedAllReduce>(pg, impl_->exposed, impl_->timing));
-  if (settings.dp_static_graph) impl_->reducer->set_static_graph();
+  if (settings.dp_static_graph) {
+    impl_->reducer->set_static_graph();
+    impl_->static_graph = true;
+  }
   Group& g = group_state();
   std::lock_guard<std::mutex> lock(g.mutex);
   g.bytes_per_step += bytes;
+  g.buckets += static_cast<int64_t>(buckets.size());
   g.exposed.push_back(&impl_->exposed);
 }
 
@@ -203,6 +213,10 @@ void GradientSync::before_backward(const torch::Tensor& loss, bool last) {
 
 void GradientSync::after_backward(bool last) {
   if (!impl_->reducer || !last) return;
+  if (impl_->static_graph && !impl_->first_reduced) {
+    impl_->reducer->delay_all_reduce();
+    impl_->first_reduced = true;
+  }
   if (impl_->timing) {
     impl_->exposed.stop();
     impl_->timing = false;
@@ -221,6 +235,7 @@ Metrics data_parallel_stats() {
   return {{"dp_world_size", static_cast<double>(g.world_size)},
           {"dp_rank", static_cast<double>(g.rank)},
           {"dp_allreduce_bytes_per_step", g.bytes_per_step},
+          {"dp_buckets", static_cast<double>(g.buckets)},
           {"dp_synced_steps", static_cast<double>(g.synced_steps)},
           {"dp_comm_exposed_s", exposed}};
 }

@@ -180,6 +180,15 @@ void apply_data_parallel(const TrialConfig& config, const Support& support, Sett
     throw Skipped("dp_backend=nccl all-reduces CUDA tensors; device is " + s.device.str() +
                   " (use dp_backend=gloo or auto)");
   }
+  if (s.dp_static_graph && config.get_or<int64_t>("grad_accum", 1) > 1) {
+    // The reducer's static graph counts each parameter's gradient hooks in
+    // its first step and expects as many in every later one; micro-batches
+    // accumulated locally fire hooks it does not reduce after.
+    throw Skipped(
+        "dp_static_graph with grad_accum > 1: the reducer's static graph expects the hooks it "
+        "counted in its first step in every later one, which micro-batches accumulated "
+        "locally (no_sync) break; use one of them");
+  }
   s.dp_backend = backend == "auto" ? (s.device.is_cuda() ? "nccl" : "gloo") : backend;
   const char* rank = std::getenv("GPUSWEEP_DP_RANK");
   const char* size = std::getenv("GPUSWEEP_DP_WORLD_SIZE");

@@ -59,6 +59,8 @@ class GradientSync {
 // - dp_world_size, dp_rank;
 // - dp_allreduce_bytes_per_step: gradient bytes each optimiser step
 //   all-reduces (every bucket of every GradientSync);
+// - dp_buckets: the gradient buckets (of every GradientSync), each its own
+//   all-reduce;
 // - dp_synced_steps: backward passes that reduced;
 // - dp_comm_exposed_s: seconds from the last bucket's launch (the end of
 //   backward's compute) to backward's return, summed: the all-reduce time
