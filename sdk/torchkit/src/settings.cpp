@@ -52,6 +52,16 @@ std::vector<Param> common_params(int64_t default_batch_size, const Support& supp
     if (!applies && !support.reason.empty()) p.description += " (here: " + support.reason + ")";
     return p;
   };
+  // The data-parallel settings have a reason of their own.
+  auto dp = [&support](Param p) {
+    p.applies = support.data_parallel;
+    if (!p.applies) {
+      p.description +=
+          " (here: the workload does not take a rank's share of each global batch, so it runs "
+          "at world_size 1 only)";
+    }
+    return p;
+  };
   std::vector<Param> p = {
       Param::choice("device", "auto",
                     {"auto", "cpu", "cuda", "cuda:0", "cuda:1", "cuda:2", "cuda:3", "cuda:4",
@@ -98,24 +108,20 @@ std::vector<Param> common_params(int64_t default_batch_size, const Support& supp
       na(Param::integer("grad_accum", 1, 1, 4096,
                         "micro-batches per optimiser step (loss scaled by 1/grad_accum)"),
          support.grad_accum),
-      na(Param::integer("world_size", 1, 1, 1024,
+      dp(Param::integer("world_size", 1, 1, 1024,
                         "data-parallel ranks: processes training one model on their shares of "
                         "each global batch of world_size x batch_size, gradients all-reduced "
                         "as DistributedDataParallel does; each rank its own GPU from --gpus, "
-                        "or on the CPU its own threads"),
-         support.data_parallel),
-      na(Param::choice("dp_backend", "auto", {"auto", "gloo", "nccl"},
+                        "or on the CPU its own threads")),
+      dp(Param::choice("dp_backend", "auto", {"auto", "gloo", "nccl"},
                        "world_size > 1: the collectives' library; auto = NCCL on CUDA, Gloo "
-                       "on the CPU"),
-         support.data_parallel),
-      na(Param::real("dp_bucket_mb", 25, 0.001, 4096,
+                       "on the CPU")),
+      dp(Param::real("dp_bucket_mb", 25, 0.001, 4096,
                      "world_size > 1: gradient bucket size in MiB, each all-reduced as soon "
-                     "as its gradients are ready (DDP's bucket_cap_mb; the first bucket 1 MiB)"),
-         support.data_parallel),
-      na(Param::boolean("dp_static_graph", false,
+                     "as its gradients are ready (DDP's bucket_cap_mb; the first bucket 1 MiB)")),
+      dp(Param::boolean("dp_static_graph", false,
                         "world_size > 1: the reducer's static-graph mode (DDP's static_graph): "
-                        "the same parameters get gradients every step"),
-         support.data_parallel),
+                        "the same parameters get gradients every step")),
   };
   for (auto& param : p) param.common = true;
   return p;
