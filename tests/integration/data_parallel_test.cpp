@@ -68,6 +68,12 @@ void check_equivalent(const std::string& workload, const std::string& base, int 
         5);
   CHECK(metric(box, "dp_comm_share", two) > 0);
   CHECK(metric(box, "dp_comm_share", two) < 1);
+  // Each rank's wait since warmup; the least of them is the communication,
+  // their spread the imbalance.
+  CHECK(metric(box, "dp_imbalance_share", two) >= 0);
+  CHECK(metric(box, "dp_comm_exposed_measured_s", two) ==
+        Approx(std::min(metric(box, "dp_rank0_comm_exposed_s", two),
+                        metric(box, "dp_rank1_comm_exposed_s", two))));
   CHECK(metric(box, "dp_allreduce_bytes_per_step", two) > 0);
   CHECK(metric(box, "dp_synced_steps", two) == 50);
   CHECK(metric(box, "dp_buckets", two) >= 1);

@@ -64,7 +64,14 @@ PhaseBreakdown breakdown_from_stats(const Json& snapshot, const Json& final_stat
   b.optimizer_s = delta(final_stats, snapshot, "phase_optimizer_s") / steps;
   b.host_sync_s = delta(final_stats, snapshot, "phase_host_sync_s") / steps;
   b.host_syncs_per_step = delta(final_stats, snapshot, "host_syncs") / steps;
-  b.comm_exposed_s = delta(final_stats, snapshot, "dp_comm_exposed_s") / steps;
+  // The least any rank waited (what is communication, not imbalance), when
+  // rank 0 summed the ranks up; else its own wait.
+  if (final_stats.is_object() && final_stats.contains("dp_comm_exposed_measured_s") &&
+      final_stats.at("dp_comm_exposed_measured_s").is_number()) {
+    b.comm_exposed_s = final_stats.at("dp_comm_exposed_measured_s").get<double>() / steps;
+  } else {
+    b.comm_exposed_s = delta(final_stats, snapshot, "dp_comm_exposed_s") / steps;
+  }
   const double timed = b.input_wait_s + b.host_to_device_s + b.forward_s + b.backward_s +
                        b.optimizer_s + b.host_sync_s;
   b.rest_s = std::max(0.0, b.step_s - timed);

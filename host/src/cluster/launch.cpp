@@ -140,6 +140,26 @@ LaunchOutcome report_unfinished(const Launched& l, const std::map<int64_t, bool>
   return r;
 }
 
+// The most GPUs a trial of the plan takes at once (its world_size; ranks on
+// CPUs take none); UsageError when a task's GPUs are fewer.
+int64_t gpu_ranks_per_trial(const std::vector<PlannedTrial>& plan,
+                            std::optional<int64_t> gpus_per_task) {
+  int64_t ranks = 1;
+  for (const auto& t : plan) {
+    if (t.config.value("device", std::string("auto")) == "cpu") continue;
+    ranks = std::max(ranks, world_size_of(t.config));
+  }
+  if (gpus_per_task && *gpus_per_task < ranks) {
+    throw UsageError("world_size " + std::to_string(ranks) +
+                     " needs a GPU per rank in one task, but --gpus-per-task is " +
+                     std::to_string(*gpus_per_task) + ": use --gpus-per-task " +
+                     std::to_string(ranks) +
+                     " or more, or set device to cpu to run the ranks on the task's CPUs "
+                     "(--cpus-per-task)");
+  }
+  return ranks;
+}
+
 }  // namespace
 
 Launched launch_array(const SweepSpec& spec, const PluginInfo& info, const LaunchRequest& request,
@@ -171,16 +191,7 @@ Launched launch_array(const SweepSpec& spec, const PluginInfo& info, const Launc
   const int64_t launch_id = db::record_launch(store, l.sweep_id, "slurm", l.dir.root, tasks);
 
   BatchScript b = request.script;
-  for (const auto& t : plan)
-    b.ranks_per_trial = std::max(b.ranks_per_trial, world_size_of(t.config));
-  if (b.gpus_per_task && *b.gpus_per_task < b.ranks_per_trial) {
-    throw UsageError("world_size " + std::to_string(b.ranks_per_trial) +
-                     " needs a GPU per rank in one task, but --gpus-per-task is " +
-                     std::to_string(*b.gpus_per_task) + ": use --gpus-per-task " +
-                     std::to_string(b.ranks_per_trial) +
-                     " or more (or run its ranks on CPUs "
-                     "with device=cpu and --cpus-per-task)");
-  }
+  b.ranks_per_trial = gpu_ranks_per_trial(plan, b.gpus_per_task);
   b.job_name = job_name_for(resolved.name);
   b.tasks = tasks;
   b.trials = l.trials;

@@ -392,6 +392,7 @@ std::string render_scaling(const std::vector<ScalingRow>& rows,
       Json rec = config_record(*r.config, keys, false);
       rec.erase("baseline");
       rec["world_size"] = r.world_size;
+      rec["kind"] = r.kind;
       rec["single_config"] = r.single != nullptr ? Json(r.single->config_index + 1) : Json();
       rec["speedup"] = r.speedup ? Json(r.speedup->ratio) : Json();
       rec["speedup_low"] = r.speedup ? Json(r.speedup->low) : Json();
@@ -408,9 +409,9 @@ std::string render_scaling(const std::vector<ScalingRow>& rows,
     }
     std::vector<Column> cols = {{"config", "config", false, {}}};
     for (const auto& k : keys) cols.push_back({k, k, false, {}});
-    for (const char* key : {"world_size", "single_config", "speedup", "speedup_low", "speedup_high",
-                            "efficiency", "efficiency_low", "efficiency_high", "repeats_paired",
-                            "comm_share", "allreduce_bytes_per_step", "note"}) {
+    for (const char* key : {"world_size", "kind", "single_config", "speedup", "speedup_low",
+                            "speedup_high", "efficiency", "efficiency_low", "efficiency_high",
+                            "repeats_paired", "comm_share", "allreduce_bytes_per_step", "note"}) {
       cols.push_back({key, key, false, {}});
     }
     return render(records, cols, format);
@@ -418,18 +419,19 @@ std::string render_scaling(const std::vector<ScalingRow>& rows,
   if (rows.empty()) return "";
   std::vector<std::string> head = {"#"};
   for (const auto& k : keys) head.push_back(k);
-  for (const char* h : {"vs #", "speed-up", "95% CI", "efficiency", "95% CI", "comm exposed",
-                        "all-reduce/step", "note"}) {
+  for (const char* h : {"scaling", "vs #", "speed-up", "95% CI", "efficiency", "95% CI",
+                        "comm exposed", "all-reduce/step", "note"}) {
     head.emplace_back(h);
   }
   Table t(head);
-  for (size_t c = keys.size() + 1; c + 1 < head.size(); ++c) t.right_align(c);
+  for (size_t c = keys.size() + 2; c + 1 < head.size(); ++c) t.right_align(c);
   for (const auto& r : rows) {
     std::vector<std::string> cells = {std::to_string(r.config->config_index + 1)};
     for (const auto& k : keys) {
       const Json v = r.config->config.contains(k) ? r.config->config.at(k) : Json();
       cells.push_back(v.is_string() ? v.get<std::string>() : v.dump());
     }
+    cells.push_back(r.kind);
     cells.push_back(r.single != nullptr ? std::to_string(r.single->config_index + 1) : "-");
     cells.push_back(r.speedup ? fixed(r.speedup->ratio, 2) + "x" : "-");
     cells.push_back(r.speedup ? interval_text(r.speedup->low, r.speedup->high) : "-");
@@ -443,7 +445,9 @@ std::string render_scaling(const std::vector<ScalingRow>& rows,
     t.add_row(cells);
   }
   return "\ndata-parallel scaling (each config against the same settings at world_size 1, "
-         "vs #; speed-up: global throughput over the single process's, paired by repeat as "
+         "vs #: weak, the same batch_size a rank as the single process had, so the global batch "
+         "grows; strong, the single process with world_size x batch_size, the same global "
+         "batch; speed-up: global throughput over the single process's, paired by repeat as "
          "compare's ratios, 95% CI; efficiency: speed-up / world_size, 100% is perfect; comm "
          "exposed: the median share of block time in all-reduce that backward did not hide, "
          "rank 0's):\n" +

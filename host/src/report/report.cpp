@@ -729,7 +729,7 @@ std::string scaling_html(const std::vector<ScalingRow>& rows,
       const Json& v = r.config->config.at(k);
       label += " " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
     }
-    table.push_back({label, std::to_string(r.world_size),
+    table.push_back({label, std::to_string(r.world_size), r.kind,
                      r.speedup ? fixed(r.speedup->ratio, 2) + "x" : "-",
                      r.speedup ? interval_text(r.speedup->low, r.speedup->high) : "-",
                      std::isfinite(r.efficiency) ? fixed(100 * r.efficiency, 0) + "%" : "-",
@@ -746,7 +746,8 @@ std::string scaling_html(const std::vector<ScalingRow>& rows,
   }
   s << "</svg>";
   return "<h2>Data-parallel scaling</h2><p class=\"note\">Each config with more than one rank "
-         "against the same settings at world_size 1: global throughput over the single "
+         "against the same settings at world_size 1 (weak: the same batch a rank; strong: the "
+         "same global batch): global throughput over the single "
          "process's (paired by repeat, 95% interval as the whisker), the dashed line the ideal "
          "(N ranks, N times the throughput); efficiency is the speed-up over N, and the exposed "
          "communication the share of block time in all-reduce that backward did not hide.</p>" +

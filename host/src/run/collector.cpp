@@ -222,11 +222,20 @@ void add_device_clock_stats(const std::vector<db::BlockSample>& blocks,
 void add_data_parallel_stats(const Json& stats, const Json& warmup_stats,
                              const std::vector<db::BlockSample>& blocks,
                              std::vector<db::MetricSample>& metrics) {
-  const auto exposed = number(stats, "dp_comm_exposed_s");
-  if (!exposed) return;
   double total = 0;
   for (const auto& b : blocks) total += b.seconds;
   if (total <= 0) return;
+  // The measured blocks' communication (the least any rank waited) and
+  // imbalance, from rank 0's summary; else rank 0's own wait since warmup.
+  if (const auto comm = number(stats, "dp_comm_exposed_measured_s")) {
+    metrics.push_back({"stat", 0, "dp_comm_share", std::max(0.0, *comm) / total});
+    if (const auto imbalance = number(stats, "dp_imbalance_s")) {
+      metrics.push_back({"stat", 0, "dp_imbalance_share", std::max(0.0, *imbalance) / total});
+    }
+    return;
+  }
+  const auto exposed = number(stats, "dp_comm_exposed_s");
+  if (!exposed) return;
   const double measured = *exposed - number(warmup_stats, "dp_comm_exposed_s").value_or(0);
   metrics.push_back({"stat", 0, "dp_comm_share", std::max(0.0, measured) / total});
 }

@@ -106,10 +106,11 @@ void add_quality_se(const PluginManifest& manifest, const Json& last_eval,
 void add_device_clock_stats(const std::vector<db::BlockSample>& blocks,
                             std::vector<db::MetricSample>& metrics);
 
-// A data-parallel trial (the plugin's dp_comm_exposed_s): stat
-// dp_comm_share, the measured blocks' share of time in all-reduce that
-// backward did not hide (what the counter gained after warmup over the
-// blocks' seconds). Nothing for a trial of one rank.
+// A data-parallel trial: stat dp_comm_share, the measured blocks' share of
+// time in all-reduce that backward did not hide (the least any rank waited
+// since warmup, dp_comm_exposed_measured_s: the rest of a rank's wait is for
+// slower ranks), and dp_imbalance_share, the spread of those waits over the
+// blocks' time. Nothing for a trial of one rank.
 void add_data_parallel_stats(const Json& stats, const Json& warmup_stats,
                              const std::vector<db::BlockSample>& blocks,
                              std::vector<db::MetricSample>& metrics);

@@ -274,7 +274,9 @@ class Supervisor {
   // The GPUs a trial takes: one per rank (world_size).
   static size_t gpus_needed(const TrialJob& job) {
     try {
-      return static_cast<size_t>(world_size_of(Json::parse(job.worker.config_json)));
+      const Json config = Json::parse(job.worker.config_json);
+      if (config.value("device", std::string("auto")) == "cpu") return 1;  // ranks on CPUs
+      return static_cast<size_t>(world_size_of(config));
     } catch (const Json::exception&) {
       return 1;
     }

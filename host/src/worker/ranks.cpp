@@ -42,8 +42,14 @@ std::string& rendezvous_folder() {
   return folder;
 }
 
+// The ranks this process started (the leader's), for end_ranks.
+std::vector<pid_t>& followers() {
+  static std::vector<pid_t> pids;
+  return pids;
+}
+
 [[noreturn]] void end_process(int code) {
-  remove_rendezvous();
+  end_ranks();
   std::fflush(nullptr);
   _exit(code);
 }
@@ -117,6 +123,21 @@ Json parse_or_raw(const char* text) {
 
 }  // namespace
 
+bool claim_trial_end() {
+  static std::atomic<bool> claimed{false};
+  return !claimed.exchange(true);
+}
+
+void end_ranks() {
+  // From now on a rank's exit is this one's doing, not news for the watch.
+  claim_trial_end();
+  // Gone before the host hands their GPUs to the next trial.
+  for (const pid_t pid : followers()) ::kill(pid, SIGKILL);
+  for (const pid_t pid : followers()) ::waitpid(pid, nullptr, 0);
+  followers().clear();
+  remove_rendezvous();
+}
+
 void remove_rendezvous() {
   std::string& folder = rendezvous_folder();
   if (folder.empty()) return;
@@ -180,6 +201,7 @@ Ranks::Ranks(const WorkerArgs& args, int64_t world_size) {
       throw;
     }
     ::close(sv[1]);
+    followers().push_back(pid);
     Peer p;
     p.rank = r;
     p.pid = pid;
@@ -234,60 +256,60 @@ std::optional<Json> Ranks::read_reply(Peer& p, RankFailure* failure) {
   return reply;
 }
 
-struct Ranks::Watch {
-  std::atomic<bool> stop{false};
-  std::thread thread;
-};
+void Ranks::set_phase(const char* phase, int64_t at_step) {
+  phase_.store(phase);
+  at_step_.store(at_step);
+}
 
-void Ranks::watch_setup(EventWriter& out) {
-  watch_ = std::make_shared<Watch>();
-  watch_->thread = std::thread([this, &out, w = watch_] {
-    while (!w->stop.load()) {
-      std::vector<pollfd> fds;
-      std::vector<Peer*> who;
-      for (Peer& p : peers_) {
-        if (p.ready) continue;
-        fds.push_back({p.fd, POLLIN, 0});
-        who.push_back(&p);
+// Long by design: the one loop that reads every rank's socket, start to end.
+void Ranks::start_watch(EventWriter& out) {
+  std::thread([this, &out] {
+    std::vector<pollfd> fds;
+    for (const Peer& p : peers_) fds.push_back({p.fd, POLLIN, 0});
+    for (;;) {
+      if (::poll(fds.data(), fds.size(), -1) < 0) {
+        if (errno == EINTR) continue;
+        return;
       }
-      if (fds.empty()) return;
-      if (::poll(fds.data(), fds.size(), 50) <= 0) continue;
       for (size_t i = 0; i < fds.size(); ++i) {
         if (fds[i].revents == 0) continue;
+        Peer& p = peers_[i];
         RankFailure failure;
-        if (read_reply(*who[i], &failure)) {
-          who[i]->ready = true;
-          continue;
-        }
-        out.emit({{"event", event::result},
-                  {"status", failure.status},
-                  {"phase", "setup"},
-                  {"at_step", 0},
-                  {"message", failure.message}});
-        end_process(0);
+        // Every whole line that arrived, so that none waits behind poll.
+        do {
+          auto reply = read_reply(p, &failure);
+          if (!reply) {
+            // Rank 0 is ending the trial itself (and so the other ranks):
+            // its result stands.
+            if (!claim_trial_end()) return;
+            out.emit({{"event", event::result},
+                      {"status", failure.status},
+                      {"phase", phase_.load()},
+                      {"at_step", at_step_.load()},
+                      {"message", failure.message}});
+            end_process(0);
+          }
+          std::lock_guard<std::mutex> lock(mutex_);
+          p.replies.push_back(std::move(*reply));
+          replied_.notify_all();
+        } while (p.pending.find('\n') != std::string::npos);
       }
     }
-  });
+  }).detach();
 }
 
-void Ranks::stop_watch() {
-  if (!watch_) return;
-  watch_->stop = true;
-  if (watch_->thread.joinable()) watch_->thread.join();
-  watch_.reset();
+Json Ranks::next_reply(Peer& p) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  replied_.wait(lock, [&p] { return !p.replies.empty(); });
+  Json reply = std::move(p.replies.front());
+  p.replies.pop_front();
+  return reply;
 }
 
-std::optional<RankFailure> Ranks::await_ready() {
-  stop_watch();
-  for (Peer& p : peers_) {
-    if (p.ready) continue;
-    RankFailure failure;
-    if (!read_reply(p, &failure)) return failure;
-    p.ready = true;
-  }
+void Ranks::await_ready() {
+  for (Peer& p : peers_) next_reply(p);
   // Every rank is past the rendezvous: nothing opens the store again.
   remove_rendezvous();
-  return std::nullopt;
 }
 
 namespace {
@@ -309,64 +331,33 @@ bool send_line(int fd, const Json& j) {
 }  // namespace
 
 void Ranks::send_steps(int64_t n, int64_t at_step) {
-  // A rank that is gone shows when its reply is read.
+  // A rank that is gone: the watch reports it.
   for (Peer& p : peers_) send_line(p.fd, {{"op", "steps"}, {"n", n}, {"at_step", at_step}});
 }
 
-std::optional<RankFailure> Ranks::collect(std::vector<double>& seconds, double* samples,
-                                          double* secondary) {
+void Ranks::collect(std::vector<double>& seconds, double* samples, double* secondary) {
   for (Peer& p : peers_) {
-    RankFailure failure;
-    const auto reply = read_reply(p, &failure);
-    if (!reply) return failure;
-    seconds.push_back(reply->value("seconds", 0.0));
-    *samples += reply->value("samples", 0.0);
-    *secondary += reply->value("secondary", 0.0);
+    const Json reply = next_reply(p);
+    seconds.push_back(reply.value("seconds", 0.0));
+    *samples += reply.value("samples", 0.0);
+    *secondary += reply.value("secondary", 0.0);
   }
-  return std::nullopt;
 }
 
-std::optional<RankFailure> Ranks::command(const Json& op) {
+void Ranks::command(const Json& op) {
   for (Peer& p : peers_) send_line(p.fd, op);
-  for (Peer& p : peers_) {
-    RankFailure failure;
-    if (!read_reply(p, &failure)) return failure;
-  }
-  return std::nullopt;
+  for (Peer& p : peers_) next_reply(p);
 }
 
-std::optional<RankFailure> Ranks::stats(std::vector<Json>& out) {
+std::vector<Json> Ranks::stats() {
   for (Peer& p : peers_) send_line(p.fd, {{"op", "stats"}});
-  for (Peer& p : peers_) {
-    RankFailure failure;
-    const auto reply = read_reply(p, &failure);
-    if (!reply) return failure;
-    out.push_back(reply->value("stats", Json::object()));
-  }
-  return std::nullopt;
+  std::vector<Json> out;
+  for (Peer& p : peers_) out.push_back(next_reply(p).value("stats", Json::object()));
+  return out;
 }
 
-std::optional<RankFailure> Ranks::dead_rank(double grace_s) {
-  const auto deadline = Clock::now() + std::chrono::duration<double>(grace_s);
-  do {
-    for (Peer& p : peers_) {
-      int status = 0;
-      if (::waitpid(p.pid, &status, WNOHANG) != p.pid) continue;
-      std::string how = WIFSIGNALED(status)
-                            ? "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" +
-                                  strsignal(WTERMSIG(status)) + ")"
-                            : "exited with code " + std::to_string(WEXITSTATUS(status));
-      // Its own reply, when it sent one before exiting, says more.
-      RankFailure failure;
-      if (read_reply(p, &failure)) continue;
-      if (failure.status != "crashed") return failure;
-      return RankFailure{"crashed", "rank " + std::to_string(p.rank) + " of " +
-                                        std::to_string(world_size()) + " " + how +
-                                        "; the collective failed on the other ranks"};
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } while (Clock::now() < deadline);
-  return std::nullopt;
+void Ranks::await_failure(double grace_s) {
+  std::this_thread::sleep_for(std::chrono::duration<double>(grace_s));
 }
 
 // ---- the follower ---------------------------------------------------------

@@ -21,8 +21,12 @@
 #include <nlohmann/json.hpp>
 
 #include <sys/types.h>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -52,51 +56,64 @@ class Ranks {
 
   int64_t world_size() const { return static_cast<int64_t>(peers_.size()) + 1; }
 
-  // While the leader's own create() waits in the rendezvous: a thread that
-  // ends the trial (a result event on out, then the process) as soon as a
-  // follower reports a failed setup or dies, instead of letting the leader
-  // wait out the rendezvous' timeout. stop_watch() ends the thread.
-  void watch_setup(EventWriter& out);
-  void stop_watch();
-  // Every follower's setup done; else the first failure.
-  std::optional<RankFailure> await_ready();
+  // From before create() to the end: a thread that reads every rank's
+  // replies, and ends the trial (a result event on out naming the rank, the
+  // phase and step of set_phase, then the process) as soon as one reports a
+  // failure or dies, whatever rank 0 is doing meanwhile: blocked in the
+  // rendezvous, or in a collective that waits for the dead rank (NCCL's
+  // would wait out its timeout).
+  void start_watch(EventWriter& out);
+  void set_phase(const char* phase, int64_t at_step);
+  // Every follower's setup done.
+  void await_ready();
 
   // Each follower runs n steps and synchronises ("steps" command); collect()
   // waits for their replies: their seconds (ranks 1..N-1, in order) and
   // samples summed into *samples and *secondary.
   void send_steps(int64_t n, int64_t at_step);
-  std::optional<RankFailure> collect(std::vector<double>& seconds, double* samples,
-                                     double* secondary);
+  void collect(std::vector<double>& seconds, double* samples, double* secondary);
   // A command every follower acknowledges: {"op": "pause"|"resume"} or
   // {"op": "window", "begin": bool}.
-  std::optional<RankFailure> command(const nlohmann::json& op);
-  // Each follower's stats() (index r - 1), or a failure.
-  std::optional<RankFailure> stats(std::vector<nlohmann::json>& out);
+  void command(const nlohmann::json& op);
+  // Each follower's stats() (index r - 1).
+  std::vector<nlohmann::json> stats();
 
-  // A follower that has exited, waiting up to grace_s for one to: after the
-  // leader's own step failed, the cause is often a rank that died (the
-  // collective then fails on every other rank).
-  std::optional<RankFailure> dead_rank(double grace_s);
+  // After rank 0's own step failed: the cause is often a rank that died (a
+  // collective then fails on every other rank), which the watch reports and
+  // ends the process for; waits grace_s for that.
+  void await_failure(double grace_s);
 
  private:
   struct Peer {
     int64_t rank = 0;
     pid_t pid = -1;
     int fd = -1;
-    std::string pending;  // bytes read past the last line
-    bool ready = false;
+    std::string pending;                 // bytes read past the last line (the watch's)
+    std::deque<nlohmann::json> replies;  // read, not yet taken (guarded by mutex_)
   };
+  // The watch thread's only: one reply, or the failure.
   std::optional<nlohmann::json> read_reply(Peer& p, RankFailure* failure);
   RankFailure exit_of(Peer& p);
+  nlohmann::json next_reply(Peer& p);
 
   std::vector<Peer> peers_;
   std::string folder_;  // the rendezvous' folder
-  struct Watch;
-  std::shared_ptr<Watch> watch_;
+  std::mutex mutex_;
+  std::condition_variable replied_;
+  std::atomic<const char*> phase_{"setup"};
+  std::atomic<int64_t> at_step_{0};
 };
 
-// Removes the rendezvous' folder, if this process made one (the worker's
-// exit path calls it: the leader ends with _exit).
+// True for the first caller only: the one that reports the trial's end. The
+// watch and rank 0's own result race when a rank fails while rank 0 ends;
+// one result is emitted. (Always true in a trial of one rank.)
+bool claim_trial_end();
+
+// The leader's way out (the worker's exit path calls it; the leader ends
+// with _exit): kills and reaps the ranks it started, so that their devices
+// are free when the host hands them on, and removes the rendezvous' folder.
+void end_ranks();
+// The rendezvous' folder alone, once every rank is past it.
 void remove_rendezvous();
 
 // A follower: loads the plugin, creates the workload, then serves the

@@ -49,7 +49,7 @@ double seconds_since(Clock::time_point t0) {
 }
 
 [[noreturn]] void finish(int code) {
-  remove_rendezvous();  // a data-parallel trial's leader that ends before its ranks met
+  end_ranks();  // a data-parallel trial's leader: its other ranks go first
   std::fflush(nullptr);
   _exit(code);
 }
@@ -298,6 +298,7 @@ class Trial {
     Json all = parse_or_raw(stats);
     if (ranks_ != nullptr) add_rank_stats(all);
     out_.emit({{"event", event::stats}, {"stats", all}});
+    await_claim();
     out_.emit({{"event", event::result}, {"status", "ok"}, {"steps", steps_done_}});
     // No destroy and no dlclose: see loader.hpp. Exiting is the unload.
     finish(0);
@@ -308,6 +309,7 @@ class Trial {
   // message, or the harness's own verdict.
   [[noreturn]] void end_trial(const std::string& status, const char* phase, int64_t at_step,
                               const std::string& message) {
+    await_claim();
     out_.emit({{"event", event::result},
                {"status", status},
                {"phase", phase},
@@ -316,25 +318,31 @@ class Trial {
     finish(0);
   }
 
+  // The trial's one result is this thread's to emit, unless a data-parallel
+  // trial's watch is already reporting a rank's failure and ending the
+  // process: then this thread waits for that.
+  void await_claim() {
+    if (claim_trial_end()) return;
+    for (;;) ::pause();
+  }
+
   void check(gpusweep_status st, const char* phase, int64_t at_step) {
     if (st == GPUSWEEP_STATUS_OK) return;
     if (ranks_ == nullptr) end_trial(status_name(st), phase, at_step, t_->error_message(inst_));
     // A rank that died makes the collectives fail on the others: it is the
-    // cause to report, when there is one.
-    if (const auto dead = ranks_->dead_rank(1.0))
-      end_trial(dead->status, phase, at_step, dead->message);
+    // cause to report, when there is one, and the watch reports it.
+    ranks_->await_failure(1.0);
     end_trial(
         status_name(st), phase, at_step,
         "rank 0 of " + std::to_string(ranks_->world_size()) + ": " + t_->error_message(inst_));
   }
-  void check_ranks(const std::optional<RankFailure>& failure, const char* phase) {
-    if (failure) end_trial(failure->status, phase, steps_done_, failure->message);
-  }
-
   // n steps here (`phase` names a failure), after the other ranks of a
   // data-parallel trial were told to run as many; samples summed.
   void run_steps(int64_t n, const char* phase, double* samples, double* secondary) {
-    if (ranks_ != nullptr) ranks_->send_steps(n, steps_done_);
+    if (ranks_ != nullptr) {
+      ranks_->set_phase(phase, steps_done_);
+      ranks_->send_steps(n, steps_done_);
+    }
     gpusweep_step_result r{};
     for (int64_t s = 0; s < n; ++s) {
       r.struct_size = sizeof r;
@@ -347,32 +355,42 @@ class Trial {
   }
   // After this rank synchronised at the end of run_steps: the seconds of
   // the slowest rank (own: this rank's), the others' samples added.
-  double lockstep(double own, const char* phase, double* samples, double* secondary) {
+  double lockstep(double own, double* samples, double* secondary) {
     if (ranks_ == nullptr) return own;
     std::vector<double> seconds = {own};
-    check_ranks(ranks_->collect(seconds, samples, secondary), phase);
+    ranks_->collect(seconds, samples, secondary);
     rank_seconds_ = seconds;
     return *std::max_element(seconds.begin(), seconds.end());
   }
   // Per rank: in how many measured blocks it was the slowest, and the others' memory and
-  // input wait (each rank's own figures; the trial's are rank 0's).
+  // input wait (each rank's own figures; the trial's are rank 0's). The
+  // ranks wait for each other in every all-reduce: each rank's exposed
+  // all-reduce since warmup is communication plus waiting for slower ranks,
+  // so the least of them (the straggler's) is the communication
+  // (dp_comm_exposed_measured_s) and the spread the imbalance
+  // (dp_imbalance_s); the rank that waited least is the straggler, not the
+  // one whose clock read longest (rank 0's includes telling the others to
+  // start).
   void add_rank_stats(Json& stats) {
-    std::vector<Json> others;
-    check_ranks(ranks_->stats(others), "stats");
+    ranks_->set_phase("stats", steps_done_);
+    const std::vector<Json> others = ranks_->stats();
     if (!stats.is_object()) stats = Json::object();
     for (size_t r = 0; r < slowest_.size(); ++r) {
       stats["dp_rank" + std::to_string(r) + "_slowest_blocks"] = slowest_[r];
     }
-    // The ranks wait for each other in every all-reduce: the straggler is
-    // the rank that waited least (its comm_exposed_s), not the one whose
-    // clock read longest (rank 0's includes telling the others to start).
+    std::vector<double> measured = {exposed_of(stats)};
+    for (const Json& other : others) measured.push_back(exposed_of(other));
+    for (size_t r = 0; r < measured.size(); ++r) {
+      measured[r] -= r < comm_before_.size() ? comm_before_[r] : 0.0;
+      stats["dp_rank" + std::to_string(r) + "_comm_exposed_s"] = measured[r];
+    }
+    const auto [low, high] = std::minmax_element(measured.begin(), measured.end());
+    stats["dp_comm_exposed_measured_s"] = *low;
+    stats["dp_imbalance_s"] = *high - *low;
     for (size_t i = 0; i < others.size(); ++i) {
       const std::string prefix = "dp_rank" + std::to_string(i + 1) + "_";
       for (const std::string key : {"peak_memory_bytes", "input_wait_s"}) {
         if (others[i].contains(key)) stats[prefix + key] = others[i][key];
-      }
-      if (others[i].contains("dp_comm_exposed_s")) {
-        stats[prefix + "comm_exposed_s"] = others[i]["dp_comm_exposed_s"];
       }
     }
   }
@@ -399,7 +417,7 @@ class Trial {
       run_steps(n, "measure", &samples, &secondary);
       check(t_->synchronize(inst_), "measure", steps_done_);
       steps_done_ += n;
-      return lockstep(seconds_since(t0), "measure", &samples, &secondary);
+      return lockstep(seconds_since(t0), &samples, &secondary);
     };
     for (int64_t n = 2 * m_.steps_per_block; n <= (int64_t{1} << 26); n *= 2) {
       const double took = run_of(n);
@@ -430,12 +448,12 @@ class Trial {
     out_.emit({{"event", event::phase}, {"phase", "setup"}});
     const auto t0 = Clock::now();
     // The other ranks create theirs meanwhile: the rendezvous is in create().
-    if (ranks_ != nullptr) ranks_->watch_setup(out_);
+    if (ranks_ != nullptr) ranks_->start_watch(out_);
     gpusweep_status st = t_->create(args_.config_json.c_str(), &inst_);
     const double setup_s = seconds_since(t0);
     if (st == GPUSWEEP_STATUS_OK && inst_ == nullptr) st = GPUSWEEP_STATUS_ERROR;
     check(st, "setup", 0);
-    if (ranks_ != nullptr) check_ranks(ranks_->await_ready(), "setup");
+    if (ranks_ != nullptr) ranks_->await_ready();
     // Settings such as threads apply in create(): report the runtime as used,
     // with the GPUs this process was given.
     Json runtime = parse_or_raw(t_->runtime());
@@ -457,7 +475,7 @@ class Trial {
     run_steps(steps, "warmup", &samples, &secondary);
     steps_done_ += steps;
     check(t_->synchronize(inst_), "warmup", steps_done_);
-    return lockstep(seconds_since(t0), "warmup", &samples, &secondary);
+    return lockstep(seconds_since(t0), &samples, &secondary);
   }
 
   void warmup() {
@@ -490,10 +508,19 @@ class Trial {
       // host counts the measured steps only.
       const char* stats = nullptr;
       check(t_->stats(inst_, &stats), "warmup", steps_done_);
-      out_.emit({{"event", event::stats_snapshot},
-                 {"at_step", steps_done_},
-                 {"stats", parse_or_raw(stats)}});
+      const Json snapshot = parse_or_raw(stats);
+      out_.emit({{"event", event::stats_snapshot}, {"at_step", steps_done_}, {"stats", snapshot}});
+      if (ranks_ != nullptr) {
+        // Every rank's all-reduce wait so far, to count the measured one.
+        comm_before_ = {exposed_of(snapshot)};
+        ranks_->set_phase("warmup", steps_done_);
+        for (const Json& other : ranks_->stats()) comm_before_.push_back(exposed_of(other));
+      }
     }
+  }
+
+  static double exposed_of(const Json& stats) {
+    return stats.is_object() ? stats.value("dp_comm_exposed_s", 0.0) : 0.0;
   }
 
   // Evaluations get their own phase (a hang there is reported as such), and
@@ -521,8 +548,7 @@ class Trial {
   void mark_window(bool begin) {
     if (window_ == nullptr) return;
     check(begin ? window_->begin(inst_) : window_->end(inst_), "measure", steps_done_);
-    if (ranks_ != nullptr)
-      check_ranks(ranks_->command({{"op", "window"}, {"begin", begin}}), "measure");
+    if (ranks_ != nullptr) ranks_->command({{"op", "window"}, {"begin", begin}});
   }
 
   // Between turns of an interleaved trial: its background work stops, so
@@ -530,10 +556,10 @@ class Trial {
   void next_turn() {
     if (!gate_.gated()) return;
     if (turns_ != nullptr) check(turns_->pause(inst_), "measure", steps_done_);
-    if (ranks_ != nullptr) check_ranks(ranks_->command({{"op", "pause"}}), "measure");
+    if (ranks_ != nullptr) ranks_->command({{"op", "pause"}});
     gate_.await_turn();
     if (turns_ != nullptr) check(turns_->resume(inst_), "measure", steps_done_);
-    if (ranks_ != nullptr) check_ranks(ranks_->command({{"op", "resume"}}), "measure");
+    if (ranks_ != nullptr) ranks_->command({{"op", "resume"}});
   }
 
   // The block's device time by the plugin's device clock (CUDA events), or
@@ -566,7 +592,7 @@ class Trial {
     run_steps(m_.steps_per_block, "measure", samples, &secondary);
     const std::optional<double> device_seconds = end_device_clock();
     check(t_->synchronize(inst_), "measure", steps_done_);
-    const double seconds = lockstep(seconds_since(t0), "measure", samples, &secondary);
+    const double seconds = lockstep(seconds_since(t0), samples, &secondary);
     steps_done_ += m_.steps_per_block;
     Json block = {{"event", event::block},       {"idx", b},
                   {"steps", m_.steps_per_block}, {"seconds", seconds},
@@ -776,6 +802,7 @@ class Trial {
   Ranks* ranks_;                      // world_size > 1: the other ranks; else nullptr
   std::vector<int64_t> slowest_;      // per rank: the measured blocks it was slowest in
   std::vector<double> rank_seconds_;  // the last run's seconds, per rank
+  std::vector<double> comm_before_;   // per rank: exposed all-reduce seconds at warmup's end
   gpusweep_instance* inst_ = nullptr;
   int64_t steps_done_ = 0;
   double warmup_s_ = 0;                // the warmup's time (on a target's clock)
@@ -823,19 +850,9 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
         find_extension<gpusweep_ext_phase_timers>(plugin.table, GPUSWEEP_EXT_PHASE_TIMERS);
     if (timers != nullptr) timers->enable();
   }
-  if (args.max_memory_bytes > 0) cap_trial_memory(plugin.table, args, first_beat, out);
-  MeasureSpec m;
-  try {
-    m = MeasureSpec::from_json(Json::parse(args.measure_json), "--measure");
-  } catch (const std::exception& e) {
-    out.emit({{"event", event::result},
-              {"status", "failed"},
-              {"phase", "args"},
-              {"message", std::string("bad --measure: ") + e.what()}});
-    finish(2);
-  }
-  // A data-parallel trial's other ranks, before create(): its rendezvous
-  // needs them all.
+  // A data-parallel trial's other ranks, before create() (its rendezvous
+  // needs them all) and before anything here may start CUDA (the memory
+  // cap): rank 0 narrows CUDA_VISIBLE_DEVICES to its own GPU.
   Ranks* ranks = nullptr;
   if (const int64_t world = requested_world_size(args.config_json);
       world > 1 && args.mode == WorkerMode::trial) {
@@ -848,6 +865,17 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
                 {"message", e.what()}});
       finish(0);
     }
+  }
+  if (args.max_memory_bytes > 0) cap_trial_memory(plugin.table, args, first_beat, out);
+  MeasureSpec m;
+  try {
+    m = MeasureSpec::from_json(Json::parse(args.measure_json), "--measure");
+  } catch (const std::exception& e) {
+    out.emit({{"event", event::result},
+              {"status", "failed"},
+              {"phase", "args"},
+              {"message", std::string("bad --measure: ") + e.what()}});
+    finish(2);
   }
   Trial(plugin.table, args, m, out, gate, ranks).run();
 }

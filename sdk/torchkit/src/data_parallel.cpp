@@ -158,6 +158,7 @@ struct GradientSync::Impl {
   // DDP's Python side queues at the end of that backward).
   bool static_graph = false;
   bool first_reduced = false;
+  int64_t buckets = 0;  // now (rebuild_buckets may change them)
 };
 
 GradientSync::GradientSync(const Settings& settings, torch::optim::Optimizer& optimizer)
@@ -196,7 +197,8 @@ GradientSync::GradientSync(const Settings& settings, torch::optim::Optimizer& op
   Group& g = group_state();
   std::lock_guard<std::mutex> lock(g.mutex);
   g.bytes_per_step += bytes;
-  g.buckets += static_cast<int64_t>(buckets.size());
+  impl_->buckets = static_cast<int64_t>(buckets.size());
+  g.buckets += impl_->buckets;
   g.exposed.push_back(&impl_->exposed);
 }
 
@@ -208,7 +210,19 @@ GradientSync::~GradientSync() {
 }
 
 void GradientSync::before_backward(const torch::Tensor& loss, bool last) {
-  if (impl_->reducer && last) impl_->reducer->prepare_for_backward({loss});
+  if (!impl_->reducer || !last) return;
+  // As DDP before each forward: once a backward has recorded the order its
+  // gradients became ready, the buckets are rebuilt in that order (the
+  // same on every rank: the reducer broadcasts rank 0's), and the record
+  // stops growing. Nothing after the first rebuild.
+  if (impl_->reducer->rebuild_buckets()) {
+    const auto now = static_cast<int64_t>(impl_->reducer->get_grad_buckets().size());
+    Group& g = group_state();
+    std::lock_guard<std::mutex> lock(g.mutex);
+    g.buckets += now - impl_->buckets;
+    impl_->buckets = now;
+  }
+  impl_->reducer->prepare_for_backward({loss});
 }
 
 void GradientSync::after_backward(bool last) {

@@ -5,6 +5,7 @@
 #include <gpusweep/torchkit/runtime.hpp>
 
 #include <malloc.h>
+#include <sched.h>
 #include <climits>
 
 #include <ATen/Parallel.h>
@@ -310,7 +311,17 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
     throw std::invalid_argument("batch_size, grad_accum and prefetch must be positive");
   }
 
-  if (s.threads > 0) at::set_num_threads(s.threads);
+  if (s.threads > 0) {
+    at::set_num_threads(s.threads);
+  } else if (s.world_size > 1) {
+    // Each rank is bound to its share of the CPUs: LibTorch's default (the
+    // machine's cores) would run every rank's team on all of them at once.
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
+      at::set_num_threads(CPU_COUNT(&set));
+    }
+  }
   if (s.keep_freed_memory) torchkit::keep_freed_memory();
   if (s.device.is_cuda()) {
     // Stock PyTorch's defaults unless asked: matmul TF32 off, cuDNN TF32 on

@@ -230,3 +230,17 @@ TEST_CASE("a data-parallel step waiting over 30% for its all-reduce is communica
   CHECK(grid.at("world_size") == nlohmann::json::array({2, 1}));
   CHECK(grid.at("dp_bucket_mb").size() == 3);
 }
+
+TEST_CASE("a data-parallel step's communication is the least any rank waited", "[host]") {
+  // Rank 0 waited 3 s in all-reduce over the measured steps, the straggler
+  // 1 s: the other 2 s were waiting for it, not communicating.
+  const nlohmann::json snapshot = {{"dp_comm_exposed_s", 0.5}};
+  const nlohmann::json final_stats = {
+      {"dp_comm_exposed_s", 3.5}, {"dp_comm_exposed_measured_s", 1.0}, {"phase_backward_s", 6.0}};
+  const PhaseBreakdown b = breakdown_from_stats(snapshot, final_stats, 100, 10.0);
+  CHECK(b.comm_exposed_s == Approx(0.01));
+  // Without the ranks' summary: rank 0's own wait since warmup.
+  const PhaseBreakdown own =
+      breakdown_from_stats(snapshot, {{"dp_comm_exposed_s", 3.5}}, 100, 10.0);
+  CHECK(own.comm_exposed_s == Approx(0.03));
+}

@@ -75,3 +75,21 @@ TEST_CASE("a sweep without multi-rank configs has no scaling rows", "[host][scal
   CHECK(
       scaling({config(0, {{"batch_size", 8}}, 100), config(1, {{"batch_size", 16}}, 180)}).empty());
 }
+
+TEST_CASE("a config is paired for weak scaling by its batch a rank, for strong by the global one",
+          "[host][scaling]") {
+  const std::vector<ConfigSamples> configs = {
+      config(0, {{"world_size", 1}, {"batch_size", 8}}, 100),
+      config(1, {{"world_size", 1}, {"batch_size", 16}}, 180),
+      config(2, {{"world_size", 2}, {"batch_size", 8}}, 170),
+  };
+  const auto rows = scaling(configs);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].kind == "weak");
+  CHECK(rows[0].single == &configs[0]);
+  CHECK(rows[0].efficiency == Approx(0.85).epsilon(0.02));
+  // The same 16 samples a step in one process or two: 170 / 180 over 2.
+  CHECK(rows[1].kind == "strong");
+  CHECK(rows[1].single == &configs[1]);
+  CHECK(rows[1].efficiency == Approx(170.0 / 180 / 2).epsilon(0.02));
+}
