@@ -338,3 +338,34 @@ TEST_CASE("a rank out of memory ends its data-parallel trial as oom, naming the 
              Contains(" of 2") && Contains("can't allocate memory"));
   CHECK(none_left(box));
 }
+
+TEST_CASE("a rendezvous that does not complete fails the trial after its timeout, saying so",
+          "[integration][torch][faults][serial]") {
+  // Rank 1 frozen as it starts (before its plugin has even loaded): rank 0
+  // waits in the rendezvous for GPUSWEEP_DP_TIMEOUT_S, then fails the trial
+  // with what it waited for, and no rank is left.
+  Sandbox box;
+  box.write("r.json", R"({"name": "meet", "workload": "timeseries",
+    "base": {"device": "cpu", "threads": 1, "world_size": 2, "hidden_size": 16, "seq_len": 12},
+    "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
+                "timeout_s": 60, "min_block_s": 0}})");
+  ::setenv("GPUSWEEP_DP_TIMEOUT_S", "3", 1);  // the host's workers inherit it
+  const pid_t host = box.start("run r.json --db results.db", "log.txt");
+  ::unsetenv("GPUSWEEP_DP_TIMEOUT_S");
+  pid_t follower = -1;
+  for (int i = 0; i < 20000 && follower < 0; ++i) {
+    const auto f = processes_in(box.path(""), true);
+    if (!f.empty()) follower = f.front();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE(follower > 0);
+  REQUIRE(::kill(follower, SIGSTOP) == 0);
+  CHECK(Sandbox::wait(host) == 0);
+  INFO(box.read("log.txt"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'failed'") == 1);
+  CHECK_THAT(box.text("SELECT error FROM trials"),
+             Contains("data-parallel rendezvous (rank 0 of 2, gloo") &&
+                 Contains("after waiting up to 3 s for the other ranks") &&
+                 Contains("(during setup)") && !Contains("frame #"));
+  CHECK(none_left(box));
+}

@@ -448,9 +448,16 @@ void run_follower(const WorkerArgs& args) {
   WorkerArgs a = args;
   a.peer_fd = protect_protocol_fd(args.peer_fd);
   EventWriter& reply = *new EventWriter(a.peer_fd);
-  // Its events (loading) go nowhere: the leader speaks for the trial.
+  // Its events go nowhere: the leader speaks for the trial, and hears a
+  // failure to load from the reply.
   EventWriter& quiet = *new EventWriter(::open("/dev/null", O_WRONLY | O_CLOEXEC));
-  const LoadedPlugin plugin = load_and_announce(a.plugin_path, quiet);
+  LoadedPlugin plugin;
+  try {
+    plugin = load_plugin(a.plugin_path);
+  } catch (const std::exception& e) {
+    reply.emit({{"ok", false}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
+    end_process(0);
+  }
   // The trial's cap holds for every rank, each process its own.
   if (a.max_memory_bytes > 0) {
     std::promise<void> ready;

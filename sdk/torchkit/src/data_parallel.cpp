@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -75,6 +76,17 @@ c10::intrusive_ptr<c10d::Backend> make_backend(const Settings& s,
   return c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, size, opts);
 }
 
+std::string rendezvous_failure(const Settings& s, const std::string& what) {
+  char timeout[32];
+  std::snprintf(timeout, sizeof timeout, "%g", s.dp_timeout_s);
+  return "data-parallel rendezvous (rank " + std::to_string(s.rank) + " of " +
+         std::to_string(s.world_size) + ", " + s.dp_backend + ", store " + s.dp_store +
+         ") failed after waiting up to " + timeout +
+         " s for the other ranks (GPUSWEEP_DP_TIMEOUT_S; a rank that did not start or hung "
+         "before meeting): " +
+         what;
+}
+
 // The trial's process group; the first call is the rendezvous.
 c10::intrusive_ptr<ProcessGroup> process_group(const Settings& s) {
   Group& g = group_state();
@@ -98,11 +110,10 @@ c10::intrusive_ptr<ProcessGroup> process_group(const Settings& s) {
     g.pg = pg;
   } catch (const Skipped&) {
     throw;
+  } catch (const c10::Error& e) {
+    throw std::runtime_error(rendezvous_failure(s, e.what_without_backtrace()));
   } catch (const std::exception& e) {
-    throw std::runtime_error("data-parallel rendezvous (rank " + std::to_string(s.rank) + " of " +
-                             std::to_string(s.world_size) + ", " + s.dp_backend + ", store " +
-                             s.dp_store + ", timeout " + std::to_string(s.dp_timeout_s) +
-                             " s) failed: " + e.what());
+    throw std::runtime_error(rendezvous_failure(s, e.what()));
   }
   g.world_size = s.world_size;
   g.rank = s.rank;
