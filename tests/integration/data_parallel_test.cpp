@@ -369,3 +369,26 @@ TEST_CASE("a rendezvous that does not complete fails the trial after its timeout
                  Contains("(during setup)") && !Contains("frame #"));
   CHECK(none_left(box));
 }
+
+TEST_CASE("a rank stuck past the ranks' timeout fails the trial, naming the stuck rank",
+          "[integration][torch][faults][serial]") {
+  // Rank 1 stopped mid-trial with GPUSWEEP_DP_TIMEOUT_S at 2 s and the
+  // trial's timeout_s far off: rank 0's all-reduce (or its wait for rank
+  // 1's reply) gives up after 2 s, and the trial says which rank was stuck.
+  Sandbox box;
+  ::setenv("GPUSWEEP_DP_TIMEOUT_S", "2", 1);
+  std::string sweep_text = kLongSweep;
+  sweep_text.replace(sweep_text.find("\"timeout_s\": 8"), 14, "\"timeout_s\": 60");
+  box.write("t.json", sweep_text);
+  const pid_t host = box.start("run t.json --db results.db --jobs 1", "log.txt");
+  ::unsetenv("GPUSWEEP_DP_TIMEOUT_S");
+  const pid_t follower = await_follower(box);
+  await_block(box);
+  REQUIRE(::kill(follower, SIGSTOP) == 0);
+  CHECK(Sandbox::wait(host) == 0);
+  INFO(box.read("log.txt"));
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'failed'") == 1);
+  CHECK_THAT(box.text("SELECT error FROM trials WHERE status = 'failed'"),
+             Contains("rank 1 is stopped") || Contains("rank 1 of 2 did not answer"));
+  CHECK(none_left(box));
+}

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <sstream>
 #include <thread>
@@ -129,16 +130,28 @@ bool claim_trial_end() {
 }
 
 void end_ranks() {
+  // The watch's way out and rank 0's may meet here.
+  static std::mutex once;
+  std::lock_guard<std::mutex> lock(once);
   // From now on a rank's exit is this one's doing, not news for the watch.
   claim_trial_end();
-  // Gone before the host hands their GPUs to the next trial.
+  // Gone before the host hands their GPUs to the next trial: killed, and
+  // reaped for at most 5 s (one stuck in a driver call may take longer;
+  // the host's kill of the group ends it then).
   for (const pid_t pid : followers()) ::kill(pid, SIGKILL);
-  for (const pid_t pid : followers()) ::waitpid(pid, nullptr, 0);
+  const auto deadline = Clock::now() + std::chrono::seconds(5);
+  for (const pid_t pid : followers()) {
+    while (::waitpid(pid, nullptr, WNOHANG) == 0 && Clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
   followers().clear();
   remove_rendezvous();
 }
 
 void remove_rendezvous() {
+  static std::mutex once;
+  std::lock_guard<std::mutex> lock(once);
   std::string& folder = rendezvous_folder();
   if (folder.empty()) return;
   std::error_code ec;
@@ -166,6 +179,9 @@ Ranks::Ranks(const WorkerArgs& args, int64_t world_size) {
   }
   folder_ = pattern;
   rendezvous_folder() = folder_;
+  if (const char* t = std::getenv("GPUSWEEP_DP_TIMEOUT_S"); t != nullptr && std::atof(t) > 0) {
+    timeout_s_ = std::atof(t);
+  }
   const std::string store = folder_ + "/store";
   // One GPU a rank where the trial was given as many (CUDA_VISIBLE_DEVICES
   // as the worker set it from --visible-devices).
@@ -215,29 +231,33 @@ Ranks::Ranks(const WorkerArgs& args, int64_t world_size) {
   bind_cpus(cpu_share(cpus, 0, world_size));
 }
 
+int64_t Ranks::world_size() const { return static_cast<int64_t>(peers_.size()) + 1; }
+
 RankFailure Ranks::exit_of(Peer& p) {
-  // Its socket closed: it has exited, or is about to.
-  int status = 0;
-  pid_t got = 0;
+  // Its socket closed: it has exited, or is about to. Its status is read
+  // without reaping it (WNOWAIT), so that its pid stays its own until
+  // end_ranks reaps it: killing a reaped pid could kill a stranger.
+  siginfo_t info{};
   const auto deadline = Clock::now() + std::chrono::seconds(5);
-  while ((got = ::waitpid(p.pid, &status, WNOHANG)) == 0 && Clock::now() < deadline) {
+  while (::waitid(P_PID, static_cast<id_t>(p.pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == 0 && Clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   std::string how = "closed its connection";
-  if (got == p.pid && WIFSIGNALED(status)) {
-    const int sig = WTERMSIG(status);
-    how = "was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
-  } else if (got == p.pid && WIFEXITED(status)) {
-    how = "exited with code " + std::to_string(WEXITSTATUS(status));
+  if (info.si_pid == p.pid && (info.si_code == CLD_KILLED || info.si_code == CLD_DUMPED)) {
+    how = "was killed by signal " + std::to_string(info.si_status) + " (" +
+          strsignal(info.si_status) + ")";
+  } else if (info.si_pid == p.pid && info.si_code == CLD_EXITED) {
+    how = "exited with code " + std::to_string(info.si_status);
   }
   return {"crashed",
           "rank " + std::to_string(p.rank) + " of " + std::to_string(world_size()) + " " + how};
 }
 
-std::optional<Json> Ranks::read_reply(Peer& p, RankFailure* failure) {
+std::optional<Json> Ranks::read_reply(Peer& p, RankFailure* failure, bool* closed) {
   std::string line;
   if (!read_line(p.fd, &p.pending, &line)) {
-    *failure = exit_of(p);
+    *closed = true;  // exit_of says how, once the end is claimed
     return std::nullopt;
   }
   Json reply;
@@ -261,53 +281,102 @@ void Ranks::set_phase(const char* phase, int64_t at_step) {
   at_step_.store(at_step);
 }
 
+// Ends the trial for a rank's failure, unless rank 0 is ending it already
+// (then its own result stands, and this returns).
+void Ranks::report(const RankFailure& failure) {
+  noticed_ = true;
+  if (claim_trial_end()) emit_and_end(failure);
+}
+
+void Ranks::emit_and_end(const RankFailure& failure) {
+  out_->emit({{"event", event::result},
+              {"status", failure.status},
+              {"phase", phase_.load()},
+              {"at_step", at_step_.load()},
+              {"message", failure.message}});
+  end_process(0);
+}
+
 // Long by design: the one loop that reads every rank's socket, start to end.
 void Ranks::start_watch(EventWriter& out) {
-  std::thread([this, &out] {
+  out_ = &out;
+  std::thread([this] {
     std::vector<pollfd> fds;
     for (const Peer& p : peers_) fds.push_back({p.fd, POLLIN, 0});
     for (;;) {
       if (::poll(fds.data(), fds.size(), -1) < 0) {
         if (errno == EINTR) continue;
+        report(
+            {"failed", std::string("cannot watch the other ranks: poll: ") + std::strerror(errno)});
         return;
       }
-      for (size_t i = 0; i < fds.size(); ++i) {
+      // Every whole line that arrived on every socket. A rank that died is
+      // the cause to report before the failures it caused on the others
+      // (their collective with it failed), whatever their order here.
+      std::optional<RankFailure> failed;
+      Peer* dead = nullptr;
+      for (size_t i = 0; i < fds.size() && dead == nullptr; ++i) {
         if (fds[i].revents == 0) continue;
         Peer& p = peers_[i];
-        RankFailure failure;
-        // Every whole line that arrived, so that none waits behind poll.
         do {
-          auto reply = read_reply(p, &failure);
+          RankFailure failure;
+          bool closed = false;
+          auto reply = read_reply(p, &failure, &closed);
+          if (closed) {
+            dead = &p;
+            break;
+          }
           if (!reply) {
-            // Rank 0 is ending the trial itself (and so the other ranks):
-            // its result stands.
-            if (!claim_trial_end()) return;
-            out.emit({{"event", event::result},
-                      {"status", failure.status},
-                      {"phase", phase_.load()},
-                      {"at_step", at_step_.load()},
-                      {"message", failure.message}});
-            end_process(0);
+            if (!failed) failed = failure;
+            break;
           }
           std::lock_guard<std::mutex> lock(mutex_);
           p.replies.push_back(std::move(*reply));
           replied_.notify_all();
         } while (p.pending.find('\n') != std::string::npos);
       }
+      if (dead != nullptr) {
+        // Claimed first, then how it ended (which may take a moment to
+        // show): rank 0's failing collective must not report it first.
+        noticed_ = true;
+        if (!claim_trial_end()) return;
+        emit_and_end(exit_of(*dead));
+      }
+      if (failed) {
+        report(*failed);
+        return;
+      }
     }
   }).detach();
 }
 
-Json Ranks::next_reply(Peer& p) {
+Json Ranks::next_reply(Peer& p, const char* what) {
   std::unique_lock<std::mutex> lock(mutex_);
-  replied_.wait(lock, [&p] { return !p.replies.empty(); });
+  // A rank alive but stuck (in the plugin's stats, say) would keep rank 0
+  // here for good, heartbeats and all: it fails the trial after the
+  // rendezvous' timeout, which no healthy reply comes near.
+  // Setup has no deadline of its own: a slow one is the host's timeout_s.
+  const bool setup = std::strcmp(what, "setup") == 0;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(timeout_s_);
+  const auto ready = [&p] { return !p.replies.empty(); };
+  if (setup) {
+    replied_.wait(lock, ready);
+  } else if (!replied_.wait_until(lock, deadline, ready)) {
+    lock.unlock();
+    char text[64];
+    std::snprintf(text, sizeof text, "%g", timeout_s_);
+    report({"failed", "rank " + std::to_string(p.rank) + " of " + std::to_string(world_size()) +
+                          " did not answer '" + what + "' within " + text +
+                          " s (GPUSWEEP_DP_TIMEOUT_S): it is stuck"});
+    for (;;) ::pause();  // rank 0 is ending the trial meanwhile
+  }
   Json reply = std::move(p.replies.front());
   p.replies.pop_front();
   return reply;
 }
 
 void Ranks::await_ready() {
-  for (Peer& p : peers_) next_reply(p);
+  for (Peer& p : peers_) next_reply(p, "setup");
   // Every rank is past the rendezvous: nothing opens the store again.
   remove_rendezvous();
 }
@@ -337,7 +406,7 @@ void Ranks::send_steps(int64_t n, int64_t at_step) {
 
 void Ranks::collect(std::vector<double>& seconds, double* samples, double* secondary) {
   for (Peer& p : peers_) {
-    const Json reply = next_reply(p);
+    const Json reply = next_reply(p, "steps");
     seconds.push_back(reply.value("seconds", 0.0));
     *samples += reply.value("samples", 0.0);
     *secondary += reply.value("secondary", 0.0);
@@ -346,18 +415,45 @@ void Ranks::collect(std::vector<double>& seconds, double* samples, double* secon
 
 void Ranks::command(const Json& op) {
   for (Peer& p : peers_) send_line(p.fd, op);
-  for (Peer& p : peers_) next_reply(p);
+  for (Peer& p : peers_) next_reply(p, op.value("op", "command").c_str());
 }
 
 std::vector<Json> Ranks::stats() {
   for (Peer& p : peers_) send_line(p.fd, {{"op", "stats"}});
   std::vector<Json> out;
-  for (Peer& p : peers_) out.push_back(next_reply(p).value("stats", Json::object()));
+  for (Peer& p : peers_) out.push_back(next_reply(p, "stats").value("stats", Json::object()));
+  return out;
+}
+
+std::string Ranks::unwell() const {
+  std::string out;
+  for (const Peer& p : peers_) {
+    std::ifstream in("/proc/" + std::to_string(p.pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), {});
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos || close + 2 >= stat.size()) continue;
+    const char state = stat[close + 2];
+    const char* what = state == 'T' || state == 't' ? "stopped"
+                       : state == 'D'               ? "in uninterruptible sleep (a driver call?)"
+                       : state == 'Z'               ? "exited"
+                                                    : nullptr;
+    if (what == nullptr) continue;
+    out +=
+        (out.empty() ? "" : ", ") + std::string("rank ") + std::to_string(p.rank) + " is " + what;
+  }
   return out;
 }
 
 void Ranks::await_failure(double grace_s) {
-  std::this_thread::sleep_for(std::chrono::duration<double>(grace_s));
+  // The watch reports a rank it saw fail, and ends the process; rank 0's
+  // own error stands when none did within grace_s.
+  const auto deadline = Clock::now() + std::chrono::duration<double>(grace_s);
+  while (Clock::now() < deadline) {
+    if (noticed_) {
+      for (;;) ::pause();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 // ---- the follower ---------------------------------------------------------

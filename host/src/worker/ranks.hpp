@@ -54,7 +54,7 @@ class Ranks {
   Ranks(const Ranks&) = delete;
   Ranks& operator=(const Ranks&) = delete;
 
-  int64_t world_size() const { return static_cast<int64_t>(peers_.size()) + 1; }
+  int64_t world_size() const;
 
   // From before create() to the end: a thread that reads every rank's
   // replies, and ends the trial (a result event on out naming the rank, the
@@ -82,6 +82,10 @@ class Ranks {
   // collective then fails on every other rank), which the watch reports and
   // ends the process for; waits grace_s for that.
   void await_failure(double grace_s);
+  // The ranks the kernel says are not running (stopped, in a driver call,
+  // exited), as "rank 1 is stopped"; "" when all are. For rank 0's own
+  // failure, which a stuck rank's collective timeout can be.
+  std::string unwell() const;
 
  private:
   struct Peer {
@@ -91,10 +95,15 @@ class Ranks {
     std::string pending;                 // bytes read past the last line (the watch's)
     std::deque<nlohmann::json> replies;  // read, not yet taken (guarded by mutex_)
   };
-  // The watch thread's only: one reply, or the failure.
-  std::optional<nlohmann::json> read_reply(Peer& p, RankFailure* failure);
+  // The watch thread's only: one reply, or the failure, or *closed when
+  // the rank's socket closed.
+  std::optional<nlohmann::json> read_reply(Peer& p, RankFailure* failure, bool* closed);
   RankFailure exit_of(Peer& p);
-  nlohmann::json next_reply(Peer& p);
+  // The next reply of p's, waited for (what names the command, for the
+  // failure when p does not answer within timeout_s_: the trial ends).
+  nlohmann::json next_reply(Peer& p, const char* what);
+  void report(const RankFailure& failure);
+  [[noreturn]] void emit_and_end(const RankFailure& failure);
 
   std::vector<Peer> peers_;
   std::string folder_;  // the rendezvous' folder
@@ -102,6 +111,9 @@ class Ranks {
   std::condition_variable replied_;
   std::atomic<const char*> phase_{"setup"};
   std::atomic<int64_t> at_step_{0};
+  EventWriter* out_ = nullptr;        // the trial's events (start_watch)
+  std::atomic<bool> noticed_{false};  // the watch saw a rank fail
+  double timeout_s_ = 120;            // GPUSWEEP_DP_TIMEOUT_S: a reply's deadline
 };
 
 // True for the first caller only: the one that reports the trial's end. The

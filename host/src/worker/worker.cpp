@@ -332,9 +332,10 @@ class Trial {
     // A rank that died makes the collectives fail on the others: it is the
     // cause to report, when there is one, and the watch reports it.
     ranks_->await_failure(1.0);
-    end_trial(
-        status_name(st), phase, at_step,
-        "rank 0 of " + std::to_string(ranks_->world_size()) + ": " + t_->error_message(inst_));
+    const std::string unwell = ranks_->unwell();
+    end_trial(status_name(st), phase, at_step,
+              "rank 0 of " + std::to_string(ranks_->world_size()) + ": " +
+                  t_->error_message(inst_) + (unwell.empty() ? "" : " (" + unwell + ")"));
   }
   // n steps here (`phase` names a failure), after the other ranks of a
   // data-parallel trial were told to run as many; samples summed.
