@@ -267,6 +267,9 @@ std::optional<Json> Ranks::read_reply(Peer& p, RankFailure* failure, bool* close
     *failure = {"failed", "rank " + std::to_string(p.rank) + " sent an unreadable reply: " + line};
     return std::nullopt;
   }
+  // Events a rank's own harness wrote on its way (loading, the memory
+  // cap) are for nobody; its result, a failure before it could reply.
+  if (reply.contains("event") && reply["event"] != event::result) return reply;
   if (!reply.value("ok", false)) {
     *failure = {reply.value("status", "failed"),
                 "rank " + std::to_string(p.rank) + " of " + std::to_string(world_size()) + ", " +
@@ -330,6 +333,7 @@ void Ranks::start_watch(EventWriter& out) {
             if (!failed) failed = failure;
             break;
           }
+          if (reply->contains("event")) continue;  // not a reply (see read_reply)
           std::lock_guard<std::mutex> lock(mutex_);
           p.replies.push_back(std::move(*reply));
           replied_.notify_all();
@@ -544,22 +548,16 @@ void run_follower(const WorkerArgs& args) {
   WorkerArgs a = args;
   a.peer_fd = protect_protocol_fd(args.peer_fd);
   EventWriter& reply = *new EventWriter(a.peer_fd);
-  // Its events go nowhere: the leader speaks for the trial, and hears a
-  // failure to load from the reply.
-  EventWriter& quiet = *new EventWriter(::open("/dev/null", O_WRONLY | O_CLOEXEC));
-  LoadedPlugin plugin;
-  try {
-    plugin = load_plugin(a.plugin_path);
-  } catch (const std::exception& e) {
-    reply.emit({{"ok", false}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
-    end_process(0);
-  }
+  // Loading and the memory cap report on the reply socket as a trial's
+  // would: rank 0's watch skips their events and takes a result as this
+  // rank's failure, with its message.
+  const LoadedPlugin plugin = load_and_announce(a.plugin_path, reply);
   // The trial's cap holds for every rank, each process its own.
   if (a.max_memory_bytes > 0) {
     std::promise<void> ready;
     ready.set_value();
     std::future<void> beat = ready.get_future();
-    cap_trial_memory(plugin.table, a, beat, quiet);
+    cap_trial_memory(plugin.table, a, beat, reply);
   }
   Follower(a, plugin.table, reply).run();
 }
