@@ -174,15 +174,25 @@ std::vector<pid_t> processes_in(const std::string& dir, bool followers_only) {
   return found;
 }
 
-// Waits up to 60 s for a rank > 0 to run in the sandbox; its pid.
-pid_t await_follower(const Sandbox& box) {
-  for (int i = 0; i < 6000; ++i) {
+// Waits up to 60 s for a rank > 0 to run in the sandbox, looking every
+// poll_ms; its pid.
+pid_t await_follower(const Sandbox& box, int poll_ms = 10) {
+  for (int waited = 0; waited < 60000; waited += poll_ms) {
     const auto f = processes_in(box.path(""), true);
     if (!f.empty()) return f.front();
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::this_thread::sleep_for(std::chrono::milliseconds(poll_ms));
   }
   FAIL("no rank > 0 started");
   return -1;
+}
+
+// Starts `run FILE` in the sandbox, its workers given the ranks' timeout
+// dp_timeout (GPUSWEEP_DP_TIMEOUT_S) when not null; the host's pid.
+pid_t start_run(const Sandbox& box, const std::string& file, const char* dp_timeout = nullptr) {
+  if (dp_timeout != nullptr) ::setenv("GPUSWEEP_DP_TIMEOUT_S", dp_timeout, 1);
+  const pid_t host = box.start("run " + file + " --db results.db --jobs 1", "log.txt");
+  ::unsetenv("GPUSWEEP_DP_TIMEOUT_S");
+  return host;
 }
 
 // Waits up to 60 s for a block measured in run 1 (the live file beside the
@@ -216,9 +226,8 @@ const char* kLongSweep = R"({"name": "dp", "workload": "timeseries",
 
 // Starts kLongSweep and returns once a rank > 0 runs and a block was
 // measured: {the host, that rank}.
-std::pair<pid_t, pid_t> start_mid_trial(const Sandbox& box) {
-  box.write("t.json", kLongSweep);
-  const pid_t host = box.start("run t.json --db results.db --jobs 1", "log.txt");
+std::pair<pid_t, pid_t> start_mid_trial(const Sandbox& box, const char* dp_timeout = nullptr) {
+  const pid_t host = start_run(box, "t.json", dp_timeout);
   const pid_t follower = await_follower(box);
   await_block(box);
   return {host, follower};
@@ -229,6 +238,7 @@ std::pair<pid_t, pid_t> start_mid_trial(const Sandbox& box) {
 TEST_CASE("a rank that dies ends its data-parallel trial, recorded once with the rank and why",
           "[integration][torch][faults][serial]") {
   Sandbox box;
+  box.write("t.json", kLongSweep);
   const auto [host, follower] = start_mid_trial(box);
   REQUIRE(::kill(follower, SIGKILL) == 0);
   CHECK(Sandbox::wait(host) == 0);  // a crashed trial is a result
@@ -243,6 +253,7 @@ TEST_CASE("a rank that dies ends its data-parallel trial, recorded once with the
 TEST_CASE("a rank that hangs ends its data-parallel trial at timeout_s, no rank left behind",
           "[integration][torch][faults][serial]") {
   Sandbox box;
+  box.write("t.json", kLongSweep);
   const auto [host, follower] = start_mid_trial(box);
   REQUIRE(::kill(follower, SIGSTOP) == 0);  // frozen: the other rank waits in its all-reduce
   CHECK(Sandbox::wait(host) == 0);
@@ -255,6 +266,7 @@ TEST_CASE("a rank that hangs ends its data-parallel trial at timeout_s, no rank 
 TEST_CASE("a host killed during a data-parallel trial leaves no rank behind, and resume completes",
           "[integration][torch][faults][kill][serial]") {
   Sandbox box;
+  box.write("t.json", kLongSweep);
   const pid_t host = start_mid_trial(box).first;
   REQUIRE(::kill(host, SIGKILL) == 0);
   Sandbox::wait(host);
@@ -349,16 +361,8 @@ TEST_CASE("a rendezvous that does not complete fails the trial after its timeout
     "base": {"device": "cpu", "threads": 1, "world_size": 2, "hidden_size": 16, "seq_len": 12},
     "measure": {"repeats": 1, "warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
                 "timeout_s": 60, "min_block_s": 0}})");
-  ::setenv("GPUSWEEP_DP_TIMEOUT_S", "3", 1);  // the host's workers inherit it
-  const pid_t host = box.start("run r.json --db results.db", "log.txt");
-  ::unsetenv("GPUSWEEP_DP_TIMEOUT_S");
-  pid_t follower = -1;
-  for (int i = 0; i < 20000 && follower < 0; ++i) {
-    const auto f = processes_in(box.path(""), true);
-    if (!f.empty()) follower = f.front();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  REQUIRE(follower > 0);
+  const pid_t host = start_run(box, "r.json", "3");
+  const pid_t follower = await_follower(box, /*poll_ms=*/1);
   REQUIRE(::kill(follower, SIGSTOP) == 0);
   CHECK(Sandbox::wait(host) == 0);
   INFO(box.read("log.txt"));
@@ -376,14 +380,10 @@ TEST_CASE("a rank stuck past the ranks' timeout fails the trial, naming the stuc
   // trial's timeout_s far off: rank 0's all-reduce (or its wait for rank
   // 1's reply) gives up after 2 s, and the trial says which rank was stuck.
   Sandbox box;
-  ::setenv("GPUSWEEP_DP_TIMEOUT_S", "2", 1);
   std::string sweep_text = kLongSweep;
   sweep_text.replace(sweep_text.find("\"timeout_s\": 8"), 14, "\"timeout_s\": 60");
   box.write("t.json", sweep_text);
-  const pid_t host = box.start("run t.json --db results.db --jobs 1", "log.txt");
-  ::unsetenv("GPUSWEEP_DP_TIMEOUT_S");
-  const pid_t follower = await_follower(box);
-  await_block(box);
+  const auto [host, follower] = start_mid_trial(box, "2");
   REQUIRE(::kill(follower, SIGSTOP) == 0);
   CHECK(Sandbox::wait(host) == 0);
   INFO(box.read("log.txt"));

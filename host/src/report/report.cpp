@@ -722,13 +722,13 @@ std::string scaling_html(const std::vector<ScalingRow>& rows,
     << num(x(top_n)) << "\" y2=\"" << num(y(top_n)) << "\"><title>ideal: N ranks, N times the "
     << "throughput</title></line>";
   std::vector<std::vector<std::string>> table;
+  std::vector<std::string> others;  // the varying settings but world_size (a column)
+  for (const auto& k : keys) {
+    if (k != "world_size") others.push_back(k);
+  }
   for (const auto& r : rows) {
     std::string label = "#" + std::to_string(r.config->config_index + 1);
-    for (const auto& k : keys) {
-      if (k == "world_size" || !r.config->config.contains(k)) continue;
-      const Json& v = r.config->config.at(k);
-      label += " " + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-    }
+    if (!others.empty()) label += " " + config_label(r.config->config, others);
     table.push_back({label, std::to_string(r.world_size), r.kind,
                      r.speedup ? fixed(r.speedup->ratio, 2) + "x" : "-",
                      r.speedup ? interval_text(r.speedup->low, r.speedup->high) : "-",

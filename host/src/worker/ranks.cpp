@@ -49,12 +49,6 @@ std::vector<pid_t>& followers() {
   return pids;
 }
 
-[[noreturn]] void end_process(int code) {
-  end_ranks();
-  std::fflush(nullptr);
-  _exit(code);
-}
-
 std::vector<std::string> split(const std::string& text, char sep) {
   std::vector<std::string> parts;
   std::stringstream in(text);
@@ -111,14 +105,6 @@ bool read_line(int fd, std::string* pending, std::string* line) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     pending->append(buf, static_cast<size_t>(n));
-  }
-}
-
-Json parse_or_raw(const char* text) {
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error&) {
-    return Json{{"unparsed", text}};
   }
 }
 
@@ -297,7 +283,7 @@ void Ranks::emit_and_end(const RankFailure& failure) {
               {"phase", phase_.load()},
               {"at_step", at_step_.load()},
               {"message", failure.message}});
-  end_process(0);
+  finish(0);
 }
 
 // Long by design: the one loop that reads every rank's socket, start to end.
@@ -475,7 +461,7 @@ class Follower {
     reply_.emit({{"ok", true}, {"ready", true}});
     std::string pending, line;
     while (read_line(args_.peer_fd, &pending, &line)) serve(Json::parse(line));
-    end_process(0);  // the leader is gone or done
+    finish(0);  // the leader is gone or done
   }
 
  private:
@@ -484,7 +470,7 @@ class Follower {
                  {"status", st == GPUSWEEP_STATUS_OK ? "failed" : status_name(st)},
                  {"phase", phase},
                  {"message", t_->error_message(inst_)}});
-    end_process(0);
+    finish(0);
   }
   void check(gpusweep_status st, const char* phase) {
     if (st != GPUSWEEP_STATUS_OK) fail(st, phase);
@@ -541,7 +527,7 @@ void run_follower(const WorkerArgs& args) {
   // Started by the leader, which it must not outlive (main() asked for
   // PR_SET_PDEATHSIG; a leader that died before that leaves us adopted).
   const char* leader = std::getenv("GPUSWEEP_DP_LEADER_PID");
-  if (leader == nullptr || ::getppid() != static_cast<pid_t>(std::atol(leader))) end_process(71);
+  if (leader == nullptr || ::getppid() != static_cast<pid_t>(std::atol(leader))) finish(71);
   if (const char* cpus = std::getenv("GPUSWEEP_DP_CPUS")) bind_cpus(cpus);
   if (args.visible_devices) ::setenv("CUDA_VISIBLE_DEVICES", args.visible_devices->c_str(), 1);
   std::signal(SIGPIPE, SIG_IGN);

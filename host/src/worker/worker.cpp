@@ -48,20 +48,6 @@ double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-[[noreturn]] void finish(int code) {
-  end_ranks();  // a data-parallel trial's leader: its other ranks go first
-  std::fflush(nullptr);
-  _exit(code);
-}
-
-Json parse_or_raw(const char* text) {
-  try {
-    return Json::parse(text != nullptr ? text : "null");
-  } catch (const Json::parse_error&) {
-    return Json{{"unparsed", text != nullptr ? text : ""}};
-  }
-}
-
 // The process's address-space size now (VmSize), in bytes; 0 if unknown.
 double address_space_bytes() {
   std::FILE* f = std::fopen("/proc/self/status", "r");
@@ -88,6 +74,20 @@ Json probe_matmul(const gpusweep_plugin* t, double seconds) {
 }
 
 }  // namespace
+
+void finish(int code) {
+  end_ranks();  // a data-parallel trial's leader: its other ranks go first
+  std::fflush(nullptr);
+  _exit(code);
+}
+
+nlohmann::json parse_or_raw(const char* text) {
+  try {
+    return nlohmann::json::parse(text != nullptr ? text : "null");
+  } catch (const nlohmann::json::parse_error&) {
+    return nlohmann::json{{"unparsed", text != nullptr ? text : ""}};
+  }
+}
 
 int protect_protocol_fd(int fd) {
   // The plugin runs in this process and may write to any descriptor; the

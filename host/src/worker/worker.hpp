@@ -5,6 +5,8 @@
 #include "protocol/worker_args.hpp"
 #include "worker/loader.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <future>
 #include <optional>
@@ -46,6 +48,15 @@ void cap_trial_memory(const gpusweep_plugin* table, const WorkerArgs& args,
 
 // Map a plugin status to a trial status name.
 const char* status_name(int status);
+
+// Ends a worker process (never a return: a LibTorch plugin is never
+// unloaded): a data-parallel trial's other ranks first (end_ranks), then
+// the output flushed and _exit(code).
+[[noreturn]] void finish(int code);
+
+// A plugin's JSON text (a manifest, metrics, stats) as JSON; text that does
+// not parse as {"unparsed": text}, none as null.
+nlohmann::json parse_or_raw(const char* text);
 
 // Moves the protocol descriptor out of the plugin's way: returns its new
 // number and leaves /dev/null at the old one.

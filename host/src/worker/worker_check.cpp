@@ -24,20 +24,6 @@ namespace {
 using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-Json parse_or_raw(const char* text) {
-  if (text == nullptr) return nullptr;
-  try {
-    return Json::parse(text);
-  } catch (const Json::parse_error&) {
-    return Json{{"unparsed", text}};
-  }
-}
-
-[[noreturn]] void finish(int code) {
-  std::fflush(nullptr);
-  _exit(code);
-}
-
 // Brackets one call into the plugin with "begin" and "end" events.
 class Calls {
  public:
