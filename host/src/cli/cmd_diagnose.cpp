@@ -65,9 +65,9 @@ int cmd_diagnose(const Args& args) {
   if (matmul_s < 0 || matmul_s > 60) {
     throw UsageError("--matmul-seconds " + fixed(matmul_s, 1) + ": use 0 to 60");
   }
-  const SweepSpec spec = command_sweep("diagnose", vm["workload"].as<std::string>(),
-                                       "gpusweep diagnose", 10, 10, strings_of(vm, "set"));
-  const PluginInfo info = Registry(plugin_paths(vm)).describe(spec.workload);
+  SweepSpec spec = command_sweep("diagnose", vm["workload"].as<std::string>(), "gpusweep diagnose",
+                                 10, 10, strings_of(vm, "set"));
+  const PluginInfo info = Registry(plugin_paths(vm)).describe_sweep(spec);
   const Json config = resolve_single_config(spec, info.manifest);
 
   WorkerArgs worker;

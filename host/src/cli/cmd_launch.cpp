@@ -85,7 +85,7 @@ int cmd_launch(const Args& args) {
   const std::string file = vm["sweep"].as<std::string>();
   SweepSpec spec = load_sweep_file(file);
   apply_overrides(spec, strings_of(vm, "set"));
-  const PluginInfo info = Registry(plugin_paths(vm)).describe(spec.workload);
+  const PluginInfo info = Registry(plugin_paths(vm)).describe_sweep(spec);
   validate_sweep(spec, info.manifest);
   request.db_path = std::filesystem::absolute(vm["db"].as<std::string>()).string();
   if (vm.count("run-dir") != 0U) request.run_dir = vm["run-dir"].as<std::string>();

@@ -47,7 +47,7 @@ int cmd_resume(const Args& args) {
     spec = stored_spec(*sweep);
   }
   Registry registry(plugin_paths(vm));
-  const PluginInfo info = registry.describe(spec.workload);
+  const PluginInfo info = registry.describe_sweep(spec);
   validate_sweep(spec, info.manifest);
   RunRequest opt;
   opt.db_path = db_path;

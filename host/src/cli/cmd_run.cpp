@@ -77,7 +77,7 @@ int cmd_run(const Args& args) {
   check_jobs(jobs);
 
   Registry registry(plugin_paths(vm));
-  const PluginInfo info = registry.describe(spec.workload);
+  const PluginInfo info = registry.describe_sweep(spec);
   validate_sweep(spec, info.manifest);
   const auto plan = plan_trials(spec, info.manifest);
   std::optional<Shard> shard;

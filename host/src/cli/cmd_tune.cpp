@@ -113,7 +113,7 @@ int cmd_tune(const Args& args) {
   }
   const OutputFormat format = format_of(vm, {OutputFormat::table, OutputFormat::json});
   Registry registry(plugin_paths(vm));
-  const PluginInfo info = registry.describe(spec.workload);
+  const PluginInfo info = registry.describe_sweep(spec);
   validate_sweep(spec, info.manifest);
 
   RunRequest request;

@@ -163,9 +163,9 @@ int cmd_tune_batch(const Args& args) {
   }
   const std::string workload = vm["workload"].as<std::string>();
   check_batch_objective(vm, search_sets.size() != sets.size());
-  const SweepSpec spec =
+  SweepSpec spec =
       command_sweep("tune-batch", workload, "gpusweep tune-batch probes", 5, 5, search_sets);
-  const PluginInfo info = Registry(plugin_paths(vm)).describe(spec.workload);
+  const PluginInfo info = Registry(plugin_paths(vm)).describe_sweep(spec);
   std::optional<SweepSpec> target;
   if (search_sets.size() != sets.size()) target = target_sweep(workload, sets, info.manifest);
   const BatchTuneRequest request = batch_tune_request(spec, info.manifest, search, max_memory);

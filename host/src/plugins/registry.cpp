@@ -200,12 +200,12 @@ std::optional<PluginFile> Registry::find(const std::string& name) const {
   return std::nullopt;
 }
 
-PluginInfo Registry::describe(const std::string& name) const {
+PluginInfo Registry::describe(const std::string& name, const Json& selection) const {
   // One look at the folders, for the plugin or for everything the error says.
   const Scan path = scan();
   std::vector<std::string> names;
   for (const auto& p : path.found) {
-    if (p.name == name) return describe_file(p);
+    if (p.name == name) return describe_file(p, selection);
     names.push_back(p.name);
   }
   std::string known;
@@ -221,10 +221,11 @@ PluginInfo Registry::describe(const std::string& name) const {
                    "; add folders with --plugin-path or GPUSWEEP_PLUGIN_PATH)" + refused);
 }
 
-PluginInfo Registry::describe_file(const PluginFile& file) const {
+PluginInfo Registry::describe_file(const PluginFile& file, const Json& selection) const {
   WorkerArgs describe;
   describe.mode = WorkerMode::describe;
   describe.plugin_path = file.path;
+  if (!selection.empty()) describe.config_json = selection.dump();
   const Captured c = run_worker_captured(describe, 120);
   Json loaded;
   std::string failure;
@@ -263,7 +264,62 @@ PluginInfo Registry::describe_file(const PluginFile& file) const {
   info.runtime = loaded.value("runtime", Json::object());
   info.abi = loaded.value("abi", "");
   info.hash = hash_file(file.path);
+  // A selected workload is part of what runs: a changed module is a changed
+  // plugin for resume's check.
+  if (!selection.empty()) info.hash = hash_text(info.hash + " " + info.manifest.raw.dump());
   return info;
+}
+
+namespace {
+
+// value names a file relative to the sweep file's folder (before an optional
+// ":name" suffix, python's module:callable): the same, made absolute.
+std::string absolute_from(const std::string& value, const std::string& sweep_file) {
+  const auto colon = value.rfind(':');
+  const bool suffixed =
+      colon != std::string::npos && colon > 0 && value.find('/', colon) == std::string::npos;
+  const std::string file = suffixed ? value.substr(0, colon) : value;
+  const std::string rest = suffixed ? value.substr(colon) : "";
+  std::error_code ec;
+  if (file.empty() || fs::path(file).is_absolute()) return value;
+  const fs::path folder = fs::path(sweep_file).parent_path();
+  if (!sweep_file.empty() && fs::is_regular_file(sweep_file, ec) && fs::exists(folder / file, ec)) {
+    return fs::absolute(folder / file).lexically_normal().string() + rest;
+  }
+  if (fs::exists(file, ec)) return fs::absolute(file).lexically_normal().string() + rest;
+  return value;  // the plugin says it is missing, with what it looked for
+}
+
+}  // namespace
+
+PluginInfo Registry::describe_sweep(SweepSpec& spec) const {
+  PluginInfo info = describe(spec.workload);
+  Json selection = Json::object();
+  for (const auto& p : info.manifest.params) {
+    if (!p.selects) continue;
+    if (spec.grid.contains(p.name)) {
+      throw UsageError(spec.source + ": grid." + p.name + ": '" + p.name +
+                       "' selects which workload runs, so it cannot vary within one sweep; "
+                       "set it in base and write one sweep per " +
+                       p.name);
+    }
+    auto it = spec.base.find(p.name);
+    if (it == spec.base.end() || !it->is_string() || it->get<std::string>().empty()) {
+      throw UsageError(spec.source + ": base." + p.name + " is required by workload '" +
+                       spec.workload + "' (" + p.description + "); for example \"base\": {\"" +
+                       p.name + "\": \"train_step.py\"}");
+    }
+    *it = absolute_from(it->get<std::string>(), spec.source);
+    selection[p.name] = *it;
+  }
+  if (selection.empty()) return info;
+  try {
+    return describe(spec.workload, selection);
+  } catch (const PluginError& e) {
+    // The selected workload's own problem (a module that does not import,
+    // a bad MANIFEST), told against the sweep's key.
+    throw UsageError(spec.source + ": base." + selection.begin().key() + ": " + e.reason());
+  }
 }
 
 std::string Registry::file_for(const std::string& arg) const {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "model/manifest.hpp"
+#include "model/sweep.hpp"
 #include "support/capture.hpp"
 #include "support/error.hpp"
 
@@ -50,8 +51,16 @@ class Registry {
   std::optional<PluginFile> find(const std::string& name) const;
   // Describes a plugin by name; throws UsageError for an unknown name (with
   // the known ones and a did-you-mean), Error when the plugin does not load.
-  PluginInfo describe(const std::string& name) const;
-  PluginInfo describe_file(const PluginFile& file) const;
+  // With a selection (the selecting parameters of a bridge such as python's
+  // `module`), the manifest is that of the workload it selects.
+  PluginInfo describe(const std::string& name, const Json& selection = Json::object()) const;
+  PluginInfo describe_file(const PluginFile& file, const Json& selection = Json::object()) const;
+  // The sweep's workload. For a plugin with selecting parameters ("selects":
+  // true) they must be set in the sweep's base, not as grid axes; a relative
+  // file they name is made absolute from the sweep file's folder (in
+  // spec.base, so that trials find it wherever they run); the manifest is
+  // then the selected workload's. Throws UsageError naming the file and key.
+  PluginInfo describe_sweep(SweepSpec& spec) const;
   // A plugin file given as a path (an existing file, or one that looks like
   // a path or a .so), else the file of the named plugin on the path; throws
   // the unknown-workload error with its did-you-mean.

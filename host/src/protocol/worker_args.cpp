@@ -148,7 +148,8 @@ WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
 
 std::string worker_options_help() {
   return "  --plugin FILE        the plugin to load (required)\n"
-         "  --describe           report manifest and runtime, then exit\n"
+         "  --describe           report manifest and runtime, then exit (with --config:\n"
+         "                       the manifest of the workload it selects, python's module)\n"
          "  --check              smoke-test every function of the plugin with --config\n"
          "  --check-steps N      steps of the --check smoke test (5)\n"
          "  --probe              load the plugin, report mapped libraries (and --probe-matmul)\n"

@@ -4,6 +4,7 @@
 #include "support/error.hpp"
 
 #include <boost/dll/shared_library.hpp>
+#include <nlohmann/json.hpp>
 
 #include <dlfcn.h>
 
@@ -91,6 +92,29 @@ LoadedPlugin load_plugin(const std::string& path) {
   }
   if (auto problem = abi_problem(table); !problem.empty()) throw PluginLoadError(path, problem);
   return LoadedPlugin{table, path, version(table->abi_major, table->abi_minor)};
+}
+
+std::string workload_manifest(const LoadedPlugin& plugin, const std::string& config_json) {
+  const char* own = plugin.table->manifest();
+  const auto* ext =
+      find_extension<gpusweep_ext_selected_manifest>(plugin.table, GPUSWEEP_EXT_SELECTED_MANIFEST);
+  if (ext == nullptr) return own;
+  const nlohmann::json manifest = nlohmann::json::parse(own, nullptr, false);
+  const nlohmann::json config = nlohmann::json::parse(config_json, nullptr, false);
+  if (!manifest.is_object() || !config.is_object()) return own;
+  bool selected = false;
+  for (const auto& p : manifest.value("params", nlohmann::json::array())) {
+    if (p.is_object() && p.value("selects", false) && config.contains(p.value("name", ""))) {
+      selected = true;
+    }
+  }
+  if (!selected) return own;
+  const char* text = nullptr;
+  if (ext->manifest(config_json.c_str(), &text) != GPUSWEEP_STATUS_OK) {
+    const std::string why = text != nullptr ? text : "it selected no workload";
+    throw PluginError(why, why);
+  }
+  return text != nullptr ? text : own;
 }
 
 }  // namespace gpusweep::host

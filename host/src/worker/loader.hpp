@@ -24,6 +24,8 @@ struct LoadedPlugin {
   const gpusweep_plugin* table = nullptr;
   std::string path;
   std::string abi;  // "major.minor" the plugin was built for
+  // The manifest of the trial's workload (workload_manifest), once announced.
+  std::string manifest;
 };
 
 // Loads path and validates its entry table. Throws gpusweep::Error with a
@@ -45,5 +47,12 @@ const T* find_extension(const gpusweep_plugin* table, const char* id) {
   const T* ext = static_cast<const T*>(table->get_extension(id));
   return ext != nullptr && ext->struct_size >= sizeof(T) ? ext : nullptr;
 }
+
+// The manifest (JSON text) of the workload config_json selects: through
+// GPUSWEEP_EXT_SELECTED_MANIFEST when the plugin has it and the config sets
+// a parameter its own manifest marks "selects"; else the plugin's own.
+// Throws PluginError with the plugin's message when the selection fails
+// (a Python module that does not import).
+std::string workload_manifest(const LoadedPlugin& plugin, const std::string& config_json);
 
 }  // namespace gpusweep::host

@@ -537,7 +537,7 @@ void run_follower(const WorkerArgs& args) {
   // Loading and the memory cap report on the reply socket as a trial's
   // would: rank 0's watch skips their events and takes a result as this
   // rank's failure, with its message.
-  const LoadedPlugin plugin = load_and_announce(a.plugin_path, reply);
+  const LoadedPlugin plugin = load_and_announce(a.plugin_path, a.config_json, reply);
   // The trial's cap holds for every rank, each process its own.
   if (a.max_memory_bytes > 0) {
     std::promise<void> ready;

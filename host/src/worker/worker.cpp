@@ -105,34 +105,51 @@ int protect_protocol_fd(int fd) {
 
 namespace {
 
-void announce(const LoadedPlugin& plugin, EventWriter& out) {
+// The plugin, and the manifest of the workload config_json selects (the
+// plugin's own for all but a bridge such as the python plugin's).
+void announce(LoadedPlugin& plugin, const std::string& config_json, EventWriter& out) {
   const gpusweep_plugin* t = plugin.table;
+  plugin.manifest = workload_manifest(plugin, config_json);
   out.emit({{"event", event::loaded},
             {"abi", plugin.abi},
             {"struct_size", t->struct_size},
-            {"manifest", parse_or_raw(t->manifest())},
+            {"manifest", parse_or_raw(plugin.manifest.c_str())},
             {"runtime", parse_or_raw(t->runtime())}});
 }
 
 }  // namespace
 
-LoadedPlugin load_and_announce(const std::string& plugin_path, EventWriter& out) {
+namespace {
+
+// Reports a plugin that did not load (or whose workload did not) as the
+// trial's failed result, and ends the process.
+[[noreturn]] void fail_load(const std::exception& e, EventWriter& out) {
+  Json result = {
+      {"event", event::result}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}};
+  if (const auto* pe = dynamic_cast<const PluginError*>(&e)) result["reason"] = pe->reason();
+  out.emit(result);
+  finish(0);
+}
+
+void announce_or_fail(LoadedPlugin& plugin, const std::string& config_json, EventWriter& out) {
+  try {
+    announce(plugin, config_json, out);
+  } catch (const std::exception& e) {
+    fail_load(e, out);
+  }
+}
+
+}  // namespace
+
+LoadedPlugin load_and_announce(const std::string& plugin_path, const std::string& config_json,
+                               EventWriter& out) {
   LoadedPlugin plugin;
   try {
     plugin = load_plugin(plugin_path);
-  } catch (const PluginLoadError& e) {
-    out.emit({{"event", event::result},
-              {"status", "failed"},
-              {"phase", "load"},
-              {"message", e.what()},
-              {"reason", e.reason()}});
-    finish(0);
   } catch (const std::exception& e) {
-    out.emit(
-        {{"event", event::result}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}});
-    finish(0);
+    fail_load(e, out);
   }
-  announce(plugin, out);
+  announce_or_fail(plugin, config_json, out);
   return plugin;
 }
 
@@ -285,9 +302,15 @@ class Gate {
 // process with a result event naming the phase (see fail()).
 class Trial {
  public:
-  Trial(const gpusweep_plugin* t, const WorkerArgs& args, const MeasureSpec& m, EventWriter& out,
+  Trial(const LoadedPlugin& plugin, const WorkerArgs& args, const MeasureSpec& m, EventWriter& out,
         Gate& gate, Ranks* ranks)
-      : t_(t), args_(args), m_(m), out_(out), gate_(gate), ranks_(ranks) {}
+      : t_(plugin.table),
+        manifest_(plugin.manifest),
+        args_(args),
+        m_(m),
+        out_(out),
+        gate_(gate),
+        ranks_(ranks) {}
 
   [[noreturn]] void run() {
     setup();
@@ -644,7 +667,7 @@ class Trial {
   // manifest's quality metric and the direction it (or its "metrics" entry)
   // gives.
   std::pair<std::string, bool> target_metric(const TargetSpec& target) const {
-    const Json manifest = parse_or_raw(t_->manifest());
+    const Json manifest = parse_or_raw(manifest_.c_str());
     const Json quality = manifest.is_object() ? manifest.value("quality", Json::object()) : Json();
     std::string metric = target.metric;
     if (metric.empty() && quality.is_object()) metric = quality.value("metric", "");
@@ -790,6 +813,7 @@ class Trial {
   }
 
   const gpusweep_plugin* t_;
+  std::string manifest_;  // the trial's workload's (workload_manifest)
   const WorkerArgs& args_;
   MeasureSpec m_;
   EventWriter& out_;
@@ -830,9 +854,9 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   LoadedPlugin plugin;
   if (preloaded != nullptr) {
     plugin = *preloaded;
-    announce(plugin, out);
+    announce_or_fail(plugin, args.config_json, out);
   } else {
-    plugin = load_and_announce(args.plugin_path, out);
+    plugin = load_and_announce(args.plugin_path, args.config_json, out);
   }
   if (args.mode == WorkerMode::describe) finish(0);
   if (args.mode == WorkerMode::probe) {
@@ -878,7 +902,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
               {"message", std::string("bad --measure: ") + e.what()}});
     finish(2);
   }
-  Trial(plugin.table, args, m, out, gate, ranks).run();
+  Trial(plugin, args, m, out, gate, ranks).run();
 }
 
 // Threads of this process (/proc/self/task), or -1 if unknown.

@@ -37,7 +37,8 @@ int run_check_worker(const WorkerArgs& args);
 // Loads the plugin and announces it with a "loaded" event (ABI, table size,
 // manifest, runtime); when it cannot be loaded, reports a failed result in
 // phase "load" and ends the process.
-LoadedPlugin load_and_announce(const std::string& plugin_path, EventWriter& out);
+LoadedPlugin load_and_announce(const std::string& plugin_path, const std::string& config_json,
+                               EventWriter& out);
 
 // measure.max_memory (args.max_memory_bytes > 0): the device allocator's
 // cap where the plugin caps one, else the address space (RLIMIT_AS) after

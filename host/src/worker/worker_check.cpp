@@ -56,7 +56,7 @@ int run_check_worker(const WorkerArgs& args) {
   EventWriter out(protect_protocol_fd(args.proto_fd));
   out.emit({{"event", event::hello}, {"pid", static_cast<long>(::getpid())}});
 
-  const LoadedPlugin plugin = load_and_announce(args.plugin_path, out);
+  const LoadedPlugin plugin = load_and_announce(args.plugin_path, args.config_json, out);
   const gpusweep_plugin* t = plugin.table;
 
   Calls calls(out);

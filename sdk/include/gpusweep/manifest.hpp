@@ -80,6 +80,11 @@ struct Param {
   // False for a common setting this workload has nothing to apply to: a
   // trial that sets it to anything but the default is skipped.
   bool applies = true;
+  // True for a parameter that selects which workload runs (the python
+  // bridge's `module`): the manifest of the selected workload comes from
+  // GPUSWEEP_EXT_SELECTED_MANIFEST, so a sweep sets it in `base`, never as a
+  // grid axis. A relative path it names is taken from the sweep file's folder.
+  bool selects = false;
 
   static Param boolean(std::string name, bool def, std::string description) {
     return Param{
@@ -134,6 +139,7 @@ struct Param {
            {"description", description},
            {"common", common}};
     if (!applies) j["applies"] = false;
+    if (selects) j["selects"] = true;
     if (!choices.empty()) j["choices"] = choices;
     if (min) j["min"] = *min;
     if (max) j["max"] = *max;
@@ -164,6 +170,7 @@ struct Param {
     if (auto v = j.find("max"); v != j.end() && v->is_number()) p.max = v->get<double>();
     p.common = j.value("common", false);
     p.applies = j.value("applies", true);
+    p.selects = j.value("selects", false);
     return p;
   }
 

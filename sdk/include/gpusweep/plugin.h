@@ -213,6 +213,24 @@ typedef struct gpusweep_ext_device_memory_cap {
   gpusweep_status (*cap)(const char* config_json, double bytes, const char** result_json);
 } gpusweep_ext_device_memory_cap;
 
+/* A plugin that runs workloads written elsewhere (the python bridge runs a
+ * user's Python module): its own manifest() names the parameters that select
+ * one ("selects": true, such as "module"), and the manifest of the workload a
+ * configuration selects comes from here: its quality metric, units and
+ * parameters, which the host validates a sweep against and create() resolves
+ * the configuration with. config_json is a JSON object holding at least the
+ * selecting parameters (the sweep's base, or a trial's resolved config). On
+ * OK *manifest_json is that manifest, whose name is the plugin's own; on
+ * ERROR it is the message (a module that does not import, a bad parameter).
+ * Strings are valid until the next call. The first call may be slow (it may
+ * start an interpreter); never call it in a fork server before forking. */
+#define GPUSWEEP_EXT_SELECTED_MANIFEST "gpusweep.selected_manifest/1"
+typedef struct gpusweep_ext_selected_manifest {
+  uint32_t struct_size; /* sizeof(gpusweep_ext_selected_manifest) in the plugin */
+  uint32_t reserved;    /* zero */
+  gpusweep_status (*manifest)(const char* config_json, const char** manifest_json);
+} gpusweep_ext_selected_manifest;
+
 /* The entry point every plugin exports. Returns a pointer to a table with
  * static storage duration; never NULL. Must be cheap and free of side
  * effects (the host may call it only to read the manifest). */

@@ -159,6 +159,16 @@ template <class T>
 struct HasExtension<T, std::void_t<decltype(T::extension(static_cast<const char*>(nullptr)))>>
     : std::true_type {};
 
+// A workload class whose manifest depends on its configuration (a bridge
+// to workloads written elsewhere) has a static
+// `Manifest selected_manifest(const Json& config)`; the SDK offers it as
+// GPUSWEEP_EXT_SELECTED_MANIFEST and resolves create()'s config with it.
+template <class T, class = void>
+struct HasSelectedManifest : std::false_type {};
+template <class T>
+struct HasSelectedManifest<T, std::void_t<decltype(T::selected_manifest(std::declval<Json>()))>>
+    : std::true_type {};
+
 struct Instance {
   std::unique_ptr<Workload> workload;
   std::string error;
@@ -228,8 +238,14 @@ struct Adapter {
     try {
       const Manifest* m = manifest_object();
       if (m == nullptr) throw std::runtime_error("the plugin's manifest() threw");
+      Json config = Json::parse(config_json);
+      if constexpr (HasSelectedManifest<W>::value) {
+        config = W::selected_manifest(config).resolve(config);
+      } else {
+        config = m->resolve(config);
+      }
       auto inst = std::make_unique<Instance>();
-      inst->workload = std::make_unique<W>(TrialConfig(m->resolve(Json::parse(config_json))));
+      inst->workload = std::make_unique<W>(TrialConfig(std::move(config)));
       *out = reinterpret_cast<gpusweep_instance*>(inst.release());
       create_error().clear();
       return GPUSWEEP_STATUS_OK;
@@ -329,6 +345,22 @@ struct Adapter {
     return st == GPUSWEEP_STATUS_OK && !timed ? GPUSWEEP_STATUS_SKIPPED : st;
   }
 
+  static gpusweep_status selected_manifest(const char* config_json, const char** out) noexcept {
+    static std::string text;
+    try {
+      if constexpr (HasSelectedManifest<W>::value) {
+        text = W::selected_manifest(Json::parse(config_json)).to_json().dump();
+        *out = text.c_str();
+        return GPUSWEEP_STATUS_OK;
+      }
+      text = "this plugin selects no workload";
+    } catch (...) {
+      text = classify_current_exception().message;
+    }
+    *out = text.c_str();
+    return GPUSWEEP_STATUS_ERROR;
+  }
+
   // The SDK's own extensions (every workload has them), then the class's.
   static const void* get_extension(const char* id) noexcept {
     static const gpusweep_ext_measure_window window = {sizeof(gpusweep_ext_measure_window), 0,
@@ -340,6 +372,11 @@ struct Adapter {
     if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_MEASURE_WINDOW) == 0) return &window;
     if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_TURNS) == 0) return &turns;
     if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_DEVICE_TIMER) == 0) return &timer;
+    if constexpr (HasSelectedManifest<W>::value) {
+      static const gpusweep_ext_selected_manifest selected = {
+          sizeof(gpusweep_ext_selected_manifest), 0, &selected_manifest};
+      if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_SELECTED_MANIFEST) == 0) return &selected;
+    }
     if constexpr (HasExtension<W>::value) {
       try {
         return id != nullptr ? W::extension(id) : nullptr;

@@ -1,0 +1,242 @@
+// The `python` workload: a user's PyTorch training step written as a Python
+// module (sdk/python/gpusweep, docs/writing-plugins.md "Python workloads"),
+// measured under the same protocol, in the same worker process and with the
+// same device synchronisation, clocks and statistics as the C++ plugins.
+//
+// The sweep names the module in base.module. Its MANIFEST gives the
+// workload's units, quality metric, batch size and own parameters, and says
+// which common settings it honours; this bridge adds the common settings
+// (torchkit's, the same list every plugin has), torch.compile's and
+// `module`, and applies the process-wide settings (threads, seed, TF32, cuDNN
+// benchmark) in C++ before the module's create(config) runs: Python's torch
+// and this library share one LibTorch. The block edges synchronise the
+// device from C++ too, and peak memory is read from the same allocator.
+#include <gpusweep/torchkit/torch_workload.hpp>
+
+#include "embed.hpp"
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+namespace {
+
+using namespace gpusweep;
+using namespace gpusweep::torchkit;
+
+constexpr const char* kModule = "module";
+
+Param module_param() {
+  Param p = Param::text(kModule, "",
+                        "the workload's Python file (path/to/step.py, or path/to/step.py:factory "
+                        "for a factory other than create), relative to the sweep file's folder; "
+                        "it defines MANIFEST and create(config) (docs/writing-plugins.md)");
+  p.selects = true;
+  return p;
+}
+
+// FNV-1a of the module file: a changed module is a changed workload (its
+// manifest's version, which the host hashes into every config).
+std::string file_digest(const std::string& spec) {
+  std::string path = spec;
+  if (const auto colon = spec.rfind(':');
+      colon != std::string::npos && spec.find('/', colon) == std::string::npos) {
+    path = spec.substr(0, colon);
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream data;
+  data << in.rdbuf();
+  uint64_t h = 1469598103934665603ULL;
+  for (const unsigned char c : data.str()) h = (h ^ c) * 1099511628211ULL;
+  std::ostringstream hex;
+  hex << std::hex << h;
+  return hex.str();
+}
+
+Support support_of(const Json& supports) {
+  Support s;
+  s.channels_last = supports.value("channels_last", false);
+  s.input_pipeline = supports.value("input_pipeline", false);
+  s.cudnn = supports.value("cudnn", false);
+  s.grad_accum = supports.value("grad_accum", false);
+  s.sync_every = supports.value("sync_every", true);
+  s.precision = supports.value("precision", true);
+  s.data_parallel = false;  // not yet for Python workloads
+  s.reason = supports.value("reason", "");
+  if (s.reason.empty())
+    s.reason = "the Python workload's MANIFEST says it has nothing to apply it to";
+  return s;
+}
+
+std::vector<Param> compile_params(bool applies) {
+  std::vector<Param> out = {
+      Param::boolean("compile", false,
+                     "torch.compile the model (Settings.prepare); compilation falls in the "
+                     "warmup and its time is reported as compile_s"),
+      Param::choice("compile_mode", "default",
+                    {"default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"},
+                    "torch.compile's mode")};
+  for (auto& p : out) {
+    p.common = true;
+    p.applies = applies;
+  }
+  return out;
+}
+
+struct Selected {
+  Manifest manifest;
+  Support support;
+};
+
+// The module's manifest with the common settings added, once per module
+// and process.
+const Selected& selected(const std::string& spec) {
+  static std::mutex mutex;
+  static std::map<std::string, Selected> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = cache.find(spec); it != cache.end()) return it->second;
+  const Json m = python::module_manifest(spec);
+  const std::string where = "python module '" + spec + "': MANIFEST";
+  auto text = [&](const char* key) {
+    auto it = m.find(key);
+    return it != m.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  Selected out;
+  out.support = support_of(m.value("supports", Json::object()));
+  Manifest& mf = out.manifest;
+  mf.name = "python";
+  mf.version = text("version") + "+" + file_digest(spec);
+  mf.description = text("name") + ": " + text("description") + " (" + spec + ")";
+  mf.unit = text("unit");
+  mf.secondary_unit = text("secondary_unit");
+  if (mf.unit.empty()) throw std::invalid_argument(where + " has no unit (\"images\", \"tokens\")");
+  const Json q = m.value("quality", Json::object());
+  mf.quality.metric = q.value("metric", "");
+  mf.quality.reference = q.value("reference", "");
+  mf.quality.higher_is_better = q.value("higher_is_better", true);
+  mf.quality.description = q.value("description", "");
+  if (mf.quality.metric.empty()) {
+    throw std::invalid_argument(where + " has no quality metric (gpusweep.Quality(\"name\"))");
+  }
+  const Json batch = m.value("batch_size", Json(32));
+  if (!batch.is_number_integer() || batch.get<int64_t>() < 1) {
+    throw std::invalid_argument(where + ": batch_size must be a positive integer, not " +
+                                batch.dump());
+  }
+  mf.params = common_params(batch.get<int64_t>(), out.support);
+  for (auto& p : compile_params(m.value("supports", Json::object()).value("compile", true))) {
+    mf.params.push_back(std::move(p));
+  }
+  mf.params.push_back(module_param());
+  std::set<std::string> names;
+  for (const auto& p : mf.params) names.insert(p.name);
+  for (const auto& pj : m.value("params", Json::array())) {
+    Param p;
+    try {
+      p = Param::from_json(pj);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(where + ": " + e.what());
+    }
+    if (!names.insert(p.name).second) {
+      throw std::invalid_argument(where + ": parameter '" + p.name +
+                                  "' is already a common setting or listed twice; rename it");
+    }
+    if (auto problem = p.check(p.default_value)) {
+      throw std::invalid_argument(where + ": parameter '" + p.name + "' default: " + *problem);
+    }
+    mf.params.push_back(std::move(p));
+  }
+  for (const auto& mj : m.value("metrics", Json::array())) {
+    Metric metric;
+    metric.name = mj.value("name", "");
+    metric.higher_is_better = mj.value("higher_is_better", true);
+    if (mj.contains("min") && mj["min"].is_number()) metric.min = mj["min"].get<double>();
+    if (mj.contains("max") && mj["max"].is_number()) metric.max = mj["max"].get<double>();
+    metric.description = mj.value("description", "");
+    mf.metrics.push_back(std::move(metric));
+  }
+  return cache.emplace(spec, std::move(out)).first->second;
+}
+
+std::string module_of(const Json& config) {
+  auto it = config.find(kModule);
+  if (it == config.end() || !it->is_string() || it->get<std::string>().empty()) {
+    throw std::invalid_argument(
+        "the python workload needs base.module: the Python file of the workload to run");
+  }
+  return it->get<std::string>();
+}
+
+Metrics numbers(const Json& j) {
+  Metrics m;
+  for (const auto& [k, v] : j.items()) {
+    if (v.is_number()) m[k] = v.get<double>();
+  }
+  return m;
+}
+
+class PythonWorkload : public TorchWorkload {
+ public:
+  explicit PythonWorkload(const TrialConfig& config)
+      : TorchWorkload(config, selected(module_of(config.json())).support),
+        py_(module_of(config.json()), config.json(), settings_.device.str()) {}
+
+  static Manifest manifest() {
+    Manifest m;
+    m.name = "python";
+    m.version = "1.0.0";
+    m.description =
+        "a PyTorch training step written in Python: base.module names the file, whose MANIFEST "
+        "gives the workload's units, quality metric and parameters";
+    m.unit = "samples";
+    m.quality.metric = "quality";
+    m.quality.description = "the module's MANIFEST names its quality metric";
+    m.params = {module_param()};
+    return m;
+  }
+
+  static Manifest selected_manifest(const Json& config) {
+    return selected(module_of(config)).manifest;
+  }
+
+  static Json runtime() {
+    Json r = TorchWorkload::runtime();
+    r["python"] = python::build_version();
+    r["python_interpreter"] = python::interpreter();
+    return r;
+  }
+
+  StepResult step() override {
+    const auto [samples, secondary] = py_.step();
+    return {samples, secondary};
+  }
+
+  Metrics evaluate() override { return numbers(py_.evaluate()); }
+
+  // torchkit's (peak memory, threads) under the module's own and its
+  // Settings' (loss reads, input wait, compile time).
+  Metrics stats() override {
+    Metrics m = TorchWorkload::stats();
+    for (const auto& [k, v] : numbers(py_.stats())) m[k] = v;
+    return m;
+  }
+
+  void pause_background() override {
+    TorchWorkload::pause_background();
+    py_.pause();
+  }
+  void resume_background() override {
+    TorchWorkload::resume_background();
+    py_.resume();
+  }
+
+ private:
+  python::Workload py_;
+};
+
+}  // namespace
+
+GPUSWEEP_EXPORT_WORKLOAD(PythonWorkload)

@@ -1,0 +1,298 @@
+"""gpusweep's Python SDK: write a workload as a Python module, and gpusweep
+measures its training step as it does its C++ plugins (the `python` workload,
+docs/writing-plugins.md "Python workloads").
+
+A workload module defines
+
+    MANIFEST = gpusweep.Manifest(...)   # what it is, what it measures, its knobs
+    def create(config): ...             # -> an object with step() and evaluate()
+
+`create` gets a `Config`: every parameter's value (the common settings and the
+module's own), and `config.settings`, a `Settings` that applies the common
+settings the way gpusweep's C++ plugins do (autocast, GradScaler,
+channels_last, zero_grad(set_to_none), deferred loss reads, non-blocking
+copies, DataLoader workers and pinning, torch.compile). The process-wide ones
+(threads, seed, TF32, cuDNN benchmark) are applied before `create` runs.
+
+The workload object has
+    step() -> samples                       one training step; the number of
+                                            samples in the manifest's unit, or
+                                            (samples, secondary_samples)
+    evaluate() -> {metric: value}           quality on held-out data; a
+                                            metric's standard error as
+                                            "<metric>_se"
+and optionally stats() -> {name: number}, pause() and resume() (stop and
+restart background work between interleaved turns).
+
+Raise `Skipped("why")` when a configuration cannot apply (the trial is
+skipped with that reason). Nothing here needs more than torch.
+"""
+import contextlib
+import random
+import time
+
+__all__ = ["Param", "Quality", "Metric", "Supports", "Manifest", "Skipped", "Config",
+           "Settings", "Batches"]
+
+COMPILE_MODES = ["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"]
+
+
+class Skipped(Exception):
+    """This configuration cannot apply here; the message is the reason shown."""
+
+
+class Param:
+    """One of the workload's own parameters (its knobs), typed, with a default."""
+
+    def __init__(self, name, type, default, description="", min=None, max=None, choices=None):
+        self.name, self.type, self.default = name, type, default
+        self.description, self.min, self.max, self.choices = description, min, max, choices
+
+    @classmethod
+    def int(cls, name, default, min=None, max=None, description=""):
+        return cls(name, "int", default, description, min, max)
+
+    @classmethod
+    def float(cls, name, default, min=None, max=None, description=""):
+        return cls(name, "float", default, description, min, max)
+
+    @classmethod
+    def bool(cls, name, default, description=""):
+        return cls(name, "bool", default, description)
+
+    @classmethod
+    def str(cls, name, default, description=""):
+        return cls(name, "string", default, description)
+
+    @classmethod
+    def choice(cls, name, default, choices, description=""):
+        return cls(name, "string", default, description, choices=list(choices))
+
+    def to_dict(self):
+        d = {"name": self.name, "type": self.type, "default": self.default,
+             "description": self.description, "common": False}
+        if self.min is not None:
+            d["min"] = self.min
+        if self.max is not None:
+            d["max"] = self.max
+        if self.choices:
+            d["choices"] = self.choices
+        return d
+
+
+class Quality:
+    """The metric evaluate() reports that says how well the model trains."""
+
+    def __init__(self, metric, higher_is_better=True, description="", reference=""):
+        self.metric, self.higher_is_better = metric, higher_is_better
+        self.description, self.reference = description, reference
+
+
+class Metric:
+    """A metric evaluate() reports that a target may name, with its range."""
+
+    def __init__(self, name, higher_is_better=True, min=None, max=None, description=""):
+        self.name, self.higher_is_better = name, higher_is_better
+        self.min, self.max, self.description = min, max, description
+
+
+class Supports:
+    """What the workload has for the common settings to act on; a setting it
+    does not support is still listed (one sweep file works across workloads)
+    but a trial that sets it is skipped with `reason`."""
+
+    def __init__(self, channels_last=False, input_pipeline=False, cudnn=False, grad_accum=False,
+                 sync_every=True, precision=True, compile=True, reason=""):
+        self.channels_last, self.input_pipeline, self.cudnn = channels_last, input_pipeline, cudnn
+        self.grad_accum, self.sync_every, self.precision = grad_accum, sync_every, precision
+        self.compile, self.reason = compile, reason
+
+    def to_dict(self):
+        return dict(vars(self))
+
+
+class Manifest:
+    """What the workload is: name, throughput unit, quality metric, batch size
+    default, which common settings it honours, and its own parameters."""
+
+    def __init__(self, name, unit, quality, version="1.0.0", description="", batch_size=32,
+                 secondary_unit="", supports=None, params=(), metrics=()):
+        self.name, self.unit, self.quality, self.version = name, unit, quality, version
+        self.description, self.batch_size, self.secondary_unit = description, batch_size, secondary_unit
+        self.supports = supports if supports is not None else Supports()
+        self.params, self.metrics = list(params), list(metrics)
+
+    def to_dict(self):
+        return {
+            "name": self.name, "version": self.version, "description": self.description,
+            "unit": self.unit, "secondary_unit": self.secondary_unit,
+            "batch_size": self.batch_size,
+            "quality": {"metric": self.quality.metric, "reference": self.quality.reference,
+                        "higher_is_better": self.quality.higher_is_better,
+                        "description": self.quality.description},
+            "supports": self.supports.to_dict(),
+            "params": [p.to_dict() for p in self.params],
+            "metrics": [{"name": m.name, "higher_is_better": m.higher_is_better, "min": m.min,
+                         "max": m.max, "description": m.description} for m in self.metrics],
+        }
+
+
+class Config(dict):
+    """A trial's resolved configuration: every parameter's value by name,
+    and `settings`, the common settings ready to apply."""
+
+    def __init__(self, values, device="cpu"):
+        super().__init__(values)
+        self.settings = Settings(self, device)
+
+
+class Batches:
+    """An endless iterator over a DataLoader (or any iterable), restarted at
+    each epoch's end, that times how long the step waited for each batch
+    (input_wait_s in the trial's stats)."""
+
+    def __init__(self, iterable, settings=None):
+        self._iterable, self._settings = iterable, settings
+        self._it = iter(iterable)
+        self.wait_s, self.batches = 0.0, 0
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        t0 = time.perf_counter()
+        try:
+            batch = next(self._it)
+        except StopIteration:
+            self._it = iter(self._iterable)
+            batch = next(self._it)
+        self.wait_s += time.perf_counter() - t0
+        self.batches += 1
+        return batch
+
+
+class Settings:
+    """The common settings of a trial, applied as gpusweep's C++ plugins do."""
+
+    def __init__(self, config, device="cpu"):
+        import torch
+
+        self._torch = torch
+        self.device = torch.device(device)
+        get = config.get
+        self.batch_size = get("batch_size", 1)
+        self.precision = get("precision", "fp32")
+        self.seed = get("seed", 0)
+        self.zero_grad_to_none = get("zero_grad_to_none", True)
+        self.sync_every = get("sync_every", 1)
+        self.channels_last = get("channels_last", False)
+        self.loader_workers = get("loader_workers", 0)
+        self.prefetch = get("prefetch", 2)
+        self.pin_memory = get("pin_memory", False)
+        self.non_blocking = get("non_blocking", False)
+        self.grad_accum = get("grad_accum", 1)
+        self.compile = get("compile", False)
+        self.compile_mode = get("compile_mode", "default")
+        self.loss_reads, self.last_loss = 0, None
+        self._loss_steps = 0
+        self._batches = []
+        random.seed(self.seed)
+        try:
+            import numpy
+            numpy.random.seed(self.seed % 2**32)
+        except ImportError:
+            pass
+
+    @property
+    def amp_dtype(self):
+        """The autocast dtype (torch.bfloat16, torch.float16) or None for fp32."""
+        return {"bf16": self._torch.bfloat16, "fp16": self._torch.float16}.get(self.precision)
+
+    def autocast(self):
+        """A context for the forward pass: autocast at the trial's precision."""
+        if self.amp_dtype is None:
+            return contextlib.nullcontext()
+        return self._torch.autocast(self.device.type, dtype=self.amp_dtype)
+
+    def grad_scaler(self):
+        """torch.amp.GradScaler, enabled for fp16 (loss scaling), else a no-op."""
+        return self._torch.amp.GradScaler(self.device.type, enabled=self.precision == "fp16")
+
+    def prepare(self, model):
+        """The model on the trial's device, channels_last when set, and compiled
+        (nn.Module.compile, in place: state_dict keys unchanged) when set."""
+        model = model.to(self.device)
+        if self.channels_last:
+            model = model.to(memory_format=self._torch.channels_last)
+        if self.compile:
+            model.compile(mode=None if self.compile_mode == "default" else self.compile_mode)
+        return model
+
+    def to_device(self, tensor):
+        """A batch tensor on the device: non_blocking when set, channels_last for
+        4-D tensors when set."""
+        t = tensor.to(self.device, non_blocking=self.non_blocking)
+        if self.channels_last and t.dim() == 4:
+            t = t.contiguous(memory_format=self._torch.channels_last)
+        return t
+
+    def zero_grad(self, optimizer):
+        """Clears gradients: to None (zero_grad_to_none) or zero in place."""
+        optimizer.zero_grad(set_to_none=self.zero_grad_to_none)
+
+    def loader(self, dataset, **kwargs):
+        """A DataLoader over dataset with the trial's batch_size, loader_workers,
+        prefetch and pin_memory (on CUDA), wrapped in Batches (endless, timed)."""
+        from torch.utils.data import DataLoader
+
+        workers = self.loader_workers
+        kwargs.setdefault("batch_size", self.batch_size)
+        kwargs.setdefault("shuffle", True)
+        kwargs.setdefault("drop_last", True)
+        loader = DataLoader(dataset, num_workers=workers,
+                            prefetch_factor=self.prefetch if workers > 0 else None,
+                            persistent_workers=workers > 0,
+                            pin_memory=self.pin_memory and self.device.type == "cuda", **kwargs)
+        return self.track(Batches(loader, self))
+
+    def track(self, batches):
+        """Reports batches' input wait in the trial's stats."""
+        self._batches.append(batches)
+        return batches
+
+    def observe_loss(self, loss):
+        """Call once per step with its loss: reads it back to the host (a device
+        sync) only every sync_every steps."""
+        self._loss_steps += 1
+        if self.sync_every > 0 and self._loss_steps % self.sync_every == 0:
+            self.last_loss = float(loss.item())
+            self.loss_reads += 1
+
+    def synchronize(self):
+        """Waits for the device's queued work (nothing to wait for on the CPU)."""
+        if self.device.type == "cuda":
+            self._torch.cuda.synchronize(self.device)
+
+    def stats(self):
+        """The settings' counters for the trial's stats."""
+        s = {"loss_reads": self.loss_reads}
+        if self.last_loss is not None:
+            s["last_loss"] = self.last_loss
+        if self._batches:
+            s["input_wait_s"] = sum(b.wait_s for b in self._batches)
+            s["input_batches"] = sum(b.batches for b in self._batches)
+        if self.compile:
+            s["compile_s"] = compile_seconds()
+        return s
+
+
+def compile_seconds():
+    """Seconds torch.compile has spent compiling in this process so far."""
+    try:
+        from torch._dynamo.utils import compilation_time_metrics
+    except ImportError:
+        return 0.0
+    # Dynamo's frames (forward), and the backward graphs AOTAutograd compiles
+    # at the first backward, outside them.
+    return float(sum(sum(v) for k, v in compilation_time_metrics.items()
+                     if k == "_compile.compile_inner" or k.endswith("bw_compiler")))

@@ -1,0 +1,136 @@
+"""What the `python` workload plugin (plugins/python) calls: loading a user's
+module, reading its manifest, creating its workload, and describing an
+exception for the trial's result. Not an API for workload authors."""
+import importlib.util
+import json
+import math
+import os
+import sys
+import traceback
+
+import gpusweep
+
+_modules = {}
+
+
+def split_spec(spec):
+    """'path/to/step.py:make' -> ('path/to/step.py', 'make'); the factory is
+    'create' when not named."""
+    path, factory = spec, "create"
+    head, sep, tail = spec.rpartition(":")
+    if sep and head and "/" not in tail and tail.isidentifier():
+        path, factory = head, tail
+    return path, factory
+
+
+def load(spec):
+    """The module a spec names, imported once per process from its file."""
+    path, factory = split_spec(spec)
+    full = os.path.abspath(path)
+    if full in _modules:
+        return _modules[full], factory
+    if not os.path.isfile(full):
+        raise FileNotFoundError(
+            "module '%s' does not exist (looked for %s); base.module names a Python file "
+            "defining MANIFEST and %s(config)" % (path, full, factory))
+    name = "gpusweep_user_" + os.path.splitext(os.path.basename(full))[0]
+    module_spec = importlib.util.spec_from_file_location(name, full)
+    module = importlib.util.module_from_spec(module_spec)
+    # Its folder first on the path, so that it imports its siblings.
+    sys.path.insert(0, os.path.dirname(full))
+    sys.modules[name] = module
+    try:
+        module_spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    _modules[full] = module
+    return module, factory
+
+
+def _number(x, what):
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
+        raise TypeError("%s must be a finite number, got %r" % (what, x))
+    return float(x)
+
+
+def manifest_json(spec):
+    """The module's MANIFEST as JSON (the plugin adds the common settings)."""
+    module, factory = load(spec)
+    where = "module '%s'" % split_spec(spec)[0]
+    manifest = getattr(module, "MANIFEST", None)
+    if manifest is None:
+        raise AttributeError("%s has no MANIFEST; define MANIFEST = gpusweep.Manifest(...)" % where)
+    if callable(manifest):
+        manifest = manifest()
+    d = manifest.to_dict() if hasattr(manifest, "to_dict") else manifest
+    if not isinstance(d, dict):
+        raise TypeError("%s: MANIFEST must be a gpusweep.Manifest or a dict, not %s"
+                        % (where, type(d).__name__))
+    if not callable(getattr(module, factory, None)):
+        raise AttributeError("%s has no function %s(config) that returns the workload"
+                             % (where, factory))
+    return json.dumps(d)
+
+
+def create(spec, config_json, device):
+    """The workload, created by the module's factory from the trial's config."""
+    module, factory = load(spec)
+    config = gpusweep.Config(json.loads(config_json), device)
+    workload = getattr(module, factory)(config)
+    for method in ("step", "evaluate"):
+        if not callable(getattr(workload, method, None)):
+            raise TypeError("%s(config) returned %s, which has no %s() method"
+                            % (factory, type(workload).__name__, method))
+    return Instance(workload, config.settings)
+
+
+class Instance:
+    """A live workload and its settings, as the plugin drives it."""
+
+    def __init__(self, workload, settings):
+        self.workload, self.settings = workload, settings
+        self.step = workload.step  # called directly by the plugin: the hot path
+        self.pause = getattr(workload, "pause", None)
+        self.resume = getattr(workload, "resume", None)
+
+    def evaluate(self):
+        metrics = self.workload.evaluate()
+        if not isinstance(metrics, dict):
+            raise TypeError("evaluate() returned %s; return a dict of metric name to number"
+                            % type(metrics).__name__)
+        return json.dumps({str(k): _number(v, "evaluate()'s '%s'" % k) for k, v in metrics.items()})
+
+    def stats(self):
+        out = dict(self.settings.stats())
+        own = getattr(self.workload, "stats", None)
+        if callable(own):
+            for k, v in (own() or {}).items():
+                out[str(k)] = _number(v, "stats()'s '%s'" % k)
+        return json.dumps(out)
+
+
+def describe_exception(exc):
+    """(kind, message) for an exception out of the user's code: kind is
+    'skipped', 'oom' or 'error'; the message is one line, the exception and
+    where it was raised. The whole traceback goes to stderr, the trial's log."""
+    if isinstance(exc, gpusweep.Skipped):
+        return "skipped", str(exc)
+    if isinstance(exc, SystemExit):
+        return "error", "the workload called sys.exit(%r)" % (exc.code,)
+    if isinstance(exc, KeyboardInterrupt):
+        return "error", "the workload was interrupted (KeyboardInterrupt)"
+    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    sys.stderr.flush()
+    headline = traceback.format_exception_only(type(exc), exc)[-1].strip()
+    # The innermost frame of the user's code (not this package's).
+    ours = os.path.dirname(os.path.abspath(gpusweep.__file__))
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if os.path.dirname(os.path.abspath(f.filename)) != ours]
+    where = ""
+    if frames:
+        last = frames[-1]
+        where = " (at %s:%d in %s)" % (last.filename, last.lineno, last.name)
+    oom = isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError" or \
+        "out of memory" in str(exc).lower()
+    return ("oom" if oom else "error"), headline.replace("\n", " ") + where
