@@ -69,6 +69,14 @@ if [ "$need_torch" = 1 ]; then
   fi
 fi
 
+# The python workload (plugins/python) embeds the interpreter torch lives in:
+# it needs that Python's headers and libpython (Debian's python3-dev).
+if [ "$need_torch" = 1 ] && ! "${torch_python:-python3}" -c 'import os, sys, sysconfig
+sys.exit(0 if os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")) else 1)' \
+    2>/dev/null; then
+  missing+=(python3-dev)
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} Debian packages present"
 else

@@ -112,6 +112,7 @@ const Selected& selected(const std::string& spec) {
   mf.description = text("name") + ": " + text("description") + " (" + spec + ")";
   mf.unit = text("unit");
   mf.secondary_unit = text("secondary_unit");
+  mf.deterministic = m.value("deterministic", false);
   if (mf.unit.empty()) throw std::invalid_argument(where + " has no unit (\"images\", \"tokens\")");
   const Json q = m.value("quality", Json::object());
   mf.quality.metric = q.value("metric", "");

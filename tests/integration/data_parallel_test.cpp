@@ -17,7 +17,10 @@
 #include <vector>
 
 using Catch::Matchers::Contains;
+using gpusweep::test::await_block;
 using gpusweep::test::config_is;
+using gpusweep::test::none_left;
+using gpusweep::test::processes_in;
 using gpusweep::test::Sandbox;
 
 namespace {
@@ -151,29 +154,6 @@ TEST_CASE("a workload that does not shard its data is skipped at world_size 2, w
 
 namespace {
 
-// The processes working in dir (their cwd) that are a data-parallel
-// trial's ranks > 0 (gpusweep-worker --peer-fd), and all of them.
-std::vector<pid_t> processes_in(const std::string& dir, bool followers_only) {
-  std::vector<pid_t> found;
-  const auto want = std::filesystem::weakly_canonical(dir);
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::error_code ec;
-    if (std::filesystem::read_symlink(e.path() / "cwd", ec) != want || ec) continue;
-    std::string cmdline;
-    try {
-      std::ifstream in(e.path() / "cmdline");
-      cmdline.assign(std::istreambuf_iterator<char>(in), {});
-    } catch (const std::exception&) {
-      continue;  // it exited while being read
-    }
-    if (followers_only && cmdline.find(std::string("--peer-fd\0", 10)) == std::string::npos) {
-      continue;
-    }
-    found.push_back(static_cast<pid_t>(std::stol(e.path().filename().string())));
-  }
-  return found;
-}
-
 // Waits up to 60 s for a rank > 0 to run in the sandbox, looking every
 // poll_ms; its pid.
 pid_t await_follower(const Sandbox& box, int poll_ms = 10) {
@@ -193,26 +173,6 @@ pid_t start_run(const Sandbox& box, const std::string& file, const char* dp_time
   const pid_t host = box.start("run " + file + " --db results.db --jobs 1", "log.txt");
   ::unsetenv("GPUSWEEP_DP_TIMEOUT_S");
   return host;
-}
-
-// Waits up to 60 s for a block measured in run 1 (the live file beside the
-// database): the trials are past setup.
-void await_block(const Sandbox& box) {
-  for (int i = 0; i < 6000; ++i) {
-    const std::string live = box.read("results.db-live/1.json");
-    if (std::regex_search(live, std::regex(R"("throughput":\[[0-9])"))) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL("no block measured");
-}
-
-// Waits up to 10 s for nothing to run in the sandbox any more.
-bool none_left(const Sandbox& box) {
-  for (int i = 0; i < 1000; ++i) {
-    if (processes_in(box.path(""), false).empty()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
 }
 
 // Two world-size-2 timeseries trials of 1,000 steps each, one after the

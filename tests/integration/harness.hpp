@@ -9,11 +9,15 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <regex>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace gpusweep::test {
 
@@ -134,6 +138,49 @@ inline double metric(const Sandbox& box, const std::string& name, const std::str
       box.text("SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id "
                "WHERE m.name = '" +
                name + "' AND " + condition + " ORDER BY m.at_step DESC LIMIT 1"));
+}
+
+// The processes working in dir (their cwd) that are a data-parallel
+// trial's ranks > 0 (gpusweep-worker --peer-fd), and all of them.
+inline std::vector<pid_t> processes_in(const std::string& dir, bool followers_only) {
+  std::vector<pid_t> found;
+  const auto want = std::filesystem::weakly_canonical(dir);
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    std::error_code ec;
+    if (std::filesystem::read_symlink(e.path() / "cwd", ec) != want || ec) continue;
+    std::string cmdline;
+    try {
+      std::ifstream in(e.path() / "cmdline");
+      cmdline.assign(std::istreambuf_iterator<char>(in), {});
+    } catch (const std::exception&) {
+      continue;  // it exited while being read
+    }
+    if (followers_only && cmdline.find(std::string("--peer-fd\0", 10)) == std::string::npos) {
+      continue;
+    }
+    found.push_back(static_cast<pid_t>(std::stol(e.path().filename().string())));
+  }
+  return found;
+}
+
+// Waits up to 60 s for a block measured in run 1 (the live file beside the
+// database): the trials are past setup.
+inline void await_block(const Sandbox& box) {
+  for (int i = 0; i < 6000; ++i) {
+    const std::string live = box.read("results.db-live/1.json");
+    if (std::regex_search(live, std::regex(R"("throughput":\[[0-9])"))) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  FAIL("no block measured");
+}
+
+// Waits up to 10 s for nothing to run in the sandbox any more.
+inline bool none_left(const Sandbox& box) {
+  for (int i = 0; i < 1000; ++i) {
+    if (processes_in(box.path(""), false).empty()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
 }
 
 }  // namespace gpusweep::test

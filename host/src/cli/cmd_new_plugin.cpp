@@ -39,28 +39,49 @@ std::optional<fs::path> install_prefix() {
   return std::nullopt;
 }
 
+// `new-plugin --python`: a Python workload, run by the python plugin.
+int new_python_workload(const std::string& name, const std::string& dir) {
+  const std::vector<std::string> written =
+      write_plugin_project(name, dir, python_templates(), {{"gpusweep_version", build::version()}});
+  const std::string d = shell_word(dir);
+  std::cout << "created Python workload '" << name << "' in " << dir << "/:\n";
+  for (const auto& w : written) std::cout << "  " << w << "\n";
+  std::cout << "\nnext:\n"
+            << "  gpusweep plugins --check python --set module=" << d << "/" << name << ".py\n"
+            << "  gpusweep run " << d << "/sweep.json\n"
+            << "  gpusweep compare\n"
+            << "\nguide: docs/writing-plugins.md, \"Python workloads\"\n";
+  return 0;
+}
+
 }  // namespace
 
 int cmd_new_plugin(const Args& args) {
   po::options_description o;
   o.add_options()("name", po::value<std::string>()->required(), "the plugin's name")(
       "dir", po::value<std::string>()->value_name("DIR"),
-      "folder to create (default: ./NAME); it must not exist or be empty");
+      "folder to create (default: ./NAME); it must not exist or be empty")(
+      "python", po::bool_switch(),
+      "a workload in Python instead: NAME.py (MANIFEST and create(config) over the SDK's "
+      "gpusweep.Settings), README.md and sweep.json, run by the python workload; nothing to "
+      "build");
   po::positional_options_description pos;
   pos.add("name", 1);
   auto p = parse_command(
-      "new-plugin", "NAME [--dir DIR]",
+      "new-plugin", "NAME [--dir DIR] [--python]",
       "Writes a minimal workload plugin project that builds against an installed\n"
       "gpusweep: CMakeLists.txt (find_package(gpusweep CONFIG) and gpusweep_add_plugin),\n"
       "NAME.cpp (a small LibTorch model with one knob, the common settings applied by\n"
       "torchkit), README.md and sweep.json (a two-config sweep). The guide is\n"
-      "docs/writing-plugins.md (installed under share/doc/gpusweep).",
+      "docs/writing-plugins.md (installed under share/doc/gpusweep). With --python,\n"
+      "a Python workload instead (docs/writing-plugins.md, \"Python workloads\").",
       o, pos, args);
   if (p.help) return 0;
   const std::string name = p.vm["name"].as<std::string>();
   validate_plugin_name(name);
   const std::string dir = p.vm.count("dir") != 0U ? p.vm["dir"].as<std::string>() : name;
 
+  if (p.vm["python"].as<bool>()) return new_python_workload(name, dir);
   // A name already on the plugin path would shadow, or be shadowed by, that plugin.
   if (auto existing = Registry({}).find(name)) {
     throw UsageError("new-plugin: a plugin named '" + name + "' already exists (" + existing->path +

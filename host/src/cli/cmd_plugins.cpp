@@ -16,6 +16,21 @@ namespace {
 const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::csv,
                                             OutputFormat::json, OutputFormat::md};
 
+// --set key=value: the parameters that select the workload of a bridge
+// (python's module).
+Json selection(const po::variables_map& vm) {
+  Json out = Json::object();
+  if (vm.count("set") == 0U) return out;
+  for (const auto& s : vm["set"].as<std::vector<std::string>>()) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError("plugins --set '" + s + "': write key=value, as --set module=step.py");
+    }
+    out[s.substr(0, eq)] = parse_cli_value(s.substr(eq + 1));
+  }
+  return out;
+}
+
 int check(const Registry& registry, const po::variables_map& vm, OutputFormat format) {
   if (vm.count("name") != 0U) throw UsageError("plugins: give either NAME or --check FILE");
   const auto steps = vm["steps"].as<int64_t>();
@@ -23,7 +38,7 @@ int check(const Registry& registry, const po::variables_map& vm, OutputFormat fo
   if (steps < 1 || steps > 100000) throw UsageError("plugins --steps: must be in 1..100000");
   if (!(timeout > 0)) throw UsageError("plugins --timeout-s: must be positive");
   const CheckReport report =
-      check_plugin(registry.file_for(vm["check"].as<std::string>()), steps, timeout);
+      check_plugin(registry.file_for(vm["check"].as<std::string>()), steps, timeout, selection(vm));
   std::cout << (format == OutputFormat::json ? check_json(report).dump(2) + "\n"
                                              : check_text(report));
   return report.problems() == 0 ? 0 : 1;
@@ -40,17 +55,21 @@ int cmd_plugins(const Args& args) {
       "in worker processes; exit code 1 when problems are found")(
       "steps", po::value<int64_t>()->default_value(5), "steps of the --check smoke run")(
       "timeout-s", po::value<double>()->default_value(300),
-      "--check: give up on a worker after this many seconds");
+      "--check: give up on a worker after this many seconds")(
+      "set", po::value<std::vector<std::string>>()->value_name("KEY=VALUE"),
+      "the parameter that selects the workload of a bridge plugin, for NAME and --check: "
+      "python's module (--set module=path/to/step.py)");
   add_format_option(o, kFormats);
   add_plugin_path_option(o);
   po::positional_options_description pos;
   pos.add("name", 1);
-  auto p = parse_command("plugins", "[NAME] [--plugin-path DIR ...] | --check FILE",
-                         "Lists the workload plugins found on the plugin path, or prints one\n"
-                         "plugin's manifest: its settings, their types, defaults and ranges.\n"
-                         "With --check, validates one plugin file and prints every problem\n"
-                         "with its fix (docs/writing-plugins.md, \"Testing a plugin\").",
-                         o, pos, args);
+  auto p =
+      parse_command("plugins", "[NAME] [--plugin-path DIR ...] | --check FILE [--set module=FILE]",
+                    "Lists the workload plugins found on the plugin path, or prints one\n"
+                    "plugin's manifest: its settings, their types, defaults and ranges.\n"
+                    "With --check, validates one plugin file and prints every problem\n"
+                    "with its fix (docs/writing-plugins.md, \"Testing a plugin\").",
+                    o, pos, args);
   if (p.help) return 0;
   const OutputFormat format = format_of(p.vm, kFormats);
   const bool one = p.vm.count("check") != 0U || p.vm.count("name") != 0U;
@@ -60,7 +79,7 @@ int cmd_plugins(const Args& args) {
   Registry registry(plugin_paths(p.vm));
   if (p.vm.count("check") != 0U) return check(registry, p.vm, format);
   if (p.vm.count("name") != 0U) {
-    const PluginInfo info = registry.describe(p.vm["name"].as<std::string>());
+    const PluginInfo info = registry.describe(p.vm["name"].as<std::string>(), selection(p.vm));
     std::cout << (format == OutputFormat::json
                       ? plugin_json(info).dump(2) + "\n"
                       : plugin_text(info.manifest, info.file.path, info.abi, info.runtime));

@@ -11,4 +11,7 @@ namespace gpusweep::host {
 // sdk/template/*.in: the project `gpusweep new-plugin` writes.
 const std::vector<EmbeddedFile>& plugin_templates();
 
+// sdk/template/python/*.in: the Python workload `new-plugin --python` writes.
+const std::vector<EmbeddedFile>& python_templates();
+
 }  // namespace gpusweep::host

@@ -319,10 +319,12 @@ void check_smoke(const std::string& path, const std::vector<Json>& events, const
 
 // Loads the plugin in a describe worker: its "loaded" event, or null after
 // saying in out why it does not load.
-Json load_in_worker(const std::string& path, double timeout_s, CheckItems& out) {
+Json load_in_worker(const std::string& path, const Json& selection, double timeout_s,
+                    CheckItems& out) {
   WorkerArgs describe;
   describe.mode = WorkerMode::describe;
   describe.plugin_path = path;
+  if (!selection.empty()) describe.config_json = selection.dump();
   const Captured d = run_worker_captured(describe, timeout_s);
   Json loaded;
   Json failure;
@@ -351,6 +353,44 @@ Json load_in_worker(const std::string& path, double timeout_s, CheckItems& out) 
     }
   }
   return loaded;
+}
+
+// What the smoke run's evaluate() returned (null when it did not return).
+Json evaluated(const std::vector<Json>& events) {
+  for (const auto& e : events) {
+    if (event::kind(e) == event::end && e.value("fn", "") == "evaluate" &&
+        e.value("status", 1) == GPUSWEEP_STATUS_OK) {
+      return e.value("metrics", Json());
+    }
+  }
+  return Json();
+}
+
+// Two runs of the same config and seed: each metric bit for bit the same.
+void judge_determinism(const Json& first, const Json& second, CheckItems& out) {
+  if (!first.is_object() || !second.is_object()) {
+    out.problem("the manifest claims determinism, but evaluate() did not return in both runs",
+                "fix evaluate() first (see above)");
+    return;
+  }
+  std::vector<std::string> differ;
+  for (const auto& [k, v] : first.items()) {
+    if (!second.contains(k) || second[k] != v) {
+      differ.push_back(k + " " + v.dump() + " then " +
+                       (second.contains(k) ? second[k].dump() : "absent"));
+    }
+  }
+  if (differ.empty()) {
+    out.ok("deterministic: a second run with the same config and seed evaluated to the same " +
+           std::to_string(first.size()) + (first.size() == 1 ? " metric" : " metrics"));
+  } else {
+    out.problem(
+        "the manifest claims determinism, but two runs with the same config and seed "
+        "evaluated differently: " +
+            join(differ, "; "),
+        "draw all randomness from generators seeded by config's seed (data, "
+        "initialisation, dropout, shuffling), or drop the claim (deterministic=False)");
+  }
 }
 
 // The manifest, every problem at once (the worker passes text that is not
@@ -394,7 +434,8 @@ bool judge_manifest(const Json& manifest, const std::string& expected, CheckItem
 
 }  // namespace
 
-CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s) {
+CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s,
+                         const Json& selection) {
   CheckReport report;
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
@@ -416,7 +457,7 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   }
 
   // 1. Load and read the manifest, as the registry does.
-  const Json loaded = load_in_worker(report.path, timeout_s, out);
+  const Json loaded = load_in_worker(report.path, selection, timeout_s, out);
   if (loaded.is_null()) {
     report.items = std::move(out.all());
     return report;
@@ -433,16 +474,36 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
     return report;
   }
 
+  // A bridge's own manifest: the workload to check is one it selects.
+  if (selection.empty()) {
+    for (const auto& p : manifest.value("params", Json::array())) {
+      if (p.is_object() && p.value("selects", false)) {
+        const std::string name = p.value("name", "");
+        out.note("'" + name +
+                     "' selects the workload this plugin runs; none was given, so "
+                     "nothing ran",
+                 "check one: plugins --check " + expected + " --set " + name + "=VALUE");
+        report.items = std::move(out.all());
+        return report;
+      }
+    }
+  }
   // 3. The smoke run, in a second worker.
   report.config = smallest_config(manifest);
+  report.config.update(selection);
   WorkerArgs check;
   check.mode = WorkerMode::check;
   check.plugin_path = report.path;
   check.config_json = report.config.dump();
   check.check_steps = steps;
   const Captured s = run_worker_captured(check, timeout_s);
-  check_smoke(report.path, event::parse(s.proto), s, manifest, report.config, steps, timeout_s,
-              out);
+  const std::vector<Json> first = event::parse(s.proto);
+  check_smoke(report.path, first, s, manifest, report.config, steps, timeout_s, out);
+  // 4. Determinism, where the workload claims it: a second run, the same metrics.
+  if (manifest.value("deterministic", false)) {
+    const Captured again = run_worker_captured(check, timeout_s);
+    judge_determinism(evaluated(first), evaluated(event::parse(again.proto)), out);
+  }
   report.items = std::move(out.all());
   return report;
 }

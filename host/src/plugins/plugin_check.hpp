@@ -24,7 +24,11 @@ struct CheckReport {
 
 // Loads path in a worker process, checks its manifest, then smoke-runs
 // create, `steps` x step, synchronize, evaluate, stats and destroy with the
-// smallest config in a second worker (killed after timeout_s).
-CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s);
+// smallest config in a second worker (killed after timeout_s). selection
+// sets the selecting parameters of a bridge (python's module): the
+// selected workload is checked. A manifest that claims "deterministic" gets
+// a second smoke run, whose metrics must equal the first's.
+CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s,
+                         const nlohmann::json& selection = nlohmann::json::object());
 
 }  // namespace gpusweep::host

@@ -91,12 +91,15 @@ std::string substitute(std::string text, const std::map<std::string, std::string
   return text;
 }
 
-// "plugin.cpp.in" -> "<name>.cpp"; "README.md.in" -> "README.md".
+// "plugin.cpp.in" -> "<name>.cpp", "workload.py.in" -> "<name>.py";
+// "README.md.in" -> "README.md".
 std::string output_name(std::string template_name, const std::string& name) {
   if (template_name.size() > 3 && template_name.compare(template_name.size() - 3, 3, ".in") == 0) {
     template_name.resize(template_name.size() - 3);
   }
-  return template_name == "plugin.cpp" ? name + ".cpp" : template_name;
+  if (template_name == "plugin.cpp") return name + ".cpp";
+  if (template_name == "workload.py") return name + ".py";
+  return template_name;
 }
 
 }  // namespace

@@ -242,6 +242,9 @@ struct Manifest {
   Quality quality;
   std::vector<Param> params;
   std::vector<Metric> metrics;  // optional: metrics a target may name, with their ranges
+  // The workload claims that two trials with the same config and seed on the
+  // CPU evaluate to the same metrics: `plugins --check` tests it.
+  bool deterministic = false;
 
   Json to_json() const {
     Json params_json = Json::array();
@@ -259,6 +262,7 @@ struct Manifest {
                 {"description", quality.description}}},
               {"params", params_json}};
     // Only when declared: a manifest without them reads as before.
+    if (deterministic) j["deterministic"] = true;
     if (!metrics.empty()) {
       j["metrics"] = Json::array();
       for (const auto& m : metrics) {

@@ -113,14 +113,18 @@ class Supports:
 
 class Manifest:
     """What the workload is: name, throughput unit, quality metric, batch size
-    default, which common settings it honours, and its own parameters."""
+    default, which common settings it honours, and its own parameters.
+    deterministic=True claims that two trials with the same config and seed
+    on the CPU evaluate to the same metrics (`gpusweep plugins --check` tests
+    it)."""
 
     def __init__(self, name, unit, quality, version="1.0.0", description="", batch_size=32,
-                 secondary_unit="", supports=None, params=(), metrics=()):
+                 secondary_unit="", supports=None, params=(), metrics=(), deterministic=False):
         self.name, self.unit, self.quality, self.version = name, unit, quality, version
         self.description, self.batch_size, self.secondary_unit = description, batch_size, secondary_unit
         self.supports = supports if supports is not None else Supports()
         self.params, self.metrics = list(params), list(metrics)
+        self.deterministic = deterministic
 
     def to_dict(self):
         return {
@@ -131,6 +135,7 @@ class Manifest:
                         "higher_is_better": self.quality.higher_is_better,
                         "description": self.quality.description},
             "supports": self.supports.to_dict(),
+            "deterministic": self.deterministic,
             "params": [p.to_dict() for p in self.params],
             "metrics": [{"name": m.name, "higher_is_better": m.higher_is_better, "min": m.min,
                          "max": m.max, "description": m.description} for m in self.metrics],

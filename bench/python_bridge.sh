@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# What the python workload costs and what it leaves on the table, measured
+# side by side on this machine, ROUNDS alternated rounds (default 5):
+#   1. The bridge's cost per step. bench/python/spin.py (work 0: an empty
+#      step; work 20: twenty in-place adds on a small tensor) measured by
+#      gpusweep (the python workload) and by a plain Python loop
+#      (bench/python/plain_loop.py, the same module and config, timed with
+#      perf_counter). Per round: gpusweep's seconds per step minus the loop's,
+#      and the loop's throughput over gpusweep's.
+#   2. restoration at its canonical config, threads 1: the C++ plugin, the
+#      Python example (examples/python/restoration.py), and the Python example
+#      under torch.compile. Per round: the C++ plugin's throughput over each,
+#      and compiled Python over eager Python.
+# Each figure: the median over rounds, and the smallest and largest.
+# Usage: bench/python_bridge.sh BUILD [ROUNDS]
+set -euo pipefail
+bin=$(cd "$1" && pwd)/gpusweep
+rounds=${2:-5}
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(dirname "$here")
+py=$root/.venv/bin/python3
+[ -x "$py" ] || py=python3
+source "$here/lib.sh"
+
+# One trial of workload $2 with base $3 and measure $4, named $1: prints
+# "seconds_per_step throughput" and leaves its resolved config in $work/$1.config.
+trial() {
+  cat > "$work/$1.json" <<JSON
+{"name": "$1", "workload": "$2", "base": $3, "measure": $4}
+JSON
+  rm -f "$work/$1.db"*
+  "$bin" run "$work/$1.json" --db "$work/$1.db" > "$work/$1.log" 2>&1 ||
+    { cat "$work/$1.log" >&2; exit 1; }
+  "$py" - "$work/$1.db" "$work/$1.config" <<'PY'
+import sqlite3, sys
+row = sqlite3.connect(sys.argv[1]).execute(
+    "SELECT s.step_time_median_s, s.throughput_median, t.config_json, t.status FROM trial_summary s "
+    "JOIN trials t ON t.id = s.trial_id").fetchone()
+if row is None or row[3] != "ok":
+    sys.exit("the trial did not finish: " + repr(row))
+open(sys.argv[2], "w").write(row[2])
+print(row[0], row[1])
+PY
+}
+
+spin_measure='{"warmup_steps": 2000, "steps_per_block": 100000, "blocks": 5, "repeats": 1, "interleave": 1}'
+restoration_measure='{"warmup_steps": 5, "steps_per_block": 20, "blocks": 5, "repeats": 1, "interleave": 1}'
+results=$work/results.txt
+t0=$(date +%s)
+for r in $(seq 1 "$rounds"); do
+  for w in 0 20; do
+    read -r gs_step gs_rate < <(trial "spin$w" python \
+      "{\"module\": \"$here/python/spin.py\", \"threads\": 1, \"device\": \"cpu\", \"work\": $w}" \
+      "$spin_measure")
+    read -r loop_step loop_rate < <("$py" "$here/python/plain_loop.py" "$here/python/spin.py" \
+      "$(cat "$work/spin$w.config")" 2000 5 100000 |
+      "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["step_s"], d["throughput"])')
+    echo "spin$w $r $gs_step $gs_rate $loop_step $loop_rate" >> "$results"
+  done
+  read -r _ cpp < <(trial cpp restoration '{"threads": 1, "device": "cpu"}' "$restoration_measure")
+  read -r _ eager < <(trial eager python \
+    "{\"module\": \"$root/examples/python/restoration.py\", \"threads\": 1, \"device\": \"cpu\"}" \
+    "$restoration_measure")
+  read -r _ compiled < <(trial compiled python \
+    "{\"module\": \"$root/examples/python/restoration.py\", \"threads\": 1, \"device\": \"cpu\", \"compile\": true}" \
+    "$restoration_measure")
+  echo "restoration $r $cpp $eager $compiled" >> "$results"
+  echo "round $r of $rounds done ($(( $(date +%s) - t0 )) s)" >&2
+done
+"$py" - "$results" <<'PY'
+import statistics, sys
+rows = [line.split() for line in open(sys.argv[1])]
+def summary(values, fmt):
+    return "%s  (rounds: %s; min %s, max %s)" % (fmt(statistics.median(values)),
+        " ".join(fmt(v) for v in values), fmt(min(values)), fmt(max(values)))
+us = lambda v: "%.2f us" % (v * 1e6)
+ratio = lambda v: "%.3fx" % v
+for name, what in (("spin0", "an empty step"), ("spin20", "a step of 20 in-place adds")):
+    rs = [list(map(float, r[2:])) for r in rows if r[0] == name]
+    print("%s: plain Python loop %s per step, gpusweep %s per step" % (
+        what, us(statistics.median(r[2] for r in rs)), us(statistics.median(r[0] for r in rs))))
+    print("  bridge cost per step (gpusweep - loop): " + summary([r[0] - r[2] for r in rs], us))
+    print("  throughput, loop / gpusweep: " + summary([r[3] / r[1] for r in rs], ratio))
+rs = [list(map(float, r[2:])) for r in rows if r[0] == "restoration"]
+print("restoration, canonical, threads 1: C++ %.1f, Python %.1f, Python compiled %.1f images/s (medians)"
+      % tuple(statistics.median(r[i] for r in rs) for i in range(3)))
+print("  C++ plugin / Python eager: " + summary([r[0] / r[1] for r in rs], ratio))
+print("  C++ plugin / Python compiled: " + summary([r[0] / r[2] for r in rs], ratio))
+print("  Python compiled / Python eager: " + summary([r[2] / r[1] for r in rs], ratio))
+PY
+echo "took $(( $(date +%s) - t0 )) s"

@@ -1,0 +1,200 @@
+// The python workload through the real binary: a user's module measured
+// under the same protocol as a C++ plugin, each way a Python workload can
+// fail recorded as its own status with the reason (and the traceback in the
+// log), bad modules refused before anything runs, the common settings seen
+// by the Python step with their effect, the examples' sweeps, and a host
+// killed mid-sweep resumed.
+#include "harness.hpp"
+
+#include <signal.h>
+
+#include <filesystem>
+#include <string>
+
+using Catch::Matchers::Contains;
+using gpusweep::test::await_block;
+using gpusweep::test::config_is;
+using gpusweep::test::metric;
+using gpusweep::test::none_left;
+using gpusweep::test::Sandbox;
+
+namespace {
+
+const std::string kFixtures = std::string(GPUSWEEP_SOURCE_DIR) + "/tests/fixtures/python/";
+
+std::string status_of(const Sandbox& box, const std::string& fault) {
+  return box.text("SELECT status FROM trials t WHERE " + config_is("fault", "'" + fault + "'"));
+}
+
+std::string error_of(const Sandbox& box, const std::string& fault) {
+  return box.text("SELECT coalesce(error, '') FROM trials t WHERE " +
+                  config_is("fault", "'" + fault + "'"));
+}
+
+}  // namespace
+
+TEST_CASE("a Python workload's failures are each their trial's status, with the reason",
+          "[integration][torch][python][faults]") {
+  Sandbox box;
+  box.write("f.json", R"({"name": "faults", "workload": "python",
+    "base": {"module": ")" +
+                          kFixtures + R"(faults.py", "device": "cpu", "threads": 1},
+    "grid": {"fault": ["none", "create", "step", "evaluate", "exit", "os_exit", "loop", "oom",
+                       "skip"]},
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 5, "blocks": 5,
+                "timeout_s": 20, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run f.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  // The healthy trial is measured in full beside the others.
+  CHECK(status_of(box, "none") == "ok");
+  CHECK(box.count("SELECT count(*) FROM blocks b JOIN trials t ON t.id = b.trial_id WHERE " +
+                  config_is("fault", "'none'")) == 5);
+  CHECK(metric(box, "val_loss", config_is("fault", "'none'")) >= 0);
+  CHECK(metric(box, "loss_reads", config_is("fault", "'none'")) > 0);
+  CHECK(status_of(box, "create") == "failed");
+  CHECK_THAT(error_of(box, "create"), Contains("create(config)") &&
+                                          Contains("RuntimeError: no model today") &&
+                                          Contains("faults.py:"));
+  CHECK(status_of(box, "step") == "failed");
+  CHECK_THAT(error_of(box, "step"),
+             Contains("step(): ValueError: bad step 3 (at ") && Contains("faults.py:"));
+  // The whole traceback is in the trial's log.
+  CHECK_THAT(box.text("SELECT stderr_tail FROM trials t WHERE " + config_is("fault", "'step'")),
+             Contains("Traceback (most recent call last)") && Contains("in fail"));
+  CHECK(status_of(box, "evaluate") == "failed");
+  CHECK_THAT(error_of(box, "evaluate"), Contains("'val_loss' must be a finite number"));
+  CHECK(status_of(box, "exit") == "failed");
+  CHECK_THAT(error_of(box, "exit"), Contains("sys.exit(4)"));
+  CHECK(status_of(box, "os_exit") == "crashed");
+  CHECK_THAT(error_of(box, "os_exit"), Contains("code 9"));
+  CHECK(status_of(box, "loop") == "timeout");
+  CHECK(status_of(box, "oom") == "oom");
+  CHECK_THAT(error_of(box, "oom"), Contains("MemoryError: cannot allocate the activations"));
+  CHECK(status_of(box, "skip") == "skipped");
+  CHECK(error_of(box, "skip") == "this config is not for this machine");
+  CHECK(none_left(box));
+}
+
+TEST_CASE("a Python module that cannot be a workload is refused before anything runs",
+          "[integration][torch][python][faults]") {
+  Sandbox box;
+  const auto refused = [&](const std::string& base, const std::string& grid = "{}") {
+    box.write("s.json", R"({"name": "bad", "workload": "python", "base": )" + base +
+                            R"(, "grid": )" + grid + "}");
+    const auto r = box.gpusweep("run s.json --db results.db");
+    INFO(r.output);
+    CHECK(r.code == 2);
+    CHECK(!std::filesystem::exists(box.db()));  // nothing started, nothing recorded
+    return r.output;
+  };
+  CHECK_THAT(refused(R"({"module": ")" + kFixtures + R"(broken_import.py"})"),
+             Contains("s.json: base.module: ") && Contains("ZeroDivisionError: division by zero") &&
+                 Contains("broken_import.py:4"));
+  CHECK_THAT(refused(R"({"module": "missing.py"})"), Contains("s.json: base.module: ") &&
+                                                         Contains("'missing.py' does not exist") &&
+                                                         Contains(box.path("missing.py")));
+  CHECK_THAT(refused(R"({"module": ")" + kFixtures + R"(bad_manifest.py"})"),
+             Contains("parameter 'width' default: 0 is below the minimum 1"));
+  CHECK_THAT(refused(R"({"threads": 1})"), Contains("s.json: base.module is required"));
+  CHECK_THAT(refused("{}", R"({"module": ["a.py", "b.py"]})"),
+             Contains("s.json: grid.module: ") && Contains("set it in base"));
+}
+
+TEST_CASE("the common settings reach a Python step with their effect",
+          "[integration][torch][python]") {
+  Sandbox box;
+  box.write("p.json", R"({"name": "probe", "workload": "python",
+    "base": {"module": ")" +
+                          kFixtures + R"(probe.py", "device": "cpu", "threads": 1},
+    "grid": {"precision": ["fp32", "bf16"], "channels_last": [false, true],
+             "zero_grad_to_none": [true, false]},
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5,
+                "timeout_s": 60, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run p.json --db results.db --jobs 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  REQUIRE(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 8);
+  for (const bool bf16 : {false, true}) {
+    for (const bool cl : {false, true}) {
+      for (const bool none : {false, true}) {
+        const std::string c = config_is("precision", bf16 ? "'bf16'" : "'fp32'") + " AND " +
+                              config_is("channels_last", cl ? "1" : "0") + " AND " +
+                              config_is("zero_grad_to_none", none ? "1" : "0");
+        INFO("bf16 " << bf16 << ", channels_last " << cl << ", zero_grad_to_none " << none);
+        CHECK(metric(box, "forward_bf16", c) == (bf16 ? 1 : 0));
+        CHECK(metric(box, "weights_channels_last", c) == (cl ? 1 : 0));
+        CHECK(metric(box, "input_channels_last", c) == (cl ? 1 : 0));
+        CHECK(metric(box, "grads_none_after_zero_grad", c) == (none ? 1 : 0));
+        CHECK(metric(box, "compiled", c) == 0);
+      }
+    }
+  }
+  // torch.compile: the model compiled, its compile time apart, and the
+  // threads setting applied in C++ is the Python step's too.
+  const auto c = box.gpusweep(
+      "run p.json --db results.db --set compile=true --set precision=fp32 "
+      "--set channels_last=false --set zero_grad_to_none=true --set grad_accum=2");
+  INFO(c.output);
+  REQUIRE(c.code == 0);
+  const std::string compiled = config_is("compile", "1");
+  CHECK(metric(box, "compiled", compiled) == 1);
+  CHECK(metric(box, "compile_s", compiled) > 0);
+  CHECK(box.text("SELECT CAST(s.samples_per_step AS TEXT) FROM trial_summary s JOIN trials t ON "
+                 "t.id = s.trial_id WHERE " +
+                 compiled) == "8.0");
+}
+
+TEST_CASE("the Python examples' sweeps run from their folder and compare gives intervals",
+          "[integration][torch][python]") {
+  Sandbox box;
+  for (const std::string name : {"restoration", "timeseries"}) {
+    // The example as shipped (base.module relative to the sweep file's
+    // folder), made quick: no compile, tiny blocks, two repeats.
+    const auto r =
+        box.gpusweep("run " + std::string(GPUSWEEP_SOURCE_DIR) + "/examples/python/" + name +
+                     "_sweep.json --db results.db --set compile=false --set threads=1 "
+                     "--set measure.warmup_steps=1 --set measure.steps_per_block=2 "
+                     "--set measure.repeats=2 --set measure.min_block_s=0");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    const auto c = box.gpusweep("compare --db results.db --format json");
+    INFO(c.output);
+    REQUIRE(c.code == 0);
+    const auto rows = nlohmann::json::parse(c.output);
+    int with_interval = 0;
+    for (const auto& row : rows) {
+      if (row["ratio"].is_number() && row["ci_low"].is_number() && row["ci_high"].is_number()) {
+        CHECK(row["ci_low"].get<double>() <= row["ratio"].get<double>());
+        CHECK(row["ratio"].get<double>() <= row["ci_high"].get<double>());
+        ++with_interval;
+      }
+    }
+    CHECK(with_interval >= 1);
+  }
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status != 'ok'") == 0);
+  CHECK(box.count("SELECT count(DISTINCT json_extract(config_json, '$.module')) FROM trials") == 2);
+}
+
+TEST_CASE("a host killed during a Python sweep leaves no worker behind, and resume completes",
+          "[integration][torch][python][kill][serial]") {
+  Sandbox box;
+  box.write("k.json", R"({"name": "kill", "workload": "python",
+    "base": {"module": ")" +
+                          kFixtures + R"(faults.py", "device": "cpu", "threads": 1},
+    "grid": {"batch_size": [8, 16]},
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 5000, "blocks": 5,
+                "timeout_s": 120, "min_block_s": 0}})");
+  const pid_t host = box.start("run k.json --db results.db", "log.txt");
+  await_block(box);
+  REQUIRE(::kill(host, SIGKILL) == 0);
+  Sandbox::wait(host);
+  CHECK(none_left(box));
+  const auto r = box.gpusweep("run k.json --db results.db --resume");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  CHECK(box.count("SELECT count(DISTINCT config_hash) FROM trials") == 2);
+  CHECK(box.count("SELECT count(*) FROM blocks") == 10);
+  CHECK(none_left(box));
+}
