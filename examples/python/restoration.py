@@ -61,6 +61,7 @@ MANIFEST = gpusweep.Manifest(
         "is one optimiser step on batch_size x grad_accum patches."),
     unit="images",
     batch_size=16,
+    deterministic=True,
     quality=gpusweep.Quality(
         "psnr_db", higher_is_better=True, reference="noisy_psnr_db",
         description=(

@@ -58,6 +58,7 @@ MANIFEST = gpusweep.Manifest(
         "windows."),
     unit="sequences",
     batch_size=128,
+    deterministic=True,
     quality=gpusweep.Quality(
         "val_mae", higher_is_better=False, reference="seasonal_naive_mae",
         description=(

@@ -176,6 +176,29 @@ TEST_CASE("the Python examples' sweeps run from their folder and compare gives i
   CHECK(box.count("SELECT count(DISTINCT json_extract(config_json, '$.module')) FROM trials") == 2);
 }
 
+TEST_CASE("new-plugin --python writes a workload plugins --check passes, determinism included",
+          "[integration][torch][python]") {
+  Sandbox box;
+  const auto made = box.gpusweep("new-plugin --python demo");
+  INFO(made.output);
+  REQUIRE(made.code == 0);
+  const auto ok = box.gpusweep("plugins --check python --set module=demo/demo.py");
+  INFO(ok.output);
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.output, Contains("quality val_loss (lower is better)") &&
+                            Contains("deterministic: a second run with the same config and seed") &&
+                            Contains("no problems found"));
+  // A module whose claim is false is caught, with the metric that differed.
+  const auto liar =
+      box.gpusweep("plugins --check python --set module=" + kFixtures + "claims_determinism.py");
+  INFO(liar.output);
+  CHECK(liar.code == 1);
+  CHECK_THAT(liar.output, Contains("evaluated differently: val_loss "));
+  // Without a module there is nothing to run, and it says how to give one.
+  const auto none = box.gpusweep("plugins --check python");
+  CHECK_THAT(none.output, Contains("--set module=VALUE"));
+}
+
 TEST_CASE("a host killed during a Python sweep leaves no worker behind, and resume completes",
           "[integration][torch][python][kill][serial]") {
   Sandbox box;
