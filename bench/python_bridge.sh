@@ -11,7 +11,7 @@
 #      Python example (examples/python/restoration.py), and the Python example
 #      under torch.compile. Per round: the C++ plugin's throughput over each,
 #      and compiled Python over eager Python.
-# Each figure: the median over rounds, and the smallest and largest.
+# Each figure: the mean over rounds with its 95% t interval, and each round's.
 # Usage: bench/python_bridge.sh BUILD [ROUNDS]
 set -euo pipefail
 bin=$(cd "$1" && pwd)/gpusweep
@@ -70,9 +70,15 @@ done
 "$py" - "$results" <<'PY'
 import statistics, sys
 rows = [line.split() for line in open(sys.argv[1])]
+# Student's t quantile (0.975) for the rounds' degrees of freedom.
+T975 = {1: 12.71, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262}
 def summary(values, fmt):
-    return "%s  (rounds: %s; min %s, max %s)" % (fmt(statistics.median(values)),
-        " ".join(fmt(v) for v in values), fmt(min(values)), fmt(max(values)))
+    mean = statistics.mean(values)
+    text = "mean %s" % fmt(mean)
+    if len(values) > 1:
+        half = T975.get(len(values) - 1, 2.0) * statistics.stdev(values) / len(values) ** 0.5
+        text += ", 95%% interval [%s, %s]" % (fmt(mean - half), fmt(mean + half))
+    return text + "  (rounds: %s)" % " ".join(fmt(v) for v in values)
 us = lambda v: "%.2f us" % (v * 1e6)
 ratio = lambda v: "%.3fx" % v
 for name, what in (("spin0", "an empty step"), ("spin20", "a step of 20 in-place adds")):

@@ -201,6 +201,7 @@ class Settings:
         self.loss_reads, self.last_loss = 0, None
         self._loss_steps = 0
         self._batches = []
+        self._scalers = []
         random.seed(self.seed)
         try:
             import numpy
@@ -220,8 +221,11 @@ class Settings:
         return self._torch.autocast(self.device.type, dtype=self.amp_dtype)
 
     def grad_scaler(self):
-        """torch.amp.GradScaler, enabled for fp16 (loss scaling), else a no-op."""
-        return self._torch.amp.GradScaler(self.device.type, enabled=self.precision == "fp16")
+        """torch.amp.GradScaler, enabled for fp16 (loss scaling), else a no-op;
+        its scale is reported as loss_scale in the trial's stats."""
+        scaler = self._torch.amp.GradScaler(self.device.type, enabled=self.precision == "fp16")
+        self._scalers.append(scaler)
+        return scaler
 
     def prepare(self, model):
         """The model on the trial's device, channels_last when set, and compiled
@@ -288,6 +292,9 @@ class Settings:
             s["input_batches"] = sum(b.batches for b in self._batches)
         if self.compile:
             s["compile_s"] = compile_seconds()
+        scales = [sc.get_scale() for sc in self._scalers if sc.is_enabled()]
+        if scales:  # fp16: the smallest loss scale the scalers reached
+            s["loss_scale"] = float(min(scales))
         return s
 
 
