@@ -256,12 +256,14 @@ class Restoration:
         for _ in range(s.grad_accum):
             noisy, clean = next(self.batches)
             noisy, clean = s.to_device(noisy), s.to_device(clean)
-            with s.autocast():
+            with s.phase("forward"), s.autocast():  # phase: timed in diagnose trials
                 denoised = self.model(noisy)
             loss = self.loss_fn(denoised.float(), clean)  # fp32 loss at any precision
-            self.scaler.scale(loss / s.grad_accum if s.grad_accum > 1 else loss).backward()
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
+            with s.phase("backward"):
+                self.scaler.scale(loss / s.grad_accum if s.grad_accum > 1 else loss).backward()
+        with s.phase("optimizer"):
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
         self.optimizer_steps += 1
         s.observe_loss(loss)
         return s.batch_size * s.grad_accum

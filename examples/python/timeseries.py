@@ -203,12 +203,14 @@ class Timeseries:
         for _ in range(s.grad_accum):
             windows, next_values = next(self.batches)
             windows, next_values = s.to_device(windows), s.to_device(next_values)
-            with s.autocast():
+            with s.phase("forward"), s.autocast():  # phase: timed in diagnose trials
                 forecast = self.model(windows)
             loss = F.mse_loss(forecast.float(), next_values)  # fp32 loss at any precision
-            self.scaler.scale(loss / s.grad_accum if s.grad_accum > 1 else loss).backward()
-        self.scaler.step(self.optimizer)
-        self.scaler.update()
+            with s.phase("backward"):
+                self.scaler.scale(loss / s.grad_accum if s.grad_accum > 1 else loss).backward()
+        with s.phase("optimizer"):
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
         self.optimizer_steps += 1
         s.observe_loss(loss)
         return s.batch_size * s.grad_accum

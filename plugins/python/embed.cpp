@@ -201,14 +201,15 @@ Ref attribute(PyObject* instance, const char* name, const std::string& where) {
 
 }  // namespace
 
-Workload::Workload(const std::string& spec, const Json& config, const std::string& device)
+Workload::Workload(const std::string& spec, const Json& config, const std::string& device,
+                   bool diagnose)
     : s_(std::make_unique<State>()) {
   start();
   Gil gil;
   s_->spec = spec;
   const std::string where = "python module '" + spec + "'";
-  s_->instance = Ref(PyObject_CallMethod(g_bridge, "create", "sss", spec.c_str(),
-                                         config.dump().c_str(), device.c_str()));
+  s_->instance = Ref(PyObject_CallMethod(g_bridge, "create", "sssi", spec.c_str(),
+                                         config.dump().c_str(), device.c_str(), diagnose ? 1 : 0));
   if (!s_->instance) throw_pending(where + ", create(config)");
   PyObject* inst = s_->instance.get();
   s_->step = attribute(inst, "step", where);

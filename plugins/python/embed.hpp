@@ -37,7 +37,8 @@ Json module_manifest(const std::string& spec);
 // std::runtime_error, each with the traceback's last lines.
 class Workload {
  public:
-  Workload(const std::string& spec, const Json& config, const std::string& device);
+  // diagnose: a `gpusweep diagnose` trial (the SDK's Settings.phase times phases).
+  Workload(const std::string& spec, const Json& config, const std::string& device, bool diagnose);
   ~Workload();
   Workload(const Workload&) = delete;
   Workload& operator=(const Workload&) = delete;

@@ -183,7 +183,8 @@ class PythonWorkload : public TorchWorkload {
  public:
   explicit PythonWorkload(const TrialConfig& config)
       : TorchWorkload(config, selected(module_of(config.json())).support),
-        py_(module_of(config.json()), config.json(), settings_.device.str()) {}
+        py_(module_of(config.json()), config.json(), settings_.device.str(),
+            diagnostics_enabled()) {}
 
   static Manifest manifest() {
     Manifest m;

@@ -146,9 +146,9 @@ class Config(dict):
     """A trial's resolved configuration: every parameter's value by name,
     and `settings`, the common settings ready to apply."""
 
-    def __init__(self, values, device="cpu"):
+    def __init__(self, values, device="cpu", diagnose=False):
         super().__init__(values)
-        self.settings = Settings(self, device)
+        self.settings = Settings(self, device, diagnose)
 
 
 class Batches:
@@ -166,11 +166,12 @@ class Batches:
 
     def __next__(self):
         t0 = time.perf_counter()
-        try:
-            batch = next(self._it)
-        except StopIteration:
-            self._it = iter(self._iterable)
-            batch = next(self._it)
+        with self._settings.phase("input_wait") if self._settings else contextlib.nullcontext():
+            try:
+                batch = next(self._it)
+            except StopIteration:
+                self._it = iter(self._iterable)
+                batch = next(self._it)
         self.wait_s += time.perf_counter() - t0
         self.batches += 1
         return batch
@@ -179,11 +180,16 @@ class Batches:
 class Settings:
     """The common settings of a trial, applied as gpusweep's C++ plugins do."""
 
-    def __init__(self, config, device="cpu"):
+    def __init__(self, config, device="cpu", diagnose=False):
         import torch
 
         self._torch = torch
         self.device = torch.device(device)
+        # `gpusweep diagnose`: phase() times the step's phases (see there).
+        self.diagnose = diagnose
+        self._phase_s = dict.fromkeys(PHASES, 0.0)
+        self._phase_stack = []
+        self._host_syncs = 0
         get = config.get
         self.batch_size = get("batch_size", 1)
         self.precision = get("precision", "fp32")
@@ -240,14 +246,30 @@ class Settings:
     def to_device(self, tensor):
         """A batch tensor on the device: non_blocking when set, channels_last for
         4-D tensors when set."""
-        t = tensor.to(self.device, non_blocking=self.non_blocking)
+        with self.phase("host_to_device"):
+            t = tensor.to(self.device, non_blocking=self.non_blocking)
         if self.channels_last and t.dim() == 4:
             t = t.contiguous(memory_format=self._torch.channels_last)
         return t
 
     def zero_grad(self, optimizer):
         """Clears gradients: to None (zero_grad_to_none) or zero in place."""
-        optimizer.zero_grad(set_to_none=self.zero_grad_to_none)
+        with self.phase("optimizer"):
+            optimizer.zero_grad(set_to_none=self.zero_grad_to_none)
+
+    def phase(self, name):
+        """A context timing one phase of the step for `gpusweep diagnose`
+        (input_wait, host_to_device, forward, backward, optimizer, host_sync):
+        wrap the forward pass, backward and optimiser step in one each. Off
+        (every trial but diagnose's) it costs a branch; on, it synchronises the
+        device at both edges, so that queued work is charged to the phase that
+        queued it. The SDK's loader, to_device, zero_grad and observe_loss time
+        their own phases."""
+        if not self.diagnose:
+            return contextlib.nullcontext()
+        if name not in self._phase_s:
+            raise ValueError("phase %r is not one of %s" % (name, ", ".join(PHASES)))
+        return _PhaseTimer(self, name)
 
     def loader(self, dataset, **kwargs):
         """A DataLoader over dataset with the trial's batch_size, loader_workers,
@@ -274,8 +296,10 @@ class Settings:
         sync) only every sync_every steps."""
         self._loss_steps += 1
         if self.sync_every > 0 and self._loss_steps % self.sync_every == 0:
-            self.last_loss = float(loss.item())
+            with self.phase("host_sync"):
+                self.last_loss = float(loss.item())
             self.loss_reads += 1
+            self._host_syncs += 1
 
     def synchronize(self):
         """Waits for the device's queued work (nothing to wait for on the CPU)."""
@@ -292,10 +316,40 @@ class Settings:
             s["input_batches"] = sum(b.batches for b in self._batches)
         if self.compile:
             s["compile_s"] = compile_seconds()
+        if self.diagnose:
+            for name, seconds in self._phase_s.items():
+                s["phase_%s_s" % name] = seconds
+            s["host_syncs"] = self._host_syncs
         scales = [sc.get_scale() for sc in self._scalers if sc.is_enabled()]
         if scales:  # fp16: the smallest loss scale the scalers reached
             s["loss_scale"] = float(min(scales))
         return s
+
+
+PHASES = ("input_wait", "host_to_device", "forward", "backward", "optimizer", "host_sync")
+
+
+class _PhaseTimer:
+    """One phase's time, less the phases timed inside it (a host read inside
+    the optimiser counts once, as a sync), as torchkit's PhaseTimer."""
+
+    def __init__(self, settings, name):
+        self.s, self.name, self.children = settings, name, 0.0
+
+    def __enter__(self):
+        self.s.synchronize()
+        self.s._phase_stack.append(self)
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.s.synchronize()
+        elapsed = time.perf_counter() - self.t0
+        self.s._phase_stack.pop()
+        self.s._phase_s[self.name] += elapsed - self.children
+        if self.s._phase_stack:
+            self.s._phase_stack[-1].children += elapsed
+        return False
 
 
 def compile_seconds():

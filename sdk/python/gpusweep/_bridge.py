@@ -73,10 +73,11 @@ def manifest_json(spec):
     return json.dumps(d)
 
 
-def create(spec, config_json, device):
-    """The workload, created by the module's factory from the trial's config."""
+def create(spec, config_json, device, diagnose=False):
+    """The workload, created by the module's factory from the trial's config
+    (diagnose: the trial times its phases, Settings.phase)."""
     module, factory = load(spec)
-    config = gpusweep.Config(json.loads(config_json), device)
+    config = gpusweep.Config(json.loads(config_json), device, bool(diagnose))
     workload = getattr(module, factory)(config)
     for method in ("step", "evaluate"):
         if not callable(getattr(workload, method, None)):

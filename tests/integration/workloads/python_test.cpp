@@ -96,6 +96,9 @@ TEST_CASE("a Python module that cannot be a workload is refused before anything 
                                                          Contains(box.path("missing.py")));
   CHECK_THAT(refused(R"({"module": ")" + kFixtures + R"(bad_manifest.py"})"),
              Contains("parameter 'width' default: 0 is below the minimum 1"));
+  // module:factory names the factory; one the module lacks is refused by name.
+  CHECK_THAT(refused(R"({"module": ")" + kFixtures + R"(faults.py:make"})"),
+             Contains("has no function make(config)"));
   CHECK_THAT(refused(R"({"threads": 1})"), Contains("s.json: base.module is required"));
   CHECK_THAT(refused("{}", R"({"module": ["a.py", "b.py"]})"),
              Contains("s.json: grid.module: ") && Contains("set it in base"));
@@ -197,6 +200,28 @@ TEST_CASE("new-plugin --python writes a workload plugins --check passes, determi
   // Without a module there is nothing to run, and it says how to give one.
   const auto none = box.gpusweep("plugins --check python");
   CHECK_THAT(none.output, Contains("--set module=VALUE"));
+}
+
+TEST_CASE("diagnose splits a Python step into the phases the SDK and the module time",
+          "[integration][torch][python]") {
+  Sandbox box;
+  const auto r = box.gpusweep(
+      "diagnose python --set module=" + std::string(GPUSWEEP_SOURCE_DIR) +
+      "/examples/python/restoration.py --set threads=1 --set base_channels=4 --set num_blocks=1 "
+      "--set patch_size=16 --set batch_size=2 --matmul-seconds 0 --db results.db --format json");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto d = nlohmann::json::parse(r.output.substr(r.output.find('{')));  // after its preamble
+  const auto& phases = d.at("phases_s_per_step");
+  // The module's own (forward, backward, optimiser) and the SDK's (the
+  // loader's wait, the copy, the loss read) each took time; the rest, what
+  // no phase covers, is a small part of the step.
+  for (const char* p : {"forward", "backward", "optimizer", "input_wait", "host_sync"}) {
+    INFO(p);
+    CHECK(phases.at(p).get<double>() > 0);
+  }
+  CHECK(phases.at("rest").get<double>() < 0.5 * d.at("step_time_s").get<double>());
+  CHECK(d.at("host_syncs_per_step").get<double>() == Approx(1.0));
 }
 
 TEST_CASE("a host killed during a Python sweep leaves no worker behind, and resume completes",
