@@ -6,16 +6,20 @@
 #      gpusweep (the python workload) and by a plain Python loop
 #      (bench/python/plain_loop.py, the same module and config, timed with
 #      perf_counter). Per round: gpusweep's seconds per step minus the loop's,
-#      and the loop's throughput over gpusweep's.
+#      and the loop's throughput over gpusweep's. gpusweep runs them with
+#      keep_freed_memory=false, glibc's own policy as in the loop's process;
+#      the 20-add step again at the default (true) shows what that common
+#      setting does to a Python step.
 #   2. restoration at its canonical config, threads 1: the C++ plugin, the
 #      Python example (examples/python/restoration.py), and the Python example
 #      under torch.compile. Per round: the C++ plugin's throughput over each,
 #      and compiled Python over eager Python.
 # Each figure: the mean over rounds with its 95% t interval, and each round's.
-# Usage: bench/python_bridge.sh BUILD [ROUNDS]
+# Usage: bench/python_bridge.sh BUILD [ROUNDS] [bridge|restoration|all]
 set -euo pipefail
 bin=$(cd "$1" && pwd)/gpusweep
 rounds=${2:-5}
+parts=${3:-all}
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 py=$root/.venv/bin/python3
@@ -48,15 +52,25 @@ restoration_measure='{"warmup_steps": 5, "steps_per_block": 20, "blocks": 5, "re
 results=$work/results.txt
 t0=$(date +%s)
 for r in $(seq 1 "$rounds"); do
-  for w in 0 20; do
-    read -r gs_step gs_rate < <(trial "spin$w" python \
-      "{\"module\": \"$here/python/spin.py\", \"threads\": 1, \"device\": \"cpu\", \"work\": $w}" \
+  if [ "$parts" != restoration ]; then
+    for w in 0 20; do
+      read -r gs_step gs_rate < <(trial "spin$w" python \
+        "{\"module\": \"$here/python/spin.py\", \"threads\": 1, \"device\": \"cpu\", \"work\": $w, \"keep_freed_memory\": false}" \
+        "$spin_measure")
+      read -r loop_step loop_rate < <("$py" "$here/python/plain_loop.py" "$here/python/spin.py" \
+        "$(cat "$work/spin$w.config")" 2000 5 100000 |
+        "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["step_s"], d["throughput"])')
+      echo "spin$w $r $gs_step $gs_rate $loop_step $loop_rate" >> "$results"
+    done
+    read -r kept_step kept_rate < <(trial "spin20kept" python \
+      "{\"module\": \"$here/python/spin.py\", \"threads\": 1, \"device\": \"cpu\", \"work\": 20}" \
       "$spin_measure")
-    read -r loop_step loop_rate < <("$py" "$here/python/plain_loop.py" "$here/python/spin.py" \
-      "$(cat "$work/spin$w.config")" 2000 5 100000 |
-      "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["step_s"], d["throughput"])')
-    echo "spin$w $r $gs_step $gs_rate $loop_step $loop_rate" >> "$results"
-  done
+    echo "kept $r $kept_step $kept_rate $gs_step $gs_rate" >> "$results"
+  fi
+  if [ "$parts" = bridge ]; then
+    echo "round $r of $rounds done ($(( $(date +%s) - t0 )) s)" >&2
+    continue
+  fi
   read -r _ cpp < <(trial cpp restoration '{"threads": 1, "device": "cpu"}' "$restoration_measure")
   read -r _ eager < <(trial eager python \
     "{\"module\": \"$root/examples/python/restoration.py\", \"threads\": 1, \"device\": \"cpu\"}" \
@@ -83,11 +97,19 @@ us = lambda v: "%.2f us" % (v * 1e6)
 ratio = lambda v: "%.3fx" % v
 for name, what in (("spin0", "an empty step"), ("spin20", "a step of 20 in-place adds")):
     rs = [list(map(float, r[2:])) for r in rows if r[0] == name]
+    if not rs:
+        continue
     print("%s: plain Python loop %s per step, gpusweep %s per step" % (
         what, us(statistics.median(r[2] for r in rs)), us(statistics.median(r[0] for r in rs))))
     print("  bridge cost per step (gpusweep - loop): " + summary([r[0] - r[2] for r in rs], us))
     print("  throughput, loop / gpusweep: " + summary([r[3] / r[1] for r in rs], ratio))
+rs = [list(map(float, r[2:])) for r in rows if r[0] == "kept"]
+if rs:
+    print("keep_freed_memory (the default, true) against false, 20-add step: "
+          + summary([r[0] - r[2] for r in rs], us) + " per step")
 rs = [list(map(float, r[2:])) for r in rows if r[0] == "restoration"]
+if not rs:
+    sys.exit(0)
 print("restoration, canonical, threads 1: C++ %.1f, Python %.1f, Python compiled %.1f images/s (medians)"
       % tuple(statistics.median(r[i] for r in rs) for i in range(3)))
 print("  C++ plugin / Python eager: " + summary([r[0] / r[1] for r in rs], ratio))
