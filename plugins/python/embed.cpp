@@ -146,9 +146,11 @@ void start() {
               "): " + (status.err_msg != nullptr ? status.err_msg : "unknown error");
       return;
     }
-    PyObject* path = PySys_GetObject("path");  // borrowed
-    Ref dir(PyUnicode_DecodeFSDefault(sdk_dir().c_str()));
-    if (path == nullptr || !dir || PyList_Insert(path, 0, dir.get()) != 0) PyErr_Clear();
+    {
+      PyObject* path = PySys_GetObject("path");  // borrowed
+      Ref dir(PyUnicode_DecodeFSDefault(sdk_dir().c_str()));
+      if (path == nullptr || !dir || PyList_Insert(path, 0, dir.get()) != 0) PyErr_Clear();
+    }  // dir released with the GIL still held
     g_bridge = PyImport_ImportModule("gpusweep._bridge");
     if (g_bridge == nullptr) {
       error = "cannot import gpusweep's Python SDK from " + sdk_dir() + " with " + exe;
@@ -206,17 +208,23 @@ Workload::Workload(const std::string& spec, const Json& config, const std::strin
     : s_(std::make_unique<State>()) {
   start();
   Gil gil;
-  s_->spec = spec;
-  const std::string where = "python module '" + spec + "'";
-  s_->instance = Ref(PyObject_CallMethod(g_bridge, "create", "sssi", spec.c_str(),
-                                         config.dump().c_str(), device.c_str(), diagnose ? 1 : 0));
-  if (!s_->instance) throw_pending(where + ", create(config)");
-  PyObject* inst = s_->instance.get();
-  s_->step = attribute(inst, "step", where);
-  s_->evaluate = attribute(inst, "evaluate", where);
-  s_->stats = attribute(inst, "stats", where);
-  s_->pause = attribute(inst, "pause", where);
-  s_->resume = attribute(inst, "resume", where);
+  try {
+    s_->spec = spec;
+    const std::string where = "python module '" + spec + "'";
+    s_->instance =
+        Ref(PyObject_CallMethod(g_bridge, "create", "sssi", spec.c_str(), config.dump().c_str(),
+                                device.c_str(), diagnose ? 1 : 0));
+    if (!s_->instance) throw_pending(where + ", create(config)");
+    PyObject* inst = s_->instance.get();
+    s_->step = attribute(inst, "step", where);
+    s_->evaluate = attribute(inst, "evaluate", where);
+    s_->stats = attribute(inst, "stats", where);
+    s_->pause = attribute(inst, "pause", where);
+    s_->resume = attribute(inst, "resume", where);
+  } catch (...) {
+    s_.reset();  // its references released while the GIL is held
+    throw;
+  }
 }
 
 Workload::~Workload() {
@@ -233,6 +241,7 @@ std::pair<double, double> Workload::step() {
   double secondary = 0;
   if (PyTuple_Check(o) && PyTuple_Size(o) == 2) {
     samples = PyFloat_AsDouble(PyTuple_GetItem(o, 0));
+    if (PyErr_Occurred() != nullptr) throw_pending("step()'s samples");
     secondary = PyFloat_AsDouble(PyTuple_GetItem(o, 1));
   } else if ((PyLong_Check(o) || PyFloat_Check(o)) && !PyBool_Check(o)) {
     samples = PyFloat_AsDouble(o);

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -272,22 +273,32 @@ PluginInfo Registry::describe_file(const PluginFile& file, const Json& selection
 
 namespace {
 
-// value names a file relative to the sweep file's folder (before an optional
-// ":name" suffix, python's module:callable): the same, made absolute.
+// True for a Python identifier's characters (ASCII): a factory's name.
+bool identifier(const std::string& s) {
+  if (s.empty() || (std::isalpha(static_cast<unsigned char>(s[0])) == 0 && s[0] != '_')) {
+    return false;
+  }
+  return std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
+  });
+}
+
+// value names a file (before an optional ":factory" suffix, an identifier,
+// as python's module:callable), made absolute: from the sweep file's folder
+// when the sweep came from a file, else (a command's --set) from the current
+// folder.
 std::string absolute_from(const std::string& value, const std::string& sweep_file) {
   const auto colon = value.rfind(':');
   const bool suffixed =
-      colon != std::string::npos && colon > 0 && value.find('/', colon) == std::string::npos;
+      colon != std::string::npos && colon > 0 && identifier(value.substr(colon + 1));
   const std::string file = suffixed ? value.substr(0, colon) : value;
   const std::string rest = suffixed ? value.substr(colon) : "";
   std::error_code ec;
   if (file.empty() || fs::path(file).is_absolute()) return value;
-  const fs::path folder = fs::path(sweep_file).parent_path();
-  if (!sweep_file.empty() && fs::is_regular_file(sweep_file, ec) && fs::exists(folder / file, ec)) {
-    return fs::absolute(folder / file).lexically_normal().string() + rest;
-  }
-  if (fs::exists(file, ec)) return fs::absolute(file).lexically_normal().string() + rest;
-  return value;  // the plugin says it is missing, with what it looked for
+  const fs::path folder = !sweep_file.empty() && fs::is_regular_file(sweep_file, ec)
+                              ? fs::path(sweep_file).parent_path()
+                              : fs::path();
+  return fs::absolute(folder / file).lexically_normal().string() + rest;
 }
 
 }  // namespace

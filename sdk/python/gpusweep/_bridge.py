@@ -132,6 +132,8 @@ def describe_exception(exc):
     if frames:
         last = frames[-1]
         where = " (at %s:%d in %s)" % (last.filename, last.lineno, last.name)
+    # MemoryError, torch's OutOfMemoryError, or a RuntimeError saying so (the
+    # CUDA out-of-memory of older torch); a user's own error is not one.
     oom = isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError" or \
-        "out of memory" in str(exc).lower()
+        (type(exc) is RuntimeError and "out of memory" in str(exc).lower())
     return ("oom" if oom else "error"), headline.replace("\n", " ") + where
