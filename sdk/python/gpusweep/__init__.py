@@ -34,6 +34,10 @@ import time
 __all__ = ["Param", "Quality", "Metric", "Supports", "Manifest", "Skipped", "Config",
            "Settings", "Batches"]
 
+# What autocast() at fp32 and phase() outside diagnose return: one reusable
+# no-op context, not a new object on every call of a step's hot path.
+_NO_CONTEXT = contextlib.nullcontext()
+
 COMPILE_MODES = ["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"]
 
 
@@ -166,7 +170,7 @@ class Batches:
 
     def __next__(self):
         t0 = time.perf_counter()
-        with self._settings.phase("input_wait") if self._settings else contextlib.nullcontext():
+        with self._settings.phase("input_wait") if self._settings else _NO_CONTEXT:
             try:
                 batch = next(self._it)
             except StopIteration:
@@ -223,7 +227,7 @@ class Settings:
     def autocast(self):
         """A context for the forward pass: autocast at the trial's precision."""
         if self.amp_dtype is None:
-            return contextlib.nullcontext()
+            return _NO_CONTEXT
         return self._torch.autocast(self.device.type, dtype=self.amp_dtype)
 
     def grad_scaler(self):
@@ -266,7 +270,7 @@ class Settings:
         queued it. The SDK's loader, to_device, zero_grad and observe_loss time
         their own phases."""
         if not self.diagnose:
-            return contextlib.nullcontext()
+            return _NO_CONTEXT
         if name not in self._phase_s:
             raise ValueError("phase %r is not one of %s" % (name, ", ".join(PHASES)))
         return _PhaseTimer(self, name)
