@@ -29,6 +29,9 @@ def parse_args(description, steps, warmup, blocks=5):
                         "MODE: default, reduce-overhead, max-autotune, "
                         "max-autotune-no-cudagraphs); the compilation falls in the warmup, "
                         "which is then at least 3 steps, and is reported apart (first_step_s)")
+    p.add_argument("--channels-last", action="store_true",
+                   help="convolutional workloads (restoration): model weights and input batches "
+                        "in channels-last memory format, as the plugin's channels_last=true")
     p.add_argument("--profile", type=int, default=0, metavar="N",
                    help="instead of measuring: after the warmup, print a per-op table of N steps "
                         "(legacy autograd profiler, comparable with op_profile.cpp's)")
@@ -74,6 +77,7 @@ def measure(name, unit, step, samples_per_step, args, setup_s=0.0):
         "workload": name,
         "impl": "pytorch-compile" if args.compile else "pytorch-eager",
         "compile_mode": args.compile,
+        "channels_last": args.channels_last,
         # The first step's time: with --compile, mostly the compilation.
         "first_step_s": first_step_s,
         "warmup_s": warmup_s,

@@ -10,7 +10,9 @@ gradient background, rectangles and ellipses, some with sine textures, an
 optional faint sine overlay), served by a map-style Dataset doing the random
 crop, random flips and fresh Gaussian noise (sigma 25/255) per sample,
 batched by a DataLoader with num_workers=0 (the plugin's canonical
-loader_workers=0: the step builds its own batch). Loss read back every step
+loader_workers=0: the step builds its own batch). --channels-last puts the
+weights and each input batch in channels-last memory format, as the plugin's
+channels_last=true does. Loss read back every step
 (sync_every 1).
 One step = one optimiser step on 16 patches; unit: images/s.
 """
@@ -123,12 +125,15 @@ def main():
                         shuffle=True, num_workers=0, drop_last=True)
     batches = iter(loader)
     model = Denoiser()
+    layout = torch.channels_last if args.channels_last else torch.contiguous_format
+    model.to(memory_format=layout)
     compiled(args, model)
     optimizer = torch.optim.Adam(model.parameters(), lr=LR)
     last = {"loss": 0.0}
 
     def step():
         noisy, clean = next(batches)
+        noisy = noisy.contiguous(memory_format=layout)
         loss = F.l1_loss(model(noisy), clean)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()

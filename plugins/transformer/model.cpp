@@ -21,6 +21,7 @@ void init_linear(torch::nn::Linear& layer, double std) {
 
 BlockImpl::BlockImpl(const ModelShape& shape, double residual_init_std)
     : heads_(shape.n_heads),
+      fused_attention_(shape.fused_attention),
       ln1_(register_module("ln1",
                            torch::nn::LayerNorm(torch::nn::LayerNormOptions({shape.d_model})))),
       qkv_(register_module("qkv", torch::nn::Linear(shape.d_model, 3 * shape.d_model))),
@@ -44,10 +45,17 @@ torch::Tensor BlockImpl::forward(const torch::Tensor& x, const torch::Tensor& ma
   // [B, T, 3, H, Dh] -> three [B, H, T, Dh] views.
   const auto qkv =
       qkv_(ln1_(x)).view({b, t, 3, heads_, head_dim}).permute({2, 0, 3, 1, 4}).unbind(0);
-  // Scaling q (T x Dh) is cheaper than scaling the scores (T x T).
-  const torch::Tensor q = qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim)));
-  const torch::Tensor scores = torch::matmul(q, qkv[1].transpose(-2, -1)) + mask;
-  const torch::Tensor attended = torch::matmul(torch::softmax(scores, /*dim=*/-1), qkv[2]);
+  torch::Tensor attended;
+  if (fused_attention_) {
+    // softmax(q k^T / sqrt(Dh) + causal mask) v in one kernel.
+    attended = at::scaled_dot_product_attention(qkv[0], qkv[1], qkv[2], /*attn_mask=*/{},
+                                                /*dropout_p=*/0.0, /*is_causal=*/true);
+  } else {
+    // Scaling q (T x Dh) is cheaper than scaling the scores (T x T).
+    const torch::Tensor q = qkv[0] * (1.0 / std::sqrt(static_cast<double>(head_dim)));
+    const torch::Tensor scores = torch::matmul(q, qkv[1].transpose(-2, -1)) + mask;
+    attended = torch::matmul(torch::softmax(scores, /*dim=*/-1), qkv[2]);
+  }
   torch::Tensor h = x + proj_(attended.transpose(1, 2).reshape({b, t, d}));
   return h + out_(torch::gelu(fc_(ln2_(h))));
 }

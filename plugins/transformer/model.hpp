@@ -16,6 +16,11 @@ struct ModelShape {
   int64_t n_heads = 4;
   int64_t seq_len = 128;  // longest context (the learned position table's size)
   int64_t ffn_mult = 4;
+  // Attention as one fused kernel (scaled_dot_product_attention, causal: on
+  // the CPU a flash-attention kernel, forward and backward, that never
+  // materialises the T x T scores) or written out (q k^T + mask, softmax,
+  // times v: the reference the fused one must match). The same function.
+  bool fused_attention = true;
 };
 
 // x + attention(LN(x)), then x + MLP(LN(x)); causal multi-head self-attention
@@ -23,11 +28,13 @@ struct ModelShape {
 class BlockImpl : public torch::nn::Module {
  public:
   BlockImpl(const ModelShape& shape, double residual_init_std);
-  // x [B, T, d_model]; mask [T, T] additive (0 or -inf above the diagonal).
+  // x [B, T, d_model]; mask [T, T] additive (0 or -inf above the diagonal),
+  // used only by the written-out attention (the fused one is causal itself).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& mask);
 
  private:
   int64_t heads_;
+  bool fused_attention_;
   torch::nn::LayerNorm ln1_{nullptr};
   torch::nn::Linear qkv_{nullptr};
   torch::nn::Linear proj_{nullptr};

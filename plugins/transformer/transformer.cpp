@@ -7,6 +7,7 @@
 #include "model.hpp"
 
 #include <gpusweep/torchkit/estimate.hpp>
+#include <gpusweep/torchkit/fused_adam.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/seeding.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -74,6 +75,7 @@ struct Knobs {
     k.shape.n_layers = config.get<int64_t>("n_layers");
     k.shape.n_heads = config.get<int64_t>("n_heads");
     k.shape.seq_len = config.get<int64_t>("seq_len");
+    k.shape.fused_attention = config.get<std::string>("attention") == "fused";
     k.checkpoint_path = config.get<std::string>("checkpoint_path");
     k.checkpoint_every = config.get<int64_t>("checkpoint_every");
     k.resume = config.get<bool>("resume");
@@ -95,7 +97,7 @@ class Transformer final : public torchkit::TorchWorkload {
   static Manifest manifest() {
     Manifest m;
     m.name = "transformer";
-    m.version = "1.1.0";
+    m.version = "1.2.0";  // 1.2: fused attention by default
     m.description =
         "Decoder-only transformer language model (pre-LayerNorm, learned positions, FFN 4x, "
         "vocab 64; d_model, n_layers, n_heads, seq_len as set), AdamW lr 3e-4, weight decay "
@@ -117,6 +119,12 @@ class Transformer final : public torchkit::TorchWorkload {
                                       "attention heads; must divide d_model"));
     m.params.push_back(Param::integer("seq_len", 128, 2, static_cast<double>(kStreamLength - 1),
                                       "tokens per training window (the context length)"));
+    m.params.push_back(Param::choice(
+        "attention", "fused", {"fused", "explicit"},
+        "how attention is computed, the same function either way: fused = one "
+        "scaled_dot_product_attention kernel, causal (flash attention on the CPU and, where it "
+        "applies, on CUDA), forward and backward, never storing the T x T scores; explicit = "
+        "written out: q k^T + causal mask, softmax, times v"));
     m.params.push_back(Param::text(
         "checkpoint_path", "",
         "file for this workload's checkpoints (model, optimiser, step, generator states); "
@@ -152,7 +160,7 @@ class Transformer final : public torchkit::TorchWorkload {
     // seeded.
     model_ = LanguageModel(knobs_.shape);
     settings_.prepare(*model_);
-    optimizer_ = std::make_unique<torch::optim::AdamW>(
+    optimizer_ = std::make_unique<torchkit::FusedAdamW>(
         model_->parameters(), torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay));
     grad_ = std::make_unique<torchkit::GradStep>(settings_, *optimizer_);
     if (knobs_.resume) {
@@ -277,7 +285,7 @@ class Transformer final : public torchkit::TorchWorkload {
   torch::Tensor val_;            // [kValWindows, seq_len + 1] int64 on the device
   torch::Tensor offsets_;        // [seq_len + 1] int64: 0, 1, ..., seq_len
   LanguageModel model_{nullptr};
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  std::unique_ptr<torchkit::FusedAdamW> optimizer_;  // AdamW in one kernel call a step
   std::unique_ptr<torchkit::GradStep> grad_;
   double entropy_rate_ = 0;
   double bigram_entropy_ = 0;

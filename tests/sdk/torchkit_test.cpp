@@ -1,6 +1,7 @@
 // torchkit's common settings, checked on their effect rather than their flag.
 #include <ATen/record_function.h>
 #include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/fused_adam.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
 #include <gpusweep/torchkit/seeding.hpp>
@@ -11,6 +12,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <sstream>
 #include <thread>
 
 #include <sys/resource.h>
@@ -141,6 +144,177 @@ TEST_CASE("channels_last changes the memory format of conv weights and inputs", 
   d.prepare(*plain);
   CHECK(plain->weight.is_contiguous());
   CHECK(d.to_device(torch::randn({2, 3, 8, 8})).is_contiguous());
+}
+
+TEST_CASE("a workload's channels-last default is the manifest's and the settings' default",
+          "[torchkit]") {
+  auto channels_last_param = [](const Support& support) {
+    for (const Param& p : common_params(/*default_batch_size=*/4, support)) {
+      if (p.name == "channels_last") return p;
+    }
+    FAIL("no channels_last in the common parameters");
+    return Param{};
+  };
+  Support by_default = conv_support();
+  by_default.channels_last_default = true;
+  CHECK(channels_last_param(by_default).default_value == Json(true));
+  CHECK(channels_last_param(conv_support()).default_value == Json(false));
+  // A config without the key (one not resolved against the manifest) takes
+  // the workload's default; one that says false runs NCHW.
+  torch::nn::Conv2d conv(torch::nn::Conv2dOptions(3, 8, 3));
+  Settings::apply(config({}), by_default).prepare(*conv);
+  CHECK(conv->weight.is_contiguous(at::MemoryFormat::ChannelsLast));
+  CHECK_FALSE(conv->weight.is_contiguous());
+  torch::nn::Conv2d plain(torch::nn::Conv2dOptions(3, 8, 3));
+  Settings::apply(config({{"channels_last", false}}), by_default).prepare(*plain);
+  CHECK(plain->weight.is_contiguous());
+  // Without channels-last support the default stays off whatever it says.
+  Support unsupported;
+  unsupported.channels_last_default = true;
+  CHECK(channels_last_param(unsupported).default_value == Json(false));
+  CHECK_FALSE(Settings::apply(config({}), unsupported).channels_last);
+}
+
+namespace {
+// ATen ops by name on this thread, counted by an observer.
+thread_local std::map<std::string, int64_t> op_calls;
+std::unique_ptr<at::ObserverContext> count_op(const at::RecordFunction& fn) {
+  ++op_calls[fn.name()];
+  return nullptr;
+}
+
+// A small conv net (4-D weights, channels-last when asked) and a linear head,
+// trained `steps` steps on fixed data by `opt` from seed 3's weights.
+struct TinyNet {
+  torch::nn::Conv2d conv{torch::nn::Conv2dOptions(3, 8, 3).padding(1)};
+  torch::nn::Linear head{8 * 6 * 6, 2};
+  explicit TinyNet(bool channels_last) {
+    torch::manual_seed(3);
+    conv = torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1));
+    head = torch::nn::Linear(8 * 6 * 6, 2);
+    if (channels_last) {
+      conv->weight.set_data(conv->weight.contiguous(at::MemoryFormat::ChannelsLast));
+    }
+  }
+  std::vector<torch::Tensor> parameters() {
+    auto p = conv->parameters();
+    for (auto& h : head->parameters()) p.push_back(h);
+    return p;
+  }
+  void train(torch::optim::Optimizer& opt, int steps) {
+    torch::manual_seed(11);
+    const auto x = torch::randn({16, 3, 6, 6});
+    const auto y = torch::randn({16, 2});
+    for (int i = 0; i < steps; ++i) {
+      opt.zero_grad();
+      torch::mse_loss(head->forward(conv->forward(x).relu().flatten(1)), y).backward();
+      opt.step();
+    }
+  }
+  torch::Tensor flat() {
+    std::vector<torch::Tensor> v;
+    for (auto& p : parameters()) v.push_back(p.detach().flatten());
+    return torch::cat(v);
+  }
+};
+}  // namespace
+
+TEST_CASE("FusedAdam and FusedAdamW train as LibTorch's Adam and AdamW, in one kernel a step",
+          "[torchkit]") {
+  const bool channels_last = GENERATE(false, true);
+  const bool amsgrad = GENERATE(false, true);
+  INFO("channels_last " << channels_last << ", amsgrad " << amsgrad);
+  const auto start = TinyNet(channels_last).flat();
+  auto adam = [&](bool fused, bool decoupled) {
+    TinyNet net(channels_last);
+    std::unique_ptr<torch::optim::Optimizer> opt;
+    if (decoupled) {
+      auto o = torch::optim::AdamWOptions(1e-2).weight_decay(0.05).amsgrad(amsgrad);
+      if (fused)
+        opt = std::make_unique<FusedAdamW>(net.parameters(), o);
+      else
+        opt = std::make_unique<torch::optim::AdamW>(net.parameters(), o);
+    } else {
+      auto o = torch::optim::AdamOptions(1e-2).weight_decay(0.05).amsgrad(amsgrad);
+      if (fused)
+        opt = std::make_unique<FusedAdam>(net.parameters(), o);
+      else
+        opt = std::make_unique<torch::optim::Adam>(net.parameters(), o);
+    }
+    net.train(*opt, 40);
+    // The moments keep the parameter's layout, as LibTorch's Adam keeps them.
+    CHECK(net.conv->weight.is_contiguous(at::MemoryFormat::ChannelsLast) == channels_last);
+    return net.flat();
+  };
+  for (const bool decoupled : {false, true}) {
+    INFO((decoupled ? "AdamW" : "Adam"));
+    const auto reference = adam(/*fused=*/false, decoupled);
+    const auto fused = adam(/*fused=*/true, decoupled);
+    // They trained (40 steps of 1e-2 move the weights by 100x the tolerance
+    // below on average)...
+    CHECK((reference - start).abs().mean().item<double>() > 1e-2);
+    // ...to the same weights, within float rounding.
+    CHECK(torch::allclose(fused, reference, /*rtol=*/1e-4, /*atol=*/1e-5));
+  }
+  // Adam and AdamW differ here (weight decay 0.05), so the comparison above
+  // can tell them apart.
+  CHECK_FALSE(torch::allclose(adam(true, false), adam(true, true), 1e-4, 1e-5));
+
+  // One fused kernel call a step instead of LibTorch's pass per op.
+  TinyNet net(channels_last);
+  FusedAdamW opt(net.parameters(), torch::optim::AdamWOptions(1e-2).amsgrad(amsgrad));
+  const auto handle = at::addThreadLocalCallback(
+      at::RecordFunctionCallback(count_op).scopes({at::RecordScope::FUNCTION}));
+  op_calls.clear();
+  net.train(opt, 3);
+  at::removeCallback(handle);
+  CHECK(op_calls["aten::_fused_adamw_"] == 3);
+  CHECK(op_calls["aten::addcdiv_"] == 0);
+  CHECK(op_calls["aten::lerp_"] == 0);
+}
+
+TEST_CASE("a checkpoint moves between LibTorch's AdamW and FusedAdamW", "[torchkit]") {
+  // 20 steps in LibTorch's AdamW, saved; 20 more in each of the two after
+  // loading it: the same weights, and not those of a fresh optimiser (whose
+  // bias corrections start over).
+  TinyNet first(false);
+  torch::optim::AdamW saved(first.parameters(), torch::optim::AdamWOptions(1e-2));
+  first.train(saved, 20);
+  torch::serialize::OutputArchive archive;
+  saved.save(archive);
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  const auto weights = first.flat();
+
+  auto resume = [&](bool fused, bool load) {
+    TinyNet net(false);
+    {
+      torch::NoGradGuard no_grad;
+      auto params = net.parameters();
+      int64_t at = 0;
+      for (auto& p : params) {
+        p.copy_(weights.slice(0, at, at + p.numel()).view_as(p));
+        at += p.numel();
+      }
+    }
+    std::unique_ptr<torch::optim::Optimizer> opt;
+    if (fused)
+      opt = std::make_unique<FusedAdamW>(net.parameters(), torch::optim::AdamWOptions(1e-2));
+    else
+      opt =
+          std::make_unique<torch::optim::AdamW>(net.parameters(), torch::optim::AdamWOptions(1e-2));
+    if (load) {
+      torch::serialize::InputArchive in;
+      std::istringstream is(bytes.str());
+      in.load_from(is);
+      opt->load(in);
+    }
+    net.train(*opt, 20);
+    return net.flat();
+  };
+  const auto reference = resume(/*fused=*/false, /*load=*/true);
+  CHECK(torch::allclose(resume(true, true), reference, 1e-4, 1e-5));
+  CHECK_FALSE(torch::allclose(resume(true, false), reference, 1e-4, 1e-5));
 }
 
 TEST_CASE("bf16 on CPU runs the forward pass in bfloat16", "[torchkit]") {

@@ -91,7 +91,7 @@ std::vector<Param> common_params(int64_t default_batch_size, const Support& supp
       na(Param::boolean("cudnn_benchmark", false,
                         "CUDA: let cuDNN time its convolution algorithms and keep the fastest"),
          support.cudnn),
-      na(Param::boolean("channels_last", false,
+      na(Param::boolean("channels_last", support.channels_last && support.channels_last_default,
                         "NHWC memory format for the model's 4-D weights and inputs"),
          support.channels_last),
       na(Param::integer("loader_workers", 0, 0, 64,
@@ -249,7 +249,8 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
   s.sync_every = config.get_or<int64_t>("sync_every", 1);
   s.tf32 = config.get_or<bool>("tf32", false);
   s.cudnn_benchmark = config.get_or<bool>("cudnn_benchmark", false);
-  s.channels_last = config.get_or<bool>("channels_last", false);
+  s.channels_last =
+      config.get_or<bool>("channels_last", support.channels_last && support.channels_last_default);
   s.loader_workers = config.get_or<int64_t>("loader_workers", 0);
   s.prefetch = config.get_or<int64_t>("prefetch", 2);
   s.pin_memory = config.get_or<bool>("pin_memory", false);

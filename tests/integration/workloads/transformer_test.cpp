@@ -155,3 +155,29 @@ TEST_CASE("transformer grad_accum=4 on batches of 4 trains as one batch of 16",
                   "WHERE m.samples_per_step = 16 * 16 AND " +
                   config_is("batch_size", "4") + " AND " + config_is("grad_accum", "4")) == 1);
 }
+
+TEST_CASE("transformer's fused attention trains as the written-out one", "[integration][torch]") {
+  // The same seed, windows and initial weights; attention either one causal
+  // scaled_dot_product_attention kernel (the default) or q k^T + mask,
+  // softmax, times v. 12 optimiser steps.
+  Sandbox box;
+  box.write("a.json", std::string(R"({"name": "attention", "workload": "transformer", "base": {)") +
+                          kTinyBase + R"(, "seed": 3},
+    "grid": {"attention": ["fused", "explicit"]},
+    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 2, "blocks": 5,
+                "timeout_s": 120, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run a.json --db results.db --jobs 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  REQUIRE(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  const auto value = [&](const char* name, const char* attention) {
+    return metric(box, name, config_is("attention", std::string("'") + attention + "'"));
+  };
+  INFO("val_loss fused " << value("val_loss", "fused") << ", explicit "
+                         << value("val_loss", "explicit") << ", untrained "
+                         << value("start_val_loss", "fused"));
+  CHECK(value("last_loss", "fused") == Approx(value("last_loss", "explicit")).epsilon(1e-4));
+  CHECK(value("val_loss", "fused") == Approx(value("val_loss", "explicit")).epsilon(1e-4));
+  // 12 steps moved the loss by far more than the tolerance.
+  CHECK(std::abs(value("val_loss", "fused") - value("start_val_loss", "fused")) > 1e-2);
+}

@@ -23,7 +23,10 @@ const char* to_string(Precision p);
 // workloads) marked "applies": false, and a trial that sets them to anything
 // but the default is skipped with `reason`.
 struct Support {
-  bool channels_last = false;   // the model is convolutional with 4-D inputs
+  bool channels_last = false;          // the model is convolutional with 4-D inputs
+  bool channels_last_default = false;  // ...and runs channels-last unless a config says
+                                       // false: the layout its convolutions are fastest in
+                                       // (what torch.compile's layout optimisation picks)
   bool input_pipeline = false;  // batches come from an InputPipeline (loader_workers, prefetch,
                                 // pin_memory) and are copied to the device each step
                                 // (Settings::to_device: non_blocking)
