@@ -18,8 +18,9 @@
 # --compile-mode), in the order plugin, eager, compiled in odd rounds and the
 # reverse in even ones; the table adds the compiled script's median, the
 # plugin's ratio to it with the per-round ratios, and its goal (1.1x, issue
-# 33), and prints each round's compilation time (the compiled script's first
-# step, in its warmup, never in a block).
+# 33; the eager goal is then at least 1.3x, issue 33's too), and prints
+# each round's compilation time (the compiled script's first step, in its
+# warmup, never in a block).
 #
 # With --cpu, each round also runs the plugin in-process under
 # plugin_bench.cpp (built on first use into $TMPDIR with g++) and the table
@@ -185,7 +186,9 @@ for w in sys.argv[2:]:
     p = statistics.median(r["plugin"] for r in rs)
     e = statistics.median(r["eager"] for r in rs)
     paired = sorted(r["plugin"] / r["eager"] for r in rs)
-    goal = goals.get(w, 1.0)
+    # Issue 33 asks more of the eager ratio where the compiled script is
+    # measured too: at least 1.3x.
+    goal = max(goals.get(w, 1.0), 1.3) if comp else goals.get(w, 1.0)
     ok = p / e >= goal
     failed += not ok
     compiled_cols = ""
