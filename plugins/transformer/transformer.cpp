@@ -124,7 +124,8 @@ class Transformer final : public torchkit::TorchWorkload {
         "how attention is computed, the same function either way: fused = one "
         "scaled_dot_product_attention kernel, causal (flash attention on the CPU and, where it "
         "applies, on CUDA), forward and backward, never storing the T x T scores; explicit = "
-        "written out: q k^T + causal mask, softmax, times v"));
+        "written out: q k^T + causal mask, softmax, times v. Under precision=bf16 on a CPU "
+        "the fused kernel's backward is slow: sweep both"));
     m.params.push_back(Param::text(
         "checkpoint_path", "",
         "file for this workload's checkpoints (model, optimiser, step, generator states); "

@@ -123,8 +123,10 @@ inline bool looks_like_oom(const char* what) {
          std::strstr(what, "_ALLOCATION_FAILED") != nullptr;
 }
 
-// Call inside a catch block: classifies the in-flight exception.
-inline Failure classify_current_exception() noexcept {
+// Call inside a catch block: classifies the in-flight exception. It
+// allocates the message, so it can itself throw std::bad_alloc: at the ABI
+// boundary use record_current_exception, which cannot.
+inline Failure classify_current_exception() {
   try {
     throw;
   } catch (const Skipped& e) {
@@ -143,6 +145,24 @@ inline Failure classify_current_exception() noexcept {
             e.what()};
   } catch (...) {
     return {GPUSWEEP_STATUS_ERROR, "unknown exception (not derived from std::exception)"};
+  }
+}
+
+// Call inside a catch block: classifies the in-flight exception and puts
+// its message in `slot`, never throwing. When memory is too short even for
+// the message, the slot says so in a literal short enough for the string's
+// own inline buffer (no allocation) and the status is out of memory: a
+// plugin call that fails that way reports oom instead of ending the process
+// through a noexcept boundary.
+inline gpusweep_status record_current_exception(std::string& slot) noexcept {
+  try {
+    Failure f = classify_current_exception();
+    slot.swap(f.message);
+    return f.status;
+  } catch (...) {
+    slot.clear();
+    slot.assign("out of memory");  // 13 chars: fits any std::string's capacity
+    return GPUSWEEP_STATUS_OUT_OF_MEMORY;
   }
 }
 
@@ -250,9 +270,7 @@ struct Adapter {
       create_error().clear();
       return GPUSWEEP_STATUS_OK;
     } catch (...) {
-      Failure f = classify_current_exception();
-      create_error() = f.message;
-      return f.status;
+      return record_current_exception(create_error());
     }
   }
 
@@ -264,9 +282,7 @@ struct Adapter {
       f(*inst);
       return GPUSWEEP_STATUS_OK;
     } catch (...) {
-      Failure fail = classify_current_exception();
-      inst->error = fail.message;
-      return fail.status;
+      return record_current_exception(inst->error);
     }
   }
 
@@ -281,9 +297,7 @@ struct Adapter {
       result->secondary_samples = r.secondary_samples;
       return GPUSWEEP_STATUS_OK;
     } catch (...) {
-      Failure fail = classify_current_exception();
-      inst->error = fail.message;
-      return fail.status;
+      return record_current_exception(inst->error);
     }
   }
 
@@ -355,7 +369,8 @@ struct Adapter {
       }
       text = "this plugin selects no workload";
     } catch (...) {
-      text = classify_current_exception().message;
+      // Any failure is the config's error to the host, whatever its kind.
+      (void)record_current_exception(text);
     }
     *out = text.c_str();
     return GPUSWEEP_STATUS_ERROR;

@@ -4,6 +4,23 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+#include <new>
+
+namespace {
+// While set, every operator new on this thread fails: memory so short that
+// even an error message cannot be allocated.
+thread_local bool fail_allocations = false;
+}  // namespace
+
+// Replaced for this test binary; as the default one, over malloc (the
+// default operator delete frees).
+void* operator new(std::size_t size) {
+  if (fail_allocations) throw std::bad_alloc();
+  if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
+  throw std::bad_alloc();
+}
+
 namespace {
 
 class Probe final : public gpusweep::Workload {
@@ -13,9 +30,10 @@ class Probe final : public gpusweep::Workload {
     m.name = "probe";
     m.version = "0.1.0";
     m.unit = "things";
-    m.params = {gpusweep::Param::choice("mode", "ok", {"ok", "skip", "oom", "throw", "bad_alloc"},
-                                        "behaviour"),
-                gpusweep::Param::integer("n", 3, 1, 10, "a count")};
+    m.params = {
+        gpusweep::Param::choice(
+            "mode", "ok", {"ok", "skip", "oom", "throw", "bad_alloc", "starved"}, "behaviour"),
+        gpusweep::Param::integer("n", 3, 1, 10, "a count")};
     return m;
   }
   explicit Probe(const gpusweep::TrialConfig& c) : mode_(c.get<std::string>("mode")) {
@@ -25,6 +43,12 @@ class Probe final : public gpusweep::Workload {
     if (mode_ == "oom") throw std::runtime_error("DefaultCPUAllocator: can't allocate memory");
     if (mode_ == "throw") throw std::logic_error("broken step");
     if (mode_ == "bad_alloc") throw std::bad_alloc();
+    if (mode_ == "starved") {
+      // An error whose message needs the heap, thrown once the heap is gone.
+      std::runtime_error e("a message far longer than any string's inline buffer");
+      fail_allocations = true;
+      throw e;
+    }
     return {2.0, 5.0};
   }
   gpusweep::Metrics evaluate() override { return {{"q", 0.5}}; }
@@ -58,7 +82,7 @@ TEST_CASE("wrapper table reports its size and ABI", "[sdk]") {
   const auto manifest = gpusweep::Json::parse(t->manifest());
   CHECK(manifest["name"] == "probe");
   CHECK(manifest["params"][1]["min"] == 1.0);
-  CHECK(manifest["params"][0]["choices"].size() == 5);
+  CHECK(manifest["params"][0]["choices"].size() == 6);
 }
 
 TEST_CASE("wrapper turns exceptions into statuses", "[sdk]") {
@@ -193,4 +217,20 @@ TEST_CASE("every SDK workload offers the measured window, reaching its hooks", "
   t->destroy(inst);
   // A plain workload has it too (the hooks do nothing).
   CHECK(A::table()->get_extension(GPUSWEEP_EXT_MEASURE_WINDOW) != nullptr);
+}
+
+TEST_CASE("an error thrown when not even its message can be allocated is oom, not a crash",
+          "[sdk]") {
+  // Before the SDK recorded failures without allocating, the copy of the
+  // message in the catch block threw through the noexcept ABI function and
+  // ended the process (std::terminate).
+  const auto* t = A::table();
+  gpusweep_instance* inst = nullptr;
+  REQUIRE(t->create(R"({"mode": "starved"})", &inst) == GPUSWEEP_STATUS_OK);
+  gpusweep_step_result r{};
+  const gpusweep_status st = t->step(inst, &r);
+  fail_allocations = false;
+  CHECK(st == GPUSWEEP_STATUS_OUT_OF_MEMORY);
+  CHECK(std::string(t->error_message(inst)) == "out of memory");
+  t->destroy(inst);
 }
