@@ -97,7 +97,7 @@ class Transformer final : public torchkit::TorchWorkload {
   static Manifest manifest() {
     Manifest m;
     m.name = "transformer";
-    m.version = "1.2.0";  // 1.2: fused attention by default
+    m.version = "1.2.0";  // 1.2: fused attention by default, AdamW in one fused kernel call
     m.description =
         "Decoder-only transformer language model (pre-LayerNorm, learned positions, FFN 4x, "
         "vocab 64; d_model, n_layers, n_heads, seq_len as set), AdamW lr 3e-4, weight decay "

@@ -243,7 +243,12 @@ TEST_CASE("FusedAdam and FusedAdamW train as LibTorch's Adam and AdamW, in one k
     }
     net.train(*opt, 40);
     // The moments keep the parameter's layout, as LibTorch's Adam keeps them.
-    CHECK(net.conv->weight.is_contiguous(at::MemoryFormat::ChannelsLast) == channels_last);
+    const auto* state = opt->state().at(net.conv->weight.unsafeGetTensorImpl()).get();
+    const torch::Tensor moment =
+        decoupled ? static_cast<const torch::optim::AdamWParamState*>(state)->exp_avg()
+                  : static_cast<const torch::optim::AdamParamState*>(state)->exp_avg();
+    CHECK(moment.strides() == net.conv->weight.strides());
+    CHECK(moment.is_contiguous(at::MemoryFormat::ChannelsLast) == channels_last);
     return net.flat();
   };
   for (const bool decoupled : {false, true}) {
@@ -315,6 +320,52 @@ TEST_CASE("a checkpoint moves between LibTorch's AdamW and FusedAdamW", "[torchk
   const auto reference = resume(/*fused=*/false, /*load=*/true);
   CHECK(torch::allclose(resume(true, true), reference, 1e-4, 1e-5));
   CHECK_FALSE(torch::allclose(resume(true, false), reference, 1e-4, 1e-5));
+
+  // And back: FusedAdamW's checkpoint continued by LibTorch's AdamW.
+  TinyNet fused_first(false);
+  FusedAdamW fused_saved(fused_first.parameters(), torch::optim::AdamWOptions(1e-2));
+  fused_first.train(fused_saved, 20);
+  torch::serialize::OutputArchive fused_archive;
+  fused_saved.save(fused_archive);
+  std::ostringstream fused_bytes;
+  fused_archive.save_to(fused_bytes);
+  CHECK(torch::allclose(fused_first.flat(), weights, 1e-4, 1e-5));
+  bytes.str(fused_bytes.str());
+  CHECK(torch::allclose(resume(/*fused=*/false, /*load=*/true), reference, 1e-4, 1e-5));
+}
+
+TEST_CASE(
+    "FusedAdam falls back to LibTorch's step for moments in another layout than their "
+    "parameter",
+    "[torchkit]") {
+  // Moments laid out NCHW beside a channels-last weight (as a checkpoint of
+  // the other layout would load them): the fused kernels, which walk all of
+  // them by one index, would mix elements up; LibTorch's step does not.
+  auto train = [](bool fused) {
+    TinyNet net(/*channels_last=*/true);
+    std::unique_ptr<torch::optim::Optimizer> opt;
+    const auto o = torch::optim::AdamOptions(1e-2);
+    if (fused)
+      opt = std::make_unique<FusedAdam>(net.parameters(), o);
+    else
+      opt = std::make_unique<torch::optim::Adam>(net.parameters(), o);
+    net.train(*opt, 1);
+    auto& state = static_cast<torch::optim::AdamParamState&>(
+        *opt->state().at(net.conv->weight.unsafeGetTensorImpl()));
+    state.exp_avg(state.exp_avg().contiguous());
+    state.exp_avg_sq(state.exp_avg_sq().contiguous());
+    const auto handle = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(count_op).scopes({at::RecordScope::FUNCTION}));
+    op_calls.clear();
+    net.train(*opt, 20);
+    at::removeCallback(handle);
+    return std::make_pair(net.flat(), op_calls["aten::_fused_adam_"]);
+  };
+  const auto [reference, reference_calls] = train(false);
+  const auto [fused, fused_calls] = train(true);
+  CHECK(reference_calls == 0);
+  CHECK(fused_calls == 0);  // every step fell back
+  CHECK(torch::allclose(fused, reference, 1e-4, 1e-5));
 }
 
 TEST_CASE("bf16 on CPU runs the forward pass in bfloat16", "[torchkit]") {

@@ -227,15 +227,16 @@ struct Adapter {
   }
 
   static const char* manifest() noexcept {
-    static const std::string text = [] {
+    // The fallback is a literal: nothing to allocate when memory is what failed.
+    static const std::optional<std::string> text = []() -> std::optional<std::string> {
       const Manifest* m = manifest_object();
       try {
         if (m != nullptr) return m->to_json().dump();
       } catch (...) {
       }
-      return std::string("{\"error\":\"manifest() threw\"}");
+      return std::nullopt;
     }();
-    return text.c_str();
+    return text ? text->c_str() : "{\"error\":\"manifest() threw\"}";
   }
 
   static const char* runtime() noexcept {

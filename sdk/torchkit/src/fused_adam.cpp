@@ -3,29 +3,67 @@
 #include <ATen/ops/_fused_adam.h>
 #include <ATen/ops/_fused_adamw.h>
 
+#include <map>
 #include <stdexcept>
+#include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 namespace gpusweep::torchkit {
 namespace {
 
-// One group's tensors as the fused kernels take them, its state created as
-// torch::optim::Adam creates it (zeros in the parameter's layout, step 0)
-// and its step counted before the kernel reads it.
-struct GroupLists {
+using StateMap = ska::flat_hash_map<void*, std::unique_ptr<torch::optim::OptimizerParamState>>;
+
+// The fused kernels walk a parameter, its gradient and its moments by one
+// linear index: each must be dense and laid out as the parameter (same
+// sizes, strides, device and dtype).
+bool laid_out_as(const torch::Tensor& t, const torch::Tensor& p) {
+  return t.defined() && t.sizes() == p.sizes() && t.strides() == p.strides() &&
+         t.device() == p.device() && t.scalar_type() == p.scalar_type();
+}
+
+// Whether every parameter with a gradient can take the fused step: a dense
+// gradient and moments (where they exist yet) in the parameter's layout.
+// Otherwise (a sparse gradient, a checkpoint's moments in another layout)
+// LibTorch's own step, which handles any layout, runs instead.
+template <typename State>
+bool fusable(std::vector<torch::optim::OptimizerParamGroup>& groups, const StateMap& states,
+             bool (*amsgrad)(const torch::optim::OptimizerParamGroup&)) {
+  for (auto& group : groups) {
+    for (const auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      if (p.grad().is_sparse() || !p.is_non_overlapping_and_dense() || !laid_out_as(p.grad(), p)) {
+        return false;
+      }
+      const auto it = states.find(p.unsafeGetTensorImpl());
+      if (it == states.end()) continue;
+      const auto& s = static_cast<const State&>(*it->second);
+      if (!laid_out_as(s.exp_avg(), p) || !laid_out_as(s.exp_avg_sq(), p)) return false;
+      if (amsgrad(group) && !laid_out_as(s.max_exp_avg_sq(), p)) return false;
+    }
+  }
+  return true;
+}
+
+// One call's tensors: the kernels take one device and one dtype at a time.
+struct Lists {
   std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps;
+  std::vector<torch::optim::OptimizerParamState*> states;
 };
 
-template <typename State>
-GroupLists collect(
-    torch::optim::OptimizerParamGroup& group, bool amsgrad,
-    ska::flat_hash_map<void*, std::unique_ptr<torch::optim::OptimizerParamState>>& states) {
-  GroupLists l;
+// Steps one group: its state created as torch::optim::Adam creates it
+// (zeros in the parameter's layout, step 0), its parameters split by device
+// and dtype, each split in one kernel call. A parameter's step is counted
+// once its call returned; the kernels read it from a float tensor on the
+// parameter's device (one per step value and device, shared by the list).
+template <typename State, typename Call>
+void step_group(torch::optim::OptimizerParamGroup& group, bool amsgrad, StateMap& states,
+                const Call& call) {
+  std::map<std::pair<std::string, int>, Lists> splits;
+  std::map<std::tuple<std::string, int64_t>, torch::Tensor> step_tensors;
   for (auto& p : group.params()) {
     if (!p.grad().defined()) continue;
-    if (p.grad().is_sparse()) {
-      throw std::invalid_argument("FusedAdam does not support sparse gradients");
-    }
     auto it = states.find(p.unsafeGetTensorImpl());
     if (it == states.end()) {
       auto fresh = std::make_unique<State>();
@@ -36,17 +74,29 @@ GroupLists collect(
       it = states.emplace(p.unsafeGetTensorImpl(), std::move(fresh)).first;
     }
     auto& state = static_cast<State&>(*it->second);
-    state.step(state.step() + 1);
+    const std::string device = p.device().str();
+    Lists& l = splits[{device, static_cast<int>(p.scalar_type())}];
     l.params.push_back(p);
     l.grads.push_back(p.grad());
     l.exp_avgs.push_back(state.exp_avg());
     l.exp_avg_sqs.push_back(state.exp_avg_sq());
     if (amsgrad) l.max_exp_avg_sqs.push_back(state.max_exp_avg_sq());
-    // The kernels read the step from a float tensor (they never write it).
-    l.steps.push_back(torch::scalar_tensor(static_cast<double>(state.step()),
-                                           torch::TensorOptions().dtype(torch::kFloat)));
+    const int64_t next = state.step() + 1;
+    torch::Tensor& step = step_tensors[{device, next}];
+    if (!step.defined()) {
+      step = torch::scalar_tensor(static_cast<double>(next),
+                                  torch::TensorOptions().dtype(torch::kFloat).device(p.device()));
+    }
+    l.steps.push_back(step);
+    l.states.push_back(&state);
   }
-  return l;
+  for (auto& [key, l] : splits) {
+    call(l);
+    for (auto* s : l.states) {
+      auto& state = static_cast<State&>(*s);
+      state.step(state.step() + 1);
+    }
+  }
 }
 
 void refuse_closure(const torch::optim::Optimizer::LossClosure& closure) {
@@ -58,13 +108,19 @@ void refuse_closure(const torch::optim::Optimizer::LossClosure& closure) {
 torch::Tensor FusedAdam::step(LossClosure closure) {
   refuse_closure(closure);
   torch::NoGradGuard no_grad;
+  auto amsgrad = [](const torch::optim::OptimizerParamGroup& g) {
+    return static_cast<const torch::optim::AdamOptions&>(g.options()).amsgrad();
+  };
+  if (!fusable<torch::optim::AdamParamState>(param_groups_, state_, amsgrad)) {
+    return torch::optim::Adam::step();
+  }
   for (auto& group : param_groups_) {
     const auto& o = static_cast<const torch::optim::AdamOptions&>(group.options());
-    GroupLists l = collect<torch::optim::AdamParamState>(group, o.amsgrad(), state_);
-    if (l.params.empty()) continue;
-    at::_fused_adam_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
-                     o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
-                     o.eps(), o.amsgrad(), /*maximize=*/false);
+    step_group<torch::optim::AdamParamState>(group, o.amsgrad(), state_, [&o](Lists& l) {
+      at::_fused_adam_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
+                       o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
+                       o.eps(), o.amsgrad(), /*maximize=*/false);
+    });
   }
   return {};
 }
@@ -72,13 +128,19 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
 torch::Tensor FusedAdamW::step(LossClosure closure) {
   refuse_closure(closure);
   torch::NoGradGuard no_grad;
+  auto amsgrad = [](const torch::optim::OptimizerParamGroup& g) {
+    return static_cast<const torch::optim::AdamWOptions&>(g.options()).amsgrad();
+  };
+  if (!fusable<torch::optim::AdamWParamState>(param_groups_, state_, amsgrad)) {
+    return torch::optim::AdamW::step();
+  }
   for (auto& group : param_groups_) {
     const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
-    GroupLists l = collect<torch::optim::AdamWParamState>(group, o.amsgrad(), state_);
-    if (l.params.empty()) continue;
-    at::_fused_adamw_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
-                      o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
-                      o.eps(), o.amsgrad(), /*maximize=*/false);
+    step_group<torch::optim::AdamWParamState>(group, o.amsgrad(), state_, [&o](Lists& l) {
+      at::_fused_adamw_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
+                        o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
+                        o.eps(), o.amsgrad(), /*maximize=*/false);
+    });
   }
   return {};
 }

@@ -135,10 +135,15 @@ TEST_CASE("restoration trains to the same loss and PSNR channels-last (its defau
   const double initial = metric(box, "initial_psnr_db", config_is("channels_last", "0"));
   INFO("last loss " << nchw_loss << " NCHW, " << cl_loss << " channels-last; PSNR " << nchw_psnr
                     << " and " << cl_psnr << " dB (" << initial << " untrained)");
-  CHECK(cl_loss == Approx(nchw_loss).epsilon(1e-4));
-  CHECK(cl_psnr == Approx(nchw_psnr).margin(1e-3));
+  CHECK(cl_loss == Approx(nchw_loss).epsilon(1e-3));
+  CHECK(cl_psnr == Approx(nchw_psnr).margin(1e-2));
   // Training moved the PSNR by far more than the tolerance.
   CHECK(std::abs(nchw_psnr - initial) > 0.1);
+  // Each ran its own layout: the weights as set, and oneDNN's other kernels
+  // summing in another order (the losses differ in their last bits).
+  CHECK(metric(box, "channels_last_weights", config_is("channels_last", "0")) == 0);
+  CHECK(metric(box, "channels_last_weights", config_is("channels_last", "1")) >= 4);
+  CHECK(cl_loss != nchw_loss);
 
   // A config that leaves channels_last out runs channels-last.
   box.write("d.json", R"({"name": "default", "workload": "restoration",

@@ -13,13 +13,15 @@ namespace {
 thread_local bool fail_allocations = false;
 }  // namespace
 
-// Replaced for this test binary; as the default one, over malloc (the
-// default operator delete frees).
+// Replaced for this test binary, over malloc and free, with the deletes
+// that pair with it (AddressSanitizer checks that they pair).
 void* operator new(std::size_t size) {
   if (fail_allocations) throw std::bad_alloc();
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
   throw std::bad_alloc();
 }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 
 namespace {
 

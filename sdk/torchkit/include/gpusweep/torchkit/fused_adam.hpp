@@ -1,15 +1,19 @@
-// Adam and AdamW stepping every parameter in one fused kernel call:
-// ATen's _fused_adam_ / _fused_adamw_, what torch.optim.Adam(fused=True)
-// runs (on the CPU a vectorised loop over each parameter that reads the
-// gradient and the two moments once and writes the parameter and the moments
-// once; on CUDA a multi-tensor kernel). LibTorch's own Adam instead runs
-// about ten ATen ops a parameter, each a pass over memory.
+// Adam and AdamW stepping their parameters in one fused kernel call per
+// device and dtype: ATen's _fused_adam_ / _fused_adamw_, what
+// torch.optim.Adam(fused=True) runs (on the CPU a vectorised loop over each
+// parameter that reads the gradient and the two moments once and writes the
+// parameter and the moments once; on CUDA a multi-tensor kernel). LibTorch's
+// own Adam instead runs about ten ATen ops a parameter, each a pass over
+// memory.
 //
 // The same algorithm as torch::optim::Adam / AdamW (same options, same
 // per-parameter state, saved and loaded by the same serialisation), so a
 // checkpoint moves between them; the results agree within float rounding
-// (the bias corrections are computed in float here, in double there).
-// amsgrad is supported; a LossClosure is not (no workload uses one).
+// (the kernels compute the update in a different order). Where the kernels
+// cannot run (a sparse gradient; a gradient or moments not laid out as their
+// parameter, as moments loaded from a checkpoint of another layout can be)
+// the step is LibTorch's own. A LossClosure is refused (no workload uses
+// one).
 #pragma once
 
 #include <torch/torch.h>

@@ -23,10 +23,7 @@ const char* to_string(Precision p);
 // workloads) marked "applies": false, and a trial that sets them to anything
 // but the default is skipped with `reason`.
 struct Support {
-  bool channels_last = false;          // the model is convolutional with 4-D inputs
-  bool channels_last_default = false;  // ...and runs channels-last unless a config says
-                                       // false: the layout its convolutions are fastest in
-                                       // (what torch.compile's layout optimisation picks)
+  bool channels_last = false;   // the model is convolutional with 4-D inputs
   bool input_pipeline = false;  // batches come from an InputPipeline (loader_workers, prefetch,
                                 // pin_memory) and are copied to the device each step
                                 // (Settings::to_device: non_blocking)
@@ -39,6 +36,10 @@ struct Support {
                                 // global batch (Settings::rank, shard_begin) and trains through
                                 // GradStep (data_parallel.hpp); else such trials are skipped
   std::string reason;           // why not, for the unsupported ones ("an LSTM has no 4-D tensors")
+  bool channels_last_default = false;  // with channels_last: runs channels-last unless a
+                                       // config says false, the layout its convolutions are
+                                       // fastest in (what torch.compile's layout optimisation
+                                       // picks)
 };
 
 // Makes glibc keep freed memory in the process for the next step (applied
