@@ -334,6 +334,47 @@ TEST_CASE("a checkpoint moves between LibTorch's AdamW and FusedAdamW", "[torchk
   CHECK(torch::allclose(resume(/*fused=*/false, /*load=*/true), reference, 1e-4, 1e-5));
 }
 
+TEST_CASE("FusedAdamW on CUDA trains as LibTorch's AdamW, in one kernel a step", "[torchkit]") {
+  if (!torch::cuda::is_available()) {
+    WARN("no CUDA device visible to LibTorch: nothing checked");
+    return;
+  }
+  // A small MLP on cuda:0: the fused kernel needs its step tensors on the
+  // parameters' device.
+  auto train = [](bool fused) {
+    torch::manual_seed(3);
+    torch::nn::Sequential net(torch::nn::Linear(16, 32), torch::nn::ReLU(),
+                              torch::nn::Linear(32, 4));
+    net->to(torch::kCUDA);
+    const auto o = torch::optim::AdamWOptions(1e-2).weight_decay(0.05);
+    std::unique_ptr<torch::optim::Optimizer> opt;
+    if (fused)
+      opt = std::make_unique<FusedAdamW>(net->parameters(), o);
+    else
+      opt = std::make_unique<torch::optim::AdamW>(net->parameters(), o);
+    torch::manual_seed(11);
+    const auto x = torch::randn({64, 16}).to(torch::kCUDA);
+    const auto y = torch::randn({64, 4}).to(torch::kCUDA);
+    const auto handle = at::addThreadLocalCallback(
+        at::RecordFunctionCallback(count_op).scopes({at::RecordScope::FUNCTION}));
+    op_calls.clear();
+    for (int i = 0; i < 30; ++i) {
+      opt->zero_grad();
+      torch::mse_loss(net->forward(x), y).backward();
+      opt->step();
+    }
+    at::removeCallback(handle);
+    std::vector<torch::Tensor> flat;
+    for (auto& p : net->parameters()) flat.push_back(p.detach().flatten().cpu());
+    return std::make_pair(torch::cat(flat), op_calls["aten::_fused_adamw_"]);
+  };
+  const auto [reference, reference_calls] = train(false);
+  const auto [fused, fused_calls] = train(true);
+  CHECK(reference_calls == 0);
+  CHECK(fused_calls == 30);
+  CHECK(torch::allclose(fused, reference, 1e-4, 1e-5));
+}
+
 TEST_CASE(
     "FusedAdam falls back to LibTorch's step for moments in another layout than their "
     "parameter",

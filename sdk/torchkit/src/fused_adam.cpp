@@ -99,50 +99,46 @@ void step_group(torch::optim::OptimizerParamGroup& group, bool amsgrad, StateMap
   }
 }
 
-void refuse_closure(const torch::optim::Optimizer::LossClosure& closure) {
+// The fused step for optimiser options Options (AdamOptions or
+// AdamWOptions): false, with nothing changed, where the kernels cannot run.
+template <typename State, typename Options, typename Kernel>
+bool fused_step(std::vector<torch::optim::OptimizerParamGroup>& groups, StateMap& states,
+                const torch::optim::Optimizer::LossClosure& closure, const Kernel& kernel) {
   if (closure) throw std::invalid_argument("FusedAdam/FusedAdamW take no LossClosure");
+  torch::NoGradGuard no_grad;
+  auto amsgrad = [](const torch::optim::OptimizerParamGroup& g) {
+    return static_cast<const Options&>(g.options()).amsgrad();
+  };
+  if (!fusable<State>(groups, states, amsgrad)) return false;
+  for (auto& group : groups) {
+    const auto& o = static_cast<const Options&>(group.options());
+    step_group<State>(group, o.amsgrad(), states, [&](Lists& l) { kernel(l, o); });
+  }
+  return true;
 }
 
 }  // namespace
 
 torch::Tensor FusedAdam::step(LossClosure closure) {
-  refuse_closure(closure);
-  torch::NoGradGuard no_grad;
-  auto amsgrad = [](const torch::optim::OptimizerParamGroup& g) {
-    return static_cast<const torch::optim::AdamOptions&>(g.options()).amsgrad();
-  };
-  if (!fusable<torch::optim::AdamParamState>(param_groups_, state_, amsgrad)) {
-    return torch::optim::Adam::step();
-  }
-  for (auto& group : param_groups_) {
-    const auto& o = static_cast<const torch::optim::AdamOptions&>(group.options());
-    step_group<torch::optim::AdamParamState>(group, o.amsgrad(), state_, [&o](Lists& l) {
-      at::_fused_adam_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
-                       o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
-                       o.eps(), o.amsgrad(), /*maximize=*/false);
-    });
-  }
-  return {};
+  using torch::optim::AdamOptions;
+  const bool fused = fused_step<torch::optim::AdamParamState, AdamOptions>(
+      param_groups_, state_, closure, [](Lists& l, const AdamOptions& o) {
+        at::_fused_adam_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
+                         o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
+                         o.eps(), o.amsgrad(), /*maximize=*/false);
+      });
+  return fused ? torch::Tensor() : torch::optim::Adam::step();
 }
 
 torch::Tensor FusedAdamW::step(LossClosure closure) {
-  refuse_closure(closure);
-  torch::NoGradGuard no_grad;
-  auto amsgrad = [](const torch::optim::OptimizerParamGroup& g) {
-    return static_cast<const torch::optim::AdamWOptions&>(g.options()).amsgrad();
-  };
-  if (!fusable<torch::optim::AdamWParamState>(param_groups_, state_, amsgrad)) {
-    return torch::optim::AdamW::step();
-  }
-  for (auto& group : param_groups_) {
-    const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
-    step_group<torch::optim::AdamWParamState>(group, o.amsgrad(), state_, [&o](Lists& l) {
-      at::_fused_adamw_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
-                        o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
-                        o.eps(), o.amsgrad(), /*maximize=*/false);
-    });
-  }
-  return {};
+  using torch::optim::AdamWOptions;
+  const bool fused = fused_step<torch::optim::AdamWParamState, AdamWOptions>(
+      param_groups_, state_, closure, [](Lists& l, const AdamWOptions& o) {
+        at::_fused_adamw_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
+                          o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
+                          o.eps(), o.amsgrad(), /*maximize=*/false);
+      });
+  return fused ? torch::Tensor() : torch::optim::AdamW::step();
 }
 
 }  // namespace gpusweep::torchkit

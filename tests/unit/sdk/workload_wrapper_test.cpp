@@ -13,8 +13,14 @@ namespace {
 thread_local bool fail_allocations = false;
 }  // namespace
 
-// Replaced for this test binary, over malloc and free, with the deletes
-// that pair with it (AddressSanitizer checks that they pair).
+// Replaced for this test binary, over malloc and free. Not under
+// AddressSanitizer, whose own operator new serves the shared libraries'
+// allocations that this binary's delete would then free (a mismatch it
+// reports): there the test below says it checked nothing.
+#if defined(__SANITIZE_ADDRESS__)
+#define GPUSWEEP_STARVING_NEW 0
+#else
+#define GPUSWEEP_STARVING_NEW 1
 void* operator new(std::size_t size) {
   if (fail_allocations) throw std::bad_alloc();
   if (void* p = std::malloc(size == 0 ? 1 : size)) return p;
@@ -22,6 +28,7 @@ void* operator new(std::size_t size) {
 }
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#endif
 
 namespace {
 
@@ -226,6 +233,10 @@ TEST_CASE("an error thrown when not even its message can be allocated is oom, no
   // Before the SDK recorded failures without allocating, the copy of the
   // message in the catch block threw through the noexcept ABI function and
   // ended the process (std::terminate).
+  if (!GPUSWEEP_STARVING_NEW) {
+    WARN("under AddressSanitizer operator new is its own: nothing checked");
+    return;
+  }
   const auto* t = A::table();
   gpusweep_instance* inst = nullptr;
   REQUIRE(t->create(R"({"mode": "starved"})", &inst) == GPUSWEEP_STATUS_OK);
