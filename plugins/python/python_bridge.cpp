@@ -15,8 +15,8 @@
 
 #include "embed.hpp"
 
-#include <algorithm>
-#include <cctype>
+#include <gpusweep/module_spec.hpp>
+
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -40,25 +40,10 @@ Param module_param() {
   return p;
 }
 
-// "step.py:make" -> "step.py": the suffix is a factory's name only when it
-// is an identifier, as gpusweep._bridge.split_spec and the host's
-// Registry::describe_sweep read it.
-std::string module_file(const std::string& spec) {
-  const auto colon = spec.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == spec.size()) return spec;
-  const std::string tail = spec.substr(colon + 1);
-  const bool identifier =
-      (std::isalpha(static_cast<unsigned char>(tail[0])) != 0 || tail[0] == '_') &&
-      std::all_of(tail.begin(), tail.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-      });
-  return identifier ? spec.substr(0, colon) : spec;
-}
-
 // FNV-1a of the module file: a changed module is a changed workload (its
 // manifest's version, which the host hashes into every config).
 std::string file_digest(const std::string& spec) {
-  std::ifstream in(module_file(spec), std::ios::binary);
+  std::ifstream in(split_module_spec(spec).file, std::ios::binary);
   std::ostringstream data;
   data << in.rdbuf();
   uint64_t h = 1469598103934665603ULL;

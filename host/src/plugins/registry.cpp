@@ -2,6 +2,8 @@
 #include "plugins/registry.hpp"
 #include "protocol/events.hpp"
 
+#include <gpusweep/module_spec.hpp>
+
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
@@ -22,7 +24,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cctype>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -273,26 +274,14 @@ PluginInfo Registry::describe_file(const PluginFile& file, const Json& selection
 
 namespace {
 
-// True for a Python identifier's characters (ASCII): a factory's name.
-bool identifier(const std::string& s) {
-  if (s.empty() || (std::isalpha(static_cast<unsigned char>(s[0])) == 0 && s[0] != '_')) {
-    return false;
-  }
-  return std::all_of(s.begin(), s.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-  });
-}
-
-// value names a file (before an optional ":factory" suffix, an identifier,
-// as python's module:callable), made absolute: from the sweep file's folder
+// value names a file (before an optional ":factory" suffix, read as
+// gpusweep/module_spec.hpp says), made absolute: from the sweep file's folder
 // when the sweep came from a file, else (a command's --set) from the current
 // folder.
 std::string absolute_from(const std::string& value, const std::string& sweep_file) {
-  const auto colon = value.rfind(':');
-  const bool suffixed =
-      colon != std::string::npos && colon > 0 && identifier(value.substr(colon + 1));
-  const std::string file = suffixed ? value.substr(0, colon) : value;
-  const std::string rest = suffixed ? value.substr(colon) : "";
+  const ModuleSpec parts = split_module_spec(value);
+  const std::string& file = parts.file;
+  const std::string rest = parts.factory.empty() ? "" : ":" + parts.factory;
   std::error_code ec;
   if (file.empty() || fs::path(file).is_absolute()) return value;
   const fs::path folder = !sweep_file.empty() && fs::is_regular_file(sweep_file, ec)

@@ -15,7 +15,8 @@ _modules = {}
 
 def split_spec(spec):
     """'path/to/step.py:make' -> ('path/to/step.py', 'make'); the factory is
-    'create' when not named."""
+    'create' when not named. The rule of gpusweep/module_spec.hpp, which the
+    host and the python plugin read specs by."""
     path, factory = spec, "create"
     head, sep, tail = spec.rpartition(":")
     if sep and head and "/" not in tail and tail.isidentifier():
