@@ -20,6 +20,15 @@
 #endif
 
 namespace gpusweep::torchkit {
+namespace {
+
+// The channels_last a config gets when it does not say: the manifest's
+// default and Settings::apply's for a config not resolved against it.
+bool channels_last_by_default(const Support& support) {
+  return support.channels_last && support.channels_last_default;
+}
+
+}  // namespace
 
 const char* to_string(Precision p) {
   switch (p) {
@@ -91,7 +100,7 @@ std::vector<Param> common_params(int64_t default_batch_size, const Support& supp
       na(Param::boolean("cudnn_benchmark", false,
                         "CUDA: let cuDNN time its convolution algorithms and keep the fastest"),
          support.cudnn),
-      na(Param::boolean("channels_last", support.channels_last && support.channels_last_default,
+      na(Param::boolean("channels_last", channels_last_by_default(support),
                         "NHWC memory format for the model's 4-D weights and inputs"),
          support.channels_last),
       na(Param::integer("loader_workers", 0, 0, 64,
@@ -249,8 +258,7 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
   s.sync_every = config.get_or<int64_t>("sync_every", 1);
   s.tf32 = config.get_or<bool>("tf32", false);
   s.cudnn_benchmark = config.get_or<bool>("cudnn_benchmark", false);
-  s.channels_last =
-      config.get_or<bool>("channels_last", support.channels_last && support.channels_last_default);
+  s.channels_last = config.get_or<bool>("channels_last", channels_last_by_default(support));
   s.loader_workers = config.get_or<int64_t>("loader_workers", 0);
   s.prefetch = config.get_or<int64_t>("prefetch", 2);
   s.pin_memory = config.get_or<bool>("pin_memory", false);
