@@ -3,9 +3,9 @@
 #include <ATen/ops/_fused_adam.h>
 #include <ATen/ops/_fused_adamw.h>
 
-#include <map>
+#include <algorithm>
+#include <iterator>
 #include <stdexcept>
-#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -47,21 +47,36 @@ bool fusable(std::vector<torch::optim::OptimizerParamGroup>& groups, const State
 }
 
 // One call's tensors: the kernels take one device and one dtype at a time.
-struct Lists {
+// The step tensors are on that device, one per step value (all parameters
+// of a group usually share one), shared by the parameters that have it.
+struct Split {
+  Split(c10::Device d, c10::ScalarType t) : device(d), dtype(t) {}
+  c10::Device device;
+  c10::ScalarType dtype;
   std::vector<torch::Tensor> params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, steps;
   std::vector<torch::optim::OptimizerParamState*> states;
+  std::vector<std::pair<int64_t, torch::Tensor>> step_values;
+
+  const torch::Tensor& step_tensor(int64_t value) {
+    for (const auto& [v, t] : step_values) {
+      if (v == value) return t;
+    }
+    step_values.emplace_back(
+        value, torch::scalar_tensor(static_cast<double>(value),
+                                    torch::TensorOptions().dtype(torch::kFloat).device(device)));
+    return step_values.back().second;
+  }
 };
 
 // Steps one group: its state created as torch::optim::Adam creates it
 // (zeros in the parameter's layout, step 0), its parameters split by device
-// and dtype, each split in one kernel call. A parameter's step is counted
-// once its call returned; the kernels read it from a float tensor on the
-// parameter's device (one per step value and device, shared by the list).
+// and dtype (a split or two: found by a linear search), each split in one
+// kernel call. A parameter's step is counted once its call returned; the
+// kernels read it and never write it.
 template <typename State, typename Call>
 void step_group(torch::optim::OptimizerParamGroup& group, bool amsgrad, StateMap& states,
                 const Call& call) {
-  std::map<std::pair<std::string, int>, Lists> splits;
-  std::map<std::tuple<std::string, int64_t>, torch::Tensor> step_tensors;
+  std::vector<Split> splits;
   for (auto& p : group.params()) {
     if (!p.grad().defined()) continue;
     auto it = states.find(p.unsafeGetTensorImpl());
@@ -74,25 +89,24 @@ void step_group(torch::optim::OptimizerParamGroup& group, bool amsgrad, StateMap
       it = states.emplace(p.unsafeGetTensorImpl(), std::move(fresh)).first;
     }
     auto& state = static_cast<State&>(*it->second);
-    const std::string device = p.device().str();
-    Lists& l = splits[{device, static_cast<int>(p.scalar_type())}];
-    l.params.push_back(p);
-    l.grads.push_back(p.grad());
-    l.exp_avgs.push_back(state.exp_avg());
-    l.exp_avg_sqs.push_back(state.exp_avg_sq());
-    if (amsgrad) l.max_exp_avg_sqs.push_back(state.max_exp_avg_sq());
-    const int64_t next = state.step() + 1;
-    torch::Tensor& step = step_tensors[{device, next}];
-    if (!step.defined()) {
-      step = torch::scalar_tensor(static_cast<double>(next),
-                                  torch::TensorOptions().dtype(torch::kFloat).device(p.device()));
+    auto split = std::find_if(splits.begin(), splits.end(), [&p](const Split& s) {
+      return s.device == p.device() && s.dtype == p.scalar_type();
+    });
+    if (split == splits.end()) {
+      splits.emplace_back(p.device(), p.scalar_type());
+      split = std::prev(splits.end());
     }
-    l.steps.push_back(step);
-    l.states.push_back(&state);
+    split->params.push_back(p);
+    split->grads.push_back(p.grad());
+    split->exp_avgs.push_back(state.exp_avg());
+    split->exp_avg_sqs.push_back(state.exp_avg_sq());
+    if (amsgrad) split->max_exp_avg_sqs.push_back(state.max_exp_avg_sq());
+    split->steps.push_back(split->step_tensor(state.step() + 1));
+    split->states.push_back(&state);
   }
-  for (auto& [key, l] : splits) {
-    call(l);
-    for (auto* s : l.states) {
+  for (auto& split : splits) {
+    call(split);
+    for (auto* s : split.states) {
       auto& state = static_cast<State&>(*s);
       state.step(state.step() + 1);
     }
@@ -112,7 +126,7 @@ bool fused_step(std::vector<torch::optim::OptimizerParamGroup>& groups, StateMap
   if (!fusable<State>(groups, states, amsgrad)) return false;
   for (auto& group : groups) {
     const auto& o = static_cast<const Options&>(group.options());
-    step_group<State>(group, o.amsgrad(), states, [&](Lists& l) { kernel(l, o); });
+    step_group<State>(group, o.amsgrad(), states, [&](Split& l) { kernel(l, o); });
   }
   return true;
 }
@@ -122,7 +136,7 @@ bool fused_step(std::vector<torch::optim::OptimizerParamGroup>& groups, StateMap
 torch::Tensor FusedAdam::step(LossClosure closure) {
   using torch::optim::AdamOptions;
   const bool fused = fused_step<torch::optim::AdamParamState, AdamOptions>(
-      param_groups_, state_, closure, [](Lists& l, const AdamOptions& o) {
+      param_groups_, state_, closure, [](Split& l, const AdamOptions& o) {
         at::_fused_adam_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
                          o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
                          o.eps(), o.amsgrad(), /*maximize=*/false);
@@ -133,7 +147,7 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
 torch::Tensor FusedAdamW::step(LossClosure closure) {
   using torch::optim::AdamWOptions;
   const bool fused = fused_step<torch::optim::AdamWParamState, AdamWOptions>(
-      param_groups_, state_, closure, [](Lists& l, const AdamWOptions& o) {
+      param_groups_, state_, closure, [](Split& l, const AdamWOptions& o) {
         at::_fused_adamw_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
                           o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
                           o.eps(), o.amsgrad(), /*maximize=*/false);
