@@ -15,6 +15,7 @@
 #include <map>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 #include <sys/resource.h>
 
@@ -176,22 +177,45 @@ TEST_CASE("a workload's channels-last default is the manifest's and the settings
 }
 
 namespace {
-// ATen ops by name on this thread, counted by an observer.
-thread_local std::map<std::string, int64_t> op_calls;
-std::unique_ptr<at::ObserverContext> count_op(const at::RecordFunction& fn) {
-  ++op_calls[fn.name()];
-  return nullptr;
-}
+// The ATen ops this thread runs while it lives, by name, counted by an
+// observer: the calls themselves, not a counter kept beside them.
+class OpCounter {
+ public:
+  OpCounter()
+      : handle_(at::addThreadLocalCallback(
+            at::RecordFunctionCallback(count).scopes({at::RecordScope::FUNCTION}))) {
+    calls().clear();
+  }
+  ~OpCounter() { at::removeCallback(handle_); }
+  OpCounter(const OpCounter&) = delete;
+  OpCounter& operator=(const OpCounter&) = delete;
+  int64_t operator[](const std::string& op) const {
+    const auto it = calls().find(op);
+    return it == calls().end() ? 0 : it->second;
+  }
+
+ private:
+  static std::map<std::string, int64_t>& calls() {
+    thread_local std::map<std::string, int64_t> counts;
+    return counts;
+  }
+  static std::unique_ptr<at::ObserverContext> count(const at::RecordFunction& fn) {
+    ++calls()[fn.name()];
+    return nullptr;
+  }
+  at::CallbackHandle handle_;
+};
 
 // A small conv net (4-D weights, channels-last when asked) and a linear head,
 // trained `steps` steps on fixed data by `opt` from seed 3's weights.
 struct TinyNet {
-  torch::nn::Conv2d conv{torch::nn::Conv2dOptions(3, 8, 3).padding(1)};
+  static torch::nn::Conv2d seeded_conv() {
+    torch::manual_seed(3);
+    return torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1));
+  }
+  torch::nn::Conv2d conv{seeded_conv()};  // first: the seed is set for both
   torch::nn::Linear head{8 * 6 * 6, 2};
   explicit TinyNet(bool channels_last) {
-    torch::manual_seed(3);
-    conv = torch::nn::Conv2d(torch::nn::Conv2dOptions(3, 8, 3).padding(1));
-    head = torch::nn::Linear(8 * 6 * 6, 2);
     if (channels_last) {
       conv->weight.set_data(conv->weight.contiguous(at::MemoryFormat::ChannelsLast));
     }
@@ -216,7 +240,45 @@ struct TinyNet {
     for (auto& p : parameters()) v.push_back(p.detach().flatten());
     return torch::cat(v);
   }
+  // The parameters set from flat()'s layout.
+  void load_flat(const torch::Tensor& weights) {
+    torch::NoGradGuard no_grad;
+    int64_t at = 0;
+    for (auto& p : parameters()) {
+      p.copy_(weights.slice(0, at, at + p.numel()).view_as(p));
+      at += p.numel();
+    }
+  }
 };
+
+// LibTorch's Adam or AdamW (by the options' type), or its fused twin.
+template <typename Options>
+std::unique_ptr<torch::optim::Optimizer> adam_like(bool fused,
+                                                   const std::vector<torch::Tensor>& params,
+                                                   const Options& o) {
+  if constexpr (std::is_same_v<Options, torch::optim::AdamWOptions>) {
+    if (fused) return std::make_unique<FusedAdamW>(params, o);
+    return std::make_unique<torch::optim::AdamW>(params, o);
+  } else {
+    if (fused) return std::make_unique<FusedAdam>(params, o);
+    return std::make_unique<torch::optim::Adam>(params, o);
+  }
+}
+
+// An optimiser's state as a checkpoint holds it, and back.
+std::string saved(const torch::optim::Optimizer& opt) {
+  torch::serialize::OutputArchive archive;
+  opt.save(archive);
+  std::ostringstream bytes;
+  archive.save_to(bytes);
+  return bytes.str();
+}
+void restore(torch::optim::Optimizer& opt, const std::string& bytes) {
+  torch::serialize::InputArchive archive;
+  std::istringstream in(bytes);
+  archive.load_from(in);
+  opt.load(archive);
+}
 }  // namespace
 
 TEST_CASE("FusedAdam and FusedAdamW train as LibTorch's Adam and AdamW, in one kernel a step",
@@ -227,20 +289,11 @@ TEST_CASE("FusedAdam and FusedAdamW train as LibTorch's Adam and AdamW, in one k
   const auto start = TinyNet(channels_last).flat();
   auto adam = [&](bool fused, bool decoupled) {
     TinyNet net(channels_last);
-    std::unique_ptr<torch::optim::Optimizer> opt;
-    if (decoupled) {
-      auto o = torch::optim::AdamWOptions(1e-2).weight_decay(0.05).amsgrad(amsgrad);
-      if (fused)
-        opt = std::make_unique<FusedAdamW>(net.parameters(), o);
-      else
-        opt = std::make_unique<torch::optim::AdamW>(net.parameters(), o);
-    } else {
-      auto o = torch::optim::AdamOptions(1e-2).weight_decay(0.05).amsgrad(amsgrad);
-      if (fused)
-        opt = std::make_unique<FusedAdam>(net.parameters(), o);
-      else
-        opt = std::make_unique<torch::optim::Adam>(net.parameters(), o);
-    }
+    const auto opt =
+        decoupled ? adam_like(fused, net.parameters(),
+                              torch::optim::AdamWOptions(1e-2).weight_decay(0.05).amsgrad(amsgrad))
+                  : adam_like(fused, net.parameters(),
+                              torch::optim::AdamOptions(1e-2).weight_decay(0.05).amsgrad(amsgrad));
     net.train(*opt, 40);
     // The moments keep the parameter's layout, as LibTorch's Adam keeps them.
     const auto* state = opt->state().at(net.conv->weight.unsafeGetTensorImpl()).get();
@@ -268,52 +321,29 @@ TEST_CASE("FusedAdam and FusedAdamW train as LibTorch's Adam and AdamW, in one k
   // One fused kernel call a step instead of LibTorch's pass per op.
   TinyNet net(channels_last);
   FusedAdamW opt(net.parameters(), torch::optim::AdamWOptions(1e-2).amsgrad(amsgrad));
-  const auto handle = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(count_op).scopes({at::RecordScope::FUNCTION}));
-  op_calls.clear();
+  const OpCounter ops;
   net.train(opt, 3);
-  at::removeCallback(handle);
-  CHECK(op_calls["aten::_fused_adamw_"] == 3);
-  CHECK(op_calls["aten::addcdiv_"] == 0);
-  CHECK(op_calls["aten::lerp_"] == 0);
+  CHECK(ops["aten::_fused_adamw_"] == 3);
+  CHECK(ops["aten::addcdiv_"] == 0);
+  CHECK(ops["aten::lerp_"] == 0);
 }
 
 TEST_CASE("a checkpoint moves between LibTorch's AdamW and FusedAdamW", "[torchkit]") {
   // 20 steps in LibTorch's AdamW, saved; 20 more in each of the two after
   // loading it: the same weights, and not those of a fresh optimiser (whose
   // bias corrections start over).
+  const auto options = torch::optim::AdamWOptions(1e-2);
   TinyNet first(false);
-  torch::optim::AdamW saved(first.parameters(), torch::optim::AdamWOptions(1e-2));
-  first.train(saved, 20);
-  torch::serialize::OutputArchive archive;
-  saved.save(archive);
-  std::ostringstream bytes;
-  archive.save_to(bytes);
+  torch::optim::AdamW plain(first.parameters(), options);
+  first.train(plain, 20);
+  std::string checkpoint = saved(plain);
   const auto weights = first.flat();
 
   auto resume = [&](bool fused, bool load) {
     TinyNet net(false);
-    {
-      torch::NoGradGuard no_grad;
-      auto params = net.parameters();
-      int64_t at = 0;
-      for (auto& p : params) {
-        p.copy_(weights.slice(0, at, at + p.numel()).view_as(p));
-        at += p.numel();
-      }
-    }
-    std::unique_ptr<torch::optim::Optimizer> opt;
-    if (fused)
-      opt = std::make_unique<FusedAdamW>(net.parameters(), torch::optim::AdamWOptions(1e-2));
-    else
-      opt =
-          std::make_unique<torch::optim::AdamW>(net.parameters(), torch::optim::AdamWOptions(1e-2));
-    if (load) {
-      torch::serialize::InputArchive in;
-      std::istringstream is(bytes.str());
-      in.load_from(is);
-      opt->load(in);
-    }
+    net.load_flat(weights);
+    const auto opt = adam_like(fused, net.parameters(), options);
+    if (load) restore(*opt, checkpoint);
     net.train(*opt, 20);
     return net.flat();
   };
@@ -323,14 +353,10 @@ TEST_CASE("a checkpoint moves between LibTorch's AdamW and FusedAdamW", "[torchk
 
   // And back: FusedAdamW's checkpoint continued by LibTorch's AdamW.
   TinyNet fused_first(false);
-  FusedAdamW fused_saved(fused_first.parameters(), torch::optim::AdamWOptions(1e-2));
-  fused_first.train(fused_saved, 20);
-  torch::serialize::OutputArchive fused_archive;
-  fused_saved.save(fused_archive);
-  std::ostringstream fused_bytes;
-  fused_archive.save_to(fused_bytes);
+  FusedAdamW fused(fused_first.parameters(), options);
+  fused_first.train(fused, 20);
   CHECK(torch::allclose(fused_first.flat(), weights, 1e-4, 1e-5));
-  bytes.str(fused_bytes.str());
+  checkpoint = saved(fused);
   CHECK(torch::allclose(resume(/*fused=*/false, /*load=*/true), reference, 1e-4, 1e-5));
 }
 
@@ -346,27 +372,20 @@ TEST_CASE("FusedAdamW on CUDA trains as LibTorch's AdamW, in one kernel a step",
     torch::nn::Sequential net(torch::nn::Linear(16, 32), torch::nn::ReLU(),
                               torch::nn::Linear(32, 4));
     net->to(torch::kCUDA);
-    const auto o = torch::optim::AdamWOptions(1e-2).weight_decay(0.05);
-    std::unique_ptr<torch::optim::Optimizer> opt;
-    if (fused)
-      opt = std::make_unique<FusedAdamW>(net->parameters(), o);
-    else
-      opt = std::make_unique<torch::optim::AdamW>(net->parameters(), o);
+    const auto opt =
+        adam_like(fused, net->parameters(), torch::optim::AdamWOptions(1e-2).weight_decay(0.05));
     torch::manual_seed(11);
     const auto x = torch::randn({64, 16}).to(torch::kCUDA);
     const auto y = torch::randn({64, 4}).to(torch::kCUDA);
-    const auto handle = at::addThreadLocalCallback(
-        at::RecordFunctionCallback(count_op).scopes({at::RecordScope::FUNCTION}));
-    op_calls.clear();
+    const OpCounter ops;
     for (int i = 0; i < 30; ++i) {
       opt->zero_grad();
       torch::mse_loss(net->forward(x), y).backward();
       opt->step();
     }
-    at::removeCallback(handle);
     std::vector<torch::Tensor> flat;
     for (auto& p : net->parameters()) flat.push_back(p.detach().flatten().cpu());
-    return std::make_pair(torch::cat(flat), op_calls["aten::_fused_adamw_"]);
+    return std::make_pair(torch::cat(flat), ops["aten::_fused_adamw_"]);
   };
   const auto [reference, reference_calls] = train(false);
   const auto [fused, fused_calls] = train(true);
@@ -384,23 +403,15 @@ TEST_CASE(
   // them by one index, would mix elements up; LibTorch's step does not.
   auto train = [](bool fused) {
     TinyNet net(/*channels_last=*/true);
-    std::unique_ptr<torch::optim::Optimizer> opt;
-    const auto o = torch::optim::AdamOptions(1e-2);
-    if (fused)
-      opt = std::make_unique<FusedAdam>(net.parameters(), o);
-    else
-      opt = std::make_unique<torch::optim::Adam>(net.parameters(), o);
+    const auto opt = adam_like(fused, net.parameters(), torch::optim::AdamOptions(1e-2));
     net.train(*opt, 1);
     auto& state = static_cast<torch::optim::AdamParamState&>(
         *opt->state().at(net.conv->weight.unsafeGetTensorImpl()));
     state.exp_avg(state.exp_avg().contiguous());
     state.exp_avg_sq(state.exp_avg_sq().contiguous());
-    const auto handle = at::addThreadLocalCallback(
-        at::RecordFunctionCallback(count_op).scopes({at::RecordScope::FUNCTION}));
-    op_calls.clear();
+    const OpCounter ops;
     net.train(*opt, 20);
-    at::removeCallback(handle);
-    return std::make_pair(net.flat(), op_calls["aten::_fused_adam_"]);
+    return std::make_pair(net.flat(), ops["aten::_fused_adam_"]);
   };
   const auto [reference, reference_calls] = train(false);
   const auto [fused, fused_calls] = train(true);
@@ -452,17 +463,6 @@ TEST_CASE("grad_accum=4 is one optimiser step with the gradient of a 4x batch", 
   CHECK(torch::allclose(whole, accumulated, /*rtol=*/1e-5, /*atol=*/1e-6));
 }
 
-namespace {
-// Device-to-host reads of a scalar (what .item() does, and what waits for the
-// device on CUDA), counted by an ATen observer on this thread: the reads
-// themselves, not a counter kept beside them.
-thread_local int64_t scalar_reads = 0;
-std::unique_ptr<at::ObserverContext> count_scalar_read(const at::RecordFunction& fn) {
-  if (std::string(fn.name()) == "aten::_local_scalar_dense") ++scalar_reads;
-  return nullptr;
-}
-}  // namespace
-
 TEST_CASE("sync_every=k reads the loss back once per k steps", "[torchkit]") {
   struct Probe : TorchWorkload {
     explicit Probe(const TrialConfig& c) : TorchWorkload(c) {}
@@ -472,18 +472,21 @@ TEST_CASE("sync_every=k reads the loss back once per k steps", "[torchkit]") {
     }
     int steps = 0;
   };
-  const auto handle = at::addThreadLocalCallback(
-      at::RecordFunctionCallback(count_scalar_read).scopes({at::RecordScope::FUNCTION}));
   for (int64_t k : {1, 3, 5, 0}) {
     Probe p(config({{"sync_every", k}}));
-    scalar_reads = 0;
-    for (int i = 0; i < 12; ++i) p.step();
+    // Device-to-host reads of a scalar: what .item() does, and what waits for
+    // the device on CUDA.
+    int64_t scalar_reads = 0;
+    {
+      const OpCounter ops;
+      for (int i = 0; i < 12; ++i) p.step();
+      scalar_reads = ops["aten::_local_scalar_dense"];
+    }
     INFO("sync_every=" << k);
     CHECK(scalar_reads == (k == 0 ? 0 : 12 / k));
     // The loss read is the one of the last step that read it: 12, 12, 10.
     if (k > 0) CHECK(p.stats().at("last_loss") == Approx(static_cast<double>(12 / k * k)));
   }
-  at::removeCallback(handle);
 }
 
 TEST_CASE("the input pipeline delivers the same batches in order with any worker count",
