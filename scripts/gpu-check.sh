@@ -14,9 +14,14 @@
 # writes the report, then says which tests failed and exits 1. Takes about
 # 30-60 minutes on one GPU.
 #
-# Usage: scripts/gpu-check.sh [--build DIR] [--out DIR] [--workloads "dqn ..."]
+# Usage: scripts/gpu-check.sh [--quick] [--build DIR] [--out DIR] [--workloads "dqn ..."]
 #                             [--settings "precision ..."] [--no-tests] [--no-claims]
 #                             [--device cuda|cpu]
+#   --quick       at most 8 minutes on one GPU: the GPU tests, one sweep per
+#                 workload over precision and its own GPU knob (dqn
+#                 replay_on_device, timeseries lstm_impl, transformer
+#                 attention), diagnose of each workload, one quickstart run;
+#                 a summary table printed last (scripts/gpu_check_summary.py)
 #   --out DIR     where the database, logs and gpu-check.html go (default gpu-check/)
 #   --device cpu  runs the sweeps on the CPU, to try the script without a GPU
 set -euo pipefail
@@ -26,7 +31,7 @@ build="$repo/build"
 out="$repo/gpu-check"
 workloads="dqn restoration timeseries marl transformer"
 settings="precision tf32 channels_last cudnn_benchmark pin_memory non_blocking loader_workers"
-tests=1 claims=1 device=cuda
+tests=1 claims=1 device=cuda quick=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -36,7 +41,8 @@ while [ $# -gt 0 ]; do
     --no-tests) tests=0; shift ;;
     --no-claims) claims=0; shift ;;
     --device) device=$2; shift 2 ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --quick) quick=1; shift ;;
+    -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-check.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -62,6 +68,9 @@ sections="$out/sections.txt"
 : > "$sections"
 
 tests_rc=0
+if [ "$quick" = 1 ]; then
+  exec "$repo/scripts/gpu_check_quick.sh" "$bin" "$build" "$out" "$device" "$tests" "$workloads"
+fi
 if [ "$tests" = 1 ]; then
   echo "== GPU tests (ctest -L gpu)"
   # A failure is kept for the exit status; the sweeps and the report go on.

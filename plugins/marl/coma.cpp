@@ -200,6 +200,7 @@ class Coma final : public torchkit::TorchWorkload {
               {"skipped_steps",
                static_cast<double>(actor_grad_->skipped_steps() + critic_grad_->skipped_steps())}};
     // Read only here: stats() is called once at the end of a trial.
+    m["flops_per_step"] = flops_per_step();
     if (actor_loss_.defined()) m["last_actor_loss"] = actor_loss_.item<double>();
     if (steps_ > 0) m["train_coverage"] = env_.covered().mean().item<double>();
     return m;
@@ -278,17 +279,20 @@ class Coma final : public torchkit::TorchWorkload {
     for (int64_t pass = 0; pass < knobs_.data_passes; ++pass) {
       const torch::Tensor order = torch::randperm(n, shuffle_gen_, longs);
       for (const torch::Tensor& idx : order.chunk(knobs_.batch_number)) {
-        torch::Tensor q;
         {
-          torchkit::AutocastScope autocast(settings_);
-          q = critic_->forward(states.index_select(/*dim=*/0, idx),
-                               agent_part.index_select(/*dim=*/0, idx));
+          torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
+          torch::Tensor q;
+          {
+            torchkit::AutocastScope autocast(settings_);
+            q = critic_->forward(states.index_select(/*dim=*/0, idx),
+                                 agent_part.index_select(/*dim=*/0, idx));
+          }
+          const torch::Tensor q_taken =
+              q.to(torch::kFloat)
+                  .gather(/*dim=*/2, actions.index_select(/*dim=*/0, idx).unsqueeze(2))
+                  .squeeze(2);
+          loss = torch::mse_loss(q_taken, targets.index_select(/*dim=*/0, idx));
         }
-        const torch::Tensor q_taken =
-            q.to(torch::kFloat)
-                .gather(/*dim=*/2, actions.index_select(/*dim=*/0, idx).unsqueeze(2))
-                .squeeze(2);
-        loss = torch::mse_loss(q_taken, targets.index_select(/*dim=*/0, idx));
         critic_grad_->backward(loss);
         critic_grad_->step();
         ++critic_updates_;
@@ -310,26 +314,60 @@ class Coma final : public torchkit::TorchWorkload {
     const int64_t n = knobs_.budget * settings_.batch_size;
     const torch::Tensor states = states_.view({n, -1});
     const torch::Tensor actions = actions_.view({n, knobs_.agents, 1});
-    torch::Tensor q;
+    torch::Tensor loss;
     {
-      torch::NoGradGuard no_grad;
-      torchkit::AutocastScope autocast(settings_);
-      q = critic_->forward(states, agent_part_);
+      torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
+      torch::Tensor q;
+      {
+        torch::NoGradGuard no_grad;
+        torchkit::AutocastScope autocast(settings_);
+        q = critic_->forward(states, agent_part_);
+      }
+      q = q.to(torch::kFloat);
+      torch::Tensor logits;
+      {
+        torchkit::AutocastScope autocast(settings_);
+        logits = actor_->forward(obs_.view({n, knobs_.agents, -1}));
+      }
+      const torch::Tensor log_pi = torch::log_softmax(logits.to(torch::kFloat), /*dim=*/-1);
+      const torch::Tensor baseline = (log_pi.detach().exp() * q).sum(/*dim=*/-1);
+      const torch::Tensor advantage = q.gather(/*dim=*/2, actions).squeeze(2) - baseline;
+      loss = -(log_pi.gather(/*dim=*/2, actions).squeeze(2) * advantage).mean();
     }
-    q = q.to(torch::kFloat);
-    torch::Tensor logits;
-    {
-      torchkit::AutocastScope autocast(settings_);
-      logits = actor_->forward(obs_.view({n, knobs_.agents, -1}));
-    }
-    const torch::Tensor log_pi = torch::log_softmax(logits.to(torch::kFloat), /*dim=*/-1);
-    const torch::Tensor baseline = (log_pi.detach().exp() * q).sum(/*dim=*/-1);
-    const torch::Tensor advantage = q.gather(/*dim=*/2, actions).squeeze(2) - baseline;
-    const torch::Tensor loss = -(log_pi.gather(/*dim=*/2, actions).squeeze(2) * advantage).mean();
     actor_grad_->backward(loss);
     actor_grad_->step();
     ++actor_updates_;
     actor_loss_ = loss.detach();
+  }
+
+  // FLOPs of one step's matmuls (2 per multiply-add; backward counted as 2
+  // forwards): the rollout's actor forwards on every agent of every move,
+  // the target critic on the bootstrapped transitions, data_passes passes of
+  // critic forward and backward over the batch, and the actor update (critic
+  // forward without gradients, actor forward and backward). The critic's
+  // first layer runs on the shared state once per transition and on each
+  // agent's part once per agent. Elementwise ops and the target's re-runs
+  // after a sync (every 200 updates) are left out.
+  double flops_per_step() const {
+    const auto a = static_cast<double>(knobs_.agents);
+    const auto e = static_cast<double>(settings_.batch_size);
+    const auto t = static_cast<double>(knobs_.budget);
+    const auto actions = static_cast<double>(CoverageEnv::kNumActions);
+    const auto ha = static_cast<double>(kActorHidden);
+    const auto hc = static_cast<double>(kCriticHidden);
+    const auto obs = static_cast<double>(CoverageEnv::obs_dim(knobs_.agents));
+    const auto state = static_cast<double>(CoverageEnv::state_dim(knobs_.agents));
+    const double patch =
+        knobs_.critic_obs ? static_cast<double>(CoverageEnv::kPatch * CoverageEnv::kPatch) : 0.0;
+    const double agent_part = a * actions + a + patch;
+    const double actor_row = 2.0 * (obs * ha + ha * ha + ha * actions);
+    const double critic_row = 2.0 * (state * hc + a * (agent_part * hc + hc * hc + hc * actions));
+    const double n = t * e;
+    const double rollout = n * a * actor_row;
+    const double targets = (t - 1.0) * e * critic_row;
+    const double critic = 3.0 * static_cast<double>(knobs_.data_passes) * n * critic_row;
+    const double actor = n * critic_row + 3.0 * n * a * actor_row;
+    return rollout + targets + critic + actor;
   }
 
   void sync_target() {

@@ -174,14 +174,23 @@ class Transformer final : public torchkit::TorchWorkload {
   StepResult step() override {
     torch::Tensor loss;
     for (int64_t m = 0; m < settings_.grad_accum; ++m) {
-      const torch::Tensor window = sample_windows();
-      torch::Tensor logits;
+      torch::Tensor window;
       {
-        torchkit::AutocastScope autocast(settings_);
-        logits = model_->forward(window.narrow(/*dim=*/1, /*start=*/0, knobs_.shape.seq_len));
+        // The input: windows gathered on the device from the resident corpus
+        // (no host-to-device copy: the corpus is already there).
+        torchkit::PhaseTimer phase(torchkit::Phase::input_wait, settings_.device);
+        window = sample_windows();
       }
-      loss = torch::cross_entropy_loss(logits.to(torch::kFloat).view({-1, kVocab}),
-                                       window.narrow(1, 1, knobs_.shape.seq_len).reshape({-1}));
+      {
+        torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
+        torch::Tensor logits;
+        {
+          torchkit::AutocastScope autocast(settings_);
+          logits = model_->forward(window.narrow(/*dim=*/1, /*start=*/0, knobs_.shape.seq_len));
+        }
+        loss = torch::cross_entropy_loss(logits.to(torch::kFloat).view({-1, kVocab}),
+                                         window.narrow(1, 1, knobs_.shape.seq_len).reshape({-1}));
+      }
       grad_->backward(loss);
     }
     grad_->step();
@@ -217,7 +226,23 @@ class Transformer final : public torchkit::TorchWorkload {
             {"param_norm", grad_->param_norm()},
             {"checkpoints_saved", static_cast<double>(checkpoints_)},
             {"start_step", static_cast<double>(start_step_)},
-            {"step", static_cast<double>(steps_)}};
+            {"step", static_cast<double>(steps_)},
+            {"flops_per_step", flops_per_step()}};
+  }
+
+  // FLOPs of one step's matmuls (2 per multiply-add), forward and backward
+  // (3x the forward): per token and layer the q/k/v and output projections
+  // (4 d^2 multiply-adds), the feed-forward (2 ffn_mult d^2) and attention's
+  // scores and weighted sum (2 T d, the causal half: T d), then the vocabulary
+  // head (d V); times the step's tokens. Elementwise ops are left out.
+  double flops_per_step() const {
+    const auto d = static_cast<double>(knobs_.shape.d_model);
+    const auto t = static_cast<double>(knobs_.shape.seq_len);
+    const double per_layer = 4.0 * d * d + 2.0 * static_cast<double>(kFfnMult) * d * d + t * d;
+    const double per_token =
+        2.0 * (static_cast<double>(knobs_.shape.n_layers) * per_layer + d * kVocab);
+    const double tokens = static_cast<double>(settings_.batch_size * settings_.grad_accum) * t;
+    return 3.0 * per_token * tokens;
   }
 
  private:

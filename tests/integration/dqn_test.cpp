@@ -96,3 +96,7 @@ TEST_CASE("dqn learns CartPole: best greedy return of at least 150 in 30000 step
   CHECK(best >= 150);
   CHECK(random < 40);
 }
+
+TEST_CASE("dqn sizes its blocks by time under measure.block_s", "[integration][torch]") {
+  gpusweep::test::check_blocks_sized_by_time("dqn", R"({"device": "cpu", "threads": 1})");
+}

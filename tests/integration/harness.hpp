@@ -183,4 +183,30 @@ inline bool none_left(const Sandbox& box) {
   return false;
 }
 
+// measure.block_s on a workload with small settings (`base`, a JSON object):
+// the trial sizes its blocks to about 50 ms, records the steps it chose, and
+// every measured block runs them. The bounds on the block's time are loose
+// (a quarter to 8x): the calibration and the blocks run under the same load.
+inline void check_blocks_sized_by_time(const std::string& workload, const std::string& base) {
+  Sandbox box;
+  box.write("b.json", R"({"name": "sized", "workload": ")" + workload + R"(", "base": )" + base +
+                          R"(, "measure": {"repeats": 1, "warmup_steps": 1, "block_s": 0.05,
+                          "blocks": 5, "timeout_s": 120}})");
+  const auto r = box.gpusweep("run b.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const int64_t chosen =
+      box.count("SELECT CAST(value AS INTEGER) FROM metrics WHERE name = 'block_steps'");
+  INFO("steps per block chosen: " << chosen);
+  CHECK(chosen >= 1);
+  CHECK(box.count("SELECT count(*) FROM blocks WHERE steps = " + std::to_string(chosen)) == 5);
+  CHECK(box.count("SELECT steps_per_block FROM trial_summary") == chosen);
+  const double median =
+      std::stod(box.text("SELECT CAST(seconds AS TEXT) FROM blocks ORDER BY seconds LIMIT 1 "
+                         "OFFSET 2"));
+  INFO("median block " << median << " s");
+  CHECK(median > 0.05 / 4);
+  CHECK(median < 0.05 * 8);
+}
+
 }  // namespace gpusweep::test

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 
 namespace gpusweep::host {
 
@@ -49,18 +50,15 @@ void BatchSearch::record(int64_t size, bool fits) {
   }
 }
 
-std::optional<int64_t> BatchSearch::with_margin() const {
-  if (!fit_) return std::nullopt;
+int64_t size_with_margin(int64_t largest_fit, const SearchOptions& options) {
   const auto n =
-      static_cast<int64_t>(std::floor(static_cast<double>(*fit_) * (1.0 - options_.margin)));
-  return std::max(options_.min, std::max<int64_t>(1, n));
+      static_cast<int64_t>(std::floor(static_cast<double>(largest_fit) * (1.0 - options.margin)));
+  return std::max(options.min, std::max<int64_t>(1, n));
 }
 
-std::optional<int64_t> back_off(int64_t candidate, const SearchOptions& options) {
-  const auto smaller = static_cast<int64_t>(
-      std::floor(static_cast<double>(candidate) * (1.0 - std::max(options.margin, 0.05))));
-  if (smaller < options.min || smaller >= candidate) return std::nullopt;
-  return smaller;
+std::optional<int64_t> BatchSearch::with_margin() const {
+  if (!fit_) return std::nullopt;
+  return size_with_margin(*fit_, options_);
 }
 
 BatchCurve throughput_curve(const std::vector<BatchProbe>& probes) {
@@ -88,6 +86,63 @@ BatchCurve throughput_curve(const std::vector<BatchProbe>& probes) {
     }
   }
   return c;
+}
+
+std::vector<int64_t> recommendation_order(const std::vector<BatchProbe>& probes, int64_t cap) {
+  const BatchCurve curve = throughput_curve(probes);
+  std::vector<std::pair<int64_t, double>> fits;  // (size, throughput) at or below the cap
+  for (size_t i : curve.points) {
+    if (probes[i].batch <= cap)
+      fits.emplace_back(probes[i].batch, probes[i].summary->throughput_median);
+  }
+  // Fastest first; among equal rates the larger size.
+  std::sort(fits.begin(), fits.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first > b.first;
+  });
+  std::vector<int64_t> order;
+  if (fits.empty()) return order;
+  // The largest size within kLargerWithin of the fastest leads.
+  int64_t lead = fits.front().first;
+  for (const auto& [size, rate] : fits) {
+    if (rate >= (1 - kLargerWithin) * fits.front().second) lead = std::max(lead, size);
+  }
+  order.push_back(lead);
+  for (const auto& [size, rate] : fits) {
+    if (size != lead) order.push_back(size);
+  }
+  return order;
+}
+
+std::optional<int64_t> recommend_batch(std::vector<BatchProbe>& probes, int64_t cap,
+                                       const std::function<BatchProbe(int64_t size)>& verify,
+                                       int attempts) {
+  std::set<int64_t> verified_ok;
+  // A size whose verification failed does not fit with the full protocol:
+  // neither it nor anything larger is a candidate any more.
+  int64_t limit = cap;
+  auto run = [&](int64_t size) {
+    --attempts;
+    probes.push_back(verify(size));
+    if (probes.back().status == db::TrialStatus::ok) {
+      verified_ok.insert(size);
+    } else {
+      limit = std::min(limit, size - 1);
+    }
+  };
+  const BatchCurve curve = throughput_curve(probes);
+  const bool cap_measured = std::any_of(curve.points.begin(), curve.points.end(),
+                                        [&](size_t i) { return probes[i].batch == cap; });
+  if (curve.best_batch > cap && !cap_measured && attempts > 0) run(cap);
+  // Each verification may reorder the candidates (the full protocol's figure
+  // replaces a probe's sketch): the leader is recomputed until it is one
+  // that verified ok.
+  for (;;) {
+    const std::vector<int64_t> order = recommendation_order(probes, limit);
+    if (order.empty()) return std::nullopt;
+    if (verified_ok.count(order.front()) != 0U) return order.front();
+    if (attempts <= 0) return std::nullopt;
+    run(order.front());
+  }
 }
 
 }  // namespace gpusweep::host

@@ -10,6 +10,7 @@
 #include <gpusweep/db/store.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ struct SearchOptions {
   SearchMode mode = SearchMode::power;
   int64_t min = 1;
   std::optional<int64_t> max;  // never probe above it
-  double margin = 0.05;        // final = floor(largest fit x (1 - margin))
+  double margin = 0.05;        // the cap = floor(largest fit x (1 - margin))
 };
 
 class BatchSearch {
@@ -50,10 +51,9 @@ class BatchSearch {
   bool growing_ = true;
 };
 
-// After the verification of `candidate` failed: the next size to verify, the
-// candidate less the margin again (at least 5%); nothing when that is below
-// the search's min or no smaller.
-std::optional<int64_t> back_off(int64_t candidate, const SearchOptions& options);
+// The largest size that fits with the margin: floor(largest_fit x (1 -
+// margin)), at least min and 1.
+int64_t size_with_margin(int64_t largest_fit, const SearchOptions& options);
 
 // One probe or verification trial of tune-batch.
 struct BatchProbe {
@@ -88,5 +88,27 @@ struct BatchCurve {
   std::optional<int64_t> saturation_batch;
 };
 BatchCurve throughput_curve(const std::vector<BatchProbe>& probes);
+
+// A larger size is recommended over the fastest one when its throughput is
+// within this share of the fastest (more samples a step for nearly nothing).
+constexpr double kLargerWithin = 0.05;
+
+// The sizes to verify for the recommendation, in order of preference, among
+// the sizes measured ok at or below cap (the largest fit less the margin):
+// first the fastest (verifications counted before probes), or the largest
+// size within kLargerWithin of its throughput; then the others, fastest
+// first. Sizes above the cap fit in a probe but not with the margin, and
+// are never recommended.
+std::vector<int64_t> recommendation_order(const std::vector<BatchProbe>& probes, int64_t cap);
+
+// tune-batch's recommendation: the fastest size that fits with the margin,
+// verified with the full protocol. verify(size) runs that verification and
+// returns its outcome (the caller records it in probes). Where the fastest
+// probe lies above the cap (throughput still rising), the cap itself is
+// verified first, so that it competes with a measured throughput. Tries at
+// most `attempts` verifications in all; nothing when none of them ran ok.
+std::optional<int64_t> recommend_batch(std::vector<BatchProbe>& probes, int64_t cap,
+                                       const std::function<BatchProbe(int64_t size)>& verify,
+                                       int attempts = 3);
 
 }  // namespace gpusweep::host

@@ -37,9 +37,10 @@ struct BestChoice {
 // The best config by objective among those meeting every constraint; each
 // metric is the median over a config's ok repeats (analysis/metrics.hpp) and
 // constraints relative to the baseline use the baseline's medians.
-// time_to_target: each config's median time to a measure.target (Kaplan-
-// Meier; a config over half of whose trials never reached it has none and
-// cannot win on it), shown as the metric "time_to_target".
+// time_to_target: each config's median time to a measure.target (the upper
+// end of its order-statistic bracket, analysis/time_to_target.hpp: a config
+// over half of whose trials never reached it, diverged ones included, has
+// none and cannot win on it), shown as the metric "time_to_target".
 BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials,
                        Objective objective, const std::vector<Constraint>& constraints,
                        const std::map<int64_t, double>& time_to_target = {});

@@ -16,15 +16,18 @@
 namespace gpusweep::host {
 
 std::optional<TargetTime> target_time(int64_t repeat, std::optional<double> time,
-                                      std::optional<double> censored) {
+                                      std::optional<double> censored,
+                                      std::optional<double> diverged) {
   if (!time) return std::nullopt;
-  return TargetTime{repeat, *time, censored.value_or(0) > 0};
+  const bool never = diverged.value_or(0) > 0;
+  return TargetTime{repeat, *time, censored.value_or(0) > 0 || never, never};
 }
 
 std::optional<TargetTime> stored_target_time(db::Store& store, const db::TrialRecord& t) {
   const auto time = store.last_stat(t.id, "target_time_s");
-  return target_time(t.plan.repeat, time,
-                     time ? store.last_stat(t.id, "target_censored") : std::nullopt);
+  if (!time) return std::nullopt;
+  return target_time(t.plan.repeat, time, store.last_stat(t.id, "target_censored"),
+                     store.last_stat(t.id, "target_diverged"));
 }
 
 std::string machine_key(const db::EnvironmentInfo& e) {
@@ -63,15 +66,20 @@ bool in_rounds(const db::TrialRecord& t, Rounds rounds) {
 namespace {
 
 // The statistics gather_configs reads, in last_stats' order.
-const std::vector<std::string> kGatherStats = {"overlap_fraction", "target_time_s",
-                                               "target_censored",  "quality_se",
-                                               "dp_comm_share",    "dp_allreduce_bytes_per_step"};
+const std::vector<std::string> kGatherStats = {"overlap_fraction",
+                                               "target_time_s",
+                                               "target_censored",
+                                               "quality_se",
+                                               "dp_comm_share",
+                                               "target_diverged",
+                                               "dp_allreduce_bytes_per_step"};
 enum GatherStat : size_t {
   overlap_fraction,
   target_time_s,
   target_censored,
   quality_se,
   dp_comm_share,
+  target_diverged,
   dp_allreduce_bytes
 };
 using Stats = std::unordered_map<int64_t, std::vector<std::optional<double>>>;
@@ -177,7 +185,8 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
           std::max(c.overlap_fraction, stat_of(stats, t.id, overlap_fraction).value_or(0));
     }
     if (const auto time = target_time(t.plan.repeat, stat_of(stats, t.id, target_time_s),
-                                      stat_of(stats, t.id, target_censored))) {
+                                      stat_of(stats, t.id, target_censored),
+                                      stat_of(stats, t.id, target_diverged))) {
       c.target_times.push_back(*time);
     }
     if (const auto share = stat_of(stats, t.id, dp_comm_share)) c.comm_share.push_back(*share);
@@ -331,9 +340,16 @@ struct KnobPair {
 // so whatever the configs of one repeat share, the baseline's own noise
 // among it, counts with its sign), each config's deviations scaled by
 // sqrt(n / (n - 1)) so that a single config gives its own t interval exactly.
-// Degrees of freedom: Welch-Satterthwaite over the configs' own variances,
-// kept within [fewest repeats - 1, repeats - 1]. False when a config has
-// fewer than two repeats with the baseline.
+// Degrees of freedom: every side shares the baseline's noise in the repeats
+// it ran with it, so the variance gathers in the early repeats most sides
+// share; Welch-Satterthwaite over the sides' own variances cannot see that,
+// and its df came out too large (the 2026-11-26 audit's M1: 95% intervals
+// missing up to 10.5% in precision runs and after one failed trial). From
+// kSandwichDfRepeats repeats on, the sandwich's own Satterthwaite df; below,
+// the fewest repeats - 1. False when a config has fewer than two repeats
+// with the baseline.
+constexpr double kSandwichDfRepeats = 5;
+
 bool through_baseline(const std::vector<KnobPair>& pairs, double level, AblationRow* row) {
   struct Side {
     const std::map<int64_t, double>* logs;
@@ -346,25 +362,29 @@ bool through_baseline(const std::vector<KnobPair>& pairs, double level, Ablation
     sides.push_back({p.to_base, 1 / g});
   }
   std::map<int64_t, double> contribution;  // repeat -> its share of the effect's error
-  double effect = 0, own = 0, own_sq = 0, min_df = INFINITY;
+  double effect = 0, min_df = INFINITY;
   for (const auto& side : sides) {
     const double n = static_cast<double>(side.logs->size());
     if (n < 2) return false;
-    double mean = 0, ss = 0;
+    double mean = 0;
     for (const auto& [r, l] : *side.logs) mean += l / n;
-    for (const auto& [r, l] : *side.logs) ss += (l - mean) * (l - mean);
     effect += side.weight * mean;
     const double scale = side.weight / n * std::sqrt(n / (n - 1));
     for (const auto& [r, l] : *side.logs) contribution[r] += scale * (l - mean);
-    const double v = side.weight * side.weight * ss / (n - 1) / n;  // its own variance
-    own += v;
-    own_sq += v * v / (n - 1);
     min_df = std::min(min_df, n - 1);
   }
-  double var = 0;
-  for (const auto& [r, c] : contribution) var += c * c;
-  const double most = static_cast<double>(contribution.size()) - 1;
-  const double df = own_sq > 0 ? std::clamp(own * own / own_sq, min_df, most) : min_df;
+  double var = 0, fourth = 0;
+  for (const auto& [r, c] : contribution) {
+    var += c * c;
+    fourth += c * c * c * c;
+  }
+  // From 5 repeats on, the sandwich's own Satterthwaite df (each repeat a
+  // cluster: (sum c^2)^2 / sum c^4), which sees where the variance gathers;
+  // with fewer it runs too large, and the fewest repeats - 1 holds.
+  const double clusters = static_cast<double>(contribution.size());
+  const double df = clusters >= kSandwichDfRepeats && fourth > 0
+                        ? std::clamp(var * var / fourth, 1.0, clusters - 1)
+                        : min_df;
   const double half = var > 0 ? t_quantile(0.5 + level / 2, df) * std::sqrt(var) : 0;
   row->ratio = std::exp(effect);
   row->low = std::exp(effect - half);

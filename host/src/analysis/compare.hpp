@@ -77,12 +77,15 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
                                           std::vector<db::TrialRecord>* read = nullptr);
 
 // A trial's time to its run's measure.target with its censoring (the
-// statistics target_time_s and target_censored); nothing when it has none.
+// statistics target_time_s, target_censored and target_diverged); nothing
+// when it has none.
 std::optional<TargetTime> stored_target_time(db::Store& store, const db::TrialRecord& t);
-// The same from the two statistics however they were read (a whole run's
-// last_stats): the time, censored when target_censored > 0.
+// The same from the statistics however they were read (a whole run's
+// last_stats): the time, censored when target_censored > 0, never reaching
+// (and censored) when target_diverged > 0.
 std::optional<TargetTime> target_time(int64_t repeat, std::optional<double> time,
-                                      std::optional<double> censored);
+                                      std::optional<double> censored,
+                                      std::optional<double> diverged = std::nullopt);
 
 // Where a trial ran, for telling comparisons across machines: host, CPU and
 // the GPUs it could see ("" when the database does not say).

@@ -1,6 +1,8 @@
 // Step-time analysis and bottleneck classification; see diagnose.hpp.
 #include "analysis/diagnose.hpp"
 
+#include "support/error.hpp"
+
 #include <gpusweep/plugin.h>
 
 #include <algorithm>
@@ -19,6 +21,18 @@ constexpr double kSyncShare = 0.20;
 constexpr double kCommShare = 0.30;
 // Steps this short are dominated by per-op dispatch (and kernel launches).
 constexpr double kOverheadStepS = 2e-3;
+// A device busy less than this share of the step waits for its host: the
+// step is launch/overhead-bound (or host-bound), whatever its phase split.
+constexpr double kDeviceBusyShare = 0.5;
+// Of the device's matmul peak: below it, a device step with FLOPs does too
+// little arithmetic for its time to be the arithmetic's (memory-bound
+// kernels still reach more); its time goes to launches and the host.
+constexpr double kLaunchFraction = 0.01;
+// The host thread counts as saturated (host-bound) at this many cores.
+constexpr double kHostBusyCores = 0.9;
+// What share of the CPU's matmul peak a small model's step reaches there,
+// for the estimate of whether the CPU would run it faster.
+constexpr double kCpuEfficiency = 0.1;
 // Of the matmul peak: at or above, compute-bound; below the second,
 // memory-bound (the arithmetic units wait for data).
 constexpr double kComputeFraction = 0.5;
@@ -35,7 +49,8 @@ double delta(const Json& later, const Json& earlier, const std::string& key) {
 
 std::string pct(double share) {
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.0f%%", 100 * share);
+  // Shares under 1% keep two significant digits (0.006% of a peak is not 0%).
+  std::snprintf(buf, sizeof buf, share > 0 && share < 0.01 ? "%.2g%%" : "%.0f%%", 100 * share);
   return buf;
 }
 
@@ -56,6 +71,7 @@ PhaseBreakdown breakdown_from_stats(const Json& snapshot, const Json& final_stat
                                     double seconds) {
   PhaseBreakdown b;
   if (steps <= 0) return b;
+  b.measured_steps = static_cast<int64_t>(steps);
   b.step_s = seconds / steps;
   b.input_wait_s = delta(final_stats, snapshot, "phase_input_wait_s") / steps;
   b.host_to_device_s = delta(final_stats, snapshot, "phase_host_to_device_s") / steps;
@@ -82,6 +98,119 @@ PhaseBreakdown breakdown_from_stats(const Json& snapshot, const Json& final_stat
   return b;
 }
 
+namespace {
+
+std::optional<double> stat_of(const std::map<std::string, double>& stats, const std::string& name) {
+  auto it = stats.find(name);
+  if (it == stats.end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace
+
+PhaseBreakdown breakdown_from_record(const TrialRecordView& trial) {
+  double steps = 0, seconds = 0;
+  for (const auto& b : trial.blocks) {
+    steps += static_cast<double>(b.steps);
+    seconds += b.seconds;
+  }
+  Json final_stats = Json::object();
+  Json snapshot = Json::object();
+  const std::string prefix = kWarmupEndPrefix;
+  for (const auto& [name, value] : trial.stats) {
+    if (name.rfind(prefix, 0) == 0) {
+      snapshot[name.substr(prefix.size())] = value;
+    } else {
+      final_stats[name] = value;
+    }
+  }
+  PhaseBreakdown b;
+  if (!snapshot.empty() || trial.warmup_steps <= 0 || steps <= 0) {
+    b = breakdown_from_stats(snapshot, final_stats, steps, seconds);
+  } else {
+    // Totals since the first step: spread over every step, warmup's too, at
+    // the measured step time.
+    const double all = steps + static_cast<double>(trial.warmup_steps);
+    b = breakdown_from_stats(Json::object(), final_stats, all, all * seconds / steps);
+    b.approximate = true;
+    b.measured_steps = static_cast<int64_t>(steps);
+    // The first steps' one-off costs (CUDA's context, cuDNN's and cuBLAS's
+    // set-up) land in the compute phases and the first sync: where the
+    // phases then add up past the step, those are scaled down to what is
+    // left beside the input, which is steady from the first step. The count
+    // of syncs includes setup's and evaluation's reads: unknown per step.
+    double* compute[] = {&b.forward_s, &b.backward_s, &b.optimizer_s, &b.host_sync_s};
+    double compute_sum = 0;
+    for (double* p : compute) compute_sum += *p;
+    const double room = std::max(0.0, b.step_s - b.input_wait_s - b.host_to_device_s);
+    if (compute_sum > room && compute_sum > 0) {
+      for (double* p : compute) *p *= room / compute_sum;
+    }
+    b.rest_s =
+        std::max(0.0, b.step_s - b.input_wait_s - b.host_to_device_s - std::min(compute_sum, room));
+    b.host_syncs_per_step = 0;
+  }
+  b.cuda = trial_device(trial.config, trial.runtime).cuda;
+  b.peak_flops = stat_of(trial.stats, b.cuda ? kMatmulPeakCuda : kMatmulPeakCpu);
+  if (b.peak_flops) *b.peak_flops *= 1e9;
+  b.cpu_peak_flops = stat_of(trial.stats, kMatmulPeakCpu);
+  if (b.cpu_peak_flops) *b.cpu_peak_flops *= 1e9;
+  b.host_cpu_cores = stat_of(trial.stats, "monitor_cpu_util_mean");
+  if (b.cuda) {
+    const auto samples = stat_of(trial.stats, "monitor_gpu_util_samples")
+                             ? stat_of(trial.stats, "monitor_gpu_util_samples")
+                             : stat_of(trial.stats, "monitor_gpu_samples_measured");
+    const auto util = stat_of(trial.stats, "monitor_gpu_device_util_mean");
+    if (auto busy = stat_of(trial.stats, "gpu_busy_share")) {
+      b.device_busy_share = std::clamp(*busy, 0.0, 1.0);
+      b.device_busy_source = "kernel time in CUDA's activity records";
+    } else if (util && samples.value_or(0) >= 1) {
+      b.device_busy_share = std::clamp(*util / 100, 0.0, 1.0);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "NVML utilisation over the measured blocks, %.0f sample%s",
+                    *samples, *samples == 1 ? "" : "s");
+      b.device_busy_source = buf;
+    }
+  }
+  return b;
+}
+
+StoredTrial load_stored_trial(db::Store& store, int64_t trial_id) {
+  const auto found =
+      store.read_query("SELECT sweep_id FROM trials WHERE id = " + std::to_string(trial_id));
+  if (found.rows.empty()) {
+    throw UsageError("--trial " + std::to_string(trial_id) + ": no such trial in " + store.path() +
+                     " (`gpusweep results` lists them)");
+  }
+  const int64_t sweep_id = found.rows.front().at("sweep_id").get<int64_t>();
+  StoredTrial t;
+  for (const db::TrialRecord& r : store.trials(sweep_id)) {
+    if (r.id != trial_id) continue;
+    t.workload = r.plan.workload;
+    t.status = r.status;
+    t.error = r.error.value_or("");
+    t.view.config = Json::parse(r.plan.config_json);
+    if (r.summary) {
+      t.throughput = r.summary->throughput_median;
+      t.unit = r.summary->unit;
+      t.view.warmup_steps = r.summary->warmup_steps;
+    }
+    for (const auto& env : store.environments(sweep_id)) {
+      if (r.environment_id && env.id == *r.environment_id) {
+        const Json details = Json::parse(env.details_json, nullptr, false);
+        if (details.is_object() && details.contains("runtime")) {
+          t.view.runtime = details.at("runtime");
+        }
+      }
+    }
+  }
+  t.view.blocks = store.blocks(trial_id);
+  for (const auto& m : store.metrics(trial_id)) {
+    if (m.kind == "stat" && m.at_step == 0) t.view.stats[m.name] = m.value;
+  }
+  return t;
+}
+
 const char* bottleneck_name(Bottleneck b) {
   switch (b) {
     case Bottleneck::input:
@@ -100,27 +229,139 @@ const char* bottleneck_name(Bottleneck b) {
   return "?";
 }
 
+namespace {
+
+std::string rate_text(double flops) {
+  char buf[48];
+  if (flops >= 1e12) {
+    std::snprintf(buf, sizeof buf, "%.1f TFLOP/s", flops / 1e12);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.2f GFLOP/s", flops / 1e9);
+  }
+  return buf;
+}
+
+std::string time_text(double s) {
+  char buf[32];
+  if (s >= 1e-3) {
+    std::snprintf(buf, sizeof buf, "%.2f ms", s * 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f us", s * 1e6);
+  }
+  return buf;
+}
+
+// Why a device step is launch/overhead-bound: its device idles, or its
+// arithmetic is a sliver of the peak.
+std::string launch_why(const PhaseBreakdown& b, std::optional<double> fraction) {
+  std::string why;
+  if (b.device_busy_share) {
+    why = "the device is busy only " + pct(*b.device_busy_share) + " of the step (" +
+          b.device_busy_source + ")";
+  } else {
+    why = "the step reaches only " + pct(*fraction) + " of the device's matmul peak";
+  }
+  if (fraction && b.device_busy_share) {
+    why += " and reaches " + pct(*fraction) + " of its matmul peak";
+  }
+  if (fraction) {
+    why += " (" + rate_text(*b.achieved_flops()) + " of " + rate_text(*b.peak_flops) + ")";
+  }
+  if (b.host_cpu_cores && *b.host_cpu_cores >= kHostBusyCores) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.0f%%", 100 * *b.host_cpu_cores);
+    why += std::string(" while the host runs ") + buf +
+           " of a core: host-bound, the time goes to launching many small kernels and the host "
+           "code between them";
+  } else {
+    why += ": its time goes to kernel launches and host code, not to arithmetic";
+  }
+  return why;
+}
+
+// What helps a launch/overhead-bound step, in words.
+std::vector<std::string> launch_advice(const PhaseBreakdown& b) {
+  std::vector<std::string> advice;
+  if (b.cuda) {
+    advice.push_back(
+        "CUDA graphs: capture the step's kernels once and replay them with one launch "
+        "(torch.cuda.graphs, torch.compile mode=\"reduce-overhead\"); not yet a gpusweep "
+        "setting");
+  }
+  advice.push_back(
+      "more work per launch: a larger batch, or more environments per step (batch_size, "
+      "num_envs)");
+  if (b.host_syncs_per_step > 0) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f", b.host_syncs_per_step);
+    advice.push_back(std::string("fewer host syncs (sync_every; data kept on the device): ") +
+                     "each read of a device value drains the launch queue (" + buf +
+                     " a step now)");
+  }
+  if (b.cuda) {
+    advice.push_back(
+        "fused optimisers: one kernel for all parameters (torchkit's FusedAdam, FusedAdamW) "
+        "instead of several per tensor");
+  }
+  if (b.cuda && b.flops_per_step && b.cpu_peak_flops && *b.cpu_peak_flops > 0) {
+    const double cpu_step = *b.flops_per_step / (kCpuEfficiency * *b.cpu_peak_flops);
+    if (cpu_step < b.step_s) {
+      advice.push_back("the CPU may run this model faster: at a tenth of its matmul peak (" +
+                       rate_text(*b.cpu_peak_flops) + ") this step's arithmetic takes about " +
+                       time_text(cpu_step) + ", against " + time_text(b.step_s) +
+                       " a step here; try device=cpu");
+    }
+  }
+  return advice;
+}
+
+// The secondary observations beside the verdict.
+std::vector<std::string> notes_of(const PhaseBreakdown& b) {
+  std::vector<std::string> notes;
+  const double step = b.step_s > 0 ? b.step_s : 1e-12;
+  if (b.host_syncs_per_step > 0) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "%.2f host syncs per step (reads of device values), %s of the step",
+                  b.host_syncs_per_step, pct(b.host_sync_s / step).c_str());
+    notes.push_back(buf);
+  }
+  if (const auto fraction = b.peak_fraction()) {
+    notes.push_back("achieved " + pct(*fraction) + " of the measured matmul peak");
+  }
+  if (b.device_busy_share) {
+    notes.push_back("device busy " + pct(*b.device_busy_share) + " of the step (" +
+                    b.device_busy_source + ")");
+  }
+  if (b.approximate) {
+    notes.push_back(
+        "the phases are whole-trial totals (warmup included) spread over every step, the compute "
+        "phases scaled to fit the step: a trial recorded before the end-of-warmup totals were "
+        "kept; the input share holds, the other phases are rough, syncs per step unknown");
+  }
+  if (b.comm_exposed_s > 0) {
+    notes.push_back("all-reduce not hidden behind backward: " + pct(b.comm_exposed_s / step) +
+                    " of the step (within backward's " + pct(b.backward_s / step) + ")");
+  }
+  return notes;
+}
+
+}  // namespace
+
 Diagnosis classify(const PhaseBreakdown& b) {
   Diagnosis d;
   const double step = b.step_s > 0 ? b.step_s : 1e-12;
   const double input_share = (b.input_wait_s + b.host_to_device_s) / step;
   const double sync_share = b.host_sync_s / step;
   const auto fraction = b.peak_fraction();
-  if (b.host_syncs_per_step > 0) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf,
-                  "%.2f host syncs per step (reads of device values), %s of the step",
-                  b.host_syncs_per_step, pct(sync_share).c_str());
-    d.notes.push_back(buf);
-  }
-  if (fraction) {
-    d.notes.push_back("achieved " + pct(*fraction) + " of the measured matmul peak");
-  }
+  d.notes = notes_of(b);
   const double comm_share = b.comm_exposed_s / step;
-  if (b.comm_exposed_s > 0) {
-    d.notes.push_back("all-reduce not hidden behind backward: " + pct(comm_share) +
-                      " of the step (within backward's " + pct(b.backward_s / step) + ")");
-  }
+  // On a device, a step whose device idles most of the time (or does a
+  // sliver of its peak's arithmetic) is bound by its host, whatever the
+  // phase split says: the phases are host time.
+  const bool device_idle =
+      b.cuda && ((b.device_busy_share && *b.device_busy_share < kDeviceBusyShare) ||
+                 (fraction && *fraction < kLaunchFraction));
   if (comm_share >= kCommShare) {
     d.bottleneck = Bottleneck::communication;
     d.why = "the ranks wait " + pct(comm_share) +
@@ -132,10 +373,13 @@ Diagnosis classify(const PhaseBreakdown& b) {
     d.why = "the step waits for input " + pct(input_share) + " of its time (input wait " +
             pct(b.input_wait_s / step) + ", host-to-device copies " +
             pct(b.host_to_device_s / step) + "; threshold " + pct(kInputShare) + ")";
-  } else if (sync_share >= kSyncShare) {
+  } else if (sync_share >= kSyncShare && !b.approximate) {
     d.bottleneck = Bottleneck::sync;
     d.why = "reading device values back takes " + pct(sync_share) + " of the step (threshold " +
             pct(kSyncShare) + ")";
+  } else if (device_idle) {
+    d.bottleneck = Bottleneck::overhead;
+    d.why = launch_why(b, fraction);
   } else if (fraction && *fraction >= kComputeFraction) {
     d.bottleneck = Bottleneck::compute;
     d.why = "the step runs at " + pct(*fraction) + " of the machine's matmul peak (threshold " +
@@ -159,12 +403,21 @@ Diagnosis classify(const PhaseBreakdown& b) {
             "(host-side glue and small ops)";
   } else {
     d.bottleneck = Bottleneck::compute;
+    std::string unknown;
+    if (!b.flops_per_step) {
+      unknown =
+          " (the plugin reports no FLOPs per step, so compute- and memory-bound cannot be "
+          "told apart)";
+    } else if (!fraction) {
+      unknown =
+          " (no matmul peak of this device to compare its FLOP/s with, so compute- and "
+          "memory-bound cannot be told apart: give --peak)";
+    }
     d.why = "forward, backward and optimiser take " +
             pct((b.forward_s + b.backward_s + b.optimizer_s) / step) + " of the step" +
-            (fraction ? " at " + pct(*fraction) + " of the matmul peak"
-                      : " (the plugin reports no FLOPs per step, so compute- and memory-bound "
-                        "cannot be told apart)");
+            (fraction ? " at " + pct(*fraction) + " of the matmul peak" : unknown);
   }
+  if (d.bottleneck == Bottleneck::overhead) d.advice = launch_advice(b);
   return d;
 }
 
@@ -206,6 +459,7 @@ Json suggest_grid(const Diagnosis& d, const PluginManifest& manifest, const Json
     case Bottleneck::overhead:
       axis("batch_size", {batch * 2, batch * 4, batch * 8});
       axis("num_envs", {8, 64});
+      if (cuda) axis("replay_on_device", {true});
       break;
     case Bottleneck::compute:
       if (bf16) axis("precision", {"bf16"});
@@ -255,44 +509,101 @@ Json suggested_sweep(const SweepSpec& spec, const Diagnosis& d, const Json& grid
 
 }  // namespace
 
+namespace {
+
+bool has_phase_timings(const std::map<std::string, double>& stats) {
+  return stats.count("phase_forward_s") != 0U || stats.count("phase_input_wait_s") != 0U;
+}
+
+std::string no_timings_why(const std::string& workload) {
+  return "plugin " + workload +
+         " reported no phase timings: it offers no phase timers (the ABI 1.1 "
+         "extension " GPUSWEEP_EXT_PHASE_TIMERS
+         ", which torchkit's plugins have); only the step time is known";
+}
+
+}  // namespace
+
+std::optional<DiagnoseReport> diagnose_record(const std::string& workload,
+                                              const TrialRecordView& trial, double throughput,
+                                              const std::string& unit,
+                                              const PluginManifest* manifest, std::string* why) {
+  if (!has_phase_timings(trial.stats)) {
+    *why = no_timings_why(workload);
+    return std::nullopt;
+  }
+  DiagnoseReport r;
+  r.workload = workload;
+  r.breakdown = breakdown_from_record(trial);
+  r.diagnosis = classify(r.breakdown);
+  r.throughput = throughput;
+  r.unit = unit;
+  r.manifest_known = manifest != nullptr;
+  if (manifest != nullptr) {
+    const TrialDevice device = trial_device(trial.config, trial.runtime);
+    r.grid = suggest_grid(r.diagnosis, *manifest, trial.config, device);
+    if (!r.grid.empty()) {
+      SweepSpec spec;
+      spec.workload = workload;
+      // The settings the trial ran that differ from the plugin's defaults
+      // (and its device): what a sweep file would have named.
+      spec.base = Json::object();
+      for (const auto& [key, value] : trial.config.items()) {
+        const ParamSpec* p = manifest->find(key);
+        if (p == nullptr || key == "device" || !(p->default_value == value)) spec.base[key] = value;
+      }
+      r.suggested_sweep = suggested_sweep(spec, r.diagnosis, r.grid);
+      // Ready to run means valid: checked as `run` will check it.
+      validate_sweep(parse_sweep(r.suggested_sweep.dump(), "suggested sweep"), *manifest);
+    }
+  }
+  return r;
+}
+
 std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const PluginManifest& manifest,
                                              const Json& config, const db::TrialOutcome& outcome,
                                              const TrialReadings& readings, std::string* why) {
-  const Json& stats = readings.stats;
-  if (!stats.is_object() ||
-      (!stats.contains("phase_forward_s") && !stats.contains("phase_input_wait_s"))) {
-    *why = "plugin " + spec.workload +
-           " reported no phase timings: it offers no phase timers (the ABI 1.1 "
-           "extension " GPUSWEEP_EXT_PHASE_TIMERS
-           ", which torchkit's plugins have); only the step time is known";
-    return std::nullopt;
+  // The trial as its record will hold it: one reading for a trial that just
+  // ran and one recorded long ago.
+  TrialRecordView trial;
+  trial.config = config;
+  trial.runtime = readings.runtime;
+  trial.blocks = outcome.blocks;
+  trial.warmup_steps = spec.measure.warmup_steps;
+  for (const auto& m : outcome.metrics) {
+    if (m.kind == "stat" && m.at_step == 0) trial.stats[m.name] = m.value;
   }
-  double steps = 0, seconds = 0;
-  for (const auto& b : outcome.blocks) {
-    steps += static_cast<double>(b.steps);
-    seconds += b.seconds;
-  }
-  DiagnoseReport r;
-  PhaseBreakdown& b = r.breakdown;
-  b = breakdown_from_stats(readings.stats_snapshot, stats, steps, seconds);
-  const TrialDevice device = trial_device(config, readings.runtime);
-  b.cuda = device.cuda;
-  if (readings.matmul.is_array()) {
-    for (const auto& m : readings.matmul) {
-      const bool on_cuda = m.value("device", "").rfind("cuda", 0) == 0;
-      if (on_cuda == b.cuda) b.peak_flops = m.value("gflops", 0.0) * 1e9;
+  if (readings.stats.is_object() && !has_phase_timings(trial.stats)) {
+    for (const auto& [name, value] : readings.stats.items()) {
+      if (value.is_number()) trial.stats[name] = value.get<double>();
     }
   }
-  r.diagnosis = classify(b);
-  if (outcome.summary) {
-    r.throughput = outcome.summary->throughput_median;
-    r.unit = outcome.summary->unit;
+  if (readings.stats_snapshot.is_object()) {
+    for (const auto& [name, value] : readings.stats_snapshot.items()) {
+      if (value.is_number() && (name.rfind("phase_", 0) == 0 || name == "host_syncs")) {
+        trial.stats.emplace(kWarmupEndPrefix + name, value.get<double>());
+      }
+    }
   }
-  r.grid = suggest_grid(r.diagnosis, manifest, config, device);
-  if (!r.grid.empty()) {
-    r.suggested_sweep = suggested_sweep(spec, r.diagnosis, r.grid);
-    // Ready to run means valid: checked as `run` will check it.
-    validate_sweep(parse_sweep(r.suggested_sweep.dump(), "suggested sweep"), manifest);
+  if (readings.matmul.is_array()) {
+    for (const auto& m : readings.matmul) {
+      if (!m.is_object() || !m.contains("gflops") || !m.at("gflops").is_number()) continue;
+      const bool cuda = m.value("device", std::string()).rfind("cuda", 0) == 0;
+      trial.stats.emplace(cuda ? kMatmulPeakCuda : kMatmulPeakCpu, m.at("gflops").get<double>());
+    }
+  }
+  if (!has_phase_timings(trial.stats)) {
+    *why = no_timings_why(spec.workload);
+    return std::nullopt;
+  }
+  std::optional<DiagnoseReport> r = diagnose_record(
+      spec.workload, trial, outcome.summary ? outcome.summary->throughput_median : 0,
+      outcome.summary ? outcome.summary->unit : "", &manifest, why);
+  if (r && !r->suggested_sweep.is_null()) {
+    // The sweep keeps the diagnosed sweep's base (the settings given), not
+    // every resolved default.
+    r->suggested_sweep = suggested_sweep(spec, r->diagnosis, r->grid);
+    validate_sweep(parse_sweep(r->suggested_sweep.dump(), "suggested sweep"), manifest);
   }
   return r;
 }

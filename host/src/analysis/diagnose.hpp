@@ -1,15 +1,19 @@
 // `gpusweep diagnose`'s analysis, apart from running the trial so that it is
-// tested on synthetic timings: where a step's time goes (per phase, from
-// torchkit's phase timers), which resource bounds it, and the settings worth
-// sweeping about it.
+// tested on synthetic timings and on recorded ones: where a step's time goes
+// (per phase, from torchkit's phase timers), how busy the device was, which
+// resource bounds the step, and what is worth trying about it. A trial is
+// diagnosed from what its record holds (its blocks and stat metrics), so a
+// database from a GPU cluster can be re-diagnosed on a laptop.
 #pragma once
 
 #include "model/device.hpp"
 #include "model/manifest.hpp"
+#include "model/metrics.hpp"
 #include "model/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,7 +37,19 @@ struct PhaseBreakdown {
   double comm_exposed_s = 0;
   std::optional<double> flops_per_step;  // from the plugin's stats
   std::optional<double> peak_flops;      // the matmul probe on the trial's device
+  std::optional<double> cpu_peak_flops;  // the CPU's matmul peak (probe, or doctor's figure)
   bool cuda = false;
+  // Share of the step time the device ran kernels (0..1), and where the
+  // figure comes from; empty when nothing measured it (a CPU trial, no NVML).
+  std::optional<double> device_busy_share;
+  std::string device_busy_source;
+  // The worker process's CPU time over its wall time (1.0 = one core busy).
+  std::optional<double> host_cpu_cores;
+  // The phases are whole-trial totals, warmup included, spread over every
+  // step (a trial recorded before the end-of-warmup totals were stored):
+  // shares of the stable phases (input, copies) hold, the rest is rough.
+  bool approximate = false;
+  int64_t measured_steps = 0;
 
   std::optional<double> achieved_flops() const;
   std::optional<double> peak_fraction() const;  // achieved / peak
@@ -44,13 +60,42 @@ struct PhaseBreakdown {
 PhaseBreakdown breakdown_from_stats(const Json& snapshot, const Json& final_stats, double steps,
                                     double seconds);
 
+// A recorded trial as diagnose reads it: from the database (`diagnose --db
+// --trial`) or from a trial that just ran.
+struct TrialRecordView {
+  Json config = Json::object();         // the resolved config
+  Json runtime = Json::object();        // the runtime its worker reported (devices)
+  std::map<std::string, double> stats;  // its stat metrics at step 0
+  std::vector<db::BlockSample> blocks;  // the measured blocks
+  int64_t warmup_steps = 0;
+};
+
+// A trial of the database as diagnose reads it, with its workload, status
+// and throughput; throws UsageError naming the trial when there is none.
+struct StoredTrial {
+  std::string workload;
+  db::TrialStatus status = db::TrialStatus::pending;
+  std::string error;
+  double throughput = 0;
+  std::string unit;
+  TrialRecordView view;
+};
+StoredTrial load_stored_trial(db::Store& store, int64_t trial_id);
+
+// The breakdown of a recorded trial: exact when it holds the end-of-warmup
+// totals (kWarmupEndPrefix), else approximate (see PhaseBreakdown). The
+// device's busy share from CUDA's activity records (gpu_busy_share) where
+// the trial has them, else NVML's utilisation over the measured blocks.
+PhaseBreakdown breakdown_from_record(const TrialRecordView& trial);
+
 enum class Bottleneck { input, sync, overhead, compute, memory, communication };
 const char* bottleneck_name(Bottleneck b);  // "input-bound", "sync-bound", ...
 
 struct Diagnosis {
   Bottleneck bottleneck = Bottleneck::compute;
-  std::string why;                 // the numbers behind the verdict
-  std::vector<std::string> notes;  // secondary observations
+  std::string why;                  // the numbers behind the verdict
+  std::vector<std::string> notes;   // secondary observations
+  std::vector<std::string> advice;  // what helps, in words (settings or not)
 };
 
 // Thresholds (shares of the step time): see the definition.
@@ -73,6 +118,8 @@ struct TrialReadings {
 
 // The whole diagnosis of one trial.
 struct DiagnoseReport {
+  std::string workload;
+  bool manifest_known = true;  // the plugin was at hand: grid and sweep were checked against it
   PhaseBreakdown breakdown;
   Diagnosis diagnosis;
   double throughput = 0;
@@ -87,5 +134,14 @@ struct DiagnoseReport {
 std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const PluginManifest& manifest,
                                              const Json& config, const db::TrialOutcome& outcome,
                                              const TrialReadings& readings, std::string* why);
+
+// Diagnoses a recorded trial of workload. With the plugin's manifest the
+// report carries a suggested sweep (over the trial's config); without it
+// the advice is text only. Nothing, with why, when the trial holds no phase
+// timings.
+std::optional<DiagnoseReport> diagnose_record(const std::string& workload,
+                                              const TrialRecordView& trial, double throughput,
+                                              const std::string& unit,
+                                              const PluginManifest* manifest, std::string* why);
 
 }  // namespace gpusweep::host

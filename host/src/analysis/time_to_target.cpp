@@ -1,6 +1,8 @@
 // Time to quality compared with censoring; see time_to_target.hpp.
 #include "analysis/time_to_target.hpp"
 
+#include "support/format.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -50,46 +52,20 @@ TimeSummary summarise_times(const std::vector<TargetTime>& times, double level) 
   TimeSummary s;
   s.n = static_cast<int>(times.size());
   if (times.empty()) return s;
-  // Kaplan-Meier: the survival falls by d/n at each reached time, the
-  // censored leave the risk set after their time.
-  std::vector<TargetTime> sorted = times;
-  std::sort(sorted.begin(), sorted.end(), [](const TargetTime& a, const TargetTime& b) {
-    return a.time_s < b.time_s || (a.time_s == b.time_s && !a.censored && b.censored);
-  });
-  double survival = 1;
-  size_t at_risk = sorted.size();
-  for (size_t i = 0; i < sorted.size();) {
-    size_t j = i;
-    int events = 0;
-    while (j < sorted.size() && sorted[j].time_s == sorted[i].time_s) {
-      events += sorted[j].censored ? 0 : 1;
-      ++j;
-    }
-    if (events > 0) {
-      survival *= 1 - static_cast<double>(events) / static_cast<double>(at_risk);
-      if (!s.median && survival <= 0.5 + 1e-12) {
-        // Exactly one half: halfway to the next reached time (the usual rule).
-        s.median = sorted[i].time_s;
-        if (std::fabs(survival - 0.5) < 1e-12) {
-          for (size_t k = j; k < sorted.size(); ++k) {
-            if (!sorted[k].censored) {
-              s.median = (sorted[i].time_s + sorted[k].time_s) / 2;
-              break;
-            }
-          }
-        }
-      }
-    }
-    at_risk -= j - i;
-    i = j;
-  }
   std::vector<double> lower, upper;  // the censored as lower bounds, and as unbounded
   for (const auto& t : times) {
-    s.reached += t.censored ? 0 : 1;
-    if (t.censored) s.budget = std::max(s.budget, t.time_s);
-    lower.push_back(t.time_s);
-    upper.push_back(t.censored ? kInf : t.time_s);
+    const bool never = t.diverged;
+    s.reached += t.censored || never ? 0 : 1;
+    s.diverged += never ? 1 : 0;
+    if (t.censored && !never) s.budget = std::max(s.budget, t.time_s);
+    lower.push_back(never ? kInf : t.time_s);
+    upper.push_back(t.censored || never ? kInf : t.time_s);
   }
+  // The median's bracket: equal ends unless a censored trial is among the
+  // middle ones (or past them with over half censored).
+  s.median_low = median_of(lower);
+  const double high = median_of(upper);
+  if (std::isfinite(high)) s.median = high;
   const int k = sign_test_rank(s.n, level);
   if (k > 0) {
     s.interval = true;
@@ -102,6 +78,18 @@ TimeSummary summarise_times(const std::vector<TargetTime>& times, double level) 
         std::accumulate(upper.begin() + 1, upper.end() - 1, 0.0) / static_cast<double>(s.n - 2);
   }
   return s;
+}
+
+std::string median_text(const TimeSummary& s) {
+  if (s.n == 0) return "-";
+  if (s.median) {
+    if (*s.median - s.median_low <= 1e-9 * *s.median) return human_seconds(*s.median);
+    return human_seconds(s.median_low) + " to " + human_seconds(*s.median);
+  }
+  if (std::isinf(s.median_low)) {
+    return "never (" + std::to_string(s.diverged) + " of " + std::to_string(s.n) + " diverged)";
+  }
+  return "> " + human_seconds(s.median_low);
 }
 
 std::optional<TimeRatio> paired_time_ratio(const std::vector<TargetTime>& baseline,
@@ -117,6 +105,27 @@ std::optional<TimeRatio> paired_time_ratio(const std::vector<TargetTime>& baseli
     const TargetTime& b = *it->second;
     ++r.pairs;
     const double x = std::log(c.time_s / b.time_s);
+    if (c.diverged || b.diverged) {
+      // A side that diverged never reaches the target: against one that
+      // reached it the ratio is exactly +-infinity (known); against a
+      // censored side, at least 1 in that direction; both diverged: nothing.
+      const bool c_never = c.diverged, b_never = b.diverged;
+      if (c_never && b_never) {
+        lo.push_back(-kInf);
+        hi.push_back(kInf);
+        point.push_back(0);
+      } else if (c_never) {
+        lo.push_back(b.censored ? 0.0 : kInf);
+        hi.push_back(kInf);
+        point.push_back(kInf);
+      } else {
+        lo.push_back(-kInf);
+        hi.push_back(c.censored ? 0.0 : -kInf);
+        point.push_back(-kInf);
+      }
+      if ((c_never && !b_never && !b.censored) || (b_never && !c_never && !c.censored)) ++r.known;
+      continue;
+    }
     if (!c.censored && !b.censored) {
       ++r.known;
       lo.push_back(x);
@@ -134,7 +143,9 @@ std::optional<TimeRatio> paired_time_ratio(const std::vector<TargetTime>& baseli
     point.push_back(x);  // a bound where censored: the point is then a bound too
   }
   if (r.pairs == 0) return std::nullopt;
-  r.ratio = std::exp(median_of(point));
+  // median_of of two opposite infinities is NaN: no point then.
+  const double mid = median_of(point);
+  r.ratio = std::isnan(mid) ? 1.0 : std::exp(mid);
   const int k = sign_test_rank(r.pairs, level);
   if (k > 0) {
     r.interval = true;
@@ -162,8 +173,10 @@ SignTest slower_by_sign(const std::vector<TargetTime>& leader,
     const TargetTime& l = *it->second;
     ++t.pairs;
     // Known slower: the leader's time is exact, and the candidate's (or its
-    // lower bound) lies past it.
-    if (!l.censored && (c.censored ? c.time_s >= l.time_s : c.time_s > l.time_s)) ++t.slower;
+    // lower bound) lies past it; a candidate that diverged never reaches it.
+    if (!l.censored && (c.diverged || (c.censored ? c.time_s >= l.time_s : c.time_s > l.time_s))) {
+      ++t.slower;
+    }
   }
   t.p = t.slower == 0 ? 1 : 1 - binomial_half_cdf(t.pairs, t.slower - 1);
   return t;

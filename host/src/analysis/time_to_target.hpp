@@ -1,23 +1,30 @@
 // Time to quality compared with censoring (measure.target): each trial
-// trained until an evaluation reached the target (its time known) or its
-// budget ended (censored: its time is a lower bound).
+// trained until an evaluation reached the target (its time known), its
+// budget ended or an adaptive cap stopped it (censored: its time is a lower
+// bound), or it diverged (a NaN metric: it never reaches the target, its
+// time is +infinity whatever it had trained).
 //
-// Per config, the median time: Kaplan-Meier's (with a common budget, the
-// plain median of the times, the censored at their bounds), "beyond the
-// budget" when over half are censored, with a distribution-free interval
-// from order statistics (the binomial's: x_(k) to x_(n-k+1)), the
-// censored taken as their lower bounds on one side and as unbounded on the
-// other, so that censoring only widens it.
+// Per config, the median time from order statistics, valid whatever the
+// censoring (a cap set by another config's time on the same seed is
+// informative censoring, under which Kaplan-Meier runs high): the median
+// lies between the median of the lower bounds (censored trials at their
+// time) and the median with censored trials as +infinity. One number when
+// the two coincide (always under a common budget with no divergence, where
+// it equals Kaplan-Meier's); "beyond" when over half never reached it, then
+// known only to exceed the lower end. A distribution-free interval from
+// order statistics (the binomial's: x_(k) to x_(n-k+1)), the censored taken
+// as their lower bounds on one side and as unbounded on the other, so that
+// censoring only widens it.
 //
 // Against the baseline, paired by seed (repeat r of both trained from the
 // same seed): the median of the per-seed ratios, with the sign test's
 // interval over those ratios. A pair with a censored side gives only a
 // bound on its ratio (the config censored: at least its budget over the
-// baseline's time; both censored: nothing), and the interval takes each
-// bound on the side that widens it, so it keeps its level whatever the
-// censoring, and assumes no distribution. It needs enough seeds: with n
-// pairs the widest interval it can give is x_(1) to x_(n), of level
-// 1 - 2^(1-n) (6 seeds for 95%).
+// baseline's time; both censored: nothing; the config diverged: +infinity,
+// known slower), and the interval takes each bound on the side that widens
+// it, so it keeps its level whatever the censoring, and assumes no
+// distribution. It needs enough seeds: with n pairs the widest interval it
+// can give is x_(1) to x_(n), of level 1 - 2^(1-n) (6 seeds for 95%).
 #pragma once
 
 #include <cstdint>
@@ -31,16 +38,23 @@ struct TargetTime {
   int64_t repeat = 0;
   double time_s = 0;  // to the target, or the training time when censored
   bool censored = false;
+  bool diverged = false;  // never reaches it (censored too): its time is +infinity
 };
 
 struct TimeSummary {
   int n = 0;
   int reached = 0;
-  // Kaplan-Meier median; nothing when over half are censored (beyond).
+  int diverged = 0;
+  // The median with censored trials as +infinity (the upper end of what the
+  // data allow); nothing when over half never reached the target (beyond).
+  // What `best` and first_to_target rank by.
   std::optional<double> median;
+  // The median with censored trials at their lower bounds (diverged ones
+  // +infinity): the lower end; "> median_low" when median is nothing.
+  double median_low = 0;
   double low = 0;         // interval at the requested level; high infinite
   double high = 0;        // when the data cannot bound it
-  double budget = 0;      // the largest censored time (0 when none)
+  double budget = 0;      // the largest censored time of a trial that did not diverge (0: none)
   bool interval = false;  // false: too few trials for an interval at this level
   // MLPerf's score: the mean after dropping the fastest and the slowest
   // trial, valid when at most one trial never reached the target (it is
@@ -49,6 +63,11 @@ struct TimeSummary {
 };
 
 TimeSummary summarise_times(const std::vector<TargetTime>& times, double level = 0.95);
+
+// The median as printed: "12.3 s"; "12.3 s to 14.1 s" where censored trials
+// leave it between two ends; "> 9.00 s" when over half never reached it (the
+// lower end); "never (6 of 10 diverged)" when that lower end is infinite.
+std::string median_text(const TimeSummary& s);
 
 // The order statistic k (1-based) whose pair x_(k), x_(n-k+1) is the
 // sign test's interval for a median at `level` from n values: the largest k

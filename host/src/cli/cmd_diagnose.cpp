@@ -1,6 +1,7 @@
 // `gpusweep diagnose`: one instrumented trial that splits the step time into
 // phases (torchkit's timers, switched on in that worker only), names the
-// bottleneck and writes a sweep of the settings worth trying about it.
+// bottleneck and writes a sweep of the settings worth trying about it; or,
+// with --trial, the same of a trial already in the database.
 #include "analysis/diagnose.hpp"
 #include "cli/cli.hpp"
 #include "plugins/registry.hpp"
@@ -9,6 +10,7 @@
 #include "support/error.hpp"
 #include "support/format.hpp"
 
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -18,8 +20,7 @@ namespace {
 
 std::string protocol_text(const SweepSpec& spec) {
   return std::to_string(spec.measure.warmup_steps) + " warmup steps, " +
-         std::to_string(spec.measure.blocks) + " blocks of " +
-         std::to_string(spec.measure.steps_per_block) + " steps";
+         std::to_string(spec.measure.blocks) + " " + spec.measure.block_text();
 }
 
 void write_sweep_file(const std::string& path, const Json& sweep, std::ostream& progress) {
@@ -28,39 +29,60 @@ void write_sweep_file(const std::string& path, const Json& sweep, std::ostream& 
   progress << "written to " << path << "; run it with: gpusweep run " << path << "\n";
 }
 
-}  // namespace
+void print_report(const DiagnoseReport& report, bool json, const po::variables_map& vm,
+                  std::ostream& progress) {
+  if (json) {
+    std::cout << diagnosis_json(report).dump(2) << "\n";
+  } else {
+    std::cout << render_diagnosis(report, report.workload);
+  }
+  if (vm.count("sweep-out") != 0U && !report.suggested_sweep.is_null()) {
+    write_sweep_file(vm["sweep-out"].as<std::string>(), report.suggested_sweep, progress);
+  }
+}
 
-int cmd_diagnose(const Args& args) {
-  po::options_description o;
-  o.add_options()("workload", po::value<std::string>()->required(), "workload (plugin) name")(
-      "set", po::value<std::vector<std::string>>()->composing(),
-      "a setting of the diagnosed trial: key=value, or measure.key=value for its protocol "
-      "(repeatable)")(
-      "matmul-seconds", po::value<double>()->default_value(1.0, "1"),
-      "length of the matmul peak measurement the FLOP/s are compared with (0: skip)")(
-      "sweep-out", po::value<std::string>(), "also write the suggested sweep file here");
-  add_db_option(o);
-  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json};
-  add_format_option(o, formats);
-  add_plugin_path_option(o);
-  po::positional_options_description pos;
-  pos.add("workload", 1);
-  auto p = parse_command(
-      "diagnose",
-      "WORKLOAD [--set key=value ...] [--matmul-seconds S] [--sweep-out FILE] [--db FILE] "
-      "[--format table|json]",
-      "Runs one instrumented trial and splits its step time into input wait, host-to-device\n"
-      "copies, forward, backward, optimiser, host syncs (reads of device values) and the\n"
-      "rest; names the bottleneck (input-bound, sync-bound, launch/overhead-bound,\n"
-      "compute-bound, memory-bound) and prints a ready-to-run sweep of the settings worth\n"
-      "trying. With FLOPs per step from the plugin, compares the achieved FLOP/s with the\n"
-      "machine's measured matmul peak. The phases are timed with a device sync at each edge,\n"
-      "so the diagnosed step is slower than a swept one on a GPU. The trial is recorded in\n"
-      "the database as sweep diagnose-WORKLOAD.",
-      o, pos, args);
-  if (p.help) return 0;
-  const auto& vm = p.vm;
-  const bool json = format_of(vm, formats) == OutputFormat::json;
+// diagnose --db FILE --trial ID: the recorded trial, on any machine; the
+// plugin, where it is found here, turns the advice into a sweep file.
+int rediagnose(const po::variables_map& vm, bool json, std::ostream& progress) {
+  const std::string db_path = vm["db"].as<std::string>();
+  if (!std::filesystem::exists(db_path)) throw UsageError("--db " + db_path + ": no such file");
+  db::Store store(db_path, db::Connection::Mode::read_only);
+  StoredTrial t = load_stored_trial(store, vm["trial"].as<int64_t>());
+  if (t.status != db::TrialStatus::ok) {
+    progress << "trial " << vm["trial"].as<int64_t>() << " ended " << db::status_name(t.status)
+             << ": " << t.error << "\n";
+    return 1;
+  }
+  for (const char* key : {"peak", "cpu-peak"}) {
+    if (vm.count(key) == 0U) continue;
+    const double gflops = vm[key].as<double>();
+    if (!(gflops > 0)) throw UsageError(std::string("--") + key + ": give GFLOP/s above 0");
+    const bool cpu = std::string(key) == "cpu-peak";
+    const bool cuda = trial_device(t.view.config, t.view.runtime).cuda;
+    t.view.stats[cpu || !cuda ? kMatmulPeakCpu : kMatmulPeakCuda] = gflops;
+  }
+  std::optional<PluginInfo> info;
+  try {
+    info = Registry(plugin_paths(vm)).describe(t.workload);
+  } catch (const Error& e) {
+    progress << "no plugin " << t.workload << " here (" << e.what()
+             << "): the advice is text; a suggested sweep needs the plugin\n";
+  }
+  progress << "diagnose trial " << vm["trial"].as<int64_t>() << " (" << t.workload << ") of "
+           << db_path << "\n";
+  std::string why;
+  const auto report = diagnose_record(t.workload, t.view, t.throughput, t.unit,
+                                      info ? &info->manifest : nullptr, &why);
+  if (!report) {
+    progress << why << "\n";
+    return 1;
+  }
+  print_report(*report, json, vm, progress);
+  return 0;
+}
+
+// diagnose WORKLOAD: one instrumented trial, recorded, then its diagnosis.
+int diagnose_new(const po::variables_map& vm, bool json, std::ostream& progress) {
   const double matmul_s = vm["matmul-seconds"].as<double>();
   if (matmul_s < 0 || matmul_s > 60) {
     throw UsageError("--matmul-seconds " + fixed(matmul_s, 1) + ": use 0 to 60");
@@ -75,8 +97,6 @@ int cmd_diagnose(const Args& args) {
   worker.probe_matmul_s = matmul_s;
   const std::string db_path = vm["db"].as<std::string>();
   ProbeSession session(db_path, spec, info);
-  // Progress goes to stderr when stdout carries the JSON document.
-  std::ostream& progress = json ? std::cerr : std::cout;
   progress << "diagnose " << spec.workload << ": one instrumented trial (" << protocol_text(spec)
            << "), trial recorded as sweep '" << spec.name << "' (run " << session.sweep_id()
            << ") in " << db_path << "\n"
@@ -95,15 +115,71 @@ int cmd_diagnose(const Args& args) {
     progress << why << "\n";
     return 1;
   }
-  if (json) {
-    std::cout << diagnosis_json(*report).dump(2) << "\n";
-  } else {
-    std::cout << render_diagnosis(*report, spec.workload);
-  }
-  if (vm.count("sweep-out") != 0U && !report->suggested_sweep.is_null()) {
-    write_sweep_file(vm["sweep-out"].as<std::string>(), report->suggested_sweep, progress);
-  }
+  print_report(*report, json, vm, progress);
   return 0;
+}
+
+}  // namespace
+
+int cmd_diagnose(const Args& args) {
+  po::options_description o;
+  o.add_options()("workload", po::value<std::string>(), "workload (plugin) name")(
+      "trial", po::value<int64_t>(),
+      "re-diagnose this trial of --db instead of running one (no workload argument)")(
+      "peak", po::value<double>(),
+      "with --trial: the device's matmul peak in GFLOP/s (doctor measures it), where the "
+      "trial stored none")(
+      "cpu-peak", po::value<double>(),
+      "with --trial: the CPU's matmul peak in GFLOP/s (doctor's CPU figure), for whether the "
+      "CPU would run the model faster")(
+      "set", po::value<std::vector<std::string>>()->composing(),
+      "a setting of the diagnosed trial: key=value, or measure.key=value for its protocol "
+      "(repeatable)")(
+      "matmul-seconds", po::value<double>()->default_value(1.0, "1"),
+      "length of the matmul peak measurement the FLOP/s are compared with (0: skip)")(
+      "sweep-out", po::value<std::string>(), "also write the suggested sweep file here");
+  add_db_option(o);
+  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json};
+  add_format_option(o, formats);
+  add_plugin_path_option(o);
+  po::positional_options_description pos;
+  pos.add("workload", 1);
+  auto p = parse_command(
+      "diagnose",
+      "WORKLOAD [--set key=value ...] [--matmul-seconds S] [--sweep-out FILE] [--db FILE] "
+      "[--format table|json]\n       gpusweep diagnose --db FILE --trial ID [--peak GFLOPS] "
+      "[--cpu-peak GFLOPS]",
+      "Runs one instrumented trial and splits its step time into input wait, host-to-device\n"
+      "copies, forward, backward, optimiser, host syncs (reads of device values) and the\n"
+      "rest; names the bottleneck (input-bound, sync-bound, launch/overhead-bound,\n"
+      "compute-bound, memory-bound) and prints a ready-to-run sweep of the settings worth\n"
+      "trying. With FLOPs per step from the plugin, compares the achieved FLOP/s with the\n"
+      "machine's measured matmul peak. The phases are timed with a device sync at each edge,\n"
+      "so the diagnosed step is slower than a swept one on a GPU. The trial is recorded in\n"
+      "the database as sweep diagnose-WORKLOAD. On a device, a step whose device is busy a\n"
+      "small share of its time is launch/overhead-bound, whatever its phase split.\n"
+      "--trial re-diagnoses a recorded trial on any machine (a cluster's database on a laptop).",
+      o, pos, args);
+  if (p.help) return 0;
+  const auto& vm = p.vm;
+  const bool json = format_of(vm, formats) == OutputFormat::json;
+  // Progress goes to stderr when stdout carries the JSON document.
+  std::ostream& progress = json ? std::cerr : std::cout;
+  if (vm.count("trial") != 0U) {
+    if (vm.count("workload") != 0U || vm.count("set") != 0U) {
+      throw UsageError(
+          "--trial re-diagnoses a recorded trial: the database names its workload "
+          "and settings; drop the workload argument and --set");
+    }
+    return rediagnose(vm, json, progress);
+  }
+  if (vm.count("workload") == 0U) {
+    throw UsageError("give a WORKLOAD to run and diagnose, or --trial ID of --db");
+  }
+  if (vm.count("peak") != 0U || vm.count("cpu-peak") != 0U) {
+    throw UsageError("--peak and --cpu-peak go with --trial; a new trial measures the peaks");
+  }
+  return diagnose_new(vm, json, progress);
 }
 
 }  // namespace gpusweep::host

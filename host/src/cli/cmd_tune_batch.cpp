@@ -106,7 +106,7 @@ po::options_description tune_batch_options() {
       "allocator's (its per-process memory fraction), on the CPU the worker's address space "
       "beyond the loaded plugin; allocations past it fail as out-of-memory")(
       "margin", po::value<double>()->default_value(0.05, "0.05"),
-      "fraction taken off the largest fit before it is re-verified (0 to 0.9)")(
+      "fraction taken off the largest fit: the recommendation is at most that (0 to 0.9)")(
       "min", po::value<int64_t>()->default_value(1), "first batch size probed")(
       "max", po::value<int64_t>(), "largest batch size probed (default: the setting's maximum)")(
       "objective", po::value<std::string>(),
@@ -133,7 +133,8 @@ int cmd_tune_batch(const Args& args) {
       "Finds the largest batch size that fits and the one with the best throughput. Each\n"
       "probe is a short trial in its own worker: batch sizes double from --min until one\n"
       "runs out of memory (or reaches --max); --mode binsearch then bisects between the last\n"
-      "fit and the first failure. The largest fit less --margin is re-verified with a full\n"
+      "fit and the first failure. The recommendation, the fastest size that fits with\n"
+      "--margin (a larger one only within 5% of the fastest), is re-verified with a full\n"
       "measurement. Every probe is a trial in the database (status oom for those that did\n"
       "not fit), in a sweep named tune-batch-WORKLOAD.\n\n"
       "With --set measure.target={\"value\": V, \"max_s\": T} a second stage trains every\n"

@@ -9,6 +9,14 @@
 
 namespace gpusweep::host {
 
+// Stats a trial stores besides the plugin's own, for an exact re-diagnosis
+// (`diagnose --db --trial`): the phase totals at the end of warmup (prefix +
+// the plugin's stat name), and the matmul peak a diagnose trial measured on
+// each kind of device (GFLOP/s).
+inline constexpr char kWarmupEndPrefix[] = "warmup_end.";
+inline constexpr char kMatmulPeakCuda[] = "matmul_peak_gflops_cuda";
+inline constexpr char kMatmulPeakCpu[] = "matmul_peak_gflops_cpu";
+
 enum class MetricUnit { rate, seconds, bytes, fraction, number };
 
 struct Metric {

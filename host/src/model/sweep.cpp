@@ -33,7 +33,8 @@ const std::vector<std::string> kMeasureKeys = {
     "warmup_steps",  "steps_per_block",   "blocks",     "repeats",
     "timeout_s",     "eval_every_blocks", "order_seed", "silence_s",
     "max_memory",    "interleave",        "precision",  "budget_s",
-    "stable_warmup", "min_block_s",       "vary_seed",  "target"};
+    "stable_warmup", "min_block_s",       "vary_seed",  "target",
+    "block_s",       "min_warmup_s"};
 const std::vector<std::string> kTargetKeys = {"metric", "value",     "direction",
                                               "max_s",  "max_steps", "cap"};
 
@@ -309,6 +310,33 @@ void parse_target(const std::string& source, const Json& m, MeasureSpec& s) {
   s.target = target;
 }
 
+// The block's length and the warmup's time: min_block_s, block_s (steps
+// sized by time, or steps_per_block, not both) and min_warmup_s.
+void parse_block_length(const std::string& source, const Json& m, MeasureSpec& s) {
+  for (auto [key, field, what] : {std::tuple<const char*, double*, const char*>{
+                                      "min_block_s", &s.min_block_s, " (0: no minimum)"},
+                                  {"block_s", &s.block_s, " (0: blocks of steps_per_block steps)"},
+                                  {"min_warmup_s", &s.min_warmup_s, " (0: warmup_steps alone)"}}) {
+    auto it = m.find(key);
+    if (it == m.end()) continue;
+    if (!it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>())) {
+      usage(source, std::string("measure.") + key,
+            std::string("expected a number of seconds, 0 or more") + what + ", got " + it->dump());
+    }
+    *field = it->get<double>();
+  }
+  if (s.block_s > 0 && m.contains("steps_per_block")) {
+    usage(source, "measure.block_s",
+          "give the block's length once: block_s (seconds, steps sized per config) or "
+          "steps_per_block (steps), not both");
+  }
+  if (s.block_s > 0 && s.min_block_s > s.block_s) {
+    usage(source, "measure.block_s",
+          "blocks of " + std::to_string(s.block_s) + " s are under measure.min_block_s (" +
+              std::to_string(s.min_block_s) + " s): raise block_s");
+  }
+}
+
 MeasureSpec parse_measure(const std::string& source, const Json& m) {
   if (!m.is_object()) usage(source, "measure", "expected an object, got " + m.dump());
   for (const auto& [key, value] : m.items()) {
@@ -318,7 +346,7 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
                 " (known: warmup_steps, steps_per_block, blocks, "
                 "repeats, timeout_s, silence_s, eval_every_blocks, "
                 "order_seed, max_memory, interleave, precision, budget_s, stable_warmup, "
-                "min_block_s, vary_seed, target)");
+                "min_block_s, block_s, min_warmup_s, vary_seed, target)");
     }
   }
   MeasureSpec s;
@@ -376,15 +404,14 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
       usage(source, "measure.max_memory", "the cap " + it->dump() + " is below 1 MiB: " + fix);
     }
   }
-  if (auto it = m.find("min_block_s"); it != m.end()) {
-    if (!it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>())) {
-      usage(source, "measure.min_block_s",
-            "expected a number of seconds, 0 or more (0: no minimum), got " + it->dump());
-    }
-    s.min_block_s = it->get<double>();
-  }
+  parse_block_length(source, m, s);
   parse_precision(source, m, s);
   parse_target(source, m, s);
+  if (s.target && s.block_s > 0) {
+    usage(source, "measure.block_s",
+          "time-to-target trials train in the same blocks of steps for every config (the "
+          "evaluations' cadence is in steps there): give measure.steps_per_block instead");
+  }
   return s;
 }
 
@@ -450,9 +477,17 @@ MeasureSpec MeasureSpec::from_json(const Json& j, const std::string& source) {
   return parse_measure(source, j);
 }
 
+std::string MeasureSpec::block_text() const {
+  if (block_s > 0) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "blocks of about %.3g s", block_s);
+    return buf;
+  }
+  return "blocks of " + std::to_string(steps_per_block) + " steps";
+}
+
 Json MeasureSpec::to_json() const {
   Json j{{"warmup_steps", warmup_steps},
-         {"steps_per_block", steps_per_block},
          {"blocks", blocks},
          {"repeats", repeats},
          {"timeout_s", timeout_s},
@@ -465,6 +500,13 @@ Json MeasureSpec::to_json() const {
   if (interleave > 0) j["interleave"] = interleave;
   if (stable_warmup) j["stable_warmup"] = true;
   if (min_block_s >= 0) j["min_block_s"] = min_block_s;
+  // One of the two lengths: a stored sweep reads back as it was given.
+  if (block_s > 0) {
+    j["block_s"] = block_s;
+  } else {
+    j["steps_per_block"] = steps_per_block;
+  }
+  if (min_warmup_s > 0) j["min_warmup_s"] = min_warmup_s;
   if (!vary_seed) j["vary_seed"] = false;
   if (precision > 0) {
     j["precision"] = precision;
@@ -608,6 +650,9 @@ void apply_overrides(SweepSpec& spec, const std::vector<std::string>& sets) {
       (key == "name" ? spec.name : spec.workload) = text;
     } else if (key.rfind("measure.", 0) == 0) {
       Json m = spec.measure.to_json();
+      // A block's length given one way replaces the other way's.
+      if (key == "measure.steps_per_block") m.erase("block_s");
+      if (key == "measure.block_s") m.erase("steps_per_block");
       m[key.substr(8)] = parse_cli_value(text);
       spec.measure = parse_measure("--set", m);
     } else {

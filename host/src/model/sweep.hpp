@@ -90,6 +90,20 @@ struct MeasureSpec {
   // must train alike, such as a resumed one, no longer would).
   bool stable_warmup = false;
   int64_t steps_per_block = 20;
+  // Blocks sized by time: > 0, the worker times doubling runs of steps after
+  // warmup_steps (Google Benchmark's way of sizing its iterations) and sets
+  // steps_per_block so that a block lasts about this long, recorded with the
+  // trial (stat block_steps); so that one sweep file fits a 2-core CPU and a
+  // GPU 10x faster. Configs of one sweep may then run different steps per
+  // block: throughput is per block, evaluations keep their cadence in
+  // blocks. stable_warmup's windows are a quarter of the sized block. Not
+  // with measure.target, whose configs train in the same steps. 0: the
+  // blocks are steps_per_block steps.
+  double block_s = 0;
+  // Warm up at least this long (seconds), after warmup_steps, in windows of
+  // a quarter block: a GPU's clocks and caches settle in time, not in steps.
+  // (The trial's recorded warmup_s is how long its warmup took.)
+  double min_warmup_s = 0;
   int64_t blocks = 10;
   // Processes per config: intervals know process-to-process variation only
   // from two repeats on (analysis/ratio_model.hpp), so the default has three.
@@ -127,6 +141,9 @@ struct MeasureSpec {
   // Time to quality: trains until the target or its budget (see TargetSpec);
   // nothing: the fixed blocks above.
   std::optional<TargetSpec> target;
+
+  // "blocks of 20 steps" or "blocks of about 0.2 s" (for headings).
+  std::string block_text() const;
 
   Json to_json() const;
   // Reads to_json()'s document back (or a sweep file's "measure"), checked as

@@ -76,14 +76,17 @@ std::string render_tune_batch(const BatchTuneResult& v, const SearchOptions& sea
     out << " (reached --max; larger sizes were not tried)";
   }
   out << "\n";
+  const int64_t cap = size_with_margin(*v.largest_fit, search);
   if (v.recommended) {
-    out << "recommended: " << *v.recommended << " = largest fit less the "
-        << fixed(100 * search.margin, 1) << "% margin, re-verified with a full measurement ("
-        << verify_measure.warmup_steps << " warmup steps, " << verify_measure.blocks
-        << " blocks of " << verify_measure.steps_per_block << " steps)\n";
+    out << "recommended: " << *v.recommended << " = the fastest size that fits with the "
+        << fixed(100 * search.margin, 1) << "% margin (at most " << cap
+        << "; a larger one only within " << fixed(100 * kLargerWithin, 0)
+        << "% of the fastest), re-verified with a full measurement (" << verify_measure.warmup_steps
+        << " warmup steps, " << verify_measure.blocks << " " << verify_measure.block_text()
+        << ")\n";
   } else {
-    out << "recommended: none: the re-verification of the largest fit less the margin "
-           "failed; see the probes above\n";
+    out << "recommended: none: no size at or below " << cap
+        << " (the largest fit less the margin) verified ok; see the probes above\n";
   }
   if (curve.best_batch > 0) {
     out << "best throughput: batch " << curve.best_batch << " at "
@@ -149,6 +152,9 @@ int64_t batch_of(const TargetRow& r) { return r.config->config.value("batch_size
 nlohmann::json time_json(const TimeSummary& t) {
   nlohmann::json j{{"seeds", t.n}, {"reached", t.reached}};
   j["median_s"] = t.median ? nlohmann::json(*t.median) : nlohmann::json();
+  j["median_lower_end_s"] =
+      std::isfinite(t.median_low) ? nlohmann::json(t.median_low) : nlohmann::json();
+  j["diverged"] = t.diverged;
   if (t.interval) {
     j["low_s"] = t.low;
     j["high_s"] = std::isfinite(t.high) ? nlohmann::json(t.high) : nlohmann::json();
@@ -158,8 +164,8 @@ nlohmann::json time_json(const TimeSummary& t) {
 
 std::string time_text(const TimeSummary& t) {
   if (t.n == 0) return "no trial finished (see the run's results)";
-  if (!t.median) return "> " + human_seconds(t.budget) + " (over half never reached it)";
-  std::string s = human_seconds(*t.median);
+  if (!t.median) return median_text(t) + " (over half never reached it)";
+  std::string s = median_text(t);
   if (t.interval) {
     s += " [" + human_seconds(t.low) + ", " +
          (std::isfinite(t.high) ? human_seconds(t.high) : std::string("inf")) + "]";

@@ -192,6 +192,11 @@ std::vector<Json> target_records(const std::vector<TargetRow>& rows,
     rec["median_s"] = t.times.median ? Json(*t.times.median) : Json();
     rec["beyond_budget"] = !t.times.median && t.times.n > 0;
     rec["budget_s"] = t.times.budget > 0 ? Json(t.times.budget) : Json();
+    // The median's lower end (censored trials at their bounds): "> it" when
+    // beyond; null when over half diverged (never).
+    rec["median_lower_end_s"] = t.times.n > 0 ? finite_or_null(t.times.median_low) : Json();
+    rec["diverged"] = t.times.diverged;
+    rec["median_text"] = median_text(t.times);
     rec["median_low_s"] = t.times.interval ? finite_or_null(t.times.low) : Json();
     rec["median_high_s"] = t.times.interval ? finite_or_null(t.times.high) : Json();
     rec["olympic_mean_s"] = t.times.olympic_mean ? Json(*t.times.olympic_mean) : Json();
@@ -215,10 +220,10 @@ std::string render_targets(const std::vector<TargetRow>& rows, const std::vector
   std::vector<Column> cols = {{"config", "#", true, {}}};
   for (const auto& k : keys) cols.push_back({k, k, false, {}});
   if (format == OutputFormat::csv || format == OutputFormat::json) {
-    for (const char* k :
-         {"trials", "reached", "median_s", "beyond_budget", "budget_s", "median_low_s",
-          "median_high_s", "olympic_mean_s", "time_ratio", "time_ratio_low", "time_ratio_high",
-          "seeds_paired", "verdict", "inversion", "note", "baseline"}) {
+    for (const char* k : {"trials", "reached", "diverged", "median_s", "median_lower_end_s",
+                          "beyond_budget", "budget_s", "median_low_s", "median_high_s",
+                          "olympic_mean_s", "time_ratio", "time_ratio_low", "time_ratio_high",
+                          "seeds_paired", "verdict", "inversion", "note", "baseline"}) {
       cols.push_back({k, k, false, {}});
     }
     return render(records, cols, format);
@@ -227,15 +232,8 @@ std::string render_targets(const std::vector<TargetRow>& rows, const std::vector
                     return std::to_string(r["reached"].get<int>()) + "/" +
                            std::to_string(r["trials"].get<int>());
                   }});
-  cols.push_back({"median_s", "time to target", true, [](const Json& r) {
-                    if (r["beyond_budget"].get<bool>()) {
-                      return "> " + (r["budget_s"].is_null()
-                                         ? std::string("budget")
-                                         : human_seconds(r["budget_s"].get<double>()));
-                    }
-                    return r["median_s"].is_null() ? std::string("-")
-                                                   : human_seconds(r["median_s"].get<double>());
-                  }});
+  cols.push_back({"median_s", "time to target", true,
+                  [](const Json& r) { return r["median_text"].get<std::string>(); }});
   cols.push_back(
       {"median_low_s", "95% CI", true, [](const Json& r) {
          if (r["trials"].get<int>() == 0) return std::string("-");
@@ -250,10 +248,13 @@ std::string render_targets(const std::vector<TargetRow>& rows, const std::vector
                     return v.is_null() ? std::string("-") : human_seconds(v.get<double>());
                   }});
   cols.push_back({"time_ratio", "time ratio", true, [](const Json& r) {
-                    return r["baseline"].get<bool>() ? std::string("1.00x")
-                           : r["time_ratio"].is_null()
-                               ? std::string("-")
-                               : fixed(r["time_ratio"].get<double>(), 3) + "x";
+                    if (r["baseline"].get<bool>()) return std::string("1.00x");
+                    if (r["time_ratio"].is_null()) return std::string("-");
+                    const double ratio = r["time_ratio"].get<double>();
+                    // Over half the seeds' ratios infinite: it diverged where
+                    // the baseline reached the target.
+                    if (std::isinf(ratio)) return std::string(ratio > 0 ? "never reached" : "0x");
+                    return fixed(ratio, 3) + "x";
                   }});
   cols.push_back({"time_ratio_low", "95% CI", true, [](const Json& r) {
                     if (r["time_ratio"].is_null() || r["seeds_paired"].is_null())

@@ -377,7 +377,7 @@ std::string header_html(const db::SweepRecord& sweep, const SweepSpec& spec, siz
   if (spec.measure.target) {
     h << "blocks of " << spec.measure.steps_per_block << " steps until the target, ";
   } else {
-    h << spec.measure.blocks << " blocks of " << spec.measure.steps_per_block << " steps, ";
+    h << spec.measure.blocks << " " << spec.measure.block_text() << ", ";
   }
   h << spec.measure.repeats << " repeat(s)</p>";
 
@@ -655,9 +655,7 @@ std::string target_html(db::Store& store, const std::vector<db::TrialRecord>& tr
   std::vector<std::vector<std::string>> table;
   for (const auto& t : compare_targets(rows, opt)) {
     const auto& c = *t.config;
-    const std::string median =
-        t.times.median ? human_seconds(*t.times.median)
-                       : "> " + (t.times.budget > 0 ? human_seconds(t.times.budget) : "budget");
+    const std::string median = median_text(t.times);
     table.push_back(
         {"#" + std::to_string(c.config_index + 1),
          keys.empty() ? "(base)" : config_label(c.config, keys),

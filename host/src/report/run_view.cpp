@@ -28,7 +28,7 @@ std::string plan_text(const SweepSpec& spec, const PluginManifest& manifest,
     }
     out << ")";
   } else {
-    out << spec.measure.blocks << " blocks of " << spec.measure.steps_per_block << " steps";
+    out << spec.measure.blocks << " " << spec.measure.block_text();
   }
   out << ", timeout " << spec.measure.timeout_s << " s per trial\n";
   Table t({"#", "config", "baseline"});

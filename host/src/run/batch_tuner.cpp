@@ -12,8 +12,9 @@ namespace gpusweep::host {
 BatchTuneResult tune_batch(ProbeSession& session, const BatchTuneRequest& request,
                            const std::function<void(const BatchProbe&)>& on_probe) {
   BatchTuneResult out;
-  auto run_probe = [&](int64_t batch, const MeasureSpec& measure, bool verify,
-                       int64_t repeat) -> const BatchProbe& {
+  // One trial at batch; the caller records it in out.probes.
+  auto run_trial = [&](int64_t batch, const MeasureSpec& measure, bool verify,
+                       int64_t repeat) -> BatchProbe {
     Json config = request.base_config;
     config["batch_size"] = batch;
     ProbeResult r = session.run(config, measure, request.worker, repeat);
@@ -25,14 +26,14 @@ BatchTuneResult tune_batch(ProbeSession& session, const BatchTuneRequest& reques
     p.verify = verify;
     p.trial_id = r.trial_id;
     out.interrupted = r.interrupted;
-    out.probes.push_back(p);
-    if (on_probe) on_probe(out.probes.back());
-    return out.probes.back();
+    if (on_probe) on_probe(p);
+    return p;
   };
 
   BatchSearch finder(request.search);
   while (auto batch = finder.next()) {
-    const BatchProbe& p = run_probe(*batch, request.probe_measure, false, 0);
+    out.probes.push_back(run_trial(*batch, request.probe_measure, false, 0));
+    const BatchProbe& p = out.probes.back();
     if (out.interrupted) break;
     if (p.status == db::TrialStatus::skipped) {
       session.close(true);
@@ -44,16 +45,28 @@ BatchTuneResult tune_batch(ProbeSession& session, const BatchTuneRequest& reques
   out.first_failure = finder.first_failure();
   out.reached_max = finder.reached_max();
 
-  // The largest fit less the margin, verified with the full protocol; if
-  // even that fails, back off by the margin again (at most three times).
-  std::optional<int64_t> candidate = out.interrupted ? std::nullopt : finder.with_margin();
-  for (int attempt = 0; candidate && attempt < 3 && !out.interrupted; ++attempt) {
-    if (run_probe(*candidate, request.verify_measure, true, 1 + attempt).status ==
-        db::TrialStatus::ok) {
-      out.recommended = candidate;
-      break;
+  // The fastest size that fits with the margin, verified with the full
+  // protocol (recommend_batch; a failed verification rules out its size and
+  // larger ones, at most three verifications).
+  if (const auto cap = finder.with_margin(); cap && !out.interrupted) {
+    int64_t attempt = 0;
+    out.recommended = recommend_batch(out.probes, *cap, [&](int64_t size) {
+      if (out.interrupted) {
+        BatchProbe skipped;
+        skipped.batch = size;
+        skipped.status = db::TrialStatus::interrupted;
+        skipped.verify = true;
+        return skipped;
+      }
+      return run_trial(size, request.verify_measure, true, 1 + attempt++);
+    });
+    if (out.interrupted) {
+      out.recommended.reset();
+      // The verifications that never ran (trial 0) are not records.
+      out.probes.erase(std::remove_if(out.probes.begin(), out.probes.end(),
+                                      [](const BatchProbe& p) { return p.trial_id == 0; }),
+                       out.probes.end());
     }
-    candidate = back_off(*candidate, request.search);
   }
   session.close(!out.interrupted);
   return out;
@@ -89,6 +102,8 @@ BatchTuneRequest batch_tune_request(const SweepSpec& spec, const PluginManifest&
   request.probe_measure = spec.measure;
   request.probe_measure.warmup_steps = std::min<int64_t>(spec.measure.warmup_steps, 2);
   request.probe_measure.steps_per_block = std::min<int64_t>(spec.measure.steps_per_block, 2);
+  request.probe_measure.block_s = 0;  // a probe's blocks are two steps, whatever the sweep's
+  request.probe_measure.min_warmup_s = 0;
   request.probe_measure.blocks = 5;
   // A probe asks whether a batch fits, with blocks of two steps; its timing
   // is a sketch, and the verification's blocks are held to the minimum.

@@ -1,6 +1,7 @@
 // `gpusweep tune-batch`'s loop: probe batch sizes as BatchSearch asks, then
-// verify the largest fit less the margin with the full protocol, backing off
-// when the verification fails. Every probe is a trial of the session's run.
+// verify the fastest size that fits with the margin with the full protocol
+// (recommend_batch). Every probe and verification is a trial of the
+// session's run.
 #pragma once
 
 #include "analysis/batch_search.hpp"

@@ -3,6 +3,7 @@
 #include "protocol/events.hpp"
 
 #include "model/hashing.hpp"
+#include "model/metrics.hpp"
 #include "support/spawn.hpp"
 #include "support/stats.hpp"
 #include "support/version.hpp"
@@ -77,6 +78,33 @@ void TrialCollector::on_target(const Json& e) {
   }
 }
 
+namespace {
+
+// The phase totals at the end of warmup (diagnose's timers, which only
+// diagnose trials switch on): kept so that `diagnose --db --trial` counts the
+// measured steps alone, exactly, from the database.
+void keep_warmup_totals(const Json& stats, std::vector<db::MetricSample>& out) {
+  for (const auto& [name, value] : stats.items()) {
+    if (value.is_number() && (name.rfind("phase_", 0) == 0 || name == "host_syncs")) {
+      out.push_back({"stat", 0, std::string(kWarmupEndPrefix) + name, value.get<double>()});
+    }
+  }
+}
+
+// The matmul peak a diagnose trial measured, per device kind (GFLOP/s).
+void keep_matmul_peaks(const Json& e, std::vector<db::MetricSample>& out) {
+  const auto it = e.find("matmul");
+  if (it == e.end() || !it->is_array()) return;
+  for (const auto& m : *it) {
+    if (!m.is_object() || !m.contains("gflops") || !m.at("gflops").is_number()) continue;
+    const bool cuda = m.value("device", std::string()).rfind("cuda", 0) == 0;
+    out.push_back(
+        {"stat", 0, cuda ? kMatmulPeakCuda : kMatmulPeakCpu, m.at("gflops").get<double>()});
+  }
+}
+
+}  // namespace
+
 void TrialCollector::on_event(const Json& e) {
   const std::string kind = event::kind(e);
   if (kind == event::phase) {
@@ -117,12 +145,19 @@ void TrialCollector::on_event(const Json& e) {
     // The transient, apart from the steady state the blocks measure.
     if (auto s = number(e, "seconds")) metrics_.push_back({"stat", 0, "warmup_s", *s});
     if (auto s = number(e, "first_step_s")) metrics_.push_back({"stat", 0, "first_step_s", *s});
+    // measure.block_s: the steps per block the worker chose.
+    if (auto n = number(e, "block_steps")) metrics_.push_back({"stat", 0, "block_steps", *n});
     if (auto it = e.find("windows"); it != e.end() && it->is_array()) {
       metrics_.push_back({"stat", 0, "warmup_windows", static_cast<double>(it->size())});
       metrics_.push_back({"stat", 0, "warmup_stable", e.value("stable", false) ? 1.0 : 0.0});
     }
   } else if (kind == event::stats_snapshot) {
-    if (auto it = e.find("stats"); it != e.end() && it->is_object()) warmup_stats_ = *it;
+    if (auto it = e.find("stats"); it != e.end() && it->is_object()) {
+      warmup_stats_ = *it;
+      keep_warmup_totals(*it, metrics_);
+    }
+  } else if (kind == event::probe) {
+    keep_matmul_peaks(e, metrics_);
   } else if (kind == event::stats) {
     if (auto it = e.find("stats"); it != e.end() && it->is_object()) {
       stats_ = *it;
@@ -154,7 +189,8 @@ db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure
   s.unit = manifest.unit;
   s.secondary_unit = manifest.secondary_unit;
   s.warmup_steps = measure.warmup_steps;
-  s.steps_per_block = measure.steps_per_block;
+  // The blocks' own steps: under measure.block_s each trial sizes its blocks.
+  s.steps_per_block = blocks.empty() ? measure.steps_per_block : blocks.front().steps;
   s.blocks = static_cast<int64_t>(blocks.size());
   std::vector<double> throughput, secondary, step_time;
   double samples = 0, steps = 0;

@@ -453,18 +453,25 @@ class Trial {
       break;
     }
     const auto steps = static_cast<int64_t>(std::ceil(2 * minimum / per_step));
+    char fix[160];
+    if (m_.block_s > 0) {
+      std::snprintf(fix, sizeof fix, "Set measure.block_s to %.3g or more", 2 * minimum);
+    } else {
+      std::snprintf(fix, sizeof fix, "Set measure.steps_per_block to %lld or more",
+                    static_cast<long long>(steps));
+    }
     char text[512];
     std::snprintf(text, sizeof text,
                   "blocks too short to measure: the median block took %.3g us, under "
                   "measure.min_block_s = %.3g us%s; the clock reads and the block's sync would "
-                  "be a visible part of every sample. Set measure.steps_per_block to %lld or "
-                  "more (or min_block_s to 0 to accept such blocks)",
+                  "be a visible part of every sample. %s (or min_block_s to 0 to accept such "
+                  "blocks)",
                   median * 1e6, minimum * 1e6,
                   m_.min_block_s >= 0 ? ""
                   : device_timed      ? " (auto, on a GPU)"
                   : gate_.gated()     ? " (auto, for blocks taking turns: each starts cold)"
                                       : " (auto)",
-                  static_cast<long long>(steps));
+                  fix);
     end_trial("failed", "measure", steps_done_, text);
   }
 
@@ -502,6 +509,22 @@ class Trial {
     return lockstep(seconds_since(t0), &samples, &secondary);
   }
 
+  // The steps a block of about `seconds` takes, for measure.block_s: runs of
+  // doubling length (each synchronised, as a block is) until one lasts a
+  // tenth of it, then the faster of that run and one more as the step time
+  // (a run the scheduler interrupted overstates a step). These are warmup
+  // steps: training, unmeasured.
+  int64_t steps_for(double seconds) {
+    int64_t n = 1;
+    double took = warm(n);
+    while (took < 0.1 * seconds && n < (int64_t{1} << 24)) {
+      n *= 2;
+      took = warm(n);
+    }
+    const double per_step = std::min(took, warm(n)) / static_cast<double>(n);
+    return std::max<int64_t>(1, std::llround(seconds / std::max(per_step, 1e-9)));
+  }
+
   void warmup() {
     out_.emit({{"event", event::phase}, {"phase", "warmup"}, {"steps", m_.warmup_steps}});
     const auto t0 = Clock::now();
@@ -509,6 +532,15 @@ class Trial {
     // The first step on its own: the transient the rest of warmup hides.
     if (m_.warmup_steps > 0) done["first_step_s"] = warm(1);
     warm(std::max<int64_t>(0, m_.warmup_steps - 1));
+    if (m_.block_s > 0) {
+      m_.steps_per_block = steps_for(m_.block_s);
+      done["block_steps"] = m_.steps_per_block;
+    }
+    if (m_.min_warmup_s > 0) {
+      // Windows of a quarter block until warmup has lasted long enough.
+      const int64_t steps = std::max<int64_t>(1, (m_.steps_per_block + 3) / 4);
+      while (seconds_since(t0) < m_.min_warmup_s) warm(steps);
+    }
     if (m_.stable_warmup) {
       // Windows of a quarter block until the last three agree.
       const int64_t steps = std::max<int64_t>(1, (m_.steps_per_block + 3) / 4);

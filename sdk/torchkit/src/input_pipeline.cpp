@@ -3,6 +3,8 @@
 
 #include <gpusweep/torchkit/diagnostics.hpp>
 
+#include <time.h>
+
 namespace gpusweep::torchkit {
 
 namespace {
@@ -104,9 +106,22 @@ void InputPipeline::work(size_t lane_index, int64_t first_index) {
   }
 }
 
+namespace {
+
+// CPU time of the calling thread: what the step's thread itself spends on
+// input (building batches), as opposed to blocked waiting for a worker.
+double thread_cpu_seconds() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+}  // namespace
+
 Batch InputPipeline::next() {
   PhaseTimer phase(Phase::input_wait, settings_.device);
   const auto t0 = Clock::now();
+  const double cpu0 = thread_cpu_seconds();
   Batch batch;
   if (lanes_.empty()) {
     // No workers: the step builds its own batch, and all of it is input time.
@@ -127,6 +142,7 @@ Batch InputPipeline::next() {
   }
   ++next_index_;
   wait_s_ += std::chrono::duration<double>(Clock::now() - t0).count();
+  wait_cpu_s_ += thread_cpu_seconds() - cpu0;
   return batch;
 }
 

@@ -89,3 +89,32 @@ TEST_CASE("marl skips the settings it has nothing to apply to, with the reason",
                       "json_extract(t.config_json, '$.precision') = 'fp32'"),
              Contains("grad_accum does not apply"));
 }
+
+TEST_CASE("diagnose times marl's forward and counts its FLOPs", "[integration][torch]") {
+  Sandbox box;
+  const auto r = gpusweep::test::run_shell(
+      "cd '" + box.path("") + "' && '" + GPUSWEEP_BIN +
+      "' diagnose marl --set device=cpu --set threads=1 --set batch_size=4 --set budget=4 "
+      "--set data_passes=1 --set batch_number=2 --set measure.warmup_steps=2 "
+      "--set measure.steps_per_block=2 --matmul-seconds 0 --db results.db --format json "
+      "2>/dev/null");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.output);
+  for (const char* phase : {"forward", "backward", "optimizer"}) {
+    INFO(phase);
+    CHECK(doc.at("phases_s_per_step").at(phase).get<double>() > 0);
+  }
+  // 4 episodes of 4 moves of 4 agents: the critic (256-wide, 0.72 MFLOP a
+  // transition) forward and backward over 16 transitions, its targets and
+  // the actor update, the rollout's actor (42 kFLOP a row): about 65 MFLOP.
+  const double flops = doc.at("flops_per_step").get<double>();
+  CHECK(flops > 3e7);
+  CHECK(flops < 1.3e8);
+}
+
+TEST_CASE("marl sizes its blocks by time under measure.block_s", "[integration][torch]") {
+  gpusweep::test::check_blocks_sized_by_time(
+      "marl",
+      R"({"device": "cpu", "threads": 1, "batch_size": 4, "budget": 4, "data_passes": 1, "batch_number": 2})");
+}

@@ -60,18 +60,19 @@ TEST_CASE("restoration psnr rises from its initial value in a few dozen steps",
   CHECK(final_psnr > initial + 1.0);
 }
 
-TEST_CASE("restoration loader workers lower the input wait share", "[integration][torch]") {
+TEST_CASE("restoration loader workers take batch building off the step's thread",
+          "[integration][torch]") {
   Sandbox box;
   // Canonical batch and patch (the producer crops, flips and noises 16
-  // patches of 64x64) in front of a model small enough that producing is a
-  // tenth of the step without workers. Queues of 8 and blocks of 10 steps,
-  // so that the workers' lead survives a test running beside this one.
-  // NCHW, as this balance was measured in: channels-last (the default since
-  // 1.3.0) makes this model's step faster, the producer's share larger, and
-  // two workers on two busy cores then sometimes no faster than none.
+  // patches of 64x64) in front of a tiny model. Whether two workers lower
+  // the input wait's wall time depends on the cores free beside the test
+  // (on two busy cores they once did not: a timing comparison fails by
+  // chance under CI's load; bench/ measures the speed). What the setting
+  // does is load-independent: the step's thread stops building batches, so
+  // its CPU time in input wait falls from the whole production to a
+  // dequeue.
   box.write("w.json", R"({"name": "workers", "workload": "restoration",
-    "base": {"device": "cpu", "threads": 1, "base_channels": 4, "num_blocks": 0, "prefetch": 8,
-             "channels_last": false},
+    "base": {"device": "cpu", "threads": 1, "base_channels": 4, "num_blocks": 0, "prefetch": 8},
     "grid": {"loader_workers": [0, 2]},
     "measure": {"repeats": 1, "warmup_steps": 4, "steps_per_block": 10, "blocks": 5,
                 "timeout_s": 120, "min_block_s": 0},
@@ -80,17 +81,23 @@ TEST_CASE("restoration loader workers lower the input wait share", "[integration
   INFO(r.output);
   REQUIRE(r.code == 0);
   REQUIRE(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
-  auto wait_share = [&](int workers) {
-    return std::stod(
-        box.text("SELECT CAST(s.input_wait_fraction AS TEXT) FROM trial_summary s JOIN trials t ON "
-                 "t.id = s.trial_id WHERE json_extract(t.config_json, '$.loader_workers') = " +
-                 std::to_string(workers)));
+  auto stat = [&](int workers, const std::string& name) {
+    return std::stod(box.text(
+        "SELECT CAST(m.value AS TEXT) FROM metrics m JOIN trials t ON t.id = m.trial_id "
+        "WHERE m.kind = 'stat' AND m.at_step = 0 AND m.name = '" +
+        name +
+        "' AND json_extract(t.config_json, '$.loader_workers') = " + std::to_string(workers)));
   };
-  const double without = wait_share(0);
-  const double with = wait_share(2);
-  INFO("input wait share: " << without << " without workers, " << with << " with 2");
+  const double without = stat(0, "input_wait_cpu_s");
+  const double with = stat(2, "input_wait_cpu_s");
+  INFO("step thread's CPU time in input wait: " << without << " s without workers, " << with
+                                                << " s with 2");
+  // 64 batches of 16 augmented 64x64 patches: tens of milliseconds at least.
   CHECK(without > 0.02);
-  CHECK(with < without);
+  CHECK(with < 0.2 * without);
+  // Batch i comes from the same seed either way: the same images, so the
+  // same losses.
+  CHECK(stat(0, "last_loss") == Approx(stat(2, "last_loss")).epsilon(1e-6));
 }
 
 TEST_CASE("restoration grad_accum=2 doubles the images per step", "[integration][torch]") {
@@ -162,4 +169,10 @@ TEST_CASE("restoration trains to the same loss and PSNR channels-last (its defau
                   "JOIN metrics m ON m.trial_id = t.id WHERE s.name = 'default' AND "
                   "m.name = 'channels_last_weights' AND m.value >= 4 AND "
                   "json_extract(t.config_json, '$.channels_last') = 1") == 1);
+}
+
+TEST_CASE("restoration sizes its blocks by time under measure.block_s", "[integration][torch]") {
+  gpusweep::test::check_blocks_sized_by_time(
+      "restoration",
+      R"({"device": "cpu", "threads": 1, "base_channels": 4, "num_blocks": 0, "patch_size": 32, "batch_size": 4})");
 }

@@ -189,3 +189,9 @@ TEST_CASE("each repeat trains from its own seed unless vary_seed is false",
   CHECK(gpusweep::test::count_in(box.path("same.db"),
                                  "SELECT count(*) FROM metrics WHERE name = 'seed'") == 0);
 }
+
+TEST_CASE("timeseries sizes its blocks by time under measure.block_s", "[integration][torch]") {
+  gpusweep::test::check_blocks_sized_by_time(
+      "timeseries",
+      R"({"device": "cpu", "threads": 1, "hidden_size": 16, "num_layers": 1, "seq_len": 12})");
+}

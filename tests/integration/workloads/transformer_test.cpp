@@ -184,3 +184,32 @@ TEST_CASE("transformer's fused attention trains as the written-out one", "[integ
   // differ in their last bits (an ignored knob would give the same bits).
   CHECK(value("last_loss", "fused") != value("last_loss", "explicit"));
 }
+
+TEST_CASE("diagnose times every phase of the transformer's step and counts its FLOPs",
+          "[integration][torch]") {
+  Sandbox box;
+  const auto r = gpusweep::test::run_shell(
+      "cd '" + box.path("") + "' && '" + GPUSWEEP_BIN +
+      "' diagnose transformer --set device=cpu --set threads=1 --set batch_size=4 "
+      "--set seq_len=32 --matmul-seconds 0 --db results.db --format json 2>/dev/null");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.output);
+  const auto& phases = doc.at("phases_s_per_step");
+  // The windows gathered from the resident corpus are the input; the forward
+  // and its loss, backward, optimiser and the loss read each have time. The
+  // corpus lives on the trial's device: no host-to-device copy to time.
+  for (const char* phase : {"input_wait", "forward", "backward", "optimizer", "host_sync"}) {
+    INFO(phase);
+    CHECK(phases.at(phase).get<double>() > 0);
+  }
+  // 3 x 2 x (2 layers x (4 + 8) x 128^2 + 32 x 128 + 128 x 64) x 4 x 32 tokens.
+  const double per_layer = 12.0 * 128 * 128 + 32.0 * 128;
+  CHECK(doc.at("flops_per_step").get<double>() ==
+        Approx(3 * 2 * (2 * per_layer + 128.0 * 64) * 4 * 32));
+}
+
+TEST_CASE("transformer sizes its blocks by time under measure.block_s", "[integration][torch]") {
+  gpusweep::test::check_blocks_sized_by_time(
+      "transformer", R"({"device": "cpu", "threads": 1, "batch_size": 4, "seq_len": 32})");
+}

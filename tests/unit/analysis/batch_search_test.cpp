@@ -99,19 +99,6 @@ TEST_CASE("an unknown search mode is refused", "[host]") {
   CHECK_THROWS_AS(parse_search_mode("linear"), gpusweep::UsageError);
 }
 
-TEST_CASE("a failed verification backs off by the margin, at least 5%, never below min",
-          "[analysis]") {
-  SearchOptions o;
-  o.min = 4;
-  o.margin = 0.25;
-  CHECK(back_off(100, o) == 75);
-  o.margin = 0;
-  CHECK(back_off(100, o) == 95);
-  CHECK_FALSE(back_off(4, o));  // 3 is below min
-  o.min = 1;
-  CHECK_FALSE(back_off(1, o));  // nothing smaller
-}
-
 TEST_CASE("the throughput curve shows each size once, its verification first, and saturation",
           "[analysis]") {
   auto probe = [](int64_t batch, double rate, bool verify, TrialStatus status = TrialStatus::ok) {
@@ -136,4 +123,98 @@ TEST_CASE("the throughput curve shows each size once, its verification first, an
   CHECK(c.best_rate == 198);
   CHECK(c.saturation_batch == 16);  // 190 >= 0.95 x 198
   CHECK(throughput_curve({probe(8, 0, false, TrialStatus::oom)}).best_batch == 0);
+}
+
+namespace {
+
+BatchProbe measured(int64_t batch, double rate, bool verify = false,
+                    TrialStatus status = TrialStatus::ok) {
+  BatchProbe p;
+  p.batch = batch;
+  p.status = status;
+  p.verify = verify;
+  p.trial_id = batch;
+  if (status == TrialStatus::ok) {
+    gpusweep::db::Summary s;
+    s.unit = "images";
+    s.throughput_median = rate;
+    p.summary = s;
+  }
+  return p;
+}
+
+// The probes of tune-batch restoration on an H100 under a 4 GiB cap
+// (2026-11-26): throughput peaks at 256, 512 fits, 1024 does not.
+std::vector<BatchProbe> h100_restoration_probes() {
+  const std::vector<std::pair<int64_t, double>> curve = {
+      {1, 395},   {2, 701},   {4, 1291},   {8, 2170},   {16, 3394},
+      {32, 4585}, {64, 4715}, {128, 5159}, {256, 6596}, {512, 5740}};
+  std::vector<BatchProbe> probes;
+  for (const auto& [batch, rate] : curve) probes.push_back(measured(batch, rate));
+  probes.push_back(measured(1024, 0, false, TrialStatus::oom));
+  return probes;
+}
+
+}  // namespace
+
+TEST_CASE("tune-batch recommends the fastest size that fits with the margin (H100 curve)",
+          "[analysis]") {
+  std::vector<BatchProbe> probes = h100_restoration_probes();
+  SearchOptions o;  // 5% margin
+  const int64_t cap = size_with_margin(512, o);
+  CHECK(cap == 486);
+  std::vector<int64_t> verified;
+  const auto rec = recommend_batch(probes, cap, [&](int64_t size) {
+    verified.push_back(size);
+    return measured(size, size == 256 ? 6550 : 5214, true);
+  });
+  // 256 is the fastest; 486 fits with the margin but is 21% slower, and is
+  // never verified; 512 fits only without the margin.
+  CHECK(rec == 256);
+  CHECK(verified == std::vector<int64_t>{256});
+  CHECK(probes.back().verify);
+}
+
+TEST_CASE(
+    "a larger size within 5% of the fastest is preferred, and a rising curve verifies "
+    "the cap",
+    "[analysis]") {
+  // 128 is fastest among probes, 256 within 5% of it: 256 leads.
+  std::vector<BatchProbe> flat = {measured(64, 900), measured(128, 1000), measured(256, 960),
+                                  measured(512, 700), measured(1024, 0, false, TrialStatus::oom)};
+  CHECK(recommendation_order(flat, 486) == std::vector<int64_t>{256, 128, 64});
+  // Throughput still rising at the largest fit (512): the cap (486) is
+  // verified first and wins when its full measurement is fastest.
+  std::vector<BatchProbe> rising = {measured(128, 500), measured(256, 800), measured(512, 1000),
+                                    measured(1024, 0, false, TrialStatus::oom)};
+  std::vector<int64_t> verified;
+  const auto rec = recommend_batch(rising, 486, [&](int64_t size) {
+    verified.push_back(size);
+    return measured(size, 950, true);
+  });
+  CHECK(rec == 486);
+  CHECK(verified == std::vector<int64_t>{486});
+}
+
+TEST_CASE("a failed verification rules out its size and larger ones", "[analysis]") {
+  std::vector<BatchProbe> probes = {measured(64, 900), measured(128, 1000), measured(256, 1100),
+                                    measured(512, 0, false, TrialStatus::oom)};
+  std::vector<int64_t> verified;
+  const auto rec = recommend_batch(probes, 243, [&](int64_t size) {
+    verified.push_back(size);
+    return size >= 128 ? measured(size, 0, true, TrialStatus::oom) : measured(size, 880, true);
+  });
+  // The fastest probe (256) is above the cap: the cap is verified first and
+  // fails, then 128 fails; 64 is what fits.
+  CHECK(rec == 64);
+  CHECK(verified == std::vector<int64_t>{243, 128, 64});
+  // Three failures in a row: nothing recommended, three verifications only.
+  verified.clear();
+  std::vector<BatchProbe> many = {measured(8, 1), measured(16, 2), measured(32, 3),
+                                  measured(64, 4)};
+  CHECK_FALSE(recommend_batch(many, 64, [&](int64_t size) {
+    verified.push_back(size);
+    return measured(size, 0, true, TrialStatus::oom);
+  }));
+  CHECK(verified == std::vector<int64_t>{64, 32, 16});
 }

@@ -323,6 +323,43 @@ TEST_CASE("a knob's interval holds its level: A/A knobs exclude 1 about 5% of th
   CHECK(sequential_misses <= misses);
 }
 
+TEST_CASE("a knob through the baseline holds 95% when its pairs stopped at different rounds",
+          "[host][compare][sim]") {
+  // The 2026-11-26 audit's knob_sandwich (M1): the baseline runs every round
+  // of a precision run (10), the other configs stop early (rounds 3, 10 and
+  // 5, or a failed trial in a 3-repeat sweep: 2, 3, 3); knob a does nothing.
+  // Welch-Satterthwaite df over the sides' own variances missed up to 10.5%.
+  const std::map<std::pair<int, int>, double> effect = {
+      {{1, 1}, 1.0}, {{1, 2}, 1.2}, {{2, 1}, 1.0}, {{2, 2}, 1.2}};
+  const Json grid = {{"a", {1, 2}}, {"b", {1, 2}}};
+  struct Scenario {
+    int repeats;
+    int rounds_21, rounds_12, rounds_22;
+    double base_spread, spread;
+  };
+  for (const Scenario sc :
+       {Scenario{10, 3, 0, 5, 0.02, 0.004}, Scenario{10, 3, 0, 5, 0.01, 0.01},
+        Scenario{10, 4, 6, 8, 0.02, 0.004}, Scenario{3, 2, 0, 0, 0.02, 0.004}}) {
+    const std::map<std::pair<int, int>, ConfigPlan> plan = {
+        {{1, 1}, {0, sc.base_spread, false}},
+        {{2, 1}, {sc.rounds_21, sc.spread, false}},
+        {{1, 2}, {sc.rounds_12, sc.spread, false}},
+        {{2, 2}, {sc.rounds_22, sc.spread, false}}};
+    std::mt19937 rng(45);
+    const int runs = 400;
+    int misses = 0;
+    for (int i = 0; i < runs; ++i) {
+      const AblationRow a = ablation(simulated_grid(rng, sc.repeats, effect, plan), grid)[0];
+      REQUIRE_THAT(a.note, Catch::Matchers::Contains("not shared by every pair"));
+      misses += a.low > 1 || a.high < 1;
+    }
+    INFO("rounds " << sc.rounds_21 << "/" << sc.rounds_12 << "/" << sc.rounds_22 << " of "
+                   << sc.repeats
+                   << ": A/A knob intervals excluding 1 at 95%: " << rate(misses, runs));
+    CHECK(misses <= 0.06 * runs);
+  }
+}
+
 TEST_CASE("a knob whose pairs share no repeats combines the pairs' own intervals, and says so",
           "[host][compare]") {
   const std::map<std::pair<int, int>, double> effect = {
@@ -409,7 +446,12 @@ TEST_CASE(
        << rate(misses, 2 * runs) << "; wider than twice the widest per-config interval: "
        << rate(too_wide, 2 * runs) << "; the 3-round pair alone: " << rate(pair_too_wide, runs));
   CHECK(misses <= 0.025 * 2 * runs);
-  CHECK(too_wide <= 0.01 * 2 * runs);
+  // Since the 2026-11-26 audit's M1 the df no longer come from the sides' own
+  // variances (too many, intervals too narrow by up to 10 points of
+  // coverage): where the variance gathers in the shared early rounds the
+  // interval is honestly wider, past twice the widest in ~2% of runs (1% had
+  // been the goal with the overconfident df).
+  CHECK(too_wide <= 0.03 * 2 * runs);
   CHECK(pair_too_wide >= 0.2 * runs);
 }
 

@@ -1,7 +1,15 @@
 // diagnose's classifier on synthetic phase timings, and the sweep it suggests.
 #include "analysis/diagnose.hpp"
 
+#include "temp_dir.hpp"
+
+#include <gpusweep/db/sqlite.hpp>
+
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
 
 using namespace gpusweep::host;
 using Catch::Matchers::Contains;
@@ -243,4 +251,132 @@ TEST_CASE("a data-parallel step's communication is the least any rank waited", "
   const PhaseBreakdown own =
       breakdown_from_stats(snapshot, {{"dp_comm_exposed_s", 3.5}}, 100, 10.0);
   CHECK(own.comm_exposed_s == Approx(0.03));
+}
+
+namespace {
+
+// The diagnose trials of the first H100 run, as a database: the fixture's
+// SQL (tests/fixtures/records/h100_diag.sql) loaded into a scratch file.
+struct H100Records {
+  gpusweep::test::TempDir dir{"h100_diag"};
+  std::string path = dir.file("diag.db");
+  H100Records() {
+    std::ifstream in(std::string(GPUSWEEP_FIXTURE_DIR) + "/records/h100_diag.sql");
+    REQUIRE(in);
+    std::stringstream sql;
+    sql << in.rdbuf();
+    gpusweep::db::Connection(path, gpusweep::db::Connection::Mode::read_write).exec(sql.str());
+  }
+  std::optional<DiagnoseReport> diagnose(int64_t trial, std::optional<double> peak_gflops = {}) {
+    gpusweep::db::Store store(path, gpusweep::db::Connection::Mode::read_only);
+    StoredTrial t = load_stored_trial(store, trial);
+    REQUIRE(t.status == TrialStatus::ok);
+    if (peak_gflops) t.view.stats[kMatmulPeakCuda] = *peak_gflops;
+    std::string why;
+    auto r = diagnose_record(t.workload, t.view, t.throughput, t.unit, nullptr, &why);
+    INFO(why);
+    REQUIRE(r);
+    return r;
+  }
+};
+
+bool any_contains(const std::vector<std::string>& lines, const std::string& part) {
+  return std::any_of(lines.begin(), lines.end(),
+                     [&](const std::string& l) { return l.find(part) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("the H100's dqn trial is launch/overhead-bound (host-bound), with CUDA graphs advised",
+          "[analysis]") {
+  H100Records records;
+  // Recorded before the end-of-warmup totals were kept: whole-trial phases,
+  // NVML's 6% over the measured blocks, the host at 99% of a core.
+  const auto r = records.diagnose(1);
+  CHECK(r->breakdown.cuda);
+  CHECK(r->breakdown.approximate);
+  CHECK(r->breakdown.step_s == Approx(0.14296 / 50).epsilon(1e-3));
+  REQUIRE(r->breakdown.device_busy_share);
+  CHECK(*r->breakdown.device_busy_share == Approx(0.06));
+  CHECK(r->diagnosis.bottleneck == Bottleneck::overhead);
+  CHECK_THAT(r->diagnosis.why, Contains("host-bound"));
+  CHECK(any_contains(r->diagnosis.advice, "CUDA graphs"));
+  // Warmup's one-off costs inflate the compute phases and the first sync
+  // (forward alone 162% of a step when spread over every step): they are
+  // scaled into the step beside the steady input, and the syncs per step,
+  // whose count includes setup's and evaluation's, are not claimed.
+  const PhaseBreakdown& b = r->breakdown;
+  CHECK(b.input_wait_s + b.host_to_device_s + b.forward_s + b.backward_s + b.optimizer_s +
+            b.host_sync_s + b.rest_s ==
+        Approx(b.step_s));
+  CHECK(b.input_wait_s / b.step_s == Approx(0.0085348 / 60 / (0.14296 / 50)).epsilon(0.01));
+  CHECK(b.host_syncs_per_step == 0);
+  // Without the plugin, no sweep: the advice is text.
+  CHECK(r->suggested_sweep.is_null());
+  CHECK_FALSE(r->manifest_known);
+
+  // With doctor's float32 matmul peak (51.4 TFLOP/s) and no NVML figure, the
+  // FLOPs alone tell it: 3 GFLOP/s is a sliver of the peak.
+  H100Records again;
+  {
+    gpusweep::db::Connection c(again.path, gpusweep::db::Connection::Mode::read_write);
+    c.exec("DELETE FROM metrics WHERE name LIKE 'monitor_gpu%'");
+  }
+  const auto f = again.diagnose(1, 51400.0);
+  CHECK_FALSE(f->breakdown.device_busy_share);
+  CHECK(f->breakdown.peak_fraction() == Approx(3.08e9 / 51.4e12).epsilon(0.01));
+  CHECK(f->diagnosis.bottleneck == Bottleneck::overhead);
+  CHECK(any_contains(f->diagnosis.advice, "CUDA graphs"));
+}
+
+TEST_CASE("the H100's restoration trial is input-bound from its whole-trial totals", "[analysis]") {
+  H100Records records;
+  const auto r = records.diagnose(2);
+  CHECK(r->breakdown.approximate);
+  // Input wait and copies are steady from the first step: 36% and 7% of
+  // the 4.94 ms step, as the exact diagnosis on the H100 found.
+  CHECK((r->breakdown.input_wait_s + r->breakdown.host_to_device_s) / r->breakdown.step_s ==
+        Approx(0.43).margin(0.02));
+  CHECK(r->diagnosis.bottleneck == Bottleneck::input);
+  CHECK(r->diagnosis.advice.empty());
+}
+
+TEST_CASE("a missing trial is refused naming it", "[analysis]") {
+  H100Records records;
+  gpusweep::db::Store store(records.path, gpusweep::db::Connection::Mode::read_only);
+  CHECK_THROWS_WITH(load_stored_trial(store, 99), Contains("--trial 99: no such trial"));
+}
+
+TEST_CASE("a device busy half the step or more is not called launch-bound", "[analysis]") {
+  PhaseBreakdown b = step(0.010);
+  b.cuda = true;
+  b.forward_s = 0.004;
+  b.backward_s = 0.005;
+  b.device_busy_share = 0.2;
+  b.device_busy_source = "test";
+  b.host_cpu_cores = 0.5;
+  Diagnosis d = classify(b);
+  CHECK(d.bottleneck == Bottleneck::overhead);
+  CHECK_THAT(d.why, !Contains("host-bound"));  // the host is not saturated
+  b.device_busy_share = 0.9;
+  d = classify(b);
+  CHECK(d.bottleneck == Bottleneck::compute);
+  CHECK(d.advice.empty());
+  // FLOPs with no peak: the why never says the plugin reports none.
+  b.flops_per_step = 1e9;
+  d = classify(b);
+  CHECK_THAT(d.why, !Contains("reports no FLOPs"));
+  CHECK_THAT(d.why, Contains("give --peak"));
+}
+
+TEST_CASE("the CPU is suggested for a launch-bound step its peak would run faster", "[analysis]") {
+  PhaseBreakdown b = step(0.003);
+  b.cuda = true;
+  b.device_busy_share = 0.05;
+  b.device_busy_source = "test";
+  b.flops_per_step = 8.8e6;  // dqn's step
+  b.cpu_peak_flops = 1e12;
+  CHECK(any_contains(classify(b).advice, "try device=cpu"));
+  b.flops_per_step = 3e10;  // restoration's: 0.3 s at a tenth of that peak
+  CHECK_FALSE(any_contains(classify(b).advice, "try device=cpu"));
 }

@@ -1,4 +1,4 @@
-// Time to quality with censoring: Kaplan-Meier medians, their intervals and
+// Time to quality with censoring: order-statistic medians, their intervals and
 // the paired ratio to the baseline, on hand-worked cases and on simulated
 // sweeps whose times have a known lognormal distribution.
 #include "analysis/time_to_target.hpp"
@@ -26,23 +26,32 @@ std::vector<TargetTime> times(std::initializer_list<std::pair<double, bool>> lis
 
 }  // namespace
 
-TEST_CASE("Kaplan-Meier medians by hand, censored trials leaving the risk set", "[host][target]") {
+TEST_CASE("medians by hand: the bracket of lower bounds and of censored as unbounded",
+          "[host][target]") {
   CHECK(*summarise_times(times({{3, false}, {1, false}, {5, false}, {2, false}, {4, false}}))
              .median == 3);
   // Survival exactly one half after 2: halfway to the next reached time.
   CHECK(*summarise_times(times({{1, false}, {2, false}, {3, false}, {4, false}})).median == 2.5);
-  // A censored trial at 2 leaves the risk set: 0.8 after 1, 0.8 x 2/3 after
-  // 3, 0.8 x 2/3 x 1/2 after 4: the median is 4, not the plain median 3.
+  // A trial censored at 2 (capped early) may have needed any time past 2:
+  // the median lies between 3 (it at its bound) and 4 (it unbounded); the
+  // upper end is the one ranked.
   const auto c =
       summarise_times(times({{1, false}, {2, true}, {3, false}, {4, false}, {5, false}}));
   CHECK(*c.median == 4);
+  CHECK(c.median_low == 3);
   CHECK(c.reached == 4);
   CHECK(c.budget == 2);
+  // Under a common budget the ends coincide.
+  const auto common =
+      summarise_times(times({{1, false}, {2, false}, {3, false}, {9, true}, {9, true}}));
+  CHECK(*common.median == 3);
+  CHECK(common.median_low == 3);
   // Over half censored: beyond the budget, and the interval unbounded above.
   const auto beyond = summarise_times(
       times({{1, false}, {5, true}, {5, true}, {5, true}, {2, false}, {5, true}, {5, true}}));
   CHECK_FALSE(beyond.median);
   CHECK(beyond.budget == 5);
+  CHECK(beyond.median_low == 5);  // printed "> 5 s"
   REQUIRE(beyond.interval);
   CHECK(std::isinf(beyond.high));
 }
@@ -249,4 +258,78 @@ TEST_CASE("a race's sign-test drops on time to target hold alpha under capping",
   CHECK(false_drops <= 0.05 * races);
   CHECK(drops2 >= 0.8 * races);
   CHECK(drops15 >= 0.4 * races);
+}
+
+namespace {
+
+TargetTime diverged_at(int64_t repeat, double t) { return {repeat, t, true, true}; }
+
+}  // namespace
+
+TEST_CASE("a diverged trial never reaches: no median from the others, the ratio known slower",
+          "[host][target]") {
+  // 6 of 10 seeds diverged early (at 0.8 s), 4 reached in 8.5 s: the old
+  // Kaplan-Meier median was 8.5 s (the successes' own), here there is none.
+  std::vector<TargetTime> d, b;
+  for (int64_t r = 0; r < 10; ++r) {
+    d.push_back(r < 6 ? diverged_at(r, 0.8) : TargetTime{r, 8.5, false});
+    b.push_back({r, 10.0, false});
+  }
+  const TimeSummary s = summarise_times(d);
+  CHECK_FALSE(s.median);
+  CHECK(std::isinf(s.median_low));  // not even a bound: "never"
+  CHECK(s.diverged == 6);
+  CHECK(s.reached == 4);
+  CHECK(s.budget == 0);  // a diverged trial's time is no budget
+  // Against a baseline that reached on every seed: 6 seeds known slower (an
+  // infinite ratio), 4 faster; the point is the median, +infinity.
+  const auto ratio = paired_time_ratio(b, d);
+  REQUIRE(ratio);
+  CHECK(std::isinf(ratio->ratio));
+  CHECK(ratio->known == 10);
+  REQUIRE(ratio->interval);
+  CHECK(ratio->low < 1);  // 4 faster seeds: the interval spans 1
+  CHECK(std::isinf(ratio->high));
+  // The drop test counts the diverged seeds as slower.
+  CHECK(slower_by_sign(b, d).slower == 6);
+  // A config diverged where the baseline was censored: at least as slow.
+  const auto bounded = paired_time_ratio({{0, 10.0, true}}, {diverged_at(0, 1.0)});
+  REQUIRE(bounded);
+  CHECK(bounded->known == 0);
+}
+
+TEST_CASE("divergence in most seeds never gives a finite median (simulated, km_divergence)",
+          "[host][target][sim]") {
+  // The 2026-11-26 audit's km_divergence: B reaches in 10 s x exp(pace +
+  // 0.15 z); D diverges early with probability 0.6, else reaches 15% faster;
+  // 10 seeds, pace sd 0.2. Where over half of D's seeds diverged, D must get
+  // no median (the shipped Kaplan-Meier gave one in 98.9% of such sweeps) and
+  // so never be first to the target.
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> z;
+  std::uniform_real_distribution<double> u;
+  int mostly_diverged = 0, finite = 0, picked = 0;
+  for (int sweep = 0; sweep < 400; ++sweep) {
+    std::vector<TargetTime> b, d;
+    int diverged = 0;
+    for (int64_t r = 0; r < 10; ++r) {
+      const double pace = 0.2 * z(rng);
+      b.push_back({r, 10 * std::exp(pace + 0.15 * z(rng)), false});
+      if (u(rng) < 0.6) {
+        d.push_back(diverged_at(r, 0.5 + u(rng)));
+        ++diverged;
+      } else {
+        d.push_back({r, 8.5 * std::exp(pace + 0.15 * z(rng)), false});
+      }
+    }
+    if (diverged <= 5) continue;
+    ++mostly_diverged;
+    const TimeSummary sd = summarise_times(d), sb = summarise_times(b);
+    if (sd.median) ++finite;
+    if (sd.median && (!sb.median || *sd.median < *sb.median)) ++picked;
+  }
+  INFO(mostly_diverged << " sweeps with over half of D diverged");
+  REQUIRE(mostly_diverged > 150);
+  CHECK(finite == 0);
+  CHECK(picked == 0);
 }

@@ -342,3 +342,44 @@ TEST_CASE("a time-to-quality target is checked before anything runs: metric, val
     CHECK_THAT(e.what(), Contains("claims[0].metric") && Contains("needs measure.target"));
   }
 }
+
+TEST_CASE("measure.block_s sizes blocks by time: one length at a time, not with a target",
+          "[host][sweep]") {
+  const SweepSpec timed = parse_sweep(
+      R"({"name": "a", "workload": "dqn", "measure": {"block_s": 0.1, "min_warmup_s": 0.5}})",
+      "t.json");
+  CHECK(timed.measure.block_s == 0.1);
+  CHECK(timed.measure.min_warmup_s == 0.5);
+  CHECK(timed.measure.block_text() == "blocks of about 0.1 s");
+  // A stored sweep reads back as given, the length one way only.
+  const Json stored = timed.measure.to_json();
+  CHECK(stored.at("block_s") == 0.1);
+  CHECK_FALSE(stored.contains("steps_per_block"));
+  CHECK(MeasureSpec::from_json(stored, "db").block_s == 0.1);
+  // Without block_s the stored protocol is as before (its hash unchanged).
+  const Json plain = parse_sweep(R"({"name": "a", "workload": "dqn"})", "p.json").measure.to_json();
+  CHECK(plain.at("steps_per_block") == 20);
+  CHECK_FALSE(plain.contains("block_s"));
+  CHECK_FALSE(plain.contains("min_warmup_s"));
+
+  CHECK_THAT(
+      error_of(
+          R"({"name": "a", "workload": "dqn", "measure": {"block_s": 0.1, "steps_per_block": 4}})"),
+      Contains("measure.block_s") && Contains("not both"));
+  CHECK_THAT(error_of(R"({"name": "a", "workload": "dqn", "measure": {"block_s": 0.001,
+                         "min_block_s": 0.01}})"),
+             Contains("under measure.min_block_s"));
+  CHECK_THAT(error_of(R"({"name": "a", "workload": "dqn", "measure": {"block_s": -1}})"),
+             Contains("measure.block_s") && Contains("0 or more"));
+  CHECK_THAT(error_of(R"({"name": "a", "workload": "dqn", "measure": {"block_s": 0.1,
+                         "target": {"metric": "mean_return", "value": 100, "max_s": 10}}})"),
+             Contains("measure.block_s") && Contains("steps_per_block instead"));
+
+  // --set gives the length one way and drops the other.
+  SweepSpec spec = timed;
+  apply_overrides(spec, {"measure.steps_per_block=8"});
+  CHECK(spec.measure.block_s == 0);
+  CHECK(spec.measure.steps_per_block == 8);
+  apply_overrides(spec, {"measure.block_s=0.2"});
+  CHECK(spec.measure.block_s == 0.2);
+}

@@ -48,6 +48,10 @@ class InputPipeline {
   Batch next_on_device();
 
   double wait_seconds() const { return wait_s_; }
+  // The step thread's own CPU time within wait_seconds(): building batches
+  // with 0 workers, next to nothing when workers build them (it blocks).
+  // Unlike the wall time, it barely moves with the machine's load.
+  double wait_cpu_seconds() const { return wait_cpu_s_; }
   // Batches finished during a pause and so built again (see pause()).
   int64_t discarded_batches() {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -96,6 +100,7 @@ class InputPipeline {
   int64_t discarded_ = 0;  // batches thrown away so (a stat)
   int64_t next_index_ = 0;
   double wait_s_ = 0;
+  double wait_cpu_s_ = 0;
   TransferTimes transfers_;
 };
 

@@ -38,6 +38,7 @@ class TorchWorkload : public Workload {
     if (read_any_) m["last_loss"] = last_loss_;
     if (pipeline_ != nullptr) {
       m["input_wait_s"] = pipeline_->wait_seconds();
+      m["input_wait_cpu_s"] = pipeline_->wait_cpu_seconds();
       m["input_batches"] = static_cast<double>(pipeline_->batches());  // taken by the steps
       // On CUDA: the measured steps' copies to the device, grad_accum per step.
       pipeline_->transfers().add_stats(m, static_cast<double>(settings_.grad_accum));
