@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -15,6 +16,8 @@ namespace {
 // opaque pointer for devices, plain structs of unsigned values).
 using nvmlReturn_t = int;
 constexpr nvmlReturn_t kSuccess = 0;
+constexpr nvmlReturn_t kNotFound = 6;          // NVML_ERROR_NOT_FOUND: no sample newer than asked
+constexpr nvmlReturn_t kInsufficientSize = 7;  // NVML_ERROR_INSUFFICIENT_SIZE
 using nvmlDevice_t = struct nvmlDevice_st*;
 struct nvmlMemory_t {
   unsigned long long total;
@@ -25,6 +28,57 @@ struct nvmlUtilization_t {
   unsigned int gpu;
   unsigned int memory;
 };
+// nvmlDeviceGetSamples' value: a union whose member nvmlValueType_t names
+// (NVML_VALUE_TYPE_DOUBLE = 0, UNSIGNED_INT, UNSIGNED_LONG, UNSIGNED_LONG_LONG,
+// SIGNED_LONG_LONG, and in newer headers SIGNED_INT = 5, UNSIGNED_SHORT = 6;
+// all 8 bytes or fewer, so the union stays 8 bytes).
+using nvmlValueType_t = int;
+union nvmlValue_t {
+  double dVal;
+  int siVal;
+  unsigned int uiVal;
+  unsigned long ulVal;
+  unsigned long long ullVal;
+  signed long long sllVal;
+  unsigned short usVal;
+};
+struct nvmlSample_t {
+  unsigned long long timeStamp;  // CPU wall clock, microseconds
+  nvmlValue_t sampleValue;
+};
+static_assert(sizeof(nvmlSample_t) == 16, "nvmlSample_t as nvml.h lays it out");
+// nvmlProcessInfo_t of nvmlDeviceGetComputeRunningProcesses_v2 and _v3 (the
+// unversioned function takes an older struct without the instance ids).
+struct nvmlProcessInfo_t {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;  // bytes; NVML_VALUE_NOT_AVAILABLE when unknown
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t as nvml.h lays it out");
+constexpr unsigned long long kValueNotAvailable = ~0ULL;  // NVML_VALUE_NOT_AVAILABLE
+
+double sample_value(nvmlValueType_t type, const nvmlValue_t& v) {
+  switch (type) {
+    case 0:
+      return v.dVal;
+    case 1:
+      return v.uiVal;
+    case 2:
+      return static_cast<double>(v.ulVal);
+    case 3:
+      return static_cast<double>(v.ullVal);
+    case 4:
+      return static_cast<double>(v.sllVal);
+    case 5:
+      return v.siVal;
+    case 6:
+      return v.usVal;
+    default:
+      return v.uiVal;  // NVML documents utilisation samples as unsigned int
+  }
+}
+
 constexpr int kTemperatureGpu = 0;  // NVML_TEMPERATURE_GPU
 constexpr int kClockSm = 1;         // NVML_CLOCK_SM
 
@@ -53,6 +107,9 @@ struct Nvml::Api {
   nvmlReturn_t (*handle_by_pci_bus_id)(const char*, nvmlDevice_t*);
   nvmlReturn_t (*index)(nvmlDevice_t, unsigned*);
   nvmlReturn_t (*uuid)(nvmlDevice_t, char*, unsigned);
+  nvmlReturn_t (*samples)(nvmlDevice_t, int, unsigned long long, nvmlValueType_t*, unsigned*,
+                          nvmlSample_t*);
+  nvmlReturn_t (*processes)(nvmlDevice_t, unsigned*, nvmlProcessInfo_t*);
 };
 
 std::string Nvml::default_library() {
@@ -91,6 +148,13 @@ std::unique_ptr<Nvml> Nvml::load(const std::string& library, std::string* why) {
       resolve<decltype(api->handle_by_pci_bus_id)>(handle, "nvmlDeviceGetHandleByPciBusId_v2");
   api->index = resolve<decltype(api->index)>(handle, "nvmlDeviceGetIndex");
   api->uuid = resolve<decltype(api->uuid)>(handle, "nvmlDeviceGetUUID");
+  api->samples = resolve<decltype(api->samples)>(handle, "nvmlDeviceGetSamples");
+  api->processes =
+      resolve<decltype(api->processes)>(handle, "nvmlDeviceGetComputeRunningProcesses_v3");
+  if (api->processes == nullptr) {
+    api->processes =
+        resolve<decltype(api->processes)>(handle, "nvmlDeviceGetComputeRunningProcesses_v2");
+  }
   const char* missing = nullptr;
   if (api->init == nullptr)
     missing = "nvmlInit_v2";
@@ -185,6 +249,56 @@ std::optional<GpuSample> Nvml::sample(unsigned index) const {
   }
   if (api_->power != nullptr && api_->power(dev, &v) == kSuccess) s.power_w = v / 1000.0;
   return s;
+}
+
+std::optional<std::vector<GpuTimedSample>> Nvml::driver_samples(unsigned index, GpuSampleKind kind,
+                                                                uint64_t after_us) const {
+  if (api_->samples == nullptr) return std::nullopt;
+  nvmlDevice_t dev = nullptr;
+  if (api_->handle_by_index(index, &dev) != kSuccess) return std::nullopt;
+  // NVML's two calls: without a buffer for the count, then with one.
+  nvmlValueType_t type = 0;
+  unsigned count = 0;
+  nvmlReturn_t rc = api_->samples(dev, static_cast<int>(kind), after_us, &type, &count, nullptr);
+  if (rc == kNotFound) return std::vector<GpuTimedSample>{};
+  if (rc != kSuccess) return std::nullopt;
+  if (count == 0) return std::vector<GpuTimedSample>{};
+  std::vector<nvmlSample_t> buf(count);
+  rc = api_->samples(dev, static_cast<int>(kind), after_us, &type, &count, buf.data());
+  if (rc == kNotFound) return std::vector<GpuTimedSample>{};
+  if (rc != kSuccess) return std::nullopt;
+  std::vector<GpuTimedSample> out;
+  out.reserve(std::min<size_t>(count, buf.size()));
+  for (size_t i = 0; i < std::min<size_t>(count, buf.size()); ++i) {
+    // Some drivers fill unused slots with zero stamps; only new ones count.
+    if (buf[i].timeStamp <= after_us) continue;
+    out.push_back({buf[i].timeStamp, sample_value(type, buf[i].sampleValue)});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const GpuTimedSample& a, const GpuTimedSample& b) { return a.time_us < b.time_us; });
+  return out;
+}
+
+std::optional<double> Nvml::process_memory_bytes(unsigned index, pid_t pid) const {
+  if (api_->processes == nullptr) return std::nullopt;
+  nvmlDevice_t dev = nullptr;
+  if (api_->handle_by_index(index, &dev) != kSuccess) return std::nullopt;
+  unsigned count = 0;
+  nvmlReturn_t rc = api_->processes(dev, &count, nullptr);
+  // Success here means no process at all; with some, NVML answers
+  // INSUFFICIENT_SIZE and their count.
+  if (rc != kInsufficientSize || count == 0) return std::nullopt;
+  // Room for processes that start between the two calls.
+  std::vector<nvmlProcessInfo_t> infos(count + 8);
+  count = static_cast<unsigned>(infos.size());
+  if (api_->processes(dev, &count, infos.data()) != kSuccess) return std::nullopt;
+  std::optional<double> bytes;
+  for (size_t i = 0; i < std::min<size_t>(count, infos.size()); ++i) {
+    const auto& p = infos[i];
+    if (static_cast<pid_t>(p.pid) != pid || p.usedGpuMemory == kValueNotAvailable) continue;
+    bytes = bytes.value_or(0) + static_cast<double>(p.usedGpuMemory);
+  }
+  return bytes;
 }
 
 std::optional<unsigned> Nvml::index_of_pci_bus_id(const std::string& bus_id) const {

@@ -4,6 +4,9 @@
 // is NVML's stable C one (nvmlInit_v2, nvmlDeviceGetCount_v2, ...).
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,6 +30,20 @@ struct GpuSample {
   std::optional<double> sm_clock_mhz;
   std::optional<double> temperature_c;
   std::optional<double> power_w;
+};
+
+// One of the samples the driver itself takes of a device (at its own period,
+// about 1/6 s for utilisation), as nvmlDeviceGetSamples returns them.
+struct GpuTimedSample {
+  uint64_t time_us = 0;  // CPU wall clock, microseconds since the epoch (NVML's stamp)
+  double value = 0;      // percent for the utilisation kinds
+};
+
+// What the driver's samples measure (NVML's nvmlSamplingType_t values).
+enum class GpuSampleKind : int {
+  utilization = 1,  // NVML_GPU_UTILIZATION_SAMPLES: share of time a kernel ran
+  memory_utilization =
+      2,  // NVML_MEMORY_UTILIZATION_SAMPLES: share of time memory was read or written
 };
 
 // The GPUs the NVIDIA kernel driver exposes to this process, by their device
@@ -56,6 +73,20 @@ class Nvml {
   unsigned device_count() const;
   std::optional<GpuInfo> device(unsigned index) const;
   std::optional<GpuSample> sample(unsigned index) const;
+  // The driver's own samples of a kind on the device stamped after after_us
+  // (0: all its buffer holds), oldest first: a poll every 0.5 s sees one
+  // reading, these see each driver period. The buffer is finite (a few
+  // seconds to tens of seconds), so a caller fetches incrementally, passing
+  // the last stamp it has. Empty when nothing is new; none when the library
+  // lacks nvmlDeviceGetSamples or the device does not keep that kind.
+  std::optional<std::vector<GpuTimedSample>> driver_samples(unsigned index, GpuSampleKind kind,
+                                                            uint64_t after_us) const;
+  // The GPU memory process pid holds on the device, summed over its
+  // contexts (nvmlDeviceGetComputeRunningProcesses_v3, else _v2). None when
+  // the library lacks both, the process has no context there, or the driver
+  // cannot say: in a container NVML lists the host's pids, so a worker's own
+  // pid may not appear.
+  std::optional<double> process_memory_bytes(unsigned index, pid_t pid) const;
   // NVML's index of the device at this PCI bus id ("0000:65:00.0", as CUDA
   // writes it): the same device whatever CUDA_VISIBLE_DEVICES and CUDA's
   // ordering made of its number in the trial. None when NVML does not know
