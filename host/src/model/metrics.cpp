@@ -21,7 +21,8 @@ const std::vector<Metric>& metrics() {
        "seconds per step copying batches host to device (CUDA events on the trial's device)",
        MetricUnit::seconds, false, false, true, "host_to_device_s_per_step"},
       {"gpu_utilization",
-       "mean utilisation of the trial's GPU over its measured phase (NVML; device-wide)",
+       "mean utilisation of the trial's GPU over its measured phase (NVML's driver samples, "
+       "else 0.5 s polls; device-wide)",
        MetricUnit::fraction, true, false, true, "monitor_gpu_device_util_mean"},
       {"time_to_target",
        "seconds of training to measure.target (a claim's ratio: paired by seed, censored "

@@ -32,6 +32,18 @@ constexpr double kThrottleRatio = 0.9;
 // Utilisation above which the GPU counts as busy (idle GPUs lower their clocks
 // by design; that is not throttling).
 constexpr double kBusyUtilPct = 50;
+// Gaps between driver samples kept for its period: a few hundred say it; an
+// hour-long trial would keep tens of thousands.
+constexpr size_t kDriverGapsMax = 512;
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const size_t mid = v.size() / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid), v.end());
+  const double upper = v[mid];
+  if (v.size() % 2 == 1) return upper;
+  return (upper + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(mid))) / 2;
+}
 
 void add_timeline(std::vector<db::MetricSample>& out, const std::string& name,
                   const std::vector<double>& values) {
@@ -82,6 +94,12 @@ std::optional<std::string> trial_gpu_bus_id(const nlohmann::json& config,
   return bus;
 }
 
+uint64_t wall_clock_us() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                   std::chrono::system_clock::now().time_since_epoch())
+                                   .count());
+}
+
 TrialMonitor::TrialMonitor(pid_t pid, const Nvml* nvml, nlohmann::json config)
     : pid_(pid),
       nvml_(nvml),
@@ -101,6 +119,12 @@ void TrialMonitor::on_event(const nlohmann::json& e) {
   }
 }
 
+void TrialMonitor::set_measuring(bool measuring, uint64_t at_us) {
+  if (measuring && !measuring_) windows_.push_back({at_us, std::nullopt});
+  if (!measuring && measuring_ && !windows_.empty()) windows_.back().end_us = at_us;
+  measuring_ = measuring;
+}
+
 void TrialMonitor::sample() {
   const std::string proc = "/proc/" + std::to_string(pid_);
   if (auto cpu = parse_proc_stat_cpu_seconds(read_text(proc + "/stat"), ticks_)) {
@@ -108,6 +132,46 @@ void TrialMonitor::sample() {
   }
   if (nvml_ != nullptr && gpu_) {
     if (auto s = nvml_->sample(*gpu_)) add_gpu_reading(*s);
+    fetch_driver_samples();
+    if (auto bytes = nvml_->process_memory_bytes(*gpu_, pid_)) {
+      process_memory_peak_ = std::max(process_memory_peak_.value_or(0), *bytes);
+    }
+  }
+}
+
+bool TrialMonitor::in_window(uint64_t t_us) const {
+  return std::any_of(windows_.begin(), windows_.end(), [t_us](const Window& w) {
+    return t_us >= w.start_us && (!w.end_us || t_us < *w.end_us);
+  });
+}
+
+void TrialMonitor::keep_driver_samples(const std::vector<GpuTimedSample>& fresh, uint64_t& seen_us,
+                                       std::vector<GpuTimedSample>& kept,
+                                       std::vector<double>* gaps_s) {
+  for (const auto& s : fresh) {
+    // The period from every sample, in a window or not: a window too short
+    // to hold one still learns how long the period was.
+    if (gaps_s != nullptr && seen_us != 0 && s.time_us > seen_us &&
+        gaps_s->size() < kDriverGapsMax) {
+      gaps_s->push_back(1e-6 * static_cast<double>(s.time_us - seen_us));
+    }
+    seen_us = std::max(seen_us, s.time_us);
+    // A sample is stamped no later than now, and a window yet to open starts
+    // after now: one outside every window so far stays outside.
+    if (in_window(s.time_us)) kept.push_back(s);
+  }
+}
+
+void TrialMonitor::fetch_driver_samples() {
+  if (nvml_ == nullptr || !gpu_) return;
+  last_fetch_us_ = wall_clock_us();
+  if (auto fresh = nvml_->driver_samples(*gpu_, GpuSampleKind::utilization, util_seen_us_)) {
+    driver_sampling_ = true;
+    keep_driver_samples(*fresh, util_seen_us_, driver_util_, &driver_gaps_s_);
+  }
+  if (auto fresh =
+          nvml_->driver_samples(*gpu_, GpuSampleKind::memory_utilization, memory_util_seen_us_)) {
+    keep_driver_samples(*fresh, memory_util_seen_us_, driver_memory_util_, nullptr);
   }
 }
 
@@ -163,26 +227,54 @@ std::vector<db::MetricSample> TrialMonitor::metrics(const rusage* usage, double 
   }
   if (rss_peak > 0) add("monitor_rss_peak_bytes", rss_peak);
   add_timeline(m, "monitor_timeline_cpu_util", cpu_util_);
-  if (gpu_ && (!gpu_util_timeline_.empty() || !gpu_mem_timeline_.empty())) {
-    add("monitor_gpu_index", static_cast<double>(*gpu_));
-    add("monitor_gpu_samples_measured",
-        static_cast<double>(std::max(gpu_util_.size(), gpu_mem_.size())));
-    if (!gpu_util_.empty()) {
-      add("monitor_gpu_device_util_mean", mean(gpu_util_));
-      add("monitor_gpu_device_util_peak", *std::max_element(gpu_util_.begin(), gpu_util_.end()));
-    }
-    if (!gpu_mem_.empty()) add("monitor_gpu_device_memory_used_peak_bytes", gpu_mem_peak_);
-    if (clock_max_ > 0) {
-      add("monitor_gpu_sm_clock_max_mhz", clock_max_);
-      if (clock_min_busy_) add("monitor_gpu_sm_clock_min_busy_mhz", *clock_min_busy_);
-      add("monitor_gpu_throttled", throttled_ ? 1 : 0);
-    }
-    if (temperature_peak_) add("monitor_gpu_temperature_peak_c", *temperature_peak_);
-    if (power_peak_) add("monitor_gpu_power_peak_w", *power_peak_);
-    add_timeline(m, "monitor_timeline_gpu_device_util", gpu_util_timeline_);
-    add_timeline(m, "monitor_timeline_gpu_device_memory_used_bytes", gpu_mem_timeline_);
-  }
+  if (gpu_) gpu_metrics(m);
   return m;
+}
+
+void TrialMonitor::gpu_metrics(std::vector<db::MetricSample>& m) const {
+  if (gpu_util_timeline_.empty() && gpu_mem_timeline_.empty() && !driver_sampling_) return;
+  auto add = [&m](const std::string& name, double value) { m.push_back({"stat", 0, name, value}); };
+  add("monitor_gpu_index", static_cast<double>(*gpu_));
+  add("monitor_gpu_samples_measured",
+      static_cast<double>(std::max(gpu_util_.size(), gpu_mem_.size())));
+  // The driver's samples in the windows (a window that closed after a
+  // fetch is checked again), else the polled readings.
+  std::vector<double> util, memory_util;
+  for (const auto& s : driver_util_) {
+    if (in_window(s.time_us)) util.push_back(s.value);
+  }
+  for (const auto& s : driver_memory_util_) {
+    if (in_window(s.time_us)) memory_util.push_back(s.value);
+  }
+  if (driver_sampling_) {
+    add("monitor_gpu_util_samples", static_cast<double>(util.size()));
+    if (!driver_gaps_s_.empty()) add("monitor_gpu_util_sample_period_s", median(driver_gaps_s_));
+    if (util.empty() && !windows_.empty()) {
+      double window_s = 0;
+      for (const auto& w : windows_) {
+        const uint64_t end = w.end_us.value_or(std::max(w.start_us, last_fetch_us_));
+        window_s += 1e-6 * static_cast<double>(end - std::min(end, w.start_us));
+      }
+      add("monitor_gpu_util_window_too_short", window_s);
+    }
+  }
+  if (util.empty()) util = gpu_util_;
+  if (!util.empty()) {
+    add("monitor_gpu_device_util_mean", mean(util));
+    add("monitor_gpu_device_util_peak", *std::max_element(util.begin(), util.end()));
+  }
+  if (!memory_util.empty()) add("monitor_gpu_memory_util_mean", mean(memory_util));
+  if (process_memory_peak_) add("monitor_gpu_process_memory_peak_bytes", *process_memory_peak_);
+  if (!gpu_mem_.empty()) add("monitor_gpu_device_memory_used_peak_bytes", gpu_mem_peak_);
+  if (clock_max_ > 0) {
+    add("monitor_gpu_sm_clock_max_mhz", clock_max_);
+    if (clock_min_busy_) add("monitor_gpu_sm_clock_min_busy_mhz", *clock_min_busy_);
+    add("monitor_gpu_throttled", throttled_ ? 1 : 0);
+  }
+  if (temperature_peak_) add("monitor_gpu_temperature_peak_c", *temperature_peak_);
+  if (power_peak_) add("monitor_gpu_power_peak_w", *power_peak_);
+  add_timeline(m, "monitor_timeline_gpu_device_util", gpu_util_timeline_);
+  add_timeline(m, "monitor_timeline_gpu_device_memory_used_bytes", gpu_mem_timeline_);
 }
 
 }  // namespace gpusweep::host

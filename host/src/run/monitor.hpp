@@ -6,10 +6,26 @@
 // readings are device-wide (other processes on the device count too) and are
 // named so (monitor_gpu_device_*); they are summarised over the measured
 // phase only (the worker's "measure" phases), not setup, warmup or
-// evaluation. Everything goes, with timelines, into `metrics` rows of kind
-// 'stat' whose names start with monitor_. Sampling reads files and NVML only: the worker is never
-// paused or signalled, so a monitored trial measures what an unmonitored one
-// does.
+// evaluation.
+//
+// Utilisation comes from the driver's own samples where NVML keeps them
+// (nvmlDeviceGetSamples, one about every 1/6 s, stamped with the wall
+// clock): a poll every kMonitorIntervalS gives a 0.6 s measured phase one or
+// two readings, the driver's buffer three or four. Each poll fetches the
+// samples new since the last one (the buffer is finite), and the monitor
+// keeps those stamped inside a measured window, [start, end) on the wall
+// clock when the "measure" phase opened and closed (several windows where
+// trials take turns block by block). Where the windows hold no driver sample
+// the trial says so (monitor_gpu_util_window_too_short, the windows'
+// length) rather than leaving the figure silently missing; where the driver
+// keeps no samples the polled readings stand in, as before. The trial
+// process's own GPU memory (NVML's per-process figure, over its whole life)
+// is recorded where the driver can name the worker's pid.
+//
+// Everything goes, with timelines, into `metrics` rows of kind 'stat' whose
+// names start with monitor_. Sampling reads files and NVML only: the worker
+// is never paused or signalled, so a monitored trial measures what an
+// unmonitored one does.
 #pragma once
 
 #include "support/nvml.hpp"
@@ -21,6 +37,7 @@
 #include <sys/resource.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +62,10 @@ std::optional<double> parse_status_rss_bytes(const std::string& status);
 std::optional<std::string> trial_gpu_bus_id(const nlohmann::json& config,
                                             const nlohmann::json& runtime);
 
+// The wall clock in microseconds since the epoch: the clock NVML stamps its
+// samples with (a steady clock would not compare with them).
+uint64_t wall_clock_us();
+
 class TrialMonitor {
  public:
   // config: the trial's resolved config, for the device it names.
@@ -55,11 +76,16 @@ class TrialMonitor {
   void on_event(const nlohmann::json& e);
   // Samples NVML device index from now on (on_event, and tests).
   void use_gpu(unsigned index) { gpu_ = index; }
-  // Whether readings from now on fall in the measured phase.
-  void set_measuring(bool measuring) { measuring_ = measuring; }
+  // Whether readings from now on fall in the measured phase: opens or
+  // closes a measured window at at_us (the wall clock; tests pass their own).
+  void set_measuring(bool measuring, uint64_t at_us = wall_clock_us());
 
   // One reading; called every kMonitorIntervalS while the worker runs.
   void sample();
+  // Fetches the driver's samples new since the last fetch (sample() does,
+  // and the runner once more when the worker has ended: the end of the last
+  // window is stamped after the last poll).
+  void fetch_driver_samples();
   // Feeds one reading directly (tests, and sample() itself).
   void add_cpu_reading(double t_s, double cpu_s, std::optional<double> rss_bytes);
   void add_gpu_reading(const GpuSample& s);
@@ -88,6 +114,28 @@ class TrialMonitor {
   bool throttled_ = false;
   std::optional<double> temperature_peak_, power_peak_;
   std::optional<double> clock_min_busy_;
+
+  // The GPU's rows of metrics(), when a GPU was sampled.
+  void gpu_metrics(std::vector<db::MetricSample>& m) const;
+  // A measured window on the wall clock; no end while it is open.
+  struct Window {
+    uint64_t start_us;
+    std::optional<uint64_t> end_us;
+  };
+  bool in_window(uint64_t t_us) const;
+  // Keeps the fresh samples inside a window, advances seen_us past them, and
+  // adds the gaps between consecutive stamps to gaps_s (when given).
+  void keep_driver_samples(const std::vector<GpuTimedSample>& fresh, uint64_t& seen_us,
+                           std::vector<GpuTimedSample>& kept, std::vector<double>* gaps_s);
+  std::vector<Window> windows_;
+  // The driver's samples that fall in a window (fetched ones outside any
+  // are dropped), and what has been fetched so far (lastSeenTimeStamp).
+  std::vector<GpuTimedSample> driver_util_, driver_memory_util_;
+  uint64_t util_seen_us_ = 0, memory_util_seen_us_ = 0;
+  bool driver_sampling_ = false;  // nvmlDeviceGetSamples answered for this GPU
+  uint64_t last_fetch_us_ = 0;
+  std::vector<double> driver_gaps_s_;  // between consecutive utilisation stamps
+  std::optional<double> process_memory_peak_;
 };
 
 }  // namespace gpusweep::host

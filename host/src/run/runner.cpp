@@ -585,6 +585,7 @@ class Supervisor {
       o.interleave_group = group_;
       o.metrics.push_back({"stat", 0, "turn_s", w->turn_s});
     }
+    w->monitor.fetch_driver_samples();  // the last window's tail, stamped after the last poll
     for (auto& m : w->monitor.metrics(w->have_usage ? &w->usage : nullptr, ran_s)) {
       o.metrics.push_back(std::move(m));
     }
