@@ -103,7 +103,8 @@ int cmd_launch(const Args& args) {
   const auto trials = store.trials(l.sweep_id);
   std::cout << "\n"
             << results_table(sweep, trials, OutputFormat::table,
-                             trial_target_times(store, sweep, trials));
+                             trial_target_times(store, sweep, trials),
+                             trial_monitor_notes(store, sweep.id));
   std::cout << launch_summary(l, r);
   return r.failed > 0 || r.finished < r.total ? 1 : 0;
 }

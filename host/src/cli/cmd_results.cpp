@@ -64,7 +64,8 @@ int cmd_results(const Args& args) {
                      "in " + db_path + (names.empty() ? "" : " (sweeps: " + names + ")"));
   }
   const auto trials = store.trials(sweep->id);
-  std::cout << results_table(*sweep, trials, format, trial_target_times(store, *sweep, trials));
+  std::cout << results_table(*sweep, trials, format, trial_target_times(store, *sweep, trials),
+                             trial_monitor_notes(store, sweep->id));
   return 0;
 }
 

@@ -84,7 +84,8 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
   const auto trials = run.store().trials(run.record().id);
   out << "\n"
       << results_table(run.record(), trials, OutputFormat::table,
-                       trial_target_times(run.store(), run.record(), trials));
+                       trial_target_times(run.store(), run.record(), trials),
+                       trial_monitor_notes(run.store(), run.record().id));
   if (!complete) {
     out << "interrupted: finished trials are saved; continue with: gpusweep resume " << spec.name
         << " --db " << request.db_path << "\n";

@@ -39,7 +39,8 @@ namespace {
 std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sorted,
                                  const std::vector<std::string>& keys,
                                  const std::optional<double>& base,
-                                 const std::map<int64_t, TargetTime>& targets) {
+                                 const std::map<int64_t, TargetTime>& targets,
+                                 const std::map<int64_t, std::string>& notes) {
   std::vector<Json> records;
   records.reserve(sorted.size());
   // A config's settings, parsed once for its repeats (rows come by config).
@@ -74,6 +75,7 @@ std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sort
       r["target_time_s"] = it->second.time_s;
       r["target_censored"] = it->second.censored;
     }
+    if (auto it = notes.find(t->id); it != notes.end()) r["monitor_note"] = it->second;
     records.push_back(std::move(r));
   }
   return records;
@@ -135,10 +137,17 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
   }
   if (format == OutputFormat::table || format == OutputFormat::md) {
     cols.push_back({"note", "note", false, [get](const Json& r) {
-                      if (get(r, "noisy") == true)
-                        return "noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%";
-                      const Json e = get(r, "error");
-                      return e.is_null() ? std::string() : truncate(e.get<std::string>(), 70);
+                      std::string note;
+                      if (get(r, "noisy") == true) {
+                        note = "noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%";
+                      } else if (const Json e = get(r, "error"); !e.is_null()) {
+                        note = truncate(e.get<std::string>(), 70);
+                      }
+                      const Json monitor = get(r, "monitor_note");
+                      if (monitor.is_string()) {
+                        note += (note.empty() ? "" : "; ") + monitor.get<std::string>();
+                      }
+                      return note;
                     }});
   } else {
     for (const char* k : {"trial_id", "unit", "quality_reference", "noisy", "error"}) {
@@ -160,8 +169,21 @@ std::map<int64_t, TargetTime> trial_target_times(db::Store& store, const db::Swe
   return out;
 }
 
+std::map<int64_t, std::string> trial_monitor_notes(db::Store& store, int64_t sweep_id) {
+  std::map<int64_t, std::string> out;
+  const auto stats = store.last_stats(
+      sweep_id, {"monitor_gpu_util_window_too_short", "monitor_gpu_util_sample_period_s"});
+  for (const auto& [id, v] : stats) {
+    if (!v[0]) continue;
+    out[id] = "GPU utilisation: measured window " + fixed(*v[0], 2) + " s held no NVML sample" +
+              (v[1] ? " (driver period " + fixed(*v[1], 2) + " s)" : std::string());
+  }
+  return out;
+}
+
 std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
-                          OutputFormat format, const std::map<int64_t, TargetTime>& targets) {
+                          OutputFormat format, const std::map<int64_t, TargetTime>& targets,
+                          const std::map<int64_t, std::string>& notes) {
   const SweepSpec spec = stored_spec(sweep);
   const auto keys = varying_keys(spec);
   const auto base = baseline_throughput(spec, trials);
@@ -181,7 +203,7 @@ std::string results_table(const db::SweepRecord& sweep, const std::vector<db::Tr
       [&](size_t begin, size_t end) {
         return result_records({sorted.begin() + static_cast<std::ptrdiff_t>(begin),
                                sorted.begin() + static_cast<std::ptrdiff_t>(end)},
-                              keys, base, targets);
+                              keys, base, targets, notes);
       },
       cols, format);
   if (format != OutputFormat::table) return listing;

@@ -25,10 +25,18 @@ std::optional<double> baseline_throughput(const SweepSpec& spec,
 std::map<int64_t, TargetTime> trial_target_times(db::Store& store, const db::SweepRecord& sweep,
                                                  const std::vector<db::TrialRecord>& trials);
 
+// What the monitor could not measure about each trial, by trial id, as a
+// note for its row: a measured window that held no NVML driver sample (the
+// statistic monitor_gpu_util_window_too_short), where the utilisation
+// figure is missing or rests on the host's coarser polls.
+std::map<int64_t, std::string> trial_monitor_notes(db::Store& store, int64_t sweep_id);
+
 // The table (or csv/json/md) of a sweep's trials; with `targets` (a run with
-// measure.target), each trial's time to it.
+// measure.target), each trial's time to it; with `notes`, each trial's
+// monitoring note in the note column (table and md).
 std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
                           OutputFormat format = OutputFormat::table,
-                          const std::map<int64_t, TargetTime>& targets = {});
+                          const std::map<int64_t, TargetTime>& targets = {},
+                          const std::map<int64_t, std::string>& notes = {});
 
 }  // namespace gpusweep::host
