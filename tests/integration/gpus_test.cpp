@@ -130,3 +130,38 @@ TEST_CASE("measure.max_memory caps a CUDA trial's device allocator, a CPU trial'
   CHECK(box.count("SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE " + cpu +
                   " AND m.name LIKE 'memory_cap_device%'") == 0);
 }
+
+TEST_CASE("interleave auto on a GPU takes turns with as many trials as a probe's footprint fits",
+          "[integration]") {
+  Sandbox box;
+  // Three configs of a trial on the fake GPU 1 (37 GiB free), each worker
+  // holding 2 GiB by NVML: 80% of the free memory holds 14, so all three take
+  // turns. The probe is not a trial of the run.
+  box.write("s.json", R"({"name": "auto", "workload": "fake_cuda",
+    "base": {"device": "cuda", "spin_ms": 20},
+    "grid": {"batch_size": [1, 2, 3]},
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 5, "blocks": 5}})");
+  const auto r = run_on_fake_gpus(
+      box, 2, "FAKE_NVML_PROCESS_PID=workers FAKE_NVML_PROCESS_MEMORY=2147483648",
+      "run s.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Contains("a short probe measures what one holds on the device"));
+  CHECK_THAT(r.output, Contains("interleaved on the GPU: 3 trials at a time") &&
+                           Contains("2.00 GiB of GPU 1 by NVML"));
+  CHECK(box.count("SELECT count(*) FROM trials") == 3);
+  CHECK(box.count("SELECT count(DISTINCT interleave_group) FROM trials "
+                  "WHERE interleave_group IS NOT NULL") == 1);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE interleave_group IS NULL") == 0);
+
+  // 30 GiB each: one after another, and the run says why.
+  Sandbox big;
+  big.write("s.json", box.read("s.json"));
+  const auto b = run_on_fake_gpus(
+      big, 2, "FAKE_NVML_PROCESS_PID=workers FAKE_NVML_PROCESS_MEMORY=32212254720",
+      "run s.json --db results.db");
+  INFO(b.output);
+  REQUIRE(b.code == 0);
+  CHECK_THAT(b.output, Contains("two do not fit on the GPU"));
+  CHECK(big.count("SELECT count(*) FROM trials WHERE interleave_group IS NULL") == 3);
+}

@@ -6,6 +6,7 @@
 #include "analysis/race.hpp"
 #include "model/device.hpp"
 #include "model/hashing.hpp"
+#include "run/gpu_window.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
 #include "support/nvml.hpp"
@@ -197,7 +198,7 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
 }
 
 InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Json>& configs,
-                               unsigned gpus) {
+                               unsigned gpus, bool footprint_measurable) {
   InterleavePlan plan;
   plan.interleave.seed = measure.order_seed * 0x9E3779B97F4A7C15ULL + 0x2545F4914F6CDD1DULL;
   std::set<std::string> distinct;
@@ -220,6 +221,12 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
         " (0: LibTorch's default, one per core), and taking turns slows a multi-threaded "
         "block by far more than drift would (bench/interleave_cost.sh: dqn at 2 threads on 2 "
         "cores, 19-86% a block); set measure.interleave to take turns anyway";
+    return plan;
+  } else if (any_gpu && footprint_measurable && distinct.size() > 1) {
+    plan.probe_footprint = true;
+    plan.note =
+        "trials on a GPU: a short probe measures what one holds on the device, then as many "
+        "take turns as fit (measure.interleave \"auto\")";
     return plan;
   } else if (any_gpu) {
     plan.note =
@@ -256,20 +263,30 @@ const InterleavePlan& SweepRun::interleave_plan(const std::vector<TrialJob>& job
   return *interleave_;
 }
 
-InterleavePlan plan_execution(const MeasureSpec& measure, const std::vector<Json>& configs,
-                              const RunRequest& request) {
+namespace {
+
+// The GPUs for request.gpus and request.jobs on this machine, for a window.
+GpuAssignment gpus_for(const RunRequest& request, int window, const std::vector<Json>& configs) {
   const Nvml* nvml = Nvml::shared();
-  // Without NVML, the driver's device nodes say whether `auto` is a GPU
-  // (audit M5: such trials were planned as CPU trials and taken turns with).
-  InterleavePlan plan =
-      plan_interleave(measure, configs, nvml ? nvml->device_count() : nvidia_device_nodes());
   std::vector<std::string> uuids;
   for (unsigned i = 0; nvml != nullptr && i < nvml->device_count(); ++i) {
     const auto info = nvml->device(i);
     uuids.push_back(info ? info->uuid : std::string());
   }
-  plan.gpus = assign_gpus(request.gpus, visible_gpus(std::getenv("CUDA_VISIBLE_DEVICES"), uuids),
-                          request.jobs, plan.interleave.window, configs);
+  return assign_gpus(request.gpus, visible_gpus(std::getenv("CUDA_VISIBLE_DEVICES"), uuids),
+                     request.jobs, window, configs);
+}
+
+}  // namespace
+
+InterleavePlan plan_execution(const MeasureSpec& measure, const std::vector<Json>& configs,
+                              const RunRequest& request) {
+  const Nvml* nvml = Nvml::shared();
+  // Without NVML, the driver's device nodes say whether `auto` is a GPU
+  // (audit M5: such trials were planned as CPU trials and taken turns with).
+  InterleavePlan plan = plan_interleave(
+      measure, configs, nvml ? nvml->device_count() : nvidia_device_nodes(), nvml != nullptr);
+  plan.gpus = gpus_for(request, plan.interleave.window, configs);
   return plan;
 }
 
@@ -330,9 +347,56 @@ Capping SweepRun::capping() {
   return c;
 }
 
+bool SweepRun::probe_gpu_footprint(const std::vector<TrialJob>& jobs,
+                                   const RunnerCallbacks& callbacks) {
+  // The largest batch is the largest footprint of the usual grid.
+  const TrialJob* largest = &jobs.front();
+  int64_t most = -1;
+  for (const auto& j : jobs) {
+    const int64_t b = Json::parse(j.worker.config_json).value("batch_size", int64_t{0});
+    if (b > most) {
+      most = b;
+      largest = &j;
+    }
+  }
+  const MeasureSpec measure = footprint_probe_measure(spec_.measure);
+  TrialJob probe;
+  probe.label = "footprint probe";
+  probe.worker = largest->worker;
+  probe.worker.measure_json = measure.to_json().dump();
+  probe.timeout_s = spec_.measure.timeout_s;
+  probe.silence_s = spec_.measure.silence_s;
+  probe.collector = std::make_unique<TrialCollector>(info_.manifest, measure);
+  std::vector<db::MetricSample> metrics;
+  RunnerCallbacks cb;
+  cb.on_finish = [&metrics](const TrialJob&, db::TrialOutcome&& o) { metrics = o.metrics; };
+  cb.on_notice = callbacks.on_notice;
+  std::vector<TrialJob> one;
+  one.push_back(std::move(probe));
+  Runner runner(worker_executable(), 1, request_.fork_server, Interleave{}, interleave_->gpus,
+                Capping{});
+  if (!runner.run(std::move(one), cb)) return false;
+  std::set<std::string> distinct;
+  for (const auto& j : jobs) distinct.insert(j.worker.config_json);
+  const GpuWindow w = gpu_window(metrics, Nvml::shared(), distinct.size());
+  gpu_window_ = w.window;
+  if (callbacks.on_notice) callbacks.on_notice(w.note);
+  return true;
+}
+
 bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
   if (jobs.empty()) return true;
-  const InterleavePlan& plan = interleave_plan(jobs);
+  interleave_plan(jobs);
+  if (interleave_->probe_footprint) {
+    if (!gpu_window_ && !probe_gpu_footprint(jobs, callbacks)) return false;
+    if (interleave_->interleave.window != *gpu_window_) {
+      interleave_->interleave.window = *gpu_window_;
+      std::vector<Json> configs;
+      for (const auto& j : jobs) configs.push_back(Json::parse(j.worker.config_json));
+      interleave_->gpus = gpus_for(request_, *gpu_window_, configs);
+    }
+  }
+  const InterleavePlan& plan = *interleave_;
   auto then = callbacks.on_finish;
   // A reader (`serve`) sees the trial running from its start.
   callbacks.on_start = [this, started = callbacks.on_start](const TrialJob& j) {

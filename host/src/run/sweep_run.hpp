@@ -68,18 +68,24 @@ struct InterleavePlan {
   Interleave interleave;
   std::string note;    // one line for the run's header
   GpuAssignment gpus;  // which GPU each running trial gets (SweepRun::interleave_plan)
+  // "auto" on a GPU with NVML: a short probe worker measures a trial's
+  // footprint on the device before the first trial, and the window is what
+  // fits (run/gpu_window.hpp).
+  bool probe_footprint = false;
 };
 
 // measure.interleave as set, or "auto": one window per sweep's configs (up
 // to kAutoInterleave), and none when a config runs more than one intra-op
 // thread (threads other than 1: a multi-threaded block taking turns ran far
-// slower than one after another, bench/interleave_cost.sh) or when a trial
-// may run on a GPU (a config
-// naming cuda, or auto on a machine with a GPU: trials waiting at their
-// gates would hold device memory); gpus: the GPUs NVML sees, or without
-// NVML the driver's device nodes (nvidia_device_nodes).
+// slower than one after another, bench/interleave_cost.sh). Where a trial
+// may run on a GPU (a config naming cuda, or auto on a machine with a GPU),
+// trials waiting at their gates would hold device memory: with NVML
+// (`footprint_measurable`) the plan asks for a footprint probe (the window is
+// then what fits, SweepRun::run_jobs), without it they run one after
+// another. gpus: the GPUs NVML sees, or without NVML the driver's device
+// nodes (nvidia_device_nodes).
 InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Json>& configs,
-                               unsigned gpus);
+                               unsigned gpus, bool footprint_measurable = false);
 
 // plan_interleave, then the GPUs for request.gpus and request.jobs on this
 // machine (CUDA_VISIBLE_DEVICES, NVML): what a run of these configs does.
@@ -151,6 +157,10 @@ class SweepRun {
  private:
   using Clock = std::chrono::steady_clock;
   bool run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks);
+  // "auto" on a GPU: one short worker of the jobs' largest batch, not
+  // recorded, whose footprint on the device sets the window (gpu_window);
+  // once a run. False when interrupted.
+  bool probe_gpu_footprint(const std::vector<TrialJob>& jobs, const RunnerCallbacks& callbacks);
   // measure.target.cap's adaptive capping, with the best times of rounds
   // whose trials finished before (a resumed run).
   Capping capping();
@@ -166,6 +176,7 @@ class SweepRun {
   std::optional<db::Store> store_;
   db::SweepRecord record_;
   std::optional<InterleavePlan> interleave_;
+  std::optional<int> gpu_window_;             // the footprint probe's window, once measured
   std::map<int64_t, int64_t> round_leaders_;  // round -> its race's leader (config index)
   std::optional<db::RunLock> lock_;
   bool started_instead_ = false;
