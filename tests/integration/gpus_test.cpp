@@ -141,9 +141,9 @@ TEST_CASE("interleave auto on a GPU takes turns with as many trials as a probe's
     "base": {"device": "cuda", "spin_ms": 20},
     "grid": {"batch_size": [1, 2, 3]},
     "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 5, "blocks": 5}})");
-  const auto r = run_on_fake_gpus(
-      box, 2, "FAKE_NVML_PROCESS_PID=workers FAKE_NVML_PROCESS_MEMORY=2147483648",
-      "run s.json --db results.db");
+  const auto r =
+      run_on_fake_gpus(box, 2, "FAKE_NVML_PROCESS_PID=workers FAKE_NVML_PROCESS_MEMORY=2147483648",
+                       "run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output, Contains("a short probe measures what one holds on the device"));
@@ -157,9 +157,9 @@ TEST_CASE("interleave auto on a GPU takes turns with as many trials as a probe's
   // 30 GiB each: one after another, and the run says why.
   Sandbox big;
   big.write("s.json", box.read("s.json"));
-  const auto b = run_on_fake_gpus(
-      big, 2, "FAKE_NVML_PROCESS_PID=workers FAKE_NVML_PROCESS_MEMORY=32212254720",
-      "run s.json --db results.db");
+  const auto b =
+      run_on_fake_gpus(big, 2, "FAKE_NVML_PROCESS_PID=workers FAKE_NVML_PROCESS_MEMORY=32212254720",
+                       "run s.json --db results.db");
   INFO(b.output);
   REQUIRE(b.code == 0);
   CHECK_THAT(b.output, Contains("two do not fit on the GPU"));

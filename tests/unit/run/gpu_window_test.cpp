@@ -20,8 +20,7 @@ constexpr double kGiB = 1024.0 * 1024 * 1024;
 
 }  // namespace
 
-TEST_CASE("as many trials take turns on a GPU as its free memory holds, less a margin",
-          "[host]") {
+TEST_CASE("as many trials take turns on a GPU as its free memory holds, less a margin", "[host]") {
   std::string why;
   auto nvml = Nvml::load(GPUSWEEP_FAKE_NVML, &why);
   REQUIRE(nvml);
