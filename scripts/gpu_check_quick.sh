@@ -58,7 +58,9 @@ done
 
 for w in $workloads; do
   stamp "== diagnose $w"
-  "$bin" diagnose "$w" --set device="$device" --matmul-seconds 0.5 --db "$out/diagnose.db" \
+  # Blocks by time: a canonical step is milliseconds on a GPU, seconds on a CPU.
+  "$bin" diagnose "$w" --set device="$device" --set measure.warmup_steps=3 \
+    --set measure.block_s=0.2 --matmul-seconds 0.5 --db "$out/diagnose.db" \
     --format json > "$out/diagnose_$w.json" 2> "$out/diagnose_$w.log" ||
     echo "{\"error\": \"diagnose exited $?\"}" > "$out/diagnose_$w.json"
 done

@@ -58,7 +58,7 @@ def tests_section(out):
     for m in re.finditer(r"Test\s+#\d+:\s+(\S+)\s+\.+\s*([^\n]*?)\s+[\d.]+ sec", text):
         verdict = m.group(2).strip().replace("*", "").strip() or "?"
         rows.append((m.group(1), verdict))
-    skipped = dict(re.findall(r"^\s*\d+ - (\S+) \((?:Not Run|Skipped)\)", text, re.M))
+    skipped = re.findall(r"^\s*\d+ - (\S+) \((?:Not Run|Skipped)\)", text, re.M)
     summary = re.search(r"\d+% tests passed.*", text)
     head = "GPU tests (ctest -L gpu): " + (summary.group(0) if summary else "no ctest summary")
     return head + "\n" + table(["test", "verdict"], rows) + (

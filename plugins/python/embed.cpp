@@ -152,6 +152,17 @@ void start() {
       if (path == nullptr || !dir || PyList_Insert(path, 0, dir.get()) != 0) PyErr_Clear();
     }  // dir released with the GIL still held
     g_bridge = PyImport_ImportModule("gpusweep._bridge");
+    if (g_bridge != nullptr) {
+      // The allocation-failure markers of the C++ boundary, the Python side's.
+      Ref markers(PyList_New(0));
+      for (const char* m : gpusweep::detail::kOomMarkers) {
+        Ref text(PyUnicode_FromString(m));
+        if (markers && text) PyList_Append(markers.get(), text.get());
+      }
+      if (!markers || PyObject_SetAttrString(g_bridge, "OOM_MARKERS", markers.get()) != 0) {
+        PyErr_Clear();
+      }
+    }
     if (g_bridge == nullptr) {
       error = "cannot import gpusweep's Python SDK from " + sdk_dir() + " with " + exe;
       PyObject* type = nullptr;

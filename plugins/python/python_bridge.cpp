@@ -223,6 +223,9 @@ class PythonWorkload : public TorchWorkload {
     return m;
   }
 
+  // The SDK's loaders (and the module's pause()/resume()) stop between
+  // turns and between measured windows (evaluations), as torchkit's do:
+  // nothing is built off the clock (the 2026-11-26 audit's H1).
   void pause_background() override {
     TorchWorkload::pause_background();
     py_.pause();
@@ -230,6 +233,14 @@ class PythonWorkload : public TorchWorkload {
   void resume_background() override {
     TorchWorkload::resume_background();
     py_.resume();
+  }
+  void begin_measurement() override {
+    py_.resume();
+    TorchWorkload::begin_measurement();
+  }
+  void end_measurement() override {
+    TorchWorkload::end_measurement();
+    py_.pause();
   }
 
  private:

@@ -116,11 +116,16 @@ struct Failure {
 // which LibTorch passes on by name (CUBLAS_STATUS_ALLOC_FAILED,
 // CUSOLVER_STATUS_ALLOC_FAILED, cuDNN 8's CUDNN_STATUS_ALLOC_FAILED, cuDNN 9's
 // CUDNN_STATUS_INTERNAL_ERROR_DEVICE_ALLOCATION_FAILED / _HOST_...).
+// The one list: the python workload hands it to its Python side too
+// (gpusweep._bridge.OOM_MARKERS), so that a Python trial ends oom where a C++
+// one does.
+inline constexpr const char* kOomMarkers[] = {"can't allocate memory", "out of memory",
+                                              "_STATUS_ALLOC_FAILED", "_ALLOCATION_FAILED"};
 inline bool looks_like_oom(const char* what) {
-  return std::strstr(what, "can't allocate memory") != nullptr ||
-         std::strstr(what, "out of memory") != nullptr ||
-         std::strstr(what, "_STATUS_ALLOC_FAILED") != nullptr ||
-         std::strstr(what, "_ALLOCATION_FAILED") != nullptr;
+  for (const char* marker : kOomMarkers) {
+    if (std::strstr(what, marker) != nullptr) return true;
+  }
+  return false;
 }
 
 // Call inside a catch block: classifies the in-flight exception. It

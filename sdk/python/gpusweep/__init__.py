@@ -28,7 +28,9 @@ Raise `Skipped("why")` when a configuration cannot apply (the trial is
 skipped with that reason). Nothing here needs more than torch.
 """
 import contextlib
+import os
 import random
+import signal
 import time
 
 __all__ = ["Param", "Quality", "Metric", "Supports", "Manifest", "Skipped", "Config",
@@ -164,6 +166,30 @@ class Batches:
         self._iterable, self._settings = iterable, settings
         self._it = iter(iterable)
         self.wait_s, self.batches = 0.0, 0
+        self._stopped = []  # the loader processes pause() stopped
+
+    def pause(self):
+        """Stops the DataLoader's worker processes where they stand (SIGSTOP):
+        between a trial's turns and around evaluations nothing is built off
+        the clock, nor takes the cores from a neighbour's measured block. A
+        batch half built when it stops is finished after resume(), on the
+        clock, as torchkit rebuilds one. What the queue already held was built
+        during the trial's own blocks."""
+        if self._stopped:
+            return
+        for w in getattr(self._it, "_workers", ()):
+            if w.pid is not None and w.is_alive():
+                os.kill(w.pid, signal.SIGSTOP)
+                self._stopped.append(w.pid)
+
+    def resume(self):
+        """Lets the worker processes pause() stopped go on (SIGCONT)."""
+        stopped, self._stopped = self._stopped, []
+        for pid in stopped:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
 
     def __iter__(self):
         return self
@@ -291,9 +317,24 @@ class Settings:
         return self.track(Batches(loader, self))
 
     def track(self, batches):
-        """Reports batches' input wait in the trial's stats."""
+        """Reports batches' input wait in the trial's stats, and pauses their
+        loader between the trial's turns and around its evaluations."""
         self._batches.append(batches)
         return batches
+
+    def pause(self):
+        """Stops the tracked loaders' background work (the bridge calls it
+        between turns and when a measured window ends)."""
+        for b in self._batches:
+            if hasattr(b, "pause"):
+                b.pause()
+
+    def resume(self):
+        """Lets the tracked loaders go on (before a turn's block, when a
+        measured window begins)."""
+        for b in self._batches:
+            if hasattr(b, "resume"):
+                b.resume()
 
     def observe_loss(self, loss):
         """Call once per step with its loss: reads it back to the host (a device

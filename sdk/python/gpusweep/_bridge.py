@@ -87,14 +87,35 @@ def create(spec, config_json, device, diagnose=False):
     return Instance(workload, config.settings)
 
 
+# The markers of an allocation failure in an exception's message, as the C++
+# boundary knows them (sdk/include/gpusweep/workload.hpp, kOomMarkers): the
+# python plugin sets this list from that one when it imports this module;
+# this copy serves a bridge imported without it (its own tests).
+OOM_MARKERS = ["can't allocate memory", "out of memory", "_STATUS_ALLOC_FAILED",
+               "_ALLOCATION_FAILED"]
+
+
 class Instance:
     """A live workload and its settings, as the plugin drives it."""
 
     def __init__(self, workload, settings):
         self.workload, self.settings = workload, settings
         self.step = workload.step  # called directly by the plugin: the hot path
-        self.pause = getattr(workload, "pause", None)
-        self.resume = getattr(workload, "resume", None)
+        self._pause = getattr(workload, "pause", None)
+        self._resume = getattr(workload, "resume", None)
+
+    def pause(self):
+        """Between turns and outside measured windows: the SDK's loaders stop
+        first, then the module's own pause(), if it has one."""
+        self.settings.pause()
+        if callable(self._pause):
+            self._pause()
+
+    def resume(self):
+        """The module's own resume() first, then the SDK's loaders go on."""
+        if callable(self._resume):
+            self._resume()
+        self.settings.resume()
 
     def evaluate(self):
         metrics = self.workload.evaluate()
@@ -135,6 +156,10 @@ def describe_exception(exc):
         where = " (at %s:%d in %s)" % (last.filename, last.lineno, last.name)
     # MemoryError, torch's OutOfMemoryError, or a RuntimeError saying so (the
     # CUDA out-of-memory of older torch); a user's own error is not one.
+    # LibTorch's CPU allocator ("can't allocate memory", what measure.max_memory
+    # triggers on the CPU) and the CUDA libraries' allocation failures too: the
+    # markers the C++ boundary knows (sdk/include/gpusweep/workload.hpp).
+    text = str(exc).lower()
     oom = isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError" or \
-        (type(exc) is RuntimeError and "out of memory" in str(exc).lower())
+        (isinstance(exc, RuntimeError) and any(m.lower() in text for m in OOM_MARKERS))
     return ("oom" if oom else "error"), headline.replace("\n", " ") + where

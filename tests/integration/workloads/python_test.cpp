@@ -76,6 +76,25 @@ TEST_CASE("a Python workload's failures are each their trial's status, with the 
   CHECK(none_left(box));
 }
 
+TEST_CASE("a Python trial past measure.max_memory on the CPU ends oom, as a C++ one does",
+          "[integration][torch][python][faults]") {
+  Sandbox box;
+  // LibTorch's CPU allocator fails under the address-space cap with a
+  // RuntimeError ("can't allocate memory"), not a MemoryError: the C++
+  // boundary's markers, handed to the Python side, call it oom.
+  box.write("a.json", R"({"name": "alloc", "workload": "python",
+    "base": {"module": ")" +
+                          kFixtures + R"(faults.py", "device": "cpu", "threads": 1,
+             "fault": "alloc"},
+    "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 5, "blocks": 5,
+                "timeout_s": 60, "min_block_s": 0, "max_memory": "3GiB"}})");
+  const auto r = box.gpusweep("run a.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(status_of(box, "alloc") == "oom");
+  CHECK_THAT(error_of(box, "alloc"), Contains("can't allocate memory"));
+}
+
 TEST_CASE("a Python module that cannot be a workload is refused before anything runs",
           "[integration][torch][python][faults]") {
   Sandbox box;
@@ -245,4 +264,57 @@ TEST_CASE("a host killed during a Python sweep leaves no worker behind, and resu
   CHECK(box.count("SELECT count(DISTINCT config_hash) FROM trials") == 2);
   CHECK(box.count("SELECT count(*) FROM blocks") == 10);
   CHECK(none_left(box));
+}
+
+TEST_CASE("a Python loader builds nothing while its trial waits for its turn or evaluates",
+          "[integration][torch][python]") {
+  Sandbox box;
+  // Two configs take turns; each evaluates after every block. The fixture
+  // logs each sample's build (in the loader's worker processes) and each
+  // pause and resume of its trial: no sample may be built between the two.
+  // Before the SDK paused its loaders, the workers filled their queues during
+  // the neighbour's turns and the evaluations.
+  box.write("l.json", R"({"name": "loaders", "workload": "python",
+    "base": {"module": ")" +
+                          kFixtures + R"(loader_pause.py", "device": "cpu", "threads": 1,
+             "loader_workers": 2, "prefetch": 2, "log_dir": ")" +
+                          box.path("") + R"("},
+    "grid": {"tag": [0, 1]},
+    "measure": {"repeats": 1, "warmup_steps": 2, "steps_per_block": 3, "blocks": 5,
+                "eval_every_blocks": 1, "interleave": 2, "timeout_s": 120, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run l.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  REQUIRE(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  int pauses = 0, built = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(box.path(""))) {
+    const std::string name = entry.path().filename();
+    if (name.rfind("events_", 0) != 0) continue;
+    // [P, R) intervals of this trial, then its builds.
+    std::vector<std::pair<double, double>> paused;
+    std::ifstream events(entry.path());
+    std::string what;
+    double t = 0, since = -1;
+    while (events >> what >> t) {
+      if (what == "P" && since < 0) since = t;
+      if (what == "R" && since >= 0) {
+        paused.emplace_back(since, t);
+        since = -1;
+      }
+    }
+    if (since >= 0) paused.emplace_back(since, 1e300);  // paused to the end
+    pauses += static_cast<int>(paused.size());
+    std::ifstream log(box.path("built_" + name.substr(7)));
+    long pid = 0;
+    while (log >> pid >> t) {
+      ++built;
+      for (const auto& [p, q] : paused) {
+        INFO("sample built at " << t << " in pid " << pid << " while paused " << p << " to " << q);
+        CHECK_FALSE((t > p && t < q));
+      }
+    }
+  }
+  // Each trial paused at its turns and evaluations, and its loader built.
+  CHECK(pauses >= 10);
+  CHECK(built > 0);
 }
