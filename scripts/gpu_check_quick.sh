@@ -45,7 +45,7 @@ for w in $workloads; do
   cat > "$out/$name.json" <<JSON
 {"name": "$name", "workload": "$w", "base": {"device": "$device"},
  "grid": {$grid},
- "measure": {"repeats": 2, "warmup_steps": 5, "min_warmup_s": 0.5, "block_s": 0.05,
+ "measure": {"repeats": 3, "warmup_steps": 5, "min_warmup_s": 0.5, "block_s": 0.05,
              "blocks": 5, "timeout_s": 300}}
 JSON
   stamp "== sweep $name: $grid"

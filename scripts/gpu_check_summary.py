@@ -33,11 +33,17 @@ def compare_rows(binary, db, sweep):
     return rows, ""
 
 
-def config_label(row, baseline_keys):
-    config = row.get("config_settings") or row.get("settings") or {}
-    if isinstance(config, dict) and config:
-        return ", ".join(f"{k}={v}" for k, v in config.items())
-    return str(row.get("config", "?"))
+def grid_keys(sweep_file):
+    """The settings a sweep file varies (compare's rows carry them by name)."""
+    try:
+        return list(json.load(open(sweep_file)).get("grid", {}))
+    except (OSError, ValueError):
+        return []
+
+
+def config_label(row, keys):
+    named = [f"{k}={row[k]}" for k in keys if k in row]
+    return ", ".join(named) if named else "#" + str(row.get("config", "?"))
 
 
 def ratio_text(row):
@@ -58,11 +64,9 @@ def tests_section(out):
     for m in re.finditer(r"Test\s+#\d+:\s+(\S+)\s+\.+\s*([^\n]*?)\s+[\d.]+ sec", text):
         verdict = m.group(2).strip().replace("*", "").strip() or "?"
         rows.append((m.group(1), verdict))
-    skipped = re.findall(r"^\s*\d+ - (\S+) \((?:Not Run|Skipped)\)", text, re.M)
     summary = re.search(r"\d+% tests passed.*", text)
     head = "GPU tests (ctest -L gpu): " + (summary.group(0) if summary else "no ctest summary")
-    return head + "\n" + table(["test", "verdict"], rows) + (
-        "\n" + "\n".join(f"  skipped: {k}" for k in skipped) if skipped else "")
+    return head + "\n" + table(["test", "verdict"], rows)
 
 
 def sweeps_section(binary, out, workloads):
@@ -74,8 +78,9 @@ def sweeps_section(binary, out, workloads):
         if data is None:
             rows.append((w, "-", error[:80]))
             continue
+        keys = grid_keys(os.path.join(out, name + ".json"))
         for row in data:
-            rows.append((w, config_label(row, None), ratio_text(row) + (
+            rows.append((w, config_label(row, keys), ratio_text(row) + (
                 f"  {row['verdict']}" if row.get("verdict") else "")))
     return "Sweeps (throughput ratio to the baseline, 95% CI)\n" + table(
         ["workload", "config", "ratio"], rows)
@@ -111,10 +116,12 @@ def quickstart_section(binary, out):
         return "Quickstart: " + error
     widths = []
     rows = []
+    keys = grid_keys(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "experiments",
+                                  "quickstart.json"))
     for row in data:
         if row.get("ratio") is not None and row.get("ci_low") is not None:
             widths.append(100 * (row["ci_high"] - row["ci_low"]) / 2 / row["ratio"])
-        rows.append((config_label(row, None), ratio_text(row), row.get("verdict", "")))
+        rows.append((config_label(row, keys), ratio_text(row), row.get("verdict", "")))
     median = f"{statistics.median(widths):.1f}%" if widths else "-"
     return (f"Quickstart (as shipped): {wall} s, median half-width {median}\n" +
             table(["config", "ratio", "verdict"], rows))

@@ -129,6 +129,36 @@ TEST_CASE("a run whose metric went NaN is censored at once, not trained to its b
   CHECK(std::stod(box.text("SELECT max(value) FROM metrics WHERE name = 'target_time_s'")) < 5);
 }
 
+TEST_CASE("a target trial killed by timeout_s after evaluating counts as censored, not dropped",
+          "[integration][target]") {
+  Sandbox box;
+  // A max_steps target keeps timeout_s: the hopeless config (learn_steps 1e9,
+  // 2 ms a step) is killed at 1.5 s, after several evaluations. Its seeds are
+  // censored at their last evaluation's training clock; dropped, they left
+  // "reached 0/0" and a median from the survivors only.
+  box.write("t.json", R"({"name": "killed", "workload": "noop",
+    "base": {"spin_us": 2000},
+    "grid": {"learn_steps": [100, 1e9]},
+    "measure": {"target": {"value": 0.9, "max_steps": 100000000}, "warmup_steps": 0,
+                "steps_per_block": 20, "repeats": 2, "timeout_s": 1.5, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run t.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  REQUIRE(box.count("SELECT count(*) FROM trials WHERE status = 'timeout'") == 2);
+  const auto c = gpusweep::test::run_shell("cd '" + box.path("") + "' && '" + GPUSWEEP_BIN +
+                                           "' compare --db results.db --target --format json "
+                                           "2>/dev/null");
+  INFO(c.output);
+  REQUIRE(c.code == 0);
+  const auto times = nlohmann::json::parse(c.output);
+  REQUIRE(times.size() == 2);
+  const auto& killed = times[1];
+  CHECK(killed.at("trials") == 2);  // both seeds, censored
+  CHECK(killed.at("reached") == 0);
+  CHECK(killed.at("beyond_budget") == true);
+  CHECK(killed.at("median_lower_end_s").get<double>() > 0.1);
+}
+
 TEST_CASE("a target the workload cannot report or reach is refused before anything runs",
           "[integration][target]") {
   Sandbox box;

@@ -30,6 +30,18 @@ std::optional<TargetTime> stored_target_time(db::Store& store, const db::TrialRe
                      store.last_stat(t.id, "target_diverged"));
 }
 
+std::optional<TargetTime> timed_out_target_time(db::Store& store, const db::TrialRecord& t) {
+  const std::string clock = std::string(kCurvePrefix) + "train_s";
+  std::optional<std::pair<int64_t, double>> last;  // (at_step, training seconds)
+  for (const auto& m : store.metrics(t.id)) {
+    if (m.kind == "eval" && m.name == clock && (!last || m.at_step >= last->first)) {
+      last = std::make_pair(m.at_step, m.value);
+    }
+  }
+  if (!last || !(last->second > 0)) return std::nullopt;
+  return TargetTime{t.plan.repeat, last->second, true};
+}
+
 std::string machine_key(const db::EnvironmentInfo& e) {
   return e.hostname + "|" + e.cpu_model + "|" + e.gpus_json;
 }
@@ -171,6 +183,13 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     if (c.config.is_null()) c.config = Json::parse(t.plan.config_json);
     ++c.trials;
     if (t.status != db::TrialStatus::ok || !t.summary) {
+      // A time-to-target trial killed by timeout_s after an evaluation trained
+      // at least its last evaluation's clock without reaching the target:
+      // censored there, not dropped (dropping the slow seeds biased the
+      // median low: the 2026-11-26 audit's M2).
+      if (t.status == db::TrialStatus::timeout) {
+        if (const auto time = timed_out_target_time(store, t)) c.target_times.push_back(*time);
+      }
       if (c.problem.empty() && t.status != db::TrialStatus::pending) {
         c.problem = db::status_name(t.status) + (t.error ? ": " + *t.error : std::string());
       }

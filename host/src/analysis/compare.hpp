@@ -87,6 +87,11 @@ std::optional<TargetTime> target_time(int64_t repeat, std::optional<double> time
                                       std::optional<double> censored,
                                       std::optional<double> diverged = std::nullopt);
 
+// A time-to-target trial that ended `timeout` (killed by timeout_s) after at
+// least one evaluation: censored at its last evaluation's training clock
+// (gpusweep.train_s); nothing when it evaluated nothing.
+std::optional<TargetTime> timed_out_target_time(db::Store& store, const db::TrialRecord& t);
+
 // Where a trial ran, for telling comparisons across machines: host, CPU and
 // the GPUs it could see ("" when the database does not say).
 std::string machine_key(const db::EnvironmentInfo& e);
