@@ -21,15 +21,6 @@ void load_h100_records(const Sandbox& box) {
       .exec(sql.str());
 }
 
-// The JSON document alone (progress goes to stderr).
-nlohmann::json diagnose_json(const Sandbox& box, const std::string& args) {
-  const auto r = gpusweep::test::run_shell("cd '" + box.path("") + "' && '" + GPUSWEEP_BIN +
-                                           "' diagnose " + args + " --format json 2>/dev/null");
-  INFO(r.output);
-  REQUIRE(r.code == 0);
-  return nlohmann::json::parse(r.output);
-}
-
 }  // namespace
 
 TEST_CASE("diagnose --trial re-diagnoses the H100's dqn as launch-bound, restoration input-bound",
@@ -46,12 +37,14 @@ TEST_CASE("diagnose --trial re-diagnoses the H100's dqn as launch-bound, restora
   CHECK_THAT(dqn.output, !Contains("compute-bound"));
   CHECK_THAT(dqn.output, !Contains("reports no FLOPs"));
 
-  const auto doc = diagnose_json(box, "--db diag.db --trial 2");
+  const auto doc =
+      gpusweep::test::gpusweep_json(box, "diagnose --db diag.db --trial 2 --format json");
   CHECK(doc.at("bottleneck") == "input-bound");
   CHECK(doc.at("phases_approximate") == true);
 
   // The peak given by hand lands in the FLOP/s comparison.
-  const auto peak = diagnose_json(box, "--db diag.db --trial 1 --peak 51400");
+  const auto peak = gpusweep::test::gpusweep_json(
+      box, "diagnose --db diag.db --trial 1 --peak 51400 --format json");
   CHECK(peak.at("peak_flops").get<double>() == Approx(51.4e12));
 }
 

@@ -183,6 +183,17 @@ inline bool none_left(const Sandbox& box) {
   return false;
 }
 
+// `gpusweep ARGS` in the sandbox (the real plugins' path), its stdout alone
+// parsed as the JSON document a --format json command prints (progress goes
+// to stderr); REQUIREs that it exits 0.
+inline nlohmann::json gpusweep_json(const Sandbox& box, const std::string& args) {
+  const auto r =
+      run_shell("cd '" + box.path("") + "' && '" + GPUSWEEP_BIN + "' " + args + " 2>/dev/null");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.output);
+}
+
 // measure.block_s on a workload with small settings (`base`, a JSON object):
 // the trial sizes its blocks to about 50 ms, records the steps it chose, and
 // every measured block runs them. The bounds on the block's time are loose

@@ -187,9 +187,16 @@ TEST_CASE("warmup goes on until block times settle, and records the transient ap
       box.gpusweep("run w.json --db fixed.db --set name=fixed --set measure.stable_warmup=false");
   INFO(fixed.output);
   REQUIRE(fixed.code == 0);
-  const auto fixed_first = std::stod(
-      gpusweep::test::text_in(box.path("fixed.db"), "SELECT seconds FROM blocks WHERE idx = 0"));
-  CHECK(fixed_first > 1.3 * got.last);
+  // Judged within that run (the stable run's blocks ran at another moment of a
+  // loaded machine: one seen twice as slow made the comparison fail by chance).
+  const auto fixed_text = [&](const std::string& sql) {
+    return std::stod(gpusweep::test::text_in(box.path("fixed.db"), sql));
+  };
+  const double fixed_first = fixed_text("SELECT seconds FROM blocks WHERE idx = 0");
+  const double fixed_steady =
+      fixed_text("SELECT avg(seconds) FROM (SELECT seconds FROM blocks WHERE idx > 0 "
+                 "ORDER BY seconds LIMIT 2 OFFSET 1)");
+  CHECK(fixed_first > 1.3 * fixed_steady);
 }
 
 TEST_CASE("compare and best read block series to the numbers the blocks give",

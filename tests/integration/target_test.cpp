@@ -145,12 +145,8 @@ TEST_CASE("a target trial killed by timeout_s after evaluating counts as censore
   INFO(r.output);
   REQUIRE(r.code == 0);
   REQUIRE(box.count("SELECT count(*) FROM trials WHERE status = 'timeout'") == 2);
-  const auto c = gpusweep::test::run_shell("cd '" + box.path("") + "' && '" + GPUSWEEP_BIN +
-                                           "' compare --db results.db --target --format json "
-                                           "2>/dev/null");
-  INFO(c.output);
-  REQUIRE(c.code == 0);
-  const auto times = nlohmann::json::parse(c.output);
+  const auto times =
+      gpusweep::test::gpusweep_json(box, "compare --db results.db --target --format json");
   REQUIRE(times.size() == 2);
   const auto& killed = times[1];
   CHECK(killed.at("trials") == 2);  // both seeds, censored

@@ -92,15 +92,11 @@ TEST_CASE("marl skips the settings it has nothing to apply to, with the reason",
 
 TEST_CASE("diagnose times marl's forward and counts its FLOPs", "[integration][torch]") {
   Sandbox box;
-  const auto r = gpusweep::test::run_shell(
-      "cd '" + box.path("") + "' && '" + GPUSWEEP_BIN +
-      "' diagnose marl --set device=cpu --set threads=1 --set batch_size=4 --set budget=4 "
-      "--set data_passes=1 --set batch_number=2 --set measure.warmup_steps=2 "
-      "--set measure.steps_per_block=2 --matmul-seconds 0 --db results.db --format json "
-      "2>/dev/null");
-  INFO(r.output);
-  REQUIRE(r.code == 0);
-  const auto doc = nlohmann::json::parse(r.output);
+  const auto doc = gpusweep::test::gpusweep_json(
+      box,
+      "diagnose marl --set device=cpu --set threads=1 --set batch_size=4 --set budget=4 --set "
+      "data_passes=1 --set batch_number=2 --set measure.warmup_steps=2 --set "
+      "measure.steps_per_block=2 --matmul-seconds 0 --db results.db --format json");
   for (const char* phase : {"forward", "backward", "optimizer"}) {
     INFO(phase);
     CHECK(doc.at("phases_s_per_step").at(phase).get<double>() > 0);

@@ -188,13 +188,10 @@ TEST_CASE("transformer's fused attention trains as the written-out one", "[integ
 TEST_CASE("diagnose times every phase of the transformer's step and counts its FLOPs",
           "[integration][torch]") {
   Sandbox box;
-  const auto r = gpusweep::test::run_shell(
-      "cd '" + box.path("") + "' && '" + GPUSWEEP_BIN +
-      "' diagnose transformer --set device=cpu --set threads=1 --set batch_size=4 "
-      "--set seq_len=32 --matmul-seconds 0 --db results.db --format json 2>/dev/null");
-  INFO(r.output);
-  REQUIRE(r.code == 0);
-  const auto doc = nlohmann::json::parse(r.output);
+  const auto doc = gpusweep::test::gpusweep_json(
+      box,
+      "diagnose transformer --set device=cpu --set threads=1 --set batch_size=4 --set seq_len=32 "
+      "--matmul-seconds 0 --db results.db --format json");
   const auto& phases = doc.at("phases_s_per_step");
   // The windows gathered from the resident corpus are the input; the forward
   // and its loss, backward, optimiser and the loss read each have time. The
