@@ -193,9 +193,9 @@ TEST_CASE("warmup goes on until block times settle, and records the transient ap
     return std::stod(gpusweep::test::text_in(box.path("fixed.db"), sql));
   };
   const double fixed_first = fixed_text("SELECT seconds FROM blocks WHERE idx = 0");
-  const double fixed_steady =
-      fixed_text("SELECT avg(seconds) FROM (SELECT seconds FROM blocks WHERE idx > 0 "
-                 "ORDER BY seconds LIMIT 2 OFFSET 1)");
+  const double fixed_steady = fixed_text(
+      "SELECT avg(seconds) FROM (SELECT seconds FROM blocks WHERE idx > 0 "
+      "ORDER BY seconds LIMIT 2 OFFSET 1)");
   CHECK(fixed_first > 1.3 * fixed_steady);
 }
 
