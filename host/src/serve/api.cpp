@@ -228,8 +228,10 @@ Json ServeApi::runs(const std::string& since) const {
   std::lock_guard<std::mutex> lock(runs_mu_);
   const Json& list = shared_list();
   const std::string& cursor = list["cursor"].get_ref<const std::string&>();
-  return {
-      {"cursor", cursor}, {"unchanged", !since.empty() && since == cursor}, {"runs", list["runs"]}};
+  return {{"cursor", cursor},
+          {"unchanged", !since.empty() && since == cursor},
+          {"runs", list["runs"]},
+          {"unreadable", list["unreadable"]}};
 }
 
 std::optional<std::pair<std::string, bool>> ServeApi::run_state(size_t d, int64_t id) const {
@@ -245,16 +247,24 @@ std::optional<std::pair<std::string, bool>> ServeApi::run_state(size_t d, int64_
 // Long by design: one record a run, field after field.
 Json ServeApi::list_runs() const {
   Json out = Json::array();
+  Json problems = Json::array();
   std::string all;
   const double now = now_epoch();
   for (size_t d = 0; d < dbs_.size(); ++d) {
     std::vector<db::SweepRecord> sweeps;
     std::vector<db::RunCounts> counts;
-    {
+    try {
       const auto file = readable(d);
       db::Store store(*file, db::Connection::Mode::read_only);
       sweeps = store.sweeps();
       counts = store.run_counts();
+    } catch (const std::exception& e) {
+      // One database that cannot be read (a shard a task is still creating,
+      // a file deleted, a copy that failed) is listed with why; the others
+      // are served (the 2026-11-26 audit's M2).
+      problems.push_back({{"db", d}, {"path", dbs_[d]}, {"error", e.what()}});
+      all += std::to_string(d) + ":error:" + e.what() + ";";
+      continue;
     }
     for (const auto& s : sweeps) {
       db::RunCounts c;
@@ -299,7 +309,7 @@ Json ServeApi::list_runs() const {
       out.push_back(r);
     }
   }
-  return {{"cursor", hash_text(all)}, {"runs", out}};
+  return {{"cursor", hash_text(all)}, {"runs", out}, {"unreadable", problems}};
 }
 
 Json ServeApi::run(size_t d, int64_t id) const {

@@ -239,3 +239,22 @@ TEST_CASE("a database read through local copies answers as the database does", "
   REQUIRE(list["runs"].size() == 1);
   CHECK(list["runs"][0]["ok"] == 2);
 }
+
+TEST_CASE("a database that cannot be read is listed with why, and the others are served",
+          "[serve]") {
+  WatchedRun watched("serve_unreadable");
+  finish(watched.store, watched.store.trials(watched.run)[0].id, db::TrialStatus::ok, 100);
+  // A shard a task is still creating: a file, no schema yet.
+  const std::string empty = watched.dir.path + "/creating.db";
+  std::ofstream(empty) << "";
+  const host::ServeApi api({empty, watched.path}, 0, host::ServeApi::Snapshot::never);
+  const Json list = api.runs("");
+  REQUIRE(list["runs"].size() == 1);
+  CHECK(list["runs"][0]["db"] == 1);
+  CHECK(list["runs"][0]["ok"] == 1);
+  REQUIRE(list["unreadable"].size() == 1);
+  CHECK(list["unreadable"][0]["db"] == 0);
+  CHECK_FALSE(list["unreadable"][0]["error"].get<std::string>().empty());
+  // The good database's run answers whole.
+  CHECK(api.run(1, watched.run).is_object());
+}
