@@ -195,9 +195,9 @@ inline nlohmann::json gpusweep_json(const Sandbox& box, const std::string& args)
 }
 
 // measure.block_s on a workload with small settings (`base`, a JSON object):
-// the trial sizes its blocks to about 50 ms, records the steps it chose, and
-// every measured block runs them. The bounds on the block's time are loose
-// (a quarter to 8x): the calibration and the blocks run under the same load.
+// the trial sizes its blocks, records the steps it chose, and every measured
+// block runs them (how long the blocks took is the machine's load's: what
+// the sizing chooses is checked on a step of known length, run_test.cpp).
 inline void check_blocks_sized_by_time(const std::string& workload, const std::string& base) {
   Sandbox box;
   box.write("b.json", R"({"name": "sized", "workload": ")" + workload + R"(", "base": )" + base +
@@ -212,12 +212,6 @@ inline void check_blocks_sized_by_time(const std::string& workload, const std::s
   CHECK(chosen >= 1);
   CHECK(box.count("SELECT count(*) FROM blocks WHERE steps = " + std::to_string(chosen)) == 5);
   CHECK(box.count("SELECT steps_per_block FROM trial_summary") == chosen);
-  const double median =
-      std::stod(box.text("SELECT CAST(seconds AS TEXT) FROM blocks ORDER BY seconds LIMIT 1 "
-                         "OFFSET 2"));
-  INFO("median block " << median << " s");
-  CHECK(median > 0.05 / 4);
-  CHECK(median < 0.05 * 8);
 }
 
 }  // namespace gpusweep::test

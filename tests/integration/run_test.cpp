@@ -597,6 +597,28 @@ TEST_CASE("with two jobs, run says that trials share the machine, and each recor
         2);
 }
 
+TEST_CASE("measure.block_s chooses the steps that last a block, bounded by a step's length",
+          "[integration]") {
+  Sandbox box;
+  // A step sleeps 20 ms, so it lasts at least that however loaded the
+  // machine: blocks of 0.1 s get at most 5 steps (the default is 20), and
+  // blocks shorter than one step get exactly one.
+  box.write("s.json", R"({"name": "sized", "workload": "faults", "base": {"mode": "slow_step"},
+    "measure": {"repeats": 1, "warmup_steps": 1, "block_s": 0.1, "blocks": 5}})");
+  const auto chosen = [&](const std::string& block_s) {
+    const std::string db = "b" + block_s + ".db";
+    const auto r = box.gpusweep("run s.json --db " + db + " --set measure.block_s=" + block_s);
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    return gpusweep::test::count_in(
+        box.path(db), "SELECT CAST(value AS INTEGER) FROM metrics WHERE name = 'block_steps'");
+  };
+  const int64_t tenth = chosen("0.1");
+  CHECK(tenth >= 1);
+  CHECK(tenth <= 5);
+  CHECK(chosen("0.005") == 1);
+}
+
 // Audit M5: a block of a few empty steps is mostly the clock and the sync.
 TEST_CASE(
     "blocks shorter than measure.min_block_s fail the trial with a steps_per_block that works",
