@@ -108,6 +108,28 @@ std::optional<double> stat_of(const std::map<std::string, double>& stats, const 
 
 }  // namespace
 
+std::vector<std::pair<std::string, double>> warmup_end_stats(const Json& snapshot) {
+  std::vector<std::pair<std::string, double>> out;
+  if (!snapshot.is_object()) return out;
+  for (const auto& [name, value] : snapshot.items()) {
+    if (value.is_number() && (name.rfind("phase_", 0) == 0 || name == "host_syncs")) {
+      out.emplace_back(kWarmupEndPrefix + name, value.get<double>());
+    }
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, double>> matmul_peak_stats(const Json& matmul) {
+  std::vector<std::pair<std::string, double>> out;
+  if (!matmul.is_array()) return out;
+  for (const auto& m : matmul) {
+    if (!m.is_object() || !m.contains("gflops") || !m.at("gflops").is_number()) continue;
+    const bool cuda = m.value("device", std::string()).rfind("cuda", 0) == 0;
+    out.emplace_back(cuda ? kMatmulPeakCuda : kMatmulPeakCpu, m.at("gflops").get<double>());
+  }
+  return out;
+}
+
 PhaseBreakdown breakdown_from_record(const TrialRecordView& trial) {
   double steps = 0, seconds = 0;
   for (const auto& b : trial.blocks) {
@@ -157,9 +179,8 @@ PhaseBreakdown breakdown_from_record(const TrialRecordView& trial) {
   if (b.cpu_peak_flops) *b.cpu_peak_flops *= 1e9;
   b.host_cpu_cores = stat_of(trial.stats, "monitor_cpu_util_mean");
   if (b.cuda) {
-    const auto samples = stat_of(trial.stats, "monitor_gpu_util_samples")
-                             ? stat_of(trial.stats, "monitor_gpu_util_samples")
-                             : stat_of(trial.stats, "monitor_gpu_samples_measured");
+    auto samples = stat_of(trial.stats, "monitor_gpu_util_samples");
+    if (!samples) samples = stat_of(trial.stats, "monitor_gpu_samples_measured");
     const auto util = stat_of(trial.stats, "monitor_gpu_device_util_mean");
     if (auto busy = stat_of(trial.stats, "gpu_busy_share")) {
       b.device_busy_share = std::clamp(*busy, 0.0, 1.0);
@@ -527,7 +548,8 @@ std::string no_timings_why(const std::string& workload) {
 std::optional<DiagnoseReport> diagnose_record(const std::string& workload,
                                               const TrialRecordView& trial, double throughput,
                                               const std::string& unit,
-                                              const PluginManifest* manifest, std::string* why) {
+                                              const PluginManifest* manifest, std::string* why,
+                                              const Json* base) {
   if (!has_phase_timings(trial.stats)) {
     *why = no_timings_why(workload);
     return std::nullopt;
@@ -545,12 +567,18 @@ std::optional<DiagnoseReport> diagnose_record(const std::string& workload,
     if (!r.grid.empty()) {
       SweepSpec spec;
       spec.workload = workload;
-      // The settings the trial ran that differ from the plugin's defaults
-      // (and its device): what a sweep file would have named.
-      spec.base = Json::object();
-      for (const auto& [key, value] : trial.config.items()) {
-        const ParamSpec* p = manifest->find(key);
-        if (p == nullptr || key == "device" || !(p->default_value == value)) spec.base[key] = value;
+      if (base != nullptr) {
+        spec.base = *base;
+      } else {
+        // The settings the trial ran that differ from the plugin's defaults
+        // (and its device): what a sweep file would have named.
+        spec.base = Json::object();
+        for (const auto& [key, value] : trial.config.items()) {
+          const ParamSpec* p = manifest->find(key);
+          if (p == nullptr || key == "device" || !(p->default_value == value)) {
+            spec.base[key] = value;
+          }
+        }
       }
       r.suggested_sweep = suggested_sweep(spec, r.diagnosis, r.grid);
       // Ready to run means valid: checked as `run` will check it.
@@ -578,34 +606,23 @@ std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const Plugin
       if (value.is_number()) trial.stats[name] = value.get<double>();
     }
   }
-  if (readings.stats_snapshot.is_object()) {
-    for (const auto& [name, value] : readings.stats_snapshot.items()) {
-      if (value.is_number() && (name.rfind("phase_", 0) == 0 || name == "host_syncs")) {
-        trial.stats.emplace(kWarmupEndPrefix + name, value.get<double>());
-      }
-    }
+  // What the collector stored of the snapshot and the probe, where the
+  // outcome lacks it.
+  for (const auto& [name, value] : warmup_end_stats(readings.stats_snapshot)) {
+    trial.stats.emplace(name, value);
   }
-  if (readings.matmul.is_array()) {
-    for (const auto& m : readings.matmul) {
-      if (!m.is_object() || !m.contains("gflops") || !m.at("gflops").is_number()) continue;
-      const bool cuda = m.value("device", std::string()).rfind("cuda", 0) == 0;
-      trial.stats.emplace(cuda ? kMatmulPeakCuda : kMatmulPeakCpu, m.at("gflops").get<double>());
-    }
+  for (const auto& [name, value] : matmul_peak_stats(readings.matmul)) {
+    trial.stats.emplace(name, value);
   }
   if (!has_phase_timings(trial.stats)) {
     *why = no_timings_why(spec.workload);
     return std::nullopt;
   }
-  std::optional<DiagnoseReport> r = diagnose_record(
-      spec.workload, trial, outcome.summary ? outcome.summary->throughput_median : 0,
-      outcome.summary ? outcome.summary->unit : "", &manifest, why);
-  if (r && !r->suggested_sweep.is_null()) {
-    // The sweep keeps the diagnosed sweep's base (the settings given), not
-    // every resolved default.
-    r->suggested_sweep = suggested_sweep(spec, r->diagnosis, r->grid);
-    validate_sweep(parse_sweep(r->suggested_sweep.dump(), "suggested sweep"), manifest);
-  }
-  return r;
+  // The suggested sweep keeps the diagnosed sweep's base (the settings
+  // given), not every resolved default.
+  return diagnose_record(spec.workload, trial,
+                         outcome.summary ? outcome.summary->throughput_median : 0,
+                         outcome.summary ? outcome.summary->unit : "", &manifest, why, &spec.base);
 }
 
 }  // namespace gpusweep::host

@@ -82,6 +82,14 @@ struct StoredTrial {
 };
 StoredTrial load_stored_trial(db::Store& store, int64_t trial_id);
 
+// The statistics a trial keeps for an exact re-diagnosis, by name: from
+// the worker's end-of-warmup snapshot its phase totals and host syncs
+// (kWarmupEndPrefix + the plugin's name), from its matmul probe event's list
+// the peak of each kind of device (kMatmulPeakCuda, kMatmulPeakCpu, GFLOP/s).
+// The collector stores them; a trial diagnosed as it ends reads the same.
+std::vector<std::pair<std::string, double>> warmup_end_stats(const Json& snapshot);
+std::vector<std::pair<std::string, double>> matmul_peak_stats(const Json& matmul);
+
 // The breakdown of a recorded trial: exact when it holds the end-of-warmup
 // totals (kWarmupEndPrefix), else approximate (see PhaseBreakdown). The
 // device's busy share from CUDA's activity records (gpu_busy_share) where
@@ -139,9 +147,12 @@ std::optional<DiagnoseReport> diagnose_trial(const SweepSpec& spec, const Plugin
 // report carries a suggested sweep (over the trial's config); without it
 // the advice is text only. Nothing, with why, when the trial holds no phase
 // timings.
+// base: the suggested sweep's base; by default the settings the trial ran
+// that differ from the plugin's defaults (and its device).
 std::optional<DiagnoseReport> diagnose_record(const std::string& workload,
                                               const TrialRecordView& trial, double throughput,
                                               const std::string& unit,
-                                              const PluginManifest* manifest, std::string* why);
+                                              const PluginManifest* manifest, std::string* why,
+                                              const Json* base = nullptr);
 
 }  // namespace gpusweep::host

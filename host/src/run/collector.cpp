@@ -1,9 +1,9 @@
 // Trial outcome assembly; see collector.hpp.
 #include "run/collector.hpp"
+#include "analysis/diagnose.hpp"
 #include "protocol/events.hpp"
 
 #include "model/hashing.hpp"
-#include "model/metrics.hpp"
 #include "support/spawn.hpp"
 #include "support/stats.hpp"
 #include "support/version.hpp"
@@ -78,32 +78,9 @@ void TrialCollector::on_target(const Json& e) {
   }
 }
 
-namespace {
-
-// The phase totals at the end of warmup (diagnose's timers, which only
-// diagnose trials switch on): kept so that `diagnose --db --trial` counts the
-// measured steps alone, exactly, from the database.
-void keep_warmup_totals(const Json& stats, std::vector<db::MetricSample>& out) {
-  for (const auto& [name, value] : stats.items()) {
-    if (value.is_number() && (name.rfind("phase_", 0) == 0 || name == "host_syncs")) {
-      out.push_back({"stat", 0, std::string(kWarmupEndPrefix) + name, value.get<double>()});
-    }
-  }
+void TrialCollector::add_stats(const std::vector<std::pair<std::string, double>>& stats) {
+  for (const auto& [name, value] : stats) metrics_.push_back({"stat", 0, name, value});
 }
-
-// The matmul peak a diagnose trial measured, per device kind (GFLOP/s).
-void keep_matmul_peaks(const Json& e, std::vector<db::MetricSample>& out) {
-  const auto it = e.find("matmul");
-  if (it == e.end() || !it->is_array()) return;
-  for (const auto& m : *it) {
-    if (!m.is_object() || !m.contains("gflops") || !m.at("gflops").is_number()) continue;
-    const bool cuda = m.value("device", std::string()).rfind("cuda", 0) == 0;
-    out.push_back(
-        {"stat", 0, cuda ? kMatmulPeakCuda : kMatmulPeakCpu, m.at("gflops").get<double>()});
-  }
-}
-
-}  // namespace
 
 void TrialCollector::on_event(const Json& e) {
   const std::string kind = event::kind(e);
@@ -154,10 +131,12 @@ void TrialCollector::on_event(const Json& e) {
   } else if (kind == event::stats_snapshot) {
     if (auto it = e.find("stats"); it != e.end() && it->is_object()) {
       warmup_stats_ = *it;
-      keep_warmup_totals(*it, metrics_);
+      // Diagnose's phase totals here: `diagnose --db --trial` counts the
+      // measured steps alone from the database.
+      add_stats(warmup_end_stats(*it));
     }
   } else if (kind == event::probe) {
-    keep_matmul_peaks(e, metrics_);
+    add_stats(matmul_peak_stats(e.value("matmul", Json())));  // a diagnose trial's peaks
   } else if (kind == event::stats) {
     if (auto it = e.find("stats"); it != e.end() && it->is_object()) {
       stats_ = *it;
