@@ -18,6 +18,9 @@
 
 namespace gpusweep::bench {
 
+// The access token the benchmarks' servers are started with.
+inline const char* const kServeToken = "gpusweep-bench-token-0000";
+
 // GET target from 127.0.0.1:port; the body, or "" when nothing answered 200.
 inline std::string get(uint16_t port, const std::string& target) {
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -27,7 +30,9 @@ inline std::string get(uint16_t port, const std::string& target) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   std::string text;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-    const std::string req = "GET " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    const std::string req = "GET " + target +
+                            " HTTP/1.0\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                            "\r\nAuthorization: Bearer " + kServeToken + "\r\n\r\n";
     if (::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
       char buf[65536];
       for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
@@ -55,8 +60,8 @@ inline pid_t start_server(const std::string& bin, const std::string& path, const
                           uint16_t* port) {
   const pid_t server = fork();
   if (server == 0) {
-    const std::string cmd =
-        "exec '" + bin + "' serve --db '" + path + "' --port 0 > '" + log + "' 2>&1";
+    const std::string cmd = "exec '" + bin + "' serve --db '" + path + "' --port 0 --token " +
+                            kServeToken + " > '" + log + "' 2>&1";
     execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }

@@ -1,6 +1,7 @@
 // Local copies of a database on a network filesystem; see snapshot.hpp.
 #include <gpusweep/db/snapshot.hpp>
 
+#include <gpusweep/db/migrate.hpp>
 #include <gpusweep/db/sqlite.hpp>
 
 #include <fcntl.h>
@@ -163,6 +164,9 @@ std::shared_ptr<const std::string> Snapshots::copy_once(int attempt) {
     // connections open without creating anything beside it.
     Connection c(to, Connection::Mode::read_write);
     c.exec("PRAGMA journal_mode = DELETE");
+    // A database of an older gpusweep: the copy upgraded once, here, so
+    // that each read of it is not a copy and migration of its own.
+    if (const int v = current_version(c); v > 0 && v < schema_version()) migrate(c);
   }
   copied_ = {before, wal_before};
   auto* path = new std::string(to);

@@ -6,6 +6,7 @@
 #include "series.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <thread>
@@ -37,6 +38,12 @@ constexpr const char* kSweepColumns =
 
 }  // namespace
 
+namespace {
+std::atomic<int64_t> upgraded_copies{0};
+}  // namespace
+
+int64_t Store::upgraded_copies_made() { return upgraded_copies.load(); }
+
 Store::Store(const std::string& path, Connection::Mode mode) : db_(path, mode) {
   db_.exec("PRAGMA foreign_keys = ON");
   if (mode == Connection::Mode::read_write) {
@@ -62,6 +69,7 @@ Store::Store(const std::string& path, Connection::Mode mode) : db_(path, mode) {
       // An older gpusweep wrote it: read an upgraded copy, leave the file be.
       copy_ = std::make_unique<TempFile>("gpusweep-read");
       migrated_copy(db_, copy_->path(), "database '" + path + "'");
+      ++upgraded_copies;
       db_ = Connection(copy_->path(), Connection::Mode::read_only);
       db_.exec("PRAGMA foreign_keys = ON");
       have = current_version(db_);

@@ -1,7 +1,8 @@
 // `gpusweep serve` against a real sweep: the progress it reports advances
 // while the sweep runs, the server is read-only and refuses what it must
-// (other methods, paths out of its routes, requests without the token on a
-// non-loopback bind), and kill -9 of it again and again during a sweep
+// (other methods, paths out of its routes; a request naming another host,
+// from another origin or without the printed token), a run folder's shards
+// appear as they are made, and kill -9 of it again and again during a sweep
 // leaves the sweep to finish with its database intact.
 #include "harness.hpp"
 
@@ -16,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <regex>
 #include <sstream>
@@ -29,12 +31,20 @@ namespace {
 
 struct Reply {
   int status = 0;
+  std::string head;  // the status line and headers
   std::string body;
 };
 
-// One HTTP/1.0 request to 127.0.0.1:port (status 0 when nothing answered).
-Reply http(uint16_t port, const std::string& target, const std::string& method = "GET",
-           const std::string& headers = "") {
+// The token each server started here printed, by port.
+std::map<uint16_t, std::string>& tokens() {
+  static std::map<uint16_t, std::string> by_port;
+  return by_port;
+}
+
+// One HTTP/1.0 request to 127.0.0.1:port as is (status 0 when nothing
+// answered): headers holds every header but the request line.
+Reply raw(uint16_t port, const std::string& target, const std::string& method,
+          const std::string& headers) {
   Reply r;
   const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
   REQUIRE(fd >= 0);
@@ -46,7 +56,7 @@ Reply http(uint16_t port, const std::string& target, const std::string& method =
     ::close(fd);
     return r;
   }
-  const std::string req = method + " " + target + " HTTP/1.0\r\nHost: 127.0.0.1\r\n" + headers +
+  const std::string req = method + " " + target + " HTTP/1.0\r\n" + headers +
                           (method == "POST" ? "Content-Length: 2\r\n\r\n{}" : "\r\n");
   REQUIRE(::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size()));
   std::string text;
@@ -57,7 +67,17 @@ Reply http(uint16_t port, const std::string& target, const std::string& method =
   if (std::regex_search(text, m, std::regex("^HTTP/1\\.[01] (\\d+)"))) r.status = std::stoi(m[1]);
   const auto body = text.find("\r\n\r\n");
   if (body != std::string::npos) r.body = text.substr(body + 4);
+  r.head = text.substr(0, body);
   return r;
+}
+
+// The same as a browser on the printed URL sends it: the Host naming the
+// server, and the server's token (from its printed URL).
+Reply http(uint16_t port, const std::string& target, const std::string& method = "GET",
+           const std::string& headers = "") {
+  return raw(port, target, method,
+             "Host: 127.0.0.1:" + std::to_string(port) + "\r\nAuthorization: Bearer " +
+                 tokens()[port] + "\r\n" + headers);
 }
 
 // Starts `gpusweep serve ARGS --port 0` and waits for the port it prints.
@@ -67,8 +87,11 @@ uint16_t start_server(const Sandbox& box, const std::string& args, const std::st
   for (int i = 0; i < 200; ++i) {
     std::smatch m;
     const std::string out = box.read(log);
-    if (std::regex_search(out, m, std::regex(":(\\d+)/")))
-      return static_cast<uint16_t>(std::stoi(m[1]));
+    if (std::regex_search(out, m, std::regex(":(\\d+)/\\?token=([0-9a-zA-Z_-]+)"))) {
+      const auto port = static_cast<uint16_t>(std::stoi(m[1]));
+      tokens()[port] = m[2];
+      return port;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
   }
   FAIL("serve printed no port: " << box.read(log));
@@ -162,7 +185,7 @@ TEST_CASE("serve shows a running sweep's progress advancing, and kill -9 of it h
   Sandbox::wait(server);
 }
 
-TEST_CASE("serve is read-only, keeps to its routes, and wants its token off loopback",
+TEST_CASE("serve is read-only, keeps to its routes, and answers only its own page and token",
           "[integration][serve]") {
   Sandbox box;
   // A hostile sweep name: the API carries it as a JSON string (the page puts
@@ -203,22 +226,75 @@ TEST_CASE("serve is read-only, keeps to its routes, and wants its token off loop
   CHECK(http(port, "/api/run?db=0&id=99").status == 404);
   CHECK(http(port, "/api/run?db=../x&id=1").status == 404);
   CHECK(http(port, "/nothing").status == 404);
+  // Other pages and other users: a Host naming another site (a page whose
+  // name rebinds to 127.0.0.1) is refused whatever it carries; so is a
+  // request without the printed token, or with another.
+  const std::string token = tokens()[port];
+  const std::string host = "Host: 127.0.0.1:" + std::to_string(port) + "\r\n";
+  const std::string bearer = "Authorization: Bearer " + token + "\r\n";
+  const Reply rebound = raw(port, "/api/runs?token=" + token, "GET",
+                            "Host: attacker.example:" + std::to_string(port) + "\r\n");
+  CHECK(rebound.status == 403);
+  CHECK_THAT(rebound.body, !Contains("<img"));
+  CHECK(raw(port, "/api/runs", "GET", "Host: attacker.example\r\n" + bearer).status == 403);
+  CHECK(raw(port, "/api/runs", "GET", bearer).status == 403);  // no Host at all
+  CHECK(raw(port, "/api/runs", "GET", host).status == 401);
+  CHECK(raw(port, "/", "GET", host).status == 401);
+  CHECK(raw(port, "/api/runs?token=wrong" + token.substr(5), "GET", host).status == 401);
+  CHECK(raw(port, "/api/runs?token=" + token, "GET", host).status == 200);
+  CHECK(raw(port, "/api/runs", "GET", host + bearer).status == 200);
+  // The page's first load leaves the token in a cookie of this server's,
+  // which then serves on its own.
+  const Reply page = raw(port, "/?token=" + token, "GET", host);
+  CHECK(page.status == 200);
+  const std::string cookie = "gpusweep_token_" + std::to_string(port) + "=" + token;
+  CHECK_THAT(page.head, Contains("Set-Cookie: " + cookie + "; Path=/; HttpOnly; SameSite=Strict"));
+  CHECK(raw(port, "/api/runs", "GET", host + "Cookie: a=b; " + cookie + "\r\n").status == 200);
+  CHECK(raw(port, "/api/runs", "GET", host + "Cookie: " + cookie + "x\r\n").status == 401);
+  // Another origin's script, or another site's request, reads nothing but
+  // the page a link opens.
+  CHECK(http(port, "/api/runs", "GET", "Origin: http://attacker.example\r\n").status == 403);
+  CHECK(http(port, "/api/runs", "GET", "Origin: null\r\n").status == 403);
+  CHECK(http(port, "/api/runs", "GET", "Sec-Fetch-Site: cross-site\r\n").status == 403);
+  CHECK(http(port, "/api/runs", "GET", "Sec-Fetch-Site: same-site\r\n").status == 403);
+  CHECK(http(port, "/", "GET", "Sec-Fetch-Site: cross-site\r\n").status == 200);
+  CHECK(http(port, "/api/runs", "GET",
+             "Origin: http://127.0.0.1:" + std::to_string(port) +
+                 "\r\nSec-Fetch-Site: same-origin\r\n")
+            .status == 200);
   ::kill(server, SIGKILL);
   Sandbox::wait(server);
-  // Bound beyond loopback: a token, printed, that every request must carry.
+  // Bound beyond loopback: a token too, and a name of the user's own with
+  // --allow-host; the token can come from the environment.
+  ::setenv("GPUSWEEP_SERVE_TOKEN", "from-the-environment-0123", 1);
   pid_t open = 0;
-  const uint16_t port2 = start_server(box, "--db results.db --bind 0.0.0.0", "open.log", &open);
-  std::smatch m;
-  const std::string log = box.read("open.log");
-  REQUIRE(std::regex_search(log, m, std::regex("token=([0-9a-f]{24})")));
-  const std::string token = m[1];
-  CHECK(http(port2, "/api/runs").status == 401);
-  CHECK(http(port2, "/").status == 401);
-  CHECK(http(port2, "/api/runs?token=wrong" + token.substr(5)).status == 401);
-  CHECK(http(port2, "/api/runs?token=" + token).status == 200);
-  CHECK(http(port2, "/api/runs", "GET", "Authorization: Bearer " + token + "\r\n").status == 200);
+  const uint16_t port2 = start_server(
+      box, "--db results.db --bind 0.0.0.0 --allow-host gpu-box.lan", "open.log", &open);
+  ::unsetenv("GPUSWEEP_SERVE_TOKEN");
+  CHECK(tokens()[port2] == "from-the-environment-0123");
+  CHECK(http(port2, "/api/runs").status == 200);
+  const std::string named = "Host: gpu-box.lan:" + std::to_string(port2) + "\r\n";
+  CHECK(raw(port2, "/api/runs", "GET", named).status == 401);
+  CHECK(raw(port2, "/api/runs?token=from-the-environment-0123", "GET", named).status == 200);
+  CHECK(raw(port2, "/api/runs?token=from-the-environment-0123", "GET",
+            "Host: attacker.example:" + std::to_string(port2) + "\r\n")
+            .status == 403);
   ::kill(open, SIGKILL);
   Sandbox::wait(open);
+  // A run folder served before its first shard exists: the shard appears.
+  std::filesystem::create_directories(box.path("run/shards"));
+  pid_t folder = 0;
+  const uint16_t port3 = start_server(box, "--db run", "folder.log", &folder);
+  CHECK(nlohmann::json::parse(http(port3, "/api/runs").body)["runs"].empty());
+  std::filesystem::copy_file(box.path("results.db"), box.path("run/shards/shard-0.db"));
+  size_t shown = 0;
+  for (int i = 0; i < 100 && shown == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    shown = nlohmann::json::parse(http(port3, "/api/runs").body)["runs"].size();
+  }
+  CHECK(shown == 1);
+  ::kill(folder, SIGKILL);
+  Sandbox::wait(folder);
   // Nothing served a database that does not exist.
   const auto missing = box.gpusweep("serve --db nowhere.db --port 0");
   CHECK(missing.code == 2);

@@ -147,10 +147,10 @@ serve = subprocess.Popen([gpusweep, "serve", "--db", db, "--port", "0"], env=env
                          stdout=subprocess.PIPE, text=True)
 procs.append(serve)
 line = serve.stdout.readline()
-m = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+m = re.search(r"(http://127\.0\.0\.1:(\d+)/\?token=[0-9a-f]+)", line)
 if not m:
-    fail("serve printed no URL: " + line)
-url = f"http://127.0.0.1:{m.group(1)}/"
+    fail("serve printed no URL with its token: " + line)
+url = m.group(1)
 
 chrome_log = open(os.path.join(work, "chromium.log"), "w")
 chrome = subprocess.Popen([browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",

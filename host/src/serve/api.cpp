@@ -14,6 +14,7 @@
 #include "support/error.hpp"
 
 #include <gpusweep/db/live.hpp>
+#include <gpusweep/db/migrate.hpp>
 #include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/snapshot.hpp>
 #include <gpusweep/db/store.hpp>
@@ -179,45 +180,114 @@ constexpr double kLiveComputeShare = 5.0;
 
 // A cursor names the server that gave it: one from an earlier server (the
 // page outlived a restart) gets a whole answer, not a wrong delta.
-ServeApi::ServeApi(std::vector<std::string> db_paths, double share_s, Snapshot snapshot)
-    : share_s_(share_s), dbs_(std::move(db_paths)) {
+ServeApi::ServeApi(std::vector<std::string> db_paths, double share_s, Snapshot snapshot,
+                   std::vector<std::string> folders)
+    : share_s_(share_s), snapshot_(snapshot), folders_(std::move(folders)) {
   std::random_device random;
   char text[17];
   std::snprintf(text, sizeof text, "%08x%08x", random(), random());
   generation_ = text;
-  for (const auto& path : dbs_) {
-    const auto fs = db::network_filesystem(path);
-    filesystems_.push_back(fs.value_or(""));
-    const bool copy = snapshot == Snapshot::always || (snapshot == Snapshot::automatic && fs);
-    snapshots_.push_back(copy ? std::make_shared<db::Snapshots>(path, kSnapshotIntervalS)
-                              : nullptr);
+  std::lock_guard<std::mutex> lock(dbs_mu_);
+  for (const auto& path : db_paths) add(path);
+}
+
+std::vector<std::string> ServeApi::databases_in(const std::string& folder) {
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (auto it = std::filesystem::recursive_directory_iterator(folder, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code type;
+    if (it->is_regular_file(type) && it->path().extension() == ".db") {
+      found.push_back(it->path());
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+void ServeApi::add(const std::string& path) const {
+  auto entry = std::make_shared<Served>();
+  entry->path = path;
+  const auto fs = db::network_filesystem(path);
+  // The schema it was written with, read in place only where SQLite may
+  // open it (a network filesystem's database is read through copies anyway).
+  int version = 0;
+  if (!fs) {
+    try {
+      db::Connection c(path, db::Connection::Mode::read_only);
+      version = db::current_version(c);
+    } catch (const std::exception&) {
+      version = 0;  // not readable yet: the requests say why
+    }
+  }
+  const bool older = version > 0 && version < db::schema_version();
+  const std::string every = ", made again when it changed, at most every " +
+                            std::to_string(static_cast<int>(kSnapshotIntervalS)) + " s)";
+  if (older) {
+    entry->why = "(written by an older gpusweep, schema " + std::to_string(version) + " of " +
+                 std::to_string(db::schema_version()) +
+                 ": read through an upgraded local copy, the file left as it is" + every;
+  } else if (snapshot_ == Snapshot::always || (snapshot_ == Snapshot::automatic && fs)) {
+    entry->why = std::string(fs ? "(on " + *fs : "(--snapshot always") +
+                 ": read through local copies" + every;
+  }
+  if (!entry->why.empty()) {
+    entry->snapshots = std::make_shared<db::Snapshots>(path, kSnapshotIntervalS);
+  }
+  dbs_.push_back(std::move(entry));
+}
+
+void ServeApi::rescan() const {
+  for (const auto& folder : folders_) {
+    for (const auto& path : databases_in(folder)) {
+      std::lock_guard<std::mutex> lock(dbs_mu_);
+      const bool known =
+          std::any_of(dbs_.begin(), dbs_.end(), [&](const auto& d) { return d->path == path; });
+      if (!known) add(path);
+    }
   }
 }
 
-std::string ServeApi::reading(size_t d) const {
-  if (!snapshots_.at(d)) return "";
-  return std::string(filesystems_[d].empty() ? "(--snapshot always" : "(on " + filesystems_[d]) +
-         ": read through local copies, made again when it changed, at most every " +
-         std::to_string(static_cast<int>(kSnapshotIntervalS)) + " s)";
+size_t ServeApi::databases() const {
+  std::lock_guard<std::mutex> lock(dbs_mu_);
+  return dbs_.size();
+}
+
+std::shared_ptr<const ServeApi::Served> ServeApi::served(size_t d) const {
+  std::lock_guard<std::mutex> lock(dbs_mu_);
+  return d < dbs_.size() ? dbs_[d] : nullptr;
+}
+
+std::string ServeApi::path(size_t d) const { return served(d)->path; }
+
+std::string ServeApi::reading(size_t d) const { return served(d)->why; }
+
+int64_t ServeApi::copies(size_t d) const {
+  const auto s = served(d);
+  return s->snapshots ? s->snapshots->copies() : 0;
 }
 
 std::vector<std::string> ServeApi::copy_folders() const {
+  std::lock_guard<std::mutex> lock(dbs_mu_);
   std::vector<std::string> out;
-  for (const auto& s : snapshots_) {
-    if (s) out.push_back(s->folder());
+  for (const auto& d : dbs_) {
+    if (d->snapshots) out.push_back(d->snapshots->folder());
   }
   return out;
 }
 
 std::shared_ptr<const std::string> ServeApi::readable(size_t d) const {
-  if (snapshots_[d]) return snapshots_[d]->current();
-  return {std::shared_ptr<const std::string>(), &dbs_[d]};  // not owned: dbs_ outlives it
+  const auto s = served(d);
+  if (!s) return nullptr;
+  if (s->snapshots) return s->snapshots->current();
+  return {s, &s->path};  // shares the entry's life
 }
 
 const Json& ServeApi::shared_list() const {
   if (runs_list_.is_null() ||
       std::chrono::duration<double>(std::chrono::steady_clock::now() - runs_at_).count() >=
           share_s_) {
+    rescan();
     runs_list_ = list_runs();
     runs_at_ = std::chrono::steady_clock::now();
   }
@@ -250,7 +320,9 @@ Json ServeApi::list_runs() const {
   Json problems = Json::array();
   std::string all;
   const double now = now_epoch();
-  for (size_t d = 0; d < dbs_.size(); ++d) {
+  const size_t served_now = databases();
+  for (size_t d = 0; d < served_now; ++d) {
+    const std::string path = this->path(d);
     std::vector<db::SweepRecord> sweeps;
     std::vector<db::RunCounts> counts;
     try {
@@ -262,7 +334,7 @@ Json ServeApi::list_runs() const {
       // One database that cannot be read (a shard a task is still creating,
       // a file deleted, a copy that failed) is listed with why; the others
       // are served (the 2026-11-26 audit's M2).
-      problems.push_back({{"db", d}, {"path", dbs_[d]}, {"error", e.what()}});
+      problems.push_back({{"db", d}, {"path", path}, {"error", e.what()}});
       all += std::to_string(d) + ":error:" + e.what() + ";";
       continue;
     }
@@ -272,7 +344,7 @@ Json ServeApi::list_runs() const {
       for (const auto& k : counts) {
         if (k.sweep_id == s.id) c = k;
       }
-      const bool live = s.status == "running" && db::RunLock::held(dbs_[d], s.id);
+      const bool live = s.status == "running" && db::RunLock::held(path, s.id);
       const int64_t running = live ? c.started : 0;
       Json r = {{"db", d},
                 {"id", s.id},
@@ -303,7 +375,7 @@ Json ServeApi::list_runs() const {
           }
         }
       }
-      const std::string version = run_version(s, c, live, dbs_[d]);
+      const std::string version = run_version(s, c, live, path);
       r["version"] = version;
       all += std::to_string(d) + ":" + std::to_string(s.id) + ":" + version + ";";
       out.push_back(r);
@@ -326,8 +398,9 @@ Json ServeApi::run(size_t d, int64_t id) const {
 // run that has not got that far (no baseline trial yet, say).
 ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   RunParts parts;
-  if (d >= dbs_.size()) return parts;
   const auto file = readable(d);
+  if (!file) return parts;
+  const std::string path = this->path(d);
   db::Store store(*file, db::Connection::Mode::read_only);
   const auto sweep = store.sweep(id);
   if (!sweep) return parts;
@@ -344,9 +417,8 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   j["blocks_planned"] = spec.measure.blocks;
   // The running trials' blocks so far, while the run's host holds its lock
   // (a file left by a killed host is stale).
-  j["live"] = sweep->status == "running" && db::RunLock::held(dbs_[d], id)
-                  ? live_blocks(dbs_[d], id)
-                  : Json::array();
+  j["live"] = sweep->status == "running" && db::RunLock::held(path, id) ? live_blocks(path, id)
+                                                                        : Json::array();
   // The run's trials as the comparison reads them (one read for both), then
   // their rows on a thread of their own while the comparison is made.
   std::vector<db::TrialRecord> trials;
@@ -462,7 +534,9 @@ void ServeApi::update(Cached& entry, RunParts answer) {
 // Long by design: the three answers (unchanged, delta, whole) assembled
 // from the kept rows' text, without parsing or serialising them again.
 std::shared_ptr<const std::string> ServeApi::answer(Cached& entry, const std::string& since) const {
-  const std::string prefix = generation_ + ".";
+  // A cursor names the server and the run: another run's (a page that
+  // switched runs while an answer was on its way) gets a whole answer.
+  const std::string& prefix = entry.cursor_prefix;
   const std::string cursor = prefix + std::to_string(entry.rev);
   std::optional<uint64_t> from;
   if (since.size() > prefix.size() && since.compare(0, prefix.size(), prefix) == 0 &&
@@ -536,7 +610,10 @@ std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id,
   {
     std::lock_guard<std::mutex> lock(cache_mu_);
     auto& e = cache_[{d, id}];
-    if (!e) e = std::make_shared<Cached>();
+    if (!e) {
+      e = std::make_shared<Cached>();
+      e->cursor_prefix = generation_ + "." + std::to_string(d) + "." + std::to_string(id) + ".";
+    }
     entry = e;
   }
   // One request computes; the others wait for it and take its answer.
@@ -579,9 +656,11 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
   if (request.path == "/api/run" || request.path == "/api/report") {
     const auto d = number("db");
     const auto id = number("id");
-    if (!d || !id || static_cast<size_t>(*d) >= dbs_.size()) {
-      return not_found("no such run: give db (0.." + std::to_string(dbs_.size() - 1) +
-                       ") and id as numbers");
+    const size_t count = databases();
+    if (!d || !id || static_cast<size_t>(*d) >= count) {
+      return not_found(count == 0 ? std::string("no database yet")
+                                  : "no such run: give db (0.." + std::to_string(count - 1) +
+                                        ") and id as numbers");
     }
     if (request.path == "/api/run") {
       const auto since = q.find("since");

@@ -5,17 +5,20 @@
 //   GET /api/runs[?since=CURSOR]  every run of every database with its progress
 //                                 (done, running, failed of planned; an ETA that
 //                                 counts the running trials' partial progress)
-//                                 and its version; with since = the cursor the
-//                                 last answer gave, only the runs whose version
-//                                 changed carry their details ("changed")
+//                                 and its version, the databases that could not
+//                                 be read ("unreadable": index, path, why), and
+//                                 a cursor; with since = the cursor the last
+//                                 answer gave, "unchanged" says whether any
+//                                 run's version changed since
 //   GET /api/run?db=I&id=N[&since=CURSOR]
 //                                 one run: its trials (no blocks; a failed
 //                                 one with its reason and log tail), the
 //                                 comparison as `compare` gives it, times to
 //                                 target, a tune's race, the running trials'
 //                                 blocks so far, the run's version it shows
-//                                 (as /api/runs gives it), and a cursor; with
-//                                 since = the cursor the last answer gave,
+//                                 (as /api/runs gives it), and a cursor naming
+//                                 the run; with since = the cursor the last
+//                                 answer for this run gave,
 //                                 only the trials that changed since
 //                                 ("delta": true, "removed": ids gone), or
 //                                 {"unchanged": true} when nothing did
@@ -58,15 +61,30 @@ class ServeApi {
   // (db/snapshot.hpp): automatic for those on a network filesystem, where
   // SQLite's WAL cannot be shared with a writer on another host.
   enum class Snapshot { automatic, always, never };
+  // folders: the folders db_paths came from (a run folder's shards), looked
+  // at again whenever the run list is read afresh: a *.db file that appears
+  // in one (a shard whose task started later) is served from then on, with
+  // the next index, so that the indices already given stay as they were.
   explicit ServeApi(std::vector<std::string> db_paths, double share_s = kShareS,
-                    Snapshot snapshot = Snapshot::automatic);
+                    Snapshot snapshot = Snapshot::automatic,
+                    std::vector<std::string> folders = std::vector<std::string>());
   static constexpr double kShareS = 0.5;
   // A copy is made again at most this often (longer for a database that
   // takes long to copy: see Snapshots).
   static constexpr double kSnapshotIntervalS = 2.0;
+  // The *.db files in a folder and below, sorted.
+  static std::vector<std::string> databases_in(const std::string& folder);
+  // How many databases are served now, and database d's path.
+  size_t databases() const;
+  std::string path(size_t db) const;
   // How database d is read, for the server's first lines: "" when directly,
-  // else why and how through copies.
+  // else why and how through copies. Through copies are read: a database
+  // on a network filesystem (automatic), every one (always), and one an
+  // older gpusweep wrote (whatever the mode), whose copy is upgraded once
+  // instead of each request making and upgrading a copy of its own.
   std::string reading(size_t db) const;
+  // The local copies made of database d so far (0: read directly).
+  int64_t copies(size_t db) const;
   // The folders of the local copies (none when every database is read
   // directly): what a server stopped by a signal removes on its way out.
   std::vector<std::string> copy_folders() const;
@@ -110,6 +128,7 @@ class ServeApi {
     uint64_t rev = 0;                                   // the newest revision
     std::shared_ptr<const std::string> full;            // the whole answer at rev
     std::string full_version;                           // and the version it said
+    std::string cursor_prefix;  // "GENERATION.DB.ID.": a cursor names its run
   };
   // A run's answer in two parts: everything but its trials (null: no such
   // run), and each trial's row as JSON text, by id, in run order.
@@ -136,18 +155,32 @@ class ServeApi {
   // (one count of every run's trials serves both routes); none: no such run.
   std::optional<std::pair<std::string, bool>> run_state(size_t db, int64_t id) const;
 
+  // One served database: its path, and its local copies (null: read
+  // directly) with why they are made.
+  struct Served {
+    std::string path;
+    std::shared_ptr<db::Snapshots> snapshots;
+    std::string why;
+  };
+  // Database d (null: no such); the entry lives while the pointer does.
+  std::shared_ptr<const Served> served(size_t d) const;
+  // Appends a database to the list (dbs_mu_ held).
+  void add(const std::string& path) const;
+  // Appends the *.db files new in the watched folders.
+  void rescan() const;
   // The file to open for database d: the database, or its newest local
-  // copy (kept on disk while the pointer lives).
+  // copy (kept on disk while the pointer lives); null: no such database.
   std::shared_ptr<const std::string> readable(size_t db) const;
 
   double share_s_;
-  std::vector<std::shared_ptr<db::Snapshots>> snapshots_;  // by database; null: read directly
-  std::vector<std::string> filesystems_;                   // by database: network ones named
+  Snapshot snapshot_;
+  std::vector<std::string> folders_;
+  mutable std::mutex dbs_mu_;
+  mutable std::vector<std::shared_ptr<const Served>> dbs_;
   mutable std::mutex runs_mu_;
   mutable nlohmann::json runs_list_;
   mutable std::chrono::steady_clock::time_point runs_at_;
   std::string generation_;  // this server's cursors begin with it
-  std::vector<std::string> dbs_;
   mutable std::mutex cache_mu_;
   mutable std::map<std::pair<size_t, int64_t>, std::shared_ptr<Cached>> cache_;
 };

@@ -9,7 +9,10 @@
 
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <thread>
 
 namespace gpusweep::host {
@@ -44,9 +47,112 @@ bool same_token(const std::string& a, const std::string& b) {
 struct Shared {
   HttpServer::Handler handler;
   std::string token;
+  std::string bind;
+  uint16_t port = 0;  // the port bound (set before the first request)
+  std::vector<std::string> allowed_hosts;
   int max_connections = 64;
   std::atomic<int> active{0};
 };
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+// "name:port", "[v6]:port" or a bare name: the name in lower case (an IPv6
+// address keeps its brackets; a final dot goes) and the port if given;
+// nothing when malformed.
+struct HostPort {
+  std::string name;
+  std::optional<uint16_t> port;
+};
+std::optional<HostPort> split_host(const std::string& text) {
+  HostPort out;
+  std::string rest;
+  if (!text.empty() && text[0] == '[') {
+    const auto close = text.find(']');
+    if (close == std::string::npos) return std::nullopt;
+    out.name = lower(text.substr(0, close + 1));
+    rest = text.substr(close + 1);
+  } else {
+    const auto colon = text.find(':');
+    out.name = lower(text.substr(0, colon));
+    rest = colon == std::string::npos ? "" : text.substr(colon);
+  }
+  if (!out.name.empty() && out.name.back() == '.') out.name.pop_back();
+  if (out.name.empty()) return std::nullopt;
+  if (!rest.empty()) {
+    if (rest[0] != ':' || rest.size() < 2 || rest.size() > 6) return std::nullopt;
+    unsigned value = 0;
+    for (size_t i = 1; i < rest.size(); ++i) {
+      if (!std::isdigit(static_cast<unsigned char>(rest[i]))) return std::nullopt;
+      value = value * 10 + static_cast<unsigned>(rest[i] - '0');
+    }
+    if (value == 0 || value > 65535) return std::nullopt;
+    out.port = static_cast<uint16_t>(value);
+  }
+  return out;
+}
+
+// An address as a Host header names it: IPv6 in brackets, lower case.
+std::string bracketed(const std::string& address) {
+  return address.find(':') != std::string::npos && address[0] != '[' ? "[" + lower(address) + "]"
+                                                                     : lower(address);
+}
+
+// This machine's host name ("" when it has none).
+std::string machine_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return lower(name);
+}
+
+// A header's value ("" when absent).
+std::string header(const http::request<http::string_body>& req, beast::string_view name) {
+  const auto it = req.find(name);
+  return it == req.end() ? std::string() : std::string(it->value());
+}
+
+// The token the request carries, from the query, an Authorization header or
+// the page's cookie ("" when none).
+std::string given_token(const Shared& shared, const HttpRequest& r,
+                        const http::request<http::string_body>& req) {
+  if (auto it = r.query.find("token"); it != r.query.end()) return it->second;
+  const std::string auth = header(req, "Authorization");
+  if (auth.rfind("Bearer ", 0) == 0) return auth.substr(7);
+  const std::string name = "gpusweep_token_" + std::to_string(shared.port) + "=";
+  const std::string cookies = "; " + header(req, "Cookie");
+  const auto at = cookies.find("; " + name);
+  if (at == std::string::npos) return "";
+  const auto start = at + 2 + name.size();
+  return cookies.substr(start, cookies.find(';', start) - start);
+}
+
+// Why a request is refused before any route sees it ("" when it is not):
+// a Host that does not name this server, or a request of another site or
+// origin (except a plain GET of the page, which a link may open).
+std::string refusal(const Shared& shared, const std::string& path,
+                    const http::request<http::string_body>& req) {
+  const std::string host = header(req, "Host");
+  if (!host_allowed(host, shared.bind, shared.port, shared.allowed_hosts)) {
+    return "Host \"" + host + "\" does not name this server (open the URL it printed; " +
+           "a name of your own: serve --allow-host NAME)\n";
+  }
+  if (path == "/") return "";
+  const std::string site = lower(header(req, "Sec-Fetch-Site"));
+  if (!site.empty() && site != "same-origin" && site != "none") {
+    return "a request from another site (Sec-Fetch-Site: " + site + ")\n";
+  }
+  const std::string origin = header(req, "Origin");
+  const std::string scheme = "http://";
+  if (!origin.empty() &&
+      (origin.rfind(scheme, 0) != 0 || !host_allowed(origin.substr(scheme.size()), shared.bind,
+                                                     shared.port, shared.allowed_hosts))) {
+    return "a request from another origin (" + origin + ")\n";
+  }
+  return "";
+}
 
 http::response<http::string_body> make_response(const HttpResponse& r, unsigned version,
                                                 bool keep_alive, bool head) {
@@ -63,6 +169,7 @@ http::response<http::string_body> make_response(const HttpResponse& r, unsigned 
             "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
             "connect-src 'self'; img-src data:; frame-src 'self'; frame-ancestors 'self'");
   }
+  for (const auto& [name, value] : r.headers) res.set(name, value);
   res.keep_alive(keep_alive);
   res.body() = head ? std::string() : r.body;
   res.prepare_payload();
@@ -86,21 +193,25 @@ HttpResponse answer(const Shared& shared, const http::request<http::string_body>
   }
   r.path = *path;
   r.query = *query;
-  if (!shared.token.empty()) {
-    std::string given;
-    if (auto it = r.query.find("token"); it != r.query.end()) given = it->second;
-    const auto auth = req.find(http::field::authorization);
-    if (auth != req.end()) {
-      const std::string value(auth->value());
-      if (value.rfind("Bearer ", 0) == 0) given = value.substr(7);
-    }
-    if (!same_token(given, shared.token)) {
-      return {401, "text/plain",
-              "this server needs its access token: open the URL it printed (…?token=…)\n"};
-    }
+  if (const std::string why = refusal(shared, r.path, req); !why.empty()) {
+    return {403, "text/plain", why};
+  }
+  const std::string given = given_token(shared, r, req);
+  if (!shared.token.empty() && !same_token(given, shared.token)) {
+    return {401, "text/plain",
+            "this server needs its access token: open the URL it printed (…?token=…)\n"};
   }
   try {
-    return shared.handler(r);
+    HttpResponse out = shared.handler(r);
+    // The page's first load, with the token in its URL, leaves it in a
+    // cookie that only this server's pages send (an HttpOnly one: no
+    // script reads it).
+    if (!shared.token.empty() && r.path == "/" && r.query.count("token") != 0U) {
+      out.headers.emplace_back("Set-Cookie", "gpusweep_token_" + std::to_string(shared.port) + "=" +
+                                                 shared.token +
+                                                 "; Path=/; HttpOnly; SameSite=Strict");
+    }
+    return out;
   } catch (const std::exception& e) {
     return {500, "text/plain", std::string("error: ") + e.what() + "\n"};
   }
@@ -167,11 +278,30 @@ std::optional<std::map<std::string, std::string>> parse_query(const std::string&
   return out;
 }
 
-bool is_loopback(const std::string& address) {
-  if (address == "localhost") return true;
+bool host_allowed(const std::string& host, const std::string& bind, uint16_t port,
+                  const std::vector<std::string>& allowed) {
+  const auto h = split_host(host);
+  if (!h) return false;
+  for (const auto& a : allowed) {
+    const auto e = split_host(a);
+    const bool port_fits =
+        e && (e->port ? e->port == h->port : h->port == port || (!h->port && port == 80));
+    if (e && e->name == h->name && port_fits) return true;
+  }
+  if (h->port != port && !(!h->port && port == 80)) return false;
+  if (h->name == "127.0.0.1" || h->name == "localhost" || h->name == "[::1]" ||
+      h->name == bracketed(bind)) {
+    return true;
+  }
   beast::error_code ec;
-  const auto a = boost::asio::ip::make_address(address, ec);
-  return !ec && a.is_loopback();
+  const auto bound = boost::asio::ip::make_address(bind, ec);
+  if (ec || !bound.is_unspecified()) return false;
+  std::string literal = h->name;
+  if (literal.size() > 2 && literal[0] == '[') literal = literal.substr(1, literal.size() - 2);
+  boost::asio::ip::make_address(literal, ec);
+  if (!ec) return true;
+  const std::string me = machine_name();
+  return !me.empty() && (h->name == me || h->name == me.substr(0, me.find('.')));
 }
 
 struct HttpServer::Impl {
@@ -186,6 +316,8 @@ HttpServer::HttpServer(const HttpOptions& options, Handler handler)
   impl_->shared->handler = std::move(handler);
   impl_->shared->token = options.token;
   impl_->shared->max_connections = options.max_connections;
+  impl_->shared->bind = options.bind;
+  impl_->shared->allowed_hosts = options.allowed_hosts;
   beast::error_code ec;
   const std::string host = options.bind == "localhost" ? "127.0.0.1" : options.bind;
   const auto address = boost::asio::ip::make_address(host, ec);
@@ -203,6 +335,7 @@ HttpServer::HttpServer(const HttpOptions& options, Handler handler)
     throw UsageError("cannot listen on " + options.bind + ":" + std::to_string(options.port) +
                      ": " + ec.message() + " (--port 0 takes any free port)");
   }
+  impl_->shared->port = a.local_endpoint().port();
 }
 
 HttpServer::~HttpServer() = default;

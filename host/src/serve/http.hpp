@@ -1,8 +1,18 @@
 // A small HTTP/1.1 server (Boost.Beast over Asio) for `gpusweep serve`: GET
 // and HEAD only, a handler that maps a request to a response, one thread a
-// connection up to a cap, and an access token that every request must carry
-// when one is set (a server bound beyond loopback). Nothing in a request
-// reaches the file system: the handler sees a method, a path and a query.
+// connection up to a cap, and three guards against other pages and other
+// users, checked before any handler runs:
+//   - the Host header must name this server: the loopback address,
+//     localhost, the bound address or a name allowed by the caller, with the
+//     server's port (a DNS-rebinding page names its own host: 403);
+//   - anything but a plain GET of the page "/" is refused when the browser
+//     says it comes from another site (Sec-Fetch-Site) or another origin
+//     (Origin);
+//   - the access token, when one is set, must come with every request: in
+//     the query (?token=), as "Authorization: Bearer", or in the cookie the
+//     page's first load sets (HttpOnly, SameSite=Strict, named by the port).
+// Nothing in a request reaches the file system: the handler sees a method, a
+// path and a query.
 #pragma once
 
 #include <atomic>
@@ -12,6 +22,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gpusweep::host {
 
@@ -22,9 +34,14 @@ struct HttpRequest {
 };
 
 struct HttpResponse {
+  HttpResponse() = default;
+  HttpResponse(unsigned status_, std::string content_type_, std::string body_)
+      : status(status_), content_type(std::move(content_type_)), body(std::move(body_)) {}
   unsigned status = 200;
   std::string content_type = "application/json";
   std::string body;
+  // Extra response headers (name, value).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 struct HttpOptions {
@@ -33,6 +50,10 @@ struct HttpOptions {
   // Non-empty: a request without it (?token=... or "Authorization: Bearer
   // ...") is answered 401.
   std::string token;
+  // Host names a request's Host header may name besides the loopback
+  // address, localhost and the bound address (as `--allow-host` gives
+  // them: a name, or a name with a port).
+  std::vector<std::string> allowed_hosts;
   int max_connections = 64;
 };
 
@@ -42,8 +63,14 @@ std::optional<std::string> url_decode(const std::string& text);
 // A query string's pairs, decoded; nothing when one does not decode.
 std::optional<std::map<std::string, std::string>> parse_query(const std::string& query);
 
-// Whether an address is loopback (127.0.0.0/8, ::1, localhost).
-bool is_loopback(const std::string& address);
+// Whether a Host header's value (or an Origin's authority) names a server
+// bound to `bind` on `port`: the loopback address, localhost, [::1], the
+// bound address, or one of `allowed` (a name, or name:port), each with the
+// port (a value without one only for port 80). A server bound to every
+// address (0.0.0.0, ::) also answers to any IP address and this machine's
+// host name: an address cannot be rebound, a name can.
+bool host_allowed(const std::string& host, const std::string& bind, uint16_t port,
+                  const std::vector<std::string>& allowed);
 
 class HttpServer {
  public:

@@ -7,6 +7,7 @@
 #include "temp_dir.hpp"
 
 #include <gpusweep/db/live.hpp>
+#include <gpusweep/db/migrate.hpp>
 #include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
 
@@ -257,4 +258,73 @@ TEST_CASE("a database that cannot be read is listed with why, and the others are
   CHECK_FALSE(list["unreadable"][0]["error"].get<std::string>().empty());
   // The good database's run answers whole.
   CHECK(api.run(1, watched.run).is_object());
+}
+
+TEST_CASE("a cursor of another run gets that run's whole answer", "[serve]") {
+  WatchedRun watched("serve_cursor_run");
+  db::Store& store = watched.store;
+  const int64_t other = make_run(store);
+  const auto trials = store.trials(watched.run);
+  finish(store, trials[0].id, db::TrialStatus::ok, 100);
+  finish(store, store.trials(other)[0].id, db::TrialStatus::ok, 100);
+  const host::ServeApi api({watched.path}, /*share_s=*/0);
+  // Both runs at the same revision: a cursor that named only the revision
+  // would read as "unchanged" for the other run.
+  const std::string first = answer(api, watched.run, "")["cursor"];
+  const std::string second = answer(api, other, "")["cursor"];
+  CHECK(first != second);
+  const Json crossed = answer(api, other, first);
+  CHECK_FALSE(crossed.contains("unchanged"));
+  CHECK(crossed["delta"] == false);
+  CHECK(crossed["id"] == other);
+  CHECK(crossed["trials"].size() == 6);
+  CHECK(answer(api, other, second)["unchanged"] == true);
+}
+
+TEST_CASE("a shard that appears in a watched folder after start is served", "[serve]") {
+  WatchedRun watched("serve_rescan");
+  finish(watched.store, watched.store.trials(watched.run)[0].id, db::TrialStatus::ok, 100);
+  const std::string folder = watched.dir.path + "/shards";
+  std::filesystem::create_directories(folder);
+  // Started before any task: an empty folder, and the database named alone.
+  const host::ServeApi api({watched.path}, 0, host::ServeApi::Snapshot::never, {folder});
+  CHECK(api.runs("")["runs"].size() == 1);
+  CHECK(api.databases() == 1);
+  {
+    db::Store shard(folder + "/shard-0.db", db::Connection::Mode::read_write);
+    make_run(shard);
+  }
+  const Json list = api.runs("");
+  REQUIRE(list["runs"].size() == 2);
+  CHECK(list["runs"][1]["db"] == 1);
+  CHECK(api.path(1) == folder + "/shard-0.db");
+  CHECK(api.run(1, 1).is_object());
+  // The indices given stay: the first database is still 0.
+  CHECK(list["runs"][0]["db"] == 0);
+  CHECK(api.databases() == 2);
+}
+
+TEST_CASE("an older gpusweep's database is upgraded once in a copy, not once a request",
+          "[serve]") {
+  WatchedRun watched("serve_old_schema");
+  db::Store& store = watched.store;
+  const auto trials = store.trials(watched.run);
+  finish(store, trials[0].id, db::TrialStatus::ok, 100);
+  finish(store, trials[1].id, db::TrialStatus::ok, 200);
+  // Back to schema 5, as the gpusweep before migration 006 left it.
+  store.connection().exec(
+      "DROP TABLE block_series; DROP INDEX trials_by_ordinal; PRAGMA user_version = 5");
+  const int64_t made_before = db::Store::upgraded_copies_made();
+  const host::ServeApi api({watched.path}, /*share_s=*/0, host::ServeApi::Snapshot::never);
+  CHECK_THAT(api.reading(0), Catch::Matchers::Contains("older gpusweep, schema 5"));
+  for (int i = 0; i < 5; ++i) {
+    CHECK(api.runs("")["runs"].size() == 1);
+    CHECK(answer(api, watched.run, "")["compare"][1]["repeats_paired"] == 1);
+    CHECK(api.handle({"GET", "/api/report", {{"db", "0"}, {"id", "1"}}}).status == 200);
+  }
+  // One copy, upgraded, served every request; no request made its own.
+  CHECK(api.copies(0) == 1);
+  CHECK(db::Store::upgraded_copies_made() == made_before);
+  // The file itself is left at its version.
+  CHECK(db::current_version(store.connection()) == 5);
 }

@@ -30,7 +30,9 @@ std::optional<std::string> network_filesystem(const std::string& path);
 std::optional<std::string> network_filesystem_type(int64_t f_type);
 
 // Consistent local copies of one database, made again when it changed, at
-// most every so often.
+// most every so often. A database an older gpusweep wrote is upgraded in
+// its copy (the source is never written), so that a reader of the copy
+// makes no migrated copy of its own: one upgrade a copy, not one a read.
 class Snapshots {
  public:
   // min_interval_s: a fresh copy at most this often; the interval grows to

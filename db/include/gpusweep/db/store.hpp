@@ -201,6 +201,10 @@ class Store {
 
   // True when this read-only store reads a migrated copy of an older file.
   bool reads_upgraded_copy() const { return copy_ != nullptr; }
+  // How many such copies this process has made (each a whole copy of the
+  // file and every pending migration): what a reader that opens an old
+  // database again and again pays (serve reads one through db::Snapshots).
+  static int64_t upgraded_copies_made();
 
   // A new run with its planned trials (as pending), in one transaction.
   int64_t create_sweep(const SweepRecord& sweep, const std::vector<TrialPlan>& trials = {});
