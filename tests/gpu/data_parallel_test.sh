@@ -6,13 +6,16 @@
 # (1e-4 relative: cuDNN's convolution algorithms sum in other orders across
 # batch sizes); the trial all-reduced once a step, its exposed communication
 # is a share of the block time, and compare --scaling gives an efficiency
-# with an interval. Elsewhere it prints why and exits 77.
+# with an interval. NCCL's log (NCCL_DEBUG=INFO) says which transport joined
+# the ranks, each seeing only its own GPU (P2P or SHM expected), printed.
+# Elsewhere it prints why and exits 77.
 # Usage: data_parallel_test.sh GPUSWEEP_BIN PLUGIN_DIR
 set -euo pipefail
 bin=$1
 export GPUSWEEP_PLUGIN_PATH=$2
 . "$(dirname "$0")/lib.sh"
 need_gpus 2
+export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,P2P,SHM,NET NCCL_DEBUG_FILE="$work/nccl.%h.%p.log"
 sweep() {  # NAME WORLD BATCH REPEATS
   cat > "$work/$1.json" <<JSON
 {"name": "$1", "workload": "restoration",
@@ -25,6 +28,9 @@ JSON
 sweep one 1 16 1
 sweep two 2 8 1
 grep -q "one GPU per rank" "$work/two.log" || { cat "$work/two.log"; echo "FAIL: no GPU per rank"; exit 1; }
+transport=$(cat "$work"/nccl.*.log 2>/dev/null | grep -oE "via (P2P/[A-Za-z/]+|SHM/[A-Za-z/]+|NET/[A-Za-z/]+)" | sort | uniq -c || true)
+echo "NCCL transport between the ranks: ${transport:-not in the log}"
+[ -n "$transport" ] || { ls "$work"; echo "FAIL: NCCL named no transport"; exit 1; }
 stat() {  # SWEEP NAME
   sql "$work/r.db" "SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id
     JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = '$1' AND m.name = '$2' ORDER BY m.at_step DESC LIMIT 1"

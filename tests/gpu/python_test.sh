@@ -24,14 +24,23 @@ cat "$work/log"
 ok=$(sql "$work/r.db" "SELECT count(*) FROM trials WHERE status = 'ok'")
 untimed=$(sql "$work/r.db" "SELECT count(*) FROM blocks WHERE device_seconds IS NULL")
 compared=$(sql "$work/r.db" "SELECT count(*) FROM metrics WHERE name = 'clock_disagreeing_blocks'")
+# The clocks agree: no block's device time far from its host time (a step
+# queued on another stream than the one timed would leave device time short),
+# and the device time covers the block (at least 0.9 of it in every trial).
+disagreeing=$(sql "$work/r.db" "SELECT coalesce(sum(value), -1) FROM metrics WHERE name = 'clock_disagreeing_blocks'")
+short=$(sql "$work/r.db" "SELECT count(*) FROM metrics WHERE name = 'device_time_fraction' AND value < 0.9")
 small=$(sql "$work/r.db" "SELECT count(*) FROM metrics WHERE name = 'peak_memory_bytes' AND value < 1048576")
 scaled=$(sql "$work/r.db" "SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id
   WHERE json_extract(t.config_json, '$.precision') = 'fp16' AND m.name = 'loss_scale'")
 echo "ok trials: $ok of 2; blocks without a device time: $untimed; trials whose clocks were" \
-     "compared: $compared; peaks under 1 MiB: $small; fp16 trials reporting loss_scale: $scaled"
+     "compared: $compared, blocks where they disagreed: $disagreeing, trials whose device time" \
+     "covered under 0.9 of the blocks: $short; peaks under 1 MiB: $small; fp16 trials" \
+     "reporting loss_scale: $scaled"
 [ "$ok" = 2 ] || { echo "FAIL: $ok of 2 trials ok"; exit 1; }
 [ "$untimed" = 0 ] || { echo "FAIL: blocks without a device time (CUDA events)"; exit 1; }
 [ "$compared" = 2 ] || { echo "FAIL: a trial did not compare its host and device clocks"; exit 1; }
+[ "${disagreeing%.*}" = 0 ] || { echo "FAIL: $disagreeing blocks whose host and device clocks disagree"; exit 1; }
+[ "$short" = 0 ] || { echo "FAIL: device time short of the block time (another stream?)"; exit 1; }
 [ "$small" = 0 ] || { echo "FAIL: peak memory not read from the CUDA allocator"; exit 1; }
 [ "$scaled" = 1 ] || { echo "FAIL: the fp16 trial reports no loss_scale"; exit 1; }
 echo "PASS"

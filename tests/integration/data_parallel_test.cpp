@@ -200,8 +200,19 @@ TEST_CASE("a rank that dies ends its data-parallel trial, recorded once with the
   Sandbox box;
   box.write("t.json", kLongSweep);
   const auto [host, follower] = start_mid_trial(box);
+  // Mid-trial, past setup: the rendezvous' store is still there (a later
+  // communicator or NCCL's dump on a timeout opens it again).
+  std::ifstream environ("/proc/" + std::to_string(follower) + "/environ");
+  std::string store;
+  for (std::string var; std::getline(environ, var, '\0');) {
+    if (var.rfind("GPUSWEEP_DP_STORE=", 0) == 0) store = var.substr(18);
+  }
+  REQUIRE_FALSE(store.empty());
+  const std::string folder = std::filesystem::path(store).parent_path();
+  CHECK(std::filesystem::exists(folder));
   REQUIRE(::kill(follower, SIGKILL) == 0);
-  CHECK(Sandbox::wait(host) == 0);  // a crashed trial is a result
+  CHECK(Sandbox::wait(host) == 0);               // a crashed trial is a result
+  CHECK_FALSE(std::filesystem::exists(folder));  // end_ranks removed it
   INFO(box.read("log.txt"));
   CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'crashed'") == 1);
   CHECK_THAT(box.text("SELECT error FROM trials WHERE status = 'crashed'"),

@@ -121,6 +121,14 @@ int64_t world_size_of(const nlohmann::json& config) {
                                                        : 1;
 }
 
+int64_t gpus_for_trial(const nlohmann::json& config, size_t available) {
+  const int64_t ranks = world_size_of(config);
+  const auto backend = config.find("dp_backend");
+  const bool gloo = backend != config.end() && backend->is_string() && *backend == "gloo";
+  if (!gloo) return ranks;
+  return std::max<int64_t>(1, std::min<int64_t>(ranks, static_cast<int64_t>(available)));
+}
+
 // Long by design: each refusal is one early exit with its reason and fix,
 // in the order a user meets them.
 GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
@@ -130,11 +138,13 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
   bool on_cuda = false;
   std::string numbered;  // a config's cuda:N with N > 0
   int64_t ranks = 1;     // the most ranks a trial on CUDA asks for
+  int64_t needed = 1;    // the most GPUs one needs (Gloo's ranks may share)
   for (const auto& c : configs) {
     const std::string device = device_setting(c);
     const bool gpu = on_gpu(device, static_cast<unsigned>(visible.size()));
     on_cuda = on_cuda || gpu;
     if (gpu) ranks = std::max(ranks, world_size_of(c));
+    if (gpu) needed = std::max(needed, gpus_for_trial(c, visible.size()));
     if (device.rfind("cuda:", 0) == 0 && device != "cuda:0") numbered = device;
   }
   if (!on_cuda) {
@@ -145,9 +155,10 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
     return a;
   }
   // One trial of one rank at a time, on the GPU its config names.
-  if (!gpus_option && jobs <= 1 && ranks <= 1) return a;
-  if (!gpus_option && visible.empty() && ranks > 1) {
-    throw UsageError("world_size " + std::to_string(ranks) +
+  // (Gloo's ranks sharing one GPU count as one.)
+  if (!gpus_option && jobs <= 1 && needed <= 1) return a;
+  if (!gpus_option && visible.empty() && needed > 1) {
+    throw UsageError("world_size " + std::to_string(needed) +
                      " on CUDA needs a GPU per rank, but gpusweep sees no list of GPUs to hand "
                      "out (NVML, libnvidia-ml.so.1, did not load, and CUDA_VISIBLE_DEVICES is "
                      "not set): set CUDA_VISIBLE_DEVICES to the GPUs to use");
@@ -168,8 +179,9 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
                      "each worker sees only its own GPU, as cuda:0; set device to cuda or auto "
                      "and choose the GPUs with --gpus");
   }
-  if (static_cast<int64_t>(chosen.size()) < ranks) {
-    throw UsageError("world_size " + std::to_string(ranks) + " needs a GPU per rank, but " +
+  if (static_cast<int64_t>(chosen.size()) < needed) {
+    throw UsageError("world_size " + std::to_string(needed) +
+                     " needs a GPU per rank (dp_backend gloo lets ranks share one), but " +
                      (gpus_option
                           ? "--gpus '" + *gpus_option + "' names " + std::to_string(chosen.size())
                           : describe(visible)) +
@@ -181,7 +193,7 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
                        ") take turns on one GPU, so they run with --jobs 1; for several GPUs "
                        "at once set measure.interleave to 1");
     }
-    chosen.resize(static_cast<size_t>(ranks));
+    chosen.resize(std::min(chosen.size(), static_cast<size_t>(ranks)));
     a.gpus = chosen;
     a.shared = true;
     a.note = "the interleaved trials take turns on GPU" + std::string(ranks > 1 ? "s " : " ") +
@@ -198,11 +210,11 @@ GpuAssignment assign_gpus(const std::optional<std::string>& gpus_option,
   }
   chosen.resize(std::min(chosen.size(), static_cast<size_t>(jobs * ranks)));
   a.gpus = chosen;
-  a.note = ranks > 1 ? "one GPU per rank: a trial of world_size N runs on N of " + joined(chosen) +
-                           " (each rank's cuda:0), starting when N are free"
-                     : "one GPU per worker: each trial runs with CUDA_VISIBLE_DEVICES set to one "
-                       "of " +
-                           joined(chosen) + " (its cuda:0)";
+  a.note = needed > 1 ? "one GPU per rank: a trial of world_size N runs on N of " + joined(chosen) +
+                            " (each rank's cuda:0), starting when N are free"
+                      : "one GPU per worker: each trial runs with CUDA_VISIBLE_DEVICES set to one "
+                        "of " +
+                            joined(chosen) + " (its cuda:0)";
   return a;
 }
 

@@ -31,6 +31,14 @@ std::vector<std::string> select_gpus(const std::string& list,
 // data-parallel trial takes that many GPUs at once.
 int64_t world_size_of(const nlohmann::json& config);
 
+// The GPUs a trial on CUDA takes when `available` are handed out: one per
+// rank, except that ranks all-reducing through Gloo (dp_backend "gloo")
+// may share them, down to one GPU for all (NCCL refuses two ranks on one
+// GPU; Gloo copies through host memory and does not care). So a one-GPU
+// machine runs a Gloo data-parallel trial: the CUDA reducer, the comm
+// hook's events and each rank's device sync, with both ranks on one GPU.
+int64_t gpus_for_trial(const nlohmann::json& config, size_t available);
+
 // What a run hands its workers.
 struct GpuAssignment {
   // CUDA_VISIBLE_DEVICES entries the run hands out, one per running rank

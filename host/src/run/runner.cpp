@@ -271,12 +271,13 @@ class Supervisor {
     }
   }
 
-  // The GPUs a trial takes: one per rank (world_size).
-  static size_t gpus_needed(const TrialJob& job) {
+  // The GPUs a trial takes: one per rank (world_size), or fewer for Gloo's
+  // ranks, which may share (gpus_for_trial).
+  size_t gpus_needed(const TrialJob& job) const {
     try {
       const Json config = Json::parse(job.worker.config_json);
       if (config.value("device", std::string("auto")) == "cpu") return 1;  // ranks on CPUs
-      return static_cast<size_t>(world_size_of(config));
+      return static_cast<size_t>(gpus_for_trial(config, gpus_.gpus.size()));
     } catch (const Json::exception&) {
       return 1;
     }

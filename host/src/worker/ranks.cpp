@@ -170,11 +170,13 @@ Ranks::Ranks(const WorkerArgs& args, int64_t world_size) {
   }
   const std::string store = folder_ + "/store";
   // One GPU a rank where the trial was given as many (CUDA_VISIBLE_DEVICES
-  // as the worker set it from --visible-devices).
+  // as the worker set it from --visible-devices); fewer (Gloo's ranks,
+  // which may share: model/gpus.hpp) go round the ranks, each rank seeing
+  // one as its cuda:0.
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   const std::vector<std::string> gpus =
       visible != nullptr ? split(visible, ',') : std::vector<std::string>{};
-  const bool gpu_each = static_cast<int64_t>(gpus.size()) >= world_size;
+  const bool gpu_each = !gpus.empty();
   const std::vector<int> cpus = allowed_cpus();
   const std::string exe = self_executable();
   for (int64_t r = 1; r < world_size; ++r) {
@@ -187,7 +189,7 @@ Ranks::Ranks(const WorkerArgs& args, int64_t world_size) {
     a.gate_fd = -1;
     a.peer_fd = 3;
     a.rank = r;
-    if (gpu_each) a.visible_devices = gpus[static_cast<size_t>(r)];
+    if (gpu_each) a.visible_devices = gpus[static_cast<size_t>(r) % gpus.size()];
     const std::vector<std::string> env = {"GPUSWEEP_DP_RANK=" + std::to_string(r),
                                           "GPUSWEEP_DP_WORLD_SIZE=" + std::to_string(world_size),
                                           "GPUSWEEP_DP_STORE=" + store,
@@ -367,8 +369,9 @@ Json Ranks::next_reply(Peer& p, const char* what) {
 
 void Ranks::await_ready() {
   for (Peer& p : peers_) next_reply(p, "setup");
-  // Every rank is past the rendezvous: nothing opens the store again.
-  remove_rendezvous();
+  // The store stays until end_ranks: a communicator made after setup (a
+  // collective on another device or group) or NCCL's dump on a timeout
+  // opens it again (the 2026-11-26 audit's M7).
 }
 
 namespace {

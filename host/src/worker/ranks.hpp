@@ -64,7 +64,8 @@ class Ranks {
   // would wait out its timeout).
   void start_watch(EventWriter& out);
   void set_phase(const char* phase, int64_t at_step);
-  // Every follower's setup done.
+  // Every follower's setup done (the rendezvous' store is kept until
+  // end_ranks).
   void await_ready();
 
   // Each follower runs n steps and synchronises ("steps" command); collect()
@@ -125,7 +126,8 @@ bool claim_trial_end();
 // with _exit): kills and reaps the ranks it started, so that their devices
 // are free when the host hands them on, and removes the rendezvous' folder.
 void end_ranks();
-// The rendezvous' folder alone, once every rank is past it.
+// The rendezvous' folder alone (end_ranks' last step; the store is kept
+// while the ranks live, which may open it again).
 void remove_rendezvous();
 
 // A follower: loads the plugin, creates the workload, then serves the

@@ -150,6 +150,26 @@ TEST_CASE("a data-parallel trial on CUDA takes a GPU per rank", "[model][gpus]")
     const std::vector<nlohmann::json> cpu = {{{"device", "cpu"}, {"world_size", 2}}};
     CHECK(assign_gpus(std::nullopt, kFour, 1, 1, cpu).gpus.empty());
   }
+  SECTION("Gloo's ranks may share one GPU; NCCL's may not") {
+    const std::vector<std::string> one = {"GPU-a"};
+    const std::vector<nlohmann::json> gloo = {
+        {{"device", "cuda"}, {"world_size", 2}, {"dp_backend", "gloo"}}};
+    const std::vector<nlohmann::json> nccl = {
+        {{"device", "cuda"}, {"world_size", 2}, {"dp_backend", "nccl"}}};
+    // One GPU visible, --jobs 1: the ranks share it, no list handed out.
+    CHECK(assign_gpus(std::nullopt, one, 1, 1, gloo).gpus.empty());
+    CHECK(assign_gpus(std::string("0"), one, 1, 1, gloo).gpus == one);
+    CHECK_THAT(refusal([&] { assign_gpus(std::nullopt, one, 1, 1, nccl); }),
+               Contains("world_size 2 needs a GPU per rank"));
+    CHECK_THAT(refusal([&] { assign_gpus(std::string("0"), one, 1, 1, two); }),
+               Contains("world_size 2 needs a GPU per rank"));
+    // Enough GPUs: Gloo's ranks take one each too.
+    CHECK(assign_gpus(std::nullopt, kFour, 1, 1, gloo).gpus.size() == 2);
+    CHECK(gpus_for_trial(gloo[0], 1) == 1);
+    CHECK(gpus_for_trial(gloo[0], 4) == 2);
+    CHECK(gpus_for_trial(nccl[0], 1) == 2);
+    CHECK(gpus_for_trial(two[1], 1) == 2);  // auto: NCCL on CUDA
+  }
   CHECK(world_size_of({{"world_size", 4}}) == 4);
   CHECK(world_size_of({{"batch_size", 4}}) == 1);
 }
