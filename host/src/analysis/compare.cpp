@@ -84,7 +84,8 @@ const std::vector<std::string> kGatherStats = {"overlap_fraction",
                                                "quality_se",
                                                "dp_comm_share",
                                                "target_diverged",
-                                               "dp_allreduce_bytes_per_step"};
+                                               "dp_allreduce_bytes_per_step",
+                                               "intra_op_threads"};
 enum GatherStat : size_t {
   overlap_fraction,
   target_time_s,
@@ -92,7 +93,8 @@ enum GatherStat : size_t {
   quality_se,
   dp_comm_share,
   target_diverged,
-  dp_allreduce_bytes
+  dp_allreduce_bytes,
+  intra_op_threads
 };
 using Stats = std::unordered_map<int64_t, std::vector<std::optional<double>>>;
 std::optional<double> stat_of(const Stats& stats, int64_t trial, GatherStat name) {
@@ -212,6 +214,7 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     if (const auto bytes = stat_of(stats, t.id, dp_allreduce_bytes)) {
       c.allreduce_bytes_per_step = bytes;
     }
+    if (const auto threads = stat_of(stats, t.id, intra_op_threads)) c.threads = threads;
     if (t.summary->quality) {
       c.quality.push_back(
           {*t.summary->quality, stat_of(stats, t.id, quality_se).value_or(NAN), t.plan.repeat});

@@ -46,6 +46,9 @@ struct ConfigSamples {
   // the gradient bytes a step all-reduces.
   std::vector<double> comm_share;
   std::optional<double> allreduce_bytes_per_step;
+  // The intra-op threads its trials ran with (stat intra_op_threads, each
+  // rank's at world_size > 1), when they said.
+  std::optional<double> threads;
 };
 
 // A config that ran alongside others for more than this share of a repeat's

@@ -32,11 +32,27 @@ const ConfigSamples* single_process(const std::vector<ConfigSamples>& configs, c
   return nullptr;
 }
 
+// Why a single process is no twin for N ranks on the CPU ("" when it is):
+// it ran another number of intra-op threads than each rank, so the speed-up
+// would measure thread scaling too (with threads 0 the single process takes
+// every core and a rank one thread).
+std::string threads_mismatch(const ConfigSamples& ranks, const ConfigSamples& single) {
+  if (!ranks.threads || !single.threads || *ranks.threads == *single.threads) return "";
+  const auto count = [](double t) { return std::to_string(static_cast<int64_t>(t)); };
+  return "not compared: the single process ran " + count(*single.threads) +
+         " threads and each rank " + count(*ranks.threads) +
+         "; set threads (threads: 1, say) so that N ranks compare with N times one process of "
+         "the same threads";
+}
+
 ScalingRow scaled(ScalingRow row, const ConfigSamples* single, double level) {
   row.single = single;
   const ConfigSamples& c = *row.config;
+  const std::string mismatch = threads_mismatch(c, *single);
   if (c.ok == 0) {
     row.note = c.problem;
+  } else if (!mismatch.empty()) {
+    row.note = mismatch;
   } else if ((row.speedup = estimate_ratio(single->runs, c.runs, level))) {
     const auto n = static_cast<double>(row.world_size);
     row.efficiency = row.speedup->ratio / n;

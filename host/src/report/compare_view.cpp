@@ -451,7 +451,8 @@ std::string render_scaling(const std::vector<ScalingRow>& rows,
          "batch; speed-up: global throughput over the single process's, paired by repeat as "
          "compare's ratios, 95% CI; efficiency: speed-up / world_size, 100% is perfect; comm "
          "exposed: the median share of block time in all-reduce that backward did not hide, "
-         "rank 0's):\n" +
+         "step by step the least any rank waited, the rest of the ranks' waits being "
+         "imbalance; the single process ran as many threads as each rank):\n" +
          t.render();
 }
 

@@ -108,10 +108,11 @@ void add_device_clock_stats(const std::vector<db::BlockSample>& blocks,
                             std::vector<db::MetricSample>& metrics);
 
 // A data-parallel trial: stat dp_comm_share, the measured blocks' share of
-// time in all-reduce that backward did not hide (the least any rank waited
-// since warmup, dp_comm_exposed_measured_s: the rest of a rank's wait is for
-// slower ranks), and dp_imbalance_share, the spread of those waits over the
-// blocks' time. Nothing for a trial of one rank.
+// time in all-reduce that backward did not hide (step by step the least any
+// rank waited, summed: dp_comm_exposed_measured_s; the rest of a rank's
+// wait is for slower ranks), and dp_imbalance_share, the ranks' mean wait
+// above that least, summed over the steps, over the blocks' time. Nothing
+// for a trial of one rank.
 void add_data_parallel_stats(const Json& stats, const Json& warmup_stats,
                              const std::vector<db::BlockSample>& blocks,
                              std::vector<db::MetricSample>& metrics);

@@ -367,6 +367,27 @@ Json Ranks::next_reply(Peer& p, const char* what) {
   return reply;
 }
 
+std::optional<StepComm> per_step_comm(const std::vector<std::vector<double>>& ranks) {
+  if (ranks.empty()) return std::nullopt;
+  const size_t steps = ranks.front().size();
+  for (const auto& r : ranks) {
+    if (r.size() != steps) return std::nullopt;
+  }
+  if (steps == 0) return std::nullopt;
+  StepComm out;
+  out.steps = static_cast<int64_t>(steps);
+  for (size_t i = 0; i < steps; ++i) {
+    double low = ranks.front()[i], sum = 0;
+    for (const auto& r : ranks) {
+      low = std::min(low, r[i]);
+      sum += r[i];
+    }
+    out.comm_s += low;
+    out.imbalance_s += sum / static_cast<double>(ranks.size()) - low;
+  }
+  return out;
+}
+
 void Ranks::await_ready() {
   for (Peer& p : peers_) next_reply(p, "setup");
   // The store stays until end_ranks: a communicator made after setup (a

@@ -45,6 +45,22 @@ struct RankFailure {
 // The world size a trial's config asks for (its "world_size", default 1).
 int64_t requested_world_size(const std::string& config_json);
 
+// A data-parallel trial's communication from its ranks' exposed all-reduce
+// per measured step (one series a rank, the same steps in the same order):
+// each rank's figure for a step is the all-reduce plus its wait for slower
+// ranks, so the least of them that step (the rank that waited for none) is
+// communication, and each step's mean over the ranks less that least is
+// imbalance; both summed over the steps. The least of whole-trial totals
+// would keep about E[max(0, other - self)] of waiting a step whenever the
+// slowest rank changes from step to step (the 2026-11-26 audit's M5).
+// Nothing when a rank has no series or the series differ in length.
+struct StepComm {
+  double comm_s = 0;
+  double imbalance_s = 0;
+  int64_t steps = 0;
+};
+std::optional<StepComm> per_step_comm(const std::vector<std::vector<double>>& ranks);
+
 // In the leader: the other ranks.
 class Ranks {
  public:

@@ -74,6 +74,8 @@ struct StepResult {
 };
 
 using Metrics = std::map<std::string, double>;
+// Named series of numbers (a data-parallel rank's per-step figures).
+using Series = std::map<std::string, std::vector<double>>;
 
 class Workload {
  public:
@@ -82,6 +84,10 @@ class Workload {
   virtual void synchronize() {}
   virtual Metrics evaluate() { return {}; }
   virtual Metrics stats() { return {}; }
+  // Series the host reads beside stats()' numbers, written into the same
+  // JSON object as arrays (the host keeps the numbers; a series is for it to
+  // combine, such as a data-parallel rank's exposed all-reduce per step).
+  virtual Series stats_series() { return {}; }
   // The host's measured window (GPUSWEEP_EXT_MEASURE_WINDOW): measured steps
   // start, and pause before an evaluation. Figures stats() reports over the
   // trial, such as peak memory, should cover what lies between the two.
@@ -205,9 +211,10 @@ inline const Instance* cast(const gpusweep_instance* p) {
   return reinterpret_cast<const Instance*>(p);
 }
 
-inline std::string metrics_json(const Metrics& m) {
+inline std::string metrics_json(const Metrics& m, const Series& series = {}) {
   Json j = Json::object();
   for (const auto& [k, v] : m) j[k] = v;
+  for (const auto& [k, v] : series) j[k] = v;
   return j.dump();
 }
 
@@ -320,7 +327,7 @@ struct Adapter {
 
   static gpusweep_status stats(gpusweep_instance* p, const char** out) noexcept {
     return guarded(p, [out](Instance& i) {
-      i.buffer = metrics_json(i.workload->stats());
+      i.buffer = metrics_json(i.workload->stats(), i.workload->stats_series());
       *out = i.buffer.c_str();
     });
   }

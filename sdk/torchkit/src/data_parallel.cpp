@@ -47,6 +47,9 @@ struct Group {
   int64_t buckets = 0;
   int64_t synced_steps = 0;
   std::vector<DeviceTimer*> exposed;
+  // By sync, beside exposed: each reducing backward's (in a measured
+  // window, timed): which of its timer's spans is whose step.
+  std::vector<const std::vector<std::pair<bool, bool>>*> steps;
 };
 
 Group& group_state() {
@@ -160,9 +163,13 @@ void broadcast_from_first_rank(const Settings& settings, torch::nn::Module& modu
 }
 
 struct GradientSync::Impl {
-  explicit Impl(const Settings& s) : exposed(s.device) {}
+  explicit Impl(const Settings& s) : exposed(s.device, /*keep_each=*/true) {}
   DeviceTimer exposed;
   bool timing = false;  // the exposed span of this backward has started
+  // Each reducing backward: whether it ran in a measured window, and whether
+  // it was timed (a span of `exposed`; a backward whose last bucket never
+  // launched, the static graph's first, has none).
+  std::vector<std::pair<bool, bool>> steps;
   std::unique_ptr<c10d::Reducer> reducer;
   // dp_static_graph: the reducer's first backward only counts each
   // parameter's hooks, and reduces nothing until delay_all_reduce() (which
@@ -211,6 +218,7 @@ GradientSync::GradientSync(const Settings& settings, torch::optim::Optimizer& op
   impl_->buckets = static_cast<int64_t>(buckets.size());
   g.buckets += impl_->buckets;
   g.exposed.push_back(&impl_->exposed);
+  g.steps.push_back(&impl_->steps);
 }
 
 GradientSync::~GradientSync() {
@@ -218,6 +226,7 @@ GradientSync::~GradientSync() {
   std::lock_guard<std::mutex> lock(g.mutex);
   g.exposed.erase(std::remove(g.exposed.begin(), g.exposed.end(), &impl_->exposed),
                   g.exposed.end());
+  g.steps.erase(std::remove(g.steps.begin(), g.steps.end(), &impl_->steps), g.steps.end());
 }
 
 void GradientSync::before_backward(const torch::Tensor& loss, bool last) {
@@ -242,6 +251,7 @@ void GradientSync::after_backward(bool last) {
     impl_->reducer->delay_all_reduce();
     impl_->first_reduced = true;
   }
+  impl_->steps.emplace_back(in_measured_window(), impl_->timing);
   if (impl_->timing) {
     impl_->exposed.stop();
     impl_->timing = false;
@@ -263,6 +273,29 @@ Metrics data_parallel_stats() {
           {"dp_buckets", static_cast<double>(g.buckets)},
           {"dp_synced_steps", static_cast<double>(g.synced_steps)},
           {"dp_comm_exposed_s", exposed}};
+}
+
+std::vector<double> data_parallel_measured_steps() {
+  Group& g = group_state();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  std::vector<double> out;
+  for (size_t k = 0; k < g.exposed.size(); ++k) {
+    const std::vector<double> spans = g.exposed[k]->each_seconds();
+    std::vector<double> mine;
+    size_t span = 0;
+    for (const auto& [measured, timed] : *g.steps[k]) {
+      const double s = timed && span < spans.size() ? spans[span] : 0.0;
+      if (timed) ++span;
+      if (measured) mine.push_back(s);
+    }
+    // Several syncs (optimisers) reduce in the same steps: their spans add.
+    if (out.empty()) {
+      out = std::move(mine);
+    } else {
+      for (size_t i = 0; i < std::min(out.size(), mine.size()); ++i) out[i] += mine[i];
+    }
+  }
+  return out;
 }
 
 }  // namespace gpusweep::torchkit

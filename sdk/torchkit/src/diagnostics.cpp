@@ -141,19 +141,23 @@ struct DeviceTimer::Events {
   std::deque<std::pair<c10::cuda::CUDAEvent, c10::cuda::CUDAEvent>> pending;
   double done_s = 0;
 
-  void fold(bool wait) {
+  // each: where each span's seconds go too (null: nowhere).
+  void fold(bool wait, std::vector<double>* each) {
     while (!pending.empty()) {
       auto& [begin, end] = pending.front();
       if (wait) end.synchronize();
       if (!end.query()) return;
-      done_s += 1e-3 * static_cast<double>(begin.elapsed_time(end));
+      const double s = 1e-3 * static_cast<double>(begin.elapsed_time(end));
+      done_s += s;
+      if (each != nullptr) each->push_back(s);
       pending.pop_front();
     }
   }
 #endif
 };
 
-DeviceTimer::DeviceTimer(const torch::Device& device) : device_(device) {
+DeviceTimer::DeviceTimer(const torch::Device& device, bool keep_each)
+    : device_(device), keep_each_(keep_each) {
   if (device_.is_cuda()) {
 #if defined(GPUSWEEP_TORCH_CUDA)
     events_ = std::make_unique<Events>();
@@ -169,7 +173,7 @@ DeviceTimer::~DeviceTimer() = default;  // Events is complete here
 void DeviceTimer::start() {
 #if defined(GPUSWEEP_TORCH_CUDA)
   if (events_ != nullptr) {
-    events_->fold(/*wait=*/false);
+    events_->fold(/*wait=*/false, keep_each_ ? &each_s_ : nullptr);
     events_->pending.emplace_back(c10::cuda::CUDAEvent(cudaEventDefault),
                                   c10::cuda::CUDAEvent(cudaEventDefault));
     events_->pending.back().first.record(
@@ -189,17 +193,26 @@ void DeviceTimer::stop() {
     return;
   }
 #endif
-  host_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  host_s_ += s;
+  if (keep_each_) each_s_.push_back(s);
 }
 
 double DeviceTimer::total_seconds() {
 #if defined(GPUSWEEP_TORCH_CUDA)
   if (events_ != nullptr) {
-    events_->fold(/*wait=*/true);
+    events_->fold(/*wait=*/true, keep_each_ ? &each_s_ : nullptr);
     return events_->done_s;
   }
 #endif
   return host_s_;
+}
+
+std::vector<double> DeviceTimer::each_seconds() {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  if (events_ != nullptr) events_->fold(/*wait=*/true, keep_each_ ? &each_s_ : nullptr);
+#endif
+  return each_s_;
 }
 
 namespace {

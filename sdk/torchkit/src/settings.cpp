@@ -5,7 +5,6 @@
 #include <gpusweep/torchkit/runtime.hpp>
 
 #include <malloc.h>
-#include <sched.h>
 #include <climits>
 
 #include <ATen/Parallel.h>
@@ -56,6 +55,7 @@ void keep_freed_memory() {
   mallopt(M_TOP_PAD, kTopPad);         // grow the heap in large steps
 }
 
+// Long by design: the settings table, one entry a setting.
 std::vector<Param> common_params(int64_t default_batch_size, const Support& support) {
   auto na = [&support](Param p, bool applies) {
     p.applies = applies;
@@ -83,7 +83,8 @@ std::vector<Param> common_params(int64_t default_batch_size, const Support& supp
                        "needs CUDA"),
          support.precision),
       Param::integer("threads", 0, 0, 1024,
-                     "intra-op threads LibTorch uses; 0 = LibTorch's default"),
+                     "intra-op threads LibTorch uses; 0 = LibTorch's default (the machine's "
+                     "cores), and 1 a rank for a data-parallel trial on the CPU"),
       Param::integer("seed", 0, 0, 4294967295.0, "seed for data, initialisation and sampling"),
       Param::boolean("zero_grad_to_none", true,
                      "clear gradients by dropping them (true) or zeroing them in place"),
@@ -323,13 +324,12 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
   if (s.threads > 0) {
     at::set_num_threads(s.threads);
   } else if (s.world_size > 1) {
-    // Each rank is bound to its share of the CPUs: LibTorch's default (the
-    // machine's cores) would run every rank's team on all of them at once.
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
-      at::set_num_threads(CPU_COUNT(&set));
-    }
+    // One thread a rank unless told: N ranks then compare with N times one
+    // process of one thread, so that a scaling efficiency of 100% means
+    // what it says (a rank of its share of the cores measured thread scaling
+    // against the single process's all-core team: the 2026-11-26 audit's
+    // M6). Each rank is bound to its share of the CPUs by the host.
+    at::set_num_threads(1);
   }
   if (s.keep_freed_memory) torchkit::keep_freed_memory();
   if (s.device.is_cuda()) {

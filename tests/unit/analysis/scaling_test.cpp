@@ -93,3 +93,27 @@ TEST_CASE("a config is paired for weak scaling by its batch a rank, for strong b
   CHECK(rows[1].single == &configs[1]);
   CHECK(rows[1].efficiency == Approx(170.0 / 180 / 2).epsilon(0.02));
 }
+
+TEST_CASE("ranks pair only with a single process that ran as many threads as each rank",
+          "[host][scaling]") {
+  std::vector<ConfigSamples> configs = {
+      config(0, {{"world_size", 1}, {"batch_size", 8}, {"threads", 0}}, 100),
+      config(1, {{"world_size", 2}, {"batch_size", 8}, {"threads", 0}}, 110),
+  };
+  // threads 0: the single process took both cores, each rank one thread.
+  configs[0].threads = 2;
+  configs[1].threads = 1;
+  auto rows = scaling(configs);
+  REQUIRE(rows.size() == 1);
+  CHECK(std::isnan(rows[0].efficiency));
+  CHECK_THAT(rows[0].note, Catch::Matchers::Contains("the single process ran 2 threads and each "
+                                                     "rank 1"));
+  // As wide as a rank: compared.
+  configs[0].threads = 1;
+  rows = scaling(configs);
+  REQUIRE(rows.size() == 1);
+  CHECK(rows[0].efficiency == Approx(0.55).epsilon(0.03));
+  // Older trials that did not say: compared, as before.
+  configs[0].threads.reset();
+  CHECK_FALSE(std::isnan(scaling(configs)[0].efficiency));
+}

@@ -25,6 +25,7 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <vector>
 
 namespace gpusweep::torchkit {
 
@@ -67,5 +68,14 @@ class GradientSync {
 //   not hidden behind backward (CUDA events on a GPU, the host clock on the
 //   CPU). The host takes its share of the measured blocks' time.
 Metrics data_parallel_stats();
+
+// This rank's exposed all-reduce seconds of each reducing step in the
+// host's measured windows, in step order (empty at world_size 1): the ranks
+// run the same steps, so the host takes the least of the ranks' figures
+// step by step (each rank's figure is the communication plus its wait for
+// slower ranks that step; the least rank waited for none) and the rest as
+// imbalance. Reported by TorchWorkload::stats_series() as
+// dp_comm_exposed_steps_s.
+std::vector<double> data_parallel_measured_steps();
 
 }  // namespace gpusweep::torchkit

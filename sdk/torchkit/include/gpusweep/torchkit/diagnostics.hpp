@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace gpusweep::torchkit {
 
@@ -67,7 +68,9 @@ class PhaseTimer {
 // did not ask for.
 class DeviceTimer {
  public:
-  explicit DeviceTimer(const torch::Device& device);
+  // keep_each: every stopped span's seconds kept, in order (each_seconds),
+  // besides their total.
+  explicit DeviceTimer(const torch::Device& device, bool keep_each = false);
   ~DeviceTimer();
   DeviceTimer(const DeviceTimer&) = delete;
   DeviceTimer& operator=(const DeviceTimer&) = delete;
@@ -76,6 +79,9 @@ class DeviceTimer {
   void stop();
   // Seconds of all stopped spans; waits for their events on CUDA.
   double total_seconds();
+  // Each stopped span's seconds, in order (keep_each only; empty else);
+  // waits for their events on CUDA.
+  std::vector<double> each_seconds();
   int64_t spans() const { return spans_; }
 
  private:
@@ -84,6 +90,8 @@ class DeviceTimer {
   std::chrono::steady_clock::time_point t0_;
   double host_s_ = 0;
   int64_t spans_ = 0;
+  bool keep_each_ = false;
+  std::vector<double> each_s_;      // keep_each: the spans read so far
   std::unique_ptr<Events> events_;  // CUDA only
 };
 

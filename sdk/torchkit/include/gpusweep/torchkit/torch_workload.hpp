@@ -48,7 +48,17 @@ class TorchWorkload : public Workload {
     for (const auto& [name, value] : GradStep::scaler_stats(settings_)) m.emplace(name, value);
     for (const auto& [name, value] : data_parallel_stats()) m[name] = value;  // world_size > 1
     for (const auto& [name, value] : phase_stats()) m[name] = value;  // diagnose trials only
+    // The intra-op threads the trial ran with: data-parallel efficiency
+    // pairs N ranks with one process of as many threads as each rank.
+    m["intra_op_threads"] = static_cast<double>(at::get_num_threads());
     return m;
+  }
+
+  // At world_size > 1: this rank's exposed all-reduce per measured step,
+  // which the host combines with the other ranks' step by step.
+  Series stats_series() override {
+    if (settings_.world_size <= 1) return {};
+    return {{"dp_comm_exposed_steps_s", data_parallel_measured_steps()}};
   }
 
   // The peak starts over at each window and is taken at its end. Between
