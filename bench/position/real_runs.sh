@@ -33,13 +33,16 @@ start=$(date +%s)
 for i in $(seq 1 "$runs"); do
   export GPUSWEEP_POSITION_DIR="$work/pos$i"
   mkdir -p "$GPUSWEEP_POSITION_DIR"
-  "$bin" run "$work/aa.json" --db "$work/r.db" --set measure.order_seed="$i" > /dev/null
-  line=$("$bin" compare position_aa --db "$work/r.db" --format json |
-    python3 -c 'import json,sys
-r=[r for r in json.load(sys.stdin) if not r["baseline"]][0]
+  "$bin" run "$work/aa.json" --db "$work/r.db" --set measure.order_seed="$i" > /dev/null 2>&1
+  "$bin" compare position_aa --db "$work/r.db" --format json > "$work/c.json" 2> "$work/c.err" || true
+  line=$(python3 -c 'import json,sys
+try:
+    r=[r for r in json.load(open(sys.argv[1])) if not r["baseline"]][0]
+except Exception as e:
+    print("compare gave no table (%s: %s) 0" % (type(e).__name__, open(sys.argv[2]).read()[:200].strip())); sys.exit()
 if r.get("ci_low") is None: print("no interval 0"); sys.exit()
 miss = int(r["ci_low"] > 1 or r["ci_high"] < 1)
-print("%.3fx [%.3f, %.3f] %s %d" % (r["ratio"], r["ci_low"], r["ci_high"], r["verdict"], miss))')
+print("%.3fx [%.3f, %.3f] %s %d" % (r["ratio"], r["ci_low"], r["ci_high"], r["verdict"], miss))' "$work/c.json" "$work/c.err")
   starts=$(tr '\n' ' ' < "$GPUSWEEP_POSITION_DIR/starts" | cut -c1-60)
   echo "run $i: $line  (starts: $starts...)"
   called=$((called + ${line##* }))
