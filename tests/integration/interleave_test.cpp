@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
+#include <sstream>
+
 using Catch::Matchers::Contains;
 using gpusweep::test::Sandbox;
 
@@ -236,4 +239,44 @@ TEST_CASE("compare and best read block series to the numbers the blocks give",
   CHECK(gpusweep::test::count_in(box.path("blocks.db"), "SELECT count(*) FROM block_series") == 0);
   CHECK(read("blocks.db") == with_series);
   CHECK_THAT(with_series, Contains("\"ratio\""));
+}
+
+TEST_CASE("a window's trials start in the plan's order, repeats sharing the window included",
+          "[integration][interleave][position]") {
+  // An A/A pair of the position fixture, default protocol: vary_seed makes
+  // all six trials' configs distinct, so "auto" puts them in one window.
+  // The fixture logs each trial's start (create(), in its first turn) in
+  // GPUSWEEP_POSITION_DIR: position, twin, seed. Before issue 45 the
+  // window's first shuffled cycle decided that order, one draw for all
+  // three repeats.
+  Sandbox box;
+  box.write("s.json", R"({"name": "pos", "workload": "position",
+    "base": {"spin_us": 200, "mode": "none"}, "grid": {"twin": [0, 1]}, "baseline": {"twin": 0},
+    "measure": {"warmup_steps": 2, "steps_per_block": 30, "blocks": 2, "timeout_s": 60}})");
+  const std::string dir = box.path("pos");
+  REQUIRE(std::system(("mkdir -p '" + dir + "'").c_str()) == 0);
+  ::setenv("GPUSWEEP_POSITION_DIR", dir.c_str(), 1);
+  const auto r = box.gpusweep("run s.json --db results.db");
+  ::unsetenv("GPUSWEEP_POSITION_DIR");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.output, Contains("interleaved: 6 trials at a time"));
+  // "twin:seed" of each trial in plan order (ordinals), and in start order.
+  const std::string planned = box.text(
+      "SELECT group_concat(x, ' ') FROM (SELECT json_extract(t.config_json, '$.twin') || ':' || "
+      "coalesce((SELECT CAST(m.value AS INTEGER) FROM metrics m WHERE m.trial_id = t.id AND "
+      "m.name = 'seed'), 0) AS x FROM trials t ORDER BY t.ordinal)");
+  std::string started;
+  std::istringstream log(box.read("pos/starts"));
+  int expected = 0;
+  for (long long p, twin, seed; log >> p >> twin >> seed; ++expected) {
+    CHECK(p == expected);
+    started += (started.empty() ? "" : " ") + std::to_string(twin) + ":" + std::to_string(seed);
+  }
+  CHECK(expected == 6);
+  CHECK(started == planned);
+  // Each mirrored pair of rounds (repeats 1 and 2) puts each twin in both
+  // of its places: the first two starts and the next two are mirror images.
+  CHECK(box.count("SELECT count(*) FROM trials a JOIN trials b ON a.repeat = 0 AND b.repeat = 1 "
+                  "AND a.config_index = b.config_index AND a.ordinal + b.ordinal = 3") == 2);
 }

@@ -113,6 +113,10 @@ struct Worker {
   // (--jobs N > 1: they shared the machine, and its timings show it).
   double overlap_s = 0;
   std::set<int64_t> overlapped;
+  // The order this worker was started in (the queue's: the plan's
+  // ordinals), and whether it has had a turn yet (gated).
+  int64_t start_seq = 0;
+  bool had_turn = false;
 };
 
 class Supervisor {
@@ -343,6 +347,7 @@ class Supervisor {
     }
     auto w = std::make_unique<Worker>(io_, std::move(job), p);
     w->started_at = started;
+    w->start_seq = started_count_++;
     w->exit.timeout_s = w->job.timeout_s;
     Worker* raw = w.get();
     account_overlap();
@@ -394,6 +399,7 @@ class Supervisor {
 
   void grant(Worker* w) {
     account_overlap();
+    w->had_turn = true;
     w->turn = Turn::running;
     w->turn_since = Clock::now();
     w->job.collector->on_turn(cycle_);
@@ -413,13 +419,29 @@ class Supervisor {
     if (capping_.slack > 0) return schedule_least_trained();
     while (busy() < jobs_) {
       if (turn_order_.empty()) {
+        // Trials yet to take their first turn (loading, setup, warmup) go
+        // first, in the order they were started, which is the plan's: the
+        // run's start order is then round_order's design whatever the
+        // window, not one shuffle of a window that holds several repeats
+        // (a position effect tied to where a trial starts would otherwise
+        // be one draw for all of them). The others take turns in an order
+        // shuffled for the cycle.
+        std::vector<std::pair<int64_t, pid_t>> fresh;
         std::vector<pid_t> live;
         for (const auto& [pid, w] : running_) {
-          if (!w->exited) live.push_back(pid);
+          if (w->exited) continue;
+          if (w->had_turn) {
+            live.push_back(pid);
+          } else {
+            fresh.emplace_back(w->start_seq, pid);
+          }
         }
-        if (live.empty()) return;
+        if (live.empty() && fresh.empty()) return;
         random::shuffle(live, shuffle_rng_);
-        turn_order_.assign(live.begin(), live.end());
+        std::sort(fresh.begin(), fresh.end());
+        turn_order_.clear();
+        for (const auto& f : fresh) turn_order_.push_back(f.second);
+        turn_order_.insert(turn_order_.end(), live.begin(), live.end());
         ++cycle_;
       }
       auto it = running_.find(turn_order_.front());
@@ -449,8 +471,10 @@ class Supervisor {
         if (w->exited) continue;
         ++live;
         if (w->turn != Turn::waiting) continue;
-        if (next == nullptr ||
-            w->job.collector->blocks_seconds() < next->job.collector->blocks_seconds()) {
+        // Ties (trials yet to train) in the order they were started.
+        const double trained = w->job.collector->blocks_seconds();
+        if (next == nullptr || trained < next->job.collector->blocks_seconds() ||
+            (trained == next->job.collector->blocks_seconds() && w->start_seq < next->start_seq)) {
           next = w.get();
         }
       }
@@ -612,7 +636,8 @@ class Supervisor {
   random::SplitMix64 shuffle_rng_;     // the cycles' turn orders
   std::deque<pid_t> turn_order_;       // the rest of this cycle's turns
   int64_t cycle_ = -1;
-  size_t granted_ = 0;  // turns granted (schedule_least_trained's cycles)
+  size_t granted_ = 0;         // turns granted (schedule_least_trained's cycles)
+  int64_t started_count_ = 0;  // workers started (Worker::start_seq)
   // This run's interleave group: time and process make it unique among the
   // runs a database holds.
   std::string group_ = utc_now() + "/" + std::to_string(::getpid());
