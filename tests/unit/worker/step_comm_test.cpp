@@ -46,7 +46,7 @@ Simulated simulate(uint64_t seed, int steps, double step_s, double jitter_s, dou
 
 }  // namespace
 
-TEST_CASE("the communication from per-step waits is within 20% of the truth; totals are not",
+TEST_CASE("the communication from per-step waits is within 20% of the truth, totals are not",
           "[worker][data_parallel]") {
   // The audit's model: 270 ms steps, a 2 ms exposed all-reduce, 400 steps.
   struct Case {
