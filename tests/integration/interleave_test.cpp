@@ -252,7 +252,7 @@ TEST_CASE("a window's trials start in the plan's order, repeats sharing the wind
   Sandbox box;
   box.write("s.json", R"({"name": "pos", "workload": "position",
     "base": {"spin_us": 200, "mode": "none"}, "grid": {"twin": [0, 1]}, "baseline": {"twin": 0},
-    "measure": {"warmup_steps": 2, "steps_per_block": 30, "blocks": 2, "timeout_s": 60}})");
+    "measure": {"warmup_steps": 2, "steps_per_block": 10, "blocks": 5, "timeout_s": 60}})");
   const std::string dir = box.path("pos");
   REQUIRE(std::system(("mkdir -p '" + dir + "'").c_str()) == 0);
   ::setenv("GPUSWEEP_POSITION_DIR", dir.c_str(), 1);
