@@ -339,7 +339,9 @@ TEST_CASE("adaptive capping stops a round's hopeless trials at slack times its b
   // block. Taking turns block by block, that config would have trained ten
   // times as long as the fast one, to its own target (about 0.55 s), by the
   // time the fast one reached it; with capping, turns go to the trial that
-  // has trained least, so it is capped near 1.5x the fast one's time.
+  // has trained least, so it is capped at 1.5x the fast one's time: the cap
+  // it stopped at is that, and it stopped within a block and an evaluation
+  // of it (its own clocks).
   box.write("s.json", std::string(R"({"name": "slowsteps", "workload": "noop",
     "base": {"learn_steps": 300}, "grid": {"spin_us": [200, 2000]},
     "measure": {"target": {"value": 0.9, "max_s": 3, "cap": 1.5}, "warmup_steps": 0,
@@ -352,10 +354,20 @@ TEST_CASE("adaptive capping stops a round's hopeless trials at slack times its b
       INFO("repeat " << repeat);
       const double best = stat("s.db", 0, repeat, "target_time_s");
       CHECK(stat("s.db", 1, repeat, "target_capped") == 1);
-      CHECK(stat("s.db", 1, repeat, "target_train_s") < 3 * best);
+      const double cap = stat("s.db", 1, repeat, "target_cap_s");
+      CHECK(cap == Approx(1.5 * best).epsilon(1e-9));
+      const double trained = stat("s.db", 1, repeat, "target_train_s");
+      const double block =
+          std::stod(test::text_in(box.path("s.db"),
+                                  "SELECT max(b.seconds) FROM blocks b JOIN trials t ON t.id = "
+                                  "b.trial_id WHERE t.config_index = 1 AND t.repeat = " +
+                                      std::to_string(repeat)));
+      CHECK(trained >= cap);
+      CHECK(trained <= cap + block + stat("s.db", 1, repeat, "target_eval_s"));
     }
   }
-  // Without the cap, the slow config trains to its own time, ten times longer.
+  // Without the cap, the slow config trains to its own target: ten times
+  // the steps (learn_steps 3000 against 300), uncapped.
   box.write("n.json", std::string(R"({"name": "nocap", "workload": "noop",
     "base": {"spin_us": 200}, "grid": {"learn_steps": [300, 3000]},
     "measure": {"target": {"value": 0.9, "max_s": 3}, "warmup_steps": 0,
@@ -364,7 +376,7 @@ TEST_CASE("adaptive capping stops a round's hopeless trials at slack times its b
   for (int repeat = 0; repeat < 2; ++repeat) {
     CHECK(stat("n.db", 1, repeat, "target_censored") == 0);
     CHECK(stat("n.db", 1, repeat, "target_capped") == -1);
-    CHECK(stat("n.db", 1, repeat, "target_time_s") > 3 * stat("n.db", 0, repeat, "target_time_s"));
+    CHECK(stat("n.db", 1, repeat, "target_steps") >= 5 * stat("n.db", 0, repeat, "target_steps"));
   }
 }
 

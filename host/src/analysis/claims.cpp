@@ -226,7 +226,9 @@ std::vector<ClaimResult> evaluate_claims(
         std::all_of(all_changed.begin(), all_changed.end(), [](double v) { return v > 0; });
     // As compare estimates it: paired by repeat (and by cycle for block
     // values), repeats as their own level.
-    const double level = spec.measure.precision > 0 ? kSequentialLevel : 0.95;
+    // At the sequential level where the run stopped once precise (precision,
+    // a tune's confirmation rounds), as compare gives it.
+    const double level = stops_when_precise(spec) ? kSequentialLevel : 0.95;
     const auto estimate = positive ? estimate_ratio(base.runs, changed.runs, level) : std::nullopt;
     if (estimate) {
       r.ratio = estimate->ratio;
@@ -300,9 +302,14 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
     }
   }
   const Machines machines = machines_of(environments);
-  // Each config (parsed once) with its trials, in plan order.
+  // Each config (parsed once) with its trials, in plan order: on a tune
+  // run its confirmation rounds only, as compare reads it (the racing
+  // rounds picked the winner because it looked best in them).
+  const Rounds rounds = rounds_for(spec, false);
   std::map<int64_t, std::vector<db::TrialRecord>> by_config;
-  for (auto& t : store.trials(sweep.id)) by_config[t.plan.config_index].push_back(std::move(t));
+  for (auto& t : store.trials(sweep.id)) {
+    if (in_rounds(t, rounds)) by_config[t.plan.config_index].push_back(std::move(t));
+  }
   std::vector<Json> configs;
   std::vector<const std::vector<db::TrialRecord>*> trials_of;  // parallel to configs
   for (const auto& [idx, trials] : by_config) {

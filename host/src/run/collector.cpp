@@ -71,6 +71,7 @@ void TrialCollector::on_target(const Json& e) {
   // Stopped by measure.target.cap (adaptive capping), not its own budget.
   if (e.value("capped", false)) metrics_.push_back({"stat", 0, "target_capped", 1.0});
   for (const auto& [key, name] : {std::pair<const char*, const char*>{"train_s", "target_train_s"},
+                                  {"cap_s", "target_cap_s"},
                                   {"eval_s", "target_eval_s"},
                                   {"evaluations", "target_evaluations"},
                                   {"at_step", "target_steps"}}) {

@@ -789,20 +789,23 @@ class Trial {
       return value_of(metrics);
     };
     auto reached = [&](double v) { return higher ? v >= target.value : v <= target.value; };
+    // The adaptive cap now: the lower of the one given at the start and the
+    // latest a turn brought.
+    auto cap_s = [&] {
+      const double given = args_.target_cap_s, sent = gate_.cap_s();
+      return given > 0 && sent > 0 ? std::min(given, sent) : std::max(given, sent);
+    };
     auto finish_target = [&](bool ok, double time_s, bool diverged = false, bool capped = false) {
       Json e = {{"event", event::target},     {"reached", ok},
                 {"diverged", diverged},       {"time_s", time_s},
                 {"at_step", measured_steps},  {"train_s", train_s},
                 {"evaluations", evaluations}, {"eval_s", eval_s},
                 {"metric", metric},           {"value", target.value}};
-      if (capped) e["capped"] = true;
+      if (capped) {
+        e["capped"] = true;
+        e["cap_s"] = cap_s();  // the cap it stopped at
+      }
       out_.emit(e);
-    };
-    // The adaptive cap now: the lower of the one given at the start and the
-    // latest a turn brought.
-    auto cap_s = [&] {
-      const double given = args_.target_cap_s, sent = gate_.cap_s();
-      return given > 0 && sent > 0 ? std::min(given, sent) : std::max(given, sent);
     };
     auto over_cap = [&] { return cap_s() > 0 && train_s >= cap_s(); };
     double prev_v = evaluate_now();

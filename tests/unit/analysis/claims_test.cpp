@@ -224,3 +224,40 @@ TEST_CASE("a claim that requires Tensor Cores is not measured on a GPU without t
   results = evaluate_claims(s, configs, ampere, values_of);
   CHECK(results[0].verdict == ClaimVerdict::confirmed);
 }
+
+TEST_CASE("a tune run's claims are judged at the level of its confirmation rounds",
+          "[host][claims]") {
+  // A tune run stops its confirmation once precise, as precision runs do:
+  // its claims' intervals are at the sequential level, as compare's are,
+  // not at 95% (the ttq audit's L3); the same figures from a plain run
+  // give the narrower 95% interval.
+  const std::string claims =
+      R"([{"claim": "device replay 1.5x", "change": {"replay_on_device": true}, "expected": [1.4, 1.6]}])";
+  std::string tuned = with_claims(claims);
+  tuned.insert(tuned.size() - 1, R"(, "tune": {"race": true})");
+  const auto manifest = test::dqn_like_manifest();
+  auto values_of = [](const Json& config, const std::string& metric) {
+    MetricRuns m;
+    const bool device = config["replay_on_device"].get<bool>();
+    if (config["precision"] == "fp16") {
+      m.problem = "skipped";
+      return m;
+    }
+    if (metric == "throughput") m.runs = runs(device ? 150.0 : 100.0, 3, 10, device ? 1 : 2);
+    return m;
+  };
+  const auto judge = [&](const std::string& text) {
+    const SweepSpec s = parse_sweep(text, "claims.json");
+    validate_sweep(s, manifest);
+    const auto results =
+        evaluate_claims(s, expand_configs(s, manifest), Features{false}, values_of);
+    REQUIRE(results.size() == 1);
+    REQUIRE(results[0].ratio);
+    return results[0];
+  };
+  const ClaimResult plain = judge(with_claims(claims));
+  const ClaimResult tune = judge(tuned);
+  CHECK(*tune.ratio == Approx(*plain.ratio));
+  CHECK(tune.low < plain.low);
+  CHECK(tune.high > plain.high);
+}
