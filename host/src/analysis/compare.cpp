@@ -20,7 +20,7 @@ std::optional<TargetTime> target_time(int64_t repeat, std::optional<double> time
                                       std::optional<double> diverged) {
   if (!time) return std::nullopt;
   const bool never = diverged.value_or(0) > 0;
-  return TargetTime{repeat, *time, censored.value_or(0) > 0 || never, never};
+  return TargetTime{repeat, *time, censored.value_or(0) > 0 || never, never, ""};
 }
 
 std::optional<TargetTime> stored_target_time(db::Store& store, const db::TrialRecord& t) {
@@ -39,7 +39,7 @@ std::optional<TargetTime> timed_out_target_time(db::Store& store, const db::Tria
     }
   }
   if (!last || !(last->second > 0)) return std::nullopt;
-  return TargetTime{t.plan.repeat, last->second, true};
+  return TargetTime{t.plan.repeat, last->second, true, false, ""};
 }
 
 std::string machine_key(const db::EnvironmentInfo& e) {
@@ -190,7 +190,10 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
       // censored there, not dropped (dropping the slow seeds biased the
       // median low: the 2026-11-26 audit's M2).
       if (t.status == db::TrialStatus::timeout) {
-        if (const auto time = timed_out_target_time(store, t)) c.target_times.push_back(*time);
+        if (auto time = timed_out_target_time(store, t)) {
+          time->machine = run_of(t, machines).machine;
+          c.target_times.push_back(*time);
+        }
       }
       if (c.problem.empty() && t.status != db::TrialStatus::pending) {
         c.problem = db::status_name(t.status) + (t.error ? ": " + *t.error : std::string());
@@ -205,9 +208,10 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
       c.overlap_fraction =
           std::max(c.overlap_fraction, stat_of(stats, t.id, overlap_fraction).value_or(0));
     }
-    if (const auto time = target_time(t.plan.repeat, stat_of(stats, t.id, target_time_s),
-                                      stat_of(stats, t.id, target_censored),
-                                      stat_of(stats, t.id, target_diverged))) {
+    if (auto time = target_time(t.plan.repeat, stat_of(stats, t.id, target_time_s),
+                                stat_of(stats, t.id, target_censored),
+                                stat_of(stats, t.id, target_diverged))) {
+      time->machine = run_of(t, machines).machine;
       c.target_times.push_back(*time);
     }
     if (const auto share = stat_of(stats, t.id, dp_comm_share)) c.comm_share.push_back(*share);
@@ -281,7 +285,11 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
         r.verdict = verdict(*r.ratio, options.min_effect);
       }
     }
-    if (!r.baseline) {
+    // On a target run each trial stops at the target or at its budget (or
+    // its cap): a slow config's quality is read lower, where it stopped, not
+    // worse (the ttq audit's L5). Its quality is not compared there.
+    const bool to_target = !base->target_times.empty() || !c.target_times.empty();
+    if (!r.baseline && !to_target) {
       r.quality = compare_quality(base->quality, c.quality, c.higher_is_better.value_or(true),
                                   options.max_quality_loss, options.alpha);
     }
@@ -298,6 +306,25 @@ std::optional<size_t> first_to_target(const std::vector<TargetRow>& rows) {
   }
   return first;
 }
+
+namespace {
+
+// Whether a seed's trials of the two configs ran on different machines
+// (both known).
+bool seeds_across_machines(const std::vector<TargetTime>& base,
+                           const std::vector<TargetTime>& config) {
+  for (const auto& a : base) {
+    for (const auto& b : config) {
+      if (a.repeat == b.repeat && !a.machine.empty() && !b.machine.empty() &&
+          a.machine != b.machine) {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 std::vector<TargetRow> compare_targets(const std::vector<ComparisonRow>& rows,
                                        const CompareOptions& options) {
@@ -316,7 +343,14 @@ std::vector<TargetRow> compare_targets(const std::vector<ComparisonRow>& rows,
     } else if (base != nullptr) {
       t.ratio = paired_time_ratio(base->target_times, r.config->target_times, 1 - options.alpha);
     }
-    if (t.ratio && t.ratio->interval) {
+    if (t.ratio && !options.across_machines && base != nullptr &&
+        seeds_across_machines(base->target_times, r.config->target_times)) {
+      // As the throughput table withholds it (the ttq audit's L4): a seed's
+      // two trials on different hosts or GPUs differ by the machine too.
+      t.verdict =
+          "not compared: a seed's trials ran on different machines (--across-machines to "
+          "compare them anyway)";
+    } else if (t.ratio && t.ratio->interval) {
       // The throughput verdicts' rule (verdict()): a change the interval
       // shows but within min_effect is negligible. Batch sizes that learn in
       // the same steps differ to the target by a few hundredths of a percent

@@ -107,7 +107,8 @@ std::vector<RunSamples> runs_of(const std::vector<const RaceTrial*>& trials, int
 std::vector<TargetTime> times_of(const std::vector<const RaceTrial*>& trials, int64_t last) {
   std::vector<TargetTime> out;
   for (const RaceTrial* t : trials) {
-    if (t->round <= last && usable(*t)) out.push_back({t->round, 1 / t->values[0], t->censored});
+    if (t->round <= last && usable(*t))
+      out.push_back({t->round, 1 / t->values[0], t->censored, false, ""});
   }
   return out;
 }

@@ -20,7 +20,9 @@
 // deterministic failure (the plugin's own error, out of memory, a setting
 // or a peak memory beyond a constraint) writes a config off on its first
 // trial; a transient one (a timeout, a crash) only when its retry in the
-// next round fails again.
+// next round fails again. (A time-to-target trial killed by timeout after
+// evaluating is no failure: it is censored at its last evaluation's
+// training clock, evidence for the tests, as a capped trial is.)
 //
 // Noisy constraints (quality, throughput, step time, cv, input wait: they
 // vary from seed to seed and run to run) drop a config only when a

@@ -39,6 +39,7 @@ struct TargetTime {
   double time_s = 0;  // to the target, or the training time when censored
   bool censored = false;
   bool diverged = false;  // never reaches it (censored too): its time is +infinity
+  std::string machine;    // where it ran (compare's machine key; "" when unknown)
 };
 
 struct TimeSummary {

@@ -104,6 +104,23 @@ TrialTimes trial_times(db::Store& store, int64_t sweep_id,
   return out;
 }
 
+// A target trial killed by timeout_s after evaluating is evidence, as a
+// capped trial is: r becomes ok, censored at its last evaluation's training
+// clock, not retried nor written off outside the race's alpha (the ttq
+// audit's M2, as compare reads it). Left transient when it never evaluated.
+void censor_timeout(db::Store& store, const db::TrialRecord& t, const Machines& machines,
+                    RaceTrial& r) {
+  const auto time = timed_out_target_time(store, t);
+  if (!time || !(time->time_s > 0)) return;
+  const RunSamples run = run_of(t, machines);
+  r.outcome = RaceTrial::Outcome::ok;
+  r.reason.clear();
+  r.group = run.group;
+  r.machine = run.machine;
+  r.values = {1 / time->time_s};
+  r.censored = true;
+}
+
 }  // namespace
 
 std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune) {
@@ -134,12 +151,14 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
       case db::TrialStatus::crashed:
         r.outcome = O::transient;
         r.reason = db::status_name(t.status) + (t.error ? ": " + *t.error : std::string());
+        if (to_target && t.status == db::TrialStatus::timeout)
+          censor_timeout(store, t, machines, r);
         break;
       default:
         r.outcome = O::failed;
         r.reason = db::status_name(t.status) + (t.error ? ": " + *t.error : std::string());
     }
-    if (r.outcome == O::ok) {
+    if (r.outcome == O::ok && t.status == db::TrialStatus::ok) {
       const RunSamples run = run_of(t, machines);
       r.group = run.group;
       r.machine = run.machine;

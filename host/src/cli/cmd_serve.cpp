@@ -3,120 +3,17 @@
 #include "cli/cli.hpp"
 #include "serve/api.hpp"
 #include "serve/http.hpp"
+#include "serve/process.hpp"
 #include "support/error.hpp"
 
-#include <pthread.h>
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
-#include <thread>
-
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 namespace gpusweep::host {
 
 namespace {
-
-// 24 hex digits from the kernel's random source.
-std::string random_token() {
-  std::ifstream in("/dev/urandom", std::ios::binary);
-  unsigned char bytes[12] = {};
-  in.read(reinterpret_cast<char*>(bytes), sizeof bytes);
-  if (!in) throw Error("cannot read /dev/urandom for an access token; give one with --token");
-  std::string out;
-  char hex[3];
-  for (unsigned char b : bytes) {
-    std::snprintf(hex, sizeof hex, "%02x", b);
-    out += hex;
-  }
-  return out;
-}
-
-// The databases to serve, each --db a file or a folder whose *.db files (a
-// run folder's shards) are all served; the folders in *folders, to be
-// looked at again for shards that start later (an empty one is accepted).
-std::vector<std::string> served_databases(const std::vector<std::string>& given,
-                                          std::vector<std::string>* folders) {
-  std::vector<std::string> out;
-  for (const auto& g : given) {
-    namespace fs = std::filesystem;
-    if (fs::is_directory(g)) {
-      const auto found = ServeApi::databases_in(g);
-      out.insert(out.end(), found.begin(), found.end());
-      folders->push_back(g);
-    } else if (fs::exists(g)) {
-      out.push_back(g);
-    } else {
-      throw UsageError("--db " + g + ": no such database (run a sweep first, or name one)");
-    }
-  }
-  return out;
-}
-
-// The niceness serve runs at: a viewer gives way to the sweeps it shows
-// (their trials and their commits) whenever they want the same core. At
-// 10 it still gets about a tenth of a core taken by a trial, so a page on
-// a machine whose every core trains goes on updating, a little later.
-constexpr int kServeNice = 10;
-
-// Lowers this thread's CPU priority (the threads it starts inherit it; on
-// Linux niceness is per thread) and its I/O priority to the lowest of the
-// best-effort class. Says what it could not do; never fails the server.
-std::string yield_to_writers() {
-  std::string note;
-  errno = 0;
-  if (::setpriority(PRIO_PROCESS, 0, kServeNice) != 0) {
-    note += " (could not lower its CPU priority: " + std::string(std::strerror(errno)) + ")";
-  }
-#if defined(SYS_ioprio_set)
-  constexpr int kWhoProcess = 1, kClassBestEffort = 2, kClassShift = 13, kLowest = 7;
-  if (::syscall(SYS_ioprio_set, kWhoProcess, 0, (kClassBestEffort << kClassShift) | kLowest) != 0) {
-    note += " (could not lower its I/O priority: " + std::string(std::strerror(errno)) + ")";
-  }
-#endif
-  return note;
-}
-
-// --snapshot's value; throws UsageError naming the choices.
-ServeApi::Snapshot snapshot_mode(const std::string& text) {
-  if (text == "auto") return ServeApi::Snapshot::automatic;
-  if (text == "always") return ServeApi::Snapshot::always;
-  if (text == "never") return ServeApi::Snapshot::never;
-  throw UsageError("--snapshot " + text + ": use auto, always or never");
-}
-
-// SIGINT and SIGTERM blocked in this thread and the threads it starts, so
-// that remove_on_stop's thread alone takes them.
-sigset_t block_stop_signals() {
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGINT);
-  sigaddset(&stop, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-  return stop;
-}
-
-// Ctrl-C or SIGTERM: the local copies go from the temporary folder, then
-// the process, as the signal would have ended it (requests in flight are
-// cut, as they were).
-void remove_on_stop(const sigset_t& stop, std::function<std::vector<std::string>()> folders) {
-  std::thread([stop, folders = std::move(folders)] {
-    int sig = 0;
-    sigwait(&stop, &sig);
-    std::error_code ec;
-    for (const auto& f : folders()) std::filesystem::remove_all(f, ec);
-    std::_Exit(128 + sig);
-  }).detach();
-}
 
 // The server's address, port, access token and host names from the
 // command line (and $GPUSWEEP_SERVE_TOKEN).
@@ -197,9 +94,9 @@ int cmd_serve(const Args& args) {
                                              ? vm["db"].as<std::vector<std::string>>()
                                              : std::vector<std::string>{"gpusweep.db"};
   std::vector<std::string> folders;
-  const std::vector<std::string> dbs = served_databases(given, &folders);
+  const std::vector<std::string> dbs = ServeApi::databases_given(given, &folders);
   const HttpOptions options = http_options(vm);
-  const ServeApi::Snapshot snapshot = snapshot_mode(vm["snapshot"].as<std::string>());
+  const ServeApi::Snapshot snapshot = ServeApi::snapshot_mode(vm["snapshot"].as<std::string>());
   // Before any thread starts: they inherit it, and the signal mask.
   const std::string priority_note = yield_to_writers();
   const sigset_t stop_signals = block_stop_signals();

@@ -292,7 +292,8 @@ std::string comparison_legend(double max_quality_loss) {
          "when the upper bound is below -" +
          fixed(100 * max_quality_loss, 1) +
          "% (--max-quality-loss), (unsure) when the interval reaches past it, nothing when it "
-         "stays above (non-inferior)\n";
+         "stays above (non-inferior); not compared on a target run, whose trials stop at the "
+         "target or their budget\n";
 }
 
 std::string render_ablation(const std::vector<AblationRow>& knobs, OutputFormat format) {

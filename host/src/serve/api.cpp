@@ -205,6 +205,31 @@ std::vector<std::string> ServeApi::databases_in(const std::string& folder) {
   return found;
 }
 
+std::vector<std::string> ServeApi::databases_given(const std::vector<std::string>& given,
+                                                   std::vector<std::string>* folders) {
+  std::vector<std::string> out;
+  for (const auto& g : given) {
+    namespace fs = std::filesystem;
+    if (fs::is_directory(g)) {
+      const auto found = databases_in(g);
+      out.insert(out.end(), found.begin(), found.end());
+      folders->push_back(g);
+    } else if (fs::exists(g)) {
+      out.push_back(g);
+    } else {
+      throw UsageError("--db " + g + ": no such database (run a sweep first, or name one)");
+    }
+  }
+  return out;
+}
+
+ServeApi::Snapshot ServeApi::snapshot_mode(const std::string& text) {
+  if (text == "auto") return Snapshot::automatic;
+  if (text == "always") return Snapshot::always;
+  if (text == "never") return Snapshot::never;
+  throw UsageError("--snapshot " + text + ": use auto, always or never");
+}
+
 void ServeApi::add(const std::string& path) const {
   auto entry = std::make_shared<Served>();
   entry->path = path;

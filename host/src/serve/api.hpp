@@ -74,6 +74,14 @@ class ServeApi {
   static constexpr double kSnapshotIntervalS = 2.0;
   // The *.db files in a folder and below, sorted.
   static std::vector<std::string> databases_in(const std::string& folder);
+  // The databases to serve, each of `given` (serve's --db) a file or a
+  // folder whose *.db files (a run folder's shards) are all served; the
+  // folders in *folders, to be looked at again for shards that start later
+  // (an empty one is accepted). UsageError for one that does not exist.
+  static std::vector<std::string> databases_given(const std::vector<std::string>& given,
+                                                  std::vector<std::string>* folders);
+  // --snapshot's value (auto, always, never); UsageError naming the choices.
+  static Snapshot snapshot_mode(const std::string& text);
   // How many databases are served now, and database d's path.
   size_t databases() const;
   std::string path(size_t db) const;

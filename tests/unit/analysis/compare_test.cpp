@@ -488,3 +488,45 @@ TEST_CASE("times to target: a difference six seeds show but within the min effec
   any.min_effect = 0;
   CHECK(compare_targets(rows, any)[1].verdict == "faster to target");
 }
+
+TEST_CASE("times to target: a seed's trials on different machines give no verdict unless asked",
+          "[host][target]") {
+  // The ttq audit's L4: merged shards or --jobs on mixed GPUs pair a seed's
+  // trials across machines, which the throughput table withholds.
+  ConfigSamples base, fast;
+  for (int64_t r = 0; r < 6; ++r) {
+    base.target_times.push_back({r, 10.0 + r, false, false, "host-a"});
+    fast.target_times.push_back({r, 5.0 + r, false, false, r < 3 ? "host-a" : "host-b"});
+  }
+  std::vector<ComparisonRow> rows(2);
+  rows[0] = {&base, true};
+  rows[1] = {&fast, false};
+  const auto t = compare_targets(rows, CompareOptions{});
+  CHECK_THAT(t[1].verdict, Catch::Matchers::Contains("different machines") &&
+                               Catch::Matchers::Contains("--across-machines"));
+  CompareOptions across;
+  across.across_machines = true;
+  CHECK(compare_targets(rows, across)[1].verdict == "faster to target");
+  // One machine throughout: the verdict as before.
+  for (auto& x : fast.target_times) x.machine = "host-a";
+  CHECK(compare_targets(rows, CompareOptions{})[1].verdict == "faster to target");
+}
+
+TEST_CASE("on a target run quality is not compared: trials stop at the target or their budget",
+          "[host][target]") {
+  // The ttq audit's L5: a config slowed to its budget stops below the
+  // target; read as a quality loss it was "(worse)".
+  std::vector<ConfigSamples> configs = {
+      config(0, {{"spin", 100}}, {100, 101, 99, 100.5, 99.5, 100.2}, {0.9}),
+      config(1, {{"spin", 300}}, {33, 34, 33.5, 33.2, 33.8, 33.4}, {0.6}),
+  };
+  CompareOptions opt;
+  opt.baseline = {{"spin", 100}};
+  // A plain run: the lower quality is a loss.
+  REQUIRE(compare_configs(configs, opt)[1].quality);
+  for (auto& c : configs) c.target_times.push_back({0, 1.0, c.config_index == 1});
+  const auto rows = compare_configs(configs, opt);
+  CHECK_FALSE(rows[1].quality);
+  REQUIRE(rows[1].verdict);  // throughput still compared
+  CHECK(*rows[1].verdict == Verdict::slower);
+}

@@ -326,3 +326,56 @@ TEST_CASE("race_trials: a diverged trial is censored at the longest time of its 
   CHECK(by[{1, 1}].values == std::vector<double>{1 / 4.0});
   CHECK(by[{1, 1}].censored);
 }
+
+TEST_CASE("race_trials: a target trial killed by timeout_s after evaluating is censored evidence",
+          "[host][tune][target]") {
+  // The ttq audit's M2, as compare reads it: censored at its last
+  // evaluation's training clock, not a transient failure to retry or write
+  // off outside the race's alpha. One killed before any evaluation stays
+  // transient.
+  test::TempDir dir("race_timeout");
+  db::Store store(dir.file("r.db"), db::Connection::Mode::read_write);
+  db::SweepRecord s;
+  s.name = "race";
+  s.workload = "noop";
+  s.spec_json = "{}";
+  s.spec_hash = "h";
+  std::vector<db::TrialPlan> plans;
+  for (int64_t config = 0; config < 3; ++config) {
+    db::TrialPlan p;
+    p.ordinal = config;
+    p.config_index = config;
+    p.workload = "noop";
+    p.plugin_version = "1";
+    p.config_json = "{}";
+    p.config_hash = std::to_string(config);
+    plans.push_back(p);
+  }
+  const int64_t id = store.create_sweep(s, plans);
+  for (const auto& t : store.trials(id)) {
+    db::TrialOutcome o;
+    if (t.plan.config_index == 0) {
+      o.status = db::TrialStatus::ok;
+      o.summary = db::Summary{};
+      o.summary->unit = "steps";
+      o.metrics = {{"stat", 0, "target_time_s", 2.0}, {"stat", 0, "target_censored", 0.0}};
+    } else {
+      o.status = db::TrialStatus::timeout;
+      o.error = "timed out";
+      if (t.plan.config_index == 1) {
+        o.metrics = {{"eval", 10, "gpusweep.train_s", 3.0}, {"eval", 20, "gpusweep.train_s", 6.0}};
+      }
+    }
+    store.commit_trial(t.id, o);
+  }
+  TuneSpec tune;
+  tune.objective = "time_to_target";
+  std::map<uint64_t, RaceTrial> by;
+  for (auto& r : race_trials(store, id, tune)) by[r.config] = r;
+  REQUIRE(by.size() == 3);
+  CHECK(by[0].outcome == RaceTrial::Outcome::ok);
+  CHECK(by[1].outcome == RaceTrial::Outcome::ok);
+  CHECK(by[1].values == std::vector<double>{1 / 6.0});
+  CHECK(by[1].censored);
+  CHECK(by[2].outcome == RaceTrial::Outcome::transient);
+}
