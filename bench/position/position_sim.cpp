@@ -52,20 +52,23 @@ int main(int argc, char** argv) {
       }
     }
   }
-  // ttq review L2: 4 configs one after another (a window a round), the
+  // ttq review L2: k configs one after another (a window a round), the
   // first and last of each round 3% faster, per-round noise about 0.5%.
-  std::cout << "-- ttq L2: 4 configs, a window a round, ends of a round 3% faster, plan order\n";
-  for (int repeats : {3, 4, 6}) {
-    for (Effect e : {Effect::ends, Effect::first, Effect::drift, Effect::alternating}) {
-      PositionSim s;
-      s.configs = 4;
-      s.repeats = repeats;
-      s.effect = e;
-      s.size = 0.03;
-      s.windows = Windows::separate;
-      s.process_sd = 0.0035;
-      s.block_sd = 0.002;
-      line(s, runs, std::string(effect_name(e)) + ", " + std::to_string(repeats) + " rounds");
+  for (int configs : {4, 3, 5, 8}) {
+    std::cout << "-- ttq L2: " << configs
+              << " configs, a window a round, start-order effect 3%, plan order\n";
+    for (int repeats : {3, 4, 6}) {
+      for (Effect e : {Effect::ends, Effect::first, Effect::drift, Effect::alternating}) {
+        PositionSim s;
+        s.configs = configs;
+        s.repeats = repeats;
+        s.effect = e;
+        s.size = 0.03;
+        s.windows = Windows::separate;
+        s.process_sd = 0.0035;
+        s.block_sd = 0.002;
+        line(s, runs, std::string(effect_name(e)) + ", " + std::to_string(repeats) + " rounds");
+      }
     }
   }
 }

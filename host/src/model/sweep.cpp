@@ -857,22 +857,56 @@ bool is_baseline(const Json& baseline, int64_t config_index, const Json& config)
   return baseline.empty() ? config_index == 0 : matches(config, baseline);
 }
 
+namespace {
+
+// The shift of the w-th pair of a block of k configs' rounds (see
+// round_order). Even k: the even shifts, the one nearest k / 2 second (half
+// a round on: the ends of the first pair run in the middle), then the rest.
+// Odd k: multiples of (k - 1) / 2, coprime with k, so that every shift comes
+// once a block, each about half a round from the one before.
+int64_t block_shift(int64_t k, int64_t w) {
+  if (k <= 2) return 0;
+  if (k % 2 == 1) return (w * ((k - 1) / 2)) % k;
+  const int64_t half = (k / 2) % 2 == 0 ? k / 2 : k / 2 - 1;  // the even shift nearest k / 2
+  if (w == 0) return 0;
+  if (w == 1) return half;
+  int64_t s = 2 * (w - 1);  // 2, 4, ... skipping half
+  if (s >= half) s += 2;
+  return s % k;
+}
+
+}  // namespace
+
 std::vector<uint64_t> round_order(std::vector<uint64_t> configs, uint64_t order_seed,
                                   int64_t round) {
-  // Rounds come in pairs: the pair's seeded order, then its mirror image.
+  // Rounds come in pairs, a seeded order then its mirror image, and pairs in
+  // blocks: a block's pairs share one seeded order, each pair's shifted so
+  // that over the block every config takes every place (a cyclic Latin
+  // square of mirrored pairs). k configs take k / 2 pairs a block (shifts
+  // 0, 2, 4, ...: a place p then visits p + s and its mirror k - 1 - p - s
+  // for every even s, all k places), an odd k takes k pairs (every shift,
+  // each place twice).
   const int64_t pair = round >= 0 ? round / 2 : (round - 1) / 2;
   const bool mirror = round - 2 * pair == 1;
-  // Each config's key, drawn once.
+  const auto k = static_cast<int64_t>(configs.size());
+  const int64_t pairs_a_block = k <= 1 ? 1 : (k % 2 == 0 ? k / 2 : k);
+  const int64_t block = pair >= 0 ? pair / pairs_a_block : (pair + 1) / pairs_a_block - 1;
+  const int64_t within = pair - block * pairs_a_block;
+  const int64_t shift = block_shift(k, within);
+  // Each config's key, drawn once a block: the block's order.
   std::vector<std::pair<uint64_t, uint64_t>> keyed;  // (key, config)
   keyed.reserve(configs.size());
   for (uint64_t c : configs) {
-    random::SplitMix64 rng(order_seed * 1000003ULL + static_cast<uint64_t>(pair) +
+    random::SplitMix64 rng(order_seed * 1000003ULL + static_cast<uint64_t>(block) +
                            c * 0x9E3779B97F4A7C15ULL);
     keyed.push_back({random::bits64(rng), c});
   }
   std::sort(keyed.begin(), keyed.end());
-  if (mirror) std::reverse(keyed.begin(), keyed.end());
-  for (size_t i = 0; i < keyed.size(); ++i) configs[i] = keyed[i].second;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t place = (i + shift) % k;
+    configs[static_cast<size_t>(mirror ? k - 1 - place : place)] =
+        keyed[static_cast<size_t>(i)].second;
+  }
   return configs;
 }
 

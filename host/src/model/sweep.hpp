@@ -231,20 +231,27 @@ struct PlannedTrial {
 
 // The order round `round` of a run runs its configs in (their trials'
 // ordinals, which the runner follows). Rounds come in pairs: rounds 2m and
-// 2m + 1 order their configs by a key drawn from (order_seed, m, config),
-// ascending and then descending (a mirror design, as ABBA). Every round of a
-// run is ordered so (the first grid's repeats, precision's, tune's racing
-// and confirmation rounds), so that no config holds one place in every
-// round, where a position effect (a GPU's boost after the host's pause, a
-// card heating through a round, a warm cache) would add the same bias to
-// every round's ratio: a position effect linear in the place cancels within
-// each pair, and any other averages out over the pairs' random orders. A
-// fresh shuffle per round would only average out (two configs shuffled run
-// in the same order three rounds out of three a quarter of the time, and a
-// t over three rounds reads that as a difference), and a rotation cancels
-// only after as many rounds as configs. A config's key does not depend on
-// which others share the round; the function is pure, so a resumed or
-// replayed run orders the round the same way.
+// 2m + 1 run the same order forwards and then backwards (a mirror design, as
+// ABBA), so that a position effect linear in the place cancels within each
+// pair. Pairs come in blocks of k / 2 (k configs, even) or k (odd): a
+// block's pairs share one order, drawn from (order_seed, block, config),
+// each pair's shifted along the places (0, then about half a round, ...),
+// so that over a block every config takes every place, and from one pair to
+// the next a config at the ends moves to the middle. Every round of a run is
+// ordered so (the first grid's repeats, precision's, tune's racing and
+// confirmation rounds): no config holds one place in every round, where a
+// position effect (a GPU's boost after the host's pause, a card heating
+// through a round, a warm cache, the first or last trial of a round) would
+// add the same bias to every round's ratio. A mirror alone kept a config at
+// the ends or in the middle in both rounds of a pair: an effect symmetric
+// in place (ends against middle) was then one draw a pair, and a t over 3
+// rounds called 23-27% of A/A pairs different (the ttq review's L2; now
+// 1-2%: tests/unit/analysis/position_test.cpp, bench/position). A fresh
+// shuffle per round would only average out (two configs shuffled run in the
+// same order three rounds out of three a quarter of the time). Two configs
+// make blocks of one pair: a new order each pair, as before. A config's key
+// does not depend on which others share the round; the function is pure,
+// so a resumed or replayed run orders the round the same way.
 std::vector<uint64_t> round_order(std::vector<uint64_t> configs, uint64_t order_seed,
                                   int64_t round);
 

@@ -167,25 +167,47 @@ TEST_CASE("trials are interleaved by repeat in a seeded shuffle", "[host][sweep]
   // libraries take the same slice (audit L11).
   std::vector<int64_t> pinned;
   for (const auto& t : other) pinned.push_back(t.config_index);
-  CHECK(pinned == std::vector<int64_t>{3, 2, 0, 1, 1, 0, 2, 3, 3, 2, 0, 1});
+  CHECK(pinned == std::vector<int64_t>{3, 2, 0, 1, 1, 0, 2, 3, 0, 1, 3, 2});
   // A mirror design: round 2m + 1 runs round 2m's configs in reverse
-  // (a position effect linear in the place cancels over the pair), the
-  // pairs' orders differ, and a round's order does not depend on which
-  // other configs share it.
+  // (a position effect linear in the place cancels over the pair).
   const std::vector<uint64_t> five = {0, 1, 2, 3, 4};
-  for (int64_t pair = 0; pair < 4; ++pair) {
+  for (int64_t pair = 0; pair < 8; ++pair) {
     auto first = round_order(five, 99, 2 * pair);
     const auto second = round_order(five, 99, 2 * pair + 1);
     std::reverse(first.begin(), first.end());
     CHECK(first == second);
   }
   CHECK(round_order(five, 99, 0) != round_order(five, 99, 2));
-  const auto four = round_order({0, 1, 3, 4}, 99, 3);
-  std::vector<uint64_t> kept;
-  for (uint64_t c : round_order(five, 99, 3)) {
-    if (c != 2) kept.push_back(c);
+  // Blocks of pairs (5 pairs for 5 configs, 2 for 4): over a block every
+  // config takes every place, each pair's order the block's shifted along
+  // the places; the next block draws a new order.
+  for (const std::vector<uint64_t>& configs :
+       {five, std::vector<uint64_t>{0, 1, 2, 3}, std::vector<uint64_t>{0, 1, 2, 3, 4, 5}}) {
+    const size_t k = configs.size();
+    const int64_t rounds = k % 2 == 0 ? static_cast<int64_t>(k) : 2 * static_cast<int64_t>(k);
+    for (int64_t block = 0; block < 3; ++block) {
+      std::map<uint64_t, std::set<size_t>> places;
+      for (int64_t r = block * rounds; r < (block + 1) * rounds; ++r) {
+        const auto order = round_order(configs, 99, r);
+        for (size_t p = 0; p < k; ++p) places[order[p]].insert(p);
+      }
+      for (const auto& [config, taken] : places) {
+        INFO(k << " configs, block " << block << ", config " << config);
+        CHECK(taken.size() == k);
+      }
+    }
+    CHECK(round_order(configs, 99, 0) != round_order(configs, 99, rounds));
   }
-  CHECK(four == kept);
+  // A config's key does not depend on which other configs share the round:
+  // a block's first pair runs the rest in the same order without one.
+  for (int64_t r : {0, 1}) {
+    const auto four = round_order({0, 1, 3, 4}, 99, r);
+    std::vector<uint64_t> kept;
+    for (uint64_t c : round_order(five, 99, r)) {
+      if (c != 2) kept.push_back(c);
+    }
+    CHECK(four == kept);
+  }
   // Identity: the same config has the same hash in every repeat.
   for (const auto& a : plan) {
     for (const auto& b : plan) {
