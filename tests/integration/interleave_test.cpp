@@ -65,16 +65,18 @@ TEST_CASE("measure.interleave 1 runs trials one after another, without gates",
 TEST_CASE("an interleaved trial's timeout counts its own turns, not its waits",
           "[integration][interleave]") {
   Sandbox box;
-  // Four trials of about 0.4 s of turns each wait for the others' 1.2 s:
-  // a timeout of 0.9 s on the wall clock would end most of them.
+  // Eight trials of about 0.3 s of turns each wait for the others' 2.1 s:
+  // a timeout of 1.5 s on the wall clock would end most of them, and one on
+  // their own turns leaves them five times what they need (a machine that
+  // builds LibTorch beside the suite stretched 0.4 s of turns past 0.9 s).
   box.write("s.json", R"({"name": "patient", "workload": "noop",
-    "base": {"spin_us": 2000}, "grid": {"seed": [0, 1, 2, 3]},
-    "measure": {"repeats": 1, "warmup_steps": 5, "steps_per_block": 20, "blocks": 10, "timeout_s": 0.9}})");
+    "base": {"spin_us": 2000}, "grid": {"seed": [0, 1, 2, 3, 4, 5, 6, 7]},
+    "measure": {"repeats": 1, "warmup_steps": 5, "steps_per_block": 20, "blocks": 7, "timeout_s": 1.5}})");
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   CHECK(r.code == 0);
-  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 4);
-  CHECK(box.count("SELECT count(*) FROM trials WHERE wall_s > 0.9") >= 1);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 8);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE wall_s > 1.5") >= 1);
   // A trial whose own turns outlast it still times out.
   box.write("slow.json", R"({"name": "slow", "workload": "noop",
     "base": {"spin_us": 20000}, "grid": {"seed": [0, 1]},

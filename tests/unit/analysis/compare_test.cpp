@@ -530,3 +530,32 @@ TEST_CASE("on a target run quality is not compared: trials stop at the target or
   REQUIRE(rows[1].verdict);  // throughput still compared
   CHECK(*rows[1].verdict == Verdict::slower);
 }
+
+TEST_CASE("times to target: faster a sample and slower to the target is flagged an inversion",
+          "[host][target]") {
+  // The verdicts the integration test leaves to measured times, here on
+  // synthetic ones: config 1 runs 1.33x the samples a second and needs
+  // twice the steps (slower to the target: an inversion); config 2 as fast
+  // a sample, the same steps (faster to the target: none).
+  std::vector<ConfigSamples> configs = {
+      config(0, {{"spin", 200}}, {100, 101, 99, 100.5, 99.5, 100.2}),
+      config(1, {{"spin", 150}}, {133, 134, 132, 133.5, 132.5, 133.2}),
+      config(2, {{"spin", 151}}, {133, 134, 132, 133.5, 132.5, 133.2}),
+  };
+  for (int64_t r = 0; r < 6; ++r) {
+    const double base_s = 1.0 + 0.05 * r;
+    configs[0].target_times.push_back({r, base_s, false, false, ""});
+    configs[1].target_times.push_back({r, base_s * 1.5, false, false, ""});
+    configs[2].target_times.push_back({r, base_s * 0.75, false, false, ""});
+  }
+  CompareOptions opt;
+  opt.baseline = {{"spin", 200}};
+  const auto rows = compare_configs(configs, opt);
+  REQUIRE(*rows[1].verdict == Verdict::faster);
+  const auto t = compare_targets(rows, opt);
+  CHECK(t[1].verdict == "slower to target");
+  CHECK(t[1].ratio->low > 1);
+  CHECK(t[1].inversion);
+  CHECK(t[2].verdict == "faster to target");
+  CHECK_FALSE(t[2].inversion);
+}
