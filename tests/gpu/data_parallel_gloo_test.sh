@@ -27,10 +27,6 @@ JSON
 }
 sweep one 1 16
 sweep two 2 8
-stat() {  # SWEEP NAME
-  sql "$work/r.db" "SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id
-    JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = '$1' AND m.name = '$2' ORDER BY m.at_step DESC LIMIT 1"
-}
 ok=$(sql "$work/r.db" "SELECT count(*) FROM trials WHERE status = 'ok'")
 [ "$ok" = 2 ] || { cat "$work/two.log"; echo "FAIL: $ok trials ok of 2"; exit 1; }
 for name in param_norm psnr_db; do

@@ -31,10 +31,6 @@ grep -q "one GPU per rank" "$work/two.log" || { cat "$work/two.log"; echo "FAIL:
 transport=$(cat "$work"/nccl.*.log 2>/dev/null | grep -oE "via (P2P/[A-Za-z/]+|SHM/[A-Za-z/]+|NET/[A-Za-z/]+)" | sort | uniq -c || true)
 echo "NCCL transport between the ranks: ${transport:-not in the log}"
 [ -n "$transport" ] || { ls "$work"; echo "FAIL: NCCL named no transport"; exit 1; }
-stat() {  # SWEEP NAME
-  sql "$work/r.db" "SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id
-    JOIN sweeps s ON s.id = t.sweep_id WHERE s.name = '$1' AND m.name = '$2' ORDER BY m.at_step DESC LIMIT 1"
-}
 for name in param_norm psnr_db; do
   a=$(stat one $name); b=$(stat two $name)
   echo "$name: world_size 1 x 16 $a, world_size 2 x 8 $b"

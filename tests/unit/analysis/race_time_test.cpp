@@ -274,20 +274,21 @@ TEST_CASE("a race whose leader is never capped drops the slow configs sooner",
   CHECK(with >= 90);
 }
 
-TEST_CASE("race_trials: a diverged trial is censored at the longest time of its round or before",
-          "[host][tune][target]") {
-  test::TempDir dir("race_trials");
-  db::Store store(dir.file("r.db"), db::Connection::Mode::read_write);
+namespace {
+
+// A stored run of `rounds` rounds of `configs` noop configs, none run yet,
+// in round order: race_trials' input.
+int64_t race_run(db::Store& store, int64_t rounds, int64_t configs) {
   db::SweepRecord s;
   s.name = "race";
   s.workload = "noop";
   s.spec_json = "{}";
   s.spec_hash = "h";
   std::vector<db::TrialPlan> plans;
-  for (int64_t round = 0; round < 2; ++round) {
-    for (int64_t config = 0; config < 2; ++config) {
+  for (int64_t round = 0; round < rounds; ++round) {
+    for (int64_t config = 0; config < configs; ++config) {
       db::TrialPlan p;
-      p.ordinal = round * 2 + config;
+      p.ordinal = round * configs + config;
       p.config_index = config;
       p.repeat = round;
       p.workload = "noop";
@@ -297,7 +298,16 @@ TEST_CASE("race_trials: a diverged trial is censored at the longest time of its 
       plans.push_back(p);
     }
   }
-  const int64_t id = store.create_sweep(s, plans);
+  return store.create_sweep(s, plans);
+}
+
+}  // namespace
+
+TEST_CASE("race_trials: a diverged trial is censored at the longest time of its round or before",
+          "[host][tune][target]") {
+  test::TempDir dir("race_trials");
+  db::Store store(dir.file("r.db"), db::Connection::Mode::read_write);
+  const int64_t id = race_run(store, 2, 2);
   // Round 0: config 0 reached in 4 s, config 1 diverged after 1 s. Round 1:
   // config 0 reached in 2 s, config 1 diverged after 3 s.
   const double time_s[2][2] = {{4, 1}, {2, 3}};
@@ -335,23 +345,7 @@ TEST_CASE("race_trials: a target trial killed by timeout_s after evaluating is c
   // transient.
   test::TempDir dir("race_timeout");
   db::Store store(dir.file("r.db"), db::Connection::Mode::read_write);
-  db::SweepRecord s;
-  s.name = "race";
-  s.workload = "noop";
-  s.spec_json = "{}";
-  s.spec_hash = "h";
-  std::vector<db::TrialPlan> plans;
-  for (int64_t config = 0; config < 3; ++config) {
-    db::TrialPlan p;
-    p.ordinal = config;
-    p.config_index = config;
-    p.workload = "noop";
-    p.plugin_version = "1";
-    p.config_json = "{}";
-    p.config_hash = std::to_string(config);
-    plans.push_back(p);
-  }
-  const int64_t id = store.create_sweep(s, plans);
+  const int64_t id = race_run(store, 1, 3);
   for (const auto& t : store.trials(id)) {
     db::TrialOutcome o;
     if (t.plan.config_index == 0) {
