@@ -4,6 +4,7 @@
 
 #include "embed.hpp"
 
+#include <gpusweep/common_settings.hpp>
 #include <gpusweep/workload.hpp>
 
 #include <dlfcn.h>
@@ -160,6 +161,12 @@ void start() {
         if (markers && text) PyList_Append(markers.get(), text.get());
       }
       if (!markers || PyObject_SetAttrString(g_bridge, "OOM_MARKERS", markers.get()) != 0) {
+        PyErr_Clear();
+      }
+      // The common settings' table, from which the SDK's Settings read
+      // their names, defaults and ranges.
+      Ref table(PyUnicode_FromString(gpusweep::common_settings_json().dump().c_str()));
+      if (!table || PyObject_SetAttrString(g_bridge, "SETTINGS_TABLE", table.get()) != 0) {
         PyErr_Clear();
       }
     }

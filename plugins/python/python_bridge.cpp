@@ -53,14 +53,10 @@ std::string file_digest(const std::string& spec) {
   return hex.str();
 }
 
+// The MANIFEST's supports, flag by flag as the table's header names them.
 Support support_of(const Json& supports) {
   Support s;
-  s.channels_last = supports.value("channels_last", false);
-  s.input_pipeline = supports.value("input_pipeline", false);
-  s.cudnn = supports.value("cudnn", false);
-  s.grad_accum = supports.value("grad_accum", false);
-  s.sync_every = supports.value("sync_every", true);
-  s.precision = supports.value("precision", true);
+  for (const auto& f : support_flags()) s.*(f.flag) = supports.value(f.name, s.*(f.flag));
   s.data_parallel = false;  // not yet for Python workloads
   s.reason = supports.value("reason", "");
   if (s.reason.empty())

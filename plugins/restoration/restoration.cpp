@@ -121,7 +121,7 @@ const torchkit::Support kSupport = [] {
   // to and from their blocked layout on every call (1.24x the images/s on an
   // AVX-512 CPU, bench/eager/README.md "Against torch.compile"), and it is what
   // torch.compile's layout optimisation picks for this net.
-  s.channels_last_default = true;
+  s.defaults["channels_last"] = true;
   s.input_pipeline = true;
   s.cudnn = true;  // convolutions
   s.grad_accum = true;

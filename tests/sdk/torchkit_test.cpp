@@ -105,6 +105,34 @@ TEST_CASE("settings a workload cannot use are skipped, never ignored", "[torchki
   CHECK(found);
 }
 
+TEST_CASE("the settings' table drives apply: its ranges, its apply functions, its needs",
+          "[torchkit]") {
+  // An apply function under a name the table lacks would never run.
+  for (const auto& name : apply_function_names()) {
+    INFO(name);
+    CHECK(find_common_setting(name) != nullptr);
+  }
+  // A config not resolved against the manifest is still checked against the
+  // table's ranges and values.
+  CHECK_THROWS_WITH(Settings::apply(config({{"prefetch", 0}}), conv_support()),
+                    Contains("prefetch") && Contains("minimum"));
+  CHECK_THROWS_WITH(Settings::apply(config({{"precision", "fp8"}})), Contains("precision"));
+  // A workload without autocast refuses bf16, named with its value.
+  Support no_autocast;
+  no_autocast.precision = false;
+  no_autocast.reason = "the step is integer arithmetic";
+  CHECK(skip_reason({{"precision", "bf16"}}, no_autocast) ==
+        "precision=bf16 does not apply to this workload: the step is integer arithmetic");
+  CHECK(skip_reason({{"precision", "fp32"}}, no_autocast).empty());
+  // The table's defaults are the manifest's and an empty config's.
+  const Settings s = Settings::apply(config({}), conv_support());
+  for (const Param& p : common_params(/*default_batch_size=*/1, conv_support())) {
+    if (p.name == "prefetch") CHECK(s.prefetch == p.default_value.get<int64_t>());
+    if (p.name == "sync_every") CHECK(s.sync_every == p.default_value.get<int64_t>());
+    if (p.name == "zero_grad_to_none") CHECK(s.zero_grad_to_none == p.default_value.get<bool>());
+  }
+}
+
 TEST_CASE("cudnn_benchmark and non_blocking apply only where they have something to act on",
           "[torchkit]") {
   // Audit M1: a workload with no cuDNN op, or no per-step host-to-device
@@ -157,7 +185,7 @@ TEST_CASE("a workload's channels-last default is the manifest's and the settings
     return Param{};
   };
   Support by_default = conv_support();
-  by_default.channels_last_default = true;
+  by_default.defaults["channels_last"] = true;
   CHECK(channels_last_param(by_default).default_value == Json(true));
   CHECK(channels_last_param(conv_support()).default_value == Json(false));
   // A config without the key (one not resolved against the manifest) takes
@@ -171,7 +199,7 @@ TEST_CASE("a workload's channels-last default is the manifest's and the settings
   CHECK(plain->weight.is_contiguous());
   // Without channels-last support the default stays off whatever it says.
   Support unsupported;
-  unsupported.channels_last_default = true;
+  unsupported.defaults["channels_last"] = true;
   CHECK(channels_last_param(unsupported).default_value == Json(false));
   CHECK_FALSE(Settings::apply(config({}), unsupported).channels_last);
 }

@@ -3,6 +3,8 @@
 
 #include "support/procfs.hpp"
 
+#include <gpusweep/common_settings.hpp>
+
 #include <sys/utsname.h>
 
 #include <cctype>
@@ -117,9 +119,12 @@ bool older(const Version& a, const Version& b) {
   return a.major < b.major || (a.major == b.major && a.minor < b.minor);
 }
 
-const char* kCudaOnly =
-    "CUDA-only settings (precision=fp16, tf32, cudnn_benchmark, pin_memory, non_blocking) are "
-    "skipped with the reason, and trials record no GPU figures";
+// "CUDA-only settings (precision=fp16, tf32, ...) are skipped ...", the
+// settings from their table.
+std::string cuda_only() {
+  return "CUDA-only settings (" + cuda_only_settings_text() +
+         ") are skipped with the reason, and trials record no GPU figures";
+}
 
 }  // namespace
 
@@ -135,7 +140,7 @@ CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus) {
     v.summary =
         "LibTorch here is a CPU-only build: device=cuda trials are skipped and "
         "device=auto runs on the CPU; " +
-        std::string(kCudaOnly);
+        cuda_only();
     if (nvml_gpus > 0) {
       v.warnings.push_back(
           "NVML sees " + std::to_string(nvml_gpus) +
@@ -156,7 +161,7 @@ CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus) {
     v.summary = "no NVIDIA driver, no GPU: LibTorch is a CUDA " + built_for +
                 " build, but device=auto trials run on the CPU and device=cuda trials are "
                 "skipped; " +
-                kCudaOnly;
+                cuda_only();
     return v;
   }
   const Version d = parse_version(driver);

@@ -26,5 +26,6 @@ int cmd_diagnose(const Args& args);
 int cmd_launch(const Args& args);
 int cmd_merge(const Args& args);
 int cmd_serve(const Args& args);
+int cmd_settings(const Args& args);
 
 }  // namespace gpusweep::host

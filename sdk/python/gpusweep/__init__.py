@@ -43,6 +43,22 @@ _NO_CONTEXT = contextlib.nullcontext()
 COMPILE_MODES = ["default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"]
 
 
+def _setting_value(entry, config):
+    """A common setting's value in config, or the table's default; checked
+    against the table's type, range and values (ValueError naming it)."""
+    name, value = entry["name"], config.get(entry["name"], entry["default"])
+    kind = {"bool": bool, "int": int, "float": (int, float), "string": str}[entry["type"]]
+    wrong_type = not isinstance(value, kind) or (entry["type"] != "bool" and isinstance(value, bool))
+    if (wrong_type or ("choices" in entry and value not in entry["choices"])
+            or ("min" in entry and value < entry["min"])
+            or ("max" in entry and value > entry["max"])):
+        allowed = (" of %s" % entry["choices"] if "choices" in entry else
+                   " in [%s, %s]" % (entry.get("min"), entry.get("max")) if "min" in entry else "")
+        raise ValueError("common setting %s=%r: expected a %s%s"
+                         % (name, value, entry["type"], allowed))
+    return value
+
+
 class Skipped(Exception):
     """This configuration cannot apply here; the message is the reason shown."""
 
@@ -152,9 +168,9 @@ class Config(dict):
     """A trial's resolved configuration: every parameter's value by name,
     and `settings`, the common settings ready to apply."""
 
-    def __init__(self, values, device="cpu", diagnose=False):
+    def __init__(self, values, device="cpu", diagnose=False, table=None):
         super().__init__(values)
-        self.settings = Settings(self, device, diagnose)
+        self.settings = Settings(self, device, diagnose, table)
 
 
 class Batches:
@@ -208,9 +224,14 @@ class Batches:
 
 
 class Settings:
-    """The common settings of a trial, applied as gpusweep's C++ plugins do."""
+    """The common settings of a trial, applied as gpusweep's C++ plugins do.
 
-    def __init__(self, config, device="cpu", diagnose=False):
+    Each is an attribute of the name the common settings' table gives it
+    (`gpusweep settings` lists them), its value the config's or the table's
+    default. `table` is that table's "settings" list (`gpusweep settings
+    --format json`); the python plugin passes it."""
+
+    def __init__(self, config, device="cpu", diagnose=False, table=None):
         import torch
 
         self._torch = torch
@@ -220,18 +241,14 @@ class Settings:
         self._phase_s = dict.fromkeys(PHASES, 0.0)
         self._phase_stack = []
         self._host_syncs = 0
+        if table is None:
+            raise ValueError("gpusweep.Settings needs the common settings' table: run the module "
+                             "through gpusweep, or pass table=json.loads(output of `gpusweep "
+                             "settings --format json`)['settings']")
+        for entry in table:
+            if entry["name"] != "device":  # the device the trial resolved, above
+                setattr(self, entry["name"], _setting_value(entry, config))
         get = config.get
-        self.batch_size = get("batch_size", 1)
-        self.precision = get("precision", "fp32")
-        self.seed = get("seed", 0)
-        self.zero_grad_to_none = get("zero_grad_to_none", True)
-        self.sync_every = get("sync_every", 1)
-        self.channels_last = get("channels_last", False)
-        self.loader_workers = get("loader_workers", 0)
-        self.prefetch = get("prefetch", 2)
-        self.pin_memory = get("pin_memory", False)
-        self.non_blocking = get("non_blocking", False)
-        self.grad_accum = get("grad_accum", 1)
         self.compile = get("compile", False)
         self.compile_mode = get("compile_mode", "default")
         self.loss_reads, self.last_loss = 0, None

@@ -78,13 +78,26 @@ def create(spec, config_json, device, diagnose=False):
     """The workload, created by the module's factory from the trial's config
     (diagnose: the trial times its phases, Settings.phase)."""
     module, factory = load(spec)
-    config = gpusweep.Config(json.loads(config_json), device, bool(diagnose))
+    config = gpusweep.Config(json.loads(config_json), device, bool(diagnose), settings_table())
     workload = getattr(module, factory)(config)
     for method in ("step", "evaluate"):
         if not callable(getattr(workload, method, None)):
             raise TypeError("%s(config) returned %s, which has no %s() method"
                             % (factory, type(workload).__name__, method))
     return Instance(workload, config.settings)
+
+
+# The common settings' table (sdk/include/gpusweep/common_settings.hpp) as
+# JSON: the python plugin sets it when it imports this module.
+SETTINGS_TABLE = None
+
+
+def settings_table():
+    """The table's entries, as the python plugin gave them."""
+    if SETTINGS_TABLE is None:
+        raise RuntimeError("gpusweep._bridge.SETTINGS_TABLE is unset: the python plugin sets it "
+                           "from the common settings' table when it imports this module")
+    return json.loads(SETTINGS_TABLE)["settings"]
 
 
 # The markers of an allocation failure in an exception's message, as the C++

@@ -5,7 +5,11 @@
 #include <gpusweep/torchkit/runtime.hpp>
 
 #include <malloc.h>
+
+#include <algorithm>
 #include <climits>
+#include <type_traits>
+#include <variant>
 
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
@@ -19,15 +23,6 @@
 #endif
 
 namespace gpusweep::torchkit {
-namespace {
-
-// The channels_last a config gets when it does not say: the manifest's
-// default and Settings::apply's for a config not resolved against it.
-bool channels_last_by_default(const Support& support) {
-  return support.channels_last && support.channels_last_default;
-}
-
-}  // namespace
 
 const char* to_string(Precision p) {
   switch (p) {
@@ -55,87 +50,35 @@ void keep_freed_memory() {
   mallopt(M_TOP_PAD, kTopPad);         // grow the heap in large steps
 }
 
-// Long by design: the settings table, one entry a setting.
+namespace {
+
+// The value a config gets when it does not say: the workload's own default
+// for a setting it supports (Support::defaults), else the table's.
+Json default_of(const CommonSetting& entry, const Support& support) {
+  const bool applies = entry.needs == nullptr || support.*(entry.needs);
+  if (auto it = support.defaults.find(entry.name()); applies && it != support.defaults.end()) {
+    return *it;
+  }
+  return entry.param.default_value;
+}
+
+}  // namespace
+
 std::vector<Param> common_params(int64_t default_batch_size, const Support& support) {
-  auto na = [&support](Param p, bool applies) {
-    p.applies = applies;
-    if (!applies && !support.reason.empty()) p.description += " (here: " + support.reason + ")";
-    return p;
-  };
-  // The data-parallel settings have a reason of their own.
-  auto dp = [&support](Param p) {
-    p.applies = support.data_parallel;
-    if (!p.applies) {
-      p.description +=
-          " (here: the workload does not take a rank's share of each global batch, so it runs "
-          "at world_size 1 only)";
-    }
-    return p;
-  };
-  std::vector<Param> p = {
-      Param::choice("device", "auto",
-                    {"auto", "cpu", "cuda", "cuda:0", "cuda:1", "cuda:2", "cuda:3", "cuda:4",
-                     "cuda:5", "cuda:6", "cuda:7"},
-                    "where the model runs; auto = the first CUDA device if any, else cpu"),
-      Param::integer("batch_size", default_batch_size, 1, 1 << 20, "samples per micro-batch"),
-      na(Param::choice("precision", "fp32", {"fp32", "bf16", "fp16"},
-                       "autocast precision of the forward pass; fp16 (with a gradient scaler) "
-                       "needs CUDA"),
-         support.precision),
-      Param::integer("threads", 0, 0, 1024,
-                     "intra-op threads LibTorch uses; 0 = LibTorch's default (the machine's "
-                     "cores), and 1 a rank for a data-parallel trial on the CPU"),
-      Param::integer("seed", 0, 0, 4294967295.0, "seed for data, initialisation and sampling"),
-      Param::boolean("zero_grad_to_none", true,
-                     "clear gradients by dropping them (true) or zeroing them in place"),
-      Param::boolean("keep_freed_memory", true,
-                     "host allocator keeps freed memory for the next step (glibc: no mmap, no "
-                     "trimming); false = glibc's defaults, which unmap big tensors each step"),
-      na(Param::integer("sync_every", 1, 0, 1 << 30,
-                        "read the loss back to the host every N steps (a host sync); 0 = never"),
-         support.sync_every),
-      Param::boolean("tf32", false,
-                     "CUDA: TF32 tensor cores for float32 matmuls (cuBLAS). As in stock "
-                     "PyTorch, cuDNN's convolutions and RNNs use TF32 either way "
-                     "(torch.backends.cudnn.allow_tf32 = True): false is PyTorch's default"),
-      na(Param::boolean("cudnn_benchmark", false,
-                        "CUDA: let cuDNN time its convolution algorithms and keep the fastest"),
-         support.cudnn),
-      na(Param::boolean("channels_last", channels_last_by_default(support),
-                        "NHWC memory format for the model's 4-D weights and inputs"),
-         support.channels_last),
-      na(Param::integer("loader_workers", 0, 0, 64,
-                        "background threads producing batches; 0 = the step produces its own"),
-         support.input_pipeline),
-      na(Param::integer("prefetch", 2, 1, 1024,
-                        "batches each loader worker may have ready ahead of the step"),
-         support.input_pipeline),
-      na(Param::boolean("pin_memory", false,
-                        "CUDA: produce batches in page-locked host memory for faster copies"),
-         support.input_pipeline),
-      na(Param::boolean("non_blocking", false,
-                        "CUDA: copy batches to the device asynchronously (from pinned memory)"),
-         support.input_pipeline),
-      na(Param::integer("grad_accum", 1, 1, 4096,
-                        "micro-batches per optimiser step (loss scaled by 1/grad_accum)"),
-         support.grad_accum),
-      dp(Param::integer("world_size", 1, 1, 1024,
-                        "data-parallel ranks: processes training one model on their shares of "
-                        "each global batch of world_size x batch_size, gradients all-reduced "
-                        "as DistributedDataParallel does; each rank its own GPU from --gpus, "
-                        "or on the CPU its own threads")),
-      dp(Param::choice("dp_backend", "auto", {"auto", "gloo", "nccl"},
-                       "world_size > 1: the collectives' library; auto = NCCL on CUDA, Gloo "
-                       "on the CPU")),
-      dp(Param::real("dp_bucket_mb", 25, 0.001, 4096,
-                     "world_size > 1: gradient bucket size in MiB, each all-reduced as soon "
-                     "as its gradients are ready (DDP's bucket_cap_mb; the first bucket 1 MiB)")),
-      dp(Param::boolean("dp_static_graph", false,
-                        "world_size > 1: the reducer's static-graph mode (DDP's static_graph): "
-                        "the same parameters get gradients every step")),
-  };
-  for (auto& param : p) param.common = true;
-  return p;
+  Support with_batch = support;
+  with_batch.defaults["batch_size"] = default_batch_size;
+  std::vector<Param> params;
+  for (const auto& entry : common_settings()) {
+    Param p = entry.param;
+    p.default_value = default_of(entry, with_batch);
+    p.applies = entry.needs == nullptr || support.*(entry.needs);
+    const SupportFlag* flag = support_flag_of(entry);
+    const std::string why =
+        flag != nullptr && *flag->without != '\0' ? flag->without : support.reason;
+    if (!p.applies && !why.empty()) p.description += " (here: " + why + ")";
+    params.push_back(std::move(p));
+  }
+  return params;
 }
 
 torch::Device resolve_device(const std::string& name) {
@@ -179,13 +122,108 @@ std::string not_here(const std::string& setting, const Support& support) {
          (support.reason.empty() ? std::string() : ": " + support.reason);
 }
 
-// world_size and the dp_ settings, with the rank and rendezvous the worker
-// put in the environment (data_parallel.hpp).
-void apply_data_parallel(const TrialConfig& config, const Support& support, Settings& s) {
-  s.world_size = config.get_or<int64_t>("world_size", 1);
-  const auto backend = config.get_or<std::string>("dp_backend", "auto");
-  s.dp_bucket_mb = config.get_or<double>("dp_bucket_mb", 25);
-  s.dp_static_graph = config.get_or<bool>("dp_static_graph", false);
+// "tf32" for a boolean, "precision=fp16" for another value.
+std::string named_value(const std::string& name, const Json& value) {
+  if (value.is_boolean()) return name;
+  return name + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+}
+
+// The common settings whose value needs more than its CommonValues field,
+// each with its apply function: `resolve` reads what the table cannot (the
+// device, the precision, the ranks) and refuses what cannot run; `check`
+// refuses what the device cannot do after the table's device limits; `effect`
+// sets what is process-wide, once the trial is known to run.
+struct Applier {
+  const char* name;
+  void (*resolve)(Settings&, const Json& value, const Support&) = nullptr;
+  void (*check)(const Settings&) = nullptr;
+  void (*effect)(const Settings&) = nullptr;
+};
+
+void resolve_device_setting(Settings& s, const Json& value, const Support&) {
+  s.device = resolve_device(value.get<std::string>());
+}
+
+void resolve_precision(Settings& s, const Json& value, const Support&) {
+  const auto name = value.get<std::string>();
+  s.precision = name == "bf16"   ? Precision::bf16
+                : name == "fp16" ? Precision::fp16
+                                 : Precision::fp32;
+}
+
+// "<gpu> (<name>, compute capability 7.5)" when the trial's GPU predates
+// Ampere's Tensor Cores (TF32, fast bfloat16), else empty.
+std::string without_tensor_cores(const Settings& s) {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  if (!s.device.is_cuda()) return "";
+  cudaDeviceProp prop{};
+  const int index = s.device.has_index() ? s.device.index() : 0;
+  if (cudaGetDeviceProperties(&prop, index) == cudaSuccess && prop.major < 8) {
+    return s.device.str() + " (" + prop.name + ", compute capability " +
+           std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
+  }
+#else
+  (void)s;
+#endif
+  return "";
+}
+
+// On an older GPU bf16 would run emulated (audit M1).
+void check_precision(const Settings& s) {
+  if (s.precision != Precision::bf16) return;
+  if (const std::string gpu = without_tensor_cores(s); !gpu.empty()) {
+    throw Skipped(
+        "precision=bf16 needs bfloat16 Tensor Cores (compute capability 8.0, Ampere, or newer); "
+        "on " +
+        gpu + " it would run emulated");
+  }
+}
+
+void check_tf32(const Settings& s) {
+  if (!s.tf32) return;
+  if (const std::string gpu = without_tensor_cores(s); !gpu.empty()) {
+    throw Skipped("tf32 needs TF32 Tensor Cores (compute capability 8.0, Ampere, or newer); " +
+                  gpu + " has none, so it would change nothing");
+  }
+}
+
+// Stock PyTorch's defaults unless asked: matmul TF32 off, cuDNN TF32 on
+// (audit M2: turning cuDNN's off made the fp32 baseline slower than
+// PyTorch's and the tf32 gain larger than a PyTorch user would see).
+void effect_tf32(const Settings& s) {
+  if (!s.device.is_cuda()) return;
+  at::globalContext().setAllowTF32CuBLAS(s.tf32);
+  at::globalContext().setAllowTF32CuDNN(true);
+}
+
+void effect_cudnn_benchmark(const Settings& s) {
+  if (s.device.is_cuda()) at::globalContext().setBenchmarkCuDNN(s.cudnn_benchmark);
+}
+
+void effect_threads(const Settings& s) {
+  if (s.threads > 0) {
+    at::set_num_threads(s.threads);
+  } else if (s.world_size > 1) {
+    // One thread a rank unless told: N ranks then compare with N times one
+    // process of one thread, so that a scaling efficiency of 100% means
+    // what it says (a rank of its share of the cores measured thread scaling
+    // against the single process's all-core team: the 2026-11-26 audit's
+    // M6). Each rank is bound to its share of the CPUs by the host.
+    at::set_num_threads(1);
+  }
+}
+
+void effect_seed(const Settings& s) { torch::manual_seed(s.seed); }
+
+void effect_keep_freed_memory(const Settings& s) {
+  if (s.keep_freed_memory) torchkit::keep_freed_memory();
+}
+
+// world_size > 1: the backend, the rank and rendezvous the worker put in the
+// environment (data_parallel.hpp). The dp_ settings mean nothing at one rank
+// and are not refused there.
+// Long by design: each refusal says what to change.
+void resolve_world_size(Settings& s, const Json&, const Support& support) {
   if (s.world_size <= 1) return;
   if (!support.data_parallel) {
     throw Skipped(
@@ -193,11 +231,11 @@ void apply_data_parallel(const TrialConfig& config, const Support& support, Sett
         "(Support::data_parallel), so every rank would train on the same data; it runs at "
         "world_size 1 only");
   }
-  if (backend == "nccl" && !s.device.is_cuda()) {
+  if (s.dp_backend == "nccl" && !s.device.is_cuda()) {
     throw Skipped("dp_backend=nccl all-reduces CUDA tensors; device is " + s.device.str() +
                   " (use dp_backend=gloo or auto)");
   }
-  if (s.dp_static_graph && config.get_or<int64_t>("grad_accum", 1) > 1) {
+  if (s.dp_static_graph && s.grad_accum > 1) {
     // The reducer's static graph counts each parameter's gradient hooks in
     // its first step and expects as many in every later one; micro-batches
     // accumulated locally fire hooks it does not reduce after.
@@ -206,7 +244,7 @@ void apply_data_parallel(const TrialConfig& config, const Support& support, Sett
         "counted in its first step in every later one, which micro-batches accumulated "
         "locally (no_sync) break; use one of them");
   }
-  s.dp_backend = backend == "auto" ? (s.device.is_cuda() ? "nccl" : "gloo") : backend;
+  if (s.dp_backend == "auto") s.dp_backend = s.device.is_cuda() ? "nccl" : "gloo";
   const char* rank = std::getenv("GPUSWEEP_DP_RANK");
   const char* size = std::getenv("GPUSWEEP_DP_WORLD_SIZE");
   const char* store = std::getenv("GPUSWEEP_DP_STORE");
@@ -225,122 +263,115 @@ void apply_data_parallel(const TrialConfig& config, const Support& support, Sett
   }
 }
 
+void resolve_dp_backend(Settings& s, const Json& value, const Support&) {
+  s.dp_backend = value.get<std::string>();
+}
+
+// One entry a setting that needs more than its field, by the table's name
+// (a unit test finds each name in the table); resolved in this order.
+const std::vector<Applier>& appliers() {
+  static const std::vector<Applier> a = {
+      {"device", resolve_device_setting},
+      {"precision", resolve_precision, check_precision},
+      {"threads", nullptr, nullptr, effect_threads},
+      {"seed", nullptr, nullptr, effect_seed},
+      {"keep_freed_memory", nullptr, nullptr, effect_keep_freed_memory},
+      {"tf32", nullptr, check_tf32, effect_tf32},
+      {"cudnn_benchmark", nullptr, nullptr, effect_cudnn_benchmark},
+      {"dp_backend", resolve_dp_backend},
+      {"world_size", resolve_world_size},  // after dp_backend: it resolves "auto"
+  };
+  return a;
+}
+
+const Applier* applier_of(const std::string& name) {
+  for (const auto& a : appliers()) {
+    if (name == a.name) return &a;
+  }
+  return nullptr;
+}
+
+// The config's value of a common setting, or its default here; checked
+// against the table's type and range (a config the host resolved already is).
+Json value_of(const CommonSetting& entry, const TrialConfig& config, const Support& support) {
+  Json value =
+      config.has(entry.name()) ? config.json().at(entry.name()) : default_of(entry, support);
+  if (auto problem = entry.param.check(value)) {
+    throw std::invalid_argument("common setting '" + entry.name() + "': " + *problem);
+  }
+  return value;
+}
+
+void store(Settings& s, const CommonSetting& entry, const Json& value) {
+  std::visit(
+      [&](auto field) {
+        using F = decltype(field);
+        if constexpr (!std::is_same_v<F, std::monostate>) {
+          CommonValues& values = s;
+          using T = std::remove_reference_t<decltype(values.*field)>;
+          values.*field = value.get<T>();
+        }
+      },
+      entry.field);
+}
+
 }  // namespace
 
-// Long by design: one short block per common setting, in the order the
-// manifest lists them; later ones read earlier ones (the device first).
+std::vector<std::string> apply_function_names() {
+  std::vector<std::string> names;
+  for (const auto& a : appliers()) names.emplace_back(a.name);
+  return names;
+}
+
+// The table's entries in four passes: every value read (the device and the
+// ranks resolved), then what the device cannot do, then what the workload
+// has nothing for, and only then the process-wide effects.
 Settings Settings::apply(const TrialConfig& config, const Support& support) {
   Settings s;
-  s.device = resolve_device(config.get_or<std::string>("device", "auto"));
-  const std::string dev = s.device.str();
-  s.batch_size = config.get_or<int64_t>("batch_size", 1);
-  const auto precision = config.get_or<std::string>("precision", "fp32");
-  if (precision == "fp32") {
-    s.precision = Precision::fp32;
-  } else if (precision == "bf16") {
-    s.precision = Precision::bf16;
-  } else if (precision == "fp16") {
-    s.precision = Precision::fp16;
-    if (!s.device.is_cuda()) {
-      throw Skipped(
-          "precision=fp16 (float16 autocast with a gradient scaler) needs a CUDA "
-          "device; device is " +
-          dev + " (use precision=bf16 on CPU)");
-    }
-  } else {
-    throw std::invalid_argument("unknown precision '" + precision + "' (fp32, bf16 or fp16)");
+  const auto& table = common_settings();
+  std::vector<Json> values;
+  values.reserve(table.size());
+  for (const auto& entry : table) {
+    values.push_back(value_of(entry, config, support));
+    store(s, entry, values.back());
   }
-  if (s.precision != Precision::fp32 && !support.precision) {
-    throw Skipped(not_here("precision=" + precision, support));
+  for (const auto& a : appliers()) {
+    if (a.resolve == nullptr) continue;
+    const CommonSetting* entry = find_common_setting(a.name);
+    if (entry == nullptr) throw std::logic_error(std::string("no common setting ") + a.name);
+    a.resolve(s, values.at(static_cast<size_t>(entry - table.data())), support);
   }
-  s.threads = config.get_or<int>("threads", 0);
-  s.seed = config.get_or<uint64_t>("seed", 0);
-  s.zero_grad_to_none = config.get_or<bool>("zero_grad_to_none", true);
-  s.sync_every = config.get_or<int64_t>("sync_every", 1);
-  s.tf32 = config.get_or<bool>("tf32", false);
-  s.cudnn_benchmark = config.get_or<bool>("cudnn_benchmark", false);
-  s.channels_last = config.get_or<bool>("channels_last", channels_last_by_default(support));
-  s.loader_workers = config.get_or<int64_t>("loader_workers", 0);
-  s.prefetch = config.get_or<int64_t>("prefetch", 2);
-  s.pin_memory = config.get_or<bool>("pin_memory", false);
-  s.non_blocking = config.get_or<bool>("non_blocking", false);
-  s.grad_accum = config.get_or<int64_t>("grad_accum", 1);
-  s.keep_freed_memory = config.get_or<bool>("keep_freed_memory", true);
-  apply_data_parallel(config, support, s);
-
   // Device limits first: they say what the machine lacks.
-  if (s.tf32 && !s.device.is_cuda()) {
-    throw Skipped("tf32 applies to CUDA float32 matmuls; device is " + dev);
-  }
-  if (s.cudnn_benchmark && !s.device.is_cuda()) {
-    throw Skipped("cudnn_benchmark tunes cuDNN convolutions on CUDA; device is " + dev);
-  }
-  if (s.pin_memory && !s.device.is_cuda()) {
-    throw Skipped("pin_memory speeds host-to-device copies into CUDA memory; device is " + dev);
-  }
-  if (s.non_blocking && !s.device.is_cuda()) {
-    throw Skipped("non_blocking overlaps host-to-device copies with CUDA work; device is " + dev);
-  }
-#if defined(GPUSWEEP_TORCH_CUDA)
-  // TF32 and fast bfloat16 matmuls need Ampere's Tensor Cores: on an older
-  // GPU tf32 would change nothing and bf16 would run emulated (audit M1).
-  if (s.device.is_cuda() && (s.tf32 || s.precision == Precision::bf16)) {
-    cudaDeviceProp prop{};
-    const int index = s.device.has_index() ? s.device.index() : 0;
-    if (cudaGetDeviceProperties(&prop, index) == cudaSuccess && prop.major < 8) {
-      const std::string gpu = dev + " (" + prop.name + ", compute capability " +
-                              std::to_string(prop.major) + "." + std::to_string(prop.minor) + ")";
-      if (s.tf32) {
-        throw Skipped("tf32 needs TF32 Tensor Cores (compute capability 8.0, Ampere, or newer); " +
-                      gpu + " has none, so it would change nothing");
-      }
-      throw Skipped(
-          "precision=bf16 needs bfloat16 Tensor Cores (compute capability 8.0, Ampere, "
-          "or newer); on " +
-          gpu + " it would run emulated");
+  for (size_t i = 0; i < table.size(); ++i) {
+    const auto& cuda = table[i].cuda_values;
+    if (!s.device.is_cuda() && std::find(cuda.begin(), cuda.end(), values[i]) != cuda.end()) {
+      throw Skipped(named_value(table[i].name(), values[i]) + " " + table[i].on_cuda +
+                    "; device is " + s.device.str());
     }
   }
-#endif
-  // Then what the workload lacks.
-  if (s.channels_last && !support.channels_last) throw Skipped(not_here("channels_last", support));
-  if ((s.loader_workers != 0 || s.prefetch != 2 || s.pin_memory) && !support.input_pipeline) {
-    throw Skipped(
-        not_here("loader_workers/prefetch/pin_memory (it has no input pipeline)", support));
+  for (const auto& entry : table) {
+    if (const Applier* a = applier_of(entry.name()); a != nullptr && a->check != nullptr) {
+      a->check(s);
+    }
   }
-  // A setting with nothing to act on would measure nothing and read as "no
-  // difference" (audit M1): skipped instead.
-  if (s.non_blocking && !support.input_pipeline) {
-    throw Skipped(not_here("non_blocking (no batch is copied to the device per step)", support));
+  // Then what the workload lacks: a setting with nothing to act on would
+  // measure nothing and read as "no difference" (audit M1). The ranks'
+  // settings are refused by world_size alone.
+  for (size_t i = 0; i < table.size(); ++i) {
+    const auto& entry = table[i];
+    if (entry.needs == nullptr || entry.needs == &Support::data_parallel ||
+        support.*(entry.needs) || values[i] == entry.param.default_value) {
+      continue;
+    }
+    throw Skipped(not_here(named_value(entry.name(), values[i]) +
+                               (entry.lacking.empty() ? std::string() : " (" + entry.lacking + ")"),
+                           support));
   }
-  if (s.cudnn_benchmark && !support.cudnn) {
-    throw Skipped(not_here("cudnn_benchmark (no cuDNN convolution or RNN)", support));
+  for (const auto& entry : table) {
+    if (const Applier* a = applier_of(entry.name()); a != nullptr && a->effect != nullptr) {
+      a->effect(s);
+    }
   }
-  if (s.grad_accum != 1 && !support.grad_accum) throw Skipped(not_here("grad_accum", support));
-  if (s.sync_every != 1 && !support.sync_every) throw Skipped(not_here("sync_every", support));
-  if (s.batch_size < 1 || s.grad_accum < 1 || s.prefetch < 1 || s.loader_workers < 0) {
-    throw std::invalid_argument("batch_size, grad_accum and prefetch must be positive");
-  }
-
-  if (s.threads > 0) {
-    at::set_num_threads(s.threads);
-  } else if (s.world_size > 1) {
-    // One thread a rank unless told: N ranks then compare with N times one
-    // process of one thread, so that a scaling efficiency of 100% means
-    // what it says (a rank of its share of the cores measured thread scaling
-    // against the single process's all-core team: the 2026-11-26 audit's
-    // M6). Each rank is bound to its share of the CPUs by the host.
-    at::set_num_threads(1);
-  }
-  if (s.keep_freed_memory) torchkit::keep_freed_memory();
-  if (s.device.is_cuda()) {
-    // Stock PyTorch's defaults unless asked: matmul TF32 off, cuDNN TF32 on
-    // (audit M2: turning cuDNN's off made the fp32 baseline slower than
-    // PyTorch's and the tf32 gain larger than a PyTorch user would see).
-    at::globalContext().setAllowTF32CuBLAS(s.tf32);
-    at::globalContext().setAllowTF32CuDNN(true);
-    at::globalContext().setBenchmarkCuDNN(s.cudnn_benchmark);
-  }
-  torch::manual_seed(s.seed);
   return s;
 }
 

@@ -87,7 +87,7 @@ TEST_CASE("marl skips the settings it has nothing to apply to, with the reason",
   CHECK_THAT(box.text("SELECT t.error " + more +
                       "json_extract(t.config_json, '$.grad_accum') = 2 AND "
                       "json_extract(t.config_json, '$.precision') = 'fp32'"),
-             Contains("grad_accum does not apply"));
+             Contains("grad_accum=2 does not apply"));
 }
 
 TEST_CASE("diagnose times marl's forward and counts its FLOPs", "[integration][torch]") {

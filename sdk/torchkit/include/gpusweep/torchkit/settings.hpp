@@ -1,9 +1,10 @@
-// The common settings (docs/architecture.md, "Settings") applied the same way in
+// The common settings (gpusweep/common_settings.hpp, docs/settings.md) applied the same way in
 // every LibTorch plugin. Each setting either takes effect or makes the trial
 // `skipped` with a reason: because the device cannot do it (tf32 on CPU) or
 // because the workload has nothing it applies to (channels_last on an LSTM).
 #pragma once
 
+#include <gpusweep/common_settings.hpp>
 #include <gpusweep/workload.hpp>
 
 #include <torch/torch.h>
@@ -18,59 +19,27 @@ enum class Precision { fp32, bf16, fp16 };
 
 const char* to_string(Precision p);
 
-// What a workload has for the common settings to act on. Settings it does not
-// support stay in the manifest (so that one sweep file works across
-// workloads) marked "applies": false, and a trial that sets them to anything
-// but the default is skipped with `reason`.
-struct Support {
-  bool channels_last = false;   // the model is convolutional with 4-D inputs
-  bool input_pipeline = false;  // batches come from an InputPipeline (loader_workers, prefetch,
-                                // pin_memory) and are copied to the device each step
-                                // (Settings::to_device: non_blocking)
-  bool cudnn = false;           // on CUDA the model runs cuDNN ops (convolutions, RNNs):
-                                // cudnn_benchmark has something to tune
-  bool grad_accum = false;      // a step can split into micro-batches
-  bool sync_every = true;       // the step reads a loss back to the host
-  bool precision = true;        // the forward pass can run under autocast
-  bool data_parallel = false;   // world_size > 1: the workload takes its rank's share of each
-                                // global batch (Settings::rank, shard_begin) and trains through
-                                // GradStep (data_parallel.hpp); else such trials are skipped
-  std::string reason;           // why not, for the unsupported ones ("an LSTM has no 4-D tensors")
-  bool channels_last_default = false;  // with channels_last: runs channels-last unless a
-                                       // config says false, the layout its convolutions are
-                                       // fastest in (what torch.compile's layout optimisation
-                                       // picks)
-};
+// What a workload has for the common settings to act on (the table's
+// header): a plugin sets the flags and a reason, and its own defaults where
+// they differ from the table's (s.defaults["channels_last"] = true).
+using gpusweep::Support;
 
 // Makes glibc keep freed memory in the process for the next step (applied
 // by Settings::apply when keep_freed_memory is on; process-wide, for good).
 void keep_freed_memory();
 
-struct Settings {
+// A trial's common settings, resolved: the values the table's entries read
+// as they are (CommonValues: batch_size, channels_last, sync_every, ...), and
+// those torchkit resolves (the device, the precision, the data-parallel
+// rank and rendezvous).
+struct Settings : CommonValues {
   torch::Device device{torch::kCPU};
-  int64_t batch_size = 1;
   Precision precision = Precision::fp32;
-  int threads = 0;  // 0: LibTorch's default
-  uint64_t seed = 0;
-  bool zero_grad_to_none = true;
-  int64_t sync_every = 1;         // read the loss back every N steps; 0: never
-  bool tf32 = false;              // CUDA: TF32 matmuls (cuDNN uses TF32 either way)
-  bool cudnn_benchmark = false;   // CUDA: cuDNN autotuning
-  bool channels_last = false;     // NHWC memory format for 4-D inputs and weights
-  int64_t loader_workers = 0;     // background producer threads; 0: produce in the step
-  int64_t prefetch = 2;           // batches each worker may have ready
-  bool pin_memory = false;        // CUDA: page-locked host batches
-  bool non_blocking = false;      // CUDA: asynchronous host-to-device copies
-  int64_t grad_accum = 1;         // micro-batches per optimiser step
-  bool keep_freed_memory = true;  // glibc keeps freed blocks instead of unmapping them
   // Data-parallel trials (data_parallel.hpp): world_size ranks, one process
   // each; this one is `rank`. batch_size is per rank: a step's global batch
   // is world_size x batch_size.
-  int64_t world_size = 1;
   int64_t rank = 0;
   std::string dp_backend = "gloo";  // resolved: gloo or nccl
-  double dp_bucket_mb = 25;         // gradient bucket size (DDP's bucket_cap_mb)
-  bool dp_static_graph = false;     // the reducer's static-graph mode (DDP's static_graph)
   std::string dp_store;             // the rendezvous: a FileStore path the worker gave
   double dp_timeout_s = 120;        // rendezvous and collectives give up after this
 
@@ -103,6 +72,10 @@ struct Settings {
 // The common settings as manifest parameters, with this workload's default
 // batch size; every LibTorch plugin lists these before its own knobs.
 std::vector<Param> common_params(int64_t default_batch_size, const Support& support = {});
+
+// The common settings torchkit applies with a function of its own (the
+// device, the precision, threads, ...), by their names in the table.
+std::vector<std::string> apply_function_names();
 
 // "auto" | "cpu" | "cuda" | "cuda:N" -> a device that exists here, or Skipped.
 torch::Device resolve_device(const std::string& name);

@@ -1,0 +1,41 @@
+// `gpusweep settings`: the common settings every LibTorch plugin and Python
+// workload accepts, from the table in sdk/include/gpusweep/common_settings.hpp.
+#include "cli/cli.hpp"
+#include "report/settings_view.hpp"
+
+#include <gpusweep/common_settings.hpp>
+
+#include <iostream>
+
+namespace gpusweep::host {
+
+int cmd_settings(const Args& args) {
+  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::csv,
+                                             OutputFormat::json, OutputFormat::md};
+  po::options_description o;
+  add_format_option(o, formats);
+  auto p = parse_command("settings", "[--format table|csv|json|md]",
+                         "Lists the common settings: their types, defaults and allowed values,\n"
+                         "the devices their values need, what they act on, what a workload\n"
+                         "must have for them, and what diagnose suggests sweeping. json is the\n"
+                         "whole table (the Python SDK reads the same); md is docs/settings.md.",
+                         o, {}, args);
+  if (p.help) return 0;
+  switch (format_of(p.vm, formats)) {
+    case OutputFormat::json:
+      std::cout << common_settings_json().dump(2) << "\n";
+      break;
+    case OutputFormat::md:
+      std::cout << settings_markdown();
+      break;
+    case OutputFormat::table:
+      std::cout << settings_list(OutputFormat::table);
+      break;
+    case OutputFormat::csv:
+      std::cout << settings_list(OutputFormat::csv);
+      break;
+  }
+  return 0;
+}
+
+}  // namespace gpusweep::host
