@@ -452,31 +452,45 @@ TEST_CASE("tune-batch with a target trains every batch size that fits to it, cap
   const auto& t = j.at("time_to_target");
   CHECK(t["sweep"] == "tune-batch-noop-target");
   CHECK(t["most_samples_per_s"] == 4);
-  // Every size that fit (1, 2, 4 and the verified 3), 6 seeds each, all reached.
+  // Every size that fit (1, 2, 4 and the verified 3), 6 seeds each. A seed
+  // slowed past 1.5x its round's best by the machine is capped (censored):
+  // how many is the machine's, so the test asks only that the cap was the
+  // only reason (none ran out of max_s).
+  // Each seed's first to the target sets the cap, so at least one a seed
+  // reached it.
   std::set<int64_t> sizes;
+  int reached = 0;
   for (const auto& b : t["batches"]) {
     sizes.insert(b["batch_size"].get<int64_t>());
     CHECK(b["time_to_target"]["seeds"] == 6);
-    CHECK(b["time_to_target"]["reached"] == 6);
-    CHECK(b["time_to_target"]["median_s"].get<double>() > 0.02);
-    CHECK(b["time_to_target"]["median_s"].get<double>() < 0.5);
+    reached += b["time_to_target"]["reached"].get<int>();
+    if (b["time_to_target"]["median_s"].is_number()) {  // null when most were capped
+      CHECK(b["time_to_target"]["median_s"].get<double>() > 0.02);
+      CHECK(b["time_to_target"]["median_s"].get<double>() < 0.5);
+    }
     // Every size but the baseline is compared with it, paired by seed (the
     // verdict itself rests on measured times, which this test leaves alone:
     // the steps below are what the sizes share).
     if (!b["most_samples_per_s"].get<bool>()) {
-      CHECK(b["time_ratio"]["ratio"].get<double>() > 0);
+      CHECK((!b["time_ratio"]["ratio"].is_number() || b["time_ratio"]["ratio"].get<double>() > 0));
       CHECK_FALSE(b["time_ratio"]["verdict"].get<std::string>().empty());
     }
   }
-  // The same steps to the target, seed by seed, whatever the batch: what
-  // makes the sizes' times alike.
+  CHECK(reached >= 6);
+  // The same steps to the target, seed by seed, whatever the batch, for
+  // those that reached it: what makes the sizes' times alike.
   CHECK(box.count("SELECT count(*) FROM (SELECT t.repeat, count(DISTINCT m.value) AS n FROM "
                   "metrics m JOIN trials t ON t.id = m.trial_id JOIN sweeps s ON s.id = "
                   "t.sweep_id WHERE s.name = 'tune-batch-noop-target' AND m.name = "
-                  "'target_steps' GROUP BY t.repeat) WHERE n = 1") == 6);
+                  "'target_steps' AND t.id IN (SELECT trial_id FROM metrics WHERE name = "
+                  "'target_censored' AND value = 0) GROUP BY t.repeat) WHERE n = 1") == 6);
   CHECK(sizes == std::set<int64_t>{1, 2, 3, 4});
   CHECK(t["first_to_target"].is_number_integer());
   CHECK(t["selection_data"] == true);  // picked on the seeds that compare it
+  CHECK(box.count("SELECT count(*) FROM trials t JOIN sweeps s ON s.id = t.sweep_id JOIN metrics "
+                  "m ON m.trial_id = t.id WHERE s.name = 'tune-batch-noop-target' AND m.name = "
+                  "'target_censored' AND m.value = 1 AND t.id NOT IN (SELECT trial_id FROM "
+                  "metrics WHERE name = 'target_capped' AND value = 1)") == 0);
   // Stored as a sweep of its own: seeds paired by repeat, capping on.
   CHECK(box.count("SELECT count(*) FROM trials t JOIN sweeps s ON s.id = t.sweep_id WHERE "
                   "s.name = 'tune-batch-noop-target' AND t.status = 'ok'") == 24);
