@@ -68,6 +68,19 @@ std::vector<std::string> strings_of(const po::variables_map& vm, const char* opt
   return vm[option].as<std::vector<std::string>>();
 }
 
+Json key_values(const po::variables_map& vm, const char* option, const std::string& example) {
+  Json out = Json::object();
+  for (const auto& s : strings_of(vm, option)) {
+    const auto eq = s.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw UsageError(std::string("--") + option + " " + s + ": expected key=value (for example " +
+                       example + ")");
+    }
+    out[s.substr(0, eq)] = parse_cli_value(s.substr(eq + 1));
+  }
+  return out;
+}
+
 std::vector<std::string> plugin_paths(const po::variables_map& vm) {
   return strings_of(vm, "plugin-path");
 }

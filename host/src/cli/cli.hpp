@@ -43,6 +43,11 @@ std::vector<std::string> plugin_paths(const po::variables_map& vm);
 // The values of a repeatable option (none when it was not given).
 std::vector<std::string> strings_of(const po::variables_map& vm, const char* option);
 
+// A repeatable KEY=VALUE option's values as one object, each value parsed
+// as a sweep file's would be; UsageError naming `option` and `example` when
+// one has no key or no '='.
+Json key_values(const po::variables_map& vm, const char* option, const std::string& example);
+
 bool stdout_is_terminal();
 
 // Adds --format FORMAT with the formats a command offers (the first is the

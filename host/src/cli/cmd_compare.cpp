@@ -3,31 +3,17 @@
 #include "analysis/compare.hpp"
 #include "cli/cli.hpp"
 #include "model/tune.hpp"
+#include "report/compare_page.hpp"
 #include "report/compare_view.hpp"
 #include "report/results.hpp"
 #include "support/error.hpp"
-#include "support/format.hpp"
 
-#include <filesystem>
 #include <future>
 #include <iostream>
 
 namespace gpusweep::host {
 
 namespace {
-
-Json parse_partial(const std::vector<std::string>& sets) {
-  Json j = Json::object();
-  for (const auto& s : sets) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw UsageError("--baseline " + s +
-                       ": expected key=value (for example replay_on_device=false)");
-    }
-    j[s.substr(0, eq)] = parse_cli_value(s.substr(eq + 1));
-  }
-  return j;
-}
 
 po::options_description compare_options() {
   po::options_description o;
@@ -66,9 +52,8 @@ po::options_description compare_options() {
 // The comparison's options from the command line and the run's spec.
 CompareOptions options_of(const po::variables_map& vm, const SweepSpec& spec) {
   CompareOptions opt;
-  opt.baseline = vm.count("baseline") != 0U
-                     ? parse_partial(vm["baseline"].as<std::vector<std::string>>())
-                     : spec.baseline;
+  opt.baseline = vm.count("baseline") != 0U ? key_values(vm, "baseline", "replay_on_device=false")
+                                            : spec.baseline;
   opt.alpha = vm["alpha"].as<double>();
   opt.sequential = stops_when_precise(spec);
   opt.across_machines = vm.count("across-machines") != 0U;
@@ -79,84 +64,6 @@ CompareOptions options_of(const po::variables_map& vm, const SweepSpec& spec) {
                      ": give a fraction in [0, 1), e.g. 0.01 for 1%");
   }
   return opt;
-}
-
-// The table's first lines: the run, its baseline, and which rounds count.
-void print_header(const db::SweepRecord& sweep, const SweepSpec& spec, const CompareOptions& opt,
-                  Rounds rounds) {
-  std::vector<std::string> keys;
-  for (const auto& [key, v] : opt.baseline.items()) keys.push_back(key);
-  std::cout << "sweep '" << sweep.name << "' (run " << sweep.id << "), baseline "
-            << (opt.baseline.empty() ? std::string("config #1") : config_label(opt.baseline, keys))
-            << "\n";
-  if (rounds == Rounds::confirmation) {
-    std::cout << "a tune run: ratios from its fresh confirmation rounds only (--selection-data "
-                 "adds the racing rounds, which flatter the winner)\n";
-  } else if (is_tune_run(spec)) {
-    std::cout << "a tune run, with its racing rounds (selection data: they picked the winner "
-                 "because it looked best in them, so its ratios are flattered)\n";
-  }
-}
-
-// Under the table: how its numbers are made, and what a family of
-// intervals means.
-void print_legend(const std::vector<ComparisonRow>& rows, const CompareOptions& opt) {
-  std::cout << comparison_legend(opt.max_quality_loss);
-  // Each interval is at its own level: a family of them is not (audit L9).
-  const size_t compared = rows.empty() ? 0 : rows.size() - 1;
-  if (compared >= 5) {
-    std::cout << "multiplicity: " << compared << " configs, each at "
-              << fixed(100 * (1 - opt.alpha), 0) << "%: were none different, about "
-              << fixed(static_cast<double>(compared) * opt.alpha, 1)
-              << " would still be called faster or slower by chance (no family-wise "
-                 "correction; --alpha "
-              << fixed(opt.alpha / static_cast<double>(compared), 4) << " gives Bonferroni's)\n";
-  }
-}
-
-// --knobs or --target: that table alone, in the asked format; false when
-// neither was asked.
-bool print_one_table(const po::variables_map& vm, const db::SweepRecord& sweep,
-                     const SweepSpec& spec, const std::vector<ConfigSamples>& configs,
-                     const std::vector<ComparisonRow>& rows, const CompareOptions& opt,
-                     const std::vector<std::string>& keys, OutputFormat format) {
-  if (vm.count("knobs") != 0U) {
-    std::cout << render_ablation(ablation(configs, spec.grid, opt), format);
-    return true;
-  }
-  if (vm.count("scaling") != 0U) {
-    const auto scaled = scaling(configs, opt);
-    if (scaled.empty() && format == OutputFormat::table) {
-      throw UsageError("sweep '" + sweep.name +
-                       "' has no config with world_size > 1: sweep world_size (for example "
-                       "[1, 2]) to measure data-parallel scaling");
-    }
-    std::cout << render_scaling(scaled, keys, format);
-    return true;
-  }
-  if (vm.count("target") == 0U) return false;
-  if (!spec.measure.target) {
-    throw UsageError("sweep '" + sweep.name +
-                     "' has no measure.target: its trials ran a fixed number of blocks, not "
-                     "to a quality target (see README.md, measure.target)");
-  }
-  std::cout << render_targets(compare_targets(rows, opt), keys, format);
-  return true;
-}
-
-// The full table's knob effects, on a thread of their own while the main
-// table is computed and printed (on 10,000 configs each took a third of a
-// second); none for the other formats and the one-table options.
-std::future<std::vector<AblationRow>> knobs_ahead(const po::variables_map& vm,
-                                                  const std::vector<ConfigSamples>& configs,
-                                                  const SweepSpec& spec, const CompareOptions& opt,
-                                                  OutputFormat format) {
-  if (format != OutputFormat::table || vm.count("knobs") != 0U || vm.count("target") != 0U ||
-      vm.count("scaling") != 0U) {
-    return {};
-  }
-  return std::async(std::launch::async,
-                    [&configs, &spec, &opt] { return ablation(configs, spec.grid, opt); });
 }
 
 }  // namespace
@@ -210,24 +117,30 @@ int cmd_compare(const Args& args) {
   }
   const Rounds rounds = rounds_for(spec, vm.count("selection-data") != 0U);
   const auto configs = gather_configs(store, sweep->id, true, rounds);
-  auto knobs = knobs_ahead(vm, configs, spec, opt, format);
+  // The full table's knob effects, on a thread of their own while the main
+  // table is computed and printed (on 10,000 configs each took a third of a
+  // second); none for the other formats and the one-table options.
+  const bool one_table = vm.count("knobs") + vm.count("scaling") + vm.count("target") != 0U;
+  auto knobs = format != OutputFormat::table || one_table
+                   ? std::future<std::vector<AblationRow>>()
+                   : std::async(std::launch::async, [&configs, &spec, &opt] {
+                       return ablation(configs, spec.grid, opt);
+                     });
   const auto rows = compare_configs(configs, opt);
   std::vector<std::string> keys = varying_keys(spec);
-  if (print_one_table(vm, *sweep, spec, configs, rows, opt, keys, format)) return 0;
-
-  if (format == OutputFormat::table) print_header(*sweep, spec, opt, rounds);
-  std::cout << render_comparison(rows, keys, format);
-  if (format == OutputFormat::table && spec.measure.target) {
-    std::cout << render_targets(compare_targets(rows, opt), keys, format);
+  ComparePage page{sweep, &spec, &opt, rounds, &configs, &rows, keys, {}, {}};
+  for (const char* one : {"knobs", "scaling", "target"}) {
+    if (vm.count(one) == 0U) continue;
+    std::cout << compare_one_table(page, one, format);
+    return 0;
   }
-  if (format == OutputFormat::table) std::cout << render_ablation(knobs.get());
-  if (format == OutputFormat::table)
-    std::cout << render_scaling(scaling(configs, opt), keys, format);
-  if (format == OutputFormat::table && !spec.claims.empty()) {
-    std::cout << "\nclaims (the ratio each promises for its change, against the measured one):\n"
-              << render_claims(evaluate_claims(store, *sweep, spec), format);
+  if (format != OutputFormat::table) {
+    std::cout << render_comparison(rows, keys, format);
+    return 0;
   }
-  if (format == OutputFormat::table) print_legend(rows, opt);
+  page.knobs = knobs.get();
+  if (!spec.claims.empty()) page.claims = evaluate_claims(store, *sweep, spec);
+  std::cout << compare_page(page);
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include "cli/cli.hpp"
 #include "plugins/registry.hpp"
 #include "report/diagnose_view.hpp"
+#include "run/diagnose_run.hpp"
 #include "run/probe_session.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
@@ -17,11 +18,6 @@
 namespace gpusweep::host {
 
 namespace {
-
-std::string protocol_text(const SweepSpec& spec) {
-  return std::to_string(spec.measure.warmup_steps) + " warmup steps, " +
-         std::to_string(spec.measure.blocks) + " " + spec.measure.block_text();
-}
 
 void write_sweep_file(const std::string& path, const Json& sweep, std::ostream& progress) {
   std::ofstream f(path);
@@ -44,40 +40,22 @@ void print_report(const DiagnoseReport& report, bool json, const po::variables_m
 // diagnose --db FILE --trial ID: the recorded trial, on any machine; the
 // plugin, where it is found here, turns the advice into a sweep file.
 int rediagnose(const po::variables_map& vm, bool json, std::ostream& progress) {
-  const std::string db_path = vm["db"].as<std::string>();
-  if (!std::filesystem::exists(db_path)) throw UsageError("--db " + db_path + ": no such file");
-  db::Store store(db_path, db::Connection::Mode::read_only);
-  StoredTrial t = load_stored_trial(store, vm["trial"].as<int64_t>());
-  if (t.status != db::TrialStatus::ok) {
-    progress << "trial " << vm["trial"].as<int64_t>() << " ended " << db::status_name(t.status)
-             << ": " << t.error << "\n";
-    return 1;
+  StoredDiagnosis request;
+  request.db_path = vm["db"].as<std::string>();
+  if (!std::filesystem::exists(request.db_path)) {
+    throw UsageError("--db " + request.db_path + ": no such file");
   }
+  request.trial = vm["trial"].as<int64_t>();
   for (const char* key : {"peak", "cpu-peak"}) {
     if (vm.count(key) == 0U) continue;
     const double gflops = vm[key].as<double>();
     if (!(gflops > 0)) throw UsageError(std::string("--") + key + ": give GFLOP/s above 0");
-    const bool cpu = std::string(key) == "cpu-peak";
-    const bool cuda = trial_device(t.view.config, t.view.runtime).cuda;
-    t.view.stats[cpu || !cuda ? kMatmulPeakCpu : kMatmulPeakCuda] = gflops;
+    (std::string(key) == "peak" ? request.peak_gflops : request.cpu_peak_gflops) = gflops;
   }
-  std::optional<PluginInfo> info;
-  try {
-    info = Registry(plugin_paths(vm)).describe(t.workload);
-  } catch (const Error& e) {
-    progress << "no plugin " << t.workload << " here (" << e.what()
-             << "): the advice is text; a suggested sweep needs the plugin\n";
-  }
-  progress << "diagnose trial " << vm["trial"].as<int64_t>() << " (" << t.workload << ") of "
-           << db_path << "\n";
-  std::string why;
-  const auto report = diagnose_record(t.workload, t.view, t.throughput, t.unit,
-                                      info ? &info->manifest : nullptr, &why);
-  if (!report) {
-    progress << why << "\n";
-    return 1;
-  }
-  print_report(*report, json, vm, progress);
+  request.plugin_paths = plugin_paths(vm);
+  const DiagnoseRun run = rediagnose_trial(request, progress);
+  if (!run.report) return run.code;
+  print_report(*run.report, json, vm, progress);
   return 0;
 }
 
@@ -90,32 +68,10 @@ int diagnose_new(const po::variables_map& vm, bool json, std::ostream& progress)
   SweepSpec spec = command_sweep("diagnose", vm["workload"].as<std::string>(), "gpusweep diagnose",
                                  10, 10, strings_of(vm, "set"));
   const PluginInfo info = Registry(plugin_paths(vm)).describe_sweep(spec);
-  const Json config = resolve_single_config(spec, info.manifest);
-
-  WorkerArgs worker;
-  worker.diagnose = true;
-  worker.probe_matmul_s = matmul_s;
-  const std::string db_path = vm["db"].as<std::string>();
-  ProbeSession session(db_path, spec, info);
-  progress << "diagnose " << spec.workload << ": one instrumented trial (" << protocol_text(spec)
-           << "), trial recorded as sweep '" << spec.name << "' (run " << session.sweep_id()
-           << ") in " << db_path << "\n"
-           << std::flush;
-  const ProbeResult r = session.run(config, spec.measure, worker);
-  session.close(!r.interrupted);
-  if (r.interrupted) return 130;
-  if (r.outcome.status != db::TrialStatus::ok) {
-    progress << "the trial ended " << db::status_name(r.outcome.status) << ": "
-             << r.outcome.error.value_or("") << "\n";
-    return r.outcome.status == db::TrialStatus::skipped ? 2 : 1;
-  }
-  std::string why;
-  const auto report = diagnose_trial(spec, info.manifest, config, r.outcome, r.readings(), &why);
-  if (!report) {
-    progress << why << "\n";
-    return 1;
-  }
-  print_report(*report, json, vm, progress);
+  const DiagnoseRun run =
+      diagnose_new_trial(spec, info, vm["db"].as<std::string>(), matmul_s, progress);
+  if (!run.report) return run.code;
+  print_report(*run.report, json, vm, progress);
   return 0;
 }
 

@@ -16,29 +16,14 @@ namespace {
 const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::csv,
                                             OutputFormat::json, OutputFormat::md};
 
-// --set key=value: the parameters that select the workload of a bridge
-// (python's module).
-Json selection(const po::variables_map& vm) {
-  Json out = Json::object();
-  if (vm.count("set") == 0U) return out;
-  for (const auto& s : vm["set"].as<std::vector<std::string>>()) {
-    const auto eq = s.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      throw UsageError("plugins --set '" + s + "': write key=value, as --set module=step.py");
-    }
-    out[s.substr(0, eq)] = parse_cli_value(s.substr(eq + 1));
-  }
-  return out;
-}
-
 int check(const Registry& registry, const po::variables_map& vm, OutputFormat format) {
   if (vm.count("name") != 0U) throw UsageError("plugins: give either NAME or --check FILE");
   const auto steps = vm["steps"].as<int64_t>();
   const auto timeout = vm["timeout-s"].as<double>();
   if (steps < 1 || steps > 100000) throw UsageError("plugins --steps: must be in 1..100000");
   if (!(timeout > 0)) throw UsageError("plugins --timeout-s: must be positive");
-  const CheckReport report =
-      check_plugin(registry.file_for(vm["check"].as<std::string>()), steps, timeout, selection(vm));
+  const CheckReport report = check_plugin(registry.file_for(vm["check"].as<std::string>()), steps,
+                                          timeout, key_values(vm, "set", "module=step.py"));
   std::cout << (format == OutputFormat::json ? check_json(report).dump(2) + "\n"
                                              : check_text(report));
   return report.problems() == 0 ? 0 : 1;
@@ -79,7 +64,8 @@ int cmd_plugins(const Args& args) {
   Registry registry(plugin_paths(p.vm));
   if (p.vm.count("check") != 0U) return check(registry, p.vm, format);
   if (p.vm.count("name") != 0U) {
-    const PluginInfo info = registry.describe(p.vm["name"].as<std::string>(), selection(p.vm));
+    const PluginInfo info = registry.describe(p.vm["name"].as<std::string>(),
+                                              key_values(p.vm, "set", "module=step.py"));
     std::cout << (format == OutputFormat::json
                       ? plugin_json(info).dump(2) + "\n"
                       : plugin_text(info.manifest, info.file.path, info.abi, info.runtime));

@@ -40,23 +40,14 @@ po::options_description tune_options() {
   return o;
 }
 
-// The file's tune settings with the command line's on top; a sweep with a
-// measure.target races on time to target unless an objective is named.
-TuneSpec tune_settings(const SweepSpec& spec, const po::variables_map& vm) {
-  TuneSpec t = parse_tune(spec.source, spec.tune);
-  if (vm.count("objective") != 0U) {
-    t.objective =
-        parse_tune("--objective", Json{{"objective", vm["objective"].as<std::string>()}}).objective;
-  } else if (spec.measure.target && !(spec.tune.is_object() && spec.tune.contains("objective"))) {
-    t.objective = "time_to_target";
-  }
-  if (vm.count("constraint") != 0U) t.constraints = strings_of(vm, "constraint");
+TuneOverrides tune_overrides(const po::variables_map& vm) {
+  TuneOverrides o;
+  if (vm.count("objective") != 0U) o.objective = vm["objective"].as<std::string>();
+  if (vm.count("constraint") != 0U) o.constraints = strings_of(vm, "constraint");
   if (vm.count("budget") != 0U)
-    t.budget_s = parse_duration("--budget", vm["budget"].as<std::string>());
-  if (vm.count("seed") != 0U) t.seed = vm["seed"].as<uint64_t>();
-  for (const auto& c : t.constraints) parse_constraint(c);  // refused before anything runs
-  t.race = true;
-  return t;
+    o.budget_s = parse_duration("--budget", vm["budget"].as<std::string>());
+  if (vm.count("seed") != 0U) o.seed = vm["seed"].as<uint64_t>();
+  return o;
 }
 
 }  // namespace
@@ -100,17 +91,7 @@ int cmd_tune(const Args& args) {
   const std::string file = vm["sweep"].as<std::string>();
   SweepSpec spec = load_sweep_file(file);
   apply_overrides(spec, strings_of(vm, "set"));
-  if (spec.measure.precision > 0) {
-    throw UsageError(spec.source +
-                     ": measure.precision: tune decides its own rounds; drop measure.precision "
-                     "(it is for `run`)");
-  }
-  const TuneSpec tune = tune_settings(spec, vm);
-  spec.tune = tune.to_json();
-  // Capping on by default in a race to a target: a capped trial is evidence.
-  if (tune.to_target() && spec.measure.target) {
-    spec.measure.target->cap_by_default();
-  }
+  const TuneSpec tune = tune_settings(spec, tune_overrides(vm));
   const OutputFormat format = format_of(vm, {OutputFormat::table, OutputFormat::json});
   Registry registry(plugin_paths(vm));
   const PluginInfo info = registry.describe_sweep(spec);

@@ -15,26 +15,6 @@ namespace gpusweep::host {
 
 namespace {
 
-// tune-batch's second stage with measure.target: a sweep of the batch sizes
-// that fit, each trained to the target over several seeds (6 unless
-// measure.repeats says: the fewest that give the paired ratio a 95%
-// interval), capped adaptively unless measure.target.cap says otherwise.
-// Its grid and baseline are filled in once the search is done.
-SweepSpec target_sweep(const std::string& workload, const std::vector<std::string>& sets,
-                       const PluginManifest& manifest) {
-  SweepSpec s =
-      command_sweep("tune-batch", workload,
-                    "gpusweep tune-batch: the batch sizes that fit, to the target", 0, 5, sets);
-  s.name += "-target";
-  bool repeats = false;
-  for (const auto& set : sets) repeats = repeats || set.rfind("measure.repeats=", 0) == 0;
-  if (!repeats) s.measure.repeats = 6;
-  s.measure.target->cap_by_default();
-  // A bad target is refused before the search runs.
-  validate_sweep(s, manifest);
-  return s;
-}
-
 // Runs the target sweep over the sizes that ran ok, its baseline the size
 // with the most samples/s, and reports which reached the target first:
 // into out under time_to_target (json), else printed. Returns run_sweep's code.
@@ -57,46 +37,8 @@ int target_stage(SweepSpec& target, const PluginInfo& info, const BatchTuneResul
   // the one JSON document.
   const int code = run_sweep(target, info, run, json);
   db::Store store(db_path, db::Connection::Mode::read_only);
-  const auto sweep = store.latest_sweep(target.name);
-  if (!sweep) return code;
-  CompareOptions opt;
-  opt.baseline = target.baseline;
-  // The rows point into configs: it must outlive them.
-  const auto configs = gather_configs(store, sweep->id);
-  const auto rows = compare_targets(compare_configs(configs, opt), opt);
-  if (json) {
-    out["time_to_target"] = batch_target_json(rows, target.name);
-    out["time_to_target"]["selection_data"] = true;
-  } else {
-    std::cout << "\n" << render_batch_target(rows, target.name);
-    // The first was picked on the same seeds that then compare it with the
-    // baseline: among equally fast sizes, the pick is called faster in 3-5%
-    // of sweeps (the ttq audit's L1), so the ratio is labelled for what it is.
-    std::cout << "  (selection data: the first was picked among the sizes on these seeds; "
-                 "confirm it on fresh ones, with `gpusweep run` and other seeds)\n";
-  }
+  report_batch_target(store, target.name, target.baseline, json, out, std::cout);
   return code;
-}
-
-// --objective against --set measure.target: time to target needs one, and a
-// target is trained to only for that objective. UsageError naming the fix.
-void check_batch_objective(const po::variables_map& vm, bool has_target) {
-  if (vm.count("objective") == 0U) return;
-  const std::string o = vm["objective"].as<std::string>();
-  if (o != "throughput" && o != "time_to_target") {
-    throw UsageError("--objective " + o + ": use throughput or time_to_target");
-  }
-  if (o == "time_to_target" && !has_target) {
-    throw UsageError(
-        "--objective time_to_target: no target to train to; give one with --set "
-        "'measure.target={\"value\": V, \"max_s\": T}' (`gpusweep plugins WORKLOAD` lists "
-        "the metrics it may name)");
-  }
-  if (o == "throughput" && has_target) {
-    throw UsageError(
-        "--objective throughput: --set measure.target trains each size to the target, which "
-        "throughput does not need; drop the target, or use --objective time_to_target");
-  }
 }
 
 po::options_description tune_batch_options() {
@@ -170,7 +112,8 @@ int cmd_tune_batch(const Args& args) {
     if (s.rfind("measure.target=", 0) != 0) search_sets.push_back(s);
   }
   const std::string workload = vm["workload"].as<std::string>();
-  check_batch_objective(vm, search_sets.size() != sets.size());
+  check_batch_objective(vm.count("objective") != 0U ? vm["objective"].as<std::string>() : "",
+                        search_sets.size() != sets.size());
   SweepSpec spec =
       command_sweep("tune-batch", workload, "gpusweep tune-batch probes", 5, 5, search_sets);
   const PluginInfo info = Registry(plugin_paths(vm)).describe_sweep(spec);

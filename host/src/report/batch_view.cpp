@@ -239,4 +239,26 @@ nlohmann::json batch_target_json(const std::vector<TargetRow>& rows, const std::
   return j;
 }
 
+void report_batch_target(db::Store& store, const std::string& name, const Json& baseline, bool json,
+                         nlohmann::json& out, std::ostream& text) {
+  const auto sweep = store.latest_sweep(name);
+  if (!sweep) return;
+  CompareOptions opt;
+  opt.baseline = baseline;
+  // The rows point into configs: it must outlive them.
+  const auto configs = gather_configs(store, sweep->id);
+  const auto rows = compare_targets(compare_configs(configs, opt), opt);
+  if (json) {
+    out["time_to_target"] = batch_target_json(rows, name);
+    out["time_to_target"]["selection_data"] = true;
+  } else {
+    text << "\n" << render_batch_target(rows, name);
+    // The first was picked on the same seeds that then compare it with the
+    // baseline: among equally fast sizes, the pick is called faster in 3-5%
+    // of sweeps (the ttq audit's L1), so the ratio is labelled for what it is.
+    text << "  (selection data: the first was picked among the sizes on these seeds; "
+            "confirm it on fresh ones, with `gpusweep run` and other seeds)\n";
+  }
+}
+
 }  // namespace gpusweep::host

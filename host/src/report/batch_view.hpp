@@ -2,6 +2,7 @@
 // throughput curve and the verdict; or all of it as one JSON document.
 #pragma once
 
+#include <gpusweep/db/store.hpp>
 #include "analysis/batch_search.hpp"
 #include "analysis/compare.hpp"
 #include "model/sweep.hpp"
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include <optional>
+#include <ostream>
 #include <string>
 
 namespace gpusweep::host {
@@ -33,5 +35,11 @@ nlohmann::json tune_batch_json(const BatchTuneResult& r, const SearchOptions& se
 // paired time ratio and an inversion flagged.
 std::string render_batch_target(const std::vector<TargetRow>& rows, const std::string& sweep);
 nlohmann::json batch_target_json(const std::vector<TargetRow>& rows, const std::string& sweep);
+
+// The target stage's latest run in `store` (sweep `name`) against its
+// baseline: into out["time_to_target"] (json), else as text, labelled as
+// selection data. Nothing when the run is not there.
+void report_batch_target(db::Store& store, const std::string& name, const Json& baseline, bool json,
+                         nlohmann::json& out, std::ostream& text);
 
 }  // namespace gpusweep::host

@@ -112,4 +112,44 @@ BatchTuneRequest batch_tune_request(const SweepSpec& spec, const PluginManifest&
   return request;
 }
 
+// tune-batch's second stage with measure.target: a sweep of the batch sizes
+// that fit, each trained to the target over several seeds (6 unless
+// measure.repeats says: the fewest that give the paired ratio a 95%
+// interval), capped adaptively unless measure.target.cap says otherwise.
+// Its grid and baseline are filled in once the search is done.
+SweepSpec target_sweep(const std::string& workload, const std::vector<std::string>& sets,
+                       const PluginManifest& manifest) {
+  SweepSpec s =
+      command_sweep("tune-batch", workload,
+                    "gpusweep tune-batch: the batch sizes that fit, to the target", 0, 5, sets);
+  s.name += "-target";
+  bool repeats = false;
+  for (const auto& set : sets) repeats = repeats || set.rfind("measure.repeats=", 0) == 0;
+  if (!repeats) s.measure.repeats = 6;
+  s.measure.target->cap_by_default();
+  // A bad target is refused before the search runs.
+  validate_sweep(s, manifest);
+  return s;
+}
+
+// --objective against --set measure.target: time to target needs one, and a
+// target is trained to only for that objective. UsageError naming the fix.
+void check_batch_objective(const std::string& o, bool has_target) {
+  if (o.empty()) return;
+  if (o != "throughput" && o != "time_to_target") {
+    throw UsageError("--objective " + o + ": use throughput or time_to_target");
+  }
+  if (o == "time_to_target" && !has_target) {
+    throw UsageError(
+        "--objective time_to_target: no target to train to; give one with --set "
+        "'measure.target={\"value\": V, \"max_s\": T}' (`gpusweep plugins WORKLOAD` lists "
+        "the metrics it may name)");
+  }
+  if (o == "throughput" && has_target) {
+    throw UsageError(
+        "--objective throughput: --set measure.target trains each size to the target, which "
+        "throughput does not need; drop the target, or use --objective time_to_target");
+  }
+}
+
 }  // namespace gpusweep::host

@@ -37,4 +37,16 @@ BatchTuneRequest batch_tune_request(const SweepSpec& spec, const PluginManifest&
 BatchTuneResult tune_batch(ProbeSession& session, const BatchTuneRequest& request,
                            const std::function<void(const BatchProbe&)>& on_probe);
 
+// tune-batch's second stage with measure.target (given in sets): a sweep of
+// the batch sizes that fit, each trained to the target over several seeds,
+// validated against the manifest; its grid and baseline are filled in once
+// the search is done.
+SweepSpec target_sweep(const std::string& workload, const std::vector<std::string>& sets,
+                       const PluginManifest& manifest);
+
+// --objective (empty: not given) against --set measure.target: time to
+// target needs one, and a target is trained to only for that objective.
+// UsageError naming the fix.
+void check_batch_objective(const std::string& objective, bool has_target);
+
 }  // namespace gpusweep::host

@@ -123,4 +123,27 @@ bool TuneRun::execute(RunnerCallbacks callbacks, const LookCallback& on_look) {
   }
 }
 
+TuneSpec tune_settings(SweepSpec& spec, const TuneOverrides& overrides) {
+  if (spec.measure.precision > 0) {
+    throw UsageError(spec.source +
+                     ": measure.precision: tune decides its own rounds; drop measure.precision "
+                     "(it is for `run`)");
+  }
+  TuneSpec t = parse_tune(spec.source, spec.tune);
+  if (overrides.objective) {
+    t.objective = parse_tune("--objective", Json{{"objective", *overrides.objective}}).objective;
+  } else if (spec.measure.target && !(spec.tune.is_object() && spec.tune.contains("objective"))) {
+    t.objective = "time_to_target";
+  }
+  if (overrides.constraints) t.constraints = *overrides.constraints;
+  if (overrides.budget_s) t.budget_s = *overrides.budget_s;
+  if (overrides.seed) t.seed = *overrides.seed;
+  for (const auto& c : t.constraints) parse_constraint(c);  // refused before anything runs
+  t.race = true;
+  spec.tune = t.to_json();
+  // Capping on by default in a race to a target: a capped trial is evidence.
+  if (t.to_target() && spec.measure.target) spec.measure.target->cap_by_default();
+  return t;
+}
+
 }  // namespace gpusweep::host

@@ -11,8 +11,26 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace gpusweep::host {
+
+// What `gpusweep tune`'s command line says over the sweep file's "tune".
+struct TuneOverrides {
+  std::optional<std::string> objective;
+  std::optional<std::vector<std::string>> constraints;
+  std::optional<double> budget_s;
+  std::optional<uint64_t> seed;
+};
+
+// The file's tune settings with the command line's on top, written into
+// spec.tune; a sweep with a measure.target races on time to target unless an
+// objective is named, and caps its trials by default (a capped trial is
+// evidence). UsageError for measure.precision (tune decides its own rounds)
+// and for a constraint that does not parse, before anything runs.
+TuneSpec tune_settings(SweepSpec& spec, const TuneOverrides& overrides);
 
 class TuneRun {
  public:
