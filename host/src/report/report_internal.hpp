@@ -1,0 +1,73 @@
+// The HTML report's parts shared by its files (internal to report/): the
+// data its charts show, the SVG charts, the table writer and the page's
+// sections, which report.cpp's render_report puts together in order.
+#pragma once
+
+#include "analysis/compare.hpp"
+#include "analysis/scaling.hpp"
+#include "model/sweep.hpp"
+
+#include <gpusweep/db/store.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host::detail {
+
+struct Point {
+  double x;
+  double y;
+  std::string label;
+  bool flag;
+};
+
+// What the charts show: the configs with at least one ok trial, in config
+// order, at most kMaxChartedConfigs of them (the baseline and the fastest).
+struct ChartData {
+  std::vector<std::string> labels;
+  std::vector<double> medians, lows, highs, ratio, rlow, rhigh;
+  std::vector<bool> is_base;
+  std::vector<std::vector<double>> samples;
+  std::vector<Point> mem_pts, quality_pts;
+  std::string unit;
+  std::string note;  // what was left out of the charts
+};
+
+// The SVG charts (report_charts.cpp).
+std::string num(double v);
+double nice_max(double v);
+std::string bar_chart(const std::string& name, const std::vector<std::string>& labels,
+                      const std::vector<double>& values, const std::vector<double>& low,
+                      const std::vector<double>& high, const std::vector<bool>& highlight,
+                      const std::string& unit, std::optional<double> reference_line);
+std::string strip_chart(const std::string& name, const std::vector<std::string>& labels,
+                        const std::vector<std::vector<double>>& samples, const std::string& unit);
+std::string scatter(const std::string& name, const std::vector<Point>& pts,
+                    const std::string& x_label, const std::string& y_label, bool join_flagged,
+                    bool x_bytes = false);
+
+// An HTML table (report_sections.cpp).
+std::string table_html(const std::vector<std::string>& headers,
+                       const std::vector<std::vector<std::string>>& rows,
+                       const std::vector<bool>& numeric = {});
+
+// The page's sections, in the page's order (report_sections.cpp, but for
+// scaling_html in report_scaling.cpp and target_html in report_target.cpp).
+std::string header_html(const db::SweepRecord& sweep, const SweepSpec& spec, size_t trials);
+std::string race_html(db::Store& store, const db::SweepRecord& sweep, const SweepSpec& spec,
+                      Rounds rounds);
+std::string charts_html(const ChartData& d, const std::string& compare_problem);
+std::string comparison_html(const std::vector<ComparisonRow>& rows,
+                            const std::vector<std::string>& keys);
+std::string scaling_html(const std::vector<ScalingRow>& rows, const std::vector<std::string>& keys);
+std::string target_html(db::Store& store, const std::vector<db::TrialRecord>& trials,
+                        const SweepSpec& spec, const std::vector<ComparisonRow>& rows,
+                        const CompareOptions& opt, const std::vector<std::string>& keys);
+std::string distributions_html(const ChartData& d);
+std::string claims_html(db::Store& store, const db::SweepRecord& sweep, const SweepSpec& spec);
+std::string environment_html(db::Store& store, const db::SweepRecord& sweep);
+std::string problems_html(const std::vector<db::TrialRecord>& trials,
+                          const std::vector<std::string>& keys);
+
+}  // namespace gpusweep::host::detail

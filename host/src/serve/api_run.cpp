@@ -1,0 +1,209 @@
+// One run's details for `gpusweep serve` (GET /api/run): its trials as
+// rows of JSON text, the comparison, times to target, a tune's race, and
+// the blocks its running trials have measured so far.
+#include "serve/api.hpp"
+
+#include "analysis/compare.hpp"
+#include "analysis/race.hpp"
+#include "analysis/stored.hpp"
+#include "analysis/tune_trials.hpp"
+#include "model/tune.hpp"
+#include "report/compare_view.hpp"
+#include "report/tune_view.hpp"
+#include "serve/api_internal.hpp"
+
+#include <gpusweep/db/live.hpp>
+#include <gpusweep/db/run_lock.hpp>
+#include <gpusweep/db/store.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <future>
+
+namespace gpusweep::host {
+
+namespace {
+
+using Json = nlohmann::json;
+
+// The stderr tail a failure shows (the end of what the store kept).
+constexpr size_t kLogTail = 2000;
+
+// The blocks of a live run's running trials so far, from the file its host
+// keeps beside the database (db/live.hpp): [{id, phase, throughput: [...]}],
+// each checked, since the file is not the database's; empty when there is
+// none or it does not parse.
+Json live_blocks(const std::string& db_path, int64_t run_id) {
+  constexpr std::uintmax_t kMaxBytes = 8u << 20;
+  constexpr size_t kMaxBlocks = 10000;
+  Json out = Json::array();
+  const std::string path = db::live_blocks_path(db_path, run_id);
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(path, ec);
+  if (ec || size > kMaxBytes) return out;
+  std::ifstream in(path);
+  const Json j = Json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("trials") || !j["trials"].is_array()) return out;
+  for (const auto& t : j["trials"]) {
+    if (!t.is_object() || !t.contains("id") || !t["id"].is_number_integer()) continue;
+    Json row = {{"id", t["id"]}, {"phase", ""}, {"throughput", Json::array()}};
+    if (t.contains("phase") && t["phase"].is_string()) row["phase"] = t["phase"];
+    if (t.contains("throughput") && t["throughput"].is_array()) {
+      for (const auto& v : t["throughput"]) {
+        if (v.is_number() && row["throughput"].size() < kMaxBlocks) row["throughput"].push_back(v);
+      }
+    }
+    out.push_back(std::move(row));
+  }
+  return out;
+}
+
+// An optional number as JSON (NaN and infinities as null, as nlohmann writes them).
+std::string json_number(const std::optional<double>& v) { return v ? Json(*v).dump() : "null"; }
+
+// A trial's row in a run's answer, as JSON text written directly (a run of
+// 100,000 trials built and serialised them as JSON objects in a fifth of a
+// second): its place, status, whether its worker started, its time and
+// throughput, and for a failure its reason and the end of its log.
+std::string trial_row(const db::TrialRecord& t) {
+  std::string row =
+      "{\"id\":" + std::to_string(t.id) + ",\"ordinal\":" + std::to_string(t.plan.ordinal) +
+      ",\"config\":" + std::to_string(t.plan.config_index + 1) +
+      ",\"repeat\":" + std::to_string(t.plan.repeat) +
+      ",\"status\":" + Json(db::status_name(t.status)).dump() +
+      ",\"started\":" + (t.started_at ? "true" : "false") + ",\"wall_s\":" + json_number(t.wall_s) +
+      ",\"throughput\":" +
+      json_number(t.summary ? std::optional<double>(t.summary->throughput_median) : std::nullopt);
+  if (db::has_finished(t.status) && t.status != db::TrialStatus::ok) {
+    std::string tail = t.stderr_tail.value_or("");
+    if (tail.size() > kLogTail) tail = tail.substr(tail.size() - kLogTail);
+    row +=
+        ",\"reason\":" + Json(t.error.value_or("")).dump() + ",\"log_tail\":" + Json(tail).dump();
+  }
+  return row + "}";
+}
+
+// compare's records as JSON text, made and written a chunk at a time (10,000
+// of them held at once as objects cost a fifth of a second to make, write
+// and free).
+std::string comparison_text(const std::vector<ComparisonRow>& rows,
+                            const std::vector<std::string>& keys) {
+  constexpr size_t kChunk = 1024;
+  std::string text = "[";
+  for (size_t begin = 0; begin < rows.size(); begin += kChunk) {
+    for (const auto& r : comparison_records(rows, keys, begin, begin + kChunk)) {
+      if (text.size() > 1) text += ',';
+      text += r.dump();
+    }
+  }
+  return text + "]";
+}
+
+}  // namespace
+
+Json ServeApi::run(size_t d, int64_t id) const {
+  RunParts parts = run_parts(d, id);
+  if (parts.head.is_null()) return nullptr;
+  Json trials = Json::array();
+  for (const auto& [trial, row] : parts.rows) trials.push_back(Json::parse(row.text));
+  parts.head["trials"] = std::move(trials);
+  for (const auto& [key, text] : parts.raw) parts.head[key] = Json::parse(text);
+  return std::move(parts.head);
+}
+
+// Long by design: the run's parts in the page's order, each tolerant of a
+// run that has not got that far (no baseline trial yet, say).
+ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
+  RunParts parts;
+  const auto file = readable(d);
+  if (!file) return parts;
+  const std::string path = this->path(d);
+  db::Store store(*file, db::Connection::Mode::read_only);
+  const auto sweep = store.sweep(id);
+  if (!sweep) return parts;
+  const SweepSpec spec = stored_spec(*sweep);
+  const auto keys = varying_keys(spec);
+  Json& j = parts.head;
+  j = {{"db", d},
+       {"id", id},
+       {"name", sweep->name},
+       {"status", sweep->status},
+       {"kind", detail::run_kind(spec)},
+       {"keys", keys}};
+  j["spec"] = Json::parse(sweep->spec_json);
+  j["blocks_planned"] = spec.measure.blocks;
+  // The running trials' blocks so far, while the run's host holds its lock
+  // (a file left by a killed host is stale).
+  j["live"] = sweep->status == "running" && db::RunLock::held(path, id) ? live_blocks(path, id)
+                                                                        : Json::array();
+  // The run's trials as the comparison reads them (one read for both), then
+  // their rows on a thread of their own while the comparison is made.
+  std::vector<db::TrialRecord> trials;
+  std::vector<ConfigSamples> configs;
+  Rounds rounds = rounds_for(spec, false);
+  try {
+    configs = gather_configs(store, id, true, rounds, &trials);
+    if (rounds == Rounds::confirmation && configs.empty()) {
+      // A tune still racing: no fresh rounds yet, so the racing rounds,
+      // said to be selection data (they flatter the leader).
+      rounds = Rounds::all;
+      configs = gather_configs(store, id, true, rounds, &trials);
+    }
+  } catch (const std::exception& e) {
+    j["compare_error"] = e.what();
+    trials = store.trials(id, db::TrialFields::brief);
+  }
+  auto rows = std::async(std::launch::async, [&] { return trial_rows(trials, keys); });
+  if (!j.contains("compare_error")) {
+    try {
+      CompareOptions opt;
+      opt.baseline = spec.baseline;
+      opt.sequential = stops_when_precise(spec);
+      j["selection_data"] = rounds == Rounds::all && detail::run_kind(spec) == "tune";
+      const auto compared = compare_configs(configs, opt);
+      parts.raw.emplace_back("compare", comparison_text(compared, keys));
+      if (spec.measure.target) {
+        j["targets"] =
+            Json::parse(render_targets(compare_targets(compared, opt), keys, OutputFormat::json));
+      }
+    } catch (const std::exception& e) {
+      j["compare_error"] = e.what();
+    }
+  }
+  try {
+    const TuneSpec tune = parse_tune(spec.source, spec.tune);
+    if (tune.race) {
+      const TuneSpace space(spec, PluginManifest{});
+      const RaceOptions options = race_options(spec, space, tune);
+      const RaceStatus status =
+          race(space, race_trials(store, id, tune), options, sweep->status == "finished");
+      j["race"] = tune_json(space, status, options.baseline, spec, tune);
+      j["race"]["leader"] = status.leader ? Json(*status.leader + 1) : Json();
+      j["race"]["alive"] = status.live.size();
+    }
+  } catch (const std::exception& e) {
+    j["race_error"] = e.what();
+  }
+  auto [labels, made] = rows.get();
+  j["labels"] = std::move(labels);
+  parts.rows = std::move(made);
+  return parts;
+}
+
+std::pair<nlohmann::json, std::vector<std::pair<int64_t, ServeApi::Row>>> ServeApi::trial_rows(
+    const std::vector<db::TrialRecord>& trials, const std::vector<std::string>& keys) {
+  // Each config's settings once, by its number (its repeats share them).
+  Json labels = Json::object();
+  std::vector<std::pair<int64_t, Row>> rows;
+  rows.reserve(trials.size());
+  for (const auto& t : trials) {
+    const std::string config = std::to_string(t.plan.config_index + 1);
+    if (!labels.contains(config)) {
+      labels[config] = config_label(Json::parse(t.plan.config_json), keys);
+    }
+    rows.emplace_back(t.id, Row{t.plan.ordinal, trial_row(t), 0});
+  }
+  return {std::move(labels), std::move(rows)};
+}
+
+}  // namespace gpusweep::host

@@ -1,0 +1,188 @@
+// `gpusweep serve`'s run list (GET /api/runs): every run of every served
+// database with its progress, ETA and version, shared between requests for
+// share_s; and what kind of run a spec makes.
+#include "serve/api.hpp"
+
+#include "analysis/stored.hpp"
+#include "model/hashing.hpp"
+#include "model/tune.hpp"
+#include "serve/api_internal.hpp"
+
+#include <gpusweep/db/live.hpp>
+#include <gpusweep/db/run_lock.hpp>
+#include <gpusweep/db/store.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+
+namespace gpusweep::host {
+
+namespace detail {
+
+// What kind of run a spec makes, as the page labels it.
+std::string run_kind(const SweepSpec& spec) {
+  if (parse_tune(spec.source, spec.tune).race) return "tune";
+  if (spec.measure.precision > 0) return "precision";
+  if (spec.measure.target) return "target";
+  return "grid";
+}
+
+}  // namespace detail
+
+namespace {
+
+using Json = nlohmann::json;
+
+// Seconds since the epoch of "2026-11-25T15:02:03.123Z" (the store's times);
+// nothing when it does not parse.
+std::optional<double> epoch_of(const std::string& iso) {
+  std::tm tm{};
+  const char* end = strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
+  if (end == nullptr) return std::nullopt;
+  double frac = 0;
+  if (*end == '.') frac = std::atof(end);
+  return static_cast<double>(timegm(&tm)) + frac;
+}
+
+double now_epoch() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The ETA of a run with counts c and its trials' mean wall time: the work
+// left over the rate so far, where a running trial counts as the share of
+// a mean trial it has run (at most 95%).
+std::optional<double> eta_s(const db::RunCounts& c, double elapsed_s, double mean_wall_s,
+                            double running_elapsed_s, int64_t running) {
+  if (c.finished == 0 || !(mean_wall_s > 0) || !(elapsed_s > 0)) return std::nullopt;
+  const double partial =
+      std::min(running_elapsed_s / mean_wall_s, 0.95 * static_cast<double>(running));
+  const double done = static_cast<double>(c.finished) + partial;
+  const double left = static_cast<double>(c.total) - done;
+  if (left <= 0) return 0.0;
+  return left / (done / elapsed_s);
+}
+
+// When the live file of a run (db/live.hpp) last changed, as text ("" when
+// there is none): a running trial's new block changes a live run's version.
+std::string live_stamp(const std::string& db_path, int64_t run_id) {
+  std::error_code ec;
+  const auto t = std::filesystem::last_write_time(db::live_blocks_path(db_path, run_id), ec);
+  return ec ? "" : std::to_string(t.time_since_epoch().count());
+}
+
+// A run's version: what changes whenever anything shown of it changes (for
+// a live run, its live file too).
+std::string run_version(const db::SweepRecord& s, const db::RunCounts& c, bool live,
+                        const std::string& db_path) {
+  return hash_text(s.status + "|" + std::to_string(live) + "|" + std::to_string(c.total) + "|" +
+                   std::to_string(c.finished) + "|" + std::to_string(c.started) + "|" +
+                   std::to_string(c.max_trial_id) + "|" + c.last_finished_at + "|" +
+                   (live ? live_stamp(db_path, s.id) : ""));
+}
+
+}  // namespace
+
+const Json& ServeApi::shared_list() const {
+  if (runs_list_.is_null() ||
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - runs_at_).count() >=
+          share_s_) {
+    rescan();
+    runs_list_ = list_runs();
+    runs_at_ = std::chrono::steady_clock::now();
+  }
+  return runs_list_;
+}
+
+Json ServeApi::runs(const std::string& since) const {
+  std::lock_guard<std::mutex> lock(runs_mu_);
+  const Json& list = shared_list();
+  const std::string& cursor = list["cursor"].get_ref<const std::string&>();
+  return {{"cursor", cursor},
+          {"unchanged", !since.empty() && since == cursor},
+          {"runs", list["runs"]},
+          {"unreadable", list["unreadable"]}};
+}
+
+std::optional<std::pair<std::string, bool>> ServeApi::run_state(size_t d, int64_t id) const {
+  std::lock_guard<std::mutex> lock(runs_mu_);
+  for (const auto& r : shared_list()["runs"]) {
+    if (r["db"] == d && r["id"] == id) {
+      return std::make_pair(r["version"].get<std::string>(), r["status"] == "running");
+    }
+  }
+  return std::nullopt;
+}
+
+// Long by design: one record a run, field after field.
+Json ServeApi::list_runs() const {
+  Json out = Json::array();
+  Json problems = Json::array();
+  std::string all;
+  const double now = now_epoch();
+  const size_t served_now = databases();
+  for (size_t d = 0; d < served_now; ++d) {
+    const std::string path = this->path(d);
+    std::vector<db::SweepRecord> sweeps;
+    std::vector<db::RunCounts> counts;
+    try {
+      const auto file = readable(d);
+      db::Store store(*file, db::Connection::Mode::read_only);
+      sweeps = store.sweeps();
+      counts = store.run_counts();
+    } catch (const std::exception& e) {
+      // One database that cannot be read (a shard a task is still creating,
+      // a file deleted, a copy that failed) is listed with why; the others
+      // are served (the 2026-11-26 audit's M2).
+      problems.push_back({{"db", d}, {"path", path}, {"error", e.what()}});
+      all += std::to_string(d) + ":error:" + e.what() + ";";
+      continue;
+    }
+    for (const auto& s : sweeps) {
+      db::RunCounts c;
+      c.sweep_id = s.id;
+      for (const auto& k : counts) {
+        if (k.sweep_id == s.id) c = k;
+      }
+      const bool live = s.status == "running" && db::RunLock::held(path, s.id);
+      const int64_t running = live ? c.started : 0;
+      Json r = {{"db", d},
+                {"id", s.id},
+                {"name", s.name},
+                {"workload", s.workload},
+                {"status", live                    ? "running"
+                           : s.status == "running" ? "stopped"
+                                                   : s.status},
+                {"created_at", s.created_at},
+                {"total", c.total},
+                {"finished", c.finished},
+                {"ok", c.ok},
+                {"failed", c.failed},
+                {"running", running},
+                {"eta_s", nullptr}};
+      try {
+        r["kind"] = detail::run_kind(stored_spec(s));
+      } catch (const std::exception&) {
+        r["kind"] = "grid";
+      }
+      if (live) {
+        const auto created = epoch_of(s.created_at);
+        const double mean =
+            c.finished > 0 ? c.finished_wall_s / static_cast<double>(c.finished) : 0;
+        if (created) {
+          if (auto eta = eta_s(c, now - *created, mean, c.started_s, running)) {
+            r["eta_s"] = *eta;
+          }
+        }
+      }
+      const std::string version = run_version(s, c, live, path);
+      r["version"] = version;
+      all += std::to_string(d) + ":" + std::to_string(s.id) + ":" + version + ";";
+      out.push_back(r);
+    }
+  }
+  return {{"cursor", hash_text(all)}, {"runs", out}, {"unreadable", problems}};
+}
+
+}  // namespace gpusweep::host
