@@ -1,5 +1,5 @@
 // The host's side of the fork server; see fork_server.hpp. The server's side
-// is run_fork_server (worker/worker.cpp).
+// is run_fork_server (worker/fork_server.cpp).
 #include "run/fork_server.hpp"
 
 #include "protocol/fork_messages.hpp"

@@ -1,0 +1,67 @@
+// A trial's evaluations, and its measured phase of measure.blocks blocks
+// with an evaluation every eval_every_blocks and at the end.
+#include "worker/trial.hpp"
+
+#include "protocol/event_writer.hpp"
+#include "protocol/events.hpp"
+#include "worker/worker.hpp"
+
+#include <gpusweep/plugin.h>
+
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <cstdint>
+
+namespace gpusweep::host::detail {
+
+// Evaluations get their own phase (a hang there is reported as such), and
+// measuring resumes after one between blocks. `extra` joins the event
+// (the training clock under measure.target); returns the metrics and sets
+// *seconds to the evaluation's time when asked.
+Json Trial::evaluate(const char* phase, const Json& extra, double* seconds) {
+  out_.emit({{"event", event::phase}, {"phase", phase}});
+  const auto t0 = Clock::now();
+  const char* metrics = nullptr;
+  check(t_->evaluate(inst_, &metrics), phase, steps_done_);
+  const double took = seconds_since(t0);
+  Json e = {{"event", event::eval},
+            {"at_step", steps_done_},
+            {"seconds", took},
+            {"metrics", parse_or_raw(metrics)}};
+  for (const auto& [k, v] : extra.items()) e[k] = v;
+  out_.emit(e);
+  if (seconds != nullptr) *seconds = took;
+  return e["metrics"];
+}
+
+void Trial::measure() {
+  if (m_.target) {
+    measure_to_target(*m_.target);
+    return;
+  }
+  out_.emit({{"event", event::phase}, {"phase", "measure"}, {"blocks", m_.blocks}});
+  mark_window(true);
+  bool evaluated_last = false;
+  for (int64_t b = 0; b < m_.blocks; ++b) {
+    double samples = 0;
+    run_block(b, &samples);
+    evaluated_last = false;
+    if (m_.eval_every_blocks > 0 && (b + 1) % m_.eval_every_blocks == 0) {
+      mark_window(false);
+      evaluate("evaluate");
+      evaluated_last = true;
+      if (b + 1 < m_.blocks) {
+        out_.emit({{"event", event::phase}, {"phase", "measure"}});
+        mark_window(true);
+      }
+    }
+  }
+  check_block_length(block_seconds_, device_timed_);
+  if (!evaluated_last) {
+    mark_window(false);
+    evaluate("evaluate");
+  }
+}
+
+}  // namespace gpusweep::host::detail

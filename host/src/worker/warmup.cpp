@@ -1,0 +1,100 @@
+// A trial's warmup: its steps, measure.block_s's block length, the minimum
+// and stable warmups, and the statistics snapshot at its end.
+#include "worker/trial.hpp"
+
+#include "model/sweep.hpp"
+#include "protocol/event_writer.hpp"
+#include "protocol/events.hpp"
+#include "worker/ranks.hpp"
+#include "worker/worker.hpp"
+
+#include <gpusweep/plugin.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace gpusweep::host::detail {
+
+// steps of warmup, synchronised; their seconds.
+double Trial::warm(int64_t steps) {
+  double samples = 0, secondary = 0;
+  const auto t0 = Clock::now();
+  run_steps(steps, "warmup", &samples, &secondary);
+  steps_done_ += steps;
+  check(t_->synchronize(inst_), "warmup", steps_done_);
+  return lockstep(seconds_since(t0), &samples, &secondary);
+}
+
+// The steps a block of about `seconds` takes, for measure.block_s: runs of
+// doubling length (each synchronised, as a block is) until one lasts a
+// tenth of it, then the faster of that run and one more as the step time
+// (a run the scheduler interrupted overstates a step). These are warmup
+// steps: training, unmeasured.
+int64_t Trial::steps_for(double seconds) {
+  int64_t n = 1;
+  double took = warm(n);
+  if (took >= seconds) return 1;  // one step is a block already: no second look
+  while (took < 0.1 * seconds && n < (int64_t{1} << 24)) {
+    n *= 2;
+    took = warm(n);
+  }
+  const double per_step = std::min(took, warm(n)) / static_cast<double>(n);
+  return std::max<int64_t>(1, std::llround(seconds / std::max(per_step, 1e-9)));
+}
+
+void Trial::warmup() {
+  out_.emit({{"event", event::phase}, {"phase", "warmup"}, {"steps", m_.warmup_steps}});
+  const auto t0 = Clock::now();
+  Json done = {{"event", event::warmup_done}};
+  // The first step on its own: the transient the rest of warmup hides.
+  if (m_.warmup_steps > 0) done["first_step_s"] = warm(1);
+  warm(std::max<int64_t>(0, m_.warmup_steps - 1));
+  if (m_.block_s > 0) {
+    m_.steps_per_block = steps_for(m_.block_s);
+    done["block_steps"] = m_.steps_per_block;
+  }
+  if (m_.min_warmup_s > 0) {
+    // Windows of a quarter block until warmup has lasted long enough.
+    const int64_t steps = std::max<int64_t>(1, (m_.steps_per_block + 3) / 4);
+    while (seconds_since(t0) < m_.min_warmup_s) warm(steps);
+  }
+  if (m_.stable_warmup) {
+    // Windows of a quarter block until the last three agree.
+    const int64_t steps = std::max<int64_t>(1, (m_.steps_per_block + 3) / 4);
+    std::vector<double> windows;
+    bool stable = false;
+    while (!stable && static_cast<int64_t>(windows.size()) < kMaxWarmupWindows) {
+      windows.push_back(warm(steps));
+      if (windows.size() < 3) continue;
+      const auto [lo, hi] = std::minmax_element(windows.end() - 3, windows.end());
+      stable = *hi <= (1 + kStableWarmupTolerance) * *lo;
+    }
+    done["window_steps"] = steps;
+    done["windows"] = windows;
+    done["stable"] = stable;
+  }
+  warmup_s_ = seconds_since(t0);
+  done["seconds"] = warmup_s_;
+  out_.emit(done);
+  {
+    // The totals so far (input wait; diagnose's phase times), so that the
+    // host counts the measured steps only.
+    const char* stats = nullptr;
+    check(t_->stats(inst_, &stats), "warmup", steps_done_);
+    const Json snapshot = parse_or_raw(stats);
+    out_.emit({{"event", event::stats_snapshot}, {"at_step", steps_done_}, {"stats", snapshot}});
+    if (ranks_ != nullptr) {
+      // Every rank's all-reduce wait so far, to count the measured one.
+      comm_before_ = {exposed_of(snapshot)};
+      ranks_->set_phase("warmup", steps_done_);
+      for (const Json& other : ranks_->stats()) comm_before_.push_back(exposed_of(other));
+    }
+  }
+}
+
+}  // namespace gpusweep::host::detail
