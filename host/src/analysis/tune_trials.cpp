@@ -164,10 +164,15 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
       r.machine = run.machine;
       if (to_target) {
         // One value a trial: 1 / its time to target, a bound when censored.
-        if (const auto& time = times.of[i]; time && time->time_s > 0) {
+        // A target met before any training (the first evaluation, at time
+        // 0) is the fastest there is, not a failure (the ttq audit's L8):
+        // its time is taken as a nanosecond, so that 1/time stays finite.
+        constexpr double kInstant = 1e-9;
+        if (const auto& time = times.of[i]; time && time->time_s >= 0) {
           const bool diverged = times.diverged[i];
-          r.values = {
-              1 / (diverged ? std::max(times.longest.at(r.round), time->time_s) : time->time_s)};
+          r.values = {1 / std::max(kInstant, diverged
+                                                 ? std::max(times.longest.at(r.round), time->time_s)
+                                                 : time->time_s)};
           r.censored = time->censored || diverged;
         }
       } else if (tune.objective == "peak_memory") {

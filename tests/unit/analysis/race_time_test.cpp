@@ -373,3 +373,31 @@ TEST_CASE("race_trials: a target trial killed by timeout_s after evaluating is c
   CHECK(by[1].censored);
   CHECK(by[2].outcome == RaceTrial::Outcome::transient);
 }
+
+TEST_CASE("race_trials: a target met at time 0 is the fastest trial, not a failure",
+          "[host][tune][target]") {
+  // The ttq audit's L8: a workload whose first evaluation (before any
+  // training) already meets the target reports time 0.
+  test::TempDir dir("race_instant");
+  db::Store store(dir.file("r.db"), db::Connection::Mode::read_write);
+  const int64_t id = race_run(store, 1, 2);
+  for (const auto& t : store.trials(id)) {
+    db::TrialOutcome o;
+    o.status = db::TrialStatus::ok;
+    o.summary = db::Summary{};
+    o.summary->unit = "steps";
+    o.metrics = {{"stat", 0, "target_time_s", t.plan.config_index == 0 ? 0.0 : 2.0},
+                 {"stat", 0, "target_censored", 0.0}};
+    store.commit_trial(t.id, o);
+  }
+  TuneSpec tune;
+  tune.objective = "time_to_target";
+  std::map<uint64_t, RaceTrial> by;
+  for (auto& r : race_trials(store, id, tune)) by[r.config] = r;
+  REQUIRE(by.size() == 2);
+  CHECK(by[0].outcome == RaceTrial::Outcome::ok);
+  REQUIRE(by[0].values.size() == 1);
+  CHECK(std::isfinite(by[0].values[0]));
+  CHECK(by[0].values[0] > by[1].values[0]);
+  CHECK_FALSE(by[0].censored);
+}
