@@ -577,6 +577,17 @@ TEST_CASE("compare on a target run: times to target paired by seed, the inversio
   const auto plain = box.gpusweep("compare plain --db results.db --target");
   CHECK(plain.code == 2);
   CHECK_THAT(plain.output, Contains("no measure.target"));
+  // Seeds that repeat one seed are said to (the ttq audit's L6).
+  CHECK_THAT(table, !Contains("vary_seed is false"));
+  box.write("v.json", R"({"name": "one_seed", "workload": "noop",
+    "grid": {"learn_steps": [300, 600]},
+    "measure": {"target": {"value": 0.9, "max_s": 2}, "vary_seed": false, "warmup_steps": 0,
+                "steps_per_block": 10, "repeats": 2, "min_block_s": 0}})");
+  REQUIRE(box.gpusweep("run v.json --db results.db").code == 0);
+  CHECK_THAT(box.gpusweep("compare one_seed --db results.db").output,
+             Contains("vary_seed is false"));
+  CHECK_THAT(box.gpusweep("compare one_seed --db results.db --target").output,
+             Contains("vary_seed is false"));
 
   // A claim on time_to_target, judged on the paired ratio (its verdict, on
   // measured times, is claims_test's).

@@ -11,6 +11,19 @@
 
 namespace gpusweep::host {
 
+namespace {
+
+// The ttq audit's L6: with measure.vary_seed false the "seeds" of a target
+// run repeat one seed, and the sign test's interval covers the machine's
+// noise alone.
+std::string seed_note(const SweepSpec& spec) {
+  if (spec.measure.vary_seed) return "";
+  return "note: measure.vary_seed is false: each config's seeds are repeats of one seed, so "
+         "the times' intervals cover the machine's noise only, not another seed's\n";
+}
+
+}  // namespace
+
 std::string compare_header(const ComparePage& page) {
   const CompareOptions& opt = *page.options;
   std::ostringstream os;
@@ -64,7 +77,8 @@ std::string compare_one_table(const ComparePage& page, const std::string& which,
                      "' has no measure.target: its trials ran a fixed number of blocks, not "
                      "to a quality target (see README.md, measure.target)");
   }
-  return render_targets(compare_targets(*page.rows, opt), page.keys, format);
+  return render_targets(compare_targets(*page.rows, opt), page.keys, format) +
+         (format == OutputFormat::table ? seed_note(*page.spec) : "");
 }
 
 std::string compare_page(const ComparePage& page) {
@@ -72,7 +86,8 @@ std::string compare_page(const ComparePage& page) {
   std::string out = compare_header(page);
   out += render_comparison(*page.rows, page.keys, format);
   if (page.spec->measure.target) {
-    out += render_targets(compare_targets(*page.rows, *page.options), page.keys, format);
+    out += render_targets(compare_targets(*page.rows, *page.options), page.keys, format) +
+           seed_note(*page.spec);
   }
   out += render_ablation(page.knobs);
   out += render_scaling(scaling(*page.configs, *page.options), page.keys, format);
