@@ -29,6 +29,17 @@ std::string run_kind(const SweepSpec& spec) {
   return "grid";
 }
 
+// Not the rate since the run was created: a run resumed (or a shard
+// requeued) a day later would get an ETA of about a day (the serve audit's
+// L4).
+std::optional<double> eta_s(const db::RunCounts& c, double mean_wall_s, int64_t running) {
+  if (c.finished == 0 || !(mean_wall_s > 0)) return std::nullopt;
+  const double running_done =
+      std::min(c.started_s, 0.95 * mean_wall_s * static_cast<double>(running));
+  const double left_s = static_cast<double>(c.total - c.finished) * mean_wall_s - running_done;
+  return std::max(0.0, left_s) / static_cast<double>(std::max<int64_t>(1, running));
+}
+
 }  // namespace detail
 
 namespace {
@@ -48,20 +59,6 @@ std::optional<double> epoch_of(const std::string& iso) {
 
 double now_epoch() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-// The ETA of a run with counts c and its trials' mean wall time: the work
-// left over the rate so far, where a running trial counts as the share of
-// a mean trial it has run (at most 95%).
-std::optional<double> eta_s(const db::RunCounts& c, double elapsed_s, double mean_wall_s,
-                            double running_elapsed_s, int64_t running) {
-  if (c.finished == 0 || !(mean_wall_s > 0) || !(elapsed_s > 0)) return std::nullopt;
-  const double partial =
-      std::min(running_elapsed_s / mean_wall_s, 0.95 * static_cast<double>(running));
-  const double done = static_cast<double>(c.finished) + partial;
-  const double left = static_cast<double>(c.total) - done;
-  if (left <= 0) return 0.0;
-  return left / (done / elapsed_s);
 }
 
 // When the live file of a run (db/live.hpp) last changed, as text ("" when
@@ -167,14 +164,9 @@ Json ServeApi::list_runs() const {
         r["kind"] = "grid";
       }
       if (live) {
-        const auto created = epoch_of(s.created_at);
         const double mean =
             c.finished > 0 ? c.finished_wall_s / static_cast<double>(c.finished) : 0;
-        if (created) {
-          if (auto eta = eta_s(c, now - *created, mean, c.started_s, running)) {
-            r["eta_s"] = *eta;
-          }
-        }
+        if (auto eta = detail::eta_s(c, mean, running)) r["eta_s"] = *eta;
       }
       const std::string version = run_version(s, c, live, path);
       r["version"] = version;

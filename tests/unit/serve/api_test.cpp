@@ -3,6 +3,7 @@
 // what a whole answer gives now; a cursor that has not moved says so; one
 // from another server or garbage gets the whole answer.
 #include "serve/api.hpp"
+#include "serve/api_internal.hpp"
 
 #include "temp_dir.hpp"
 
@@ -327,4 +328,23 @@ TEST_CASE("an older gpusweep's database is upgraded once in a copy, not once a r
   CHECK(db::Store::upgraded_copies_made() == made_before);
   // The file itself is left at its version.
   CHECK(db::current_version(store.connection()) == 5);
+}
+
+TEST_CASE("a live run's ETA is its trials left at their mean time, whenever the run was created",
+          "[serve]") {
+  // The serve audit's L4: the rate since the run was created made a run
+  // resumed a day later look a day from done.
+  db::RunCounts c;
+  c.total = 12;
+  c.finished = 2;    // 10 left, 60 s a trial
+  c.started_s = 60;  // two running, 30 s in each
+  const auto eta = host::detail::eta_s(c, 60, 2);
+  REQUIRE(eta);
+  CHECK(*eta == Approx((10 * 60 - 60) / 2.0));
+  CHECK(*host::detail::eta_s(c, 60, 0) == Approx(10 * 60 - 0.0));  // between trials: one at a time
+  c.finished = 0;
+  CHECK_FALSE(host::detail::eta_s(c, 60, 2));  // no trial finished: no rate yet
+  c.finished = 12;
+  c.started_s = 0;
+  CHECK(*host::detail::eta_s(c, 60, 0) == 0);
 }
