@@ -155,8 +155,9 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
 // the configs not yet precise), the effect goes through the baseline: each
 // config's ratio to it over all its repeats, the pairs' differences averaged,
 // with a variance that counts what a repeat's configs share (see
-// through_baseline in compare.cpp), so that a pair of a config that stopped
-// after 3 rounds and one that ran 8 is not judged on the 3 they share.
+// through_baseline in compare_ablation.cpp), so that a pair of a config
+// that stopped after 3 rounds and one that ran 8 is not judged on the 3
+// they share.
 struct AblationRow {
   std::string knob;
   Json from;
