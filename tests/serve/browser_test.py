@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gpusweep serve in a real headless Chromium, driven over the DevTools
 protocol: while a sweep runs, one page (never reloaded) shows the progress
-advancing and a ratio's interval narrowing; a hostile sweep name is shown as
+advancing and a ratio's interval following the run; a hostile sweep name is shown as
 text (no element made of it, no dialog); screenshots are saved.
 
 Usage: browser_test.py GPUSWEEP_BIN FIXTURE_PLUGIN_DIR OUT_DIR
@@ -243,8 +243,22 @@ for s in seen:
         if not widths or widths[-1] != hi - lo:
             widths.append(hi - lo)
 print(f"interval widths of config #2 seen: {[round(w, 4) for w in widths]}")
-if len(widths) < 2 or not widths[-1] < widths[0]:
-    problems.append(f"the interval did not narrow: {widths}")
+# The page follows the run: the interval changed as repeats came in, and the
+# last one shown is compare's at the end. Whether it narrowed is the
+# machine's (beside a build its width went from 0.068 to 0.167), so not
+# asked.
+if len(widths) < 2:
+    problems.append(f"the interval did not change as repeats came in: {widths}")
+final = json.loads(subprocess.run([gpusweep, "compare", "watched", "--db", db, "--format", "json"],
+                                  env=env, check=True, capture_output=True, text=True).stdout)
+shown = [s for s in seen if s.get("ci")]
+if len(final) > 1 and final[1].get("ci_low") is not None and shown:
+    lo, hi = map(float, re.findall(r"[\d.]+", shown[-1]["ci"])[:2])
+    if abs(lo - final[1]["ci_low"]) > 0.0015 or abs(hi - final[1]["ci_high"]) > 0.0015:
+        problems.append(f"the page's last interval [{lo}, {hi}] is not compare's "
+                        f"[{final[1]['ci_low']:.3f}, {final[1]['ci_high']:.3f}]")
+else:
+    problems.append("compare gives config #2 no interval, or the page showed none")
 if seen[-1]["sameLoad"] != "yes":
     problems.append("the page reloaded (its marker is gone)")
 if HOSTILE not in seen[-1]["names"]:
@@ -303,4 +317,4 @@ if problems:
     for p in problems:
         print("FAIL: " + p)
     sys.exit(1)
-print("ok: one page, progress advancing, interval narrowing, hostile text inert")
+print("ok: one page, progress advancing, the interval following the run, hostile text inert")

@@ -42,10 +42,12 @@ TEST_CASE("a Python workload's failures are each their trial's status, with the 
     "grid": {"fault": ["none", "create", "step", "evaluate", "exit", "os_exit", "loop", "oom",
                        "skip"]},
     "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 5, "blocks": 5,
-                "timeout_s": 20, "min_block_s": 0, "interleave": 1}})");
-  // One trial at a time: eight interpreters importing torch at once beside a
-  // build took more than timeout_s to reach their first step (the step
-  // fault ended `timeout` in warmup instead of `failed`).
+                "timeout_s": 60, "min_block_s": 0, "interleave": 1}})");
+  // One trial at a time, with a minute each: eight interpreters importing
+  // torch at once beside a build took more than 20 s to reach their first
+  // step, and even alone the first one (a cold import) once took 20 s in
+  // setup (the step fault ended `timeout`, not `failed`). The loop fault
+  // waits out the minute.
   const auto r = box.gpusweep("run f.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
