@@ -464,9 +464,10 @@ TEST_CASE("tune-batch with a target trains every batch size that fits to it, cap
     sizes.insert(b["batch_size"].get<int64_t>());
     CHECK(b["time_to_target"]["seeds"] == 6);
     reached += b["time_to_target"]["reached"].get<int>();
-    if (b["time_to_target"]["median_s"].is_number()) {  // null when most were capped
-      CHECK(b["time_to_target"]["median_s"].get<double>() > 0.02);
-      CHECK(b["time_to_target"]["median_s"].get<double>() < 0.5);
+    // A median where most seeds reached it (null when most were capped):
+    // its size is the machine's, so only its presence and sign are asked.
+    if (b["time_to_target"]["reached"].get<int>() > 3) {
+      CHECK(b["time_to_target"]["median_s"].get<double>() > 0);
     }
     // Every size but the baseline is compared with it, paired by seed (the
     // verdict itself rests on measured times, which this test leaves alone:
