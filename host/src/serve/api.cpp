@@ -7,6 +7,7 @@
 #include "report/report.hpp"
 #include "serve/page.hpp"
 #include "support/error.hpp"
+#include "support/sha256.hpp"
 
 #include <gpusweep/db/migrate.hpp>
 #include <gpusweep/db/snapshot.hpp>
@@ -16,6 +17,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <random>
+#include <stdexcept>
 
 namespace gpusweep::host {
 
@@ -27,6 +29,27 @@ HttpResponse json_response(const Json& j) { return {200, "application/json", j.d
 
 HttpResponse not_found(const std::string& what) {
   return {404, "application/json", Json{{"error", what}}.dump()};
+}
+
+// The page, with a policy that runs its one inline script by hash (and
+// nothing else: an injected <script> or handler attribute does not run),
+// its inline styles, requests to this server and frames of its own.
+HttpResponse page() {
+  static const std::string csp = [] {
+    const std::string html = serve_files().at(0).text;
+    const auto open = html.find("<script>");
+    const auto close = html.find("</script>");
+    if (open == std::string::npos || close == std::string::npos) {
+      throw std::logic_error("serve's page has no <script>");
+    }
+    const auto start = open + std::string("<script>").size();
+    return "default-src 'none'; script-src " + csp_hash(html.substr(start, close - start)) +
+           "; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; frame-src 'self'; "
+           "frame-ancestors 'self'";
+  }();
+  HttpResponse out{200, "text/html; charset=utf-8", serve_files().at(0).text};
+  out.headers.emplace_back("Content-Security-Policy", csp);
+  return out;
 }
 
 }  // namespace
@@ -171,9 +194,7 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
     }
     return std::stoll(it->second);
   };
-  if (request.path == "/" || request.path == "/index.html") {
-    return {200, "text/html; charset=utf-8", serve_files().at(0).text};
-  }
+  if (request.path == "/" || request.path == "/index.html") return page();
   if (request.path == "/api/runs") {
     const auto it = q.find("since");
     return json_response(runs(it == q.end() ? "" : it->second));

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 
 namespace gpusweep::host {
@@ -45,21 +44,6 @@ std::optional<double> eta_s(const db::RunCounts& c, double mean_wall_s, int64_t 
 namespace {
 
 using Json = nlohmann::json;
-
-// Seconds since the epoch of "2026-11-25T15:02:03.123Z" (the store's times);
-// nothing when it does not parse.
-std::optional<double> epoch_of(const std::string& iso) {
-  std::tm tm{};
-  const char* end = strptime(iso.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (end == nullptr) return std::nullopt;
-  double frac = 0;
-  if (*end == '.') frac = std::atof(end);
-  return static_cast<double>(timegm(&tm)) + frac;
-}
-
-double now_epoch() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // When the live file of a run (db/live.hpp) last changed, as text ("" when
 // there is none): a running trial's new block changes a live run's version.
@@ -117,7 +101,6 @@ Json ServeApi::list_runs() const {
   Json out = Json::array();
   Json problems = Json::array();
   std::string all;
-  const double now = now_epoch();
   const size_t served_now = databases();
   for (size_t d = 0; d < served_now; ++d) {
     const std::string path = this->path(d);

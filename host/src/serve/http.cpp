@@ -7,12 +7,17 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <poll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
 #include <thread>
 
 namespace gpusweep::host {
@@ -23,8 +28,6 @@ using tcp = boost::asio::ip::tcp;
 
 namespace {
 
-// An idle keep-alive connection is closed after this long.
-constexpr int kIdleTimeoutS = 30;
 // The largest request head accepted (GET: no body).
 constexpr size_t kMaxHeader = 16 * 1024;
 
@@ -51,8 +54,30 @@ struct Shared {
   uint16_t port = 0;  // the port bound (set before the first request)
   std::vector<std::string> allowed_hosts;
   int max_connections = 64;
+  int max_per_client = 16;
+  int deadline_s = 30;
   std::atomic<int> active{0};
+  std::mutex clients_mutex;
+  std::map<std::string, int> clients;  // open connections by client address
 };
+
+using Clock = std::chrono::steady_clock;
+
+// Waits until a socket can be read (POLLIN) or written (POLLOUT), at most
+// until the deadline; false when the deadline came first. The sockets are
+// non-blocking: Asio's blocking calls would wait in poll() without a limit,
+// whatever SO_RCVTIMEO says.
+bool ready(tcp::socket& socket, short events, Clock::time_point deadline) {
+  for (;;) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{socket.native_handle(), events, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(left));
+    if (n > 0) return true;
+    if (n < 0 && errno != EINTR) return false;
+  }
+}
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),
@@ -163,11 +188,10 @@ http::response<http::string_body> make_response(const HttpResponse& r, unsigned 
   res.set("X-Content-Type-Options", "nosniff");
   res.set("Referrer-Policy", "no-referrer");
   if (r.content_type.rfind("text/html", 0) == 0) {
-    // The page is self-contained: its own inline script and style, requests
-    // to this server only, no frames of other origins.
-    res.set("Content-Security-Policy",
-            "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-            "connect-src 'self'; img-src data:; frame-src 'self'; frame-ancestors 'self'");
+    // No script runs and nothing loads unless the handler's own policy
+    // (its headers, set below) allows it; the page allows its one script by
+    // hash.
+    res.set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'self'");
   }
   for (const auto& [name, value] : r.headers) res.set(name, value);
   res.keep_alive(keep_alive);
@@ -213,30 +237,72 @@ HttpResponse answer(const Shared& shared, const http::request<http::string_body>
     }
     return out;
   } catch (const std::exception& e) {
-    return {500, "text/plain", std::string("error: ") + e.what() + "\n"};
+    // The reason (which may name files and folders) goes to the server's
+    // log, not to the client.
+    std::fprintf(stderr, "serve: %s: %s\n", r.path.c_str(), e.what());
+    return {500, "text/plain",
+            "error: the server could not answer " + r.path + " (its log says why)\n"};
   }
 }
 
-void session(std::shared_ptr<Shared> shared, tcp::socket socket) {
-  timeval tv{kIdleTimeoutS, 0};
-  ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  ::setsockopt(socket.native_handle(), SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
-  beast::flat_buffer buffer;
+// Reads one whole request before the deadline (bytes trickled in do not
+// extend it); false at the end of the stream, the deadline, or a bad
+// request.
+bool read_request(tcp::socket& socket, beast::flat_buffer& buffer,
+                  http::request_parser<http::string_body>& parser, Clock::time_point deadline) {
   beast::error_code ec;
+  for (;;) {
+    if (buffer.size() > 0) {
+      const size_t used = parser.put(buffer.data(), ec);
+      buffer.consume(used);
+      if (parser.is_done()) return true;
+      if (ec && ec != http::error::need_more) return false;
+      ec = {};
+      if (used > 0) continue;
+    }
+    if (!ready(socket, POLLIN, deadline)) return false;
+    const size_t n = socket.read_some(buffer.prepare(4096), ec);
+    if (ec == boost::asio::error::would_block) continue;
+    if (ec) return false;
+    buffer.commit(n);
+  }
+}
+
+// Writes a whole response before the deadline; false when it could not.
+bool write_response(tcp::socket& socket, http::response<http::string_body>& res,
+                    Clock::time_point deadline) {
+  http::response_serializer<http::string_body> out{res};
+  beast::error_code ec;
+  while (!out.is_done()) {
+    if (!ready(socket, POLLOUT, deadline)) return false;
+    http::write_some(socket, out, ec);
+    if (ec == boost::asio::error::would_block) ec = {};
+    if (ec) return false;
+  }
+  return true;
+}
+
+void session(std::shared_ptr<Shared> shared, tcp::socket socket, std::string client) {
+  beast::error_code ec;
+  socket.non_blocking(true, ec);
+  beast::flat_buffer buffer;
   for (;;) {
     http::request_parser<http::string_body> parser;
     parser.header_limit(kMaxHeader);
     parser.body_limit(1024);
-    http::read(socket, buffer, parser, ec);
-    if (ec) break;  // the end of the stream, a timeout, or a bad request
+    const auto limit = std::chrono::seconds(shared->deadline_s);
+    if (!read_request(socket, buffer, parser, Clock::now() + limit)) break;
     const auto& req = parser.get();
     const HttpResponse r = answer(*shared, req);
     const bool keep = req.keep_alive() && r.status < 400;
     auto res = make_response(r, req.version(), keep, req.method() == http::verb::head);
-    http::write(socket, res, ec);
-    if (ec || !keep) break;
+    if (!write_response(socket, res, Clock::now() + limit) || !keep) break;
   }
   socket.shutdown(tcp::socket::shutdown_send, ec);
+  {
+    std::lock_guard<std::mutex> lock(shared->clients_mutex);
+    if (--shared->clients[client] == 0) shared->clients.erase(client);
+  }
   --shared->active;
 }
 
@@ -316,6 +382,8 @@ HttpServer::HttpServer(const HttpOptions& options, Handler handler)
   impl_->shared->handler = std::move(handler);
   impl_->shared->token = options.token;
   impl_->shared->max_connections = options.max_connections;
+  impl_->shared->max_per_client = options.max_per_client;
+  impl_->shared->deadline_s = options.deadline_s;
   impl_->shared->bind = options.bind;
   impl_->shared->allowed_hosts = options.allowed_hosts;
   beast::error_code ec;
@@ -350,13 +418,27 @@ void HttpServer::run() {
     if (impl_->stopping) return;
     if (ec) continue;
     auto shared = impl_->shared;
-    if (shared->active >= shared->max_connections) {
-      auto res = make_response({503, "text/plain", "too many connections\n"}, 11, false, false);
-      http::write(socket, res, ec);
+    const std::string client = socket.remote_endpoint(ec).address().to_string();
+    if (ec) continue;
+    std::string busy;
+    if (shared->active >= shared->max_connections) busy = "too many connections\n";
+    {
+      std::lock_guard<std::mutex> lock(shared->clients_mutex);
+      if (busy.empty() && shared->clients[client] >= shared->max_per_client) {
+        busy = "too many connections from " + client + "\n";
+      }
+      if (busy.empty()) ++shared->clients[client];
+      if (shared->clients[client] == 0) shared->clients.erase(client);
+    }
+    if (!busy.empty()) {
+      // Answered without waiting for the request, and within a second.
+      socket.non_blocking(true, ec);
+      auto res = make_response({503, "text/plain", busy}, 11, false, false);
+      write_response(socket, res, Clock::now() + std::chrono::seconds(1));
       continue;
     }
     ++shared->active;
-    std::thread(session, shared, std::move(socket)).detach();
+    std::thread(session, shared, std::move(socket), client).detach();
   }
 }
 

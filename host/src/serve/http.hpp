@@ -1,6 +1,7 @@
 // A small HTTP/1.1 server (Boost.Beast over Asio) for `gpusweep serve`: GET
 // and HEAD only, a handler that maps a request to a response, one thread a
-// connection up to a cap, and three guards against other pages and other
+// connection up to a cap (in all and per client address), a deadline for
+// each whole request and response, and three guards against other pages and other
 // users, checked before any handler runs:
 //   - the Host header must name this server: the loopback address,
 //     localhost, the bound address or a name allowed by the caller, with the
@@ -55,6 +56,13 @@ struct HttpOptions {
   // them: a name, or a name with a port).
   std::vector<std::string> allowed_hosts;
   int max_connections = 64;
+  // Connections open at once from one client address (a 503 beyond).
+  int max_per_client = 16;
+  // A request must arrive whole within this many seconds of the connection's
+  // opening or the previous response (idle keep-alive time included), and a
+  // response must be taken whole within as long: a client that trickles
+  // bytes cannot hold a connection for longer.
+  int deadline_s = 30;
 };
 
 // "%41" -> "A", "+" -> " "; nothing when the text is not valid
