@@ -122,8 +122,8 @@ std::vector<std::string> launch_advice(const PhaseBreakdown& b) {
   if (b.cuda) {
     advice.push_back(
         "CUDA graphs: capture the step's kernels once and replay them with one launch "
-        "(torch.cuda.graphs, torch.compile mode=\"reduce-overhead\"); not yet a gpusweep "
-        "setting");
+        "(cuda_graphs=true, where the workload has opted in; torch.cuda.graphs or "
+        "torch.compile mode=\"reduce-overhead\" in a script of your own)");
   }
   advice.push_back(
       "more work per launch: a larger batch, or more environments per step (batch_size, "

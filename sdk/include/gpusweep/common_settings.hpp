@@ -37,6 +37,8 @@ struct Support {
   bool precision = true;        // the forward pass can run under autocast
   bool data_parallel = false;   // world_size > 1: the workload takes its rank's share of each
                                 // global batch and trains through torchkit's GradStep
+  bool cuda_graphs = false;     // the step's device work runs through torchkit's StepGraph
+                                // (static inputs, no host read inside it)
   std::string reason;           // why not, for the unsupported ones ("an LSTM has no 4-D tensors")
   // The workload's own defaults for settings it supports, where they differ
   // from the table's: {"channels_last": true} for a model whose convolutions
@@ -67,6 +69,10 @@ inline const std::vector<SupportFlag>& support_flags() {
        "the workload takes its rank's share of each global batch",
        "the workload does not take a rank's share of each global batch, so it runs at "
        "world_size 1 only"},
+      {"cuda_graphs", &Support::cuda_graphs,
+       "the step's device work can be captured into a CUDA graph and replayed",
+       "the workload's step has not opted in to capture (its device work does not run through "
+       "torchkit's StepGraph)"},
   };
   return flags;
 }
@@ -93,6 +99,7 @@ struct CommonValues {
   int64_t world_size;
   double dp_bucket_mb;
   bool dp_static_graph;
+  bool cuda_graphs;
 
   CommonValues();
 };
@@ -371,6 +378,23 @@ inline std::vector<CommonSetting> make_common_settings() {
                   &C::dp_static_graph, ActsOn::ranks);
     s.needs = &Support::data_parallel;
     s.use = "`torchkit::GradStep`";
+  }
+  {
+    auto& s = add(Param::boolean("cuda_graphs", false,
+                                 "CUDA: capture the step's device work (forward, loss, backward, "
+                                 "optimiser) into a CUDA graph after a warmup and replay it, one "
+                                 "launch a step, from static input tensors; gradients are zeroed "
+                                 "in place (zero_grad_to_none is overridden) and the graph's "
+                                 "memory pool counts in the peak"),
+                  &C::cuda_graphs, ActsOn::step);
+    s.needs = &Support::cuda_graphs;
+    s.cuda_values = {true};
+    s.on_cuda = "captures CUDA kernels into a graph";
+    s.sweep = {{"overhead", {true}, false, When::cuda}};
+    s.use =
+        "`graphed([&] { ... })` in `TorchWorkload` around the step's device work, its inputs "
+        "through `step_input(slot, tensor)`; the optimiser capturable "
+        "(`torchkit::FusedAdam::capturable(true)`)";
   }
   return t;
 }

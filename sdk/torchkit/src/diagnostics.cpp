@@ -68,8 +68,21 @@ bool diagnostics_enabled() { return enabled_flag().load(std::memory_order_relaxe
 
 void enable_diagnostics() { enabled_flag().store(true); }
 
+namespace {
+thread_local HostSyncCount* sync_count = nullptr;
+thread_local int captures = 0;
+}  // namespace
+
+HostSyncCount::HostSyncCount() : outer_(sync_count) { sync_count = this; }
+HostSyncCount::~HostSyncCount() { sync_count = outer_; }
+
+CaptureScope::CaptureScope() { ++captures; }
+CaptureScope::~CaptureScope() { --captures; }
+bool capturing_graph() { return captures > 0; }
+
 PhaseTimer::PhaseTimer(Phase phase, const torch::Device& device) {
-  if (!diagnostics_enabled()) return;
+  if (phase == Phase::host_sync && sync_count != nullptr) ++sync_count->count_;
+  if (!diagnostics_enabled() || captures > 0) return;
   active_ = true;
   phase_ = phase;
   device_ = device;

@@ -75,7 +75,7 @@ struct Split {
 // kernels read it and never write it.
 template <typename State, typename Call>
 void step_group(torch::optim::OptimizerParamGroup& group, bool amsgrad, StateMap& states,
-                const Call& call) {
+                DeviceSteps& device_steps, const Call& call) {
   std::vector<Split> splits;
   for (auto& p : group.params()) {
     if (!p.grad().defined()) continue;
@@ -101,10 +101,20 @@ void step_group(torch::optim::OptimizerParamGroup& group, bool amsgrad, StateMap
     split->exp_avgs.push_back(state.exp_avg());
     split->exp_avg_sqs.push_back(state.exp_avg_sq());
     if (amsgrad) split->max_exp_avg_sqs.push_back(state.max_exp_avg_sq());
-    split->steps.push_back(split->step_tensor(state.step() + 1));
+    if (device_steps.on) {
+      torch::Tensor& count = device_steps.by_param[p.unsafeGetTensorImpl()];
+      if (!count.defined()) {
+        count = torch::full({}, static_cast<double>(state.step()),
+                            torch::TensorOptions().dtype(torch::kFloat).device(p.device()));
+      }
+      split->steps.push_back(count);
+    } else {
+      split->steps.push_back(split->step_tensor(state.step() + 1));
+    }
     split->states.push_back(&state);
   }
   for (auto& split : splits) {
+    if (device_steps.on) torch::_foreach_add_(split.steps, 1);
     call(split);
     for (auto* s : split.states) {
       auto& state = static_cast<State&>(*s);
@@ -117,18 +127,42 @@ void step_group(torch::optim::OptimizerParamGroup& group, bool amsgrad, StateMap
 // AdamWOptions): false, with nothing changed, where the kernels cannot run.
 template <typename State, typename Options, typename Kernel>
 bool fused_step(std::vector<torch::optim::OptimizerParamGroup>& groups, StateMap& states,
-                const torch::optim::Optimizer::LossClosure& closure, const Kernel& kernel) {
+                DeviceSteps& device_steps, const torch::optim::Optimizer::LossClosure& closure,
+                const Kernel& kernel) {
   if (closure) throw std::invalid_argument("FusedAdam/FusedAdamW take no LossClosure");
   torch::NoGradGuard no_grad;
   auto amsgrad = [](const torch::optim::OptimizerParamGroup& g) {
     return static_cast<const Options&>(g.options()).amsgrad();
   };
-  if (!fusable<State>(groups, states, amsgrad)) return false;
+  if (!fusable<State>(groups, states, amsgrad)) {
+    if (device_steps.on) {
+      throw std::runtime_error(
+          "a capturable FusedAdam cannot take this step in its fused kernels (a sparse gradient, "
+          "or a gradient or moments not laid out as their parameter), and LibTorch's own step "
+          "counts steps on the host");
+    }
+    return false;
+  }
   for (auto& group : groups) {
     const auto& o = static_cast<const Options&>(group.options());
-    step_group<State>(group, o.amsgrad(), states, [&](Split& l) { kernel(l, o); });
+    step_group<State>(group, o.amsgrad(), states, device_steps, [&](Split& l) { kernel(l, o); });
   }
   return true;
+}
+
+template <typename State>
+void sync_host_steps_of(const DeviceSteps& steps, StateMap& states) {
+  for (const auto& [param, count] : steps.by_param) {
+    const auto it = states.find(param);
+    if (it != states.end()) {
+      static_cast<State&>(*it->second).step(static_cast<int64_t>(count.item().toDouble()));
+    }
+  }
+}
+
+torch::Tensor device_step_of(const DeviceSteps& steps, const torch::Tensor& param) {
+  const auto it = steps.by_param.find(param.unsafeGetTensorImpl());
+  return it == steps.by_param.end() ? torch::Tensor() : it->second;
 }
 
 }  // namespace
@@ -136,7 +170,7 @@ bool fused_step(std::vector<torch::optim::OptimizerParamGroup>& groups, StateMap
 torch::Tensor FusedAdam::step(LossClosure closure) {
   using torch::optim::AdamOptions;
   const bool fused = fused_step<torch::optim::AdamParamState, AdamOptions>(
-      param_groups_, state_, closure, [](Split& l, const AdamOptions& o) {
+      param_groups_, state_, steps_, closure, [](Split& l, const AdamOptions& o) {
         at::_fused_adam_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
                          o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
                          o.eps(), o.amsgrad(), /*maximize=*/false);
@@ -147,12 +181,28 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
 torch::Tensor FusedAdamW::step(LossClosure closure) {
   using torch::optim::AdamWOptions;
   const bool fused = fused_step<torch::optim::AdamWParamState, AdamWOptions>(
-      param_groups_, state_, closure, [](Split& l, const AdamWOptions& o) {
+      param_groups_, state_, steps_, closure, [](Split& l, const AdamWOptions& o) {
         at::_fused_adamw_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
                           o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
                           o.eps(), o.amsgrad(), /*maximize=*/false);
       });
   return fused ? torch::Tensor() : torch::optim::AdamW::step();
+}
+
+torch::Tensor FusedAdam::device_step(const torch::Tensor& param) const {
+  return device_step_of(steps_, param);
+}
+
+torch::Tensor FusedAdamW::device_step(const torch::Tensor& param) const {
+  return device_step_of(steps_, param);
+}
+
+void FusedAdam::sync_host_steps() {
+  sync_host_steps_of<torch::optim::AdamParamState>(steps_, state_);
+}
+
+void FusedAdamW::sync_host_steps() {
+  sync_host_steps_of<torch::optim::AdamWParamState>(steps_, state_);
 }
 
 }  // namespace gpusweep::torchkit

@@ -105,7 +105,9 @@ bool GradStep::step() {
   } else {
     optimizer_.step();
   }
-  zero_grad(optimizer_, settings_.zero_grad_to_none);
+  // Under cuda_graphs the gradients stay where the captured backward writes
+  // them: zeroed in place whatever zero_grad_to_none says.
+  zero_grad(optimizer_, settings_.zero_grad_to_none && !settings_.cuda_graphs);
   if (stepped) {
     ++steps_;
   } else {

@@ -187,6 +187,24 @@ void check_tf32(const Settings& s) {
   }
 }
 
+// What a captured step cannot hold: the fp16 scaler's skip decision is a
+// host read each step, and a data-parallel step's all-reduce hooks and
+// timing events run on the host.
+void check_cuda_graphs(const Settings& s) {
+  if (!s.cuda_graphs) return;
+  if (s.precision == Precision::fp16) {
+    throw Skipped(
+        "cuda_graphs with precision=fp16: the gradient scaler reads on the host, each step, "
+        "whether a gradient overflowed (to skip the update); a captured graph would replay the "
+        "answer of the capture. Use bf16 or fp32");
+  }
+  if (s.world_size > 1) {
+    throw Skipped(
+        "cuda_graphs with world_size > 1: the data-parallel step's bucket hooks and timing "
+        "events run on the host each step; use one of them");
+  }
+}
+
 // Stock PyTorch's defaults unless asked: matmul TF32 off, cuDNN TF32 on
 // (audit M2: turning cuDNN's off made the fp32 baseline slower than
 // PyTorch's and the tf32 gain larger than a PyTorch user would see).
@@ -280,6 +298,7 @@ const std::vector<Applier>& appliers() {
       {"cudnn_benchmark", nullptr, nullptr, effect_cudnn_benchmark},
       {"dp_backend", resolve_dp_backend},
       {"world_size", resolve_world_size},  // after dp_backend: it resolves "auto"
+      {"cuda_graphs", nullptr, check_cuda_graphs},
   };
   return a;
 }

@@ -175,7 +175,8 @@ TEST_CASE(
       {"name": "tf32", "type": "bool", "default": false},
       {"name": "loader_workers", "type": "int", "default": 0, "min": 0, "max": 4},
       {"name": "pin_memory", "type": "bool", "default": false},
-      {"name": "non_blocking", "type": "bool", "default": false}]})");
+      {"name": "non_blocking", "type": "bool", "default": false},
+      {"name": "cuda_graphs", "type": "bool", "default": false}]})");
   const auto m = PluginManifest::parse(m_json);
   auto runtime = [](const char* cc) {
     return json{{"cuda_available", true},
@@ -197,11 +198,21 @@ TEST_CASE(
   const json volta = suggest_grid(d, m, config, trial_device(config, runtime("7.0")));
   CHECK_FALSE(volta.contains("precision"));
   CHECK_FALSE(volta.contains("tf32"));
+  // A launch-bound step on a GPU: CUDA graphs, where the workload has them.
+  d.bottleneck = Bottleneck::overhead;
+  CHECK(suggest_grid(d, m, config, ampere).at("cuda_graphs") == json::array({false, true}));
+  json without = m_json;
+  without["params"].erase(without["params"].size() - 1);
+  CHECK_FALSE(
+      suggest_grid(d, PluginManifest::parse(without), config, ampere).contains("cuda_graphs"));
   // auto where CUDA is not available: a CPU trial, no CUDA settings.
   d.bottleneck = Bottleneck::input;
   const json cpu =
       suggest_grid(d, m, config, trial_device(config, json{{"cuda_available", false}}));
   CHECK_FALSE(cpu.contains("pin_memory"));
+  d.bottleneck = Bottleneck::overhead;
+  CHECK_FALSE(suggest_grid(d, m, config, trial_device(config, json{{"cuda_available", false}}))
+                  .contains("cuda_graphs"));
 }
 
 TEST_CASE("a data-parallel step waiting over 30% for its all-reduce is communication-bound",

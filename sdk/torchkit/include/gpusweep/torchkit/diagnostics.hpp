@@ -59,6 +59,33 @@ class PhaseTimer {
   PhaseTimer* parent_ = nullptr;
 };
 
+// Counts the host syncs (PhaseTimers of Phase::host_sync) opened on this
+// thread for its lifetime, diagnosing or not: StepGraph's dry run.
+class HostSyncCount {
+ public:
+  HostSyncCount();
+  ~HostSyncCount();
+  HostSyncCount(const HostSyncCount&) = delete;
+  HostSyncCount& operator=(const HostSyncCount&) = delete;
+  int64_t count() const { return count_; }
+
+ private:
+  friend class PhaseTimer;
+  int64_t count_ = 0;
+  HostSyncCount* outer_ = nullptr;
+};
+
+// Marks this thread as capturing a CUDA graph for its lifetime: PhaseTimers
+// then neither time nor synchronise (a device sync would end the capture).
+class CaptureScope {
+ public:
+  CaptureScope();
+  ~CaptureScope();
+  CaptureScope(const CaptureScope&) = delete;
+  CaptureScope& operator=(const CaptureScope&) = delete;
+};
+bool capturing_graph();
+
 // Times spans of work on a device without synchronising it: on CUDA, a pair
 // of timing events recorded on the device's current stream per span, read
 // when total_seconds() is asked (which waits for the last one); on the CPU,

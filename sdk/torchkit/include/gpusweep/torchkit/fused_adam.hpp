@@ -18,18 +18,56 @@
 
 #include <torch/torch.h>
 
+#include <unordered_map>
+
 namespace gpusweep::torchkit {
+
+// Capturable (CUDA graphs, the cuda_graphs setting): each parameter's step
+// count lives in a float32 tensor on its device that the step increments
+// there (one _foreach_add_ before the kernel, which reads it there), so that
+// a captured step replayed N times counts N steps, as
+// torch.optim.Adam(capturable=True) does. The host count (the state's
+// step()) then counts only the steps taken eagerly and the capture. A step
+// the fused kernels cannot take is refused (std::runtime_error) rather than
+// taken by LibTorch's own, host-counted step.
+struct DeviceSteps {
+  bool on = false;
+  std::unordered_map<void*, torch::Tensor> by_param;  // TensorImpl* -> step tensor
+};
 
 class FusedAdam final : public torch::optim::Adam {
  public:
   using torch::optim::Adam::Adam;
   torch::Tensor step(LossClosure closure = nullptr) override;
+  FusedAdam& capturable(bool on) {
+    steps_.on = on;
+    return *this;
+  }
+  // The device step count of a parameter (capturable; undefined before its
+  // first step).
+  torch::Tensor device_step(const torch::Tensor& param) const;
+  // Sets each state's host count to its device count (a device read), so
+  // that a checkpoint saves the steps replays took (capturable; nothing
+  // otherwise).
+  void sync_host_steps();
+
+ private:
+  DeviceSteps steps_;
 };
 
 class FusedAdamW final : public torch::optim::AdamW {
  public:
   using torch::optim::AdamW::AdamW;
   torch::Tensor step(LossClosure closure = nullptr) override;
+  FusedAdamW& capturable(bool on) {
+    steps_.on = on;
+    return *this;
+  }
+  torch::Tensor device_step(const torch::Tensor& param) const;
+  void sync_host_steps();
+
+ private:
+  DeviceSteps steps_;
 };
 
 }  // namespace gpusweep::torchkit

@@ -8,9 +8,11 @@
 #include <gpusweep/torchkit/input_pipeline.hpp>
 #include <gpusweep/torchkit/runtime.hpp>
 #include <gpusweep/torchkit/settings.hpp>
+#include <gpusweep/torchkit/step_graph.hpp>
 #include <gpusweep/workload.hpp>
 
 #include <algorithm>
+#include <functional>
 
 namespace gpusweep::torchkit {
 
@@ -47,7 +49,8 @@ class TorchWorkload : public Workload {
     // built on settings_, unless the workload reports its own.
     for (const auto& [name, value] : GradStep::scaler_stats(settings_)) m.emplace(name, value);
     for (const auto& [name, value] : data_parallel_stats()) m[name] = value;  // world_size > 1
-    for (const auto& [name, value] : phase_stats()) m[name] = value;  // diagnose trials only
+    for (const auto& [name, value] : phase_stats()) m[name] = value;   // diagnose trials only
+    for (const auto& [name, value] : graph_.stats()) m[name] = value;  // cuda_graphs on
     // The intra-op threads the trial ran with: data-parallel efficiency
     // pairs N ranks with one process of as many threads as each rank.
     m["intra_op_threads"] = static_cast<double>(at::get_num_threads());
@@ -154,6 +157,19 @@ class TorchWorkload : public Workload {
     return {/*samples=*/static_cast<double>(settings_.batch_size * settings_.grad_accum)};
   }
 
+  // The step's device work (forward, loss, backward, optimiser step), run
+  // as it is, or under cuda_graphs captured once and replayed
+  // (step_graph.hpp): it must read its inputs through step_input() and no
+  // value on the host (observe_loss goes after it), and the workload sets
+  // Support::cuda_graphs.
+  void graphed(const std::function<void()>& device_work) { graph_.run(device_work); }
+  // A batch tensor the graphed work reads: the tensor itself, or under
+  // cuda_graphs a static copy of it, the same storage every step.
+  torch::Tensor step_input(size_t slot, const torch::Tensor& value) {
+    return graph_.input(slot, value);
+  }
+  const StepGraph& step_graph() const { return graph_; }
+
   // Makes stats() report this pipeline's input wait, and pauses its loaders
   // between turns.
   void track(InputPipeline& pipeline) { pipeline_ = &pipeline; }
@@ -171,6 +187,7 @@ class TorchWorkload : public Workload {
   bool read_any_ = false;
   InputPipeline* pipeline_ = nullptr;
   std::unique_ptr<DeviceTimer> block_timer_;  // the block being timed, on CUDA
+  StepGraph graph_{settings_, "the step"};
 };
 
 }  // namespace gpusweep::torchkit

@@ -1,0 +1,180 @@
+// CUDA graphs for a training step; see step_graph.hpp.
+#include <gpusweep/torchkit/step_graph.hpp>
+
+#include <chrono>
+#include <sstream>
+#include <stdexcept>
+#include <utility>
+
+#if defined(GPUSWEEP_TORCH_CUDA)
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#endif
+
+namespace gpusweep::torchkit {
+
+namespace {
+
+std::string shape_of(const torch::Tensor& t) {
+  std::ostringstream out;
+  out << t.sizes() << " " << t.scalar_type();
+  return out.str();
+}
+
+}  // namespace
+
+#if defined(GPUSWEEP_TORCH_CUDA)
+struct StepGraph::Cuda {
+  explicit Cuda(const torch::Device& d)
+      : device(d.has_index() ? d : torch::Device(torch::kCUDA, 0)),
+        side(c10::cuda::getStreamFromPool(/*isHighPriority=*/false, device.index())) {}
+  torch::Device device;
+  c10::cuda::CUDAStream side;
+  at::cuda::CUDAGraph graph;
+
+  void replay() {
+    c10::cuda::CUDAGuard on_device(device);
+    graph.replay();
+  }
+
+  // Runs f on the side stream, ordered after the current stream's work and
+  // before its next (as torch.cuda.graphs' warmup does).
+  template <class F>
+  void on_side_stream(F&& f) {
+    c10::cuda::CUDAGuard on_device(device);
+    const c10::cuda::CUDAStream current = c10::cuda::getCurrentCUDAStream();
+    at::cuda::CUDAEvent before;
+    before.record(current);
+    before.block(side);
+    {
+      c10::cuda::CUDAStreamGuard on_side(side);
+      f();
+    }
+    at::cuda::CUDAEvent after;
+    after.record(side);
+    after.block(current);
+  }
+};
+#else
+struct StepGraph::Cuda {};
+#endif
+
+StepGraph::StepGraph(const Settings& settings, std::string what)
+    : settings_(settings), what_(std::move(what)), enabled_(settings.cuda_graphs) {}
+
+StepGraph::~StepGraph() = default;
+
+torch::Tensor StepGraph::input(size_t slot, const torch::Tensor& value) {
+  if (!enabled_) return value;
+  if (slot >= inputs_.size()) inputs_.resize(slot + 1);
+  torch::Tensor& kept = inputs_[slot];
+  if (!kept.defined()) {
+    kept = value.to(settings_.device, /*non_blocking=*/false, /*copy=*/true);
+    return kept;
+  }
+  if (kept.sizes() != value.sizes() || kept.scalar_type() != value.scalar_type()) {
+    throw Skipped("cuda_graphs: " + what_ + "'s input " + std::to_string(slot) + " changed from " +
+                  shape_of(kept) + " to " + shape_of(value) +
+                  "; a captured graph replays fixed shapes");
+  }
+  kept.copy_(value, /*non_blocking=*/settings_.non_blocking);
+  return kept;
+}
+
+void StepGraph::run(const std::function<void()>& device_work) {
+  if (!enabled_) {
+    device_work();
+    return;
+  }
+  const int64_t call = calls_++;
+  if (call == 0) {
+    dry_run(device_work);
+  } else if (call < kWarmupCalls) {
+    warm_up(device_work);
+  } else if (call == kWarmupCalls) {
+    capture(device_work);
+  } else {
+#if defined(GPUSWEEP_TORCH_CUDA)
+    cuda_->replay();
+    ++replays_;
+#endif
+  }
+}
+
+void StepGraph::dry_run(const std::function<void()>& device_work) {
+  HostSyncCount syncs;
+  device_work();
+  if (syncs.count() > 0) {
+    throw Skipped("cuda_graphs: " + what_ + " reads a device value on the host inside the step (" +
+                  std::to_string(syncs.count()) +
+                  " host sync(s) in a dry run: a loss read, the fp16 scaler's check, a copy to "
+                  "the host); a captured graph would replay the value read at capture. Move the "
+                  "read after the step (observe_loss does)");
+  }
+  if (!settings_.device.is_cuda()) {
+    throw Skipped("cuda_graphs captures CUDA kernels; device is " + settings_.device.str());
+  }
+#if defined(GPUSWEEP_TORCH_CUDA)
+  cuda_ = std::make_unique<Cuda>(settings_.device);
+#else
+  throw Skipped("cuda_graphs needs a CUDA build of LibTorch; this plugin was built without one");
+#endif
+}
+
+void StepGraph::warm_up(const std::function<void()>& device_work) {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  cuda_->on_side_stream(device_work);
+#else
+  device_work();
+#endif
+}
+
+void StepGraph::capture(const std::function<void()>& device_work) {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  const auto t0 = std::chrono::steady_clock::now();
+  synchronize(settings_.device);
+  try {
+    cuda_->on_side_stream([&] {
+      CaptureScope scope;
+      // Thread-local mode: the input pipeline's threads may allocate
+      // (pinned buffers) while this one captures.
+      cuda_->graph.capture_begin(/*pool=*/{0, 0}, cudaStreamCaptureModeThreadLocal);
+      try {
+        device_work();
+      } catch (...) {
+        try {
+          cuda_->graph.capture_end();
+        } catch (...) {
+          // The step's own error says more than the aborted capture's.
+        }
+        throw;
+      }
+      cuda_->graph.capture_end();
+    });
+  } catch (const Skipped&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw Skipped("cuda_graphs: " + what_ + " could not be captured: " + e.what());
+  }
+  // Capture queued nothing: this step's work is the first replay.
+  cuda_->replay();
+  synchronize(settings_.device);
+  capture_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  captured_ = true;
+#else
+  (void)device_work;
+  throw std::logic_error("StepGraph::capture without CUDA");
+#endif
+}
+
+Metrics StepGraph::stats() const {
+  if (!enabled_) return {};
+  return {{"cuda_graphs_captured", captured_ ? 1.0 : 0.0},
+          {"cuda_graph_replays", static_cast<double>(replays_)},
+          {"cuda_graph_capture_s", capture_s_},
+          {"zero_grad_in_place", 1.0}};
+}
+
+}  // namespace gpusweep::torchkit

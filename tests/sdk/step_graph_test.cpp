@@ -1,0 +1,100 @@
+// torchkit's StepGraph (the cuda_graphs setting) on the CPU: the dry run that
+// refuses a step reading a host value, the static inputs, and the eager
+// step left as it is when graphs are off. tests/gpu/cuda_graphs_test.sh
+// checks capture and replay on a GPU.
+#include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/settings.hpp>
+#include <gpusweep/torchkit/step_graph.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using namespace gpusweep;
+using namespace gpusweep::torchkit;
+using Catch::Matchers::Contains;
+
+namespace {
+
+Settings cpu_settings(bool graphs) {
+  Settings s = Settings::apply(TrialConfig(Json{{"device", "cpu"}, {"seed", 0}, {"threads", 1}}));
+  s.cuda_graphs = graphs;  // as on a GPU, where apply lets it through
+  return s;
+}
+
+std::string refusal(StepGraph& g, const std::function<void()>& step) {
+  try {
+    g.run(step);
+  } catch (const Skipped& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a graphed step that reads a device value on the host is refused by its dry run",
+          "[torchkit]") {
+  const Settings s = cpu_settings(true);
+  int calls = 0;
+  // The loss read inside the step, as observe_loss would make it there.
+  StepGraph reading(s, "the probe's update");
+  const std::string why = refusal(reading, [&] {
+    ++calls;
+    const torch::Tensor loss = torch::ones({1}) * 2;
+    PhaseTimer sync(Phase::host_sync, s.device);
+    (void)loss.item<double>();
+  });
+  CHECK_THAT(why, Contains("the probe's update reads a device value on the host") &&
+                      Contains("1 host sync(s) in a dry run"));
+  CHECK(calls == 1);  // the dry run ran the step once, eagerly
+  // A step without one passes the dry run; the CPU then refuses capture.
+  StepGraph clean(s, "the probe's update");
+  const std::string cpu = refusal(clean, [&] { ++calls; });
+  CHECK(cpu == "cuda_graphs captures CUDA kernels; device is cpu");
+  CHECK(calls == 2);
+  // Reads after the step (observe_loss's place) are not the step's.
+  HostSyncCount outside;
+  { PhaseTimer sync(Phase::host_sync, s.device); }
+  CHECK(outside.count() == 1);
+}
+
+TEST_CASE("with cuda_graphs off a step runs as it is, every call, and its inputs are its own",
+          "[torchkit]") {
+  const Settings s = cpu_settings(false);
+  StepGraph g(s, "the step");
+  int calls = 0;
+  for (int i = 0; i < 6; ++i) {
+    g.run([&] {
+      ++calls;
+      PhaseTimer sync(Phase::host_sync, s.device);  // allowed: nothing is captured
+    });
+  }
+  CHECK(calls == 6);
+  CHECK_FALSE(g.captured());
+  CHECK(g.stats().empty());
+  const torch::Tensor batch = torch::arange(4.0);
+  CHECK(g.input(0, batch).data_ptr() == batch.data_ptr());  // no copy
+}
+
+TEST_CASE("a graphed step's inputs are static tensors the batches are copied into", "[torchkit]") {
+  const Settings s = cpu_settings(true);
+  StepGraph g(s, "the step");
+  const torch::Tensor first = g.input(0, torch::arange(4.0));
+  const torch::Tensor second = g.input(0, torch::arange(4.0) * 10);
+  const torch::Tensor labels = g.input(1, torch::tensor({1, 0}, torch::kLong));
+  // The same storage each step (what a captured graph reads), holding the
+  // newest batch; another slot is another tensor.
+  CHECK(second.data_ptr() == first.data_ptr());
+  CHECK(first[3].item<double>() == 30.0);
+  CHECK(labels.data_ptr() != first.data_ptr());
+  CHECK(labels[0].item<int64_t>() == 1);
+  // A batch of another shape or dtype cannot be replayed.
+  try {
+    g.input(0, torch::arange(5.0));
+    FAIL("a changed shape was taken");
+  } catch (const Skipped& e) {
+    CHECK_THAT(std::string(e.what()), Contains("input 0 changed from [4] Float to [5] Float"));
+  }
+  CHECK_THROWS_AS(g.input(1, torch::tensor({1, 0}, torch::kInt)), Skipped);
+}
