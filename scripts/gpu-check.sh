@@ -2,10 +2,10 @@
 # One command for a GPU machine: is gpusweep right here? It runs
 #   1. the GPU tests (ctest -L gpu: fp16 with its scaler, block timing against
 #      a known-length kernel, two workers on two GPUs, the CUDA memory cap,
-#      transfer time and NVML of the trial's own GPU);
+#      transfer time and NVML of the trial's own GPU, CUDA graphs);
 #   2. a short sweep of every workload over each of precision, tf32,
-#      channels_last, cudnn_benchmark, pin_memory, non_blocking and
-#      loader_workers (one setting at a time against the defaults; a setting
+#      channels_last, cudnn_benchmark, pin_memory, non_blocking,
+#      loader_workers and cuda_graphs (one setting at a time against the defaults; a setting
 #      the workload has nothing to act on is refused, and said so);
 #   3. the guides' claims (experiments/claims.sh);
 # and writes one self-contained HTML file with all of it (each sweep's
@@ -30,7 +30,7 @@ repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build="$repo/build"
 out="$repo/gpu-check"
 workloads="dqn restoration timeseries marl transformer"
-settings="precision tf32 channels_last cudnn_benchmark pin_memory non_blocking loader_workers"
+settings="precision tf32 channels_last cudnn_benchmark pin_memory non_blocking loader_workers cuda_graphs"
 tests=1 claims=1 device=cuda quick=0
 while [ $# -gt 0 ]; do
   case "$1" in

@@ -3,9 +3,10 @@
 # minutes on one GPU.
 #   1. the GPU tests (ctest -L gpu; the two-GPU ones skip with the reason on
 #      one GPU);
-#   2. one sweep per workload over precision and its own GPU-relevant knob
+#   2. one sweep per workload over precision, its own GPU-relevant knob
 #      (dqn replay_on_device, timeseries lstm_impl, transformer attention;
-#      restoration and marl precision alone), blocks sized by time;
+#      restoration and marl precision alone) and cuda_graphs, blocks sized by
+#      time;
 #   3. diagnose of each workload;
 #   4. one run of the quickstart (experiments/quickstart.json) as shipped;
 # everything under OUT, then a summary table (gpu_check_summary.py) printed
@@ -41,7 +42,9 @@ knob_of() {
 for w in $workloads; do
   name="quick_$w"
   knob=$(knob_of "$w")
-  grid="\"precision\": $precisions${knob:+, $knob}"
+  # cuda_graphs on every workload: captured where it opted in, else skipped
+  # with the reason (the table says which).
+  grid="\"precision\": $precisions${knob:+, $knob}, \"cuda_graphs\": [false, true]"
   cat > "$out/$name.json" <<JSON
 {"name": "$name", "workload": "$w", "base": {"device": "$device"},
  "grid": {$grid},

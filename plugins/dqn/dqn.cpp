@@ -7,6 +7,7 @@
 #include <gpusweep/random.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/estimate.hpp>
+#include <gpusweep/torchkit/fused_adam.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/seeding.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -103,6 +104,9 @@ class Dqn final : public torchkit::TorchWorkload {
     s.reason =
         "DQN's batches are sampled from its replay buffer (no input pipeline, no 4-D "
         "tensors), its MLP runs no cuDNN op, and each step is exactly one update";
+    // The update (Q forward, target, loss, backward, Adam) is captured; the
+    // replay sampling, the env step and the target sync stay outside.
+    s.cuda_graphs = true;
     return s;
   }
 
@@ -164,8 +168,16 @@ class Dqn final : public torchkit::TorchWorkload {
     online_params_ = online_->parameters();
     target_params_ = target_->parameters();
     for (auto& p : target_params_) p.requires_grad_(false);
-    optimizer_ = std::make_unique<torch::optim::Adam>(online_params_,
-                                                      torch::optim::AdamOptions(kLearningRate));
+    if (settings_.cuda_graphs) {
+      // A captured update needs Adam's step count on the device.
+      auto fused = std::make_unique<torchkit::FusedAdam>(online_params_,
+                                                         torch::optim::AdamOptions(kLearningRate));
+      fused->capturable(true);
+      optimizer_ = std::move(fused);
+    } else {
+      optimizer_ = std::make_unique<torch::optim::Adam>(online_params_,
+                                                        torch::optim::AdamOptions(kLearningRate));
+    }
     // fp16 gets torchkit's gradient scaler, as every workload's does.
     grad_.emplace(settings_, *optimizer_);
     sync_timer_.emplace(device);
@@ -338,7 +350,21 @@ class Dqn final : public torchkit::TorchWorkload {
       sampled = knobs_.replay_on_device ? device_replay_->sample(settings_.batch_size, sample_gen_)
                                         : host_replay_->sample(host_rng_, transfers_);
     }
-    const Batch& batch = *sampled;
+    // Under cuda_graphs the update reads static copies of the batch.
+    const Batch batch{step_input(0, sampled->obs), step_input(1, sampled->action),
+                      step_input(2, sampled->reward), step_input(3, sampled->next_obs),
+                      step_input(4, sampled->not_terminated)};
+    graphed([&] { loss_ = learn(batch); });
+    ++updates_;
+    if (updates_ % kTargetSyncEvery == 0) sync_target();
+    observe_loss(loss_);
+  }
+
+  // The update's device work: the TD target from the target network, the
+  // Huber loss of the online network's Q, backward (scaled under fp16),
+  // then the step: unscale, skip on inf/NaN (fp16), Adam, clear the
+  // gradients; each under its phase timer. Returns the loss.
+  torch::Tensor learn(const Batch& batch) {
     std::optional<torchkit::PhaseTimer> forward;
     forward.emplace(torchkit::Phase::forward, settings_.device);
     torch::Tensor target;
@@ -366,13 +392,9 @@ class Dqn final : public torchkit::TorchWorkload {
       loss = torch::huber_loss(q.to(torch::kFloat), target, at::Reduction::Mean, kHuberDelta);
     }
     forward.reset();
-    // backward (scaled under fp16), then step: unscale, skip on inf/NaN
-    // (fp16), Adam, clear the gradients; each under its phase timer.
     grad_->backward(loss);
     grad_->step();
-    ++updates_;
-    if (updates_ % kTargetSyncEvery == 0) sync_target();
-    observe_loss(loss);
+    return loss;
   }
 
   // Timed for the statistic target_sync_ms (the DQN guide claims in-place
@@ -389,7 +411,17 @@ class Dqn final : public torchkit::TorchWorkload {
       out.save_to(bytes);
       torch::serialize::InputArchive in;
       in.load_from(bytes, settings_.device);
-      target_->load(in);
+      if (settings_.cuda_graphs) {
+        // Loading gives the target's parameters new storage; the captured
+        // update reads the old: load beside it and copy in place.
+        QNet loaded(CartPole::kObsDim, knobs_.hidden, CartPole::kNumActions);
+        loaded->load(in);
+        torch::NoGradGuard no_grad;
+        const auto from = loaded->parameters();
+        for (size_t i = 0; i < target_params_.size(); ++i) target_params_[i].copy_(from[i]);
+      } else {
+        target_->load(in);
+      }
     } else {
       torch::NoGradGuard no_grad;
       for (size_t i = 0; i < target_params_.size(); ++i) target_params_[i].copy_(online_params_[i]);
@@ -436,8 +468,9 @@ class Dqn final : public torchkit::TorchWorkload {
   QNet target_{nullptr};
   std::vector<torch::Tensor> online_params_;
   std::vector<torch::Tensor> target_params_;
-  std::unique_ptr<torch::optim::Adam> optimizer_;
-  std::optional<torchkit::GradStep> grad_;  // after optimizer_, which it steps
+  std::unique_ptr<torch::optim::Adam> optimizer_;  // FusedAdam, capturable, under cuda_graphs
+  torch::Tensor loss_;                             // the last update's loss (static when graphed)
+  std::optional<torchkit::GradStep> grad_;         // after optimizer_, which it steps
   std::optional<DeviceReplay> device_replay_;
   std::optional<HostReplay> host_replay_;
   std::vector<float> host_obs_;        // host mode: the envs' current observations

@@ -53,6 +53,7 @@ torchkit::Support support() {
   s.input_pipeline = false;
   s.grad_accum = true;
   s.data_parallel = true;  // sample_windows takes the rank's slice of the global batch
+  s.cuda_graphs = true;    // the step's forwards, backwards and AdamW; sampling outside
   s.reason =
       "the transformer has no 4-D tensors and no cuDNN op, and its windows are gathered on the "
       "device from a corpus resident there (no input pipeline)";
@@ -163,6 +164,8 @@ class Transformer final : public torchkit::TorchWorkload {
     settings_.prepare(*model_);
     optimizer_ = std::make_unique<torchkit::FusedAdamW>(
         model_->parameters(), torch::optim::AdamWOptions(kLearningRate).weight_decay(kWeightDecay));
+    // A captured step needs AdamW's step count on the device.
+    optimizer_->capturable(settings_.cuda_graphs);
     grad_ = std::make_unique<torchkit::GradStep>(settings_, *optimizer_);
     if (knobs_.resume) {
       load_checkpoint(knobs_.checkpoint_path, training_state(), fingerprint(), device);
@@ -172,29 +175,34 @@ class Transformer final : public torchkit::TorchWorkload {
   }
 
   StepResult step() override {
-    torch::Tensor loss;
-    for (int64_t m = 0; m < settings_.grad_accum; ++m) {
-      torch::Tensor window;
-      {
-        // The input: windows gathered on the device from the resident corpus
-        // (no host-to-device copy: the corpus is already there).
-        torchkit::PhaseTimer phase(torchkit::Phase::input_wait, settings_.device);
-        window = sample_windows();
+    std::vector<torch::Tensor> windows;
+    {
+      // The input: windows gathered on the device from the resident corpus
+      // (no host-to-device copy: the corpus is already there), one a
+      // micro-batch (static copies under cuda_graphs).
+      torchkit::PhaseTimer phase(torchkit::Phase::input_wait, settings_.device);
+      for (int64_t m = 0; m < settings_.grad_accum; ++m) {
+        windows.push_back(step_input(static_cast<size_t>(m), sample_windows()));
       }
-      {
-        torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
-        torch::Tensor logits;
-        {
-          torchkit::AutocastScope autocast(settings_);
-          logits = model_->forward(window.narrow(/*dim=*/1, /*start=*/0, knobs_.shape.seq_len));
-        }
-        loss = torch::cross_entropy_loss(logits.to(torch::kFloat).view({-1, kVocab}),
-                                         window.narrow(1, 1, knobs_.shape.seq_len).reshape({-1}));
-      }
-      grad_->backward(loss);
     }
-    grad_->step();
-    observe_loss(loss);
+    graphed([&] {
+      for (const torch::Tensor& window : windows) {
+        {
+          torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
+          torch::Tensor logits;
+          {
+            torchkit::AutocastScope autocast(settings_);
+            logits = model_->forward(window.narrow(/*dim=*/1, /*start=*/0, knobs_.shape.seq_len));
+          }
+          loss_ =
+              torch::cross_entropy_loss(logits.to(torch::kFloat).view({-1, kVocab}),
+                                        window.narrow(1, 1, knobs_.shape.seq_len).reshape({-1}));
+        }
+        grad_->backward(loss_);
+      }
+      grad_->step();
+    });
+    observe_loss(loss_);
     ++steps_;
     // Every rank holds the same state (weights, optimiser, window generator):
     // rank 0 writes it.
@@ -220,8 +228,12 @@ class Transformer final : public torchkit::TorchWorkload {
 
  protected:
   Metrics extra_stats() override {
-    return {{"optimizer_steps", static_cast<double>(grad_->optimizer_steps())},
-            {"micro_batches", static_cast<double>(grad_->micro_batches())},
+    // A replayed step is one optimiser step of grad_accum micro-batches that
+    // GradStep's host counters did not see.
+    const auto replays = static_cast<double>(step_graph().replays());
+    return {{"optimizer_steps", static_cast<double>(grad_->optimizer_steps()) + replays},
+            {"micro_batches", static_cast<double>(grad_->micro_batches()) +
+                                  replays * static_cast<double>(settings_.grad_accum)},
             {"skipped_steps", static_cast<double>(grad_->skipped_steps())},
             {"param_norm", grad_->param_norm()},
             {"checkpoints_saved", static_cast<double>(checkpoints_)},
@@ -294,7 +306,12 @@ class Transformer final : public torchkit::TorchWorkload {
     return torchkit::mean_and_se(torch::cat(per_window));
   }
 
-  TrainingState training_state() { return {*model_, *optimizer_, window_gen_, steps_}; }
+  // Under cuda_graphs AdamW counts its steps on the device: the host's
+  // counts are brought up to date for a checkpoint.
+  TrainingState training_state() {
+    optimizer_->sync_host_steps();
+    return {*model_, *optimizer_, window_gen_, steps_};
+  }
 
   // What a checkpoint must match for the resumed run to be the same run.
   Fingerprint fingerprint() const {
@@ -313,6 +330,7 @@ class Transformer final : public torchkit::TorchWorkload {
   LanguageModel model_{nullptr};
   std::unique_ptr<torchkit::FusedAdamW> optimizer_;  // AdamW in one kernel call a step
   std::unique_ptr<torchkit::GradStep> grad_;
+  torch::Tensor loss_;  // the last micro-batch's loss (static when graphed)
   double entropy_rate_ = 0;
   double bigram_entropy_ = 0;
   double start_val_loss_ = 0;
