@@ -143,4 +143,14 @@ void Transaction::commit() {
   done_ = true;
 }
 
+ReadTransaction::ReadTransaction(Connection& db) : db_(db) { db_.exec("BEGIN DEFERRED"); }
+
+ReadTransaction::~ReadTransaction() noexcept {
+  try {
+    db_.exec("COMMIT");
+  } catch (...) {
+    // Nothing to do: SQLite ends an unfinished transaction on close.
+  }
+}
+
 }  // namespace gpusweep::db

@@ -111,4 +111,19 @@ class Transaction {
   bool done_ = false;
 };
 
+// A read transaction for a reader's several queries: BEGIN (deferred) on
+// construction, so that the first read takes a snapshot every later read
+// of the scope sees, whatever a writer commits meanwhile; ended on
+// destruction. Keep it short: while it lasts, the writer's WAL cannot reset.
+class ReadTransaction {
+ public:
+  explicit ReadTransaction(Connection& db);
+  ~ReadTransaction() noexcept;
+  ReadTransaction(const ReadTransaction&) = delete;
+  ReadTransaction& operator=(const ReadTransaction&) = delete;
+
+ private:
+  Connection& db_;
+};
+
 }  // namespace gpusweep::db
