@@ -128,6 +128,7 @@ const torchkit::Support kSupport = [] {
   s.data_parallel = true;  // make_batch takes the rank's slice of the global batch
   s.sync_every = true;
   s.precision = true;
+  s.cuda_graphs = true;  // supervised_step graphs the forward, backward and Adam
   return s;
 }();
 
@@ -236,6 +237,8 @@ class Restoration final : public torchkit::TorchWorkload {
         grad_(settings_, optimizer_),
         pipeline_(settings_,
                   [this](int64_t /*index*/, std::mt19937_64& rng) { return make_batch(rng); }) {
+    // A captured step needs Adam's step count on the device.
+    optimizer_.capturable(settings_.cuda_graphs);
     track(pipeline_);
     make_validation_set();
     initial_psnr_db_ = validation_psnr_db().mean;

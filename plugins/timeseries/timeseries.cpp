@@ -8,6 +8,7 @@
 #include <gpusweep/random.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/estimate.hpp>
+#include <gpusweep/torchkit/fused_adam.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -19,6 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -116,6 +118,7 @@ const torchkit::Support kSupport = [] {
   s.data_parallel = true;  // make_batch takes the rank's slice of the global batch
   s.sync_every = true;
   s.precision = true;
+  s.cuda_graphs = true;  // supervised_step graphs the forward, backward and Adam
   s.reason = "the LSTM has no 4-D tensors (channels_last)";
   return s;
 }();
@@ -167,8 +170,8 @@ class Timeseries final : public torchkit::TorchWorkload {
         data_(
             make_series(kSeries, kLength, kTrainLength, derive_seed(settings_.seed, kDataStream))),
         model_(build_model(knobs_, settings_)),
-        optimizer_(model_->parameters(), torch::optim::AdamOptions(kLearningRate)),
-        grad_(settings_, optimizer_),
+        optimizer_(make_optimizer(model_->parameters(), settings_)),
+        grad_(settings_, *optimizer_),
         pipeline_(settings_,
                   [this](int64_t /*index*/, std::mt19937_64& rng) { return make_batch(rng); }) {
     track(pipeline_);
@@ -290,7 +293,18 @@ class Timeseries final : public torchkit::TorchWorkload {
   Knobs knobs_;
   SeriesSet data_;  // immutable after setup
   Forecaster model_{nullptr};
-  torch::optim::Adam optimizer_;
+  // LibTorch's Adam; under cuda_graphs torchkit's FusedAdam, capturable (its
+  // step counts on the device).
+  static std::unique_ptr<torch::optim::Adam> make_optimizer(
+      const std::vector<torch::Tensor>& params, const torchkit::Settings& settings) {
+    const auto options = torch::optim::AdamOptions(kLearningRate);
+    if (!settings.cuda_graphs) return std::make_unique<torch::optim::Adam>(params, options);
+    auto fused = std::make_unique<torchkit::FusedAdam>(params, options);
+    fused->capturable(true);
+    return fused;
+  }
+
+  std::unique_ptr<torch::optim::Adam> optimizer_;
   torchkit::GradStep grad_;
   torch::Tensor val_windows_;  // on the device
   torch::Tensor val_next_;     // on the device

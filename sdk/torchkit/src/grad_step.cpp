@@ -2,6 +2,7 @@
 #include <gpusweep/torchkit/grad_step.hpp>
 
 #include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/step_graph.hpp>
 
 #include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
 #include <ATen/ops/_amp_update_scale.h>
@@ -114,6 +115,12 @@ bool GradStep::step() {
     ++skipped_;
   }
   return stepped;
+}
+
+int64_t GradStep::optimizer_steps() const { return steps_ + StepGraph::replays_for(settings_); }
+
+int64_t GradStep::micro_batches() const {
+  return micro_batches_ + StepGraph::replays_for(settings_) * settings_.grad_accum;
 }
 
 double GradStep::param_norm() const {

@@ -1,7 +1,9 @@
 // CUDA graphs for a training step; see step_graph.hpp.
 #include <gpusweep/torchkit/step_graph.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -16,6 +18,16 @@
 namespace gpusweep::torchkit {
 
 namespace {
+
+// The live StepGraphs, for replays_for().
+std::mutex& graphs_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<const StepGraph*>& graphs() {
+  static std::vector<const StepGraph*> all;
+  return all;
+}
 
 std::string shape_of(const torch::Tensor& t) {
   std::ostringstream out;
@@ -62,9 +74,25 @@ struct StepGraph::Cuda {};
 #endif
 
 StepGraph::StepGraph(const Settings& settings, std::string what)
-    : settings_(settings), what_(std::move(what)), enabled_(settings.cuda_graphs) {}
+    : settings_(settings), what_(std::move(what)), enabled_(settings.cuda_graphs) {
+  std::lock_guard<std::mutex> lock(graphs_mutex());
+  graphs().push_back(this);
+}
 
-StepGraph::~StepGraph() = default;
+StepGraph::~StepGraph() {
+  std::lock_guard<std::mutex> lock(graphs_mutex());
+  auto& all = graphs();
+  all.erase(std::remove(all.begin(), all.end(), this), all.end());
+}
+
+int64_t StepGraph::replays_for(const Settings& settings) {
+  std::lock_guard<std::mutex> lock(graphs_mutex());
+  int64_t n = 0;
+  for (const StepGraph* g : graphs()) {
+    if (&g->settings_ == &settings) n += g->replays_;
+  }
+  return n;
+}
 
 torch::Tensor StepGraph::input(size_t slot, const torch::Tensor& value) {
   if (!enabled_) return value;

@@ -32,8 +32,10 @@ class GradStep {
   // the loss scale. Returns whether the optimiser stepped.
   bool step();
 
-  int64_t optimizer_steps() const { return steps_; }
-  int64_t micro_batches() const { return micro_batches_; }
+  // Steps and micro-batches taken, those a CUDA graph replayed included
+  // (cuda_graphs: the host ran them only in the warmup and the capture).
+  int64_t optimizer_steps() const;
+  int64_t micro_batches() const;
   int64_t skipped_steps() const { return skipped_; }
   // The fp16 scaler's loss scale now (65536 at the start; halved at each
   // skipped step, doubled after 2000 steps in a row without one); 1 without
@@ -42,8 +44,8 @@ class GradStep {
   bool scaling() const { return scaling_; }
   // optimizer_steps, micro_batches, skipped_steps and param_norm, for stats().
   Metrics counters() const {
-    return {{"optimizer_steps", static_cast<double>(steps_)},
-            {"micro_batches", static_cast<double>(micro_batches_)},
+    return {{"optimizer_steps", static_cast<double>(optimizer_steps())},
+            {"micro_batches", static_cast<double>(micro_batches())},
             {"skipped_steps", static_cast<double>(skipped_)},
             {"param_norm", param_norm()}};
   }

@@ -59,6 +59,10 @@ class StepGraph {
   // Once captured: true, and the replays since.
   bool captured() const { return captured_; }
   int64_t replays() const { return replays_; }
+  // The replays of the live StepGraphs built on `settings` (a workload's
+  // settings_): the steps GradStep's host counters never saw, which its
+  // optimizer_steps() and micro_batches() add.
+  static int64_t replays_for(const Settings& settings);
   // cuda_graphs_captured, cuda_graph_replays, cuda_graph_capture_s,
   // zero_grad_in_place (graphs on; empty off).
   Metrics stats() const;

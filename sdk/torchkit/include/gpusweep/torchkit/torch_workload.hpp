@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <vector>
 
 namespace gpusweep::torchkit {
 
@@ -134,9 +135,13 @@ class TorchWorkload : public Workload {
   // optimiser step and the loss read as sync_every says. Returns
   // batch_size x grad_accum samples. For workloads whose step is exactly
   // that (restoration, timeseries); others write their own loop.
+  // Under cuda_graphs the grad_accum batches are taken first, each copied
+  // into static inputs, and the forwards, backwards and the optimiser step
+  // are graphed as one.
   template <class Forward, class Loss>
   StepResult supervised_step(InputPipeline& pipeline, GradStep& grad, Forward&& forward,
                              Loss&& loss_of) {
+    if (graph_.enabled()) return graphed_supervised_step(pipeline, grad, forward, loss_of);
     torch::Tensor loss;
     for (int64_t m = 0; m < settings_.grad_accum; ++m) {
       const Batch batch = pipeline.next_on_device();
@@ -170,6 +175,36 @@ class TorchWorkload : public Workload {
   }
   const StepGraph& step_graph() const { return graph_; }
 
+  template <class Forward, class Loss>
+  StepResult graphed_supervised_step(InputPipeline& pipeline, GradStep& grad, Forward& forward,
+                                     Loss& loss_of) {
+    std::vector<Batch> batches;
+    for (int64_t m = 0; m < settings_.grad_accum; ++m) {
+      Batch batch = pipeline.next_on_device();
+      for (size_t i = 0; i < batch.size(); ++i) {
+        batch[i] = step_input(static_cast<size_t>(m) * batch.size() + i, batch[i]);
+      }
+      batches.push_back(std::move(batch));
+    }
+    graphed([&] {
+      for (const Batch& batch : batches) {
+        {
+          PhaseTimer phase(Phase::forward, settings_.device);
+          torch::Tensor output;
+          {
+            AutocastScope autocast(settings_);
+            output = forward(batch[0]);
+          }
+          graphed_loss_ = loss_of(output.to(torch::kFloat), batch[1]);
+        }
+        grad.backward(graphed_loss_);
+      }
+      grad.step();
+    });
+    observe_loss(graphed_loss_);
+    return {/*samples=*/static_cast<double>(settings_.batch_size * settings_.grad_accum)};
+  }
+
   // Makes stats() report this pipeline's input wait, and pauses its loaders
   // between turns.
   void track(InputPipeline& pipeline) { pipeline_ = &pipeline; }
@@ -188,6 +223,7 @@ class TorchWorkload : public Workload {
   InputPipeline* pipeline_ = nullptr;
   std::unique_ptr<DeviceTimer> block_timer_;  // the block being timed, on CUDA
   StepGraph graph_{settings_, "the step"};
+  torch::Tensor graphed_loss_;  // supervised_step's last loss under cuda_graphs
 };
 
 }  // namespace gpusweep::torchkit
