@@ -14,7 +14,6 @@
 
 #include <gpusweep/db/live.hpp>
 #include <gpusweep/db/run_lock.hpp>
-#include <gpusweep/db/sqlite.hpp>
 #include <gpusweep/db/store.hpp>
 
 #include <filesystem>
@@ -122,7 +121,7 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   db::Store store(*file, db::Connection::Mode::read_only);
   // Every read below sees one state of the database: a trial committed
   // between two of them cannot be in the comparison and not in the rows.
-  db::ReadTransaction one_state(store.connection());
+  const db::ReadTransaction one_state = store.read_transaction();
   const auto sweep = store.sweep(id);
   if (!sweep) return parts;
   const SweepSpec spec = stored_spec(*sweep);

@@ -281,6 +281,9 @@ class Store {
   // The connection itself, for db/'s own code and its tests: the host goes
   // through the methods above (scripts/check_layers.py refuses it there).
   Connection& connection() { return db_; }
+  // Several reads that must see one state of the database, for the
+  // returned object's lifetime (a reader's; see ReadTransaction).
+  ReadTransaction read_transaction() { return ReadTransaction(db_); }
 
  private:
   int64_t upsert_environment(const EnvironmentInfo& env);
