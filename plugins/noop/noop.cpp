@@ -19,7 +19,7 @@ class Noop final : public gpusweep::Workload {
   static gpusweep::Manifest manifest() {
     gpusweep::Manifest m;
     m.name = "noop";
-    m.version = "1.1.0";  // 1.1: the learning mode (learn_steps, learn_cv)
+    m.version = "1.2.0";  // 1.1: the learning mode (learn_steps, learn_cv); 1.2: eval_ms
     m.description = "Does no work (or spins for spin_us); measures the host's own cost.";
     m.unit = "steps";
     m.quality = {"quality", "", true, "constant 1: noop learns nothing"};
@@ -33,6 +33,7 @@ class Noop final : public gpusweep::Workload {
                               "median steps for quality to rise from 0 to 1 (0: constant 1)"),
         gpusweep::Param::real("learn_cv", 0.2, 0, 10,
                               "coefficient of variation of those steps from seed to seed"),
+        gpusweep::Param::real("eval_ms", 0, 0, 600000, "busy-wait in evaluate(), in milliseconds"),
     };
     m.params[1].common = true;
     m.params[2].common = true;
@@ -42,6 +43,7 @@ class Noop final : public gpusweep::Workload {
 
   explicit Noop(const gpusweep::TrialConfig& config)
       : spin_(std::chrono::duration<double, std::micro>(config.get_or<double>("spin_us", 0))),
+        eval_spin_(std::chrono::duration<double, std::milli>(config.get_or<double>("eval_ms", 0))),
         batch_(static_cast<double>(config.get_or<long long>("batch_size", 1))) {
     const double median = config.get_or<double>("learn_steps", 0);
     if (median > 0) {
@@ -61,23 +63,29 @@ class Noop final : public gpusweep::Workload {
   }
 
   gpusweep::StepResult step() override {
-    if (spin_.count() > 0) {
-      const auto until = std::chrono::steady_clock::now() +
-                         std::chrono::duration_cast<std::chrono::steady_clock::duration>(spin_);
-      while (std::chrono::steady_clock::now() < until) {
-      }
-    }
+    busy(spin_);
     ++steps_;
     return {batch_, 0};
   }
 
   gpusweep::Metrics evaluate() override {
+    busy(eval_spin_);
     const double quality = learn_ > 0 ? std::min(1.0, static_cast<double>(steps_) / learn_) : 1.0;
     return {{"quality", quality}, {"quality_se", 0.0}, {"steps", double(steps_)}};
   }
 
  private:
+  template <class Duration>
+  static void busy(Duration d) {
+    if (d.count() <= 0) return;
+    const auto until = std::chrono::steady_clock::now() +
+                       std::chrono::duration_cast<std::chrono::steady_clock::duration>(d);
+    while (std::chrono::steady_clock::now() < until) {
+    }
+  }
+
   std::chrono::duration<double, std::micro> spin_;
+  std::chrono::duration<double, std::milli> eval_spin_;
   double batch_;
   double learn_ = 0;  // steps to quality 1 for this seed; 0: constant 1
   long long steps_ = 0;

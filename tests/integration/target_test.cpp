@@ -13,7 +13,9 @@
 #include <filesystem>
 #include <map>
 #include <set>
+#include <sstream>
 #include <thread>
+#include <vector>
 
 using namespace gpusweep;
 using Catch::Matchers::Contains;
@@ -109,6 +111,43 @@ TEST_CASE("warmup steps train too: their time is on a target's clock", "[integra
   CHECK(std::stod(box.text("SELECT min(value) FROM metrics WHERE name = 'target_time_s'")) > 0.048);
   CHECK(std::stod(box.text("SELECT max(value) FROM metrics WHERE name = 'target_time_s'")) < 0.2);
   CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'target_time_s'") == 2);
+}
+
+TEST_CASE("costly evaluations space out, and near the target they close in again",
+          "[integration][target]") {
+  Sandbox box;
+  // Each evaluation busy-waits 2 ms against 1 ms of training a block (10
+  // steps of 100 us), so the cadence doubles while the target is far; the
+  // target (0.9 of 3000 steps: 270 blocks) is then evaluated at a quarter of
+  // the blocks left, down to every block, so the last interval before it is
+  // short.
+  box.write("c.json", R"({"name": "cadence", "workload": "noop",
+    "base": {"spin_us": 100, "learn_steps": 3000, "learn_cv": 0, "eval_ms": 2},
+    "measure": {"target": {"value": 0.9, "max_s": 30}, "warmup_steps": 0,
+                "steps_per_block": 10, "repeats": 1, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run c.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  const auto points =
+      box.gpusweep(
+             "sql \"SELECT value FROM metrics WHERE kind = 'eval' AND name = 'steps' "
+             "ORDER BY value\" --db results.db --format csv")
+          .output;
+  std::vector<double> steps;
+  std::istringstream lines(points);
+  std::string line;
+  std::getline(lines, line);  // the header
+  while (std::getline(lines, line)) steps.push_back(std::stod(line));
+  INFO(points);
+  REQUIRE(steps.size() >= 4);
+  double widest = 0;
+  for (size_t i = 1; i < steps.size(); ++i) widest = std::max(widest, steps[i] - steps[i - 1]);
+  // Spaced out on the way (at least 8 blocks apart at some point)...
+  CHECK(widest >= 80);
+  // ...and the last interval, which the time to target interpolates over, at
+  // most 4 blocks: the target crossed at step 2700.
+  CHECK(steps.back() >= 2700);
+  CHECK(steps.back() - steps[steps.size() - 2] <= 40);
 }
 
 TEST_CASE("a run whose metric went NaN is censored at once, not trained to its budget",
