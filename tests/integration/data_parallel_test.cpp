@@ -200,6 +200,18 @@ std::pair<pid_t, pid_t> start_mid_trial(const Sandbox& box, const char* dp_timeo
   return {host, follower};
 }
 
+// The rendezvous folder of a running rank (its FileStore's folder, from its
+// environment).
+std::string rendezvous_folder(pid_t rank) {
+  std::ifstream environ("/proc/" + std::to_string(rank) + "/environ");
+  std::string store;
+  for (std::string var; std::getline(environ, var, '\0');) {
+    if (var.rfind("GPUSWEEP_DP_STORE=", 0) == 0) store = var.substr(18);
+  }
+  REQUIRE_FALSE(store.empty());
+  return std::filesystem::path(store).parent_path();
+}
+
 }  // namespace
 
 TEST_CASE("a rank that dies ends its data-parallel trial, recorded once with the rank and why",
@@ -209,13 +221,7 @@ TEST_CASE("a rank that dies ends its data-parallel trial, recorded once with the
   const auto [host, follower] = start_mid_trial(box);
   // Mid-trial, past setup: the rendezvous' store is still there (a later
   // communicator or NCCL's dump on a timeout opens it again).
-  std::ifstream environ("/proc/" + std::to_string(follower) + "/environ");
-  std::string store;
-  for (std::string var; std::getline(environ, var, '\0');) {
-    if (var.rfind("GPUSWEEP_DP_STORE=", 0) == 0) store = var.substr(18);
-  }
-  REQUIRE_FALSE(store.empty());
-  const std::string folder = std::filesystem::path(store).parent_path();
+  const std::string folder = rendezvous_folder(follower);
   CHECK(std::filesystem::exists(folder));
   REQUIRE(::kill(follower, SIGKILL) == 0);
   CHECK(Sandbox::wait(host) == 0);               // a crashed trial is a result
@@ -228,13 +234,18 @@ TEST_CASE("a rank that dies ends its data-parallel trial, recorded once with the
   CHECK(none_left(box));
 }
 
-TEST_CASE("a rank that hangs ends its data-parallel trial at timeout_s, no rank left behind",
+TEST_CASE("a rank that hangs ends its data-parallel trial at timeout_s, no rank nor folder left",
           "[integration][torch][faults][serial]") {
   Sandbox box;
   box.write("t.json", kLongSweep);
   const auto [host, follower] = start_mid_trial(box);
+  const std::string folder = rendezvous_folder(follower);
+  CHECK(std::filesystem::exists(folder));
   REQUIRE(::kill(follower, SIGSTOP) == 0);  // frozen: the other rank waits in its all-reduce
   CHECK(Sandbox::wait(host) == 0);
+  // The host killed the leader at timeout_s (it never reached end_ranks)
+  // and removed its rendezvous folder after reaping it.
+  CHECK_FALSE(std::filesystem::exists(folder));
   INFO(box.read("log.txt"));
   CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'timeout'") == 1);
   CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 1);

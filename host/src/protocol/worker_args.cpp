@@ -7,8 +7,11 @@
 #include "support/version.hpp"
 
 #include <unistd.h>
+
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
+#include <system_error>
 
 namespace gpusweep::host {
 
@@ -201,6 +204,35 @@ Captured run_worker_captured(const WorkerArgs& worker, double timeout_s) {
   limits.out = 0;
   limits.err = 65536;
   return capture(worker_executable(), worker.to_argv(), limits);
+}
+
+namespace {
+std::string temp_folder() {
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+}
+std::string rendezvous_prefix(int leader_pid) {
+  return "gpusweep-ranks-" + std::to_string(leader_pid) + "-";
+}
+}  // namespace
+
+std::string rendezvous_template(int leader_pid) {
+  return temp_folder() + "/" + rendezvous_prefix(leader_pid) + "XXXXXX";
+}
+
+int remove_rendezvous_folders(int leader_pid) {
+  const std::string prefix = rendezvous_prefix(leader_pid);
+  std::error_code ec;
+  std::vector<std::filesystem::path> found;
+  for (std::filesystem::directory_iterator it(temp_folder(), ec), end; !ec && it != end;
+       it.increment(ec)) {
+    if (it->path().filename().string().rfind(prefix, 0) == 0) found.push_back(it->path());
+  }
+  int removed = 0;
+  for (const auto& f : found) {
+    if (std::filesystem::remove_all(f, ec) > 0 && !ec) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace gpusweep::host

@@ -77,4 +77,12 @@ std::string worker_executable();
 // stdout is dropped and the first 64 KiB of stderr kept (support/capture).
 Captured run_worker_captured(const WorkerArgs& worker, double timeout_s);
 
+// A data-parallel trial's rendezvous folder (its ranks' FileStore): made by
+// the worker that leads the ranks as "$TMPDIR/gpusweep-ranks-<its pid>-XXXXXX",
+// so that the host, which knows the pid, can remove what is left after
+// reaping it (a leader killed by a timeout, a stall or Ctrl-C never gets to).
+std::string rendezvous_template(int leader_pid);
+// Removes every rendezvous folder of that leader; the number removed.
+int remove_rendezvous_folders(int leader_pid);
+
 }  // namespace gpusweep::host

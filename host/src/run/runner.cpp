@@ -4,6 +4,7 @@
 // finished.
 #include "run/runner.hpp"
 
+#include "model/gpus.hpp"
 #include "run/fork_server.hpp"
 #include "run/monitor.hpp"
 #include "run/supervisor.hpp"
@@ -117,8 +118,12 @@ void Supervisor::reap() {
     w->timer.cancel();
     w->watchdog.cancel();
     // Anything the worker left behind in its group goes with it, so
-    // that its pipes reach EOF.
+    // that its pipes reach EOF; so does a data-parallel trial's rendezvous
+    // folder, which a leader killed (timeout, silence, Ctrl-C) leaves.
     ::kill(-pid, SIGKILL);
+    if (world_size_of(Json::parse(w->job.worker.config_json)) > 1) {
+      remove_rendezvous_folders(static_cast<int>(pid));
+    }
     done.push_back(pid);
   }
   for (pid_t pid : done) maybe_finish(pid);

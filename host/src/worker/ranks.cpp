@@ -156,9 +156,9 @@ int64_t requested_world_size(const std::string& config_json) {
 // Long by design: each rank's environment, devices, CPUs and descriptors,
 // in the order a rank needs them.
 Ranks::Ranks(const WorkerArgs& args, int64_t world_size) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern =
-      std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/gpusweep-ranks-XXXXXX";
+  // Named by this process's pid, so that the host removes it after reaping
+  // this process however it ended.
+  std::string pattern = rendezvous_template(static_cast<int>(::getpid()));
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw Error("data-parallel trial: cannot make the rendezvous folder " + pattern + ": " +
                 std::strerror(errno));
