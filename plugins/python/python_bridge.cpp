@@ -58,7 +58,6 @@ Support support_of(const Json& supports) {
   Support s;
   for (const auto& f : support_flags()) s.*(f.flag) = supports.value(f.name, s.*(f.flag));
   s.data_parallel = false;  // not yet for Python workloads
-  s.cuda_graphs = false;    // not yet for Python workloads
   s.reason = supports.value("reason", "");
   if (s.reason.empty())
     s.reason = "the Python workload's MANIFEST says it has nothing to apply it to";

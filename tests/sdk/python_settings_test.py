@@ -62,12 +62,11 @@ for e in entries:
     if e["type"] == "bool" and not refused(name, 1):
         failures.append("%s=1 is not a bool but was taken" % name)
 
-# Supports: the table's flags with their defaults (data_parallel and
-# cuda_graphs are not yet for Python workloads; compile and reason are the
-# SDK's own).
+# Supports: the table's flags with their defaults (data_parallel is not yet
+# for Python workloads; compile and reason are the SDK's own).
 params = inspect.signature(gpusweep.Supports.__init__).parameters
 sdk_flags = {k: p.default for k, p in params.items() if k not in ("self", "compile", "reason")}
-table_flags = {f["name"]: f["default"] for f in table["supports"] if f["name"] not in ("data_parallel", "cuda_graphs")}
+table_flags = {f["name"]: f["default"] for f in table["supports"] if f["name"] != "data_parallel"}
 if sdk_flags != table_flags:
     failures.append("gpusweep.Supports' flags %s differ from the table's %s"
                     % (sorted(sdk_flags.items()), sorted(table_flags.items())))

@@ -124,9 +124,10 @@ class Supports:
     but a trial that sets it is skipped with `reason`."""
 
     def __init__(self, channels_last=False, input_pipeline=False, cudnn=False, grad_accum=False,
-                 sync_every=True, precision=True, compile=True, reason=""):
+                 sync_every=True, precision=True, cuda_graphs=False, compile=True, reason=""):
         self.channels_last, self.input_pipeline, self.cudnn = channels_last, input_pipeline, cudnn
         self.grad_accum, self.sync_every, self.precision = grad_accum, sync_every, precision
+        self.cuda_graphs = cuda_graphs  # the step runs its device work through Settings.graphed
         self.compile, self.reason = compile, reason
 
     def to_dict(self):
@@ -255,6 +256,11 @@ class Settings:
         self._loss_steps = 0
         self._batches = []
         self._scalers = []
+        self._graph = None  # cuda_graphs: the captured step, its output, calls and replays
+        self._graph_out = None
+        self._graph_calls = self._graph_replays = 0
+        self._graph_capture_s = 0.0
+        self._static = {}
         random.seed(self.seed)
         try:
             import numpy
@@ -300,9 +306,80 @@ class Settings:
         return t
 
     def zero_grad(self, optimizer):
-        """Clears gradients: to None (zero_grad_to_none) or zero in place."""
+        """Clears gradients: to None (zero_grad_to_none) or zero in place
+        (always under cuda_graphs: the captured backward writes them there)."""
         with self.phase("optimizer"):
-            optimizer.zero_grad(set_to_none=self.zero_grad_to_none)
+            optimizer.zero_grad(set_to_none=self.zero_grad_to_none and not self.cuda_graphs)
+
+    def step_input(self, slot, tensor):
+        """A batch tensor the graphed step reads: under cuda_graphs a static
+        copy (the same storage every step, which a captured graph reads), the
+        tensor itself otherwise. A shape or dtype that changes is Skipped."""
+        if not self.cuda_graphs:
+            return tensor
+        kept = self._static.get(slot)
+        if kept is None:
+            kept = self._static[slot] = tensor.detach().clone()
+            return kept
+        if kept.shape != tensor.shape or kept.dtype != tensor.dtype:
+            raise Skipped("cuda_graphs: the step's input %r changed from %s %s to %s %s; a "
+                          "captured graph replays fixed shapes"
+                          % (slot, list(kept.shape), kept.dtype, list(tensor.shape), tensor.dtype))
+        kept.copy_(tensor, non_blocking=self.non_blocking)
+        return kept
+
+    def graphed(self, device_work):
+        """Runs the step's device work, device_work() (forward, loss, backward,
+        optimiser step; its inputs through step_input), and returns what it
+        returns (the loss). As it is when cuda_graphs is off. On (the module's
+        Supports(cuda_graphs=True)): the first call is a dry run that refuses
+        (Skipped) a step reading a value on the host through the SDK
+        (observe_loss: call it after graphed); the next two run on a side
+        stream; the fourth is captured with torch.cuda.graph and replayed, and
+        every later call replays it, returning the captured output, which
+        holds the replayed step's values. The optimiser must be capturable
+        (torch.optim.Adam(..., capturable=True), or fused=True); a capture
+        torch refuses is Skipped with its reason, never run eagerly."""
+        if not self.cuda_graphs:
+            return device_work()
+        torch = self._torch
+        call = self._graph_calls
+        self._graph_calls += 1
+        if call == 0:
+            before = self._host_syncs
+            out = device_work()
+            if self._host_syncs > before:
+                raise Skipped("cuda_graphs: the step reads a device value on the host inside it "
+                              "(%d host sync(s) in a dry run: observe_loss); a captured graph "
+                              "would replay the value read at capture. Call observe_loss after "
+                              "graphed" % (self._host_syncs - before))
+            if self.device.type != "cuda":
+                raise Skipped("cuda_graphs captures CUDA kernels; device is %s" % self.device)
+            return out
+        if call < 3:
+            side = torch.cuda.Stream(self.device)
+            side.wait_stream(torch.cuda.current_stream(self.device))
+            with torch.cuda.stream(side):
+                out = device_work()
+            torch.cuda.current_stream(self.device).wait_stream(side)
+            return out
+        if call == 3:
+            start = time.perf_counter()
+            graph = torch.cuda.CUDAGraph()
+            try:
+                with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                    self._graph_out = device_work()
+            except Skipped:
+                raise
+            except Exception as e:  # noqa: BLE001 - torch's reason, whatever its type
+                raise Skipped("cuda_graphs: the step could not be captured: %s"
+                              % str(e).splitlines()[0])
+            self._graph = graph
+            self._graph_capture_s = time.perf_counter() - start
+        else:
+            self._graph_replays += 1
+        self._graph.replay()
+        return self._graph_out
 
     def phase(self, name):
         """A context timing one phase of the step for `gpusweep diagnose`
@@ -382,6 +459,11 @@ class Settings:
             for name, seconds in self._phase_s.items():
                 s["phase_%s_s" % name] = seconds
             s["host_syncs"] = self._host_syncs
+        if self.cuda_graphs:
+            s["cuda_graphs_captured"] = 1 if self._graph is not None else 0
+            s["cuda_graph_replays"] = self._graph_replays
+            s["cuda_graph_capture_s"] = self._graph_capture_s
+            s["zero_grad_in_place"] = 1
         scales = [sc.get_scale() for sc in self._scalers if sc.is_enabled()]
         if scales:  # fp16: the smallest loss scale the scalers reached
             s["loss_scale"] = float(min(scales))
