@@ -144,17 +144,7 @@ class TorchWorkload : public Workload {
     if (graph_.enabled()) return graphed_supervised_step(pipeline, grad, forward, loss_of);
     torch::Tensor loss;
     for (int64_t m = 0; m < settings_.grad_accum; ++m) {
-      const Batch batch = pipeline.next_on_device();
-      {
-        PhaseTimer phase(Phase::forward, settings_.device);
-        torch::Tensor output;
-        {
-          AutocastScope autocast(settings_);
-          output = forward(batch[0]);
-        }
-        // The loss in fp32 whatever the autocast precision.
-        loss = loss_of(output.to(torch::kFloat), batch[1]);
-      }
+      loss = micro_batch_loss(pipeline.next_on_device(), forward, loss_of);
       grad.backward(loss);
     }
     grad.step();
@@ -175,6 +165,19 @@ class TorchWorkload : public Workload {
   }
   const StepGraph& step_graph() const { return graph_; }
 
+  // One micro-batch's forward under autocast and its loss in fp32 (whatever
+  // the autocast precision), timed as the forward phase.
+  template <class Forward, class Loss>
+  torch::Tensor micro_batch_loss(const Batch& batch, Forward& forward, Loss& loss_of) {
+    PhaseTimer phase(Phase::forward, settings_.device);
+    torch::Tensor output;
+    {
+      AutocastScope autocast(settings_);
+      output = forward(batch[0]);
+    }
+    return loss_of(output.to(torch::kFloat), batch[1]);
+  }
+
   template <class Forward, class Loss>
   StepResult graphed_supervised_step(InputPipeline& pipeline, GradStep& grad, Forward& forward,
                                      Loss& loss_of) {
@@ -188,15 +191,7 @@ class TorchWorkload : public Workload {
     }
     graphed([&] {
       for (const Batch& batch : batches) {
-        {
-          PhaseTimer phase(Phase::forward, settings_.device);
-          torch::Tensor output;
-          {
-            AutocastScope autocast(settings_);
-            output = forward(batch[0]);
-          }
-          graphed_loss_ = loss_of(output.to(torch::kFloat), batch[1]);
-        }
+        graphed_loss_ = micro_batch_loss(batch, forward, loss_of);
         grad.backward(graphed_loss_);
       }
       grad.step();
