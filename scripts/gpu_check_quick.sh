@@ -3,10 +3,10 @@
 # minutes on one GPU.
 #   1. the GPU tests (ctest -L gpu; the two-GPU ones skip with the reason on
 #      one GPU);
-#   2. one sweep per workload over precision, its own GPU-relevant knob
+#   2. one sweep per workload over precision and its own GPU-relevant knob
 #      (dqn replay_on_device, timeseries lstm_impl, transformer attention;
-#      restoration and marl precision alone) and cuda_graphs, blocks sized by
-#      time;
+#      restoration and marl precision alone), and one over cuda_graphs,
+#      blocks sized by time;
 #   3. diagnose of each workload;
 #   4. one run of the quickstart (experiments/quickstart.json) as shipped;
 # everything under OUT, then a summary table (gpu_check_summary.py) printed
@@ -38,25 +38,30 @@ knob_of() {
     *) echo "" ;;
   esac
 }
+quick_sweep() {  # quick_sweep NAME WORKLOAD GRID
+  cat > "$out/$1.json" <<JSON
+{"name": "$1", "workload": "$2", "base": {"device": "$device"},
+ "grid": {$3},
+ "measure": {"repeats": 3, "warmup_steps": 5, "min_warmup_s": 0.5, "block_s": 0.05,
+             "blocks": 5, "timeout_s": 300}}
+JSON
+  stamp "== sweep $1: $3"
+  if "$bin" run "$out/$1.json" --db "$db" > "$out/$1.log" 2>&1; then
+    echo "$1 ran" >> "$out/sweeps.txt"
+  else
+    echo "$1 failed: $(tail -n 1 "$out/$1.log")" >> "$out/sweeps.txt"
+  fi
+}
 : > "$out/sweeps.txt"
 for w in $workloads; do
   name="quick_$w"
   knob=$(knob_of "$w")
-  # cuda_graphs on every workload: captured where it opted in, else skipped
-  # with the reason (the table says which).
-  grid="\"precision\": $precisions${knob:+, $knob}, \"cuda_graphs\": [false, true]"
-  cat > "$out/$name.json" <<JSON
-{"name": "$name", "workload": "$w", "base": {"device": "$device"},
- "grid": {$grid},
- "measure": {"repeats": 3, "warmup_steps": 5, "min_warmup_s": 0.5, "block_s": 0.05,
-             "blocks": 5, "timeout_s": 300}}
-JSON
-  stamp "== sweep $name: $grid"
-  if "$bin" run "$out/$name.json" --db "$db" > "$out/$name.log" 2>&1; then
-    echo "$name ran" >> "$out/sweeps.txt"
-  else
-    echo "$name failed: $(tail -n 1 "$out/$name.log")" >> "$out/sweeps.txt"
-  fi
+  grid="\"precision\": $precisions${knob:+, $knob}"
+  quick_sweep "$name" "$w" "$grid"
+  # cuda_graphs on every workload, at its defaults: captured where it opted
+  # in, else skipped with the reason (the table says which). Warmup covers
+  # the dry run, the two side-stream calls and the capture.
+  quick_sweep "graphs_$w" "$w" '"cuda_graphs": [false, true]'
 done
 
 for w in $workloads; do

@@ -48,8 +48,8 @@ def config_label(row, keys):
 
 def ratio_text(row):
     ratio = row.get("ratio")
-    if ratio is None:
-        return "baseline"
+    if ratio is None:  # the baseline, or a config without a ratio (skipped, failed)
+        return "baseline" if row.get("verdict") == "baseline" else "-"
     low, high = row.get("ci_low"), row.get("ci_high")
     ci = f" [{low:.3f}, {high:.3f}]" if low is not None and high is not None else ""
     return f"{ratio:.3f}x{ci}"
@@ -73,15 +73,15 @@ def sweeps_section(binary, out, workloads):
     rows = []
     db = os.path.join(out, "gpu-check.db")
     for w in workloads:
-        name = f"quick_{w}"
-        data, error = compare_rows(binary, db, name) if os.path.exists(db) else (None, "no db")
-        if data is None:
-            rows.append((w, "-", error[:80]))
-            continue
-        keys = grid_keys(os.path.join(out, name + ".json"))
-        for row in data:
-            rows.append((w, config_label(row, keys), ratio_text(row) + (
-                f"  {row['verdict']}" if row.get("verdict") else "")))
+        for name in (f"quick_{w}", f"graphs_{w}"):
+            data, error = compare_rows(binary, db, name) if os.path.exists(db) else (None, "no db")
+            if data is None:
+                rows.append((w, "-", error[:80]))
+                continue
+            keys = grid_keys(os.path.join(out, name + ".json"))
+            for row in data:
+                rows.append((w, config_label(row, keys), ratio_text(row) + (
+                    f"  {row['verdict']}" if row.get("verdict") else "")))
     return "Sweeps (throughput ratio to the baseline, 95% CI)\n" + table(
         ["workload", "config", "ratio"], rows)
 
