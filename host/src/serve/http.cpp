@@ -48,6 +48,9 @@ bool same_token(const std::string& a, const std::string& b) {
 // What the server shares with its connection threads: they may outlive a
 // stopped server's run() by the time their last request takes.
 struct Shared {
+  // The sockets' context: a connection thread holds it (through Shared)
+  // until its socket is gone, even past the server's end.
+  boost::asio::io_context io;
   HttpServer::Handler handler;
   std::string token;
   std::string bind;
@@ -371,9 +374,8 @@ bool host_allowed(const std::string& host, const std::string& bind, uint16_t por
 }
 
 struct HttpServer::Impl {
-  boost::asio::io_context io;
-  tcp::acceptor acceptor{io};
-  std::shared_ptr<Shared> shared = std::make_shared<Shared>();
+  std::shared_ptr<Shared> shared = std::make_shared<Shared>();  // before the acceptor: it
+  tcp::acceptor acceptor{shared->io};                           // must go first
   std::atomic<bool> stopping{false};
 };
 
@@ -412,7 +414,7 @@ uint16_t HttpServer::port() const { return impl_->acceptor.local_endpoint().port
 
 void HttpServer::run() {
   for (;;) {
-    tcp::socket socket(impl_->io);
+    tcp::socket socket(impl_->shared->io);
     beast::error_code ec;
     impl_->acceptor.accept(socket, ec);
     if (impl_->stopping) return;
@@ -438,7 +440,14 @@ void HttpServer::run() {
       continue;
     }
     ++shared->active;
-    std::thread(session, shared, std::move(socket), client).detach();
+    // The socket goes before the thread's hold on Shared (and with it on
+    // the io_context the socket belongs to): a server destroyed while a
+    // connection is still open leaves that connection a context to close in.
+    std::thread([shared, client,
+                 owned = std::make_unique<tcp::socket>(std::move(socket))]() mutable {
+      session(shared, std::move(*owned), client);
+      owned.reset();
+    }).detach();
   }
 }
 
