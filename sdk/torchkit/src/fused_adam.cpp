@@ -155,7 +155,7 @@ void sync_host_steps_of(const DeviceSteps& steps, StateMap& states) {
   for (const auto& [param, count] : steps.by_param) {
     const auto it = states.find(param);
     if (it != states.end()) {
-      static_cast<State&>(*it->second).step(static_cast<int64_t>(count.item().toDouble()));
+      static_cast<State&>(*it->second).step(count.item().toLong());
     }
   }
 }
