@@ -160,11 +160,6 @@ void sync_host_steps_of(const DeviceSteps& steps, StateMap& states) {
   }
 }
 
-torch::Tensor device_step_of(const DeviceSteps& steps, const torch::Tensor& param) {
-  const auto it = steps.by_param.find(param.unsafeGetTensorImpl());
-  return it == steps.by_param.end() ? torch::Tensor() : it->second;
-}
-
 }  // namespace
 
 torch::Tensor FusedAdam::step(LossClosure closure) {
@@ -189,12 +184,9 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
   return fused ? torch::Tensor() : torch::optim::AdamW::step();
 }
 
-torch::Tensor FusedAdam::device_step(const torch::Tensor& param) const {
-  return device_step_of(steps_, param);
-}
-
-torch::Tensor FusedAdamW::device_step(const torch::Tensor& param) const {
-  return device_step_of(steps_, param);
+torch::Tensor CapturableSteps::device_step(const torch::Tensor& param) const {
+  const auto it = steps_.by_param.find(param.unsafeGetTensorImpl());
+  return it == steps_.by_param.end() ? torch::Tensor() : it->second;
 }
 
 void FusedAdam::sync_host_steps() {

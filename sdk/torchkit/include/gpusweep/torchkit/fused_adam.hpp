@@ -35,39 +35,33 @@ struct DeviceSteps {
   std::unordered_map<void*, torch::Tensor> by_param;  // TensorImpl* -> step tensor
 };
 
-class FusedAdam final : public torch::optim::Adam {
+// What FusedAdam and FusedAdamW share for it.
+class CapturableSteps {
  public:
-  using torch::optim::Adam::Adam;
-  torch::Tensor step(LossClosure closure = nullptr) override;
-  FusedAdam& capturable(bool on) {
-    steps_.on = on;
-    return *this;
-  }
+  void capturable(bool on) { steps_.on = on; }
   // The device step count of a parameter (capturable; undefined before its
   // first step).
   torch::Tensor device_step(const torch::Tensor& param) const;
+
+ protected:
+  DeviceSteps steps_;
+};
+
+class FusedAdam final : public torch::optim::Adam, public CapturableSteps {
+ public:
+  using torch::optim::Adam::Adam;
+  torch::Tensor step(LossClosure closure = nullptr) override;
   // Sets each state's host count to its device count (a device read), so
   // that a checkpoint saves the steps replays took (capturable; nothing
   // otherwise).
   void sync_host_steps();
-
- private:
-  DeviceSteps steps_;
 };
 
-class FusedAdamW final : public torch::optim::AdamW {
+class FusedAdamW final : public torch::optim::AdamW, public CapturableSteps {
  public:
   using torch::optim::AdamW::AdamW;
   torch::Tensor step(LossClosure closure = nullptr) override;
-  FusedAdamW& capturable(bool on) {
-    steps_.on = on;
-    return *this;
-  }
-  torch::Tensor device_step(const torch::Tensor& param) const;
   void sync_host_steps();
-
- private:
-  DeviceSteps steps_;
 };
 
 }  // namespace gpusweep::torchkit
