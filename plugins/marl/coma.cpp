@@ -6,6 +6,7 @@
 #include "networks.hpp"
 
 #include <gpusweep/torchkit/estimate.hpp>
+#include <gpusweep/torchkit/fused_adam.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/seeding.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
@@ -13,6 +14,7 @@
 
 #include <torch/torch.h>
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -43,12 +45,15 @@ constexpr uint64_t kEvalSeed = 20240611;
 
 // Streams derived from the trial's seed; see torchkit/seeding.hpp.
 enum Stream : uint64_t { kStartStream = 1, kActionStream = 2, kShuffleStream = 3 };
+// The learner's static inputs under cuda_graphs (step_input slots).
+enum Input : size_t { kAgentPartInput = 0, kTargetsInput = 1 };
 
 torchkit::Support support() {
   torchkit::Support s;
   s.channels_last = false;
   s.input_pipeline = false;
   s.grad_accum = false;
+  s.cuda_graphs = true;  // each critic minibatch update and the actor update; rollout eager
   s.reason =
       "marl has MLPs on flat features (no 4-D tensors, no cuDNN op), data from env rollouts "
       "(no input pipeline) and COMA's fixed update schedule (no micro-batches)";
@@ -149,10 +154,8 @@ class Coma final : public torchkit::TorchWorkload {
     for (auto& p : target_params_) p.requires_grad_(false);
     sync_target();
     target_syncs_ = 0;  // the setup copy is not one of training's syncs
-    actor_opt_ = std::make_unique<torch::optim::Adam>(
-        actor_->parameters(), torch::optim::AdamOptions(kActorLearningRate));
-    critic_opt_ = std::make_unique<torch::optim::Adam>(
-        critic_params_, torch::optim::AdamOptions(kCriticLearningRate));
+    actor_opt_ = make_adam(actor_->parameters(), kActorLearningRate);
+    critic_opt_ = make_adam(critic_params_, kCriticLearningRate);
     actor_grad_.emplace(settings_, *actor_opt_);
     critic_grad_.emplace(settings_, *critic_opt_);
 
@@ -207,6 +210,33 @@ class Coma final : public torchkit::TorchWorkload {
   }
 
  private:
+  // LibTorch's Adam; under cuda_graphs torchkit's FusedAdam, capturable (its
+  // step counts on the device), the same algorithm.
+  std::unique_ptr<torch::optim::Adam> make_adam(const std::vector<torch::Tensor>& params,
+                                                double lr) const {
+    const torch::optim::AdamOptions options(lr);
+    if (!settings_.cuda_graphs) return std::make_unique<torch::optim::Adam>(params, options);
+    auto fused = std::make_unique<torchkit::FusedAdam>(params, options);
+    fused->capturable(true);
+    return fused;
+  }
+
+  // Under cuda_graphs one graph per critic minibatch size (batch_number
+  // chunks of the transitions may differ by one row), each with the loss its
+  // captured update writes.
+  struct CriticGraph {
+    CriticGraph(const torchkit::Settings& settings, int64_t rows)
+        : graph(settings, "marl's critic update on " + std::to_string(rows) + " transitions") {}
+    torchkit::StepGraph graph;
+    torch::Tensor loss;
+  };
+  CriticGraph& critic_graph(int64_t rows) {
+    auto it = critic_graphs_.find(rows);
+    if (it == critic_graphs_.end())
+      it = critic_graphs_.emplace(rows, std::make_unique<CriticGraph>(settings_, rows)).first;
+    return *it->second;
+  }
+
   // One batch of episodes with the current (sampling) policy, stored for the
   // learner. No host sync: actions are sampled on the device.
   void collect() {
@@ -271,35 +301,44 @@ class Coma final : public torchkit::TorchWorkload {
           knobs_.critic_obs ? obs_.view({n, knobs_.agents, -1})
                                   .narrow(2, 0, CoverageEnv::kPatch * CoverageEnv::kPatch)
                             : torch::Tensor();
-      agent_part = critic_->agent_part(actions, patches);
+      // Static under cuda_graphs (the graphs read it), as the targets.
+      agent_part = step_input(kAgentPartInput, critic_->agent_part(actions, patches));
     }
-    torch::Tensor targets = td_targets(states, agent_part, actions);
+    torch::Tensor targets = step_input(kTargetsInput, td_targets(states, agent_part, actions));
     const auto longs = torch::TensorOptions().dtype(torch::kLong).device(settings_.device);
     torch::Tensor loss;
     for (int64_t pass = 0; pass < knobs_.data_passes; ++pass) {
+      // The shuffle stays outside the graphs: each update copies its rows'
+      // indices into its graph's static input.
       const torch::Tensor order = torch::randperm(n, shuffle_gen_, longs);
-      for (const torch::Tensor& idx : order.chunk(knobs_.batch_number)) {
-        {
-          torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
-          torch::Tensor q;
+      for (const torch::Tensor& rows : order.chunk(knobs_.batch_number)) {
+        CriticGraph& graph = critic_graph(rows.size(0));
+        const torch::Tensor idx = graph.graph.input(0, rows);
+        graph.graph.run([&] {
           {
-            torchkit::AutocastScope autocast(settings_);
-            q = critic_->forward(states.index_select(/*dim=*/0, idx),
-                                 agent_part.index_select(/*dim=*/0, idx));
+            torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
+            torch::Tensor q;
+            {
+              torchkit::AutocastScope autocast(settings_);
+              q = critic_->forward(states.index_select(/*dim=*/0, idx),
+                                   agent_part.index_select(/*dim=*/0, idx));
+            }
+            const torch::Tensor q_taken =
+                q.to(torch::kFloat)
+                    .gather(/*dim=*/2, actions.index_select(/*dim=*/0, idx).unsqueeze(2))
+                    .squeeze(2);
+            graph.loss = torch::mse_loss(q_taken, targets.index_select(/*dim=*/0, idx));
           }
-          const torch::Tensor q_taken =
-              q.to(torch::kFloat)
-                  .gather(/*dim=*/2, actions.index_select(/*dim=*/0, idx).unsqueeze(2))
-                  .squeeze(2);
-          loss = torch::mse_loss(q_taken, targets.index_select(/*dim=*/0, idx));
-        }
-        critic_grad_->backward(loss);
-        critic_grad_->step();
+          critic_grad_->backward(graph.loss);
+          critic_grad_->step();
+        });
+        loss = graph.loss;
         ++critic_updates_;
         if (critic_updates_ % kTargetSyncEvery == 0) {
           sync_target();
-          // Later minibatches of this step bootstrap from the new target.
-          targets = td_targets(states, agent_part, actions);
+          // Later minibatches of this step bootstrap from the new target
+          // (copied into the same static tensor under cuda_graphs).
+          targets = step_input(kTargetsInput, td_targets(states, agent_part, actions));
         }
       }
     }
@@ -314,6 +353,14 @@ class Coma final : public torchkit::TorchWorkload {
     const int64_t n = knobs_.budget * settings_.batch_size;
     const torch::Tensor states = states_.view({n, -1});
     const torch::Tensor actions = actions_.view({n, knobs_.agents, 1});
+    graphed([&] { actor_loss_ = actor_update(states, actions); });
+    ++actor_updates_;
+  }
+
+  // The actor update's device work (graphed under cuda_graphs); returns the
+  // loss.
+  torch::Tensor actor_update(const torch::Tensor& states, const torch::Tensor& actions) {
+    const int64_t n = knobs_.budget * settings_.batch_size;
     torch::Tensor loss;
     {
       torchkit::PhaseTimer phase(torchkit::Phase::forward, settings_.device);
@@ -336,8 +383,7 @@ class Coma final : public torchkit::TorchWorkload {
     }
     actor_grad_->backward(loss);
     actor_grad_->step();
-    ++actor_updates_;
-    actor_loss_ = loss.detach();
+    return loss.detach();
   }
 
   // FLOPs of one step's matmuls (2 per multiply-add; backward counted as 2
@@ -412,8 +458,9 @@ class Coma final : public torchkit::TorchWorkload {
   Critic target_{nullptr};
   std::vector<torch::Tensor> critic_params_;
   std::vector<torch::Tensor> target_params_;
-  std::unique_ptr<torch::optim::Adam> actor_opt_;
-  std::unique_ptr<torch::optim::Adam> critic_opt_;
+  std::unique_ptr<torch::optim::Adam> actor_opt_;   // FusedAdam, capturable, under cuda_graphs
+  std::unique_ptr<torch::optim::Adam> critic_opt_;  // likewise
+  std::map<int64_t, std::unique_ptr<CriticGraph>> critic_graphs_;  // by minibatch rows
   // fp16 gets torchkit's gradient scaler, one per optimiser (each has its own
   // loss); after the optimisers they step.
   std::optional<torchkit::GradStep> actor_grad_;

@@ -3,6 +3,7 @@
 // step left as it is when graphs are off. tests/gpu/cuda_graphs_test.sh
 // checks capture and replay on a GPU.
 #include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/settings.hpp>
 #include <gpusweep/torchkit/step_graph.hpp>
 
@@ -72,7 +73,7 @@ TEST_CASE("with cuda_graphs off a step runs as it is, every call, and its inputs
   }
   CHECK(calls == 6);
   CHECK_FALSE(g.captured());
-  CHECK(g.stats().empty());
+  CHECK(StepGraph::stats_for(s).empty());
   const torch::Tensor batch = torch::arange(4.0);
   CHECK(g.input(0, batch).data_ptr() == batch.data_ptr());  // no copy
 }
@@ -97,4 +98,40 @@ TEST_CASE("a graphed step's inputs are static tensors the batches are copied int
     CHECK_THAT(std::string(e.what()), Contains("input 0 changed from [4] Float to [5] Float"));
   }
   CHECK_THROWS_AS(g.input(1, torch::tensor({1, 0}, torch::kInt)), Skipped);
+}
+
+TEST_CASE("what a captured step counted on the host, each replay counts again, per optimiser",
+          "[torchkit]") {
+  const Settings s = cpu_settings(false);
+  // Two optimisers stepped in one captured region, one of them twice (marl's
+  // critic minibatches and actor update): a replay is two critic steps and
+  // one actor step, not one step of each.
+  torch::Tensor wa = torch::ones({2}, torch::requires_grad());
+  torch::Tensor wc = torch::ones({2}, torch::requires_grad());
+  torch::optim::SGD actor_opt({wa}, torch::optim::SGDOptions(0.1));
+  torch::optim::SGD critic_opt({wc}, torch::optim::SGDOptions(0.1));
+  GradStep actor(s, actor_opt);
+  GradStep critic(s, critic_opt);
+  auto update = [&] {
+    for (int i = 0; i < 2; ++i) {
+      critic.backward(wc.sum());
+      critic.step();
+    }
+    actor.backward(wa.sum());
+    actor.step();
+  };
+  update();  // eager: counted by the host, nothing recorded
+  ReplayHooks hooks;
+  {
+    ReplayHooks::Recording capture(hooks);
+    update();  // the capture: counted once, and recorded
+  }
+  CHECK(hooks.size() == 6);  // a backward and a step, three times
+  update();                  // eager again: nothing recorded now
+  CHECK(hooks.size() == 6);
+  for (int replay = 0; replay < 3; ++replay) hooks.run();
+  CHECK(critic.optimizer_steps() == 2 * (3 + 3));
+  CHECK(critic.micro_batches() == 2 * (3 + 3));
+  CHECK(actor.optimizer_steps() == 3 + 3);
+  CHECK(actor.micro_batches() == 3 + 3);
 }

@@ -81,6 +81,7 @@ void GradStep::backward(const torch::Tensor& loss) {
   l.backward();
   if (sync_) sync_->after_backward(last);
   ++micro_batches_;
+  ReplayHooks::add([this] { ++micro_batches_; });  // a captured backward
 }
 
 bool GradStep::step() {
@@ -111,17 +112,16 @@ bool GradStep::step() {
   zero_grad(optimizer_, settings_.zero_grad_to_none && !settings_.cuda_graphs);
   if (stepped) {
     ++steps_;
+    ReplayHooks::add([this] { ++steps_; });  // a captured step (never scaled: fp16 is refused)
   } else {
     ++skipped_;
   }
   return stepped;
 }
 
-int64_t GradStep::optimizer_steps() const { return steps_ + StepGraph::replays_for(settings_); }
+int64_t GradStep::optimizer_steps() const { return steps_; }
 
-int64_t GradStep::micro_batches() const {
-  return micro_batches_ + StepGraph::replays_for(settings_) * settings_.grad_accum;
-}
+int64_t GradStep::micro_batches() const { return micro_batches_; }
 
 double GradStep::param_norm() const {
   torch::NoGradGuard no_grad;

@@ -19,7 +19,7 @@ namespace gpusweep::torchkit {
 
 namespace {
 
-// The live StepGraphs, for replays_for().
+// The live StepGraphs, for stats_for().
 std::mutex& graphs_mutex() {
   static std::mutex m;
   return m;
@@ -28,6 +28,9 @@ std::vector<const StepGraph*>& graphs() {
   static std::vector<const StepGraph*> all;
   return all;
 }
+
+// The hooks a capture on this thread records into, if any.
+thread_local ReplayHooks* recording = nullptr;
 
 std::string shape_of(const torch::Tensor& t) {
   std::ostringstream out;
@@ -85,13 +88,34 @@ StepGraph::~StepGraph() {
   all.erase(std::remove(all.begin(), all.end(), this), all.end());
 }
 
-int64_t StepGraph::replays_for(const Settings& settings) {
+void ReplayHooks::add(std::function<void()> hook) {
+  if (recording != nullptr) recording->hooks_.push_back(std::move(hook));
+}
+
+ReplayHooks::Recording::Recording(ReplayHooks& into) : previous_(recording) { recording = &into; }
+
+ReplayHooks::Recording::~Recording() { recording = previous_; }
+
+void ReplayHooks::run() const {
+  for (const auto& hook : hooks_) hook();
+}
+
+Metrics StepGraph::stats_for(const Settings& settings) {
+  if (!settings.cuda_graphs) return {};
   std::lock_guard<std::mutex> lock(graphs_mutex());
-  int64_t n = 0;
+  double captured = 0;
+  double replays = 0;
+  double capture_s = 0;
   for (const StepGraph* g : graphs()) {
-    if (&g->settings_ == &settings) n += g->replays_;
+    if (&g->settings_ != &settings) continue;
+    captured += g->captured_ ? 1.0 : 0.0;
+    replays += static_cast<double>(g->replays_);
+    capture_s += g->capture_s_;
   }
-  return n;
+  return {{"cuda_graphs_captured", captured},
+          {"cuda_graph_replays", replays},
+          {"cuda_graph_capture_s", capture_s},
+          {"zero_grad_in_place", 1.0}};
 }
 
 torch::Tensor StepGraph::input(size_t slot, const torch::Tensor& value) {
@@ -126,6 +150,7 @@ void StepGraph::run(const std::function<void()>& device_work) {
   } else {
 #if defined(GPUSWEEP_TORCH_CUDA)
     cuda_->replay();
+    hooks_.run();
     ++replays_;
 #endif
   }
@@ -166,6 +191,7 @@ void StepGraph::capture(const std::function<void()>& device_work) {
   try {
     cuda_->on_side_stream([&] {
       CaptureScope scope;
+      ReplayHooks::Recording counted(hooks_);
       // Thread-local mode: the input pipeline's threads may allocate
       // (pinned buffers) while this one captures.
       cuda_->graph.capture_begin(/*pool=*/{0, 0}, cudaStreamCaptureModeThreadLocal);
@@ -195,14 +221,6 @@ void StepGraph::capture(const std::function<void()>& device_work) {
   (void)device_work;
   throw std::logic_error("StepGraph::capture without CUDA");
 #endif
-}
-
-Metrics StepGraph::stats() const {
-  if (!enabled_) return {};
-  return {{"cuda_graphs_captured", captured_ ? 1.0 : 0.0},
-          {"cuda_graph_replays", static_cast<double>(replays_)},
-          {"cuda_graph_capture_s", capture_s_},
-          {"zero_grad_in_place", 1.0}};
 }
 
 }  // namespace gpusweep::torchkit

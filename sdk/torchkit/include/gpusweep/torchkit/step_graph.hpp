@@ -22,6 +22,11 @@
 // returns (the same storage every step); a shape or dtype that changes ends
 // the trial `skipped`. Outputs: tensors the captured step made keep their
 // storage, so a loss assigned in the step is read after each replay.
+// Host counters: a replay runs no host code, so what the captured step
+// counted on the host (GradStep's optimiser steps and micro-batches) it adds
+// through ReplayHooks::add, and every replay runs those additions again.
+// A workload may hold more than one StepGraph (marl graphs each critic
+// minibatch size and the actor update apart); stats_for() sums them.
 #pragma once
 
 #include <gpusweep/torchkit/diagnostics.hpp>
@@ -37,6 +42,33 @@
 #include <torch/torch.h>
 
 namespace gpusweep::torchkit {
+
+// Host-side bookkeeping that a captured step owes each of its replays.
+class ReplayHooks {
+ public:
+  // Adds `hook` to the hooks being recorded on this thread (a capture in
+  // progress); outside a recording it does nothing.
+  static void add(std::function<void()> hook);
+
+  // While alive, add() on this thread records into `into`.
+  class Recording {
+   public:
+    explicit Recording(ReplayHooks& into);
+    ~Recording();
+    Recording(const Recording&) = delete;
+    Recording& operator=(const Recording&) = delete;
+
+   private:
+    ReplayHooks* previous_;
+  };
+
+  // Runs every recorded hook once, in the order they were added.
+  void run() const;
+  size_t size() const { return hooks_.size(); }
+
+ private:
+  std::vector<std::function<void()>> hooks_;
+};
 
 class StepGraph {
  public:
@@ -59,13 +91,11 @@ class StepGraph {
   // Once captured: true, and the replays since.
   bool captured() const { return captured_; }
   int64_t replays() const { return replays_; }
-  // The replays of the live StepGraphs built on `settings` (a workload's
-  // settings_): the steps GradStep's host counters never saw, which its
-  // optimizer_steps() and micro_batches() add.
-  static int64_t replays_for(const Settings& settings);
-  // cuda_graphs_captured, cuda_graph_replays, cuda_graph_capture_s,
-  // zero_grad_in_place (graphs on; empty off).
-  Metrics stats() const;
+  // For the live StepGraphs built on `settings` (a workload's settings_),
+  // graphs on: cuda_graphs_captured (how many were captured),
+  // cuda_graph_replays and cuda_graph_capture_s (summed over them),
+  // zero_grad_in_place; empty with graphs off.
+  static Metrics stats_for(const Settings& settings);
 
  private:
   void dry_run(const std::function<void()>& device_work);
@@ -80,7 +110,8 @@ class StepGraph {
   int64_t replays_ = 0;
   double capture_s_ = 0;
   std::vector<torch::Tensor> inputs_;
-  struct Cuda;  // the graph and its side stream (CUDA builds)
+  ReplayHooks hooks_;  // what the capture counted on the host
+  struct Cuda;         // the graph and its side stream (CUDA builds)
   std::unique_ptr<Cuda> cuda_;
 };
 

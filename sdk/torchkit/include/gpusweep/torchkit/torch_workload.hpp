@@ -50,8 +50,8 @@ class TorchWorkload : public Workload {
     // built on settings_, unless the workload reports its own.
     for (const auto& [name, value] : GradStep::scaler_stats(settings_)) m.emplace(name, value);
     for (const auto& [name, value] : data_parallel_stats()) m[name] = value;  // world_size > 1
-    for (const auto& [name, value] : phase_stats()) m[name] = value;   // diagnose trials only
-    for (const auto& [name, value] : graph_.stats()) m[name] = value;  // cuda_graphs on
+    for (const auto& [name, value] : phase_stats()) m[name] = value;  // diagnose trials only
+    for (const auto& [name, value] : StepGraph::stats_for(settings_)) m[name] = value;  // graphs
     // The intra-op threads the trial ran with: data-parallel efficiency
     // pairs N ranks with one process of as many threads as each rank.
     m["intra_op_threads"] = static_cast<double>(at::get_num_threads());
