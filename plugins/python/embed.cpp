@@ -204,6 +204,15 @@ Json module_manifest(const std::string& spec) {
   return Json::parse(string_result(text.get(), where));
 }
 
+std::string module_digest(const std::string& spec) {
+  start();
+  Gil gil;
+  const std::string where = "python module '" + spec + "'";
+  Ref text(PyObject_CallMethod(g_bridge, "source_digest", "s", spec.c_str()));
+  if (!text) throw_pending(where);
+  return string_result(text.get(), where);
+}
+
 struct Workload::State {
   std::string spec;
   Ref instance, step, evaluate, stats, pause, resume;

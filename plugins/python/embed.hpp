@@ -30,6 +30,10 @@ std::string interpreter();
 // std::runtime_error naming the module, with the Python error's last lines.
 Json module_manifest(const std::string& spec);
 
+// A digest of the module's source and of the modules it imported from its
+// folder or below (its siblings and packages), as hex; imports the module.
+std::string module_digest(const std::string& spec);
+
 // A live workload of a Python module. Every call holds the GIL only for
 // its duration, so Python threads of the workload (a DataLoader's pinning
 // thread) run between calls. Errors out of Python become gpusweep::Skipped

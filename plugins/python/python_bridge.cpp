@@ -18,11 +18,9 @@
 #include <gpusweep/module_spec.hpp>
 
 #include <cstdint>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <set>
-#include <sstream>
 
 namespace {
 
@@ -38,19 +36,6 @@ Param module_param() {
                         "it defines MANIFEST and create(config) (docs/writing-plugins.md)");
   p.selects = true;
   return p;
-}
-
-// FNV-1a of the module file: a changed module is a changed workload (its
-// manifest's version, which the host hashes into every config).
-std::string file_digest(const std::string& spec) {
-  std::ifstream in(split_module_spec(spec).file, std::ios::binary);
-  std::ostringstream data;
-  data << in.rdbuf();
-  uint64_t h = 1469598103934665603ULL;
-  for (const unsigned char c : data.str()) h = (h ^ c) * 1099511628211ULL;
-  std::ostringstream hex;
-  hex << std::hex << h;
-  return hex.str();
 }
 
 // The MANIFEST's supports, flag by flag as the table's header names them.
@@ -101,7 +86,9 @@ const Selected& selected(const std::string& spec) {
   out.support = support_of(m.value("supports", Json::object()));
   Manifest& mf = out.manifest;
   mf.name = "python";
-  mf.version = text("version") + "+" + file_digest(spec);
+  // A changed module or sibling is a changed workload (the version is
+  // hashed into every config).
+  mf.version = text("version") + "+" + python::module_digest(spec);
   mf.description = text("name") + ": " + text("description") + " (" + spec + ")";
   mf.unit = text("unit");
   mf.secondary_unit = text("secondary_unit");

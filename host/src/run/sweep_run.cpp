@@ -140,6 +140,15 @@ void SweepRun::check_plugin_build(int64_t run_id) {
     if (t.status == db::TrialStatus::pending || t.status == db::TrialStatus::interrupted) continue;
     const std::string& ran = t.run_plugin_hash.value_or(t.plan.plugin_hash);
     if (ran == info_.hash) continue;
+    if (t.plan.plugin_version != info_.manifest.version) {
+      throw UsageError("cannot continue run " + std::to_string(run_id) + " of sweep '" +
+                       spec_.name + "': its trials ran workload version " + t.plan.plugin_version +
+                       ", and the workload found now (" + info_.file.path + ") is version " +
+                       info_.manifest.version +
+                       " (for a Python workload: its module or a module it imports from its "
+                       "folder changed). Put the old version back, start a new run (without "
+                       "--resume), or pass --allow-plugin-change to mix them");
+    }
     throw UsageError("cannot continue run " + std::to_string(run_id) + " of sweep '" + spec_.name +
                      "': its trials are of plugin build " + ran.substr(0, 12) + " (" +
                      t.plan.plugin_path + "), and the plugin found now, " + info_.file.path +

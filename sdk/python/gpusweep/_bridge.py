@@ -1,12 +1,14 @@
 """What the `python` workload plugin (plugins/python) calls: loading a user's
 module, reading its manifest, creating its workload, and describing an
 exception for the trial's result. Not an API for workload authors."""
+import hashlib
 import importlib.util
 import json
 import math
 import os
 import sys
 import traceback
+import zlib
 
 import gpusweep
 
@@ -24,8 +26,42 @@ def split_spec(spec):
     return path, factory
 
 
+def _module_name(stem, full):
+    """The name the module is imported under: its own stem, as `python
+    step.py` would import a sibling, so that a fresh interpreter (a DataLoader
+    worker started by spawn or forkserver, which unpickles the dataset by its
+    class's module) imports it from its folder on sys.path; a name the
+    standard library, an imported module or another module of that stem
+    already holds gets a private one instead (with which spawn cannot
+    unpickle the module's classes)."""
+    taken = stem in sys.modules or stem in getattr(sys, "stdlib_module_names", ()) or \
+        stem in sys.builtin_module_names
+    if stem.isidentifier() and not taken:
+        return stem
+    return "gpusweep_user_%s_%08x" % (stem, zlib.crc32(full.encode()))
+
+
+def _seed_module_level():
+    """Seeds torch's, random's and numpy's generators with 0 for the
+    module's import."""
+    import random
+
+    import torch
+
+    torch.manual_seed(0)
+    random.seed(0)
+    try:
+        import numpy
+        numpy.random.seed(0)
+    except ImportError:
+        pass
+
+
 def load(spec):
-    """The module a spec names, imported once per process from its file."""
+    """The module a spec names, imported once per process from its file.
+    Module-level code runs with the random generators seeded (0), so that
+    what it draws (a fixed dataset) is the same in every process; the
+    trial's own seed is applied before create()."""
     path, factory = split_spec(spec)
     full = os.path.abspath(path)
     if full in _modules:
@@ -34,12 +70,14 @@ def load(spec):
         raise FileNotFoundError(
             "module '%s' does not exist (looked for %s); base.module names a Python file "
             "defining MANIFEST and %s(config)" % (path, full, factory))
-    name = "gpusweep_user_" + os.path.splitext(os.path.basename(full))[0]
+    name = _module_name(os.path.splitext(os.path.basename(full))[0], full)
     module_spec = importlib.util.spec_from_file_location(name, full)
     module = importlib.util.module_from_spec(module_spec)
-    # Its folder first on the path, so that it imports its siblings.
+    # Its folder first on the path, so that it imports its siblings (and a
+    # spawned worker finds it).
     sys.path.insert(0, os.path.dirname(full))
     sys.modules[name] = module
+    _seed_module_level()
     try:
         module_spec.loader.exec_module(module)
     except BaseException:
@@ -47,6 +85,32 @@ def load(spec):
         raise
     _modules[full] = module
     return module, factory
+
+
+def source_digest(spec):
+    """A digest of the module's source and of every module it imported from
+    its folder or below (its siblings, its packages; not an environment
+    installed there), loaded at import: a change to any is a changed
+    workload."""
+    module, _ = load(spec)
+    root = os.path.dirname(os.path.abspath(module.__file__))
+    files = set()
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        # Some modules carry a relative name (torch._classes), not a file.
+        if not isinstance(f, str) or not os.path.isabs(f) or not os.path.isfile(f):
+            continue
+        rel = os.path.relpath(f, root)
+        parts = rel.split(os.sep)
+        if rel.startswith("..") or "site-packages" in parts or "dist-packages" in parts:
+            continue
+        files.add(rel)
+    h = hashlib.sha256()
+    for rel in sorted(files):
+        h.update(rel.encode() + b"\0")
+        with open(os.path.join(root, rel), "rb") as f:
+            h.update(hashlib.sha256(f.read()).digest())
+    return h.hexdigest()[:16]
 
 
 def _number(x, what):

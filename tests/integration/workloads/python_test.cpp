@@ -9,6 +9,7 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 using Catch::Matchers::Contains;
@@ -322,4 +323,39 @@ TEST_CASE("a Python loader builds nothing while its trial waits for its turn or 
   // Each trial paused at its turns and evaluations, and its loader built.
   CHECK(pauses >= 10);
   CHECK(built > 0);
+}
+
+TEST_CASE(
+    "a Python module is importable by a spawned loader, seeded at import, and versioned "
+    "with its siblings",
+    "[integration][torch][python]") {
+  Sandbox box;
+  for (const char* f : {"spawn_step.py", "spawn_table.py"}) {
+    std::filesystem::copy_file(kFixtures + "spawn/" + f, box.path(f));
+  }
+  // Two trials of different seeds, each in its own worker process; each
+  // step's batches come from a DataLoader worker started by `spawn`, which
+  // imports the module by its name (a private name failed it: "DataLoader
+  // worker exited unexpectedly").
+  box.write("s.json", R"({"name": "spawn", "workload": "python",
+    "base": {"module": "spawn_step.py", "device": "cpu", "threads": 1, "loader_workers": 1},
+    "grid": {"seed": [3, 4]},
+    "measure": {"repeats": 1, "vary_seed": false, "warmup_steps": 2, "steps_per_block": 3,
+                "blocks": 5, "interleave": 1, "timeout_s": 120, "min_block_s": 0}})");
+  const auto r = box.gpusweep("run s.json --db results.db");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  // The module's import draws the same value in both processes, whatever the
+  // trial's seed: the draw of torch.manual_seed(0); torch.rand(()).
+  for (const char* seed : {"3", "4"}) {
+    CHECK(metric(box, "drawn_at_import", config_is("seed", seed)) ==
+          Approx(0.4962565899).epsilon(1e-6));
+  }
+  // A changed sibling module is a changed workload: resume refuses to mix.
+  std::ofstream(box.path("spawn_table.py"), std::ios::app) << "TARGETS = [1, 2, 4]\n";
+  const auto resumed = box.gpusweep("run s.json --db results.db --resume");
+  INFO(resumed.output);
+  CHECK(resumed.code != 0);
+  CHECK_THAT(resumed.output, Contains("is version") && Contains("a module it imports"));
 }
