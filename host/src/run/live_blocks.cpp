@@ -5,6 +5,8 @@
 
 #include <gpusweep/db/live.hpp>
 
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -17,21 +19,54 @@ namespace {
 // The most often the file is replaced while blocks arrive.
 constexpr double kWriteEveryS = 0.5;
 
+// "<host name> <pid>\n", replaced by rename (a reader sees it whole).
+void write_beat(const std::string& path) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << host << " " << ::getpid() << "\n";
+  }
+  std::rename(tmp.c_str(), path.c_str());  // a failed beat only ages the last
+}
+
 }  // namespace
 
-LiveBlocks::LiveBlocks(const std::string& db_path, int64_t run_id)
-    : path_(db::live_blocks_path(db_path, run_id)) {
+LiveBlocks::LiveBlocks(const std::string& db_path, int64_t run_id, double beat_s)
+    : path_(db::live_blocks_path(db_path, run_id)),
+      beat_path_(db::live_beat_path(db_path, run_id)) {
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path_).parent_path(), ec);
   if (ec)
     off_ =
         "cannot make " + std::filesystem::path(path_).parent_path().string() + ": " + ec.message();
   write(true);
+  if (off_.empty()) {
+    write_beat(beat_path_);
+    beat_ = std::thread([this, beat_s] { beat_until_stopped(beat_s); });
+  }
+}
+
+void LiveBlocks::beat_until_stopped(double beat_s) {
+  std::unique_lock<std::mutex> lock(beat_mutex_);
+  const auto every = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(beat_s));
+  while (!beat_stop_.wait_for(lock, every, [this] { return stopping_; })) write_beat(beat_path_);
 }
 
 LiveBlocks::~LiveBlocks() {
-  if (!off_.empty()) return;  // nothing of ours to remove
   std::error_code ec;
+  if (beat_.joinable()) {
+    {
+      std::lock_guard<std::mutex> lock(beat_mutex_);
+      stopping_ = true;
+    }
+    beat_stop_.notify_all();
+    beat_.join();
+    std::filesystem::remove(beat_path_, ec);
+  }
+  if (!off_.empty()) return;  // nothing of ours to remove
   std::filesystem::remove(path_, ec);
   // The folder too, once no run of the database is writing into it (remove
   // takes an empty folder only).

@@ -13,7 +13,6 @@
 #include "serve/api_internal.hpp"
 
 #include <gpusweep/db/live.hpp>
-#include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
 
 #include <filesystem>
@@ -137,7 +136,7 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   j["blocks_planned"] = spec.measure.blocks;
   // The running trials' blocks so far, while the run's host holds its lock
   // (a file left by a killed host is stale).
-  j["live"] = sweep->status == "running" && db::RunLock::held(path, id) ? live_blocks(path, id)
+  j["live"] = sweep->status == "running" && detail::run_alive(path, id) ? live_blocks(path, id)
                                                                         : Json::array();
   // The run's trials as the comparison reads them (one read for both), then
   // their rows on a thread of their own while the comparison is made.

@@ -17,6 +17,8 @@
 #include <fstream>
 #include <thread>
 
+#include <unistd.h>
+
 using namespace gpusweep;
 using Json = nlohmann::json;
 
@@ -78,4 +80,26 @@ TEST_CASE("a live file that cannot be written turns itself off with the reason",
   live.event(1, block(1, 1));
   live.finished(1);
   CHECK(std::filesystem::is_regular_file(dir.path + "/r.db-live"));
+}
+
+TEST_CASE("a live run's heartbeat names its host and is rewritten while no block arrives",
+          "[live]") {
+  test::TempDir dir("live_beat");
+  const std::string db = dir.path + "/r.db";
+  const std::string beat = db::live_beat_path(db, 3);
+  {
+    host::LiveBlocks live(db, 3, /*beat_s=*/0.05);
+    std::string host, pid;
+    std::ifstream(beat) >> host >> pid;
+    char here[256] = {};
+    REQUIRE(::gethostname(here, sizeof here - 1) == 0);
+    CHECK(host == here);
+    CHECK(pid == std::to_string(::getpid()));
+    // Aged by hand, the beat is made young again by the thread alone.
+    const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::minutes(5);
+    std::filesystem::last_write_time(beat, old);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    CHECK(std::filesystem::last_write_time(beat) > old + std::chrono::minutes(4));
+  }
+  CHECK_FALSE(std::filesystem::exists(beat));  // gone with the run
 }

@@ -20,10 +20,18 @@
 #include <map>
 #include <thread>
 
+#include <unistd.h>
+
 using namespace gpusweep;
 using Json = nlohmann::json;
 
 namespace {
+
+std::string this_host() {
+  char name[256] = {};
+  REQUIRE(::gethostname(name, sizeof name - 1) == 0);
+  return name;
+}
 
 // A run of 2 configs x 3 repeats of noop, none run yet.
 int64_t make_run(db::Store& store) {
@@ -180,6 +188,23 @@ TEST_CASE("a live run's answer carries its running trials' blocks from its host'
   const host::ServeApi api({watched.path}, /*share_s=*/0);
   // No host holds the run: the file is stale, nothing shown.
   CHECK(answer(api, run, "")["live"].empty());
+  // A host on another node, whose lock this node may not see (node-local
+  // locks on a cluster filesystem): its fresh heartbeat says it is alive, an
+  // old one does not; this node's own name never stands in for the lock.
+  const std::string beat = db::live_beat_path(watched.path, run);
+  const auto runs_status = [&] { return api.runs("")["runs"][0]["status"]; };
+  for (const std::string& host : {std::string("node-elsewhere-17"), this_host()}) {
+    std::ofstream(beat) << host << " 4242\n";
+    const bool elsewhere = host != this_host();
+    INFO("heartbeat from " << host);
+    CHECK(answer(api, run, "")["live"].size() == (elsewhere ? 1u : 0u));
+    CHECK(runs_status() == (elsewhere ? "running" : "stopped"));
+    std::filesystem::last_write_time(
+        beat, std::filesystem::file_time_type::clock::now() - std::chrono::seconds(90));
+    CHECK(answer(api, run, "")["live"].empty());
+    CHECK(runs_status() == "stopped");
+  }
+  std::filesystem::remove(beat);
   const auto lock = db::RunLock::try_acquire(watched.path, run);
   REQUIRE(lock);
   const Json j = answer(api, run, "");

@@ -3,8 +3,16 @@
 // database, never in it, so that a live view (`gpusweep serve`) costs the
 // database nothing. The host (run/live_blocks.hpp) replaces it by rename,
 // so a reader sees a whole file or the one before; a file left by a killed
-// host is stale, and readers use it only while the run's lock is held
-// (RunLock::held).
+// host is stale, and readers use it only while the run is alive.
+//
+// Alive: the run's lock is held (RunLock::held), or, for a host on another
+// node, its heartbeat file is fresh. A cluster filesystem may keep locks on
+// the node that took them (Lustre's `localflock`), so a login node running
+// `gpusweep serve` may not see a compute node's lock: the host also keeps
+// "<run>.beat" beside the live file, holding its host name and pid and
+// rewritten every kLiveHeartbeatS, and a reader on another node takes a beat
+// younger than kLiveStaleS as a live run. On the host's own node the lock
+// decides (a beat left by a killed host is younger than that for a while).
 #pragma once
 
 #include <cstdint>
@@ -15,5 +23,12 @@ namespace gpusweep::db {
 inline std::string live_blocks_path(const std::string& db_path, int64_t run_id) {
   return db_path + "-live/" + std::to_string(run_id) + ".json";
 }
+
+inline std::string live_beat_path(const std::string& db_path, int64_t run_id) {
+  return db_path + "-live/" + std::to_string(run_id) + ".beat";
+}
+
+constexpr double kLiveHeartbeatS = 10;
+constexpr double kLiveStaleS = 60;  // six beats: a busy file server's delays, clock skew
 
 }  // namespace gpusweep::db
