@@ -184,6 +184,12 @@ torchkit::Estimate psnr_db(const torch::Tensor& images, const torch::Tensor& cle
   return torchkit::mean_and_se(-10.0 * torch::log10(mse));
 }
 
+// The optimiser, made capturable (cuda_graphs) or not, for GradStep to take.
+torchkit::FusedAdam& capturable_if(torchkit::FusedAdam& optimizer, bool on) {
+  optimizer.capturable(on);
+  return optimizer;
+}
+
 class Restoration final : public torchkit::TorchWorkload {
  public:
   static Manifest manifest() {
@@ -234,11 +240,11 @@ class Restoration final : public torchkit::TorchWorkload {
         train_images_(render_images(kTrainImages, kTrainImageSize, settings_.seed, kImageStream)),
         model_(build_model(knobs_, settings_)),
         optimizer_(model_->parameters(), torch::optim::AdamOptions(kLearningRate)),
-        grad_(settings_, optimizer_),
+        // A captured step needs Adam's step count on the device (and fp16's
+        // scaler, under graphs, a capturable optimiser when GradStep is made).
+        grad_(settings_, capturable_if(optimizer_, settings_.cuda_graphs)),
         pipeline_(settings_,
                   [this](int64_t /*index*/, std::mt19937_64& rng) { return make_batch(rng); }) {
-    // A captured step needs Adam's step count on the device.
-    optimizer_.capturable(settings_.cuda_graphs);
     track(pipeline_);
     make_validation_set();
     initial_psnr_db_ = validation_psnr_db().mean;

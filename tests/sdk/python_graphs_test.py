@@ -1,6 +1,7 @@
 """The Python SDK's cuda_graphs on the CPU: Settings.graphed's dry run refuses a
 step that reads a value on the host (observe_loss inside it), a clean step is
-then refused on the CPU with the reason after running once, the step runs as
+then refused on the CPU with the reason after running once, fp16 refused (its
+GradScaler reads on the host), the step runs as
 it is when graphs are off, step_input keeps static copies (a changed shape
 refused), and gradients are zeroed in place under graphs. Capture and replay
 need a GPU (tests/gpu/cuda_graphs_test.sh for the C++ workloads).
@@ -46,6 +47,13 @@ if why != "cuda_graphs captures CUDA kernels; device is cpu":
     failures.append("a clean step on the CPU: %r" % why)
 if len(calls) != 2:
     failures.append("the clean step's dry run did not run it")
+# fp16: torch.amp.GradScaler decides on the host whether to skip each
+# update; refused before the step runs.
+why = refusal(settings(cuda_graphs=True, precision="fp16"), lambda: calls.append(1))
+if "precision=fp16" not in why or "GradScaler" not in why:
+    failures.append("fp16 under graphs was not refused for its scaler: %r" % why)
+if len(calls) != 2:
+    failures.append("the fp16 step ran before its refusal")
 
 off = settings()
 for _ in range(5):

@@ -3,13 +3,17 @@
 // step left as it is when graphs are off. tests/gpu/cuda_graphs_test.sh
 // checks capture and replay on a GPU.
 #include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/fused_adam.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/settings.hpp>
 #include <gpusweep/torchkit/step_graph.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <limits>
+#include <memory>
 #include <string>
+#include <vector>
 
 using namespace gpusweep;
 using namespace gpusweep::torchkit;
@@ -134,4 +138,81 @@ TEST_CASE("what a captured step counted on the host, each replay counts again, p
   CHECK(critic.micro_batches() == 2 * (3 + 3));
   CHECK(actor.optimizer_steps() == 3 + 3);
   CHECK(actor.micro_batches() == 3 + 3);
+}
+
+TEST_CASE("fp16 under cuda_graphs: the scaler's check stays on the device and skips an overflow",
+          "[torchkit]") {
+  // The device-side scaler's ops run on the CPU too: fp16 is set by hand,
+  // as on a GPU (the table keeps fp16 to CUDA).
+  Settings s = cpu_settings(true);
+  s.precision = Precision::fp16;
+  const Settings plain = cpu_settings(true);  // fp32: no scaler, the reference
+  auto make = [](torch::Tensor& w, std::unique_ptr<FusedAdam>& opt) {
+    w = torch::linspace(-1, 1, 6).requires_grad_();
+    opt =
+        std::make_unique<FusedAdam>(std::vector<torch::Tensor>{w}, torch::optim::AdamOptions(0.1));
+    opt->capturable(true);
+  };
+  torch::Tensor w, ref_w;
+  std::unique_ptr<FusedAdam> opt, ref_opt;
+  make(w, opt);
+  make(ref_w, ref_opt);
+  GradStep scaled(s, *opt);
+  GradStep reference(plain, *ref_opt);
+  const torch::Tensor x = torch::arange(1.0, 7.0);
+  auto loss_of = [&](const torch::Tensor& weights, double poison) {
+    return ((weights * x).pow(2).sum() * 0.01 + weights.sum() * poison);
+  };
+  HostSyncCount syncs;
+  for (int i = 0; i < 3; ++i) {
+    scaled.backward(loss_of(w, 0));
+    scaled.step();
+    reference.backward(loss_of(ref_w, 0));
+    reference.step();
+  }
+  // An overflowed gradient: the update, the moments and the step count are
+  // left as they were; the scale halves; no host read decided it.
+  const torch::Tensor before = w.detach().clone();
+  const auto& state =
+      static_cast<const torch::optim::AdamParamState&>(*opt->state().at(w.unsafeGetTensorImpl()));
+  const torch::Tensor moment = state.exp_avg().clone();
+  scaled.backward(loss_of(w, std::numeric_limits<double>::infinity()));
+  scaled.step();
+  CHECK(syncs.count() == 0);
+  CHECK(torch::equal(w.detach(), before));
+  CHECK(torch::equal(state.exp_avg(), moment));
+  CHECK(opt->device_step(w).item<double>() == 3.0);
+  CHECK(scaled.loss_scale() == 32768.0);
+  CHECK(scaled.skipped_steps() == 1);
+  CHECK(scaled.optimizer_steps() == 3);
+  // Then it trains on as the unscaled reference does (the scale is a power
+  // of two: unscaling is exact).
+  for (int i = 0; i < 3; ++i) {
+    scaled.backward(loss_of(w, 0));
+    scaled.step();
+    reference.backward(loss_of(ref_w, 0));
+    reference.step();
+  }
+  CHECK(torch::allclose(w.detach(), ref_w.detach(), /*rtol=*/1e-6, /*atol=*/1e-7));
+  CHECK(opt->device_step(w).item<double>() == 6.0);
+  CHECK(scaled.optimizer_steps() == 6);
+  CHECK(GradStep::scaler_stats(s).at("scaler_skipped_steps") == 1.0);
+}
+
+TEST_CASE("fp16 under cuda_graphs refuses an optimiser whose kernels cannot skip on the device",
+          "[torchkit]") {
+  Settings s = cpu_settings(true);
+  s.precision = Precision::fp16;
+  torch::Tensor w = torch::ones({2}, torch::requires_grad());
+  torch::optim::Adam libtorch({w}, torch::optim::AdamOptions(0.1));
+  FusedAdam host_counted({w}, torch::optim::AdamOptions(0.1));  // not capturable
+  for (torch::optim::Optimizer* o :
+       std::vector<torch::optim::Optimizer*>{&libtorch, &host_counted}) {
+    try {
+      GradStep g(s, *o);
+      FAIL("an optimiser that counts on the host was taken");
+    } catch (const Skipped& e) {
+      CHECK_THAT(std::string(e.what()), Contains("FusedAdam or FusedAdamW, capturable"));
+    }
+  }
 }

@@ -346,6 +346,11 @@ class Settings:
         call = self._graph_calls
         self._graph_calls += 1
         if call == 0:
+            if self.precision == "fp16":
+                raise Skipped("cuda_graphs with precision=fp16: torch.amp.GradScaler reads on the "
+                              "host, each step, whether a gradient overflowed (to skip the "
+                              "update); a captured graph would replay the answer of the capture. "
+                              "Use bf16 or fp32")
             before = self._host_syncs
             out = device_work()
             if self._host_syncs > before:

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <utility>
@@ -116,6 +117,11 @@ void step_group(torch::optim::OptimizerParamGroup& group, bool amsgrad, StateMap
   for (auto& split : splits) {
     if (device_steps.on) torch::_foreach_add_(split.steps, 1);
     call(split);
+    // A step the scaler's found_inf skipped takes its counts back, as
+    // torch.optim's fused Adam does.
+    if (device_steps.found_inf.defined()) {
+      torch::_foreach_add_(split.steps, device_steps.found_inf.squeeze(), /*alpha=*/-1);
+    }
     for (auto* s : split.states) {
       auto& state = static_cast<State&>(*s);
       state.step(state.step() + 1);
@@ -160,15 +166,22 @@ void sync_host_steps_of(const DeviceSteps& steps, StateMap& states) {
   }
 }
 
+// The kernels' found_inf argument: none unless skip_when() gave one.
+std::optional<torch::Tensor> found_inf_of(const DeviceSteps& steps) {
+  if (!steps.found_inf.defined()) return std::nullopt;
+  return steps.found_inf;
+}
+
 }  // namespace
 
 torch::Tensor FusedAdam::step(LossClosure closure) {
   using torch::optim::AdamOptions;
   const bool fused = fused_step<torch::optim::AdamParamState, AdamOptions>(
-      param_groups_, state_, steps_, closure, [](Split& l, const AdamOptions& o) {
+      param_groups_, state_, steps_, closure, [this](Split& l, const AdamOptions& o) {
         at::_fused_adam_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
                          o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
-                         o.eps(), o.amsgrad(), /*maximize=*/false);
+                         o.eps(), o.amsgrad(), /*maximize=*/false, /*grad_scale=*/std::nullopt,
+                         found_inf_of(steps_));
       });
   return fused ? torch::Tensor() : torch::optim::Adam::step();
 }
@@ -176,12 +189,20 @@ torch::Tensor FusedAdam::step(LossClosure closure) {
 torch::Tensor FusedAdamW::step(LossClosure closure) {
   using torch::optim::AdamWOptions;
   const bool fused = fused_step<torch::optim::AdamWParamState, AdamWOptions>(
-      param_groups_, state_, steps_, closure, [](Split& l, const AdamWOptions& o) {
+      param_groups_, state_, steps_, closure, [this](Split& l, const AdamWOptions& o) {
         at::_fused_adamw_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_exp_avg_sqs, l.steps,
                           o.lr(), std::get<0>(o.betas()), std::get<1>(o.betas()), o.weight_decay(),
-                          o.eps(), o.amsgrad(), /*maximize=*/false);
+                          o.eps(), o.amsgrad(), /*maximize=*/false, /*grad_scale=*/std::nullopt,
+                          found_inf_of(steps_));
       });
   return fused ? torch::Tensor() : torch::optim::AdamW::step();
+}
+
+void CapturableSteps::skip_when(const torch::Tensor& found_inf) {
+  if (!steps_.on) {
+    throw std::logic_error("skip_when needs a capturable optimiser (capturable(true) first)");
+  }
+  steps_.found_inf = found_inf;
 }
 
 torch::Tensor CapturableSteps::device_step(const torch::Tensor& param) const {

@@ -2,6 +2,7 @@
 #include <gpusweep/torchkit/grad_step.hpp>
 
 #include <gpusweep/torchkit/diagnostics.hpp>
+#include <gpusweep/torchkit/fused_adam.hpp>
 #include <gpusweep/torchkit/step_graph.hpp>
 
 #include <ATen/ops/_amp_foreach_non_finite_check_and_unscale.h>
@@ -36,11 +37,27 @@ std::vector<const GradStep*>& scalers() {
 
 GradStep::GradStep(const Settings& settings, torch::optim::Optimizer& optimizer)
     : settings_(settings), optimizer_(optimizer) {
-  scaling_ = settings.precision == Precision::fp16 && settings.device.is_cuda();
+  // fp16 runs on CUDA only (Settings refuses it elsewhere); a test may
+  // scale on the CPU, where the scaler's ops run too.
+  scaling_ = settings.precision == Precision::fp16;
   if (scaling_) {
     auto f32 = torch::TensorOptions().dtype(torch::kFloat).device(settings.device);
     scale_ = torch::full({1}, kInitScale, f32);
     growth_tracker_ = torch::zeros({1}, f32.dtype(torch::kInt));
+    if (settings.cuda_graphs) {
+      auto* fused = dynamic_cast<CapturableSteps*>(&optimizer);
+      if (fused == nullptr || !fused->capturable()) {
+        throw Skipped(
+            "cuda_graphs with precision=fp16: the gradient scaler's check stays on the device "
+            "only with torchkit's FusedAdam or FusedAdamW, capturable (their kernels skip an "
+            "update whose gradients overflowed); this workload's optimiser is not one. Use "
+            "bf16 or fp32");
+      }
+      on_device_ = true;
+      found_inf_ = torch::zeros({1}, f32);
+      skipped_on_device_ = torch::zeros({1}, f32);
+      fused->skip_when(found_inf_);
+    }
     std::lock_guard<std::mutex> lock(scalers_mutex());
     scalers().push_back(this);
   }
@@ -62,7 +79,7 @@ Metrics GradStep::scaler_stats(const Settings& settings) {
   for (const GradStep* g : scalers()) {
     if (&g->settings_ != &settings) continue;
     scale = std::min(scale, g->loss_scale());
-    skipped += g->skipped_;
+    skipped += g->skipped_steps();
     any = true;
   }
   if (!any) return {};
@@ -84,10 +101,30 @@ void GradStep::backward(const torch::Tensor& loss) {
   ReplayHooks::add([this] { ++micro_batches_; });  // a captured backward
 }
 
+// The scaler without a host read (cuda_graphs): the check sets found_inf_,
+// which the fused kernels read to skip the update; the skip is counted and
+// the scale updated on the device.
+void GradStep::scaled_step_on_device() {
+  std::vector<torch::Tensor> grads;
+  for (auto& group : optimizer_.param_groups()) {
+    for (auto& p : group.params()) {
+      if (p.grad().defined()) grads.push_back(p.grad());
+    }
+  }
+  found_inf_.zero_();
+  at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());
+  optimizer_.step();
+  skipped_on_device_.add_(found_inf_);
+  at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, kGrowthFactor, kBackoffFactor,
+                         kGrowthInterval);
+}
+
 bool GradStep::step() {
   PhaseTimer phase(Phase::optimizer, settings_.device);
   bool stepped = true;
-  if (scaling_) {
+  if (on_device_) {
+    scaled_step_on_device();  // whether it stepped is known on the device only
+  } else if (scaling_) {
     std::vector<torch::Tensor> grads;
     for (auto& group : optimizer_.param_groups()) {
       for (auto& p : group.params()) {
@@ -112,14 +149,19 @@ bool GradStep::step() {
   zero_grad(optimizer_, settings_.zero_grad_to_none && !settings_.cuda_graphs);
   if (stepped) {
     ++steps_;
-    ReplayHooks::add([this] { ++steps_; });  // a captured step (never scaled: fp16 is refused)
+    ReplayHooks::add([this] { ++steps_; });  // a captured step (its skips counted on the device)
   } else {
     ++skipped_;
   }
   return stepped;
 }
 
-int64_t GradStep::optimizer_steps() const { return steps_; }
+int64_t GradStep::optimizer_steps() const { return steps_ - (on_device_ ? skipped_steps() : 0); }
+
+int64_t GradStep::skipped_steps() const {
+  if (!on_device_) return skipped_;
+  return static_cast<int64_t>(skipped_on_device_.item<float>());
+}
 
 int64_t GradStep::micro_batches() const { return micro_batches_; }
 

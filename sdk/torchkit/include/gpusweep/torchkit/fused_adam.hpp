@@ -33,12 +33,20 @@ namespace gpusweep::torchkit {
 struct DeviceSteps {
   bool on = false;
   std::unordered_map<void*, torch::Tensor> by_param;  // TensorImpl* -> step tensor
+  torch::Tensor found_inf;  // skip_when(): read by every step's kernels, on the device
 };
 
 // What FusedAdam and FusedAdamW share for it.
 class CapturableSteps {
  public:
   void capturable(bool on) { steps_.on = on; }
+  bool capturable() const { return steps_.on; }
+  // The fp16 scaler's check kept on the device (cuda_graphs): from now on
+  // every step reads `found_inf` (float32 [1] on the parameters' device, 1
+  // where a gradient was not finite) in its kernels, which then leave every
+  // parameter, moment and device step count as they were. Capturable only
+  // (a host step count cannot be taken back on the device).
+  void skip_when(const torch::Tensor& found_inf);
   // The device step count of a parameter (capturable; undefined before its
   // first step).
   torch::Tensor device_step(const torch::Tensor& param) const;

@@ -1,5 +1,9 @@
 // One optimiser step over grad_accum micro-batches, with the fp16 gradient
-// scaler on CUDA: backward() each micro-batch's loss, then step(). At
+// scaler: backward() each micro-batch's loss, then step(). Under
+// cuda_graphs the scaler's check stays on the device: the optimiser must be
+// torchkit's FusedAdam or FusedAdamW, capturable, whose kernels skip the
+// update where a gradient was not finite (otherwise the trial is skipped
+// with the reason); the skipped steps are counted on the device. At
 // world_size > 1 the last micro-batch's backward all-reduces the gradients
 // as DistributedDataParallel does (data_parallel.hpp).
 #pragma once
@@ -29,14 +33,16 @@ class GradStep {
 
   // Unscales (fp16), skips the update if a gradient is not finite (fp16),
   // steps the optimiser, clears gradients as zero_grad_to_none says, updates
-  // the loss scale. Returns whether the optimiser stepped.
+  // the loss scale. Returns whether the optimiser stepped (fp16 under
+  // cuda_graphs: true, the skip being known on the device only).
   bool step();
 
   // Steps and micro-batches taken, those a CUDA graph replayed included
   // (cuda_graphs: the host ran them only in the warmup and the capture).
   int64_t optimizer_steps() const;
   int64_t micro_batches() const;
-  int64_t skipped_steps() const { return skipped_; }
+  // Steps the fp16 scaler skipped (under cuda_graphs a device read).
+  int64_t skipped_steps() const;
   // The fp16 scaler's loss scale now (65536 at the start; halved at each
   // skipped step, doubled after 2000 steps in a row without one); 1 without
   // a scaler. A device read.
@@ -46,7 +52,7 @@ class GradStep {
   Metrics counters() const {
     return {{"optimizer_steps", static_cast<double>(optimizer_steps())},
             {"micro_batches", static_cast<double>(micro_batches())},
-            {"skipped_steps", static_cast<double>(skipped_)},
+            {"skipped_steps", static_cast<double>(skipped_steps())},
             {"param_norm", param_norm()}};
   }
   // The L2 norm of all the optimiser's parameters together (a device read):
@@ -63,10 +69,15 @@ class GradStep {
  private:
   const Settings& settings_;
   torch::optim::Optimizer& optimizer_;
-  bool scaling_ = false;          // fp16 on CUDA
-  torch::Tensor scale_;           // float32 [1] on the device
-  torch::Tensor growth_tracker_;  // int32 [1] on the device
-  int64_t steps_ = 0;
+  void scaled_step_on_device();
+
+  bool scaling_ = false;             // fp16
+  bool on_device_ = false;           // fp16 under cuda_graphs: no host read a step
+  torch::Tensor scale_;              // float32 [1] on the device
+  torch::Tensor growth_tracker_;     // int32 [1] on the device
+  torch::Tensor found_inf_;          // on_device_: float32 [1], this step's check
+  torch::Tensor skipped_on_device_;  // on_device_: float32 [1], steps skipped so far
+  int64_t steps_ = 0;                // on_device_: steps taken or skipped
   int64_t micro_batches_ = 0;
   int64_t skipped_ = 0;
   std::unique_ptr<GradientSync> sync_;  // world_size > 1
