@@ -221,9 +221,9 @@ class Coma final : public torchkit::TorchWorkload {
     return fused;
   }
 
-  // Under cuda_graphs one graph per critic minibatch size (batch_number
-  // chunks of the transitions may differ by one row), each with the loss its
-  // captured update writes.
+  // Under cuda_graphs one graph per critic minibatch size (the last of the
+  // batch_number chunks may be shorter: 359 and 356 of 1792 transitions),
+  // each with the loss its captured update writes.
   struct CriticGraph {
     CriticGraph(const torchkit::Settings& settings, int64_t rows)
         : graph(settings, "marl's critic update on " + std::to_string(rows) + " transitions") {}
@@ -311,7 +311,9 @@ class Coma final : public torchkit::TorchWorkload {
       // The shuffle stays outside the graphs: each update copies its rows'
       // indices into its graph's static input.
       const torch::Tensor order = torch::randperm(n, shuffle_gen_, longs);
-      for (const torch::Tensor& rows : order.chunk(knobs_.batch_number)) {
+      const std::vector<torch::Tensor> chunks = order.chunk(knobs_.batch_number);
+      for (size_t c = 0; c < chunks.size(); ++c) {
+        const torch::Tensor& rows = chunks[c];
         CriticGraph& graph = critic_graph(rows.size(0));
         const torch::Tensor idx = graph.graph.input(0, rows);
         graph.graph.run([&] {
@@ -336,9 +338,10 @@ class Coma final : public torchkit::TorchWorkload {
         ++critic_updates_;
         if (critic_updates_ % kTargetSyncEvery == 0) {
           sync_target();
-          // Later minibatches of this step bootstrap from the new target
-          // (copied into the same static tensor under cuda_graphs).
-          targets = step_input(kTargetsInput, td_targets(states, agent_part, actions));
+          // Later minibatches of this step, if any, bootstrap from the new
+          // target (copied into the same static tensor under cuda_graphs).
+          const bool last = pass + 1 == knobs_.data_passes && c + 1 == chunks.size();
+          if (!last) targets = step_input(kTargetsInput, td_targets(states, agent_part, actions));
         }
       }
     }

@@ -228,18 +228,13 @@ class Transformer final : public torchkit::TorchWorkload {
 
  protected:
   Metrics extra_stats() override {
-    // A replayed step is one optimiser step of grad_accum micro-batches that
-    // GradStep's host counters did not see.
-    const auto replays = static_cast<double>(step_graph().replays());
-    return {{"optimizer_steps", static_cast<double>(grad_->optimizer_steps()) + replays},
-            {"micro_batches", static_cast<double>(grad_->micro_batches()) +
-                                  replays * static_cast<double>(settings_.grad_accum)},
-            {"skipped_steps", static_cast<double>(grad_->skipped_steps())},
-            {"param_norm", grad_->param_norm()},
-            {"checkpoints_saved", static_cast<double>(checkpoints_)},
-            {"start_step", static_cast<double>(start_step_)},
-            {"step", static_cast<double>(steps_)},
-            {"flops_per_step", flops_per_step()}};
+    // GradStep's counters include the steps a CUDA graph replayed.
+    Metrics m = grad_->counters();
+    m["checkpoints_saved"] = static_cast<double>(checkpoints_);
+    m["start_step"] = static_cast<double>(start_step_);
+    m["step"] = static_cast<double>(steps_);
+    m["flops_per_step"] = flops_per_step();
+    return m;
   }
 
   // FLOPs of one step's matmuls (2 per multiply-add), forward and backward

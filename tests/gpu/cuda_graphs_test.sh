@@ -5,8 +5,10 @@
 # side, interleaved (and transformer in fp16, its scaler's check kept on the
 # device under graphs):
 #   - the graphed trial is ok, captured (cuda_graphs_captured >= 1: marl
-#     holds three graphs) and replayed at least once per measured step: it
-#     did not fall back to eager;
+#     holds a graph per critic minibatch size and one for its actor) and
+#     replayed at least once per measured step: it did not fall back to
+#     eager; where the workload reports both, its optimizer_steps (plus the
+#     fp16 scaler's skipped ones) equal its steps (replays counted once);
 #   - its loss after the same steps agrees with the eager trial's (dqn within
 #     10%: its data depends on its greedy actions, which float rounding can
 #     flip, and its eager Adam is LibTorch's, rounding otherwise than the
@@ -48,9 +50,11 @@ JSON
   python3 - "$w" "$tolerance" "$(sql "$db" "SELECT count(*) FROM trials WHERE status = 'ok'")" \
     "$(metric 1 cuda_graphs_captured)" "$(metric 1 cuda_graph_replays)" \
     "$(sql "$db" "SELECT sum(b.steps) FROM blocks b JOIN trials t ON t.id = b.trial_id WHERE $(graphs 1)")" \
-    "$(metric 0 last_loss)" "$(metric 1 last_loss)" "$(median 0)" "$(median 1)" <<'PY'
+    "$(metric 0 last_loss)" "$(metric 1 last_loss)" "$(median 0)" "$(median 1)" \
+    "$(metric 1 optimizer_steps)" "$(metric 1 skipped_steps)" "$(metric 1 step)" <<'PY'
 import math, sys
-w, tol, ok, captured, replays, steps, eager_loss, graphed_loss, eager, graphed = sys.argv[1:]
+(w, tol, ok, captured, replays, steps, eager_loss, graphed_loss, eager, graphed, opt_steps,
+ skipped, own_steps) = sys.argv[1:]
 def num(s):  # a query without rows prints its header: no value
     try:
         return float(s)
@@ -58,6 +62,7 @@ def num(s):  # a query without rows prints its header: no value
         return float("nan")
 tol, ok, captured, replays, steps = float(tol), int(num(ok)), num(captured), num(replays), num(steps)
 eager_loss, graphed_loss, eager, graphed = map(num, (eager_loss, graphed_loss, eager, graphed))
+opt_steps, own_steps = num(opt_steps) + (num(skipped) if num(skipped) > 0 else 0), num(own_steps)
 print("%s: %d of 2 trials ok; graphed: captured %s, %s replays over %s measured steps; last loss "
       "eager %g, graphed %g; median samples/s eager %g, graphed %g (%.2fx)"
       % (w, ok, captured, replays, steps, eager_loss, graphed_loss, eager, graphed,
@@ -71,6 +76,9 @@ if not replays >= steps:
     fail.append("%s replays for %s measured steps: some steps ran eagerly" % (replays, steps))
 if not (math.isfinite(graphed_loss) and abs(graphed_loss - eager_loss) <= tol * abs(eager_loss) + 1e-3):
     fail.append("losses disagree beyond %g: eager %g, graphed %g" % (tol, eager_loss, graphed_loss))
+if math.isfinite(opt_steps) and math.isfinite(own_steps) and opt_steps != own_steps:
+    fail.append("optimizer steps and skipped ones %g for %g steps: replays miscounted"
+                % (opt_steps, own_steps))
 if not graphed > eager:
     fail.append("the graphed step is not faster: %g against %g samples/s" % (graphed, eager))
 for f in fail:

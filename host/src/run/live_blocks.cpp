@@ -19,16 +19,19 @@ namespace {
 // The most often the file is replaced while blocks arrive.
 constexpr double kWriteEveryS = 0.5;
 
-// "<host name> <pid>\n", replaced by rename (a reader sees it whole).
+// "<host name> <pid>\n", written over itself in place: the same bytes each
+// time, so that a reader never sees a short file, and the same inode, so
+// that a network filesystem's cached lookup still names it. A failed write
+// only ages the last beat.
 void write_beat(const std::string& path) {
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << host << " " << ::getpid() << "\n";
-  }
-  std::rename(tmp.c_str(), path.c_str());  // a failed beat only ages the last
+  const std::string line = std::string(host) + " " + std::to_string(::getpid()) + "\n";
+  std::fstream out(path, std::ios::in | std::ios::out | std::ios::binary);
+  if (!out.is_open()) out.open(path, std::ios::out | std::ios::binary);  // the first beat
+  out.seekp(0);
+  out << line;
+  out.flush();
 }
 
 }  // namespace
@@ -49,10 +52,15 @@ LiveBlocks::LiveBlocks(const std::string& db_path, int64_t run_id, double beat_s
 }
 
 void LiveBlocks::beat_until_stopped(double beat_s) {
-  std::unique_lock<std::mutex> lock(beat_mutex_);
   const auto every = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
       std::chrono::duration<double>(beat_s));
-  while (!beat_stop_.wait_for(lock, every, [this] { return stopping_; })) write_beat(beat_path_);
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(beat_mutex_);
+      if (beat_stop_.wait_for(lock, every, [this] { return stopping_; })) return;
+    }
+    write_beat(beat_path_);  // unlocked: a slow file server never holds up the destructor's signal
+  }
 }
 
 LiveBlocks::~LiveBlocks() {

@@ -1,6 +1,7 @@
 """What the `python` workload plugin (plugins/python) calls: loading a user's
 module, reading its manifest, creating its workload, and describing an
 exception for the trial's result. Not an API for workload authors."""
+import contextlib
 import hashlib
 import importlib.util
 import json
@@ -13,6 +14,7 @@ import zlib
 import gpusweep
 
 _modules = {}
+_sources = {}  # module file -> the files its import loaded from its folder (relative)
 
 
 def split_spec(spec):
@@ -41,27 +43,59 @@ def _module_name(stem, full):
     return "gpusweep_user_%s_%08x" % (stem, zlib.crc32(full.encode()))
 
 
-def _seed_module_level():
-    """Seeds torch's, random's and numpy's generators with 0 for the
-    module's import."""
+@contextlib.contextmanager
+def _seeded_import():
+    """Runs a module's import with torch's CPU generator, random's and
+    numpy's seeded with 0, and puts their states back after it, so that the
+    trial's seeds (applied before or after the import) are untouched. Not
+    CUDA's generators: torch.manual_seed would queue their seeding until
+    Python first touches CUDA, over the trial's seed."""
     import random
 
     import torch
 
-    torch.manual_seed(0)
-    random.seed(0)
     try:
         import numpy
-        numpy.random.seed(0)
     except ImportError:
-        pass
+        numpy = None
+    cpu, py = torch.get_rng_state(), random.getstate()
+    np_state = numpy.random.get_state() if numpy is not None else None
+    torch.default_generator.manual_seed(0)
+    random.seed(0)
+    if numpy is not None:
+        numpy.random.seed(0)
+    try:
+        yield
+    finally:
+        torch.set_rng_state(cpu)
+        random.setstate(py)
+        if numpy is not None:
+            numpy.random.set_state(np_state)
+
+
+def _files_under(root, modules):
+    """The source files of `modules` in root's folder or below (paths
+    relative to it), not those of an environment installed there."""
+    files = set()
+    for m in modules:
+        f = getattr(m, "__file__", None)
+        # Some modules carry a relative name (torch._classes), not a file.
+        if not isinstance(f, str) or not os.path.isabs(f):
+            continue
+        rel = os.path.relpath(f, root)
+        parts = rel.split(os.sep)
+        if rel.startswith("..") or "site-packages" in parts or "dist-packages" in parts:
+            continue
+        if os.path.isfile(f):
+            files.add(rel)
+    return files
 
 
 def load(spec):
     """The module a spec names, imported once per process from its file.
-    Module-level code runs with the random generators seeded (0), so that
-    what it draws (a fixed dataset) is the same in every process; the
-    trial's own seed is applied before create()."""
+    Module-level code runs with the CPU generators seeded (0), so that what
+    it draws (a fixed dataset) is the same in every process that imports it
+    through gpusweep; the trial's own seed is applied before create()."""
     path, factory = split_spec(spec)
     full = os.path.abspath(path)
     if full in _modules:
@@ -75,38 +109,32 @@ def load(spec):
     module = importlib.util.module_from_spec(module_spec)
     # Its folder first on the path, so that it imports its siblings (and a
     # spawned worker finds it).
-    sys.path.insert(0, os.path.dirname(full))
+    root = os.path.dirname(full)
+    sys.path.insert(0, root)
+    before = set(sys.modules)
     sys.modules[name] = module
-    _seed_module_level()
     try:
-        module_spec.loader.exec_module(module)
+        with _seeded_import():
+            module_spec.loader.exec_module(module)
     except BaseException:
         del sys.modules[name]
         raise
     _modules[full] = module
+    # What its import loaded from its folder, itself included: its version.
+    _sources[full] = _files_under(root, [module] + [sys.modules[k] for k in set(sys.modules) -
+                                                    before if k in sys.modules])
     return module, factory
 
 
 def source_digest(spec):
-    """A digest of the module's source and of every module it imported from
-    its folder or below (its siblings, its packages; not an environment
-    installed there), loaded at import: a change to any is a changed
-    workload."""
-    module, _ = load(spec)
-    root = os.path.dirname(os.path.abspath(module.__file__))
-    files = set()
-    for m in list(sys.modules.values()):
-        f = getattr(m, "__file__", None)
-        # Some modules carry a relative name (torch._classes), not a file.
-        if not isinstance(f, str) or not os.path.isabs(f) or not os.path.isfile(f):
-            continue
-        rel = os.path.relpath(f, root)
-        parts = rel.split(os.sep)
-        if rel.startswith("..") or "site-packages" in parts or "dist-packages" in parts:
-            continue
-        files.add(rel)
+    """A digest of the module's source and of every module its import loaded
+    from its folder or below (its siblings, its packages; not an environment
+    installed there): a change to any is a changed workload."""
+    load(spec)
+    full = os.path.abspath(split_spec(spec)[0])
+    root = os.path.dirname(full)
     h = hashlib.sha256()
-    for rel in sorted(files):
+    for rel in sorted(_sources[full]):
         h.update(rel.encode() + b"\0")
         with open(os.path.join(root, rel), "rb") as f:
             h.update(hashlib.sha256(f.read()).digest())

@@ -352,6 +352,9 @@ TEST_CASE(
     CHECK(metric(box, "drawn_at_import", config_is("seed", seed)) ==
           Approx(0.4962565899).epsilon(1e-6));
   }
+  // The import's seed is put back: what create() draws follows the trial's.
+  CHECK(metric(box, "drawn_in_create", config_is("seed", "3")) !=
+        metric(box, "drawn_in_create", config_is("seed", "4")));
   // A changed sibling module is a changed workload: resume refuses to mix.
   std::ofstream(box.path("spawn_table.py"), std::ios::app) << "TARGETS = [1, 2, 4]\n";
   const auto resumed = box.gpusweep("run s.json --db results.db --resume");

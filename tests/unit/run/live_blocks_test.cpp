@@ -98,8 +98,14 @@ TEST_CASE("a live run's heartbeat names its host and is rewritten while no block
     // Aged by hand, the beat is made young again by the thread alone.
     const auto old = std::filesystem::file_time_type::clock::now() - std::chrono::minutes(5);
     std::filesystem::last_write_time(beat, old);
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (std::filesystem::last_write_time(beat) < old + std::chrono::minutes(4) &&
+           std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     CHECK(std::filesystem::last_write_time(beat) > old + std::chrono::minutes(4));
+    std::ifstream(beat) >> host >> pid;  // rewritten in place, whole
+    CHECK(host == here);
   }
   CHECK_FALSE(std::filesystem::exists(beat));  // gone with the run
 }

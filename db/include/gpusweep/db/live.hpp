@@ -10,8 +10,10 @@
 // the node that took them (Lustre's `localflock`), so a login node running
 // `gpusweep serve` may not see a compute node's lock: the host also keeps
 // "<run>.beat" beside the live file, holding its host name and pid and
-// rewritten every kLiveHeartbeatS, and a reader on another node takes a beat
-// younger than kLiveStaleS as a live run. On the host's own node the lock
+// rewritten in place (the same inode, the same bytes) every kLiveHeartbeatS,
+// and a reader on another node takes a beat younger than kLiveStaleS as a
+// live run: two of NFS's longest attribute caches (60 s), so that a cached
+// modification time does not make a live run look stopped. On the host's own node the lock
 // decides (a beat left by a killed host is younger than that for a while).
 #pragma once
 
@@ -29,6 +31,6 @@ inline std::string live_beat_path(const std::string& db_path, int64_t run_id) {
 }
 
 constexpr double kLiveHeartbeatS = 10;
-constexpr double kLiveStaleS = 60;  // six beats: a busy file server's delays, clock skew
+constexpr double kLiveStaleS = 120;
 
 }  // namespace gpusweep::db
