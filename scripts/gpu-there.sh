@@ -76,7 +76,7 @@ stamp "built"
 rc=0
 if [ "$tests" = 1 ]; then
   stamp "ctest -L gpu"
-  (cd build-gpu && ctest -L gpu --output-on-failure --timeout 200) > "$out/ctest.log" 2>&1 || rc=1
+  (cd build-gpu && ctest -L gpu --output-on-failure --timeout 400) > "$out/ctest.log" 2>&1 || rc=1
   grep -E "Test +#|tests passed|tests failed" "$out/ctest.log" || true
 fi
 if [ "$quick" = 1 ]; then
