@@ -21,7 +21,7 @@ stamp() { echo "[$(( $(date +%s) - start )) s] $*"; }
 tests_rc=0
 if [ "$tests" = 1 ]; then
   stamp "== GPU tests (ctest -L gpu)"
-  (cd "$build" && ctest -L gpu --output-on-failure --timeout 120) > "$out/ctest.log" 2>&1 ||
+  (cd "$build" && ctest -L gpu --output-on-failure --timeout 240) > "$out/ctest.log" 2>&1 ||
     tests_rc=$?
 else
   : > "$out/ctest.log"
