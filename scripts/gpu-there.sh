@@ -16,9 +16,11 @@
 #        --graphs  bench/graphs/graphs.sh (CUDA graphs against eager and the
 #                  anchor script).
 #      Without a stage: build only.
-# One call must end within the tool's 10 minutes: --tests --quick fits (the
-# build about 1.5 min on 16 cores, gpu-check --quick at most 8); --graphs
-# goes in a second call.
+# One call must end within the tool's 10 minutes, and a session has 15 of
+# device time, the machine's start included: --tests first (the build, about
+# 1.5 min on 16 cores, and the GPU tests), then --quick while the machine is
+# warm (gpu-check at most 8 min, less without its tests), --graphs if time
+# is left.
 # --configure-only stops after step 2's configuration (try it here: it must
 # find every package under /tmp/gpu-deps).
 # Usage: scripts/gpu-there.sh [--tests] [--quick] [--graphs] [--configure-only]
