@@ -12,7 +12,7 @@
 #      a few files only) with gpu-check's summary beside it:
 #        --tests   ctest -L gpu (the GPU tests; the two-GPU ones skip);
 #        --quick   scripts/gpu-check.sh --quick, its tests left out when
-#                  --tests ran in the same call;
+#                  --tests ran (in this call or an earlier one there);
 #        --graphs  bench/graphs/graphs.sh (CUDA graphs against eager and the
 #                  anchor script).
 #      Without a stage: build only.
@@ -84,7 +84,8 @@ fi
 if [ "$quick" = 1 ]; then
   stamp "gpu-check --quick"
   no_tests=()
-  [ "$tests" = 1 ] && no_tests=(--no-tests)
+  # The GPU tests ran in this call or an earlier one on this machine.
+  { [ "$tests" = 1 ] || [ -f "$out/ctest.log" ]; } && no_tests=(--no-tests)
   scripts/gpu-check.sh --quick --build build-gpu --out "$out/gpu-check" "${no_tests[@]}" ||
     rc=1
 fi
