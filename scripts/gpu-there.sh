@@ -79,7 +79,11 @@ rc=0
 if [ "$tests" = 1 ]; then
   stamp "ctest -L gpu"
   (cd build-gpu && ctest -L gpu --output-on-failure --timeout 400) > "$out/ctest.log" 2>&1 || rc=1
-  grep -E "Test +#|tests passed|tests failed" "$out/ctest.log" || true
+  # ctest's own exit status is rc; a log without test lines means none ran.
+  if ! grep -E "Test +#|tests passed|tests failed" "$out/ctest.log"; then
+    echo "gpu-there: ctest ran no GPU test (see ctest.log)"
+    rc=1
+  fi
 fi
 if [ "$quick" = 1 ]; then
   stamp "gpu-check --quick"
