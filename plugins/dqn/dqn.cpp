@@ -168,16 +168,9 @@ class Dqn final : public torchkit::TorchWorkload {
     online_params_ = online_->parameters();
     target_params_ = target_->parameters();
     for (auto& p : target_params_) p.requires_grad_(false);
-    if (settings_.cuda_graphs) {
-      // A captured update needs Adam's step count on the device.
-      auto fused = std::make_unique<torchkit::FusedAdam>(online_params_,
-                                                         torch::optim::AdamOptions(kLearningRate));
-      fused->capturable(true);
-      optimizer_ = std::move(fused);
-    } else {
-      optimizer_ = std::make_unique<torch::optim::Adam>(online_params_,
-                                                        torch::optim::AdamOptions(kLearningRate));
-    }
+    // A captured update needs Adam's step count on the device.
+    optimizer_ = torchkit::adam_for_graphs(online_params_, torch::optim::AdamOptions(kLearningRate),
+                                           settings_.cuda_graphs);
     // fp16 gets torchkit's gradient scaler, as every workload's does.
     grad_.emplace(settings_, *optimizer_);
     sync_timer_.emplace(device);

@@ -154,8 +154,11 @@ class Coma final : public torchkit::TorchWorkload {
     for (auto& p : target_params_) p.requires_grad_(false);
     sync_target();
     target_syncs_ = 0;  // the setup copy is not one of training's syncs
-    actor_opt_ = make_adam(actor_->parameters(), kActorLearningRate);
-    critic_opt_ = make_adam(critic_params_, kCriticLearningRate);
+    // LibTorch's Adams; under cuda_graphs FusedAdams, capturable.
+    actor_opt_ = torchkit::adam_for_graphs(
+        actor_->parameters(), torch::optim::AdamOptions(kActorLearningRate), settings_.cuda_graphs);
+    critic_opt_ = torchkit::adam_for_graphs(
+        critic_params_, torch::optim::AdamOptions(kCriticLearningRate), settings_.cuda_graphs);
     actor_grad_.emplace(settings_, *actor_opt_);
     critic_grad_.emplace(settings_, *critic_opt_);
 
@@ -210,17 +213,6 @@ class Coma final : public torchkit::TorchWorkload {
   }
 
  private:
-  // LibTorch's Adam; under cuda_graphs torchkit's FusedAdam, capturable (its
-  // step counts on the device), the same algorithm.
-  std::unique_ptr<torch::optim::Adam> make_adam(const std::vector<torch::Tensor>& params,
-                                                double lr) const {
-    const torch::optim::AdamOptions options(lr);
-    if (!settings_.cuda_graphs) return std::make_unique<torch::optim::Adam>(params, options);
-    auto fused = std::make_unique<torchkit::FusedAdam>(params, options);
-    fused->capturable(true);
-    return fused;
-  }
-
   // Under cuda_graphs one graph per critic minibatch size (the last of the
   // batch_number chunks may be shorter: 359 and 356 of 1792 transitions),
   // each with the loss its captured update writes.

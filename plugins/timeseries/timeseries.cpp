@@ -170,7 +170,9 @@ class Timeseries final : public torchkit::TorchWorkload {
         data_(
             make_series(kSeries, kLength, kTrainLength, derive_seed(settings_.seed, kDataStream))),
         model_(build_model(knobs_, settings_)),
-        optimizer_(make_optimizer(model_->parameters(), settings_)),
+        // LibTorch's Adam; under cuda_graphs FusedAdam, capturable.
+        optimizer_(torchkit::adam_for_graphs(
+            model_->parameters(), torch::optim::AdamOptions(kLearningRate), settings_.cuda_graphs)),
         grad_(settings_, *optimizer_),
         pipeline_(settings_,
                   [this](int64_t /*index*/, std::mt19937_64& rng) { return make_batch(rng); }) {
@@ -293,17 +295,6 @@ class Timeseries final : public torchkit::TorchWorkload {
   Knobs knobs_;
   SeriesSet data_;  // immutable after setup
   Forecaster model_{nullptr};
-  // LibTorch's Adam; under cuda_graphs torchkit's FusedAdam, capturable (its
-  // step counts on the device).
-  static std::unique_ptr<torch::optim::Adam> make_optimizer(
-      const std::vector<torch::Tensor>& params, const torchkit::Settings& settings) {
-    const auto options = torch::optim::AdamOptions(kLearningRate);
-    if (!settings.cuda_graphs) return std::make_unique<torch::optim::Adam>(params, options);
-    auto fused = std::make_unique<torchkit::FusedAdam>(params, options);
-    fused->capturable(true);
-    return fused;
-  }
-
   std::unique_ptr<torch::optim::Adam> optimizer_;
   torchkit::GradStep grad_;
   torch::Tensor val_windows_;  // on the device

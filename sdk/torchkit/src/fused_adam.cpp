@@ -205,6 +205,15 @@ void CapturableSteps::skip_when(const torch::Tensor& found_inf) {
   steps_.found_inf = found_inf;
 }
 
+std::unique_ptr<torch::optim::Adam> adam_for_graphs(const std::vector<torch::Tensor>& params,
+                                                    const torch::optim::AdamOptions& options,
+                                                    bool cuda_graphs) {
+  if (!cuda_graphs) return std::make_unique<torch::optim::Adam>(params, options);
+  auto fused = std::make_unique<FusedAdam>(params, options);
+  fused->capturable(true);
+  return fused;
+}
+
 torch::Tensor CapturableSteps::device_step(const torch::Tensor& param) const {
   const auto it = steps_.by_param.find(param.unsafeGetTensorImpl());
   return it == steps_.by_param.end() ? torch::Tensor() : it->second;

@@ -105,17 +105,25 @@ void GradStep::backward(const torch::Tensor& loss) {
 // which the fused kernels read to skip the update; the skip is counted and
 // the scale updated on the device.
 void GradStep::scaled_step_on_device() {
+  found_inf_.zero_();
+  unscale(found_inf_);
+  optimizer_.step();
+  skipped_on_device_.add_(found_inf_);
+  update_scale(found_inf_);
+}
+
+void GradStep::unscale(torch::Tensor& found_inf) {
   std::vector<torch::Tensor> grads;
   for (auto& group : optimizer_.param_groups()) {
     for (auto& p : group.params()) {
       if (p.grad().defined()) grads.push_back(p.grad());
     }
   }
-  found_inf_.zero_();
-  at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf_, scale_.reciprocal());
-  optimizer_.step();
-  skipped_on_device_.add_(found_inf_);
-  at::_amp_update_scale_(scale_, growth_tracker_, found_inf_, kGrowthFactor, kBackoffFactor,
+  at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, scale_.reciprocal());
+}
+
+void GradStep::update_scale(const torch::Tensor& found_inf) {
+  at::_amp_update_scale_(scale_, growth_tracker_, found_inf, kGrowthFactor, kBackoffFactor,
                          kGrowthInterval);
 }
 
@@ -125,22 +133,15 @@ bool GradStep::step() {
   if (on_device_) {
     scaled_step_on_device();  // whether it stepped is known on the device only
   } else if (scaling_) {
-    std::vector<torch::Tensor> grads;
-    for (auto& group : optimizer_.param_groups()) {
-      for (auto& p : group.params()) {
-        if (p.grad().defined()) grads.push_back(p.grad());
-      }
-    }
     auto found_inf = torch::zeros({1}, scale_.options());
-    at::_amp_foreach_non_finite_check_and_unscale_(grads, found_inf, scale_.reciprocal());
+    unscale(found_inf);
     // One host read per optimiser step: the scaler must know whether to skip.
     {
       PhaseTimer sync(Phase::host_sync, settings_.device);
       stepped = found_inf.item<float>() == 0.0f;
     }
     if (stepped) optimizer_.step();
-    at::_amp_update_scale_(scale_, growth_tracker_, found_inf, kGrowthFactor, kBackoffFactor,
-                           kGrowthInterval);
+    update_scale(found_inf);
   } else {
     optimizer_.step();
   }

@@ -18,7 +18,9 @@
 
 #include <torch/torch.h>
 
+#include <memory>
 #include <unordered_map>
+#include <vector>
 
 namespace gpusweep::torchkit {
 
@@ -71,5 +73,12 @@ class FusedAdamW final : public torch::optim::AdamW, public CapturableSteps {
   torch::Tensor step(LossClosure closure = nullptr) override;
   void sync_host_steps();
 };
+
+// The Adam of a workload that keeps LibTorch's own when eager: that one, or
+// under cuda_graphs a FusedAdam, capturable (the same algorithm, its step
+// counts on the device).
+std::unique_ptr<torch::optim::Adam> adam_for_graphs(const std::vector<torch::Tensor>& params,
+                                                    const torch::optim::AdamOptions& options,
+                                                    bool cuda_graphs);
 
 }  // namespace gpusweep::torchkit

@@ -70,6 +70,11 @@ class GradStep {
   const Settings& settings_;
   torch::optim::Optimizer& optimizer_;
   void scaled_step_on_device();
+  // Unscales the gradients in place, setting found_inf (float32 [1]) to 1
+  // where one is not finite.
+  void unscale(torch::Tensor& found_inf);
+  // The scale halved after an overflow, doubled after kGrowthInterval steps without.
+  void update_scale(const torch::Tensor& found_inf);
 
   bool scaling_ = false;             // fp16
   bool on_device_ = false;           // fp16 under cuda_graphs: no host read a step
