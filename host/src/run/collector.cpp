@@ -4,6 +4,7 @@
 #include "protocol/events.hpp"
 
 #include "model/hashing.hpp"
+#include "support/procfs.hpp"
 #include "support/spawn.hpp"
 #include "support/stats.hpp"
 #include "support/version.hpp"
@@ -367,9 +368,7 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
 
 db::EnvironmentInfo make_environment(const Json& runtime) {
   db::EnvironmentInfo e;
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  e.hostname = host;
+  e.hostname = host_name();
   utsname u{};
   uname(&u);
   std::string pretty = trim(read_first_line_with("/etc/os-release", "PRETTY_NAME="));

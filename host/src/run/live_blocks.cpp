@@ -2,6 +2,7 @@
 #include "run/live_blocks.hpp"
 
 #include "protocol/events.hpp"
+#include "support/procfs.hpp"
 
 #include <gpusweep/db/live.hpp>
 
@@ -24,9 +25,7 @@ constexpr double kWriteEveryS = 0.5;
 // that a network filesystem's cached lookup still names it. A failed write
 // only ages the last beat.
 void write_beat(const std::string& path) {
-  char host[256] = {};
-  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
-  const std::string line = std::string(host) + " " + std::to_string(::getpid()) + "\n";
+  const std::string line = host_name() + " " + std::to_string(::getpid()) + "\n";
   std::fstream out(path, std::ios::in | std::ios::out | std::ios::binary);
   if (!out.is_open()) out.open(path, std::ios::out | std::ios::binary);  // the first beat
   out.seekp(0);

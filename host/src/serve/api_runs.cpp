@@ -7,12 +7,11 @@
 #include "model/hashing.hpp"
 #include "model/tune.hpp"
 #include "serve/api_internal.hpp"
+#include "support/procfs.hpp"
 
 #include <gpusweep/db/live.hpp>
 #include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -50,8 +49,7 @@ bool run_alive(const std::string& db_path, int64_t run_id) {
     std::ifstream in(beat);
     if (!(in >> writer)) return false;  // no heartbeat: a host of before it, or gone
   }
-  char here[256] = {};
-  if (::gethostname(here, sizeof here - 1) == 0 && writer == here) {
+  if (writer == host_name()) {
     return false;  // on the host's own node its lock is seen: not held, not alive
   }
   std::error_code ec;

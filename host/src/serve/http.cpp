@@ -2,6 +2,7 @@
 #include "serve/http.hpp"
 
 #include "support/error.hpp"
+#include "support/procfs.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/beast/core.hpp>
@@ -130,11 +131,7 @@ std::string bracketed(const std::string& address) {
 }
 
 // This machine's host name ("" when it has none).
-std::string machine_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "";
-  return lower(name);
-}
+std::string machine_name() { return lower(host_name()); }
 
 // A header's value ("" when absent).
 std::string header(const http::request<http::string_body>& req, beast::string_view name) {

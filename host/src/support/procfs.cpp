@@ -1,6 +1,8 @@
 // /proc readers and parsers; see procfs.hpp.
 #include "support/procfs.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <fstream>
 #include <set>
@@ -8,6 +10,12 @@
 #include <utility>
 
 namespace gpusweep::host {
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "";
+  return name;
+}
 
 std::string read_text(const std::string& path) {
   std::ifstream in(path);

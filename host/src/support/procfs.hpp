@@ -12,6 +12,9 @@ namespace gpusweep::host {
 // The whole file as text (empty when it cannot be read).
 std::string read_text(const std::string& path);
 
+// This machine's host name, as gethostname gives it ("" when it has none).
+std::string host_name();
+
 // The shared libraries in the text of /proc/PID/maps, each path once, in
 // order of first appearance.
 std::vector<std::string> mapped_libraries(const std::string& maps);
