@@ -207,9 +207,11 @@ Captured run_worker_captured(const WorkerArgs& worker, double timeout_s) {
 }
 
 namespace {
+// TMPDIR, else /tmp, as the database's temporary copies use it.
 std::string temp_folder() {
-  const char* tmp = std::getenv("TMPDIR");
-  return tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  std::error_code ec;
+  const auto dir = std::filesystem::temp_directory_path(ec);
+  return ec ? std::string("/tmp") : dir.string();
 }
 std::string rendezvous_prefix(int leader_pid) {
   return "gpusweep-ranks-" + std::to_string(leader_pid) + "-";
