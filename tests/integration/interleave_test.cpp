@@ -5,9 +5,15 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 using Catch::Matchers::Contains;
 using gpusweep::test::Sandbox;
@@ -292,4 +298,104 @@ TEST_CASE("a window's trials start in the plan's order, repeats sharing the wind
   // of its places: the first two starts and the next two are mirror images.
   CHECK(box.count("SELECT count(*) FROM trials a JOIN trials b ON a.repeat = 0 AND b.repeat = 1 "
                   "AND a.config_index = b.config_index AND a.ordinal + b.ordinal = 3") == 2);
+}
+
+namespace {
+
+// One trial's phases from the position fixture's GPUSWEEP_PHASES_LOG.
+struct Phases {
+  std::pair<int64_t, int64_t> create{0, 0}, eval{0, 0};
+  std::vector<std::pair<int64_t, int64_t>> steps;
+};
+
+std::map<long, Phases> read_phases(const std::string& text) {
+  std::map<long, Phases> by_pid;
+  std::istringstream in(text);
+  long pid = 0;
+  std::string kind;
+  int64_t b = 0, e = 0;
+  while (in >> pid >> kind >> b >> e) {
+    Phases& p = by_pid[pid];
+    if (kind == "create") p.create = {b, e};
+    if (kind == "eval") p.eval = {b, e};
+    if (kind == "step") p.steps.emplace_back(b, e);
+  }
+  return by_pid;
+}
+
+bool intersect(std::pair<int64_t, int64_t> a, std::pair<int64_t, int64_t> b) {
+  return a.first < b.second && b.first < a.second;
+}
+
+// Runs three position trials taking turns with measure.starts `starts`,
+// each set up in 0.4 s and evaluated in 0.3 s; their phases by pid.
+std::map<long, Phases> run_starts(const std::string& starts, std::string* output) {
+  Sandbox box;
+  box.write("s.json", R"({"name": "starts", "workload": "position",
+    "base": {"mode": "none", "create_ms": 400, "eval_ms": 300},
+    "grid": {"spin_us": [300, 350, 400]}, "baseline": {"spin_us": 300},
+    "measure": {"repeats": 1, "warmup_steps": 3, "block_s": 0.03, "blocks": 5, "interleave": 3,
+                "min_block_s": 0, "timeout_s": 60, "starts": ")" +
+                          starts + R"("}})");
+  const std::string log = box.path("phases.log");
+  ::setenv("GPUSWEEP_PHASES_LOG", log.c_str(), 1);
+  const auto r = box.gpusweep("run s.json --db results.db");
+  ::unsetenv("GPUSWEEP_PHASES_LOG");
+  *output = r.output;
+  if (r.code != 0 || box.count("SELECT count(*) FROM trials WHERE status = 'ok'") != 3) return {};
+  return read_phases(box.read("phases.log"));
+}
+
+}  // namespace
+
+TEST_CASE("parallel starts: setups and final evaluations run at once, never beside a block",
+          "[integration][interleave]") {
+  std::string output;
+  const auto phases = run_starts("parallel", &output);
+  INFO(output);
+  CHECK_THAT(output, Contains("setups and final evaluations run all at once"));
+  REQUIRE(phases.size() == 3);
+  int64_t latest_create = 0, first_created = INT64_MAX, latest_eval = 0,
+          first_evaluated = INT64_MAX;
+  for (const auto& [pid, p] : phases) {
+    REQUIRE(p.steps.size() > 3 + 5);
+    latest_create = std::max(latest_create, p.create.first);
+    first_created = std::min(first_created, p.create.second);
+    latest_eval = std::max(latest_eval, p.eval.first);
+    first_evaluated = std::min(first_evaluated, p.eval.second);
+  }
+  // All three set up together, and all three evaluated together.
+  CHECK(latest_create < first_created);
+  CHECK(latest_eval < first_evaluated);
+  // A trial's steps after its 3 warmup steps (block sizing and the blocks)
+  // ran in turns of their own: beside no other trial's setup (create and
+  // warmup), evaluation or timed steps.
+  int clashes = 0;
+  for (const auto& [pid, p] : phases) {
+    for (size_t i = 3; i < p.steps.size(); ++i) {
+      for (const auto& [other, q] : phases) {
+        if (other == pid) continue;
+        clashes += intersect(p.steps[i], {q.create.first, q.steps[2].second});
+        clashes += intersect(p.steps[i], q.eval);
+        for (size_t j = 3; j < q.steps.size(); ++j) clashes += intersect(p.steps[i], q.steps[j]);
+      }
+    }
+  }
+  CHECK(clashes == 0);
+}
+
+TEST_CASE("serial starts: each trial sets up and evaluates in a turn of its own",
+          "[integration][interleave]") {
+  std::string output;
+  const auto phases = run_starts("serial", &output);
+  INFO(output);
+  REQUIRE(phases.size() == 3);
+  int overlapping = 0;
+  for (const auto& [pid, p] : phases) {
+    for (const auto& [other, q] : phases) {
+      if (other == pid) continue;
+      overlapping += intersect(p.create, q.create) + intersect(p.eval, q.eval);
+    }
+  }
+  CHECK(overlapping == 0);
 }

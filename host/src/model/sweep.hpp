@@ -118,6 +118,17 @@ struct MeasureSpec {
   // 0: "auto", as many as the sweep has configs, up to kAutoInterleave, and 1
   // on a GPU (see auto_interleave).
   int64_t interleave = 0;
+  // How interleaved trials start and end: "serial", each one's setup and
+  // warmup, and its final evaluation, are turns of their own, one trial at
+  // a time; "parallel", those turns that measure nothing run all at once
+  // between cycles, and no block is measured beside them (a GPU's launch-
+  // bound steps pay a process's start, about a second, once a window
+  // instead of once a trial: bench/gpu_precision); "auto", parallel where
+  // the trials are on a GPU, else serial (on a few cores, setups at once
+  // only contend). Blocks sized by time (block_s), min_warmup_s and
+  // stable_warmup then take a turn of their own after the parallel warmup.
+  enum class Starts { automatic, serial, parallel };
+  Starts starts = Starts::automatic;
   // Rounds until precise: > 0 runs further rounds of repeats after the
   // first `repeats` until every config's ratio to the baseline has a 95%
   // interval of at most this half-width (relative), or is clearly apart

@@ -25,7 +25,7 @@ const std::vector<std::string> kMeasureKeys = {
     "timeout_s",     "eval_every_blocks", "order_seed", "silence_s",
     "max_memory",    "interleave",        "precision",  "budget_s",
     "stable_warmup", "min_block_s",       "vary_seed",  "target",
-    "block_s",       "min_warmup_s"};
+    "block_s",       "min_warmup_s",      "starts"};
 const std::vector<std::string> kTargetKeys = {"metric", "value",     "direction",
                                               "max_s",  "max_steps", "cap"};
 
@@ -209,6 +209,28 @@ void parse_block_length(const std::string& source, const Json& m, MeasureSpec& s
   }
 }
 
+void parse_starts(const std::string& source, const Json& m, MeasureSpec& s) {
+  const auto it = m.find("starts");
+  if (it == m.end()) return;
+  if (*it == "auto") {
+    s.starts = MeasureSpec::Starts::automatic;
+  } else if (*it == "serial") {
+    s.starts = MeasureSpec::Starts::serial;
+  } else if (*it == "parallel") {
+    s.starts = MeasureSpec::Starts::parallel;
+  } else {
+    usage(source, "measure.starts",
+          "expected \"auto\", \"serial\" or \"parallel\" (how interleaved trials set up and "
+          "finish: one at a time, or all at once between cycles), got " +
+              it->dump());
+  }
+  if (s.target && s.starts == MeasureSpec::Starts::parallel) {
+    usage(source, "measure.starts",
+          "time-to-target trials take turns by training time, not in cycles of blocks, so "
+          "their starts cannot wait for a cycle's end: leave starts out (or \"serial\")");
+  }
+}
+
 }  // namespace
 
 MeasureSpec parse_measure(const std::string& source, const Json& m) {
@@ -220,7 +242,7 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
                 " (known: warmup_steps, steps_per_block, blocks, "
                 "repeats, timeout_s, silence_s, eval_every_blocks, "
                 "order_seed, max_memory, interleave, precision, budget_s, stable_warmup, "
-                "min_block_s, block_s, min_warmup_s, vary_seed, target)");
+                "min_block_s, block_s, min_warmup_s, vary_seed, target, starts)");
     }
   }
   MeasureSpec s;
@@ -281,6 +303,7 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
   parse_block_length(source, m, s);
   parse_precision(source, m, s);
   parse_target(source, m, s);
+  parse_starts(source, m, s);
   if (s.target && s.block_s > 0) {
     usage(source, "measure.block_s",
           "time-to-target trials train in the same blocks of steps for every config (the "
@@ -327,6 +350,7 @@ Json MeasureSpec::to_json() const {
     j["steps_per_block"] = steps_per_block;
   }
   if (min_warmup_s > 0) j["min_warmup_s"] = min_warmup_s;
+  if (starts != Starts::automatic) j["starts"] = starts == Starts::serial ? "serial" : "parallel";
   if (!vary_seed) j["vary_seed"] = false;
   if (precision > 0) {
     j["precision"] = precision;

@@ -64,6 +64,7 @@ std::vector<std::string> WorkerArgs::to_argv() const {
   if (mode == WorkerMode::serve) a.insert(a.end(), {"--serve", std::to_string(serve_fd)});
   if (proto_fd != 3) a.insert(a.end(), {"--proto-fd", std::to_string(proto_fd)});
   if (gate_fd >= 0) a.insert(a.end(), {"--gate-fd", std::to_string(gate_fd)});
+  if (parallel_starts) a.emplace_back("--parallel-starts");
   if (visible_devices) a.insert(a.end(), {"--visible-devices", *visible_devices});
   if (mode == WorkerMode::check) a.insert(a.end(), {"--check-steps", std::to_string(check_steps)});
   if (config_json != "{}") a.insert(a.end(), {"--config", config_json});
@@ -121,6 +122,8 @@ WorkerArgs parse_worker_args(const std::vector<std::string>& args) {
       w.proto_fd = static_cast<int>(to_int(key, take()));
     } else if (key == "--gate-fd") {
       w.gate_fd = static_cast<int>(to_int(key, take()));
+    } else if (key == "--parallel-starts") {
+      w.parallel_starts = true;
     } else if (key == "--visible-devices") {
       w.visible_devices = take();
     } else if (key == "--check-steps") {
@@ -164,6 +167,9 @@ std::string worker_options_help() {
          "  --gate-fd FD         interleaved execution: before each turn (setup and\n"
          "                       warmup, then each block) write an `await` event and\n"
          "                       wait for a byte on this descriptor (none: no waits)\n"
+         "  --parallel-starts    with --gate-fd: the waits before setup and before the\n"
+         "                       final evaluation are marked unmeasured, and blocks\n"
+         "                       sized by time (or warmup by time) wait for a turn\n"
          "  --visible-devices L  set CUDA_VISIBLE_DEVICES to L before anything starts\n"
          "                       CUDA: the trial's GPU (run --gpus)\n"
          "  --max-memory BYTES   cap on what the trial allocates: the device allocator's\n"

@@ -28,6 +28,11 @@ struct WorkerArgs {
   // before each turn (setup and warmup, then each measured block), having
   // written an `await` event; -1: it runs straight through.
   int gate_fd = -1;
+  // With a gate: the awaits before setup and before the final evaluation
+  // say `unmeasured` (the host may let such turns run at once), and a trial
+  // that sizes its blocks by time, or warms up by time, waits for a turn of
+  // its own before it does (Interleave::parallel_starts).
+  bool parallel_starts = false;
   // The trial's GPU (run --gpus): the worker sets CUDA_VISIBLE_DEVICES to
   // it before CUDA starts in its process; none: the host's environment.
   std::optional<std::string> visible_devices;

@@ -187,7 +187,10 @@ void Supervisor::fill() {
 
 void Supervisor::start(TrialJob&& job) {
   const std::string started = utc_now();
-  if (gated()) job.worker.gate_fd = kGateFd;
+  if (gated()) {
+    job.worker.gate_fd = kGateFd;
+    job.worker.parallel_starts = interleave_.parallel_starts && capping_.slack <= 0;
+  }
   job.worker.target_cap_s = cap_for(job);
   take_gpu(job);
   SpawnedProcess p;
@@ -229,7 +232,8 @@ void Supervisor::account_overlap() {
   last_change_ = now;
   std::vector<Worker*> busy_now;
   for (auto& [pid, w] : running_) {
-    if (!w->exited && w->turn == Turn::running) busy_now.push_back(w.get());
+    // A turn that measures nothing (parallel starts) shares no timing.
+    if (!w->exited && w->turn == Turn::running && !w->in_unmeasured) busy_now.push_back(w.get());
   }
   if (busy_now.size() < 2) return;
   for (Worker* w : busy_now) {

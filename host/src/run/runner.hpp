@@ -59,6 +59,12 @@ struct Interleave {
   // the machine hits them alike. Without it the window slides as capped
   // trials end, and a seed's configs ran minutes apart.
   bool by_round = false;
+  // Parallel starts (measure.starts): a trial's turns that measure nothing,
+  // its setup and warmup and its final evaluation (the worker's awaits
+  // marked unmeasured, worker --parallel-starts), are granted all at once
+  // between cycles, and no measured turn runs until they are over. Not
+  // under adaptive capping, whose turns follow training time.
+  bool parallel_starts = false;
 };
 
 // Adaptive capping of measure.target trials (SMAC's rule): once a trial of

@@ -93,6 +93,10 @@ struct Worker {
   // ordinals), and whether it has had a turn yet (gated).
   int64_t start_seq = 0;
   bool had_turn = false;
+  // Parallel starts: the turn it waits for (wants) or takes (in) measures
+  // nothing: its setup and warmup, or its final evaluation.
+  bool wants_unmeasured = false;
+  bool in_unmeasured = false;
 };
 
 // Runs a Runner's jobs on one event loop (Runner::run).
@@ -132,6 +136,7 @@ class Supervisor {
   void end_turn(Worker* w);
   void grant(Worker* w);
   void schedule();
+  bool schedule_unmeasured();
   void schedule_least_trained();
   // The adaptive cap of a trial's round now (Capping); 0: none.
   double cap_for(const TrialJob& job) const { return capping_.cap(job.round, job.config); }

@@ -206,6 +206,14 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
   return jobs;
 }
 
+namespace {
+
+constexpr const char* kParallelStartsNote =
+    "; their setups and final evaluations run all at once between cycles, no block measured "
+    "meanwhile (measure.starts)";
+
+}  // namespace
+
 InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Json>& configs,
                                unsigned gpus, bool footprint_measurable) {
   InterleavePlan plan;
@@ -220,6 +228,11 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
       threaded = t->dump();
     }
   }
+  // Setups and final evaluations all at once between cycles: where a
+  // process's start is a GPU context, and never under measure.target.
+  plan.interleave.parallel_starts =
+      !measure.target && (measure.starts == MeasureSpec::Starts::parallel ||
+                          (measure.starts == MeasureSpec::Starts::automatic && any_gpu));
   if (measure.interleave > 0) {
     plan.interleave.window = static_cast<int>(measure.interleave);
   } else if (!threaded.empty() && !any_gpu && distinct.size() > 1) {
@@ -236,6 +249,7 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
     plan.note =
         "trials on a GPU: a short probe measures what one holds on the device, then as many "
         "take turns as fit (measure.interleave \"auto\")";
+    if (plan.interleave.parallel_starts) plan.note += kParallelStartsNote;
     return plan;
   } else if (any_gpu) {
     plan.note =
@@ -257,6 +271,7 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
       plan.interleave.by_round = true;
       plan.note += "; one seed's trials at a time, the next seed's after them";
     }
+    if (plan.interleave.parallel_starts) plan.note += kParallelStartsNote;
   } else {
     plan.note = "trials run one after another (measure.interleave 1)";
   }

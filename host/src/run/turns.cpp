@@ -16,9 +16,12 @@
 
 namespace gpusweep::host::detail {
 
+// Workers taking a measured turn (or running straight through).
 int Supervisor::busy() const {
   int n = 0;
-  for (const auto& [pid, w] : running_) n += !w->exited && w->turn == Turn::running;
+  for (const auto& [pid, w] : running_) {
+    n += !w->exited && w->turn == Turn::running && !w->in_unmeasured;
+  }
   return n;
 }
 
@@ -34,6 +37,7 @@ void Supervisor::end_turn(Worker* w) {
     w->monitor.set_measuring(false);
   }
   w->turn = Turn::waiting;
+  w->in_unmeasured = false;
   schedule();
 }
 
@@ -41,9 +45,10 @@ void Supervisor::grant(Worker* w) {
   account_overlap();
   w->had_turn = true;
   w->turn = Turn::running;
+  w->in_unmeasured = interleave_.parallel_starts && w->wants_unmeasured;
   w->turn_since = Clock::now();
   w->job.collector->on_turn(cycle_);
-  w->monitor.set_measuring(w->job.collector->phase() == "measure");
+  w->monitor.set_measuring(!w->in_unmeasured && w->job.collector->phase() == "measure");
   arm_timeout(w);
   // A worker that died meanwhile is reaped as usual.
   open_gate(w->gate, cap_for(w->job));
@@ -57,8 +62,12 @@ void Supervisor::grant(Worker* w) {
 void Supervisor::schedule() {
   if (!gated() || interrupted_) return;
   if (capping_.slack > 0) return schedule_least_trained();
+  if (interleave_.parallel_starts && !schedule_unmeasured()) return;
   while (busy() < jobs_) {
     if (turn_order_.empty()) {
+      // Parallel starts: a cycle ends when its last turn has, so that the
+      // turns waiting to measure nothing go between two cycles.
+      if (interleave_.parallel_starts && busy() > 0) return;
       // Trials yet to take their first turn (loading, setup, warmup) go
       // first, in the order they were started, which is the plan's: the
       // run's start order is then round_order's design whatever the
@@ -69,7 +78,12 @@ void Supervisor::schedule() {
       std::vector<std::pair<int64_t, pid_t>> fresh;
       std::vector<pid_t> live;
       for (const auto& [pid, w] : running_) {
-        if (w->exited) continue;
+        // Parallel starts: a trial yet to reach its gate, or waiting to
+        // set up or finish, takes no part in the cycle.
+        if (w->exited ||
+            (interleave_.parallel_starts && (w->wants_unmeasured || w->turn == Turn::starting))) {
+          continue;
+        }
         if (w->had_turn) {
           live.push_back(pid);
         } else {
@@ -94,6 +108,33 @@ void Supervisor::schedule() {
     turn_order_.pop_front();
     grant(w);
   }
+}
+
+// Parallel starts (Interleave::parallel_starts): between two cycles, every
+// trial waiting for a turn that measures nothing (its setup and warmup, its
+// final evaluation) takes it at once, the others' blocks held until all of
+// them are over; a trial just started, not yet at its gate, is waited for,
+// so that it sets up with the rest. Mid-cycle such a trial waits for the
+// cycle's end. Returns whether measured turns may be granted now.
+bool Supervisor::schedule_unmeasured() {
+  bool unmeasured_running = false, starting = false, mid_cycle = busy() > 0;
+  std::vector<Worker*> ready;
+  for (const auto& [pid, w] : running_) {
+    if (w->exited) continue;
+    unmeasured_running = unmeasured_running || (w->turn == Turn::running && w->in_unmeasured);
+    starting = starting || w->turn == Turn::starting;
+    if (w->turn == Turn::waiting && w->wants_unmeasured) ready.push_back(w.get());
+  }
+  for (pid_t pid : turn_order_) {
+    const auto it = running_.find(pid);
+    mid_cycle = mid_cycle || (it != running_.end() && !it->second->exited);
+  }
+  if (unmeasured_running) return false;
+  if (mid_cycle) return true;
+  if (starting) return false;
+  if (ready.empty()) return true;
+  for (Worker* w : ready) grant(w);
+  return false;
 }
 
 // Adaptive capping's turn order: the waiting trial with the least training

@@ -116,7 +116,10 @@ void Supervisor::read_proto(Worker* w) {
           w->monitor.on_event(*event);
           if (kind == event::target) note_target(w->job, *event);
           if (cb_.on_event) cb_.on_event(w->job, *event);
-          if (w->gate >= 0 && kind == event::await) end_turn(w);
+          if (w->gate >= 0 && kind == event::await) {
+            w->wants_unmeasured = event->value("unmeasured", false);
+            end_turn(w);
+          }
         }
         w->line.erase(0, start);
         if (w->line.size() > kMaxLine) {

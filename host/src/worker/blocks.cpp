@@ -34,11 +34,11 @@ void Trial::mark_window(bool begin) {
 
 // Between turns of an interleaved trial: its background work stops, so
 // that none of it runs in another trial's turn, and starts again after.
-void Trial::next_turn() {
+void Trial::next_turn(bool unmeasured) {
   if (!gate_.gated()) return;
   if (turns_ != nullptr) check(turns_->pause(inst_), "measure", steps_done_);
   if (ranks_ != nullptr) ranks_->command({{"op", "pause"}});
-  gate_.await_turn();
+  gate_.await_turn(unmeasured);
   if (turns_ != nullptr) check(turns_->resume(inst_), "measure", steps_done_);
   if (ranks_ != nullptr) ranks_->command({{"op", "resume"}});
 }

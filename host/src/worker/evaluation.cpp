@@ -46,6 +46,9 @@ void Trial::measure() {
   for (int64_t b = 0; b < m_.blocks; ++b) {
     double samples = 0;
     run_block(b, &samples);
+    // Parallel starts: the final evaluation measures nothing, and runs
+    // beside the other trials' in a turn between cycles.
+    if (b + 1 == m_.blocks && args_.parallel_starts) next_turn(true);
     evaluated_last = false;
     if (m_.eval_every_blocks > 0 && (b + 1) % m_.eval_every_blocks == 0) {
       mark_window(false);

@@ -5,6 +5,8 @@
 #include "protocol/events.hpp"
 #include "worker/worker.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <fcntl.h>
 #include <unistd.h>
 #include <cerrno>
@@ -24,9 +26,11 @@ Gate::Gate(int fd, EventWriter& out) : fd_(fd), out_(out) {
   }
 }
 
-void Gate::await_turn() {
+void Gate::await_turn(bool unmeasured) {
   if (fd_ < 0) return;
-  out_.emit({{"event", event::await}, {"turn", turn_++}});
+  nlohmann::json e = {{"event", event::await}, {"turn", turn_++}};
+  if (unmeasured) e["unmeasured"] = true;
+  out_.emit(e);
   char go = 0;
   ssize_t n;
   while ((n = ::read(fd_, &go, 1)) < 0 && errno == EINTR) {

@@ -21,7 +21,9 @@ class Gate {
   Gate(int fd, EventWriter& out);
   bool gated() const { return fd_ >= 0; }
 
-  void await_turn();
+  // unmeasured: the turn asked for measures nothing (setup, the final
+  // evaluation), so the host may grant it beside others (--parallel-starts).
+  void await_turn(bool unmeasured = false);
   // The latest cap the host sent with a turn; 0: none yet.
   double cap_s() const { return cap_s_; }
 

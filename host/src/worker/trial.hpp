@@ -79,7 +79,7 @@ class Trial {
 
   // blocks.cpp: one measured block, and the check of the blocks' length.
   void mark_window(bool begin);
-  void next_turn();
+  void next_turn(bool unmeasured = false);
   void begin_device_clock();
   std::optional<double> end_device_clock();
   double run_block(int64_t b, double* samples, bool turn_taken = false);

@@ -54,6 +54,12 @@ void Trial::warmup() {
   // The first step on its own: the transient the rest of warmup hides.
   if (m_.warmup_steps > 0) done["first_step_s"] = warm(1);
   warm(std::max<int64_t>(0, m_.warmup_steps - 1));
+  // Parallel starts: the warmup above ran beside other trials' setups; what
+  // is timed from here on (the block's length, warmup by time) takes a
+  // turn of its own, as a block does.
+  if (args_.parallel_starts && (m_.block_s > 0 || m_.min_warmup_s > 0 || m_.stable_warmup)) {
+    next_turn();
+  }
   if (m_.block_s > 0) {
     m_.steps_per_block = steps_for(m_.block_s);
     done["block_steps"] = m_.steps_per_block;

@@ -177,7 +177,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   out.emit({{"event", event::hello}, {"pid", static_cast<long>(::getpid())}});
   Gate gate(args.mode == WorkerMode::trial ? args.gate_fd : -1, out);
   // The first turn: loading, setup and warmup.
-  gate.await_turn();
+  gate.await_turn(args.parallel_starts);
 
   LoadedPlugin plugin;
   if (preloaded != nullptr) {

@@ -365,6 +365,27 @@ TEST_CASE("a time-to-quality target is checked before anything runs: metric, val
   }
 }
 
+TEST_CASE("measure.starts reads auto, serial or parallel, and stores only what was set",
+          "[host][sweep]") {
+  const auto starts = [](const std::string& v) {
+    return parse_sweep(R"({"name": "a", "workload": "dqn", "measure": {"starts": ")" + v + R"("}})",
+                       "s.json")
+        .measure;
+  };
+  CHECK(starts("auto").starts == MeasureSpec::Starts::automatic);
+  CHECK(starts("serial").starts == MeasureSpec::Starts::serial);
+  const MeasureSpec parallel = starts("parallel");
+  CHECK(parallel.starts == MeasureSpec::Starts::parallel);
+  CHECK(MeasureSpec::from_json(parallel.to_json(), "db").starts == MeasureSpec::Starts::parallel);
+  // auto is not stored: sweeps stored before measure.starts keep their hash.
+  CHECK_FALSE(starts("auto").to_json().contains("starts"));
+  CHECK_THAT(error_of(R"({"name": "a", "workload": "dqn", "measure": {"starts": "eager"}})"),
+             Contains("measure.starts") && Contains("\"serial\" or \"parallel\""));
+  CHECK_THAT(error_of(R"({"name": "a", "workload": "dqn", "measure": {"starts": "parallel",
+                         "target": {"metric": "mean_return", "value": 100, "max_s": 10}}})"),
+             Contains("measure.starts") && Contains("training time"));
+}
+
 TEST_CASE("measure.block_s sizes blocks by time: one length at a time, not with a target",
           "[host][sweep]") {
   const SweepSpec timed = parse_sweep(

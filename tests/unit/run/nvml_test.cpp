@@ -194,3 +194,22 @@ TEST_CASE("configs running more than one thread do not take turns unless asked",
   m.interleave = 2;  // asked for: as asked
   CHECK(plan_interleave(m, configs(1, 2), 0).interleave.window == 2);
 }
+
+TEST_CASE("measure.starts: parallel on a GPU by default, serial on a CPU, as asked otherwise",
+          "[host]") {
+  MeasureSpec m;
+  m.interleave = 2;
+  const std::vector<nlohmann::json> cpu = {{{"device", "cpu"}, {"seed", 0}},
+                                           {{"device", "cpu"}, {"seed", 1}}};
+  const std::vector<nlohmann::json> gpu = {{{"device", "cuda"}, {"seed", 0}},
+                                           {{"device", "cuda"}, {"seed", 1}}};
+  CHECK_FALSE(plan_interleave(m, cpu, 0).interleave.parallel_starts);
+  const auto on_gpu = plan_interleave(m, gpu, 1);
+  CHECK(on_gpu.interleave.parallel_starts);
+  CHECK_THAT(on_gpu.note, Contains("all at once between cycles"));
+  m.starts = MeasureSpec::Starts::parallel;
+  CHECK(plan_interleave(m, cpu, 0).interleave.parallel_starts);
+  m.starts = MeasureSpec::Starts::serial;
+  CHECK_FALSE(plan_interleave(m, gpu, 1).interleave.parallel_starts);
+  CHECK_THAT(plan_interleave(m, gpu, 1).note, !Contains("all at once"));
+}
