@@ -216,3 +216,33 @@ TEST_CASE("fp16 under cuda_graphs refuses an optimiser whose kernels cannot skip
     }
   }
 }
+
+TEST_CASE("measured blocks under cuda_graphs start only once every step that ran is captured",
+          "[torchkit]") {
+  // Graphs off: nothing to check.
+  const Settings off = cpu_settings(false);
+  CHECK_NOTHROW(StepGraph::check_captured(off));
+  CHECK(StepGraph::pool_bytes_for(off) == 0);
+  // Graphs on and no step run yet (warmup_steps 0, or a workload that
+  // captures nothing): refused, rather than measuring eager steps.
+  const Settings s = cpu_settings(true);
+  StepGraph g(s, "the probe's update");
+  try {
+    StepGraph::check_captured(s);
+    FAIL("measured without a captured step");
+  } catch (const Skipped& e) {
+    CHECK_THAT(e.what(), Contains("no step of this workload was captured") &&
+                             Contains("measure.warmup_steps to at least 4"));
+  }
+  // A step that ran but is not captured yet (here the CPU stops it at its
+  // dry run; on a GPU, warmup shorter than the capture's call) is named.
+  (void)refusal(g, [] {});
+  try {
+    StepGraph::check_captured(s);
+    FAIL("measured an uncaptured step");
+  } catch (const Skipped& e) {
+    CHECK_THAT(e.what(), Contains("the probe's update was not captured before the measured "
+                                  "blocks (1 eager call(s); it is captured at call 4)"));
+  }
+  CHECK(StepGraph::pool_bytes_for(s) == 0);  // nothing captured, no pool
+}

@@ -289,6 +289,19 @@ std::optional<double> peak_reserved_bytes(const torch::Device& device) {
   return std::nullopt;
 }
 
+std::optional<double> allocated_bytes(const torch::Device& device) {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    return static_cast<double>(
+        stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)]
+            .current);
+  }
+#endif
+  (void)device;
+  return std::nullopt;
+}
+
 void reset_peak_memory(const torch::Device& device) {
 #if defined(GPUSWEEP_TORCH_CUDA)
   if (device.is_cuda()) {

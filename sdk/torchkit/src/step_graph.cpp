@@ -1,6 +1,8 @@
 // CUDA graphs for a training step; see step_graph.hpp.
 #include <gpusweep/torchkit/step_graph.hpp>
 
+#include <gpusweep/torchkit/runtime.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <mutex>
@@ -115,7 +117,46 @@ Metrics StepGraph::stats_for(const Settings& settings) {
   return {{"cuda_graphs_captured", captured},
           {"cuda_graph_replays", replays},
           {"cuda_graph_capture_s", capture_s},
+          {"cuda_graph_pool_bytes", pool_bytes_for_locked(settings)},
           {"zero_grad_in_place", 1.0}};
+}
+
+double StepGraph::pool_bytes_for(const Settings& settings) {
+  if (!settings.cuda_graphs) return 0;
+  std::lock_guard<std::mutex> lock(graphs_mutex());
+  return pool_bytes_for_locked(settings);
+}
+
+double StepGraph::pool_bytes_for_locked(const Settings& settings) {
+  double bytes = 0;
+  for (const StepGraph* g : graphs()) {
+    if (&g->settings_ == &settings) bytes += g->pool_bytes_;
+  }
+  return bytes;
+}
+
+void StepGraph::check_captured(const Settings& settings) {
+  if (!settings.cuda_graphs) return;
+  std::lock_guard<std::mutex> lock(graphs_mutex());
+  bool ran = false;
+  for (const StepGraph* g : graphs()) {
+    if (&g->settings_ != &settings || g->calls_ == 0) continue;
+    ran = true;
+    if (!g->captured_) {
+      throw Skipped("cuda_graphs: " + g->what_ + " was not captured before the measured blocks (" +
+                    std::to_string(g->calls_) + " eager call(s); it is captured at call " +
+                    std::to_string(kWarmupCalls + 1) +
+                    "): raise measure.warmup_steps so that every captured part runs " +
+                    std::to_string(kWarmupCalls + 1) +
+                    " times in warmup, or its measured steps would run eagerly");
+    }
+  }
+  if (!ran) {
+    throw Skipped(
+        "cuda_graphs: no step of this workload was captured before the measured blocks (none "
+        "ran a StepGraph in warmup): raise measure.warmup_steps to at least " +
+        std::to_string(kWarmupCalls + 1) + ", or the workload does not capture its step");
+  }
 }
 
 torch::Tensor StepGraph::input(size_t slot, const torch::Tensor& value) {
@@ -188,6 +229,10 @@ void StepGraph::capture(const std::function<void()>& device_work) {
 #if defined(GPUSWEEP_TORCH_CUDA)
   const auto t0 = std::chrono::steady_clock::now();
   synchronize(settings_.device);
+  // What the captured step allocates and frees goes to the graph's pool
+  // and is never allocated again: its peak above what is held now.
+  const double held = allocated_bytes(settings_.device).value_or(0);
+  reset_peak_memory(settings_.device);
   try {
     cuda_->on_side_stream([&] {
       CaptureScope scope;
@@ -212,6 +257,7 @@ void StepGraph::capture(const std::function<void()>& device_work) {
   } catch (const std::exception& e) {
     throw Skipped("cuda_graphs: " + what_ + " could not be captured: " + e.what());
   }
+  pool_bytes_ = std::max(0.0, peak_memory_bytes(settings_.device) - held);
   // Capture queued nothing: this step's work is the first replay.
   cuda_->replay();
   synchronize(settings_.device);

@@ -70,6 +70,10 @@ double peak_memory_bytes(const torch::Device& device);
 // Nothing on the CPU.
 std::optional<double> peak_reserved_bytes(const torch::Device& device);
 
+// On a CUDA device, the bytes the caching allocator has allocated to
+// tensors now; nothing on the CPU.
+std::optional<double> allocated_bytes(const torch::Device& device);
+
 // Starts the peak over from what is in use now: the CUDA allocator's peak
 // counter, or on CPU the process's VmHWM (Linux's /proc/self/clear_refs).
 void reset_peak_memory(const torch::Device& device);

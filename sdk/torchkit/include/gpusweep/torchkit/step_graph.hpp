@@ -14,7 +14,8 @@
 //      torch.cuda.graphs asks: cuBLAS workspaces, optimiser state and
 //      autograd's buffers made before capture);
 //   3. the next call captures the step on the side stream into a private
-//      memory pool (counted in the trial's peak) and replays it once;
+//      memory pool (its transient bytes added to the trial's peak:
+//      pool_bytes_for) and replays it once;
 //   4. every later call replays it.
 // A capture that fails (a sync, an allocation or a generator the graph
 // cannot take) ends the trial `skipped` with CUDA's reason, never eager.
@@ -96,11 +97,22 @@ class StepGraph {
   // cuda_graph_replays and cuda_graph_capture_s (summed over them),
   // zero_grad_in_place; empty with graphs off.
   static Metrics stats_for(const Settings& settings);
+  // What the captured steps of the StepGraphs built on `settings` allocate
+  // and free inside their private pools, summed (each pool is its own):
+  // a replay allocates nothing, so the allocator's peak over measured
+  // blocks leaves it out, and the trial's peak adds it. 0: none captured.
+  static double pool_bytes_for(const Settings& settings);
+  // Before measured blocks (TorchWorkload::begin_measurement), graphs on:
+  // throws Skipped when a StepGraph on `settings` has run but is not yet
+  // captured (warmup shorter than its capture), or when none has run at
+  // all, so that no measured step runs eagerly under the setting.
+  static void check_captured(const Settings& settings);
 
  private:
   void dry_run(const std::function<void()>& device_work);
   void warm_up(const std::function<void()>& device_work);
   void capture(const std::function<void()>& device_work);
+  static double pool_bytes_for_locked(const Settings& settings);
 
   const Settings& settings_;
   std::string what_;
@@ -109,6 +121,7 @@ class StepGraph {
   bool captured_ = false;
   int64_t replays_ = 0;
   double capture_s_ = 0;
+  double pool_bytes_ = 0;  // the capture's allocator peak above what it began with
   std::vector<torch::Tensor> inputs_;
   ReplayHooks hooks_;  // what the capture counted on the host
   struct Cuda;         // the graph and its side stream (CUDA builds)

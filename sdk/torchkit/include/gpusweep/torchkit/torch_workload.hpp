@@ -70,6 +70,7 @@ class TorchWorkload : public Workload {
   // the next block from a backlog that training at full speed never has.
   // Host-to-device copies count inside the windows only (TransferTimes).
   void begin_measurement() override {
+    StepGraph::check_captured(settings_);  // no measured step eager under cuda_graphs
     reset_peak_memory(settings_.device);
     if (pipeline_ != nullptr) pipeline_->resume();
     begin_measured_window();
@@ -79,7 +80,10 @@ class TorchWorkload : public Workload {
     end_measured_window();
     in_window_ = false;
     if (pipeline_ != nullptr) pipeline_->pause();
-    measured_peak_ = std::max(measured_peak_, peak_memory_bytes(settings_.device));
+    // A captured step's transient tensors live in its graph's pool, which
+    // replays never allocate from again: the peak adds them.
+    measured_peak_ = std::max(
+        measured_peak_, peak_memory_bytes(settings_.device) + StepGraph::pool_bytes_for(settings_));
     if (const auto reserved = peak_reserved_bytes(settings_.device)) {
       measured_reserved_peak_ = std::max(measured_reserved_peak_, *reserved);
     }
