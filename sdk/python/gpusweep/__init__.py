@@ -259,6 +259,8 @@ class Settings:
         self._graph = None  # cuda_graphs: the captured step, its output, calls and replays
         self._graph_out = None
         self._graph_calls = self._graph_replays = 0
+        self._graph_stream = None  # the warmups' and the capture's side stream
+        self._capturing = False
         self._graph_capture_s = 0.0
         self._static = {}
         random.seed(self.seed)
@@ -319,7 +321,9 @@ class Settings:
             return tensor
         kept = self._static.get(slot)
         if kept is None:
-            kept = self._static[slot] = tensor.detach().clone()
+            # On the step's device: a host-to-device copy from pageable
+            # memory cannot be captured, a device-to-device one can.
+            kept = self._static[slot] = tensor.detach().to(self.device, copy=True)
             return kept
         if kept.shape != tensor.shape or kept.dtype != tensor.dtype:
             raise Skipped("cuda_graphs: the step's input %r changed from %s %s to %s %s; a "
@@ -338,8 +342,11 @@ class Settings:
         stream; the fourth is captured with torch.cuda.graph and replayed, and
         every later call replays it, returning the captured output, which
         holds the replayed step's values. The optimiser must be capturable
-        (torch.optim.Adam(..., capturable=True), or fused=True); a capture
-        torch refuses is Skipped with its reason, never run eagerly."""
+        (torch.optim.Adam(..., capturable=True), with or without fused=True:
+        fused alone is refused by torch's capture check); a capture torch
+        refuses is Skipped with its reason, never run eagerly. The warmups
+        and the capture run on one side stream, so that the libraries'
+        workspaces for it exist before the capture."""
         if not self.cuda_graphs:
             return device_work()
         torch = self._torch
@@ -362,7 +369,9 @@ class Settings:
                 raise Skipped("cuda_graphs captures CUDA kernels; device is %s" % self.device)
             return out
         if call < 3:
-            side = torch.cuda.Stream(self.device)
+            if self._graph_stream is None:
+                self._graph_stream = torch.cuda.Stream(self.device)
+            side = self._graph_stream
             side.wait_stream(torch.cuda.current_stream(self.device))
             with torch.cuda.stream(side):
                 out = device_work()
@@ -371,14 +380,18 @@ class Settings:
         if call == 3:
             start = time.perf_counter()
             graph = torch.cuda.CUDAGraph()
+            self._capturing = True  # phase() may not synchronise inside a capture
             try:
-                with torch.cuda.graph(graph, capture_error_mode="thread_local"):
+                with torch.cuda.graph(graph, stream=self._graph_stream,
+                                      capture_error_mode="thread_local"):
                     self._graph_out = device_work()
             except Skipped:
                 raise
             except Exception as e:  # noqa: BLE001 - torch's reason, whatever its type
                 raise Skipped("cuda_graphs: the step could not be captured: %s"
                               % str(e).splitlines()[0])
+            finally:
+                self._capturing = False
             self._graph = graph
             self._graph_capture_s = time.perf_counter() - start
         else:
@@ -394,7 +407,9 @@ class Settings:
         device at both edges, so that queued work is charged to the phase that
         queued it. The SDK's loader, to_device, zero_grad and observe_loss time
         their own phases."""
-        if not self.diagnose:
+        # Inside a capture a device sync would invalidate it (torchkit's
+        # CaptureScope does the same): the graphed step is timed whole.
+        if not self.diagnose or self._capturing:
             return _NO_CONTEXT
         if name not in self._phase_s:
             raise ValueError("phase %r is not one of %s" % (name, ", ".join(PHASES)))
