@@ -144,7 +144,11 @@ PhaseBreakdown breakdown_from_record(const TrialRecordView& trial) {
   if (b.peak_flops) *b.peak_flops *= 1e9;
   b.cpu_peak_flops = stat_of(trial.stats, kMatmulPeakCpu);
   if (b.cpu_peak_flops) *b.cpu_peak_flops *= 1e9;
-  b.host_cpu_cores = stat_of(trial.stats, "monitor_cpu_util_mean");
+  // The host's cores while measured steps ran; the whole life's mean (the
+  // matmul probe's threads, CUDA's start, sync spins in a diagnose trial's
+  // phase edges) only for trials recorded before that figure.
+  b.host_cpu_cores = stat_of(trial.stats, "monitor_cpu_util_measured_mean");
+  if (!b.host_cpu_cores) b.host_cpu_cores = stat_of(trial.stats, "monitor_cpu_util_mean");
   if (b.cuda) {
     auto samples = stat_of(trial.stats, "monitor_gpu_util_samples");
     if (!samples) samples = stat_of(trial.stats, "monitor_gpu_samples_measured");

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <numeric>
 #include <sstream>
+#include <tuple>
 
 namespace gpusweep::host {
 
@@ -100,6 +102,30 @@ uint64_t wall_clock_us() {
                                    .count());
 }
 
+std::pair<DriverClock, int64_t> driver_clock_of(uint64_t stamp_us, int64_t wall_us,
+                                                int64_t boottime_us, int64_t monotonic_us) {
+  constexpr int64_t kBeforeUs = int64_t{86400} * 1000000;  // a buffer holds far less
+  constexpr int64_t kAfterUs = int64_t{60} * 1000000;      // clock reads apart
+  const auto near = [stamp_us](int64_t now_us) {
+    const auto t = static_cast<int64_t>(stamp_us);
+    return t <= now_us + kAfterUs && t >= now_us - kBeforeUs;
+  };
+  if (near(wall_us)) return {DriverClock::wall, 0};
+  if (near(boottime_us)) return {DriverClock::boottime, wall_us - boottime_us};
+  if (near(monotonic_us)) return {DriverClock::monotonic, wall_us - monotonic_us};
+  return {DriverClock::unknown, 0};
+}
+
+namespace {
+
+int64_t clock_us(clockid_t id) {
+  timespec ts{};
+  ::clock_gettime(id, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+}
+
+}  // namespace
+
 TrialMonitor::TrialMonitor(pid_t pid, const Nvml* nvml, nlohmann::json config)
     : pid_(pid),
       nvml_(nvml),
@@ -122,6 +148,7 @@ void TrialMonitor::on_event(const nlohmann::json& e) {
 void TrialMonitor::set_measuring(bool measuring, uint64_t at_us) {
   if (measuring && !measuring_) windows_.push_back({at_us, std::nullopt});
   if (!measuring && measuring_ && !windows_.empty()) windows_.back().end_us = at_us;
+  if (!measuring) measured_since_reading_ = false;
   measuring_ = measuring;
 }
 
@@ -156,16 +183,28 @@ void TrialMonitor::keep_driver_samples(const std::vector<GpuTimedSample>& fresh,
       gaps_s->push_back(1e-6 * static_cast<double>(s.time_us - seen_us));
     }
     seen_us = std::max(seen_us, s.time_us);
+    // On the wall clock, as the windows are (the driver's own clock stays
+    // for lastSeenTimeStamp).
+    GpuTimedSample wall = s;
+    wall.time_us = static_cast<uint64_t>(static_cast<int64_t>(s.time_us) + driver_offset_us_);
     // A sample is stamped no later than now, and a window yet to open starts
     // after now: one outside every window so far stays outside.
-    if (in_window(s.time_us)) kept.push_back(s);
+    if (in_window(wall.time_us)) kept.push_back(wall);
   }
 }
 
 void TrialMonitor::fetch_driver_samples() {
   if (nvml_ == nullptr || !gpu_) return;
   last_fetch_us_ = wall_clock_us();
-  if (auto fresh = nvml_->driver_samples(*gpu_, GpuSampleKind::utilization, util_seen_us_)) {
+  auto fresh = nvml_->driver_samples(*gpu_, GpuSampleKind::utilization, util_seen_us_);
+  if (fresh && !fresh->empty() && !driver_clock_) {
+    uint64_t newest = 0;
+    for (const auto& s : *fresh) newest = std::max(newest, s.time_us);
+    std::tie(driver_clock_, driver_offset_us_) =
+        driver_clock_of(newest, static_cast<int64_t>(last_fetch_us_), clock_us(CLOCK_BOOTTIME),
+                        clock_us(CLOCK_MONOTONIC));
+  }
+  if (fresh) {
     driver_sampling_ = true;
     keep_driver_samples(*fresh, util_seen_us_, driver_util_, &driver_gaps_s_);
   }
@@ -177,8 +216,11 @@ void TrialMonitor::fetch_driver_samples() {
 
 void TrialMonitor::add_cpu_reading(double t_s, double cpu_s, std::optional<double> rss_bytes) {
   if (last_t_ && t_s > *last_t_) {
-    cpu_util_.push_back(std::max(0.0, (cpu_s - *last_cpu_) / (t_s - *last_t_)));
+    const double util = std::max(0.0, (cpu_s - *last_cpu_) / (t_s - *last_t_));
+    cpu_util_.push_back(util);
+    if (measured_since_reading_ && measuring_) cpu_util_measured_.push_back(util);
   }
+  measured_since_reading_ = measuring_;
   last_t_ = t_s;
   last_cpu_ = cpu_s;
   if (rss_bytes) rss_peak_ = std::max(rss_peak_, *rss_bytes);
@@ -225,6 +267,9 @@ std::vector<db::MetricSample> TrialMonitor::metrics(const rusage* usage, double 
   if (!cpu_util_.empty()) {
     add("monitor_cpu_util_peak", *std::max_element(cpu_util_.begin(), cpu_util_.end()));
   }
+  // The host's cores over readings measured throughout: what the measured
+  // steps took, without loading, CUDA's start, warmup, probes or evaluations.
+  if (!cpu_util_measured_.empty()) add("monitor_cpu_util_measured_mean", mean(cpu_util_measured_));
   if (rss_peak > 0) add("monitor_rss_peak_bytes", rss_peak);
   add_timeline(m, "monitor_timeline_cpu_util", cpu_util_);
   if (gpu_) gpu_metrics(m);
@@ -249,6 +294,7 @@ void TrialMonitor::gpu_metrics(std::vector<db::MetricSample>& m) const {
   if (driver_sampling_) {
     add("monitor_gpu_util_samples", static_cast<double>(util.size()));
     if (!driver_gaps_s_.empty()) add("monitor_gpu_util_sample_period_s", median(driver_gaps_s_));
+    if (driver_clock_) add("monitor_gpu_sample_clock", static_cast<double>(*driver_clock_));
     if (util.empty() && !windows_.empty()) {
       double window_s = 0;
       for (const auto& w : windows_) {

@@ -40,6 +40,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpusweep::host {
@@ -65,6 +66,18 @@ std::optional<std::string> trial_gpu_bus_id(const nlohmann::json& config,
 // The wall clock in microseconds since the epoch: the clock NVML stamps its
 // samples with (a steady clock would not compare with them).
 uint64_t wall_clock_us();
+
+// The clock NVML stamps its samples with. Its documentation says only "CPU
+// timestamp in microseconds": the epoch's on the drivers seen so far, but
+// some drivers are reported to stamp CLOCK_BOOTTIME, whose samples compared
+// with wall-clock windows would never fall in one. Told from the newest
+// stamp: within a day before (or a minute after) now on one of the clocks.
+enum class DriverClock { wall = 0, boottime = 1, monotonic = 2, unknown = -1 };
+// The clock `stamp_us` reads, given now on each (tests pass their own), and
+// what to add to a stamp of it to get the wall clock (0 where unknown: the
+// stamps are taken as the wall clock's).
+std::pair<DriverClock, int64_t> driver_clock_of(uint64_t stamp_us, int64_t wall_us,
+                                                int64_t boottime_us, int64_t monotonic_us);
 
 class TrialMonitor {
  public:
@@ -106,6 +119,10 @@ class TrialMonitor {
   long ticks_;
   std::optional<double> last_t_, last_cpu_;
   std::vector<double> cpu_util_;  // per interval, in cores (1.0 = one core busy)
+  // The intervals measured from one reading to the next, no window closed
+  // between them.
+  std::vector<double> cpu_util_measured_;
+  bool measured_since_reading_ = false;
   double rss_peak_ = 0;
   std::vector<double> gpu_util_;
   std::vector<double> gpu_mem_;
@@ -135,6 +152,10 @@ class TrialMonitor {
   bool driver_sampling_ = false;  // nvmlDeviceGetSamples answered for this GPU
   uint64_t last_fetch_us_ = 0;
   std::vector<double> driver_gaps_s_;  // between consecutive utilisation stamps
+  // The driver's clock (DriverClock), found from its first samples, and
+  // what turns its stamps into the wall clock's.
+  std::optional<DriverClock> driver_clock_;
+  int64_t driver_offset_us_ = 0;
   std::optional<double> process_memory_peak_;
 };
 

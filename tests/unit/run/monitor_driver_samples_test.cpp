@@ -6,6 +6,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <time.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -222,4 +225,40 @@ TEST_CASE("the trial process's own GPU memory is recorded, not another's", "[hos
   absent.use_gpu(1);
   absent.sample();
   CHECK(summary(absent.metrics(nullptr, 1.0)).count("monitor_gpu_process_memory_peak_bytes") == 0);
+}
+
+TEST_CASE("the driver's clock is told from its stamps: a boot-time clock's samples still land",
+          "[host]") {
+  // The clock reads: the wall clock about 2026, up 10 days of which 9 were
+  // suspended (boot time counts them, the monotonic clock does not).
+  const int64_t wall = 1'795'000'000'000'000, boot = 864'000'000'000, mono = 86'400'000'000;
+  CHECK(driver_clock_of(wall - 500'000, wall, boot, mono) ==
+        std::make_pair(DriverClock::wall, int64_t{0}));
+  CHECK(driver_clock_of(boot - 500'000, wall, boot, mono) ==
+        std::make_pair(DriverClock::boottime, wall - boot));
+  CHECK(driver_clock_of(mono - 500'000, wall, boot, mono).first == DriverClock::monotonic);
+  // Neither (the fixtures' year-2001 stamps): taken as the wall clock.
+  CHECK(driver_clock_of(kT0, wall, boot, mono) == std::make_pair(DriverClock::unknown, int64_t{0}));
+
+  // The fake driver stamps on CLOCK_BOOTTIME: samples 2 s, 1.5 s, 1 s and
+  // 0.5 s ago (10, 20, 30, 40). A window on the wall clock from 1.25 s to
+  // 0.75 s ago holds the third alone; compared as they come, no boot-time
+  // stamp would fall in a wall-clock window.
+  timespec ts{};
+  ::clock_gettime(CLOCK_BOOTTIME, &ts);
+  const int64_t boot_now = static_cast<int64_t>(ts.tv_sec) * 1000000 + ts.tv_nsec / 1000;
+  const auto wall_now = static_cast<int64_t>(wall_clock_us());
+  Env env{{"FAKE_NVML_SAMPLE_VALUES", "10,20,30,40"},
+          {"FAKE_NVML_SAMPLE_T0_US", std::to_string(boot_now - 2'000'000)},
+          {"FAKE_NVML_SAMPLE_PERIOD_US", "500000"}};
+  auto nvml = fake_nvml();
+  TrialMonitor m(0, nvml.get(), nullptr);
+  m.use_gpu(0);
+  m.set_measuring(true, static_cast<uint64_t>(wall_now - 1'250'000));
+  m.set_measuring(false, static_cast<uint64_t>(wall_now - 750'000));
+  m.fetch_driver_samples();
+  const auto s = summary(m.metrics(nullptr, 1.0));
+  CHECK(s.at("monitor_gpu_sample_clock") == static_cast<double>(DriverClock::boottime));
+  CHECK(s.at("monitor_gpu_util_samples") == 1);
+  CHECK(s.at("monitor_gpu_device_util_mean") == 30);
 }

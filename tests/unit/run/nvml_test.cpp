@@ -213,3 +213,17 @@ TEST_CASE("measure.starts: parallel on a GPU by default, serial on a CPU, as ask
   CHECK_FALSE(plan_interleave(m, gpu, 1).interleave.parallel_starts);
   CHECK_THAT(plan_interleave(m, gpu, 1).note, !Contains("all at once"));
 }
+
+TEST_CASE("the host's CPU while measured: readings measured throughout, not the whole life",
+          "[host]") {
+  TrialMonitor m(0, nullptr, nullptr);
+  m.add_cpu_reading(0.0, 0.0, {});
+  m.set_measuring(true, 1);
+  m.add_cpu_reading(1.0, 0.9, {});  // began before the window: setup's 0.9 cores
+  m.add_cpu_reading(2.0, 1.1, {});  // measured throughout: 0.2 cores
+  m.set_measuring(false, 2);
+  m.add_cpu_reading(3.0, 3.1, {});  // an evaluation on 2 cores
+  const auto s = summary(m.metrics(nullptr, 3.0));
+  CHECK(s.at("monitor_cpu_util_measured_mean") == Approx(0.2));
+  CHECK(s.at("monitor_cpu_util_mean") == Approx(3.1 / 3));
+}
