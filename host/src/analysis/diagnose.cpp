@@ -119,7 +119,7 @@ std::string launch_why(const PhaseBreakdown& b, std::optional<double> fraction) 
 // What helps a launch/overhead-bound step, in words.
 std::vector<std::string> launch_advice(const PhaseBreakdown& b) {
   std::vector<std::string> advice;
-  if (b.cuda) {
+  if (b.cuda && !b.graphed) {
     advice.push_back(
         "CUDA graphs: capture the step's kernels once and replay them with one launch "
         "(cuda_graphs=true, where the workload has opted in; torch.cuda.graphs or "
@@ -233,7 +233,7 @@ Diagnosis classify(const PhaseBreakdown& b) {
     d.why = "the compute phases dominate but reach only " + pct(*fraction) +
             " of the matmul peak: the arithmetic waits for memory (threshold " +
             pct(kMemoryFraction) + ")";
-  } else if (b.rest_s / step >= 0.5) {
+  } else if (!b.graphed && b.rest_s / step >= 0.5) {
     d.bottleneck = Bottleneck::overhead;
     d.why = pct(b.rest_s / step) +
             " of the step is outside the forward, backward and optimiser "
@@ -250,9 +250,13 @@ Diagnosis classify(const PhaseBreakdown& b) {
           " (no matmul peak of this device to compare its FLOP/s with, so compute- and "
           "memory-bound cannot be told apart: give --peak)";
     }
-    d.why = "forward, backward and optimiser take " +
-            pct((b.forward_s + b.backward_s + b.optimizer_s) / step) + " of the step" +
-            (fraction ? " at " + pct(*fraction) + " of the matmul peak" : unknown);
+    d.why = b.graphed
+                ? "the step replays a CUDA graph, its forward, backward and optimiser "
+                  "timed as one (not split into phases)" +
+                      (fraction ? " at " + pct(*fraction) + " of the matmul peak" : unknown)
+                : "forward, backward and optimiser take " +
+                      pct((b.forward_s + b.backward_s + b.optimizer_s) / step) + " of the step" +
+                      (fraction ? " at " + pct(*fraction) + " of the matmul peak" : unknown);
   }
   if (d.bottleneck == Bottleneck::overhead) d.advice = launch_advice(b);
   return d;

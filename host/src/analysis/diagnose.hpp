@@ -45,6 +45,10 @@ struct PhaseBreakdown {
   std::string device_busy_source;
   // The worker process's CPU time over its wall time (1.0 = one core busy).
   std::optional<double> host_cpu_cores;
+  // The step replays CUDA graphs (cuda_graphs_captured > 0): its forward,
+  // backward and optimiser are one launch, whose time the phase timers see
+  // only as a whole, outside their phases (rest_s).
+  bool graphed = false;
   // The phases are whole-trial totals, warmup included, spread over every
   // step (a trial recorded before the end-of-warmup totals were stored):
   // shares of the stable phases (input, copies) hold, the rest is rough.

@@ -149,6 +149,7 @@ PhaseBreakdown breakdown_from_record(const TrialRecordView& trial) {
   // phase edges) only for trials recorded before that figure.
   b.host_cpu_cores = stat_of(trial.stats, "monitor_cpu_util_measured_mean");
   if (!b.host_cpu_cores) b.host_cpu_cores = stat_of(trial.stats, "monitor_cpu_util_mean");
+  b.graphed = stat_of(trial.stats, "cuda_graphs_captured").value_or(0) > 0;
   if (b.cuda) {
     auto samples = stat_of(trial.stats, "monitor_gpu_util_samples");
     if (!samples) samples = stat_of(trial.stats, "monitor_gpu_samples_measured");

@@ -90,6 +90,30 @@ TEST_CASE("the FLOP/s against the matmul peak tell compute- from memory-bound", 
   CHECK_THAT(d.why, Contains("cannot be told apart"));
 }
 
+TEST_CASE("a graphed step is not host glue, and is not told to capture a graph again", "[host]") {
+  // cuda_graphs: the replay (forward, backward, optimiser) lands outside
+  // the phase timers, in the rest of the step.
+  PhaseBreakdown b = step(0.010);
+  b.cuda = true;
+  b.rest_s = 0.009;
+  b.device_busy_share = 0.8;
+  b.device_busy_source = "kernel time in CUDA's activity records";
+  CHECK_THAT(classify(b).why, Contains("host-side glue"));  // as the eager reading had it
+  b.graphed = true;
+  const Diagnosis graphed = classify(b);
+  CHECK_THAT(graphed.why, Contains("replays a CUDA graph") && !Contains("host-side glue"));
+  // A device busy a small share of a graphed step: still launch-bound, and
+  // the advice no longer names CUDA graphs.
+  b.device_busy_share = 0.05;
+  const Diagnosis idle = classify(b);
+  CHECK(idle.bottleneck == Bottleneck::overhead);
+  for (const auto& a : idle.advice) CHECK_THAT(a, !Contains("CUDA graphs"));
+  b.graphed = false;
+  bool names_graphs = false;
+  for (const auto& a : classify(b).advice) names_graphs |= a.find("CUDA graphs") == 0;
+  CHECK(names_graphs);
+}
+
 TEST_CASE("phase shares come from the stats after warmup less the snapshot", "[host]") {
   const auto snapshot =
       nlohmann::json{{"phase_input_wait_s", 1.0}, {"phase_forward_s", 0.5}, {"host_syncs", 10}};
