@@ -263,7 +263,10 @@ std::optional<std::vector<GpuTimedSample>> Nvml::driver_samples(unsigned index, 
   if (rc == kNotFound) return std::vector<GpuTimedSample>{};
   if (rc != kSuccess) return std::nullopt;
   if (count == 0) return std::vector<GpuTimedSample>{};
-  std::vector<nvmlSample_t> buf(count);
+  // Room for samples the driver takes between the two calls (a driver
+  // whose count is a snapshot answers INSUFFICIENT_SIZE otherwise).
+  std::vector<nvmlSample_t> buf(count + 16);
+  count = static_cast<unsigned>(buf.size());
   rc = api_->samples(dev, static_cast<int>(kind), after_us, &type, &count, buf.data());
   if (rc == kNotFound) return std::vector<GpuTimedSample>{};
   if (rc != kSuccess) return std::nullopt;
