@@ -772,6 +772,15 @@ TEST_CASE("the matmul-probe extension measures this process's matmul peak", "[to
   REQUIRE(result.is_array());
   CHECK(result.at(0).at("device") == "cpu");
   CHECK(result.at(0).at("gflops").get<double>() > 0);
+  // In a trial's process the probe multiplies in the dtype the trial's
+  // autocast does: a bf16 trial's peak is bf16's, not float32's.
+  for (const auto& [precision, dtype] : {std::pair<const char*, const char*>{"bf16", "bfloat16"},
+                                         std::pair<const char*, const char*>{"fp32", "float32"}}) {
+    (void)Settings::apply(
+        TrialConfig(Json{{"device", "cpu"}, {"precision", precision}, {"threads", 1}}));
+    REQUIRE(probe->measure(0.02, &text) == GPUSWEEP_STATUS_OK);
+    CHECK(Json::parse(text).at(0).at("dtype") == dtype);
+  }
 }
 
 TEST_CASE("seeded streams: the same seed and stream repeat, another stream differs", "[torchkit]") {
@@ -1007,4 +1016,20 @@ TEST_CASE("fp16 on CUDA: the scaler's backoff and skipped steps reach the stats"
   CHECK(m.at("scaler_skipped_steps") == 1);
   const auto other = Settings::apply(config({{"device", "cuda"}, {"precision", "fp16"}}));
   CHECK(GradStep::scaler_stats(other).empty());  // another workload's settings
+}
+
+TEST_CASE("the device's busy time counts overlapping activity once, and none on the CPU",
+          "[torchkit]") {
+  using gpusweep::torchkit::DeviceBusyProbe;
+  using gpusweep::torchkit::union_length;
+  // Kernels on two streams overlapping, a copy after a gap, an empty span,
+  // out of order: busy 0-40 and 50-60.
+  CHECK(union_length({{50, 60}, {0, 30}, {10, 40}, {20, 25}, {45, 45}}) == 50);
+  CHECK(union_length({}) == 0);
+  CHECK(union_length({{0, 10}, {10, 20}}) == 20);  // back to back: no gap, no double count
+  // The CPU keeps no activity records: nothing starts, nothing is reported
+  // (the worker then runs no extra steps).
+  DeviceBusyProbe probe(torch::Device(torch::kCPU));
+  CHECK_FALSE(probe.start());
+  CHECK_FALSE(probe.stop());
 }

@@ -129,6 +129,12 @@ struct MeasureSpec {
   // stable_warmup then take a turn of their own after the parallel warmup.
   enum class Starts { automatic, serial, parallel };
   Starts starts = Starts::automatic;
+  // After warmup, one more block's steps with the device's activity
+  // recorded (CUDA's, through the plugin: GPUSWEEP_EXT_DEVICE_BUSY), stored
+  // as the trial's gpu_busy_share: the share of the steps' wall time the
+  // device ran anything, without NVML. Always in diagnose trials; on a
+  // sweep's CUDA trials when true (CUPTI's start costs each trial time).
+  bool busy_share = false;
   // Rounds until precise: > 0 runs further rounds of repeats after the
   // first `repeats` until every config's ratio to the baseline has a 95%
   // interval of at most this half-width (relative), or is clearly apart

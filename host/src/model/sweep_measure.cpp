@@ -25,7 +25,7 @@ const std::vector<std::string> kMeasureKeys = {
     "timeout_s",     "eval_every_blocks", "order_seed", "silence_s",
     "max_memory",    "interleave",        "precision",  "budget_s",
     "stable_warmup", "min_block_s",       "vary_seed",  "target",
-    "block_s",       "min_warmup_s",      "starts"};
+    "block_s",       "min_warmup_s",      "starts",     "busy_share"};
 const std::vector<std::string> kTargetKeys = {"metric", "value",     "direction",
                                               "max_s",  "max_steps", "cap"};
 
@@ -242,13 +242,14 @@ MeasureSpec parse_measure(const std::string& source, const Json& m) {
                 " (known: warmup_steps, steps_per_block, blocks, "
                 "repeats, timeout_s, silence_s, eval_every_blocks, "
                 "order_seed, max_memory, interleave, precision, budget_s, stable_warmup, "
-                "min_block_s, block_s, min_warmup_s, vary_seed, target, starts)");
+                "min_block_s, block_s, min_warmup_s, vary_seed, target, starts, busy_share)");
     }
   }
   MeasureSpec s;
   s.warmup_steps = measure_int(source, m, "warmup_steps", s.warmup_steps, 0);
   for (auto [key, field] : {std::pair<const char*, bool*>{"stable_warmup", &s.stable_warmup},
-                            std::pair<const char*, bool*>{"vary_seed", &s.vary_seed}}) {
+                            std::pair<const char*, bool*>{"vary_seed", &s.vary_seed},
+                            std::pair<const char*, bool*>{"busy_share", &s.busy_share}}) {
     auto it = m.find(key);
     if (it == m.end()) continue;
     if (!it->is_boolean()) {
@@ -350,6 +351,7 @@ Json MeasureSpec::to_json() const {
     j["steps_per_block"] = steps_per_block;
   }
   if (min_warmup_s > 0) j["min_warmup_s"] = min_warmup_s;
+  if (busy_share) j["busy_share"] = true;
   if (starts != Starts::automatic) j["starts"] = starts == Starts::serial ? "serial" : "parallel";
   if (!vary_seed) j["vary_seed"] = false;
   if (precision > 0) {

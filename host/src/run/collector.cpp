@@ -126,6 +126,8 @@ void TrialCollector::on_event(const Json& e) {
     if (auto s = number(e, "first_step_s")) metrics_.push_back({"stat", 0, "first_step_s", *s});
     // measure.block_s: the steps per block the worker chose.
     if (auto n = number(e, "block_steps")) metrics_.push_back({"stat", 0, "block_steps", *n});
+    // The device's busy share over a block of warmup steps (activity records).
+    if (auto b = number(e, "gpu_busy_share")) metrics_.push_back({"stat", 0, "gpu_busy_share", *b});
     if (auto it = e.find("windows"); it != e.end() && it->is_array()) {
       metrics_.push_back({"stat", 0, "warmup_windows", static_cast<double>(it->size())});
       metrics_.push_back({"stat", 0, "warmup_stable", e.value("stable", false) ? 1.0 : 0.0});

@@ -75,6 +75,8 @@ class Trial {
   // warmup.cpp: the steps before the measured ones.
   double warm(int64_t steps);
   int64_t steps_for(double seconds);
+  bool probes_busy() const;
+  std::optional<double> busy_share();
   void warmup();
 
   // blocks.cpp: one measured block, and the check of the blocks' length.
@@ -109,6 +111,8 @@ class Trial {
   const gpusweep_ext_turns* turns_ = find_extension<gpusweep_ext_turns>(t_, GPUSWEEP_EXT_TURNS);
   const gpusweep_ext_device_timer* clock_ =
       find_extension<gpusweep_ext_device_timer>(t_, GPUSWEEP_EXT_DEVICE_TIMER);
+  const gpusweep_ext_device_busy* busy_ =
+      find_extension<gpusweep_ext_device_busy>(t_, GPUSWEEP_EXT_DEVICE_BUSY);
   Gate& gate_;
   Ranks* ranks_;                      // world_size > 1: the other ranks; else nullptr
   std::vector<int64_t> slowest_;      // per rank: the measured blocks it was slowest in

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace gpusweep::host::detail {
@@ -47,6 +48,31 @@ int64_t Trial::steps_for(double seconds) {
   return std::max<int64_t>(1, std::llround(seconds / std::max(per_step, 1e-9)));
 }
 
+// Whether this trial measures its device's busy share after warmup:
+// diagnose trials, and sweeps that ask (measure.busy_share).
+bool Trial::probes_busy() const {
+  return busy_ != nullptr && (args_.diagnose || m_.busy_share) && ranks_ == nullptr;
+}
+
+// One more block of warmup steps with the device's activity recorded
+// (GPUSWEEP_EXT_DEVICE_BUSY): the share of its wall time the device was
+// busy; nothing where the device keeps no records (the CPU).
+std::optional<double> Trial::busy_share() {
+  const gpusweep_status started = busy_->begin(inst_);
+  if (started == GPUSWEEP_STATUS_SKIPPED) return std::nullopt;  // the CPU: no extra steps
+  check(started, "warmup", steps_done_);
+  const auto t0 = Clock::now();
+  double samples = 0, secondary = 0;
+  run_steps(m_.steps_per_block, "warmup", &samples, &secondary);
+  steps_done_ += m_.steps_per_block;
+  double busy_s = 0;
+  const gpusweep_status st = busy_->end(inst_, &busy_s);
+  const double wall_s = seconds_since(t0);  // end() waited for the device
+  if (st == GPUSWEEP_STATUS_SKIPPED || !(wall_s > 0)) return std::nullopt;
+  check(st, "warmup", steps_done_);
+  return std::min(1.0, busy_s / wall_s);
+}
+
 void Trial::warmup() {
   out_.emit({{"event", event::phase}, {"phase", "warmup"}, {"steps", m_.warmup_steps}});
   const auto t0 = Clock::now();
@@ -57,7 +83,8 @@ void Trial::warmup() {
   // Parallel starts: the warmup above ran beside other trials' setups; what
   // is timed from here on (the block's length, warmup by time) takes a
   // turn of its own, as a block does.
-  if (args_.parallel_starts && (m_.block_s > 0 || m_.min_warmup_s > 0 || m_.stable_warmup)) {
+  if (args_.parallel_starts &&
+      (m_.block_s > 0 || m_.min_warmup_s > 0 || m_.stable_warmup || probes_busy())) {
     next_turn();
   }
   if (m_.block_s > 0) {
@@ -83,6 +110,9 @@ void Trial::warmup() {
     done["window_steps"] = steps;
     done["windows"] = windows;
     done["stable"] = stable;
+  }
+  if (probes_busy()) {
+    if (const auto share = busy_share()) done["gpu_busy_share"] = *share;
   }
   warmup_s_ = seconds_since(t0);
   done["seconds"] = warmup_s_;

@@ -197,6 +197,24 @@ typedef struct gpusweep_ext_device_timer {
   gpusweep_status (*end)(gpusweep_instance* instance, double* seconds);
 } gpusweep_ext_device_timer;
 
+/* How busy the device is over a few steps, without NVML, for `diagnose`
+ * (and sweeps with measure.busy_share): begin() starts recording what the
+ * trial's device runs (its kernels, copies and memsets: CUDA's activity
+ * records through LibTorch's profiler, the phase timers paused so that
+ * their syncs do not idle it), end() waits for the device, stops, and
+ * stores in *busy_seconds the time at least one of them ran (overlaps
+ * counted once). The host divides by the steps' wall time. begin() returns
+ * GPUSWEEP_STATUS_SKIPPED where the device keeps no such records (the CPU)
+ * or the recording cannot start (end() is then not called); end() returns
+ * it when nothing was recorded, *busy_seconds untouched. */
+#define GPUSWEEP_EXT_DEVICE_BUSY "gpusweep.device_busy/1"
+typedef struct gpusweep_ext_device_busy {
+  uint32_t struct_size; /* sizeof(gpusweep_ext_device_busy) in the plugin */
+  uint32_t reserved;    /* zero */
+  gpusweep_status (*begin)(gpusweep_instance* instance);
+  gpusweep_status (*end)(gpusweep_instance* instance, double* busy_seconds);
+} gpusweep_ext_device_busy;
+
 /* A cap on the trial device's own memory, for `measure.max_memory` and
  * `tune-batch --max-memory`: called before create(), with the trial's
  * resolved config. On a device with an allocator of its own (CUDA's caching

@@ -106,6 +106,15 @@ class Workload {
     (void)seconds;
     return false;
   }
+  // The device's busy time over a few steps (GPUSWEEP_EXT_DEVICE_BUSY):
+  // begin before the first, false when the device keeps no activity records
+  // (the CPU) or the recording cannot start; end after the last, waiting for
+  // the device, false when nothing was recorded.
+  virtual bool begin_device_busy() { return false; }
+  virtual bool end_device_busy(double* busy_seconds) {
+    (void)busy_seconds;
+    return false;
+  }
 };
 
 namespace detail {
@@ -372,6 +381,20 @@ struct Adapter {
     return st == GPUSWEEP_STATUS_OK && !timed ? GPUSWEEP_STATUS_SKIPPED : st;
   }
 
+  static gpusweep_status begin_device_busy(gpusweep_instance* p) noexcept {
+    bool started = false;
+    const gpusweep_status st =
+        guarded(p, [&](Instance& i) { started = i.workload->begin_device_busy(); });
+    return st == GPUSWEEP_STATUS_OK && !started ? GPUSWEEP_STATUS_SKIPPED : st;
+  }
+
+  static gpusweep_status end_device_busy(gpusweep_instance* p, double* busy_seconds) noexcept {
+    bool recorded = false;
+    const gpusweep_status st =
+        guarded(p, [&](Instance& i) { recorded = i.workload->end_device_busy(busy_seconds); });
+    return st == GPUSWEEP_STATUS_OK && !recorded ? GPUSWEEP_STATUS_SKIPPED : st;
+  }
+
   static gpusweep_status selected_manifest(const char* config_json, const char** out) noexcept {
     static std::string text;
     try {
@@ -400,6 +423,9 @@ struct Adapter {
     if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_MEASURE_WINDOW) == 0) return &window;
     if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_TURNS) == 0) return &turns;
     if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_DEVICE_TIMER) == 0) return &timer;
+    static const gpusweep_ext_device_busy busy = {sizeof(gpusweep_ext_device_busy), 0,
+                                                  &begin_device_busy, &end_device_busy};
+    if (id != nullptr && std::strcmp(id, GPUSWEEP_EXT_DEVICE_BUSY) == 0) return &busy;
     if constexpr (HasSelectedManifest<W>::value) {
       static const gpusweep_ext_selected_manifest selected = {
           sizeof(gpusweep_ext_selected_manifest), 0, &selected_manifest};

@@ -14,7 +14,11 @@
 #if defined(GPUSWEEP_TORCH_CUDA)
 #include <c10/cuda/CUDAEvent.h>
 #include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 #endif
+
+#include <algorithm>
+#include <set>
 
 namespace gpusweep::torchkit {
 
@@ -119,9 +123,10 @@ Metrics phase_stats() {
   return m;
 }
 
-Json matmul_benchmark(double seconds, const torch::Device& device, int64_t n) {
+Json matmul_benchmark(double seconds, const torch::Device& device, int64_t n,
+                      torch::ScalarType dtype) {
   torch::NoGradGuard no_grad;
-  const auto opts = torch::TensorOptions().dtype(torch::kFloat).device(device);
+  const auto opts = torch::TensorOptions().dtype(dtype).device(device);
   const torch::Tensor a = torch::randn({n, n}, opts);
   const torch::Tensor b = torch::randn({n, n}, opts);
   torch::Tensor c = torch::mm(a, b);  // warm up: BLAS buffers, thread team, CUDA context
@@ -140,7 +145,9 @@ Json matmul_benchmark(double seconds, const torch::Device& device, int64_t n) {
                        static_cast<double>(n) * static_cast<double>(products);
   return Json{{"device", device.str()},
               {"n", n},
-              {"dtype", "float32"},
+              {"dtype", dtype == torch::kBFloat16 ? "bfloat16"
+                        : dtype == torch::kHalf   ? "float16"
+                                                  : "float32"},
               {"threads", at::get_num_threads()},
               {"seconds", elapsed},
               {"products", products},
@@ -258,6 +265,81 @@ void TransferTimes::add_stats(Metrics& m, double copies_per_step) {
   m["host_to_device_s"] = total;
   m["host_to_device_copies"] = copies;
   m["host_to_device_s_per_step"] = total / copies * copies_per_step;
+}
+
+double union_length(std::vector<std::pair<uint64_t, uint64_t>> spans) {
+  std::sort(spans.begin(), spans.end());
+  double total = 0;
+  uint64_t begin = 0, end = 0;
+  bool open = false;
+  for (const auto& [b, e] : spans) {
+    if (e <= b) continue;
+    if (open && b <= end) {
+      end = std::max(end, e);
+      continue;
+    }
+    if (open) total += static_cast<double>(end - begin);
+    begin = b;
+    end = e;
+    open = true;
+  }
+  if (open) total += static_cast<double>(end - begin);
+  return total;
+}
+
+DeviceBusyProbe::DeviceBusyProbe(const torch::Device& device) : device_(device) {}
+
+DeviceBusyProbe::~DeviceBusyProbe() {
+  if (running_) (void)stop();
+}
+
+bool DeviceBusyProbe::start() {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  if (!device_.is_cuda() || running_) return running_;
+  namespace prof = torch::autograd::profiler;
+  using torch::profiler::impl::ActivityType;
+  using torch::profiler::impl::ProfilerConfig;
+  using torch::profiler::impl::ProfilerState;
+  timers_were_on_ = diagnostics_enabled();
+  try {
+    synchronize(device_);
+    const ProfilerConfig config(ProfilerState::KINETO);
+    const std::set<ActivityType> activities = {ActivityType::CUDA};
+    prof::prepareProfiler(config, activities);
+    enabled_flag().store(false);  // the phase timers' syncs would idle the device
+    prof::enableProfiler(config, activities);
+    running_ = true;
+  } catch (const std::exception&) {
+    enabled_flag().store(timers_were_on_);  // no profiler (another holds it, no CUPTI)
+  }
+  return running_;
+#else
+  return false;
+#endif
+}
+
+std::optional<double> DeviceBusyProbe::stop() {
+#if defined(GPUSWEEP_TORCH_CUDA)
+  if (!running_) return std::nullopt;
+  running_ = false;
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  try {
+    synchronize(device_);
+    const auto result = torch::autograd::profiler::disableProfiler();
+    for (const auto& e : result->events()) {
+      if (e.deviceType() != c10::DeviceType::CUDA) continue;
+      if (e.deviceIndex() >= 0 && e.deviceIndex() != device_.index()) continue;
+      spans.emplace_back(e.startNs(), e.endNs());
+    }
+  } catch (const std::exception&) {
+    spans.clear();
+  }
+  enabled_flag().store(timers_were_on_);
+  if (spans.empty()) return std::nullopt;
+  return 1e-9 * union_length(std::move(spans));
+#else
+  return std::nullopt;
+#endif
 }
 
 }  // namespace gpusweep::torchkit

@@ -157,10 +157,22 @@ Json runtime_info() {
 }
 
 Json matmul_probe(double seconds) {
+  // In a trial's process: its device, and the dtype its autocast runs
+  // matmuls in (bf16 or fp16 against an fp32 peak would overstate the
+  // fraction some 15 times on a Tensor Core GPU); else float32 on cuda:0.
+  const auto trial = last_trial_settings();
+  const auto dtype_on = [&trial](bool cuda) {
+    if (!trial || trial->first.is_cuda() != cuda) return torch::kFloat;
+    if (trial->second == Precision::bf16) return torch::kBFloat16;
+    if (trial->second == Precision::fp16 && cuda) return torch::kHalf;
+    return torch::kFloat;
+  };
   Json matmul = Json::array();
-  matmul.push_back(matmul_benchmark(seconds, torch::kCPU));
+  matmul.push_back(matmul_benchmark(seconds, torch::kCPU, 1024, dtype_on(false)));
   if (torch::cuda::is_available()) {
-    matmul.push_back(matmul_benchmark(seconds, torch::Device(torch::kCUDA, 0), 4096));
+    const torch::Device gpu =
+        trial && trial->first.is_cuda() ? trial->first : torch::Device(torch::kCUDA, 0);
+    matmul.push_back(matmul_benchmark(seconds, gpu, 4096, dtype_on(true)));
   }
   return matmul;
 }

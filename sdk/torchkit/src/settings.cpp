@@ -8,7 +8,10 @@
 
 #include <algorithm>
 #include <climits>
+#include <mutex>
+#include <optional>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include <ATen/Parallel.h>
@@ -340,6 +343,24 @@ std::vector<std::string> apply_function_names() {
 // The table's entries in four passes: every value read (the device and the
 // ranks resolved), then what the device cannot do, then what the workload
 // has nothing for, and only then the process-wide effects.
+namespace {
+
+std::mutex& last_trial_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::optional<std::pair<torch::Device, Precision>>& last_trial() {
+  static std::optional<std::pair<torch::Device, Precision>> last;
+  return last;
+}
+
+}  // namespace
+
+std::optional<std::pair<torch::Device, Precision>> last_trial_settings() {
+  std::lock_guard<std::mutex> lock(last_trial_mutex());
+  return last_trial();
+}
+
 Settings Settings::apply(const TrialConfig& config, const Support& support) {
   Settings s;
   const auto& table = common_settings();
@@ -385,6 +406,10 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
     if (const Applier* a = applier_of(entry.name()); a != nullptr && a->effect != nullptr) {
       a->effect(s);
     }
+  }
+  {
+    std::lock_guard<std::mutex> lock(last_trial_mutex());
+    last_trial() = std::make_pair(s.device, s.precision);
   }
   return s;
 }

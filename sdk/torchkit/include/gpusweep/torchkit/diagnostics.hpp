@@ -14,6 +14,8 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <vector>
 
 namespace gpusweep::torchkit {
@@ -93,6 +95,34 @@ bool capturing_graph();
 // a plugin times inside a measured block (dqn's target sync): a host clock
 // there would need a device sync, an extra serialisation point the harness
 // did not ask for.
+// The length of the union of [begin, end) spans (overlapping ones counted
+// once): a device's busy time from its activity records.
+double union_length(std::vector<std::pair<uint64_t, uint64_t>> spans);
+
+// What a CUDA device runs between start() and stop(), from CUDA's activity
+// records (LibTorch's profiler with CUDA activities only: no host callbacks
+// per op), the phase timers paused meanwhile (their syncs would idle the
+// device). stop() waits for the device and returns the time at least one
+// of its kernels, copies or memsets ran; nothing on the CPU, where the
+// profiler cannot start, or where nothing was recorded.
+class DeviceBusyProbe {
+ public:
+  explicit DeviceBusyProbe(const torch::Device& device);
+  ~DeviceBusyProbe();
+  DeviceBusyProbe(const DeviceBusyProbe&) = delete;
+  DeviceBusyProbe& operator=(const DeviceBusyProbe&) = delete;
+
+  // false where it cannot record: the CPU, a build without CUDA, or the
+  // profiler not starting (another holds it, no CUPTI).
+  bool start();
+  std::optional<double> stop();
+
+ private:
+  torch::Device device_;
+  bool running_ = false;
+  bool timers_were_on_ = false;
+};
+
 class DeviceTimer {
  public:
   // keep_each: every stopped span's seconds kept, in order (each_seconds),
@@ -175,6 +205,7 @@ Metrics phase_stats();
 // The float32 matmul throughput of this process on device, measured for about
 // `seconds` (n x n by n x n products, 2 n^3 FLOPs each): {"device", "n",
 // "dtype", "threads", "seconds", "products", "gflops"}.
-Json matmul_benchmark(double seconds, const torch::Device& device, int64_t n = 1024);
+Json matmul_benchmark(double seconds, const torch::Device& device, int64_t n = 1024,
+                      torch::ScalarType dtype = torch::kFloat);
 
 }  // namespace gpusweep::torchkit

@@ -19,7 +19,9 @@ namespace gpusweep::torchkit {
 Json runtime_info();
 
 // The matmul peak of this process: matmul_benchmark() for about `seconds`
-// on the CPU, and on cuda:0 when CUDA is available (a JSON array).
+// on the CPU, and on a GPU when CUDA is available (a JSON array): in a
+// trial's process (last_trial_settings) on its device and, where it runs
+// there, in its autocast dtype (bf16, fp16); else float32 and cuda:0.
 Json matmul_probe(double seconds);
 
 // A CUDA device's 16-byte UUID as "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx",

@@ -10,7 +10,9 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace gpusweep::torchkit {
@@ -83,6 +85,12 @@ torch::Device resolve_device(const std::string& name);
 // The module's 4-D parameters (conv weights) laid out channels-last, read
 // from the tensors' own strides: what prepare() did, for a plugin's stats.
 int64_t channels_last_weights(torch::nn::Module& module);
+
+// The device and precision of the last trial set up in this process
+// (Settings::apply): the matmul probe measures the peak the trial's matmuls
+// can reach (its device, its autocast dtype). Nothing before any trial
+// (doctor's probe process).
+std::optional<std::pair<torch::Device, Precision>> last_trial_settings();
 
 // Waits for all queued work on device (no-op on CPU, where ops are
 // synchronous). A CUDA device with a torchkit compiled without CUDA throws:
