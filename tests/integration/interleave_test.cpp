@@ -306,6 +306,7 @@ namespace {
 struct Phases {
   std::pair<int64_t, int64_t> create{0, 0}, eval{0, 0};
   std::vector<std::pair<int64_t, int64_t>> steps;
+  int64_t busy_begin = 0, busy_end = 0;
 };
 
 std::map<long, Phases> read_phases(const std::string& text) {
@@ -319,6 +320,8 @@ std::map<long, Phases> read_phases(const std::string& text) {
     if (kind == "create") p.create = {b, e};
     if (kind == "eval") p.eval = {b, e};
     if (kind == "step") p.steps.emplace_back(b, e);
+    if (kind == "busy_begin") p.busy_begin = b;
+    if (kind == "busy_end") p.busy_end = b;
   }
   return by_pid;
 }
@@ -327,14 +330,19 @@ bool intersect(std::pair<int64_t, int64_t> a, std::pair<int64_t, int64_t> b) {
   return a.first < b.second && b.first < a.second;
 }
 
-// Runs three position trials taking turns with measure.starts `starts`,
-// each set up in 0.4 s and evaluated in 0.3 s; their phases by pid.
-std::map<long, Phases> run_starts(const std::string& starts, std::string* output) {
+// Runs position trials (spin_us 300, 350, 400, and 450 with four) taking
+// turns `window` at a time with measure.starts `starts`, each set up in
+// 0.4 s and evaluated in 0.3 s; their phases by pid.
+std::map<long, Phases> run_starts(const std::string& starts, std::string* output, int window = 3,
+                                  int trials = 3) {
   Sandbox box;
+  const std::string spins = trials == 4 ? "[300, 350, 400, 450]" : "[300, 350, 400]";
   box.write("s.json", R"({"name": "starts", "workload": "position",
     "base": {"mode": "none", "create_ms": 400, "eval_ms": 300},
-    "grid": {"spin_us": [300, 350, 400]}, "baseline": {"spin_us": 300},
-    "measure": {"repeats": 1, "warmup_steps": 3, "block_s": 0.03, "blocks": 5, "interleave": 3,
+    "grid": {"spin_us": )" +
+                          spins + R"(}, "baseline": {"spin_us": 300},
+    "measure": {"repeats": 1, "warmup_steps": 3, "block_s": 0.03, "blocks": 5, "interleave": )" +
+                          std::to_string(window) + R"(,
                 "min_block_s": 0, "timeout_s": 60, "starts": ")" +
                           starts + R"("}})");
   const std::string log = box.path("phases.log");
@@ -342,8 +350,28 @@ std::map<long, Phases> run_starts(const std::string& starts, std::string* output
   const auto r = box.gpusweep("run s.json --db results.db");
   ::unsetenv("GPUSWEEP_PHASES_LOG");
   *output = r.output;
-  if (r.code != 0 || box.count("SELECT count(*) FROM trials WHERE status = 'ok'") != 3) return {};
+  if (r.code != 0 || box.count("SELECT count(*) FROM trials WHERE status = 'ok'") != trials) {
+    return {};
+  }
   return read_phases(box.read("phases.log"));
+}
+
+// Steps after each trial's 3 warmup steps (block sizing and the blocks)
+// that ran beside another trial's setup (create and warmup), evaluation or
+// timed steps.
+int clashes_of(const std::map<long, Phases>& phases) {
+  int clashes = 0;
+  for (const auto& [pid, p] : phases) {
+    for (size_t i = 3; i < p.steps.size(); ++i) {
+      for (const auto& [other, q] : phases) {
+        if (other == pid) continue;
+        clashes += intersect(p.steps[i], {q.create.first, q.steps[2].second});
+        clashes += intersect(p.steps[i], q.eval);
+        for (size_t j = 3; j < q.steps.size(); ++j) clashes += intersect(p.steps[i], q.steps[j]);
+      }
+    }
+  }
+  return clashes;
 }
 
 }  // namespace
@@ -368,20 +396,75 @@ TEST_CASE("parallel starts: setups and final evaluations run at once, never besi
   CHECK(latest_create < first_created);
   CHECK(latest_eval < first_evaluated);
   // A trial's steps after its 3 warmup steps (block sizing and the blocks)
-  // ran in turns of their own: beside no other trial's setup (create and
-  // warmup), evaluation or timed steps.
-  int clashes = 0;
+  // ran in turns of their own.
+  CHECK(clashes_of(phases) == 0);
+}
+
+TEST_CASE("parallel starts in a sliding window: the next trials set up together, beside no block",
+          "[integration][interleave]") {
+  // Four trials, two at a time: the second pair starts as the first ends.
+  std::string output;
+  const auto phases = run_starts("parallel", &output, /*window=*/2, /*trials=*/4);
+  INFO(output);
+  REQUIRE(phases.size() == 4);
+  CHECK(clashes_of(phases) == 0);
+  // Two pairs of setups at once.
+  int together = 0;
   for (const auto& [pid, p] : phases) {
-    for (size_t i = 3; i < p.steps.size(); ++i) {
-      for (const auto& [other, q] : phases) {
-        if (other == pid) continue;
-        clashes += intersect(p.steps[i], {q.create.first, q.steps[2].second});
-        clashes += intersect(p.steps[i], q.eval);
-        for (size_t j = 3; j < q.steps.size(); ++j) clashes += intersect(p.steps[i], q.steps[j]);
+    for (const auto& [other, q] : phases) together += pid < other && intersect(p.create, q.create);
+  }
+  CHECK(together == 2);
+}
+
+TEST_CASE(
+    "measure.busy_share runs one more block between the device-busy calls and stores the "
+    "share",
+    "[integration][interleave]") {
+  for (const double share : {0.5, 0.0}) {  // 0: a device without activity records
+    Sandbox box;
+    box.write("s.json", R"({"name": "busy", "workload": "position",
+      "base": {"mode": "none", "spin_us": 500, "busy_share": )" +
+                            std::to_string(share) + R"(}, "grid": {"twin": [0, 1]},
+      "measure": {"repeats": 1, "warmup_steps": 3, "steps_per_block": 20, "blocks": 5,
+                  "interleave": 1, "busy_share": true, "timeout_s": 60}})");
+    const std::string log = box.path("phases.log");
+    ::setenv("GPUSWEEP_PHASES_LOG", log.c_str(), 1);
+    const auto r = box.gpusweep("run s.json --db results.db");
+    ::unsetenv("GPUSWEEP_PHASES_LOG");
+    INFO(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+    const auto phases = read_phases(box.read("phases.log"));
+    REQUIRE(phases.size() == 2);
+    for (const auto& [pid, p] : phases) {
+      if (share > 0) {
+        // Warmup, the probe's block of 20 steps, then 5 blocks of 20.
+        CHECK(p.steps.size() == 3 + 20 + 100);
+        int inside = 0;
+        for (const auto& st : p.steps)
+          inside += st.first >= p.busy_begin && st.second <= p.busy_end;
+        CHECK(inside == 20);
+      } else {
+        CHECK(p.steps.size() == 3 + 100);  // no records: no extra steps
       }
     }
+    const std::string stored = box.text(
+        "SELECT count(*) || ' ' || coalesce(min(value), -1) || ' ' || coalesce(max(value), -1) "
+        "FROM metrics WHERE name = 'gpu_busy_share'");
+    INFO(stored);
+    std::istringstream in(stored);
+    double n = 0, lo = 0, hi = 0;
+    in >> n >> lo >> hi;
+    if (share > 0) {
+      // The fixture reports half of its begin-to-end time; the host divides
+      // by the steps' time to their sync, a little less.
+      CHECK(n == 2);
+      CHECK(lo > 0.4);
+      CHECK(hi <= 0.6);
+    } else {
+      CHECK(n == 0);
+    }
   }
-  CHECK(clashes == 0);
 }
 
 TEST_CASE("serial starts: each trial sets up and evaluates in a turn of its own",

@@ -776,8 +776,8 @@ TEST_CASE("the matmul-probe extension measures this process's matmul peak", "[to
   // autocast does: a bf16 trial's peak is bf16's, not float32's.
   for (const auto& [precision, dtype] : {std::pair<const char*, const char*>{"bf16", "bfloat16"},
                                          std::pair<const char*, const char*>{"fp32", "float32"}}) {
-    (void)Settings::apply(
-        TrialConfig(Json{{"device", "cpu"}, {"precision", precision}, {"threads", 1}}));
+    note_trial_settings(Settings::apply(
+        TrialConfig(Json{{"device", "cpu"}, {"precision", precision}, {"threads", 1}})));
     REQUIRE(probe->measure(0.02, &text) == GPUSWEEP_STATUS_OK);
     CHECK(Json::parse(text).at(0).at("dtype") == dtype);
   }

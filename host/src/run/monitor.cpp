@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cstdlib>
 #include <fstream>
 #include <numeric>
 #include <sstream>
@@ -106,14 +108,19 @@ std::pair<DriverClock, int64_t> driver_clock_of(uint64_t stamp_us, int64_t wall_
                                                 int64_t boottime_us, int64_t monotonic_us) {
   constexpr int64_t kBeforeUs = int64_t{86400} * 1000000;  // a buffer holds far less
   constexpr int64_t kAfterUs = int64_t{60} * 1000000;      // clock reads apart
-  const auto near = [stamp_us](int64_t now_us) {
-    const auto t = static_cast<int64_t>(stamp_us);
-    return t <= now_us + kAfterUs && t >= now_us - kBeforeUs;
-  };
-  if (near(wall_us)) return {DriverClock::wall, 0};
-  if (near(boottime_us)) return {DriverClock::boottime, wall_us - boottime_us};
-  if (near(monotonic_us)) return {DriverClock::monotonic, wall_us - monotonic_us};
-  return {DriverClock::unknown, 0};
+  // The clock nearest the stamp among those it may read (boot time and the
+  // monotonic clock differ by the time suspended, perhaps under a day).
+  std::pair<DriverClock, int64_t> best{DriverClock::unknown, 0};
+  int64_t best_distance = INT64_MAX;
+  for (const auto& [clock, now_us] : {std::pair<DriverClock, int64_t>{DriverClock::wall, wall_us},
+                                      {DriverClock::boottime, boottime_us},
+                                      {DriverClock::monotonic, monotonic_us}}) {
+    const int64_t d = now_us - static_cast<int64_t>(stamp_us);  // >= 0 but for clock reads
+    if (d < -kAfterUs || d > kBeforeUs || std::llabs(d) >= best_distance) continue;
+    best_distance = std::llabs(d);
+    best = {clock, wall_us - now_us};
+  }
+  return best;
 }
 
 namespace {

@@ -74,7 +74,8 @@ void Supervisor::schedule() {
       // window, not one shuffle of a window that holds several repeats
       // (a position effect tied to where a trial starts would otherwise
       // be one draw for all of them). The others take turns in an order
-      // shuffled for the cycle.
+      // shuffled for the cycle. (With parallel starts every trial's first
+      // turn is its setup, which all take at once: no start order to keep.)
       std::vector<std::pair<int64_t, pid_t>> fresh;
       std::vector<pid_t> live;
       for (const auto& [pid, w] : running_) {

@@ -65,9 +65,12 @@ std::optional<double> Trial::busy_share() {
   double samples = 0, secondary = 0;
   run_steps(m_.steps_per_block, "warmup", &samples, &secondary);
   steps_done_ += m_.steps_per_block;
+  // The steps' wall time to the device's sync, before end() turns the
+  // records into events (which takes its own time, none of it the steps').
+  check(t_->synchronize(inst_), "warmup", steps_done_);
+  const double wall_s = seconds_since(t0);
   double busy_s = 0;
   const gpusweep_status st = busy_->end(inst_, &busy_s);
-  const double wall_s = seconds_since(t0);  // end() waited for the device
   if (st == GPUSWEEP_STATUS_SKIPPED || !(wall_s > 0)) return std::nullopt;
   check(st, "warmup", steps_done_);
   return std::min(1.0, busy_s / wall_s);
@@ -83,9 +86,13 @@ void Trial::warmup() {
   // Parallel starts: the warmup above ran beside other trials' setups; what
   // is timed from here on (the block's length, warmup by time) takes a
   // turn of its own, as a block does.
+  // The wait for it is no warmup: warmup by time and warmup_s leave it out.
+  double waited_s = 0;
   if (args_.parallel_starts &&
       (m_.block_s > 0 || m_.min_warmup_s > 0 || m_.stable_warmup || probes_busy())) {
+    const auto w0 = Clock::now();
     next_turn();
+    waited_s = seconds_since(w0);
   }
   if (m_.block_s > 0) {
     m_.steps_per_block = steps_for(m_.block_s);
@@ -94,7 +101,7 @@ void Trial::warmup() {
   if (m_.min_warmup_s > 0) {
     // Windows of a quarter block until warmup has lasted long enough.
     const int64_t steps = std::max<int64_t>(1, (m_.steps_per_block + 3) / 4);
-    while (seconds_since(t0) < m_.min_warmup_s) warm(steps);
+    while (seconds_since(t0) - waited_s < m_.min_warmup_s) warm(steps);
   }
   if (m_.stable_warmup) {
     // Windows of a quarter block until the last three agree.
@@ -114,7 +121,7 @@ void Trial::warmup() {
   if (probes_busy()) {
     if (const auto share = busy_share()) done["gpu_busy_share"] = *share;
   }
-  warmup_s_ = seconds_since(t0);
+  warmup_s_ = seconds_since(t0) - waited_s;
   done["seconds"] = warmup_s_;
   out_.emit(done);
   {

@@ -203,7 +203,8 @@ typedef struct gpusweep_ext_device_timer {
  * records through LibTorch's profiler, the phase timers paused so that
  * their syncs do not idle it), end() waits for the device, stops, and
  * stores in *busy_seconds the time at least one of them ran (overlaps
- * counted once). The host divides by the steps' wall time. begin() returns
+ * counted once). The host divides by the steps' wall time, from begin() to
+ * a synchronize() it calls before end(). begin() returns
  * GPUSWEEP_STATUS_SKIPPED where the device keeps no such records (the CPU)
  * or the recording cannot start (end() is then not called); end() returns
  * it when nothing was recorded, *busy_seconds untouched. */

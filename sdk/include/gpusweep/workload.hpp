@@ -374,25 +374,31 @@ struct Adapter {
     return guarded(p, [](Instance& i) { i.workload->begin_device_timer(); });
   }
 
+  // A call that succeeded without doing its work (no device clock, no
+  // activity records) answers SKIPPED.
+  static gpusweep_status skipped_unless(gpusweep_status st, bool done) noexcept {
+    return st == GPUSWEEP_STATUS_OK && !done ? GPUSWEEP_STATUS_SKIPPED : st;
+  }
+
   static gpusweep_status end_device_timer(gpusweep_instance* p, double* seconds) noexcept {
-    bool timed = false;
+    bool timed = false;  // read after the call: arguments are evaluated in no set order
     const gpusweep_status st =
         guarded(p, [&](Instance& i) { timed = i.workload->end_device_timer(seconds); });
-    return st == GPUSWEEP_STATUS_OK && !timed ? GPUSWEEP_STATUS_SKIPPED : st;
+    return skipped_unless(st, timed);
   }
 
   static gpusweep_status begin_device_busy(gpusweep_instance* p) noexcept {
     bool started = false;
     const gpusweep_status st =
         guarded(p, [&](Instance& i) { started = i.workload->begin_device_busy(); });
-    return st == GPUSWEEP_STATUS_OK && !started ? GPUSWEEP_STATUS_SKIPPED : st;
+    return skipped_unless(st, started);
   }
 
   static gpusweep_status end_device_busy(gpusweep_instance* p, double* busy_seconds) noexcept {
     bool recorded = false;
     const gpusweep_status st =
         guarded(p, [&](Instance& i) { recorded = i.workload->end_device_busy(busy_seconds); });
-    return st == GPUSWEEP_STATUS_OK && !recorded ? GPUSWEEP_STATUS_SKIPPED : st;
+    return skipped_unless(st, recorded);
   }
 
   static gpusweep_status selected_manifest(const char* config_json, const char** out) noexcept {

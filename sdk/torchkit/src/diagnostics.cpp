@@ -300,6 +300,9 @@ bool DeviceBusyProbe::start() {
   using torch::profiler::impl::ActivityType;
   using torch::profiler::impl::ProfilerConfig;
   using torch::profiler::impl::ProfilerState;
+  // Another profiler in the process (a Python module's own): prepareProfiler
+  // would cancel its trace. None is started then.
+  if (torch::profiler::impl::profilerEnabled()) return false;
   timers_were_on_ = diagnostics_enabled();
   try {
     synchronize(device_);
@@ -325,9 +328,18 @@ std::optional<double> DeviceBusyProbe::stop() {
   std::vector<std::pair<uint64_t, uint64_t>> spans;
   try {
     synchronize(device_);
+  } catch (const std::exception&) {
+    // The profiler is stopped below all the same.
+  }
+  try {
     const auto result = torch::autograd::profiler::disableProfiler();
     for (const auto& e : result->events()) {
-      if (e.deviceType() != c10::DeviceType::CUDA) continue;
+      // Kernels, copies and memsets only: Kineto puts sync spans (CPU wait)
+      // and annotations on the device too. libkineto::ActivityType's values,
+      // fixed for serialised traces: GPU_MEMCPY 3, GPU_MEMSET 4,
+      // CONCURRENT_KERNEL 5.
+      const uint8_t kind = e.activityType();
+      if (kind < 3 || kind > 5 || e.deviceType() != c10::DeviceType::CUDA) continue;
       if (e.deviceIndex() >= 0 && e.deviceIndex() != device_.index()) continue;
       spans.emplace_back(e.startNs(), e.endNs());
     }

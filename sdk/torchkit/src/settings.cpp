@@ -340,9 +340,6 @@ std::vector<std::string> apply_function_names() {
   return names;
 }
 
-// The table's entries in four passes: every value read (the device and the
-// ranks resolved), then what the device cannot do, then what the workload
-// has nothing for, and only then the process-wide effects.
 namespace {
 
 std::mutex& last_trial_mutex() {
@@ -361,6 +358,9 @@ std::optional<std::pair<torch::Device, Precision>> last_trial_settings() {
   return last_trial();
 }
 
+// The table's entries in four passes: every value read (the device and the
+// ranks resolved), then what the device cannot do, then what the workload
+// has nothing for, and only then the process-wide effects.
 Settings Settings::apply(const TrialConfig& config, const Support& support) {
   Settings s;
   const auto& table = common_settings();
@@ -407,11 +407,12 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
       a->effect(s);
     }
   }
-  {
-    std::lock_guard<std::mutex> lock(last_trial_mutex());
-    last_trial() = std::make_pair(s.device, s.precision);
-  }
   return s;
+}
+
+void note_trial_settings(const Settings& settings) {
+  std::lock_guard<std::mutex> lock(last_trial_mutex());
+  last_trial() = std::make_pair(settings.device, settings.precision);
 }
 
 void Settings::prepare(torch::nn::Module& module) const {

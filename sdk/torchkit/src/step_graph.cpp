@@ -1,6 +1,7 @@
 // CUDA graphs for a training step; see step_graph.hpp.
 #include <gpusweep/torchkit/step_graph.hpp>
 
+#include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/runtime.hpp>
 
 #include <algorithm>
@@ -187,6 +188,14 @@ void StepGraph::run(const std::function<void()>& device_work) {
   } else if (call < kWarmupCalls) {
     warm_up(device_work);
   } else if (call == kWarmupCalls) {
+    // Capturing resets the allocator's peak, which the measured window's
+    // peak is read from: only in warmup (check_captured asks for it).
+    if (in_measured_window()) {
+      throw Skipped("cuda_graphs: " + what_ +
+                    " would be captured inside the measured blocks (its first call came after "
+                    "warmup): raise measure.warmup_steps so that it runs " +
+                    std::to_string(kWarmupCalls + 1) + " times in warmup");
+    }
     capture(device_work);
   } else {
 #if defined(GPUSWEEP_TORCH_CUDA)
@@ -230,8 +239,8 @@ void StepGraph::capture(const std::function<void()>& device_work) {
   const auto t0 = std::chrono::steady_clock::now();
   synchronize(settings_.device);
   // What the captured step allocates and frees goes to the graph's pool
-  // and is never allocated again: its peak above what is held now.
-  const double held = allocated_bytes(settings_.device).value_or(0);
+  // and is never allocated again: the capture's peak above what stays
+  // allocated after it (the static outputs, which the measured peak holds).
   reset_peak_memory(settings_.device);
   try {
     cuda_->on_side_stream([&] {
@@ -257,7 +266,8 @@ void StepGraph::capture(const std::function<void()>& device_work) {
   } catch (const std::exception& e) {
     throw Skipped("cuda_graphs: " + what_ + " could not be captured: " + e.what());
   }
-  pool_bytes_ = std::max(0.0, peak_memory_bytes(settings_.device) - held);
+  pool_bytes_ = std::max(
+      0.0, peak_memory_bytes(settings_.device) - allocated_bytes(settings_.device).value_or(0));
   // Capture queued nothing: this step's work is the first replay.
   cuda_->replay();
   synchronize(settings_.device);

@@ -237,6 +237,9 @@ TEST_CASE("the driver's clock is told from its stamps: a boot-time clock's sampl
   CHECK(driver_clock_of(boot - 500'000, wall, boot, mono) ==
         std::make_pair(DriverClock::boottime, wall - boot));
   CHECK(driver_clock_of(mono - 500'000, wall, boot, mono).first == DriverClock::monotonic);
+  // Suspended an hour only: both within a day of the stamp, the nearer wins.
+  CHECK(driver_clock_of(mono - 500'000, wall, mono + 3'600'000'000, mono).first ==
+        DriverClock::monotonic);
   // Neither (the fixtures' year-2001 stamps): taken as the wall clock.
   CHECK(driver_clock_of(kT0, wall, boot, mono) == std::make_pair(DriverClock::unknown, int64_t{0}));
 

@@ -86,10 +86,11 @@ torch::Device resolve_device(const std::string& name);
 // from the tensors' own strides: what prepare() did, for a plugin's stats.
 int64_t channels_last_weights(torch::nn::Module& module);
 
-// The device and precision of the last trial set up in this process
-// (Settings::apply): the matmul probe measures the peak the trial's matmuls
-// can reach (its device, its autocast dtype). Nothing before any trial
-// (doctor's probe process).
+// The device and precision of the trial this process set up (a
+// TorchWorkload notes its settings): the matmul probe measures the peak the
+// trial's matmuls can reach (its device, its autocast dtype). Nothing before
+// any trial (doctor's probe process).
+void note_trial_settings(const Settings& settings);
 std::optional<std::pair<torch::Device, Precision>> last_trial_settings();
 
 // Waits for all queued work on device (no-op on CPU, where ops are

@@ -121,7 +121,7 @@ class StepGraph {
   bool captured_ = false;
   int64_t replays_ = 0;
   double capture_s_ = 0;
-  double pool_bytes_ = 0;  // the capture's allocator peak above what it began with
+  double pool_bytes_ = 0;  // the capture's allocator peak above what stays allocated after it
   std::vector<torch::Tensor> inputs_;
   ReplayHooks hooks_;  // what the capture counted on the host
   struct Cuda;         // the graph and its side stream (CUDA builds)

@@ -20,7 +20,9 @@ namespace gpusweep::torchkit {
 class TorchWorkload : public Workload {
  public:
   explicit TorchWorkload(const TrialConfig& config, const Support& support = {})
-      : settings_(Settings::apply(config, support)) {}
+      : settings_(Settings::apply(config, support)) {
+    note_trial_settings(settings_);  // the matmul probe's device and dtype
+  }
   // A window left open (a trial that failed in it) ends with the workload.
   ~TorchWorkload() override {
     if (in_window_) end_measured_window();
