@@ -88,13 +88,6 @@ class CaptureScope {
 };
 bool capturing_graph();
 
-// Times spans of work on a device without synchronising it: on CUDA, a pair
-// of timing events recorded on the device's current stream per span, read
-// when total_seconds() is asked (which waits for the last one); on the CPU,
-// whose ops finish before they return, the host clock. For statistics that
-// a plugin times inside a measured block (dqn's target sync): a host clock
-// there would need a device sync, an extra serialisation point the harness
-// did not ask for.
 // The length of the union of [begin, end) spans (overlapping ones counted
 // once): a device's busy time from its activity records.
 double union_length(std::vector<std::pair<uint64_t, uint64_t>> spans);
@@ -123,6 +116,13 @@ class DeviceBusyProbe {
   bool timers_were_on_ = false;
 };
 
+// Times spans of work on a device without synchronising it: on CUDA, a pair
+// of timing events recorded on the device's current stream per span, read
+// when total_seconds() is asked (which waits for the last one); on the CPU,
+// whose ops finish before they return, the host clock. For statistics that
+// a plugin times inside a measured block (dqn's target sync): a host clock
+// there would need a device sync, an extra serialisation point the harness
+// did not ask for.
 class DeviceTimer {
  public:
   // keep_each: every stopped span's seconds kept, in order (each_seconds),
@@ -202,9 +202,9 @@ class TransferTimes {
 // timers), accumulated since the process started; empty when not diagnosing.
 Metrics phase_stats();
 
-// The float32 matmul throughput of this process on device, measured for about
-// `seconds` (n x n by n x n products, 2 n^3 FLOPs each): {"device", "n",
-// "dtype", "threads", "seconds", "products", "gflops"}.
+// The matmul throughput of this process on device in dtype (float32 unless
+// asked), measured for about `seconds` (n x n by n x n products, 2 n^3 FLOPs
+// each): {"device", "n", "dtype", "threads", "seconds", "products", "gflops"}.
 Json matmul_benchmark(double seconds, const torch::Device& device, int64_t n = 1024,
                       torch::ScalarType dtype = torch::kFloat);
 
