@@ -116,20 +116,11 @@ class TorchWorkload : public Workload {
   }
 
   // The device's busy time from CUDA's activity records; none on the CPU.
-  bool begin_device_busy() override {
-    if (!settings_.device.is_cuda()) return false;
-    busy_probe_ = std::make_unique<DeviceBusyProbe>(settings_.device);
-    if (busy_probe_->start()) return true;
-    busy_probe_.reset();
-    return false;
-  }
+  bool begin_device_busy() override { return busy_probe_.start(); }
   bool end_device_busy(double* busy_seconds) override {
-    if (!busy_probe_) return false;
-    const std::optional<double> busy = busy_probe_->stop();
-    busy_probe_.reset();
-    if (!busy) return false;
-    *busy_seconds = *busy;
-    return true;
+    const std::optional<double> busy = busy_probe_.stop();
+    if (busy) *busy_seconds = *busy;
+    return busy.has_value();
   }
 
   static Json runtime() { return runtime_info(); }
@@ -239,8 +230,8 @@ class TorchWorkload : public Workload {
   double last_loss_ = 0;
   bool read_any_ = false;
   InputPipeline* pipeline_ = nullptr;
-  std::unique_ptr<DeviceBusyProbe> busy_probe_;  // begin/end_device_busy
-  std::unique_ptr<DeviceTimer> block_timer_;     // the block being timed, on CUDA
+  DeviceBusyProbe busy_probe_{settings_.device};  // begin/end_device_busy
+  std::unique_ptr<DeviceTimer> block_timer_;      // the block being timed, on CUDA
   StepGraph graph_{settings_, "the step"};
   torch::Tensor graphed_loss_;  // supervised_step's last loss under cuda_graphs
 };
