@@ -267,14 +267,27 @@ double process_threads() {
   return ec ? -1 : n;
 }
 
+#if defined(GPUSWEEP_TORCH_CUDA)
+namespace {
+
+// One of the CUDA caching allocator's aggregate byte counts on device: the
+// bytes allocated to tensors or reserved from the driver, now or at their
+// peak since the last reset.
+enum class AllocatorBytes { allocated, reserved };
+double allocator_bytes(const torch::Device& device, AllocatorBytes which, bool peak) {
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+  const auto& counts =
+      which == AllocatorBytes::allocated ? stats.allocated_bytes : stats.reserved_bytes;
+  const auto& stat = counts[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)];
+  return static_cast<double>(peak ? stat.peak : stat.current);
+}
+
+}  // namespace
+#endif
+
 double peak_memory_bytes(const torch::Device& device) {
 #if defined(GPUSWEEP_TORCH_CUDA)
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-    return static_cast<double>(
-        stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)]
-            .peak);
-  }
+  if (device.is_cuda()) return allocator_bytes(device, AllocatorBytes::allocated, /*peak=*/true);
 #endif
   (void)device;
   // VmHWM, the peak resident set size, which reset_peak_memory can start
@@ -291,11 +304,7 @@ double peak_memory_bytes(const torch::Device& device) {
 
 std::optional<double> peak_reserved_bytes(const torch::Device& device) {
 #if defined(GPUSWEEP_TORCH_CUDA)
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-    return static_cast<double>(
-        stats.reserved_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)].peak);
-  }
+  if (device.is_cuda()) return allocator_bytes(device, AllocatorBytes::reserved, /*peak=*/true);
 #endif
   (void)device;
   return std::nullopt;
@@ -303,12 +312,7 @@ std::optional<double> peak_reserved_bytes(const torch::Device& device) {
 
 std::optional<double> allocated_bytes(const torch::Device& device) {
 #if defined(GPUSWEEP_TORCH_CUDA)
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-    return static_cast<double>(
-        stats.allocated_bytes[static_cast<size_t>(c10::CachingAllocator::StatType::AGGREGATE)]
-            .current);
-  }
+  if (device.is_cuda()) return allocator_bytes(device, AllocatorBytes::allocated, /*peak=*/false);
 #endif
   (void)device;
   return std::nullopt;
