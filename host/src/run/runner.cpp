@@ -45,6 +45,9 @@ Supervisor::Supervisor(const std::string& exe, int jobs, bool fork_server, Inter
       stop_signals_(io_, SIGINT, SIGTERM),
       child_(io_, SIGCHLD) {
   for (auto& j : queue) queue_.push_back(std::move(j));
+  // Adaptive capping's turns follow training time, not cycles: no turn
+  // waits for a cycle's end there, so no start can (Interleave).
+  if (capping_.slack > 0) interleave_.parallel_starts = false;
 }
 
 // If the host fails mid-run (an exception out of a callback), no worker
@@ -189,7 +192,7 @@ void Supervisor::start(TrialJob&& job) {
   const std::string started = utc_now();
   if (gated()) {
     job.worker.gate_fd = kGateFd;
-    job.worker.parallel_starts = interleave_.parallel_starts && capping_.slack <= 0;
+    job.worker.parallel_starts = interleave_.parallel_starts;
   }
   job.worker.target_cap_s = cap_for(job);
   take_gpu(job);
