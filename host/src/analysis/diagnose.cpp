@@ -250,13 +250,12 @@ Diagnosis classify(const PhaseBreakdown& b) {
           " (no matmul peak of this device to compare its FLOP/s with, so compute- and "
           "memory-bound cannot be told apart: give --peak)";
     }
-    d.why = b.graphed
-                ? "the step replays a CUDA graph, its forward, backward and optimiser "
-                  "timed as one (not split into phases)" +
-                      (fraction ? " at " + pct(*fraction) + " of the matmul peak" : unknown)
-                : "forward, backward and optimiser take " +
-                      pct((b.forward_s + b.backward_s + b.optimizer_s) / step) + " of the step" +
-                      (fraction ? " at " + pct(*fraction) + " of the matmul peak" : unknown);
+    d.why = (b.graphed
+                 ? std::string("the step replays a CUDA graph, its forward, backward and "
+                               "optimiser timed as one (not split into phases)")
+                 : "forward, backward and optimiser take " +
+                       pct((b.forward_s + b.backward_s + b.optimizer_s) / step) + " of the step") +
+            (fraction ? " at " + pct(*fraction) + " of the matmul peak" : unknown);
   }
   if (d.bottleneck == Bottleneck::overhead) d.advice = launch_advice(b);
   return d;
