@@ -1,6 +1,8 @@
 // RAII SQLite wrapper; see sqlite.hpp.
 #include <gpusweep/db/sqlite.hpp>
 
+#include "aggregates.hpp"
+
 namespace gpusweep::db {
 
 namespace {
@@ -20,6 +22,7 @@ Connection::Connection(const std::string& path, Mode mode) : path_(path), mode_(
   if (rc != SQLITE_OK) fail(raw, rc, "cannot open database '" + path + "'");
   sqlite3_extended_result_codes(raw, 1);
   sqlite3_busy_timeout(raw, 10000);
+  detail::register_aggregates(raw);
 }
 
 void Connection::exec(const std::string& sql) {

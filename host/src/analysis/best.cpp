@@ -3,7 +3,9 @@
 
 #include "support/error.hpp"
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 
 namespace gpusweep::host {
 
@@ -28,54 +30,154 @@ const char* objective_name(Objective o) {
   }
 }
 
+namespace {
+
+const char* objective_key(Objective o) {
+  switch (o) {
+    case Objective::memory:
+      return "peak_memory";
+    case Objective::time:
+      return "step_time";
+    case Objective::time_to_target:
+      return "time_to_target";
+    default:
+      return "throughput";
+  }
+}
+
+// How many of the grid's settings a config sets differently from the baseline.
+int changes_from(const Json& config, const Json& baseline, const Json& grid) {
+  int n = 0;
+  for (const auto& [k, values] : grid.items()) {
+    if (config.value(k, Json()) != baseline.value(k, Json())) ++n;
+  }
+  return n;
+}
+
+// Whether two configs' throughputs cannot be told apart: their paired ratio
+// shows no change beyond min_effect, or has no interval at all.
+bool tied(const ConfigSamples& a, const ConfigSamples& b, const CompareOptions& options) {
+  const auto e = estimate_ratio(a.runs, b.runs, interval_level(options));
+  if (!e) return true;
+  const Verdict v = verdict(*e, options.min_effect);
+  return v != Verdict::faster && v != Verdict::slower;
+}
+
+}  // namespace
+
+// Long by design: the figures, the eligible configs, the leader, its ties
+// and the pick among them, in the order a reader checks them.
 BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials,
-                       Objective objective, const std::vector<Constraint>& constraints,
+                       const std::vector<ConfigSamples>& configs, Objective objective,
+                       const std::vector<Constraint>& constraints, const CompareOptions& options,
                        const std::map<int64_t, double>& time_to_target) {
   BestChoice best;
   best.objective = objective;
-  std::map<int64_t, Json> configs;
+  best.constraints = static_cast<int>(constraints.size());
+  std::map<int64_t, Json> settings;
   std::map<int64_t, std::string> units;
   for (const auto& t : trials) {
-    if (configs.count(t.plan.config_index) == 0U) {
-      configs[t.plan.config_index] = Json::parse(t.plan.config_json);
+    if (settings.count(t.plan.config_index) == 0U) {
+      settings[t.plan.config_index] = Json::parse(t.plan.config_json);
     }
     if (t.summary) units[t.plan.config_index] = t.summary->unit;
   }
-  best.configs = static_cast<int>(configs.size());
-  auto medians = medians_by_config(trials);
+  best.configs = static_cast<int>(settings.size());
+  std::map<int64_t, const ConfigSamples*> samples;
+  for (const auto& c : configs) samples[c.config_index] = &c;
+  auto figures = medians_by_config(trials);
+  best.ran_ok = static_cast<int>(figures.size());
+  for (auto& [index, m] : figures) {
+    const auto s = samples.find(index);
+    if (s == samples.end()) continue;
+    if (const auto rate = config_throughput(*s->second)) m["throughput"] = *rate;
+    if (s->second->peak_memory_bytes) m["peak_memory"] = *s->second->peak_memory_bytes;
+  }
   for (const auto& [index, t] : time_to_target) {
-    if (medians.count(index) != 0U) medians[index]["time_to_target"] = t;
+    if (figures.count(index) != 0U) figures[index]["time_to_target"] = t;
   }
-  for (const auto& [index, config] : configs) {
-    if (is_baseline(spec.baseline, index, config) && medians.count(index) != 0U) {
-      best.baseline = medians.at(index);
+  Json baseline_config;
+  for (const auto& [index, config] : settings) {
+    if (!is_baseline(spec.baseline, index, config)) continue;
+    best.baseline_index = index;
+    baseline_config = config;
+    if (figures.count(index) != 0U) {
+      best.baseline = figures.at(index);
+    } else if (const auto s = samples.find(index); s != samples.end()) {
+      best.baseline_problem = s->second->problem;
     }
+    break;
   }
-  const char* key = objective == Objective::throughput       ? "throughput"
-                    : objective == Objective::memory         ? "peak_memory"
-                    : objective == Objective::time_to_target ? "time_to_target"
-                                                             : "step_time";
+
+  const char* key = objective_key(objective);
   const bool maximise = objective == Objective::throughput;
-  for (const auto& [index, m] : medians) {
-    const Json& config = configs.at(index);
+  std::vector<int64_t> eligible;
+  for (const auto& [index, m] : figures) {
     bool ok = m.count(key) > 0;
-    for (const auto& c : constraints) ok = ok && satisfies(c, m, config, best.baseline);
+    for (const auto& c : constraints) ok = ok && satisfies(c, m, settings.at(index), best.baseline);
     if (!ok) continue;
-    ++best.eligible;
+    eligible.push_back(index);
     const double v = m.at(key);
-    const bool better =
-        !best.config_index || (maximise ? v > best.metrics.at(key) : v < best.metrics.at(key));
-    if (better) {
-      best.config_index = index;
-      best.config = config;
-      best.metrics = m;
-      best.unit = units[index];
+    if (!best.leader || (maximise ? v > figures.at(*best.leader).at(key)
+                                  : v < figures.at(*best.leader).at(key))) {
+      best.leader = index;
     }
   }
-  if (best.config_index) {
-    best.base = spec.base;
-    for (const auto& [k, values] : spec.grid.items()) best.base[k] = best.config.at(k);
+  best.eligible = static_cast<int>(eligible.size());
+  if (!best.leader) return best;
+
+  // Ties with the leader, where the ratio model can tell them.
+  best.config_index = best.leader;
+  const bool by_rate = objective == Objective::throughput || objective == Objective::time;
+  const auto leader = samples.find(*best.leader);
+  if (by_rate && leader != samples.end()) {
+    for (const int64_t index : eligible) {
+      const auto s = samples.find(index);
+      if (index == *best.leader ||
+          (s != samples.end() && tied(*leader->second, *s->second, options))) {
+        best.tied.push_back(index);
+      }
+    }
   }
+  if (best.tied.size() == 1) best.tied.clear();
+  if (!best.tied.empty()) {
+    const auto order = [&](int64_t index) {
+      const auto& m = figures.at(index);
+      const double memory = m.count("peak_memory") != 0U ? m.at("peak_memory") : 0.0;
+      return std::make_tuple(index == best.baseline_index ? 0 : 1,
+                             changes_from(settings.at(index), baseline_config, spec.grid), memory,
+                             index == *best.leader ? 0 : 1);
+    };
+    best.config_index = *std::min_element(best.tied.begin(), best.tied.end(),
+                                          [&](int64_t a, int64_t b) { return order(a) < order(b); });
+    best.rule = best.config_index == best.baseline_index
+                    ? "the baseline is among them: none is surely better than its settings"
+                    : "the one changing the fewest settings from the baseline, then the smallest "
+                      "peak memory";
+  }
+
+  const int64_t pick = *best.config_index;
+  best.config = settings.at(pick);
+  best.metrics = figures.at(pick);
+  best.unit = units[pick];
+  const auto mine = samples.find(pick);
+  const auto theirs = best.baseline_index ? samples.find(*best.baseline_index) : samples.end();
+  if (pick != best.baseline_index && mine != samples.end() && theirs != samples.end()) {
+    ComparisonRow row;
+    row.config = mine->second;
+    if (theirs->second->ok == 0) {
+      row.withheld = "not compared: the baseline failed";
+    } else {
+      row.ratio = estimate_ratio(theirs->second->runs, mine->second->runs,
+                                 interval_level(options));
+      if (row.ratio) row.verdict = verdict(*row.ratio, options.min_effect);
+    }
+    best.ratio = row.ratio;
+    best.verdict = row.verdict;
+    best.notes = comparison_notes(row);
+  }
+  best.base = spec.base;
+  for (const auto& [k, values] : spec.grid.items()) best.base[k] = best.config.at(k);
   return best;
 }
 

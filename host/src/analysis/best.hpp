@@ -1,6 +1,7 @@
 // `gpusweep best`: the best config of a sweep under constraints.
 #pragma once
 
+#include "analysis/compare.hpp"
 #include "analysis/constraints.hpp"
 #include "analysis/metrics.hpp"
 #include "model/sweep.hpp"
@@ -23,26 +24,52 @@ const char* objective_name(Objective o);
 
 struct BestChoice {
   Objective objective = Objective::throughput;
-  int configs = 0;   // configs in the sweep
-  int eligible = 0;  // configs with ok trials that meet every constraint
-  // The winner (nothing when no config is eligible).
+  int configs = 0;      // configs in the sweep
+  int ran_ok = 0;       // configs with at least one ok trial
+  int eligible = 0;     // configs with ok trials that meet every constraint
+  int constraints = 0;  // how many constraints were given
+  // The pick (nothing when no config is eligible).
   std::optional<int64_t> config_index;
   Json config;
   std::string unit;        // throughput unit
-  ConfigMetrics metrics;   // its medians
-  ConfigMetrics baseline;  // the baseline's medians (empty when it has no ok trial)
-  Json base;               // the sweep's base with the winner's grid values
+  ConfigMetrics metrics;   // its figures (throughput and peak memory as compare's)
+  ConfigMetrics baseline;  // the baseline's (empty when it has no ok trial)
+  std::optional<int64_t> baseline_index;
+  std::string baseline_problem;  // the baseline's failure, when it has no ok trial
+  // The pick against the baseline, as compare gives it (ratio, interval,
+  // verdict, notes); none when the pick is the baseline or it failed.
+  std::optional<RatioEstimate> ratio;
+  std::optional<Verdict> verdict;
+  std::vector<std::string> notes;
+  // By throughput or step time: the best config by the objective's value
+  // (the leader) and every eligible config whose paired ratio to it shows no
+  // difference beyond compare's min_effect (tied), the leader included, in
+  // config order; empty when none is tied. The pick is made among them by
+  // `rule`.
+  std::optional<int64_t> leader;
+  std::vector<int64_t> tied;
+  std::string rule;
+  Json base;  // the sweep's base with the pick's grid values
 };
 
-// The best config by objective among those meeting every constraint; each
-// metric is the median over a config's ok repeats (analysis/metrics.hpp) and
-// constraints relative to the baseline use the baseline's medians.
-// time_to_target: each config's median time to a measure.target (the upper
-// end of its order-statistic bracket, analysis/time_to_target.hpp: a config
-// over half of whose trials never reached it, diverged ones included, has
-// none and cannot win on it), shown as the metric "time_to_target".
+// The best config by objective among those meeting every constraint. A
+// config's throughput and peak memory are compare's (config_throughput, the
+// largest peak of its repeats); its other metrics (step time, quality, cv,
+// input wait) the median over its ok repeats. Constraints relative to the
+// baseline use the baseline's figures. By throughput or time, configs that
+// cannot be told apart from the leader (their paired ratio's interval holds
+// 1, or it moved by less than options.min_effect) are ties, and the pick
+// among them is the baseline when it is one, else the config changing the
+// fewest settings from the baseline, then the smallest peak memory, then the
+// leader's order. time_to_target: each config's median time to a
+// measure.target (the upper end of its order-statistic bracket,
+// analysis/time_to_target.hpp: a config over half of whose trials never
+// reached it, diverged ones included, has none and cannot win on it), shown
+// as the metric "time_to_target".
 BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials,
-                       Objective objective, const std::vector<Constraint>& constraints,
+                       const std::vector<ConfigSamples>& configs, Objective objective,
+                       const std::vector<Constraint>& constraints,
+                       const CompareOptions& options = {},
                        const std::map<int64_t, double>& time_to_target = {});
 
 }  // namespace gpusweep::host

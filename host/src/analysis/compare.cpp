@@ -5,6 +5,8 @@
 
 #include "analysis/precision.hpp"
 #include "support/error.hpp"
+#include "support/format.hpp"
+#include "support/stats.hpp"
 
 #include <map>
 
@@ -39,6 +41,50 @@ const ConfigSamples* find_baseline(const std::vector<ConfigSamples>& configs,
 
 using detail::find_baseline;
 
+CompareOptions options_for(const SweepSpec& spec) {
+  CompareOptions options;
+  options.baseline = spec.baseline;
+  options.sequential = stops_when_precise(spec);
+  return options;
+}
+
+double interval_level(const CompareOptions& options) {
+  return options.sequential ? sequential_level(options.alpha) : 1 - options.alpha;
+}
+
+std::optional<double> config_throughput(const ConfigSamples& c) {
+  if (c.throughput.empty()) return std::nullopt;
+  return quantile(c.throughput, 0.5);
+}
+
+std::vector<std::string> comparison_notes(const ComparisonRow& r) {
+  std::vector<std::string> notes;
+  const ConfigSamples& c = *r.config;
+  if (r.baseline && c.ok == 0) {
+    notes.push_back("the baseline has no ok trial (" + c.problem +
+                    "): no ratios; name another with --baseline");
+  }
+  if (!r.baseline && !r.withheld.empty()) notes.push_back(r.withheld);
+  const double cv = cv_of(c.throughput);
+  if (cv > kNoisyCv) notes.push_back("noisy: cv " + fixed(100 * cv, 0) + "%");
+  if (r.ratio) {
+    if (const std::string design = design_note(*r.ratio); !design.empty()) {
+      notes.push_back(design);
+    }
+    if (r.ratio->design == RatioDesign::repeats && r.ratio->repeats < kFewRepeats) {
+      notes.push_back("only " + std::to_string(r.ratio->repeats) +
+                      " repeats: a wide interval; set measure.repeats to 3 or more, or "
+                      "measure.precision");
+    }
+  }
+  if (r.quality && !r.quality->note.empty()) notes.push_back("quality: " + r.quality->note);
+  if (c.overlap_fraction > kOverlapFlag) {
+    notes.push_back("ran alongside other trials " + fixed(100 * c.overlap_fraction, 0) +
+                    "% of the time (--jobs > 1)");
+  }
+  return notes;
+}
+
 std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& configs,
                                            const CompareOptions& options) {
   const ConfigSamples* base = find_baseline(configs, options);
@@ -47,9 +93,11 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
     ComparisonRow r;
     r.config = &c;
     r.baseline = &c == base;
-    if (!r.baseline) {
-      const double level = options.sequential ? sequential_level(options.alpha) : 1 - options.alpha;
-      r.ratio = estimate_ratio(base->runs, c.runs, level);
+    if (!r.baseline && base->ok == 0) {
+      // A failed baseline is no yardstick: no ratio is shown against it.
+      r.withheld = "not compared: the baseline failed";
+    } else if (!r.baseline) {
+      r.ratio = estimate_ratio(base->runs, c.runs, interval_level(options));
       if (r.ratio && r.ratio->across_machines && !options.across_machines) {
         r.withheld =
             "not compared: its trials and the baseline's ran on different machines "
@@ -62,7 +110,7 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
     // its cap): a slow config's quality is read lower, where it stopped, not
     // worse (the ttq audit's L5). Its quality is not compared there.
     const bool to_target = !base->target_times.empty() || !c.target_times.empty();
-    if (!r.baseline && !to_target) {
+    if (!r.baseline && !to_target && base->ok > 0) {
       r.quality = compare_quality(base->quality, c.quality, c.higher_is_better.value_or(true),
                                   options.max_quality_loss, options.alpha);
     }

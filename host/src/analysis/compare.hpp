@@ -137,7 +137,31 @@ struct CompareOptions {
   double min_effect = kMinEffect;
 };
 
-// Throws UsageError when the baseline matches no config or several.
+// The options every view reads a run with unless told otherwise: the
+// sweep's baseline, sequential intervals for a run that stops when precise.
+CompareOptions options_for(const SweepSpec& spec);
+
+// The level of compare's intervals: 1 - alpha, or the sequential level for a
+// run that looked after every round.
+double interval_level(const CompareOptions& options);
+
+// A config's throughput: the one figure compare, best, results, the report,
+// serve and export all show for it. The median of the block throughputs of
+// its ok repeats, pooled; nothing without blocks.
+std::optional<double> config_throughput(const ConfigSamples& c);
+
+// Fewer repeats than this give a t interval too wide to act on, or none
+// over processes at all: every view says so beside the verdict.
+constexpr int kFewRepeats = 3;
+
+// What a reader must know beside a row's ratio and verdict, a phrase each
+// (noisy, one process, few repeats, the baseline failed, quality, ran
+// alongside others): every view that shows a verdict shows these.
+std::vector<std::string> comparison_notes(const ComparisonRow& row);
+
+// Throws UsageError when the baseline matches no config or several. A
+// baseline with no ok trial gives no ratios: every other row's withheld says
+// why.
 std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& configs,
                                            const CompareOptions& options);
 

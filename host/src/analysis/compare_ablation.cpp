@@ -192,7 +192,7 @@ AblationRow knob_row(AblationRow row, const std::vector<KnobPair>& pairs, double
 
 std::vector<AblationRow> ablation(const std::vector<ConfigSamples>& configs, const Json& grid,
                                   const CompareOptions& options) {
-  const double level = options.sequential ? sequential_level(options.alpha) : 1 - options.alpha;
+  const double level = interval_level(options);
   const ConfigSamples* base = find_baseline(configs, options);
   // Each config's per-repeat log ratios to the baseline, computed once: a
   // config is in a pair for every value of every knob.

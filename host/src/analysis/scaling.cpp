@@ -70,7 +70,7 @@ ScalingRow scaled(ScalingRow row, const ConfigSamples* single, double level) {
 std::vector<ScalingRow> scaling(const std::vector<ConfigSamples>& configs,
                                 const CompareOptions& options) {
   std::vector<ScalingRow> rows;
-  const double level = options.sequential ? sequential_level(options.alpha) : 1 - options.alpha;
+  const double level = interval_level(options);
   for (const auto& c : configs) {
     const int64_t world = world_size_of(c.config);
     if (world <= 1) continue;

@@ -104,7 +104,7 @@ int cmd_launch(const Args& args) {
   std::cout << "\n"
             << results_table(sweep, trials, OutputFormat::table,
                              trial_target_times(store, sweep, trials),
-                             trial_monitor_notes(store, sweep.id));
+                             trial_monitor_notes(store, sweep.id), config_figures(store, sweep));
   std::cout << launch_summary(l, r);
   return r.failed > 0 || r.finished < r.total ? 1 : 0;
 }

@@ -17,13 +17,24 @@ int cmd_results(const Args& args) {
   o.add_options()("sweep", po::value<std::string>(), "sweep name (default: the latest run)");
   add_db_option(o);
   o.add_options()("list", po::bool_switch(), "list the sweeps in the database instead")(
+      "trial", po::value<int64_t>(),
+      "one trial whole, by its id (a failed trial's note gives it): settings, status, "
+      "error and its log's tail")(
+      "config", po::value<int64_t>(),
+      "every trial of config N whole (numbered from 1, as every table numbers them)")(
+      "repeat", po::value<int64_t>(), "with --config: only repeat R (from 1)")(
       "format", po::value<std::string>()->default_value("table"), "table, csv, json or md");
   po::positional_options_description pos;
   pos.add("sweep", 1);
-  auto p = parse_command("results", "[--sweep NAME] [--db FILE] [--list]",
+  auto p = parse_command("results",
+                         "[--sweep NAME] [--db FILE] [--list] [--trial ID | --config N [--repeat "
+                         "R]] [--format F]",
                          "Prints the trials of a sweep: the settings that vary, status,\n"
                          "throughput (median over blocks) with its coefficient of variation,\n"
-                         "step time, peak memory, quality and the ratio to the baseline.",
+                         "step time, peak memory, quality and each repeat's ratio to the\n"
+                         "baseline's same repeat (csv and json add each config's figures as\n"
+                         "compare gives them). --trial ID or --config N prints trials whole:\n"
+                         "their error and the tail of their log.",
                          o, pos, args);
   if (p.help) return 0;
   const std::string db_path = p.vm["db"].as<std::string>();
@@ -64,8 +75,31 @@ int cmd_results(const Args& args) {
                      "in " + db_path + (names.empty() ? "" : " (sweeps: " + names + ")"));
   }
   const auto trials = store.trials(sweep->id);
+  if (p.vm.count("trial") + p.vm.count("config") != 0U) {
+    const int64_t id = p.vm.count("trial") != 0U ? p.vm["trial"].as<int64_t>() : -1;
+    const int64_t config = p.vm.count("config") != 0U ? p.vm["config"].as<int64_t>() - 1 : -1;
+    const int64_t repeat = p.vm.count("repeat") != 0U ? p.vm["repeat"].as<int64_t>() - 1 : -1;
+    std::string out;
+    for (const auto& t : trials) {
+      const bool match = id >= 0 ? t.id == id
+                                 : t.plan.config_index == config &&
+                                       (repeat < 0 || t.plan.repeat == repeat);
+      if (match) out += (out.empty() ? "" : "\n") + trial_details(*sweep, t);
+    }
+    if (out.empty()) {
+      throw UsageError(
+          (id >= 0 ? "--trial " + std::to_string(id)
+                   : "--config " + std::to_string(config + 1) +
+                         (repeat >= 0 ? " --repeat " + std::to_string(repeat + 1) : "")) +
+          ": no such trial in sweep '" + sweep->name + "' (run " + std::to_string(sweep->id) +
+          ", configs 1 to " + std::to_string(trials.empty() ? 0 : trials.back().plan.config_index + 1) +
+          "); --sweep NAME picks another run");
+    }
+    std::cout << out;
+    return 0;
+  }
   std::cout << results_table(*sweep, trials, format, trial_target_times(store, *sweep, trials),
-                             trial_monitor_notes(store, sweep->id));
+                             trial_monitor_notes(store, sweep->id), config_figures(store, *sweep));
   return 0;
 }
 

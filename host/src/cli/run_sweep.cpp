@@ -46,7 +46,8 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
   out << "sweep '" << spec.name << "' (run " << run.record().id << ") into " << request.db_path
       << ": " << jobs.size() << " trials to run";
   if (finished_before > 0) out << ", " << finished_before << " already finished";
-  out << ", " << request.jobs << " at a time\n";
+  out << ", " << request.jobs << (request.jobs == 1 ? " measuring at a time" : " measuring at once")
+      << " (--jobs)\n";
   if (!jobs.empty()) {
     const InterleavePlan& plan = run.interleave_plan(jobs);
     out << plan.note << "\n";
@@ -65,7 +66,7 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
                     to_stderr ? stderr : stdout);
   LiveBlocks live(request.db_path, run.record().id);
   if (!live.off_reason().empty()) {
-    progress.note("note: serve will show no block strips for this run: " + live.off_reason());
+    progress.note("serve will show no block strips for this run: " + live.off_reason());
   }
   const RunnerCallbacks cb = progress_callbacks(progress, &live);
   const bool ran_any = !jobs.empty();
@@ -77,7 +78,7 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
                               : "; done: " + look.stop;
     progress.grow(look.added);
     progress.note(line);
-    if (!look.forecast.empty()) progress.note("note: " + look.forecast);
+    if (!look.forecast.empty()) progress.note(look.forecast);
   };
   const bool complete = run.execute(std::move(jobs), cb, on_look);
   if (ran_any) progress.done();
@@ -85,11 +86,18 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
   out << "\n"
       << results_table(run.record(), trials, OutputFormat::table,
                        trial_target_times(run.store(), run.record(), trials),
-                       trial_monitor_notes(run.store(), run.record().id));
+                       trial_monitor_notes(run.store(), run.record().id),
+                       config_figures(run.store(), run.record()));
   if (!complete) {
     out << "interrupted: finished trials are saved; continue with: gpusweep resume " << spec.name
         << " --db " << request.db_path << "\n";
     return 130;
+  }
+  const RunVerdict verdict = run_verdict(spec, trials);
+  if (!verdict.advice.empty()) out << verdict.advice;
+  if (!verdict.failure.empty()) {
+    out << verdict.failure;
+    return kExitTrialsFailed;
   }
   return 0;
 }

@@ -202,6 +202,9 @@ struct SweepSpec {
   // `gpusweep tune`'s settings as the file gives them (model/tune.hpp's
   // parse_tune reads them); null when the file has none.
   Json tune;
+  // The base keys a command's --set gave (apply_overrides): an error in
+  // one is told against --set, not the file.
+  std::vector<std::string> overridden;
 
   // The sweep as it will run (after overrides), for the database.
   Json to_json() const;

@@ -34,6 +34,7 @@ void apply_overrides(SweepSpec& spec, const std::vector<std::string>& sets) {
     } else {
       spec.base[key] = parse_cli_value(text);
       spec.grid.erase(key);
+      spec.overridden.push_back(key);
     }
   }
 }

@@ -123,15 +123,29 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
               " gpusweep runs in one sweep; split it or drop values");
   }
   const auto names = manifest.param_names();
+  // A bridge workload's settings are its selected module's: the command
+  // that lists them names the module too.
+  std::string list = "gpusweep plugins " + manifest.name;
+  for (const auto& p : manifest.params) {
+    const auto chosen = spec.base.find(p.name);
+    if (p.selects && chosen != spec.base.end() && chosen->is_string()) {
+      list += " --set " + p.name + "=" + chosen->get<std::string>();
+    }
+  }
   auto check = [&](const std::string& where, const std::string& key, const Json& value) {
     const ParamSpec* p = manifest.find(key);
+    // A value a command's --set gave is that option's, not the file's.
+    const bool set = where.rfind("base.", 0) == 0 &&
+                     std::find(spec.overridden.begin(), spec.overridden.end(), key) !=
+                         spec.overridden.end();
+    const std::string source = set ? "--set " + key + "=" + value.dump() : spec.source;
+    const std::string at = set ? "" : where;
     if (p == nullptr) {
-      usage(spec.source, where,
+      usage(source, at,
             "'" + key + "' is not a setting of workload '" + manifest.name + "'" +
-                suggestion(key, names) + " (list them with: gpusweep plugins " + manifest.name +
-                ")");
+                suggestion(key, names) + " (list them with: " + list + ")");
     }
-    if (auto problem = p->check(value)) usage(spec.source, where, *problem);
+    if (auto problem = p->check(value)) usage(source, at, *problem);
   };
   for (const auto& [key, value] : spec.base.items()) check("base." + key, key, value);
   for (const auto& [key, values] : spec.grid.items()) {

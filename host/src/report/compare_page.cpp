@@ -30,8 +30,16 @@ std::string compare_header(const ComparePage& page) {
   std::vector<std::string> keys;
   for (const auto& [key, v] : opt.baseline.items()) keys.push_back(key);
   os << "sweep '" << page.sweep->name << "' (run " << page.sweep->id << "), baseline "
-     << (opt.baseline.empty() ? std::string("config #1") : config_label(opt.baseline, keys))
+     << (opt.baseline.empty() ? std::string("config 1") : config_label(opt.baseline, keys))
      << "\n";
+  for (const auto& r : *page.rows) {
+    if (r.baseline && r.config->ok == 0) {
+      os << "the baseline, config " << r.config->config_index + 1
+         << ", has no ok trial: no ratio is shown against it (" << truncate(r.config->problem, 200)
+         << "); gpusweep results --trial ID prints a trial's error and log; --baseline "
+            "key=value compares against another config\n";
+    }
+  }
   if (page.rounds == Rounds::confirmation) {
     os << "a tune run: ratios from its fresh confirmation rounds only (--selection-data "
           "adds the racing rounds, which flatter the winner)\n";

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace gpusweep::host {
 
@@ -46,9 +47,7 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     rec["trials_ok"] = c.ok;
     rec["blocks"] = c.throughput.size();
     rec["unit"] = c.unit;
-    // The median by selection, not a sort: 10,000 configs of 1,000 blocks
-    // sorted took a tenth of a second.
-    rec["throughput_median"] = c.throughput.empty() ? Json() : Json(quantile(c.throughput, 0.5));
+    rec["throughput_median"] = json_or_null(config_throughput(c));
     rec["ratio"] = r.ratio ? Json(r.ratio->ratio) : Json();
     rec["ci_low"] = r.ratio ? Json(r.ratio->low) : Json();
     rec["ci_high"] = r.ratio ? Json(r.ratio->high) : Json();
@@ -58,7 +57,8 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     rec["repeats_paired"] = r.ratio ? Json(r.ratio->repeats) : Json();
     rec["blocks_paired"] = r.ratio ? Json(r.ratio->paired_blocks) : Json();
     rec["design_note"] = r.ratio ? design_note(*r.ratio) : std::string();
-    rec["verdict"] = r.baseline            ? "baseline"
+    rec["verdict"] = r.baseline && c.ok == 0 ? "baseline failed: " + c.problem
+                     : r.baseline          ? "baseline"
                      : r.verdict           ? to_string(*r.verdict)
                      : !r.withheld.empty() ? r.withheld
                      : c.ok == 0           ? c.problem
@@ -77,6 +77,7 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     rec["cv"] = cv;
     rec["noisy"] = cv > kNoisyCv;
     rec["overlap_fraction"] = c.overlap_fraction;
+    rec["notes"] = comparison_notes(r);
     records.push_back(rec);
   }
   return records;
@@ -84,9 +85,11 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
 
 namespace {
 
-// Long by design: compare's columns, one entry each.
-std::vector<Column> comparison_columns(const std::vector<std::string>& keys, OutputFormat format) {
-  std::vector<Column> cols = {{"config", "#", true, {}}};
+// Long by design: compare's columns, one entry each. shared: notes that hold
+// for every compared row, said once under the table instead of on each.
+std::vector<Column> comparison_columns(const std::vector<std::string>& keys, OutputFormat format,
+                                       const std::set<std::string>& shared = {}) {
+  std::vector<Column> cols = {{"config", "config", true, {}}};
   for (const auto& k : keys) cols.push_back({k, k, false, {}});
   cols.push_back({"throughput_median", "throughput", true, [](const Json& r) {
                     return r["throughput_median"].is_null()
@@ -95,8 +98,10 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
                                             r["unit"].get<std::string>());
                   }});
   cols.push_back({"ratio", "ratio", true, [](const Json& r) {
+                    const bool yardstick =
+                        r["baseline"].get<bool>() && r["trials_ok"].get<int64_t>() > 0;
                     return r["ratio"].is_null()
-                               ? std::string(r["baseline"].get<bool>() ? "1.00x" : "-")
+                               ? std::string(yardstick ? "1.00x" : "-")
                                : fixed(r["ratio"].get<double>(), 3) + "x";
                   }});
   cols.push_back(interval_column("ci_low", "ci_high"));
@@ -125,20 +130,11 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
                                ? std::string("-")
                                : human_bytes(r["peak_memory_bytes"].get<double>());
                   }});
-  cols.push_back({"noisy", "note", false, [](const Json& r) {
+  cols.push_back({"notes", "note", false, [shared](const Json& r) {
                     std::string note;
-                    if (r["noisy"].get<bool>())
-                      note = "noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%";
-                    const std::string design = r.value("design_note", std::string());
-                    if (!design.empty()) note += (note.empty() ? "" : "; ") + design;
-                    const std::string quality = r.value("quality_note", std::string());
-                    if (!quality.empty())
-                      note += std::string(note.empty() ? "" : "; ") + "quality: " + quality;
-                    const double overlap = r.value("overlap_fraction", 0.0);
-                    if (overlap > kOverlapFlag) {
-                      note += (note.empty() ? "" : "; ") +
-                              std::string("ran alongside other trials ") + fixed(100 * overlap, 0) +
-                              "% of the time (--jobs > 1)";
+                    for (const auto& n : r.value("notes", Json::array())) {
+                      if (shared.count(n.get<std::string>()) != 0U) continue;
+                      note += (note.empty() ? "" : "; ") + n.get<std::string>();
                     }
                     return note.empty() ? note : colour(note, "33");
                   }});
@@ -152,6 +148,7 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
     cols.push_back({"non_inferior", "non-inferior", false, {}});
     cols.push_back({"unit", "unit", false, {}});
     cols.push_back({"cv", "cv", true, {}});
+    cols.push_back({"noisy", "noisy", false, {}});
     cols.push_back({"overlap_fraction", "overlap", true, {}});
     cols.push_back({"design", "design", false, {}});
     cols.push_back({"repeats_paired", "repeats paired", true, {}});
@@ -167,12 +164,43 @@ std::string render_comparison(const std::vector<Json>& records,
   return render(records, comparison_columns(keys, format), format);
 }
 
+namespace {
+
+std::set<std::string> shared_notes(const std::vector<ComparisonRow>& rows) {
+  std::set<std::string> shared;
+  bool first = true;
+  for (const auto& r : rows) {
+    if (r.baseline) continue;
+    const auto notes = comparison_notes(r);
+    const std::set<std::string> mine(notes.begin(), notes.end());
+    if (first) {
+      shared = mine;
+      first = false;
+      continue;
+    }
+    std::set<std::string> both;
+    for (const auto& n : shared) {
+      if (mine.count(n) != 0U) both.insert(n);
+    }
+    shared.swap(both);
+  }
+  return shared;
+}
+
+}  // namespace
+
 std::string render_comparison(const std::vector<ComparisonRow>& rows,
                               const std::vector<std::string>& keys, OutputFormat format) {
-  return render_chunks(
+  const bool text = format == OutputFormat::table || format == OutputFormat::md;
+  // Said once under the table when two or more rows share it.
+  const std::set<std::string> shared =
+      text && rows.size() > 2 ? shared_notes(rows) : std::set<std::string>();
+  std::string out = render_chunks(
       rows.size(),
       [&](size_t begin, size_t end) { return comparison_records(rows, keys, begin, end); },
-      comparison_columns(keys, format), format);
+      comparison_columns(keys, format, shared), format);
+  for (const auto& n : shared) out += "note (every config): " + n + "\n";
+  return out;
 }
 
 namespace {
@@ -217,7 +245,7 @@ std::vector<Json> target_records(const std::vector<TargetRow>& rows,
 std::string render_targets(const std::vector<TargetRow>& rows, const std::vector<std::string>& keys,
                            OutputFormat format) {
   const std::vector<Json> records = target_records(rows, keys);
-  std::vector<Column> cols = {{"config", "#", true, {}}};
+  std::vector<Column> cols = {{"config", "config", true, {}}};
   for (const auto& k : keys) cols.push_back({k, k, false, {}});
   if (format == OutputFormat::csv || format == OutputFormat::json) {
     for (const char* k : {"trials", "reached", "diverged", "median_s", "median_lower_end_s",
@@ -284,16 +312,12 @@ std::string render_targets(const std::vector<TargetRow>& rows, const std::vector
 }
 
 std::string comparison_legend(double max_quality_loss) {
-  return "ratio: throughput vs the baseline's, each repeat's blocks paired with the baseline's "
-         "that ran in the same cycle, then the repeats' ratios averaged (geometric); 95% CI and "
-         "p: t over repeats (process effects included), or over one process's blocks when there "
-         "is one repeat (the note says so); quality: relative change (+ is better) [one-sided "
-         "95% bounds, from the repeats' spread or the evaluation's standard error], (worse) "
-         "when the upper bound is below -" +
+  return "ratio: throughput over the baseline's, blocks paired by cycle within each repeat, "
+         "repeats averaged; 95% CI and p: t over repeats; quality: relative change (+ better) "
+         "with its one-sided 95% bounds, (worse) below -" +
          fixed(100 * max_quality_loss, 1) +
-         "% (--max-quality-loss), (unsure) when the interval reaches past it, nothing when it "
-         "stays above (non-inferior); not compared on a target run, whose trials stop at the "
-         "target or their budget\n";
+         "% (--max-quality-loss), (unsure) when the interval reaches past it; compare --help "
+         "says more\n";
 }
 
 std::string render_ablation(const std::vector<AblationRow>& knobs, OutputFormat format) {
@@ -335,11 +359,9 @@ std::string render_ablation(const std::vector<AblationRow>& knobs, OutputFormat 
                range ? fixed(k.pair_min, 3) + "-" + fixed(k.pair_max, 3) + "x" : "-",
                k.note.empty() ? k.note : colour(k.note, "33")});
   }
-  return "\nwhich knob matters (each value against the knob's first, the other knobs held at "
-         "each of their values; ratio: the geometric mean over the pairs; 95% CI: t over the "
-         "repeats every pair ran, each repeat's effect the mean of the pairs' paired log ratios in "
-         "it, as compare's ratios; pairs range: the pairs' own ratios, apart when the knob's "
-         "effect depends on the others):\n" +
+  return "\nwhich knob matters (each value against the knob's first, the others held at each "
+         "of their values; ratio: the geometric mean over those pairs, 95% CI over the repeats "
+         "they all ran; pairs range: apart when the effect depends on the other knobs):\n" +
          t.render();
 }
 
@@ -419,9 +441,9 @@ std::string render_scaling(const std::vector<ScalingRow>& rows,
     return render(records, cols, format);
   }
   if (rows.empty()) return "";
-  std::vector<std::string> head = {"#"};
+  std::vector<std::string> head = {"config"};
   for (const auto& k : keys) head.push_back(k);
-  for (const char* h : {"scaling", "vs #", "speed-up", "95% CI", "efficiency", "95% CI",
+  for (const char* h : {"scaling", "vs config", "speed-up", "95% CI", "efficiency", "95% CI",
                         "comm exposed", "all-reduce/step", "note"}) {
     head.emplace_back(h);
   }

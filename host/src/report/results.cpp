@@ -3,34 +3,43 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/stored.hpp"
+#include "report/compare_view.hpp"
+#include "support/error.hpp"
 
 #include "report/output.hpp"
 #include "support/format.hpp"
 #include "support/stats.hpp"
 
+#include <cmath>
 #include <map>
 #include <unordered_map>
 
 namespace gpusweep::host {
 
-std::optional<double> baseline_throughput(const SweepSpec& spec,
-                                          const std::vector<db::TrialRecord>& trials) {
-  std::vector<double> values;
-  // Whether each config is the baseline, decided once for its repeats.
-  std::unordered_map<int64_t, bool> base;
-  for (const auto& t : trials) {
-    if (t.status != db::TrialStatus::ok || !t.summary) continue;
-    auto it = base.find(t.plan.config_index);
-    if (it == base.end()) {
-      const Json config = Json::parse(t.plan.config_json);
-      it =
-          base.emplace(t.plan.config_index, is_baseline(spec.baseline, t.plan.config_index, config))
-              .first;
-    }
-    if (it->second) values.push_back(t.summary->throughput_median);
+std::map<int64_t, ConfigFigures> config_figures(db::Store& store, const db::SweepRecord& sweep) {
+  const SweepSpec spec = stored_spec(sweep);
+  const auto configs = gather_configs(store, sweep.id, true, rounds_for(spec, false));
+  std::vector<ComparisonRow> rows;
+  try {
+    rows = compare_configs(configs, options_for(spec));
+  } catch (const UsageError&) {
+    return {};  // a baseline that matches no config: nothing to compare with
   }
-  if (values.empty()) return std::nullopt;
-  return quantile(values, 0.5);
+  const ConfigSamples* base = nullptr;
+  for (const auto& r : rows) {
+    if (r.baseline) base = r.config;
+  }
+  std::map<int64_t, ConfigFigures> out;
+  const auto records = comparison_records(rows, {});
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ConfigFigures& f = out[rows[i].config->config_index];
+    f.compared = records[i];
+    if (base == nullptr || base->ok == 0) continue;
+    for (const auto& [repeat, log_ratio] : repeat_log_ratios(base->runs, rows[i].config->runs)) {
+      f.by_repeat[repeat] = std::exp(log_ratio);
+    }
+  }
+  return out;
 }
 
 namespace {
@@ -38,7 +47,7 @@ namespace {
 // One record per trial: its settings that vary, status, summary, ratio to base.
 std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sorted,
                                  const std::vector<std::string>& keys,
-                                 const std::optional<double>& base,
+                                 const std::map<int64_t, ConfigFigures>& figures,
                                  const std::map<int64_t, TargetTime>& targets,
                                  const std::map<int64_t, std::string>& notes) {
   std::vector<Json> records;
@@ -69,7 +78,21 @@ std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sort
       r["peak_memory_bytes"] = json_or_null(s.peak_memory_bytes);
       r["quality"] = json_or_null(s.quality);
       r["quality_reference"] = json_or_null(s.quality_reference);
-      r["ratio"] = base && *base > 0 ? Json(s.throughput_median / *base) : Json();
+    }
+    r["ratio"] = Json();
+    if (const auto f = figures.find(t->plan.config_index); f != figures.end()) {
+      const Json& c = f->second.compared;
+      if (const auto rr = f->second.by_repeat.find(t->plan.repeat);
+          rr != f->second.by_repeat.end() && t->summary) {
+        r["ratio"] = rr->second;
+      }
+      r["config_throughput"] = c.at("throughput_median");
+      r["config_ratio"] = c.at("baseline").get<bool>() && c.at("trials_ok").get<int64_t>() > 0
+                              ? Json(1.0)
+                              : c.at("ratio");
+      r["config_ci_low"] = c.at("ci_low");
+      r["config_ci_high"] = c.at("ci_high");
+      r["config_verdict"] = c.at("verdict");
     }
     if (auto it = targets.find(t->id); it != targets.end()) {
       r["target_time_s"] = it->second.time_s;
@@ -84,14 +107,14 @@ std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sort
 std::vector<Column> result_columns(const std::vector<std::string>& keys, bool repeats,
                                    OutputFormat format, bool target) {
   auto get = [](const Json& r, const char* k) { return r.contains(k) ? r.at(k) : Json(); };
-  std::vector<Column> cols = {{"config", "#", true, {}}};
+  std::vector<Column> cols = {{"config", "config", true, {}}};
   for (const auto& k : keys) {
     cols.push_back({k, k, false, [k](const Json& r) {
                       const Json& v = r.at(k);
                       return v.is_string() ? v.get<std::string>() : v.dump();
                     }});
   }
-  if (repeats || format != OutputFormat::table) cols.push_back({"repeat", "rep", true, {}});
+  if (repeats || format != OutputFormat::table) cols.push_back({"repeat", "repeat", true, {}});
   cols.push_back({"status", "status", false, {}});
   cols.push_back({"throughput_median", "throughput", true, [get](const Json& r) {
                     const Json v = get(r, "throughput_median");
@@ -141,7 +164,8 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
                       if (get(r, "noisy") == true) {
                         note = "noisy: cv > " + fixed(100 * kNoisyCv, 0) + "%";
                       } else if (const Json e = get(r, "error"); !e.is_null()) {
-                        note = truncate(e.get<std::string>(), 70);
+                        note = truncate(e.get<std::string>(), 70) + " (results --trial " +
+                               std::to_string(r.at("trial_id").get<int64_t>()) + ")";
                       }
                       const Json monitor = get(r, "monitor_note");
                       if (monitor.is_string()) {
@@ -150,7 +174,9 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
                       return note;
                     }});
   } else {
-    for (const char* k : {"trial_id", "unit", "quality_reference", "noisy", "error"}) {
+    for (const char* k : {"trial_id", "unit", "quality_reference", "noisy", "error",
+                          "config_throughput", "config_ratio", "config_ci_low", "config_ci_high",
+                          "config_verdict"}) {
       cols.push_back({k, k, false, {}});
     }
   }
@@ -183,10 +209,10 @@ std::map<int64_t, std::string> trial_monitor_notes(db::Store& store, int64_t swe
 
 std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
                           OutputFormat format, const std::map<int64_t, TargetTime>& targets,
-                          const std::map<int64_t, std::string>& notes) {
+                          const std::map<int64_t, std::string>& notes,
+                          const std::map<int64_t, ConfigFigures>& figures) {
   const SweepSpec spec = stored_spec(sweep);
   const auto keys = varying_keys(spec);
-  const auto base = baseline_throughput(spec, trials);
   const bool repeats = spec.measure.repeats > 1;
 
   // Rows in config order, repeats together, so that a grid reads naturally.
@@ -203,7 +229,7 @@ std::string results_table(const db::SweepRecord& sweep, const std::vector<db::Tr
       [&](size_t begin, size_t end) {
         return result_records({sorted.begin() + static_cast<std::ptrdiff_t>(begin),
                                sorted.begin() + static_cast<std::ptrdiff_t>(end)},
-                              keys, base, targets, notes);
+                              keys, figures, targets, notes);
       },
       cols, format);
   if (format != OutputFormat::table) return listing;
@@ -211,13 +237,40 @@ std::string results_table(const db::SweepRecord& sweep, const std::vector<db::Tr
   std::string out = "sweep '" + sweep.name + "' (run " + std::to_string(sweep.id) + ", " +
                     sweep.workload + ", " + sweep.status + ", " + sweep.created_at + ")\n";
   out += listing;
-  if (spec.baseline.empty()) {
-    out += "baseline: config #1 (the sweep names no baseline)\n";
-  } else {
+  bool base_ok = false;
+  for (const auto& [index, f] : figures) {
+    base_ok = base_ok || (f.compared.at("baseline").get<bool>() &&
+                          f.compared.at("trials_ok").get<int64_t>() > 0);
+  }
+  std::string base_label = "config 1 (the sweep names no baseline)";
+  if (!spec.baseline.empty()) {
     std::vector<std::string> k;
     for (const auto& [key, v] : spec.baseline.items()) k.push_back(key);
-    out += "baseline: " + config_label(spec.baseline, k) +
-           (base ? "" : " (no ok trial: ratios unavailable)") + "\n";
+    base_label = config_label(spec.baseline, k);
+  }
+  out += "baseline: " + base_label + (base_ok ? "" : " (no ok trial: no ratios)") +
+         "; vs base: each repeat's ratio to the baseline's same repeat, blocks paired (compare "
+         "gives each config's)\n";
+  return out;
+}
+
+std::string trial_details(const db::SweepRecord& sweep, const db::TrialRecord& t) {
+  std::string out = "trial " + std::to_string(t.id) + " of sweep '" + sweep.name + "' (run " +
+                    std::to_string(sweep.id) + "): config " +
+                    std::to_string(t.plan.config_index + 1) + ", repeat " +
+                    std::to_string(t.plan.repeat + 1) + "\n";
+  out += "settings: " + t.plan.config_json + "\n";
+  out += std::string("status:   ") + db::status_name(t.status) + "\n";
+  if (t.error) out += "error:    " + *t.error + "\n";
+  if (t.summary) {
+    out += "throughput " + human_rate(t.summary->throughput_median, t.summary->unit) +
+           " (median of its blocks)\n";
+  }
+  if (t.stderr_tail && !t.stderr_tail->empty()) {
+    out += "\nits log (stderr, the last part kept):\n" + *t.stderr_tail;
+    if (out.back() != '\n') out += "\n";
+  } else if (t.status != db::TrialStatus::ok) {
+    out += "its log (stderr) was empty\n";
   }
   return out;
 }

@@ -15,10 +15,16 @@
 
 namespace gpusweep::host {
 
-// Median throughput of the ok trials matching the baseline (the first config
-// when the sweep names none); nullopt when none finished ok.
-std::optional<double> baseline_throughput(const SweepSpec& spec,
-                                          const std::vector<db::TrialRecord>& trials);
+// Each config's figures as compare's JSON gives them (throughput, ratio,
+// interval, verdict, notes: compare_view's records), and each repeat's
+// paired ratio to the baseline's same repeat (the ratios whose geometric
+// mean is compare's ratio), for the trials' rows. Empty when the run has no
+// comparison (its baseline matches no config).
+struct ConfigFigures {
+  Json compared;                        // compare's record of the config
+  std::map<int64_t, double> by_repeat;  // repeat -> its paired ratio
+};
+std::map<int64_t, ConfigFigures> config_figures(db::Store& store, const db::SweepRecord& sweep);
 
 // Each trial's time to a measure.target, by trial id (the statistics
 // target_time_s and target_censored); empty for a run without a target.
@@ -33,10 +39,18 @@ std::map<int64_t, std::string> trial_monitor_notes(db::Store& store, int64_t swe
 
 // The table (or csv/json/md) of a sweep's trials; with `targets` (a run with
 // measure.target), each trial's time to it; with `notes`, each trial's
-// monitoring note in the note column (table and md).
+// monitoring note in the note column (table and md); with `figures`, each
+// trial's ratio to the baseline (its repeat's) and its config's figures
+// (config_throughput, config_ratio, config_ci_low, config_ci_high,
+// config_verdict in csv and json).
 std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
                           OutputFormat format = OutputFormat::table,
                           const std::map<int64_t, TargetTime>& targets = {},
-                          const std::map<int64_t, std::string>& notes = {});
+                          const std::map<int64_t, std::string>& notes = {},
+                          const std::map<int64_t, ConfigFigures>& figures = {});
+
+// One trial whole: its config and repeat, settings, status, error, and its
+// log's tail (stderr), for `gpusweep results --trial`.
+std::string trial_details(const db::SweepRecord& sweep, const db::TrialRecord& trial);
 
 }  // namespace gpusweep::host

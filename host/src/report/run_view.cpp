@@ -1,6 +1,7 @@
 // run's views; see run_view.hpp.
 #include "report/run_view.hpp"
 
+#include "analysis/compare.hpp"
 #include "support/format.hpp"
 
 #include <sstream>
@@ -31,7 +32,7 @@ std::string plan_text(const SweepSpec& spec, const PluginManifest& manifest,
     out << spec.measure.blocks << " " << spec.measure.block_text();
   }
   out << ", timeout " << spec.measure.timeout_s << " s per trial\n";
-  Table t({"#", "config", "baseline"});
+  Table t({"config", "settings", "baseline"});
   t.right_align(0);
   for (size_t i = 0; i < configs.size(); ++i) {
     t.add_row({std::to_string(i + 1), keys.empty() ? "(base)" : config_label(configs[i], keys),
@@ -56,6 +57,59 @@ std::string outcome_detail(const db::TrialOutcome& o) {
     return d;
   }
   return o.error ? truncate(*o.error, 120) : "";
+}
+
+namespace {
+
+bool failed(db::TrialStatus s) {
+  return s == db::TrialStatus::failed || s == db::TrialStatus::oom ||
+         s == db::TrialStatus::timeout || s == db::TrialStatus::crashed;
+}
+
+}  // namespace
+
+RunVerdict run_verdict(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials) {
+  RunVerdict v;
+  int64_t ok = 0, bad = 0, base_ok = 0, base_bad = 0;
+  std::optional<int64_t> base_index;
+  const db::TrialRecord* first_bad = nullptr;
+  for (const auto& t : trials) {
+    const bool base = is_baseline(spec.baseline, t.plan.config_index, Json::parse(t.plan.config_json));
+    if (base) base_index = t.plan.config_index;
+    if (t.status == db::TrialStatus::ok) {
+      ++ok;
+      base_ok += base ? 1 : 0;
+    } else if (failed(t.status)) {
+      ++bad;
+      base_bad += base ? 1 : 0;
+      if (first_bad == nullptr || (base && first_bad->plan.config_index != *base_index)) {
+        first_bad = &t;
+      }
+    }
+  }
+  const std::string see =
+      first_bad == nullptr
+          ? std::string()
+          : "; its error and log: gpusweep results --trial " + std::to_string(first_bad->id) +
+                (first_bad->error ? " (" + truncate(*first_bad->error, 100) + ")" : "");
+  if (ok == 0 && bad > 0) {
+    v.failure = "failed: no trial ended ok (" + std::to_string(bad) + " failed)" + see +
+                "; exit status " + std::to_string(kExitTrialsFailed) + "\n";
+  } else if (base_ok == 0 && base_bad > 0) {
+    v.failure = "failed: the baseline, config " + std::to_string(*base_index + 1) +
+                ", has no ok trial, so nothing is compared with it" + see + "; exit status " +
+                std::to_string(kExitTrialsFailed) + "\n";
+  }
+  if (ok > 0 && spec.measure.repeats < kFewRepeats && spec.measure.precision <= 0) {
+    v.advice = "note: measure.repeats is " + std::to_string(spec.measure.repeats) +
+               (spec.measure.repeats == 1
+                    ? ": one process per config, so the intervals cover its blocks only, not "
+                      "the differences between processes that make verdicts hold"
+                    : ": an interval over 2 repeats is too wide to act on") +
+               ". Set \"repeats\": 3 or more, or \"precision\": 0.01 (rounds until each "
+               "ratio is known within 1%), in the sweep's measure\n";
+  }
+  return v;
 }
 
 }  // namespace gpusweep::host

@@ -22,4 +22,19 @@ std::string plan_text(const SweepSpec& spec, const PluginManifest& manifest,
 // "1.20k samples/s, cv 2.1%, accuracy 0.91", or the error.
 std::string outcome_detail(const db::TrialOutcome& o);
 
+// `run`'s exit status when it completed but its baseline, or every trial,
+// ended failed (failed, oom, timeout, crashed; skipped is by design).
+constexpr int kExitTrialsFailed = 3;
+
+// What the end of a run says besides its table: why it failed (the baseline
+// or every trial ended failed: `run` exits kExitTrialsFailed), and what to
+// change for verdicts worth trusting (fewer repeats than compare's
+// kFewRepeats, without measure.precision). Each "" when there is nothing to
+// say; else lines ending in a newline.
+struct RunVerdict {
+  std::string failure;
+  std::string advice;
+};
+RunVerdict run_verdict(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials);
+
 }  // namespace gpusweep::host

@@ -176,8 +176,14 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
     }
     TrialJob job;
     job.trial_id = t.id;
-    job.label = config_label(Json::parse(t.plan.config_json), keys);
-    if (spec_.measure.repeats > 1) job.label += " #" + std::to_string(t.plan.repeat + 1);
+    // The config and repeat first, numbered as every table numbers them, so
+    // that a label cut to fit a progress line keeps them.
+    const std::string settings = config_label(Json::parse(t.plan.config_json), keys);
+    job.label = "config " + std::to_string(t.plan.config_index + 1);
+    if (spec_.measure.repeats > 1 || t.plan.repeat > 0) {
+      job.label += " repeat " + std::to_string(t.plan.repeat + 1);
+    }
+    if (!settings.empty()) job.label += ": " + settings;
     job.worker.plugin_path = info_.file.path;
     job.worker.config_json = t.plan.config_json;
     std::optional<uint64_t> seed;
@@ -241,8 +247,8 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
         "threads=" +
         threaded +
         " (0: LibTorch's default, one per core), and taking turns slows a multi-threaded "
-        "block by far more than drift would (bench/interleave_cost.sh: dqn at 2 threads on 2 "
-        "cores, 19-86% a block); set measure.interleave to take turns anyway";
+        "block by far more than drift would (dqn at 2 threads on 2 cores: 19-86% a block); set "
+        "measure.interleave to take turns anyway";
     return plan;
   } else if (any_gpu && footprint_measurable && distinct.size() > 1) {
     plan.probe_footprint = true;
@@ -265,8 +271,9 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
     plan.note = "one config: its trials run one after another";
   } else if (plan.interleave.window > 1) {
     plan.note = "interleaved: " + std::to_string(plan.interleave.window) +
-                " trials at a time take turns block by block, so that drift of the machine "
-                "hits every config alike (measure.interleave)";
+                " trials alive at once take turns block by block, one block measured at a "
+                "time, so that drift of the machine hits every config alike "
+                "(measure.interleave)";
     if (measure.target) {
       plan.interleave.by_round = true;
       plan.note += "; one seed's trials at a time, the next seed's after them";
