@@ -218,12 +218,12 @@ class Restoration:
         self.loss_fn = F.l1_loss if config["loss"] == "l1" else F.mse_loss
         images = render_images(derive_seed(s.seed, IMAGE_STREAM), N_TRAIN, SIZE)
         self.model = s.prepare(Denoiser(self.channels, self.blocks))
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=LR)
-        self.scaler = s.grad_scaler()
+        # Backward per micro-batch (grad_accum), the fp16 scaler, zero_grad and
+        # the deferred loss read (sync_every).
+        self.train = gpusweep.GradStep(s, torch.optim.Adam(self.model.parameters(), lr=LR))
         patches = NoisyPatches(images, self.patch_size, SIGMA, s.seed, N_TRAIN * PATCHES_PER_IMAGE)
         self.batches = s.loader(
             patches, generator=torch.Generator().manual_seed(derive_seed(s.seed, SAMPLER_STREAM)))
-        self.optimizer_steps = 0
         self._make_validation_set()
         self.initial_psnr_db = self._validation_psnr_db()[0]
 
@@ -252,38 +252,30 @@ class Restoration:
 
     def step(self):
         s = self.s
-        s.zero_grad(self.optimizer)
         for _ in range(s.grad_accum):
             noisy, clean = next(self.batches)
             noisy, clean = s.to_device(noisy), s.to_device(clean)
             with s.phase("forward"), s.autocast():  # phase: timed in diagnose trials
                 denoised = self.model(noisy)
-            loss = self.loss_fn(denoised.float(), clean)  # fp32 loss at any precision
-            with s.phase("backward"):
-                self.scaler.scale(loss / s.grad_accum if s.grad_accum > 1 else loss).backward()
-        with s.phase("optimizer"):
-            self.scaler.step(self.optimizer)
-            self.scaler.update()
-        self.optimizer_steps += 1
-        s.observe_loss(loss)
+            self.train.backward(self.loss_fn(denoised.float(), clean))  # fp32 loss
+        self.train.step()
         return s.batch_size * s.grad_accum
 
     def evaluate(self):
         psnr, psnr_se = self._validation_psnr_db()
         return {"psnr_db": psnr, "psnr_db_se": psnr_se, "noisy_psnr_db": self.noisy_psnr_db,
-                "initial_psnr_db": self.initial_psnr_db, "optimizer_steps": self.optimizer_steps}
+                "initial_psnr_db": self.initial_psnr_db,
+                "optimizer_steps": self.train.optimizer_steps}
 
     def stats(self):
         # Multiply-adds of the convolutions x 2 FLOPs x 3 (forward, input and
         # weight gradients); the elementwise ops left out.
         c = self.channels
         per_pixel = 2 * 9 * (3 * c * 2 + 2 * self.blocks * c * c)
-        out = {"optimizer_steps": self.optimizer_steps,
-               "flops_per_step": 3.0 * per_pixel * self.patch_size ** 2
-               * self.s.batch_size * self.s.grad_accum}
-        if self.scaler.is_enabled():
-            out["loss_scale"] = self.scaler.get_scale()
-        return out
+        # The SDK reports the fp16 loss_scale.
+        return {"optimizer_steps": self.train.optimizer_steps,
+                "flops_per_step": 3.0 * per_pixel * self.patch_size ** 2
+                * self.s.batch_size * self.s.grad_accum}
 
 
 def create(config):

@@ -155,15 +155,15 @@ class Timeseries:
         seq_len = config["seq_len"]
         series = make_series(np.random.default_rng(derive_seed(s.seed, DATA_STREAM)))
         self.model = s.prepare(Forecaster(config["hidden_size"], config["num_layers"]))
-        self.optimizer = torch.optim.Adam(self.model.parameters(), lr=LR)
-        self.scaler = s.grad_scaler()
+        # Backward per micro-batch (grad_accum), the fp16 scaler, zero_grad and
+        # the deferred loss read (sync_every).
+        self.train = gpusweep.GradStep(s, torch.optim.Adam(self.model.parameters(), lr=LR))
         train = Windows(series, seq_len)
         # Windows drawn uniformly with replacement (as the C++ plugin and the
         # eager reference do), from a generator of the trial's seed.
         draws = torch.Generator().manual_seed(derive_seed(s.seed, SAMPLER_STREAM))
         sampler = RandomSampler(train, replacement=True, generator=draws)
         self.batches = s.loader(train, sampler=sampler, shuffle=False, collate_fn=collated)
-        self.optimizer_steps = 0
         self._make_validation_set(series, seq_len)
         self.initial_val_mae = self._validation_errors()[0]
 
@@ -199,20 +199,13 @@ class Timeseries:
 
     def step(self):
         s = self.s
-        s.zero_grad(self.optimizer)
         for _ in range(s.grad_accum):
             windows, next_values = next(self.batches)
             windows, next_values = s.to_device(windows), s.to_device(next_values)
             with s.phase("forward"), s.autocast():  # phase: timed in diagnose trials
                 forecast = self.model(windows)
-            loss = F.mse_loss(forecast.float(), next_values)  # fp32 loss at any precision
-            with s.phase("backward"):
-                self.scaler.scale(loss / s.grad_accum if s.grad_accum > 1 else loss).backward()
-        with s.phase("optimizer"):
-            self.scaler.step(self.optimizer)
-            self.scaler.update()
-        self.optimizer_steps += 1
-        s.observe_loss(loss)
+            self.train.backward(F.mse_loss(forecast.float(), next_values))  # fp32 loss
+        self.train.step()
         return s.batch_size * s.grad_accum
 
     def evaluate(self):
@@ -220,13 +213,10 @@ class Timeseries:
         return {"val_mae": mae, "val_mae_se": mae_se, "val_mse": mse,
                 "seasonal_naive_mae": self.seasonal_naive_mae,
                 "initial_val_mae": self.initial_val_mae,
-                "optimizer_steps": self.optimizer_steps}
+                "optimizer_steps": self.train.optimizer_steps}
 
     def stats(self):
-        out = {"optimizer_steps": self.optimizer_steps}
-        if self.scaler.is_enabled():
-            out["loss_scale"] = self.scaler.get_scale()
-        return out
+        return {"optimizer_steps": self.train.optimizer_steps}  # the SDK reports loss_scale
 
 
 def create(config):

@@ -24,8 +24,15 @@ The workload object has
 and optionally stats() -> {name: number}, pause() and resume() (stop and
 restart background work between interleaved turns).
 
+`GradStep(settings, optimizer)` is the training step's back half:
+backward(loss) per micro-batch, then step() (grad_accum, the fp16 scaler,
+zero_grad, the deferred loss read).
+
 Raise `Skipped("why")` when a configuration cannot apply (the trial is
-skipped with that reason). Nothing here needs more than torch.
+skipped with that reason). A setting the trial sets that demonstrably did
+nothing in its first steps (grad_accum=4 with one backward pass a step)
+fails the trial with `SettingIgnored`, naming it. Nothing here needs more
+than torch.
 """
 import contextlib
 import os
@@ -33,8 +40,8 @@ import random
 import signal
 import time
 
-__all__ = ["Param", "Quality", "Metric", "Supports", "Manifest", "Skipped", "Config",
-           "Settings", "Batches"]
+__all__ = ["Param", "Quality", "Metric", "Supports", "Manifest", "Skipped", "SettingIgnored",
+           "Config", "Settings", "Batches", "GradStep"]
 
 # What autocast() at fp32 and phase() outside diagnose return: one reusable
 # no-op context, not a new object on every call of a step's hot path.
@@ -61,6 +68,12 @@ def _setting_value(entry, config):
 
 class Skipped(Exception):
     """This configuration cannot apply here; the message is the reason shown."""
+
+
+class SettingIgnored(Exception):
+    """A setting the trial set did nothing in its first steps (grad_accum=4
+    and one backward pass a step): the trial fails with what was seen and
+    the fix, rather than report numbers of a configuration that never ran."""
 
 
 class Param:
@@ -177,7 +190,11 @@ class Config(dict):
 class Batches:
     """An endless iterator over a DataLoader (or any iterable), restarted at
     each epoch's end, that times how long the step waited for each batch
-    (input_wait_s in the trial's stats)."""
+    (input_wait_s in the trial's stats). next(batches) is what the iterable
+    yields: for s.loader(dataset), a batch collated by the DataLoader from
+    dataset[i] (a tuple (x, y) of tensors gives a list [X, Y], each with a
+    leading batch_size dimension), still on the host: copy it with
+    s.to_device."""
 
     def __init__(self, iterable, settings=None):
         self._iterable, self._settings = iterable, settings
@@ -249,6 +266,7 @@ class Settings:
         for entry in table:
             if entry["name"] != "device":  # the device the trial resolved, above
                 setattr(self, entry["name"], _setting_value(entry, config))
+        self._defaults = {entry["name"]: entry["default"] for entry in table}
         get = config.get
         self.compile = get("compile", False)
         self.compile_mode = get("compile_mode", "default")
@@ -260,9 +278,14 @@ class Settings:
         self._graph_out = None
         self._graph_calls = self._graph_replays = 0
         self._graph_stream = None  # the warmups' and the capture's side stream
+        self._in_graphed = False
         self._capturing = False
         self._graph_capture_s = 0.0
         self._static = {}
+        # What the step did with the settings, counted for _Watch.
+        self._calls = dict.fromkeys(("zero_grad", "autocast", "observe_loss", "to_device"), 0)
+        self._models = []  # the models prepare() returned
+        self._watch = _Watch(self)
         random.seed(self.seed)
         try:
             import numpy
@@ -277,6 +300,7 @@ class Settings:
 
     def autocast(self):
         """A context for the forward pass: autocast at the trial's precision."""
+        self._calls["autocast"] += 1
         if self.amp_dtype is None:
             return _NO_CONTEXT
         return self._torch.autocast(self.device.type, dtype=self.amp_dtype)
@@ -296,11 +320,15 @@ class Settings:
             model = model.to(memory_format=self._torch.channels_last)
         if self.compile:
             model.compile(mode=None if self.compile_mode == "default" else self.compile_mode)
+        self._models.append(model)
+        self._watch.parameters(model.parameters())
+        self._watch.forward(model)
         return model
 
     def to_device(self, tensor):
         """A batch tensor on the device: non_blocking when set, channels_last for
         4-D tensors when set."""
+        self._calls["to_device"] += 1
         with self.phase("host_to_device"):
             t = tensor.to(self.device, non_blocking=self.non_blocking)
         if self.channels_last and t.dim() == 4:
@@ -310,6 +338,7 @@ class Settings:
     def zero_grad(self, optimizer):
         """Clears gradients: to None (zero_grad_to_none) or zero in place
         (always under cuda_graphs: the captured backward writes them there)."""
+        self._calls["zero_grad"] += 1
         with self.phase("optimizer"):
             optimizer.zero_grad(set_to_none=self.zero_grad_to_none and not self.cuda_graphs)
 
@@ -349,6 +378,14 @@ class Settings:
         workspaces for it exist before the capture."""
         if not self.cuda_graphs:
             return device_work()
+        # A GradStep inside leaves the loss read to the step, after graphed.
+        self._in_graphed = True
+        try:
+            return self._graphed(device_work)
+        finally:
+            self._in_graphed = False
+
+    def _graphed(self, device_work):
         torch = self._torch
         call = self._graph_calls
         self._graph_calls += 1
@@ -416,8 +453,13 @@ class Settings:
         return _PhaseTimer(self, name)
 
     def loader(self, dataset, **kwargs):
-        """A DataLoader over dataset with the trial's batch_size, loader_workers,
-        prefetch and pin_memory (on CUDA), wrapped in Batches (endless, timed)."""
+        """A DataLoader over dataset (a torch Dataset: __len__ and
+        __getitem__(i) returning one sample, e.g. a tuple of tensors) with the
+        trial's batch_size, loader_workers, prefetch and pin_memory (on CUDA),
+        shuffled, dropping the last partial batch, wrapped in Batches
+        (endless, timed): next() of it is one collated batch on the host.
+        kwargs go to the DataLoader (sampler=, collate_fn=, generator=; a
+        batch_size= of its own overrides the trial's)."""
         from torch.utils.data import DataLoader
 
         workers = self.loader_workers
@@ -454,6 +496,7 @@ class Settings:
         """Call once per step with its loss: reads it back to the host (a device
         sync) only every sync_every steps."""
         self._loss_steps += 1
+        self._calls["observe_loss"] += 1
         if self.sync_every > 0 and self._loss_steps % self.sync_every == 0:
             with self.phase("host_sync"):
                 self.last_loss = float(loss.item())
@@ -487,7 +530,232 @@ class Settings:
         scales = [sc.get_scale() for sc in self._scalers if sc.is_enabled()]
         if scales:  # fp16: the smallest loss scale the scalers reached
             s["loss_scale"] = float(min(scales))
+        s.update(self._watch.stats())
         return s
+
+
+class GradStep:
+    """One optimiser step over grad_accum micro-batches, as torchkit's
+    GradStep: backward(loss) for each micro-batch, then step().
+
+        self.train = gpusweep.GradStep(s, torch.optim.Adam(model.parameters()))
+        ...
+        for _ in range(s.grad_accum):
+            x, y = (s.to_device(t) for t in next(self.batches))
+            with s.phase("forward"), s.autocast():
+                out = model(x)
+            self.train.backward(loss_fn(out.float(), y))
+        self.train.step()
+        return s.batch_size * s.grad_accum
+
+    It brings the fp16 loss scaler (s.grad_scaler(): a no-op at fp32 and
+    bf16), clears the gradients after each step as zero_grad_to_none says,
+    reads the step's last loss back every sync_every steps (observe_loss;
+    under cuda_graphs call s.observe_loss after s.graphed instead) and times
+    the backward and optimizer phases for `gpusweep diagnose`."""
+
+    def __init__(self, settings, optimizer):
+        self.settings, self.optimizer = settings, optimizer
+        self.scaler = settings.grad_scaler()
+        self.micro_batches = self.optimizer_steps = 0
+        self._loss = None
+        settings._watch.parameters(p for g in optimizer.param_groups for p in g["params"])
+
+    def backward(self, loss):
+        """Backpropagates one micro-batch's mean loss divided by grad_accum, so
+        that the accumulated gradient is that of one batch grad_accum times
+        larger (times the loss scale at fp16)."""
+        s = self.settings
+        with s.phase("backward"):
+            self.scaler.scale(loss / s.grad_accum if s.grad_accum > 1 else loss).backward()
+        self._loss = loss
+        self.micro_batches += 1
+
+    def step(self):
+        """Steps the optimiser (fp16: unscaled, skipped where a gradient is not
+        finite), updates the loss scale, clears the gradients, and passes the
+        last micro-batch's loss to observe_loss."""
+        s = self.settings
+        with s.phase("optimizer"):
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+        s.zero_grad(self.optimizer)
+        self.optimizer_steps += 1
+        if self._loss is not None and not s._in_graphed:
+            s.observe_loss(self._loss)
+        self._loss = None
+
+
+# Steps watched before the settings are judged: the first can be unlike the
+# rest (torch.compile's, lazy state), and a verdict must come within the
+# shortest warmup and `plugins --check`'s five steps.
+WATCHED_STEPS = 2
+
+
+class _Watch:
+    """What a trial's first WATCHED_STEPS steps did with the settings it set,
+    observed rather than taken on trust: backward passes counted by hooks on
+    the prepared model's parameters (they fire once per backward that reaches
+    a parameter, whoever calls backward), the prepared weights' memory format,
+    and the SDK's calls that apply the rest. The bridge calls after_step();
+    at the end of the watch the hooks go and a setting that did nothing fails
+    the trial (SettingIgnored)."""
+
+    def __init__(self, settings):
+        self.s = settings
+        self.handles = []
+        self.seen = set()    # ids of the watched parameters
+        self.counts = []     # hook calls this step, per watched parameter
+        self.forwards = []   # prepared models' forward calls this step: autocast on or off
+        self.steps = []      # per watched step: what it did
+        self.last = dict(settings._calls)
+        self.batches = self.graph_calls = 0
+        self.done = False
+        self.observed = {}   # for stats()
+
+    def parameters(self, params):
+        for p in params:
+            if self.done or id(p) in self.seen or not getattr(p, "requires_grad", False):
+                continue
+            self.seen.add(id(p))
+            i = len(self.counts)
+            self.counts.append(0)
+
+            def counted(_, i=i):
+                self.counts[i] += 1
+            self.handles.append(p.register_post_accumulate_grad_hook(counted))
+
+    def forward(self, model):
+        # A hook inside a compiled module would be traced into its graph
+        # (and its removal recompile it): under compile, s.autocast()'s
+        # calls alone say whether the forward ran under autocast.
+        if self.done or self.s.compile or not hasattr(model, "register_forward_pre_hook"):
+            return
+        torch = self.s._torch
+        kind = self.s.device.type
+
+        def entered(*_):
+            self.forwards.append(torch.is_autocast_enabled(kind))
+        self.handles.append(model.register_forward_pre_hook(entered))
+
+    def after_step(self):
+        """Called after each step; raises SettingIgnored at the end of the
+        watch when a setting the trial set did nothing. Returns whether it
+        still watches."""
+        if self.done:
+            return False
+        s = self.s
+        calls = {k: v - self.last[k] for k, v in s._calls.items()}
+        self.last = dict(s._calls)
+        drawn = sum(getattr(b, "batches", 0) for b in s._batches)
+        self.steps.append(dict(calls, batches=drawn - self.batches,
+                               passes=max(self.counts) if self.counts else None,
+                               autocast_forward=any(self.forwards),
+                               graphed=s._graph_calls - self.graph_calls))
+        self.batches, self.graph_calls = drawn, s._graph_calls
+        self.counts[:] = [0] * len(self.counts)
+        self.forwards.clear()
+        if len(self.steps) < WATCHED_STEPS:
+            return True
+        self.done = True
+        for h in self.handles:
+            h.remove()
+        self.handles.clear()
+        problems = self.problems()
+        if problems:
+            raise SettingIgnored("; also ".join(problems))
+        return False
+
+    def weights(self):
+        """(4-D weights of the prepared models, how many are channels-last)."""
+        torch = self.s._torch
+        params = {id(p): p for m in self.s._models for p in m.parameters()}.values()
+        four = [p for p in params if p.dim() == 4]
+        return len(four), sum(p.is_contiguous(memory_format=torch.channels_last) for p in four)
+
+    def problems(self):
+        """What each setting the trial set was seen to do, as problems
+        "NAME=VALUE did nothing: what was seen; fix: how"."""
+        s, steps, out = self.s, self.steps, []
+        n = len(steps)
+        passes = [st["passes"] for st in steps]
+        if passes[-1] is not None:
+            self.observed["backward_passes_per_step"] = passes[-1]
+        self.observed["zero_grad_calls_per_step"] = steps[-1]["zero_grad"]
+        four, last = self.weights()
+        self.observed["weights_4d"], self.observed["channels_last_weights"] = four, last
+
+        def ignored(name, seen, fix):
+            v = getattr(s, name)
+            v = ("true" if v else "false") if isinstance(v, bool) else v
+            out.append("%s=%s did nothing: %s; fix: %s" % (name, v, seen, fix))
+
+        def changed(name):
+            return getattr(s, name) != s._defaults.get(name)
+
+        def first_without(key):
+            return next((i + 1 for i, st in enumerate(steps) if not st[key]), None)
+
+        g = s.grad_accum
+        if g > 1 and not self.seen:
+            ignored("grad_accum", "no backward pass could be counted, as no model went through "
+                    "s.prepare(model) and no optimiser through gpusweep.GradStep",
+                    "build the model with s.prepare(model)")
+        elif g > 1 and any(p is None or p < g or p % g for p in passes):
+            ignored("grad_accum", "the first %d steps ran %s backward pass(es) each on the "
+                    "model's parameters, not %d (one per micro-batch)"
+                    % (n, ", ".join(str(p or 0) for p in passes), g),
+                    "run grad_accum micro-batches a step (for _ in range(s.grad_accum)), each "
+                    "loss through gpusweep.GradStep's backward(loss), then its step(), and "
+                    "return batch_size * grad_accum samples")
+        if s.channels_last and not s._models:
+            ignored("channels_last", "no model went through s.prepare(model), which lays its "
+                    "4-D weights out channels-last", "build the model with s.prepare(model)")
+        elif s.channels_last and four == 0:
+            ignored("channels_last", "the prepared model has no 4-D weights (no convolution) "
+                    "to lay out", "declare Supports(channels_last=False, reason=...)")
+        elif s.channels_last and last < four:
+            ignored("channels_last", "%d of the prepared model's %d 4-D weights are not "
+                    "channels-last after %d steps" % (four - last, four, n),
+                    "change no layout after s.prepare(model) (a .contiguous(), a layer added "
+                    "later)")
+        if changed("zero_grad_to_none") and not s.cuda_graphs and first_without("zero_grad"):
+            ignored("zero_grad_to_none", "step %d cleared no gradients through "
+                    "s.zero_grad(optimizer) or gpusweep.GradStep" % first_without("zero_grad"),
+                    "clear them with gpusweep.GradStep or s.zero_grad(optimizer) "
+                    "(optimizer.zero_grad() ignores the setting)")
+        loader = next((k for k in ("loader_workers", "prefetch", "pin_memory") if changed(k)),
+                      None)
+        workers = [w for w in (getattr(getattr(b, "_iterable", None), "num_workers", None)
+                               for b in s._batches) if w is not None]
+        if loader and not any(st["batches"] for st in steps):
+            ignored(loader, "no batch came from s.loader(dataset) or s.track(batches) in the "
+                    "first %d steps" % n,
+                    "draw the step's batches with next() of s.loader(dataset)")
+        elif loader == "loader_workers" and workers and s.loader_workers not in workers:
+            ignored(loader, "the tracked DataLoader has num_workers=%d" % workers[0],
+                    "build it with s.loader(dataset), which sets it")
+        if changed("non_blocking") and s.device.type == "cuda" and first_without("to_device"):
+            ignored("non_blocking", "step %d copied nothing with s.to_device(tensor)"
+                    % first_without("to_device"), "copy the batch with s.to_device(tensor)")
+        if changed("sync_every") and first_without("observe_loss"):
+            ignored("sync_every", "step %d passed no loss to s.observe_loss(loss) or "
+                    "gpusweep.GradStep" % first_without("observe_loss"),
+                    "pass it to s.observe_loss(loss) (a loss.item() of the step's own reads "
+                    "every step, whatever the setting)")
+        no_autocast = next((i + 1 for i, st in enumerate(steps)
+                            if not st["autocast"] and not st["autocast_forward"]), None)
+        if s.amp_dtype is not None and no_autocast:
+            ignored("precision", "step %d ran no forward pass under s.autocast()" % no_autocast,
+                    "wrap the forward pass and loss in `with s.autocast():`")
+        if s.cuda_graphs and first_without("graphed"):
+            ignored("cuda_graphs", "step %d ran no device work through s.graphed(...)"
+                    % first_without("graphed"),
+                    "run the step's device work as s.graphed(lambda: ...)")
+        return out
+
+    def stats(self):
+        return dict(self.observed)
 
 
 PHASES = ("input_wait", "host_to_device", "forward", "backward", "optimizer", "host_sync")

@@ -205,9 +205,20 @@ class Instance:
 
     def __init__(self, workload, settings):
         self.workload, self.settings = workload, settings
-        self.step = workload.step  # called directly by the plugin: the hot path
+        # Called by the plugin, which keeps this attribute: the step itself
+        # plus one call to say, during its first steps, whether the settings
+        # it set acted (SettingIgnored fails the trial if one did not).
+        self._step = workload.step
+        self._watching = True
+        self.step = self._watched_step
         self._pause = getattr(workload, "pause", None)
         self._resume = getattr(workload, "resume", None)
+
+    def _watched_step(self):
+        result = self._step()
+        if self._watching:
+            self._watching = self.settings._watch.after_step()
+        return result
 
     def pause(self):
         """Between turns and outside measured windows: the SDK's loaders stop
