@@ -27,7 +27,11 @@ struct CheckReport {
 // smallest config in a second worker (killed after timeout_s). selection
 // sets the selecting parameters of a bridge (python's module): the
 // selected workload is checked. A manifest that claims "deterministic" gets
-// a second smoke run, whose metrics must equal the first's.
+// a second smoke run, whose metrics must equal the first's. Then the steps
+// run again with the common settings the workload declares (grad_accum,
+// channels_last, zero_grad_to_none, loader_workers) at values other than
+// their defaults, and each must be seen to act in what the run's stats
+// observed (backward_passes_per_step, ...), or is named as a problem.
 CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s,
                          const nlohmann::json& selection = nlohmann::json::object());
 
