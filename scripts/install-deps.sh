@@ -10,6 +10,7 @@
 #      CMake finds Torch the same way (cmake/GpusweepTorch.cmake), with no
 #      flag; CMAKE_PREFIX_PATH=/path/to/libtorch (an unpacked official
 #      LibTorch) takes precedence over both.
+#   3. a .pth file that puts the Python SDK (sdk/python) on .venv's path.
 # --test adds what the test suite uses (Chromium renders the HTML report,
 # clang builds the libFuzzer target, clang-format checks the style, Slurm and
 # munge run the launch test on a local one-node cluster,
@@ -61,6 +62,17 @@ sys.exit(0 if major >= 2 and torch.version.cuda else 1)' 2>/dev/null; then
   return 1
 }
 
+# The project's .venv sees the Python SDK (sdk/python/gpusweep) through a .pth
+# file in its site-packages, so that `.venv/bin/python3 -c 'import gpusweep'`
+# and an editor using that interpreter find it; nothing is built or copied.
+sdk_on_venv_path() {
+  [ -x .venv/bin/python3 ] || return 0
+  local site
+  site=$(.venv/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$PWD/sdk/python" > "$site/gpusweep-sdk.pth"
+  echo "install-deps: .venv imports gpusweep from $PWD/sdk/python ($site/gpusweep-sdk.pth)"
+}
+
 torch_python=""
 if [ "$need_torch" = 1 ]; then
   torch_python=$(suitable_torch_python || true)
@@ -105,6 +117,7 @@ fi
 if [ -n "$torch_python" ]; then
   echo "install-deps: using the torch already importable by $torch_python:" \
        "$("$torch_python" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>/dev/null)"
+  sdk_on_venv_path
   exit 0
 fi
 # The wheel and its NVIDIA libraries are about 4.5 GiB installed (about 3 GiB
@@ -121,3 +134,4 @@ torch_python=$(suitable_torch_python) || {
   exit 1
 }
 echo "install-deps: $("$torch_python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)') in .venv/"
+sdk_on_venv_path
