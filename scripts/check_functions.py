@@ -45,7 +45,10 @@ for folder in folders:
                     continue
                 indent = line[: len(line) - len(line.lstrip())]
                 end = j
-                while end < len(lines) and lines[end] != indent + "}":
+                # A body that opens and closes on one line ends there: scanning
+                # on for a closing brace would swallow the functions after it.
+                balanced = lines[j].count("{") == lines[j].count("}")
+                while not balanced and end < len(lines) and lines[end] != indent + "}":
                     end += 1
                 length = end - i + 1
                 checked += 1

@@ -38,7 +38,7 @@ TEST_CASE("tune races a space to its best config, confirmed against the baseline
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.output, Contains("9 configs (2 knobs)") && Contains("after round") &&
-                           Contains("best throughput: #") &&
+                           Contains("best throughput: config ") &&
                            Contains("(batch_size=4 spin_us=100.0)") &&
                            Contains("vs the baseline (batch_size=1 spin_us=400.0)") &&
                            Contains("\"spin_us\": 100.0"));

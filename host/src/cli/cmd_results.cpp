@@ -12,6 +12,55 @@
 
 namespace gpusweep::host {
 
+namespace {
+
+// --list: the runs in the database.
+std::string sweep_list(db::Store& store, OutputFormat format) {
+  std::vector<Json> rows;
+  for (const auto& s : store.sweeps()) {
+    rows.push_back({{"run", s.id},
+                    {"name", s.name},
+                    {"workload", s.workload},
+                    {"status", s.status},
+                    {"trials", store.trial_counts(s.id).total},
+                    {"created", s.created_at}});
+  }
+  return render(rows,
+                {{"run", "run", true, {}},
+                 {"name", "name", false, {}},
+                 {"workload", "workload", false, {}},
+                 {"status", "status", false, {}},
+                 {"trials", "trials", true, {}},
+                 {"created", "created", false, {}}},
+                format);
+}
+
+// --trial ID, or --config N [--repeat R]: those trials whole.
+std::string whole_trials(const po::variables_map& vm, const db::SweepRecord& sweep,
+                         const std::vector<db::TrialRecord>& trials) {
+  const int64_t id = vm.count("trial") != 0U ? vm["trial"].as<int64_t>() : -1;
+  const int64_t config = vm.count("config") != 0U ? vm["config"].as<int64_t>() - 1 : -1;
+  const int64_t repeat = vm.count("repeat") != 0U ? vm["repeat"].as<int64_t>() - 1 : -1;
+  std::string out;
+  for (const auto& t : trials) {
+    const bool match = id >= 0 ? t.id == id
+                               : t.plan.config_index == config &&
+                                     (repeat < 0 || t.plan.repeat == repeat);
+    if (match) out += (out.empty() ? "" : "\n") + trial_details(sweep, t);
+  }
+  if (!out.empty()) return out;
+  const std::string asked =
+      id >= 0 ? "--trial " + std::to_string(id)
+              : "--config " + std::to_string(config + 1) +
+                    (repeat >= 0 ? " --repeat " + std::to_string(repeat + 1) : "");
+  const int64_t configs = trials.empty() ? 0 : trials.back().plan.config_index + 1;
+  throw UsageError(asked + ": no such trial in sweep '" + sweep.name + "' (run " +
+                   std::to_string(sweep.id) + ", configs 1 to " + std::to_string(configs) +
+                   "); --sweep NAME picks another run");
+}
+
+}  // namespace
+
 int cmd_results(const Args& args) {
   po::options_description o;
   o.add_options()("sweep", po::value<std::string>(), "sweep name (default: the latest run)");
@@ -44,23 +93,7 @@ int cmd_results(const Args& args) {
   const OutputFormat format = parse_output_format(p.vm["format"].as<std::string>());
   db::Store store(db_path, db::Connection::Mode::read_only);
   if (p.vm["list"].as<bool>()) {
-    std::vector<Json> rows;
-    for (const auto& s : store.sweeps()) {
-      rows.push_back({{"run", s.id},
-                      {"name", s.name},
-                      {"workload", s.workload},
-                      {"status", s.status},
-                      {"trials", store.trial_counts(s.id).total},
-                      {"created", s.created_at}});
-    }
-    std::cout << render(rows,
-                        {{"run", "run", true, {}},
-                         {"name", "name", false, {}},
-                         {"workload", "workload", false, {}},
-                         {"status", "status", false, {}},
-                         {"trials", "trials", true, {}},
-                         {"created", "created", false, {}}},
-                        format);
+    std::cout << sweep_list(store, format);
     return 0;
   }
   std::optional<db::SweepRecord> sweep = p.vm.count("sweep") != 0U
@@ -76,26 +109,7 @@ int cmd_results(const Args& args) {
   }
   const auto trials = store.trials(sweep->id);
   if (p.vm.count("trial") + p.vm.count("config") != 0U) {
-    const int64_t id = p.vm.count("trial") != 0U ? p.vm["trial"].as<int64_t>() : -1;
-    const int64_t config = p.vm.count("config") != 0U ? p.vm["config"].as<int64_t>() - 1 : -1;
-    const int64_t repeat = p.vm.count("repeat") != 0U ? p.vm["repeat"].as<int64_t>() - 1 : -1;
-    std::string out;
-    for (const auto& t : trials) {
-      const bool match = id >= 0 ? t.id == id
-                                 : t.plan.config_index == config &&
-                                       (repeat < 0 || t.plan.repeat == repeat);
-      if (match) out += (out.empty() ? "" : "\n") + trial_details(*sweep, t);
-    }
-    if (out.empty()) {
-      throw UsageError(
-          (id >= 0 ? "--trial " + std::to_string(id)
-                   : "--config " + std::to_string(config + 1) +
-                         (repeat >= 0 ? " --repeat " + std::to_string(repeat + 1) : "")) +
-          ": no such trial in sweep '" + sweep->name + "' (run " + std::to_string(sweep->id) +
-          ", configs 1 to " + std::to_string(trials.empty() ? 0 : trials.back().plan.config_index + 1) +
-          "); --sweep NAME picks another run");
-    }
-    std::cout << out;
+    std::cout << whole_trials(p.vm, *sweep, trials);
     return 0;
   }
   std::cout << results_table(*sweep, trials, format, trial_target_times(store, *sweep, trials),

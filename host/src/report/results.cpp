@@ -93,6 +93,7 @@ std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sort
       r["config_ci_low"] = c.at("ci_low");
       r["config_ci_high"] = c.at("ci_high");
       r["config_verdict"] = c.at("verdict");
+      r["config_notes"] = c.at("notes");
     }
     if (auto it = targets.find(t->id); it != targets.end()) {
       r["target_time_s"] = it->second.time_s;
@@ -176,7 +177,7 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
   } else {
     for (const char* k : {"trial_id", "unit", "quality_reference", "noisy", "error",
                           "config_throughput", "config_ratio", "config_ci_low", "config_ci_high",
-                          "config_verdict"}) {
+                          "config_verdict", "config_notes"}) {
       cols.push_back({k, k, false, {}});
     }
   }

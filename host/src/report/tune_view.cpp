@@ -49,7 +49,7 @@ Json snippet(const TuneSpace& space, uint64_t winner, const SweepSpec& spec) {
 }
 
 // Config c as compare, results and the report's charts number it (from 1).
-std::string number(uint64_t c) { return "#" + std::to_string(c + 1); }
+std::string number(uint64_t c) { return "config " + std::to_string(c + 1); }
 
 Json estimate_json(const std::optional<RatioEstimate>& e) {
   if (!e) return nullptr;

@@ -183,7 +183,7 @@ inline CommonSetting entry(Param param, CommonField field, ActsOn acts_on) {
   s.acts_on = acts_on;
   return s;
 }
-
+// Long by design: the settings table, one entry per setting.
 inline std::vector<CommonSetting> make_common_settings() {
   using C = CommonValues;
   std::vector<CommonSetting> t;
