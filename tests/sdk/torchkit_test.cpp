@@ -544,6 +544,28 @@ TEST_CASE("grad_accum=4 is one optimiser step with the gradient of a 4x batch", 
   CHECK(torch::allclose(whole, accumulated, /*rtol=*/1e-5, /*atol=*/1e-6));
 }
 
+TEST_CASE("GradStep's stats say how many backward passes its steps ran", "[torchkit]") {
+  // What plugins --check reads to see grad_accum act: a step that runs one
+  // backward where grad_accum asks for two shows 1.
+  torch::nn::Linear model(2, 1);
+  torch::optim::SGD opt(model->parameters(), torch::optim::SGDOptions(0.1));
+  auto s = Settings::apply(config({{"grad_accum", 2}}), conv_support());
+  const auto x = torch::ones({4, 2});
+  {
+    GradStep step(s, opt);
+    CHECK(GradStep::step_stats(s).empty());  // before a step
+    for (int i = 0; i < 3; ++i) {
+      for (int m = 0; m < 2; ++m) step.backward(model->forward(x).sum());
+      step.step();
+    }
+    CHECK(GradStep::step_stats(s).at("backward_passes_per_step") == 2);
+  }
+  GradStep once(s, opt);
+  once.backward(model->forward(x).sum());
+  once.step();
+  CHECK(GradStep::step_stats(s).at("backward_passes_per_step") == 1);
+}
+
 TEST_CASE("sync_every=k reads the loss back once per k steps", "[torchkit]") {
   struct Probe : TorchWorkload {
     explicit Probe(const TrialConfig& c) : TorchWorkload(c) {}

@@ -425,22 +425,34 @@ void judge_setting(const SettingTry& t, const Json& stats, CheckItems& out) {
                       " backward pass(es) a step",
                   "run grad_accum micro-batches a step, each through GradStep's backward()");
     }
-  } else if (t.name == "channels_last" && t.value == Json(true) && has("weights_4d") &&
+  } else if (t.name == "channels_last" && t.value == Json(false) &&
              has("channels_last_weights")) {
-    const double four = stats["weights_4d"].get<double>();
-    if (four > 0 && stats["channels_last_weights"].get<double>() == four) {
-      out.ok(label + " acts: the model's " + stat_text(stats, "weights_4d") +
+    // A workload whose default is channels-last, tried without it.
+    if (stats["channels_last_weights"].get<double>() == 0) {
+      out.ok(label + " acts: none of the model's 4-D weights is channels-last");
+    } else {
+      out.problem(label + " did nothing: " + stat_text(stats, "channels_last_weights") +
+                      " 4-D weights still channels-last",
+                  "lay the model out with the settings' prepare(model)");
+    }
+  } else if (t.name == "channels_last" && has("channels_last_weights")) {
+    // weights_4d, where reported (the Python SDK), says whether all are.
+    const double last = stats["channels_last_weights"].get<double>();
+    const double four = has("weights_4d") ? stats["weights_4d"].get<double>() : last;
+    if (last > 0 && last == four) {
+      out.ok(label + " acts: the model's " + stat_text(stats, "channels_last_weights") +
              " 4-D weights are channels-last");
     } else {
-      out.problem(label + " did nothing: " + stat_text(stats, "channels_last_weights") + " of " +
-                      stat_text(stats, "weights_4d") + " 4-D weights channels-last",
-                  four > 0 ? "lay the model out with settings' prepare(model)"
+      out.problem(label + " did nothing: " + stat_text(stats, "channels_last_weights") +
+                      " 4-D weights channels-last" +
+                      (has("weights_4d") ? " of " + stat_text(stats, "weights_4d") : ""),
+                  four > 0 ? "lay the model out with the settings' prepare(model)"
                            : "a model without 4-D weights cannot use it: declare "
                              "channels_last unsupported");
     }
   } else if (t.name == "zero_grad_to_none" && has("zero_grad_calls_per_step")) {
     if (stats["zero_grad_calls_per_step"].get<double>() >= 1) {
-      out.ok(label + " acts: the step clears its gradients through the SDK");
+      out.ok(label + " acts: each step clears its gradients through the SDK (GradStep)");
     } else {
       out.problem(label + " did nothing: the step cleared no gradients through the SDK",
                   "clear them with GradStep or the settings' zero_grad(optimizer)");
@@ -455,7 +467,7 @@ void judge_setting(const SettingTry& t, const Json& stats, CheckItems& out) {
     }
   } else {
     const char* stat = t.name == "grad_accum"          ? "backward_passes_per_step"
-                       : t.name == "channels_last"     ? "weights_4d and channels_last_weights"
+                       : t.name == "channels_last"     ? "channels_last_weights"
                        : t.name == "zero_grad_to_none" ? "zero_grad_calls_per_step"
                                                        : "input_batches";
     out.note(label + ": not observable, stats() report no " + stat,

@@ -33,6 +33,11 @@ std::vector<const GradStep*>& scalers() {
   static std::vector<const GradStep*> all;
   return all;
 }
+// Every live GradStep, for step_stats() (under scalers_mutex()).
+std::vector<const GradStep*>& grad_steps() {
+  static std::vector<const GradStep*> all;
+  return all;
+}
 }  // namespace
 
 GradStep::GradStep(const Settings& settings, torch::optim::Optimizer& optimizer)
@@ -62,13 +67,29 @@ GradStep::GradStep(const Settings& settings, torch::optim::Optimizer& optimizer)
     scalers().push_back(this);
   }
   if (settings.world_size > 1) sync_ = std::make_unique<GradientSync>(settings, optimizer);
+  std::lock_guard<std::mutex> lock(scalers_mutex());
+  grad_steps().push_back(this);
 }
 
 GradStep::~GradStep() {
-  if (!scaling_) return;
   std::lock_guard<std::mutex> lock(scalers_mutex());
-  auto& all = scalers();
-  all.erase(std::remove(all.begin(), all.end(), this), all.end());
+  for (auto* all : {&scalers(), &grad_steps()}) {
+    all->erase(std::remove(all->begin(), all->end(), this), all->end());
+  }
+}
+
+Metrics GradStep::step_stats(const Settings& settings) {
+  std::lock_guard<std::mutex> lock(scalers_mutex());
+  double passes = std::numeric_limits<double>::infinity();
+  for (const GradStep* g : grad_steps()) {
+    // Steps taken or skipped, without a device read.
+    const int64_t tried = g->on_device_ ? g->steps_ : g->steps_ + g->skipped_;
+    if (&g->settings_ != &settings || tried == 0) continue;
+    passes = std::min(passes, static_cast<double>(g->micro_batches_) / static_cast<double>(tried));
+  }
+  if (!std::isfinite(passes)) return {};
+  // GradStep::step() clears the gradients as zero_grad_to_none says, each step.
+  return {{"backward_passes_per_step", passes}, {"zero_grad_calls_per_step", 1.0}};
 }
 
 Metrics GradStep::scaler_stats(const Settings& settings) {

@@ -65,6 +65,11 @@ class GradStep {
   // steps they skipped for a gradient that was not finite. Empty where none
   // scales (fp32, bf16, the CPU).
   static Metrics scaler_stats(const Settings& settings);
+  // What the GradSteps built on `settings` did, for stats(): their
+  // backward_passes_per_step (micro-batches over optimiser steps; the
+  // fewest among them) and zero_grad_calls_per_step, what `plugins --check`
+  // reads to see grad_accum and zero_grad_to_none act. Empty before a step.
+  static Metrics step_stats(const Settings& settings);
 
  private:
   const Settings& settings_;

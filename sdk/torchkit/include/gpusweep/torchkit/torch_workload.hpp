@@ -51,6 +51,7 @@ class TorchWorkload : public Workload {
     // fp16 on CUDA: loss_scale and scaler_skipped_steps of the GradSteps
     // built on settings_, unless the workload reports its own.
     for (const auto& [name, value] : GradStep::scaler_stats(settings_)) m.emplace(name, value);
+    for (const auto& [name, value] : GradStep::step_stats(settings_)) m.emplace(name, value);
     for (const auto& [name, value] : data_parallel_stats()) m[name] = value;  // world_size > 1
     for (const auto& [name, value] : phase_stats()) m[name] = value;  // diagnose trials only
     for (const auto& [name, value] : StepGraph::stats_for(settings_)) m[name] = value;  // graphs
