@@ -35,8 +35,7 @@ ChartData chart_data(const std::vector<ComparisonRow>& rows, const std::vector<s
     const auto& c = *r.config;
     if (c.throughput.empty()) continue;
     d.unit = c.unit;
-    const std::string label = "#" + std::to_string(c.config_index + 1) + " " +
-                              (keys.empty() ? std::string("(base)") : config_label(c.config, keys));
+    const std::string label = chart_label(c, keys);
     d.labels.push_back(label);
     const double med = quantile(c.throughput, 0.5);
     d.medians.push_back(med);
@@ -45,18 +44,15 @@ ChartData chart_data(const std::vector<ComparisonRow>& rows, const std::vector<s
     d.ratio.push_back(r.baseline ? 1.0 : r.ratio ? r.ratio->ratio : NAN);
     d.rlow.push_back(r.ratio ? r.ratio->low : NAN);
     d.rhigh.push_back(r.ratio ? r.ratio->high : NAN);
-    if (c.peak_memory_bytes) d.mem_pts.push_back({*c.peak_memory_bytes, med, label, false});
+    if (c.peak_memory_bytes) {
+      d.mem_pts.push_back({*c.peak_memory_bytes, med, label, false, r.baseline});
+    }
     if (!c.quality.empty()) {
       double q = 0;
       for (const auto& v : c.quality) q += v.value;
-      d.quality_pts.push_back({med, q / static_cast<double>(c.quality.size()), label, r.baseline});
+      d.quality_pts.push_back(
+          {med, q / static_cast<double>(c.quality.size()), label, false, r.baseline});
     }
-  }
-  {
-    std::vector<std::pair<double, double>> xy;
-    for (const auto& p : d.mem_pts) xy.emplace_back(p.x, p.y);
-    const auto front = pareto_front(xy);
-    for (size_t i = 0; i < d.mem_pts.size(); ++i) d.mem_pts[i].flag = front[i];
   }
 
   {
@@ -114,9 +110,22 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep, bool s
     compare_problem = e.what();
   }
   const detail::ChartData d = detail::chart_data(rows, keys);
-  return detail::header_html(sweep, spec, trials.size()) +
+  std::string pick;
+  try {
+    pick = detail::best_html(best_pick(spec, sweep.name, configs, trials, rounds));
+  } catch (const std::exception& e) {
+    pick = "<p class=\"note\">No pick: " + html_escape(e.what()) + "</p>";
+  }
+  std::string knobs;
+  try {
+    knobs = detail::knobs_html(ablation(configs, spec.grid, opt));
+  } catch (const std::exception& e) {
+    knobs = "<p class=\"note\">No knob table: " + html_escape(e.what()) + "</p>";
+  }
+  return detail::header_html(sweep, spec, trials.size()) + pick +
          detail::race_html(store, sweep, spec, rounds) + detail::charts_html(d, compare_problem) +
-         detail::comparison_html(rows, keys) + detail::scaling_html(scaling(configs, opt), keys) +
+         detail::comparison_html(rows, keys, opt.max_quality_loss) + knobs +
+         detail::scaling_html(scaling(configs, opt), keys) +
          detail::target_html(store, trials, spec, rows, opt, keys) + detail::distributions_html(d) +
          detail::claims_html(store, sweep, spec) + detail::environment_html(store, sweep) +
          detail::problems_html(trials, keys) +

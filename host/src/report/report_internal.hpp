@@ -19,8 +19,21 @@ struct Point {
   double x;
   double y;
   std::string label;
-  bool flag;
+  bool flag;          // on the Pareto front (joined when the chart joins them)
+  bool base = false;  // the baseline, drawn in its colour
 };
+
+// An axis's ticks: lo to hi in steps of step (1, 2 or 5 times a power of ten).
+struct Ticks {
+  double lo, hi, step;
+};
+// Ticks covering [lo, hi] in about `intervals` steps; hi > lo.
+Ticks nice_ticks(double lo, double hi, int intervals = 4);
+// A tick's value as text, with as many decimals as its step needs.
+std::string tick_text(double v, double step);
+// The range a chart draws values in [lo, hi] on: a little beyond them, from 0
+// when from_zero, and within [0, 1] when they are.
+Ticks fitted_axis(double lo, double hi, bool from_zero);
 
 // What the charts show: the configs with at least one ok trial, in config
 // order, at most kMaxChartedConfigs of them (the baseline and the fastest).
@@ -37,6 +50,9 @@ struct ChartData {
 // The SVG charts (report_charts.cpp).
 std::string num(double v);
 double nice_max(double v);
+// A config's name on the charts: "config N" and the settings that vary
+// (whole: a chart wraps it onto several lines).
+std::string chart_label(const ConfigSamples& c, const std::vector<std::string>& keys);
 std::string bar_chart(const std::string& name, const std::vector<std::string>& labels,
                       const std::vector<double>& values, const std::vector<double>& low,
                       const std::vector<double>& high, const std::vector<bool>& highlight,
@@ -45,7 +61,7 @@ std::string strip_chart(const std::string& name, const std::vector<std::string>&
                         const std::vector<std::vector<double>>& samples, const std::string& unit);
 std::string scatter(const std::string& name, const std::vector<Point>& pts,
                     const std::string& x_label, const std::string& y_label, bool join_flagged,
-                    bool x_bytes = false);
+                    bool x_bytes = false, bool y_from_zero = true);
 
 // An HTML table (report_sections.cpp).
 std::string table_html(const std::vector<std::string>& headers,
@@ -59,7 +75,10 @@ std::string race_html(db::Store& store, const db::SweepRecord& sweep, const Swee
                       Rounds rounds);
 std::string charts_html(const ChartData& d, const std::string& compare_problem);
 std::string comparison_html(const std::vector<ComparisonRow>& rows,
-                            const std::vector<std::string>& keys);
+                            const std::vector<std::string>& keys, double max_quality_loss);
+std::string knobs_html(const std::vector<AblationRow>& knobs);
+// best_pick's text as the page's section.
+std::string best_html(const std::string& pick);
 std::string scaling_html(const std::vector<ScalingRow>& rows, const std::vector<std::string>& keys);
 std::string target_html(db::Store& store, const std::vector<db::TrialRecord>& trials,
                         const SweepSpec& spec, const std::vector<ComparisonRow>& rows,

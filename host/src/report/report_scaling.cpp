@@ -55,8 +55,8 @@ std::string scaling_html(const std::vector<ScalingRow>& rows,
     if (k != "world_size") others.push_back(k);
   }
   for (const auto& r : rows) {
-    std::string label = "#" + std::to_string(r.config->config_index + 1);
-    if (!others.empty()) label += " " + config_label(r.config->config, others);
+    std::string label = "config " + std::to_string(r.config->config_index + 1);
+    if (!others.empty()) label += ": " + config_label(r.config->config, others);
     table.push_back({label, std::to_string(r.world_size), r.kind,
                      r.speedup ? fixed(r.speedup->ratio, 2) + "x" : "-",
                      r.speedup ? interval_text(r.speedup->low, r.speedup->high) : "-",

@@ -7,6 +7,7 @@
 #include "analysis/claims.hpp"
 #include "analysis/tune_trials.hpp"
 #include "model/tune.hpp"
+#include "report/compare_view.hpp"
 #include "report/output.hpp"
 #include "report/report_internal.hpp"
 #include "report/tune_view.hpp"
@@ -51,15 +52,26 @@ constexpr const char* kCss = R"(
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d232a;margin:0 auto;max-width:1100px;padding:24px}
 h1{font-size:22px;margin:0 0 4px} h2{font-size:17px;margin:28px 0 8px;border-bottom:1px solid #dde1e6;padding-bottom:4px}
 .meta{color:#57606a} table{border-collapse:collapse;margin:8px 0;font-size:13px} th,td{padding:3px 10px;border-bottom:1px solid #eaeef2;text-align:left;vertical-align:top}
-th{background:#f6f8fa} td.n{text-align:right;font-variant-numeric:tabular-nums}
+th{background:#f6f8fa} td.n{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 .faster{color:#1a7f37;font-weight:600} .slower{color:#cf222e;font-weight:600} .noisy{color:#9a6700}
-svg{display:block;margin:8px 0;max-width:100%;height:auto} svg text{font:11px system-ui,sans-serif;fill:#1d232a}
+pre{background:#f6f8fa;padding:8px;white-space:pre-wrap;font-size:12px}
+svg{display:block;margin:8px 0;max-width:100%;height:auto} svg text{font:11px system-ui,sans-serif;fill:#1d232a} svg text.caption{fill:#57606a}
 .axis{stroke:#8c959f;stroke-width:1} .grid{stroke:#eaeef2;stroke-width:1}
 .bar{fill:#6e9bd1} .bar.base{fill:#8250df} .whisker{stroke:#1d232a;stroke-width:1.5} .one{stroke:#cf222e;stroke-dasharray:4 3}
-.dot{fill:#6e9bd1;fill-opacity:.65} .pt{fill:#6e9bd1} .pt.front{fill:#1a7f37} .front-line{stroke:#1a7f37;stroke-width:1.5;fill:none}
+.dot{fill:#6e9bd1;fill-opacity:.65} .pt{fill:#6e9bd1} .pt.front{fill:#1a7f37} .pt.base{fill:#8250df} .front-line{stroke:#1a7f37;stroke-width:1.5;fill:none}
 .note{color:#57606a;font-size:12px} .ideal{stroke:#8c959f;stroke-dasharray:5 4} .scale-line{stroke:#6e9bd1;stroke-width:1.5}
+.c0{color:#8250df} .c1{color:#1a7f37} .c2{color:#cf222e} .c3{color:#0969da} .c4{color:#9a6700} .c5{color:#bf3989} .c6{color:#1b7c83} .c7{color:#57606a}
 @media print{body{max-width:none;padding:0} h2{break-after:avoid} svg,table{break-inside:avoid}}
 )";
+
+}  // namespace detail
+
+const std::string& report_css() {
+  static const std::string css = detail::kCss;
+  return css;
+}
+
+namespace detail {
 
 std::string table_html(const std::vector<std::string>& headers,
                        const std::vector<std::vector<std::string>>& rows,
@@ -129,37 +141,34 @@ std::string charts_html(const ChartData& d, const std::string& compare_problem) 
     rb.push_back(d.is_base[i]);
   }
   h << "<h2>Speed-up against the baseline</h2><p class=\"note\">Ratio of geometric mean "
-       "throughput with its 95% interval; the dashed line is 1x.</p>";
+       "throughput with its 95% interval; the dashed line is 1x; the baseline in purple.</p>";
   h << bar_chart("speedup", ratio_labels, rv, rl, rh, rb, "x", 1.0);
 
   return h.str();
 }
 
 std::string comparison_html(const std::vector<ComparisonRow>& rows,
-                            const std::vector<std::string>& keys) {
-  std::ostringstream h;
-  std::vector<std::vector<std::string>> ctable;
-  for (const auto& r : rows) {
-    const auto& c = *r.config;
-    ctable.push_back({"#" + std::to_string(c.config_index + 1),
-                      keys.empty() ? "(base)" : config_label(c.config, keys),
-                      c.throughput.empty() ? "-" : human_rate(quantile(c.throughput, 0.5), c.unit),
-                      r.baseline ? "1.00x"
-                      : r.ratio  ? fixed(r.ratio->ratio, 3) + "x"
-                                 : "-",
-                      r.ratio ? interval_text(r.ratio->low, r.ratio->high) : "-",
-                      r.ratio ? fixed(r.ratio->p, 3) : "-",
-                      r.baseline  ? "baseline"
-                      : r.verdict ? to_string(*r.verdict)
-                                  : (c.ok == 0 ? c.problem : "-"),
-                      r.quality ? fixed(100 * r.quality->change, 1) + "%" : "-",
-                      c.peak_memory_bytes ? human_bytes(*c.peak_memory_bytes) : "-"});
-  }
-  h << table_html({"config", "settings", "throughput", "ratio", "95% CI", "p", "verdict",
-                   "quality change", "peak memory"},
-                  ctable, {false, false, true, true, true, true, false, true, true});
+                            const std::vector<std::string>& keys, double max_quality_loss) {
+  const TextTable t = comparison_table(rows, keys);
+  std::string notes;
+  for (const auto& line : t.footer) notes += "<p class=\"note\">" + html_escape(line) + "</p>";
+  return "<h2>Against the baseline</h2><p class=\"note\">Each config as gpusweep compare "
+         "shows it. " +
+         html_escape(comparison_legend(max_quality_loss)) + "</p>" +
+         table_html(t.headers, t.rows, t.numeric) + notes;
+}
 
-  return h.str();
+std::string knobs_html(const std::vector<AblationRow>& knobs) {
+  if (knobs.empty()) return "";
+  const TextTable t = knob_table(knobs);
+  return "<h2>Which knob matters</h2><p class=\"note\">" + html_escape(kKnobLegend) + "</p>" +
+         table_html(t.headers, t.rows, t.numeric);
+}
+
+std::string best_html(const std::string& pick) {
+  return "<h2>Best's pick</h2><p class=\"note\">What gpusweep best picks on this run (no "
+         "constraints).</p><pre data-section=\"best\">" +
+         html_escape(pick) + "</pre>";
 }
 
 std::string distributions_html(const ChartData& d) {
@@ -169,12 +178,13 @@ std::string distributions_html(const ChartData& d) {
   h << strip_chart("blocks", d.labels, d.samples, d.unit);
 
   h << "<h2>Peak memory against throughput</h2><p class=\"note\">The Pareto front (no config "
-       "is both smaller and faster) in green.</p>";
+       "is both smaller and faster) in green, joined; the baseline in purple.</p>";
   h << scatter("memory", d.mem_pts, "peak memory", "throughput (" + d.unit + "/s)", true, true);
 
   h << "<h2>Quality against speed</h2><p class=\"note\">Mean quality of each config against "
-       "its median throughput; the baseline in green.</p>";
-  h << scatter("quality", d.quality_pts, "throughput (" + d.unit + "/s)", "quality", false);
+       "its median throughput; the baseline in purple.</p>";
+  h << scatter("quality", d.quality_pts, "throughput (" + d.unit + "/s)", "quality", false, false,
+               false);
 
   return h.str();
 }
@@ -225,7 +235,8 @@ std::string problems_html(const std::vector<db::TrialRecord>& trials,
   std::vector<std::vector<std::string>> problems;
   for (const auto& t : trials) {
     if (t.status == db::TrialStatus::ok) continue;
-    problems.push_back({std::to_string(t.id), config_label(Json::parse(t.plan.config_json), keys),
+    problems.push_back({std::to_string(t.id), std::to_string(t.plan.config_index + 1),
+                        config_label(Json::parse(t.plan.config_json), keys),
                         std::to_string(t.plan.repeat + 1), db::status_name(t.status),
                         t.error.value_or("")});
   }
@@ -233,7 +244,7 @@ std::string problems_html(const std::vector<db::TrialRecord>& trials,
   if (problems.empty()) {
     h << "<p class=\"note\">None.</p>";
   } else {
-    h << table_html({"trial", "settings", "repeat", "status", "reason"}, problems);
+    h << table_html({"trial", "config", "settings", "repeat", "status", "reason"}, problems);
   }
   return h.str();
 }
@@ -249,7 +260,7 @@ std::string race_html(db::Store& store, const db::SweepRecord& sweep, const Swee
       race(space, race_trials(store, sweep.id, tune), options, sweep.status == "finished");
   std::vector<std::vector<std::string>> rows;
   for (const RaceEvent& e : status.events) {
-    rows.push_back({std::to_string(e.round), event_name(e.kind), "#" + std::to_string(e.config + 1),
+    rows.push_back({std::to_string(e.round), event_name(e.kind), std::to_string(e.config + 1),
                     space.label(e.config), e.reason});
   }
   std::ostringstream h;

@@ -20,6 +20,9 @@ namespace {
 // first kCurveConfigs), the target as a dashed line; then each config's
 // time to target and its ratio to the baseline (compare_targets).
 constexpr size_t kCurveConfigs = 8;
+// The same as .c0 to .c7 in the stylesheet, which the legend uses (serve's
+// policy allows that stylesheet, not a style attribute); the baseline's,
+// first, is the purple the other charts draw it in.
 constexpr const char* kCurveColours[kCurveConfigs] = {"#8250df", "#1a7f37", "#cf222e", "#0969da",
                                                       "#9a6700", "#bf3989", "#1b7c83", "#57606a"};
 
@@ -95,9 +98,9 @@ std::string target_curves_svg(db::Store& store, const std::vector<db::TrialRecor
   for (const auto& r : rows) {
     auto c = colour.find(r.config->config_index);
     if (c == colour.end()) continue;
-    s << "<span style=\"color:" << kCurveColours[c->second] << "\">&#9632;</span> #"
-      << r.config->config_index + 1 << " "
-      << html_escape(keys.empty() ? "(base)" : config_label(r.config->config, keys)) << " &nbsp; ";
+    s << "<span class=\"c" << c->second << "\">&#9632;</span> "
+      << html_escape(chart_label(*r.config, keys)) << (r.baseline ? " (the baseline)" : "")
+      << " &nbsp; ";
   }
   s << "</p>";
   return s.str();
@@ -113,7 +116,8 @@ std::string target_html(db::Store& store, const std::vector<db::TrialRecord>& tr
   std::ostringstream h;
   h << "<h2>Time to target</h2><p class=\"note\">Each trial trained until "
     << html_escape(target.metric.empty() ? std::string("its quality metric") : target.metric)
-    << " reached " << html_escape(number_text(target.value)) << " (the dashed line) or its budget ("
+    << " reached " << html_escape(number_text(target.value))
+    << " (the dashed line; the baseline's curves in purple) or its budget ("
     << html_escape(target.max_s > 0 ? human_seconds(target.max_s) + " of training"
                                     : std::to_string(target.max_steps) + " steps")
     << ") ended it: then it is censored, its time a lower bound. Time is the training clock "
@@ -124,8 +128,8 @@ std::string target_html(db::Store& store, const std::vector<db::TrialRecord>& tr
     const auto& c = *t.config;
     const std::string median = median_text(t.times);
     table.push_back(
-        {"#" + std::to_string(c.config_index + 1),
-         keys.empty() ? "(base)" : config_label(c.config, keys),
+        {std::to_string(c.config_index + 1),
+         keys.empty() ? "(the base)" : config_label(c.config, keys),
          std::to_string(t.times.reached) + "/" + std::to_string(t.times.n), median,
          t.times.interval
              ? "[" + human_seconds(t.times.low) + ", " +
@@ -139,9 +143,9 @@ std::string target_html(db::Store& store, const std::vector<db::TrialRecord>& tr
          t.verdict +
              (t.inversion ? " (INVERSION: the throughput verdict says the opposite)" : "")});
   }
-  h << table_html(
-      {"#", "config", "reached", "time to target", "95% CI", "time ratio", "95% CI", "verdict"},
-      table, {true, false, true, true, true, true, true, false});
+  h << table_html({"config", "settings", "reached", "time to target", "95% CI", "time ratio",
+                   "95% CI", "verdict"},
+                  table, {true, false, true, true, true, true, true, false});
   return h.str();
 }
 

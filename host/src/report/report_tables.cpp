@@ -1,0 +1,119 @@
+// The tables the HTML report and serve's page share with the command line:
+// compare's comparison and knob tables, and best's pick (report.hpp).
+#include "report/report.hpp"
+
+#include "analysis/best.hpp"
+#include "analysis/time_to_target.hpp"
+#include "report/best_view.hpp"
+#include "report/compare_view.hpp"
+#include "support/format.hpp"
+
+#include <cmath>
+#include <map>
+#include <sstream>
+
+namespace gpusweep::host {
+
+namespace {
+
+// Text without the ANSI colours compare's note column adds on a terminal
+// (serve's own stdout may be one).
+std::string without_colour(const std::string& text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+      const size_t end = text.find('m', i);
+      if (end != std::string::npos) {
+        i = end;
+        continue;
+      }
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+// The cells of one Markdown table row, "| a | b |" (the renderer puts no
+// '|' inside a cell: it turns them into spaces).
+std::vector<std::string> md_cells(const std::string& line) {
+  std::vector<std::string> cells;
+  size_t start = line.find('|');
+  while (start != std::string::npos) {
+    const size_t end = line.find('|', start + 1);
+    if (end == std::string::npos) break;
+    std::string cell = line.substr(start + 1, end - start - 1);
+    if (!cell.empty() && cell.front() == ' ') cell.erase(0, 1);
+    if (!cell.empty() && cell.back() == ' ') cell.pop_back();
+    cells.push_back(without_colour(cell));
+    start = end;
+  }
+  return cells;
+}
+
+}  // namespace
+
+// Read back from compare's own Markdown rendering, so that every column and
+// note compare prints, and each cell's formatting, are the page's too.
+TextTable comparison_table(const std::vector<ComparisonRow>& rows,
+                           const std::vector<std::string>& keys) {
+  TextTable t;
+  std::istringstream md(render_comparison(rows, keys, OutputFormat::md));
+  std::string line;
+  if (!std::getline(md, line)) return t;
+  t.headers = md_cells(line);
+  if (!t.headers.empty() && t.headers[0] == "#") t.headers[0] = "config";
+  if (std::getline(md, line)) {
+    for (const auto& align : md_cells(line)) t.numeric.push_back(align.back() == ':');
+  }
+  while (std::getline(md, line)) {
+    if (line.empty()) continue;
+    if (line[0] == '|') {
+      t.rows.push_back(md_cells(line));
+    } else {
+      t.footer.push_back(without_colour(line));
+    }
+  }
+  return t;
+}
+
+const char* const kKnobLegend =
+    "Each value of a knob against the knob's first, the other knobs held at each of their "
+    "values; ratio: the geometric mean over those pairs of configs; 95% CI: t over the repeats "
+    "every pair ran, as compare's ratios; pairs range: the pairs' own ratios, apart when the "
+    "knob's effect depends on the others.";
+
+TextTable knob_table(const std::vector<AblationRow>& knobs) {
+  TextTable t{{"knob", "from", "to", "pairs", "repeats", "ratio", "95% CI", "pairs range", "note"},
+              {false, false, false, true, true, true, true, true, false},
+              {}};
+  auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
+  for (const auto& k : knobs) {
+    const bool range = k.pairs > 1 && std::isfinite(k.pair_min);
+    t.rows.push_back({k.knob, text(k.from), text(k.to), std::to_string(k.pairs),
+                      k.repeats > 0 ? std::to_string(k.repeats) : "-",
+                      k.pairs > 0 ? fixed(k.ratio, 3) + "x" : "-", interval_text(k.low, k.high),
+                      range ? fixed(k.pair_min, 3) + "-" + fixed(k.pair_max, 3) + "x" : "-",
+                      k.note});
+  }
+  return t;
+}
+
+// As cmd_best reads the run with no options given.
+std::string best_pick(const SweepSpec& spec, const std::string& sweep_name,
+                      const std::vector<ConfigSamples>& configs,
+                      const std::vector<db::TrialRecord>& read, Rounds rounds) {
+  const Objective objective =
+      spec.measure.target ? Objective::time_to_target : Objective::throughput;
+  std::vector<db::TrialRecord> trials;
+  for (const auto& t : read) {
+    if (in_rounds(t, rounds)) trials.push_back(t);
+  }
+  std::map<int64_t, double> times;
+  for (const auto& c : configs) {
+    if (const auto median = summarise_times(c.target_times).median) times[c.config_index] = *median;
+  }
+  return render_best(choose_best(spec, trials, configs, objective, {}, options_for(spec), times),
+                     sweep_name);
+}
+
+}  // namespace gpusweep::host
