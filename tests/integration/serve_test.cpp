@@ -1,9 +1,10 @@
 // `gpusweep serve` against a real sweep: the progress it reports advances
 // while the sweep runs, the server is read-only and refuses what it must
 // (other methods, paths out of its routes; a request naming another host,
-// from another origin or without the printed token), a run folder's shards
-// appear as they are made, and kill -9 of it again and again during a sweep
-// leaves the sweep to finish with its database intact.
+// from another origin or without the printed token), the page's first
+// answer lists the runs, a run folder's shards and a database named before
+// it exists appear as they are made, and kill -9 of it again and again
+// during a sweep leaves the sweep to finish with its database intact.
 #include "harness.hpp"
 
 #include <nlohmann/json.hpp>
@@ -113,7 +114,8 @@ TEST_CASE("serve shows a running sweep's progress advancing, and kill -9 of it h
   box.write("s.json", kSlowSweep);
   // The database exists before the server starts: a first tiny run.
   box.write("first.json", R"({"name": "first", "workload": "noop",
-    "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5, "repeats": 1}})");
+    "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5, "repeats": 1,
+                "min_block_s": 0}})");
   REQUIRE(box.gpusweep("run first.json --db results.db").code == 0);
   const pid_t sweep = box.start("run s.json --db results.db", "sweep.log");
   pid_t server = 0;
@@ -193,7 +195,8 @@ TEST_CASE("serve is read-only, keeps to its routes, and answers only its own pag
   box.write("h.json", R"({"name": "<img src=x onerror=alert(1)>", "workload": "noop",
     "base": {"spin_us": 100},
     "grid": {"batch_size": [1, 2]},
-    "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5, "repeats": 1}})");
+    "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5, "repeats": 1,
+                "min_block_s": 0}})");
   REQUIRE(box.gpusweep("run h.json --db results.db").code == 0);
   pid_t server = 0;
   const uint16_t port = start_server(box, "--db results.db", "serve.log", &server);
@@ -216,6 +219,12 @@ TEST_CASE("serve is read-only, keeps to its routes, and answers only its own pag
   CHECK(threads >= 1);
   CHECK(http(port, "/").status == 200);
   CHECK_THAT(http(port, "/").body, Contains("gpusweep serve"));
+  // The page's first answer has the run list drawn in, for a reader
+  // without JavaScript: the run's row, its name as text.
+  CHECK_THAT(http(port, "/").body,
+             Contains("<tr class=\"run\" data-run=\"0:1\"><td>run 1</td>"
+                      "<td>&lt;img src=x onerror=alert(1)&gt;</td>"));
+  CHECK_THAT(http(port, "/").body, Contains("2 / 0 / 0 of 2"));
   CHECK(http(port, "/api/runs", "POST").status == 405);
   CHECK(http(port, "/api/runs", "DELETE").status == 405);
   const Reply escape = http(port, "/../../etc/passwd");
@@ -295,10 +304,24 @@ TEST_CASE("serve is read-only, keeps to its routes, and answers only its own pag
   CHECK(shown == 1);
   ::kill(folder, SIGKILL);
   Sandbox::wait(folder);
-  // Nothing served a database that does not exist.
-  const auto missing = box.gpusweep("serve --db nowhere.db --port 0");
-  CHECK(missing.code == 2);
-  CHECK_THAT(missing.output, Contains("nowhere.db"));
+  // A database named before it exists (serve opened before the first run)
+  // is waited for: the page says so, then lists its runs once it appears.
+  pid_t later = 0;
+  const uint16_t port4 = start_server(box, "--db later.db", "later.log", &later);
+  const auto waiting = nlohmann::json::parse(http(port4, "/api/runs").body);
+  CHECK(waiting["runs"].empty());
+  CHECK(waiting["waiting"] == nlohmann::json::array({"later.db"}));
+  CHECK_THAT(http(port4, "/").body, Contains("waiting for DB later.db to appear"));
+  std::filesystem::copy_file(box.path("results.db"), box.path("later.db"));
+  size_t appeared = 0;
+  for (int i = 0; i < 100 && appeared == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    appeared = nlohmann::json::parse(http(port4, "/api/runs").body)["runs"].size();
+  }
+  CHECK(appeared == 1);
+  CHECK_THAT(http(port4, "/").body, !Contains("waiting for DB later.db"));
+  ::kill(later, SIGKILL);
+  Sandbox::wait(later);
   CHECK(box.gpusweep("serve --help").code == 0);
 }
 
@@ -312,7 +335,8 @@ TEST_CASE("serve's ETA at the halfway mark of a steady sweep is within 15%",
           "[integration][serve][serial]") {
   Sandbox box;
   box.write("first.json", R"({"name": "first", "workload": "noop",
-    "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5, "repeats": 1}})");
+    "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5, "repeats": 1,
+                "min_block_s": 0}})");
   REQUIRE(box.gpusweep("run first.json --db results.db").code == 0);
   box.write("s.json", R"({"name": "steady", "workload": "noop",
     "base": {"spin_us": 10000},

@@ -2,12 +2,17 @@
 """gpusweep serve in a real headless Chromium, driven over the DevTools
 protocol: while a sweep runs, one page (never reloaded) shows the progress
 advancing and a ratio's interval following the run; a hostile sweep name is shown as
-text (no element made of it, no dialog); screenshots are saved.
+text (no element made of it, no dialog); the finished run's embedded report
+is styled under the page's policy (its bars not black); compare's notes are
+in the page's table; the page's first answer, and the page without
+JavaScript, list the runs; no policy violation is logged; screenshots are
+saved.
 
 Usage: browser_test.py GPUSWEEP_BIN FIXTURE_PLUGIN_DIR OUT_DIR
 Exit 77 (skipped) without Chromium.
 """
 import base64
+import html
 import json
 import os
 import re
@@ -99,9 +104,13 @@ class WebSocket:
             if b0 & 0x80:
                 return json.loads(message)
 
-    def call(self, method, **params):
+    def call(self, method, session=None, **params):
+        """A command, to the page or to a target attached in flat mode (session)."""
         self.next_id += 1
-        self.send(json.dumps({"id": self.next_id, "method": method, "params": params}))
+        message = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            message["sessionId"] = session
+        self.send(json.dumps(message))
         while True:
             m = self.recv()
             if m.get("id") == self.next_id:
@@ -121,7 +130,7 @@ HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 write("h.json", json.dumps({"name": HOSTILE, "workload": "noop", "base": {"spin_us": 100},
                             "grid": {"batch_size": [1, 2]},
                             "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
-                                        "repeats": 1}}))
+                                        "repeats": 1, "min_block_s": 0}}))
 # The sweep to watch: 2 configs x 8 repeats of noop (batch 2 is exactly
 # twice batch 1), 8 blocks of 300 ms a trial: long enough for the page to
 # show a running trial's blocks filling in.
@@ -176,6 +185,12 @@ page = next(t for t in targets if t["type"] == "page")
 ws = WebSocket(page["webSocketDebuggerUrl"])
 ws.call("Page.enable")
 ws.call("Runtime.enable")
+ws.call("Log.enable")
+
+# The page's first answer, read without a browser: the runs drawn in.
+first = urllib.request.urlopen(url).read().decode()
+first_rows = re.findall(r'<tr class="run" data-run="[^"]*"><td>run \d+</td><td>([^<]*)</td>', first)
+print(f"runs in the page's first answer: {first_rows}")
 
 sweep = subprocess.Popen([gpusweep, "run", os.path.join(work, "s.json"), "--db", db], env=env,
                          stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
@@ -187,9 +202,13 @@ ws.call("Runtime.evaluate", expression="window.__sameLoad = 'yes'")
 PROBE = r"""JSON.stringify((() => {
   const row = [...document.querySelectorAll('#runs tbody tr')].find(r => r.children[1].textContent === 'watched');
   let ci = null, rounds = null;
-  for (const tr of document.querySelectorAll('#detail table tbody tr')) {
-    const cells = [...tr.children].map(c => c.textContent);
-    if (cells[0] === '#2') { ci = cells.find(c => c.startsWith('[')); rounds = cells[cells.length - 1]; }
+  const table = document.querySelector('#detail table#compare');
+  if (table) {
+    const heads = [...table.querySelectorAll('thead th')].map(h => h.textContent);
+    for (const tr of table.querySelectorAll('tbody tr')) {
+      const cells = [...tr.children].map(c => c.textContent);
+      if (cells[0] === '2') { ci = cells[heads.indexOf('95% CI')]; rounds = cells[heads.indexOf('repeats')]; }
+    }
   }
   return {progress: row ? row.querySelector('.progress').textContent : null,
           status: row ? row.children[3].textContent : null, ci, rounds,
@@ -242,7 +261,7 @@ for s in seen:
         lo, hi = map(float, re.findall(r"[\d.]+", s["ci"])[:2])
         if not widths or widths[-1] != hi - lo:
             widths.append(hi - lo)
-print(f"interval widths of config #2 seen: {[round(w, 4) for w in widths]}")
+print(f"interval widths of config 2 seen: {[round(w, 4) for w in widths]}")
 # The page follows the run: the interval changed as repeats came in, and the
 # last one shown is compare's at the end. Whether it narrowed is the
 # machine's (beside a build its width went from 0.068 to 0.167), so not
@@ -258,7 +277,7 @@ if len(final) > 1 and final[1].get("ci_low") is not None and shown:
         problems.append(f"the page's last interval [{lo}, {hi}] is not compare's "
                         f"[{final[1]['ci_low']:.3f}, {final[1]['ci_high']:.3f}]")
 else:
-    problems.append("compare gives config #2 no interval, or the page showed none")
+    problems.append("compare gives config 2 no interval, or the page showed none")
 if seen[-1]["sameLoad"] != "yes":
     problems.append("the page reloaded (its marker is gone)")
 if HOSTILE not in seen[-1]["names"]:
@@ -284,6 +303,85 @@ grew = {t: c for t, c in counts.items()
 print(f"running trials' blocks seen: {len(counts)} trials, filling in: {grew}")
 if not grew:
     problems.append(f"no running trial's blocks were seen filling in: {counts}")
+# The finished run's report, in the page's frame, styled under the page's
+# policy: its bars are filled with the report's colours, not the black of
+# no stylesheet, and its whiskers drawn. Read inside the frame (sandboxed: its
+# own origin) through an isolated world of its own.
+STYLES = """JSON.stringify((() => {
+  const bar = document.querySelector('svg[data-chart=throughput] rect.bar:not(.base)');
+  const base = document.querySelector('svg[data-chart=throughput] rect.bar.base');
+  const whisker = document.querySelector('svg[data-chart=throughput] line.whisker');
+  const h1 = document.querySelector('h1');
+  return bar && whisker && h1 ? {bar: getComputedStyle(bar).fill, base: base ? getComputedStyle(base).fill : null,
+          whisker: getComputedStyle(whisker).stroke, h1: getComputedStyle(h1).fontSize} : null;
+})())"""
+
+
+def frame_styles():
+    """The report frame's computed styles, read in an isolated world of its
+    own: in the page's process, or (a sandboxed frame Chromium isolates) in
+    the frame's own target, attached for the purpose."""
+    contexts = []
+    tree = ws.call("Page.getFrameTree")["frameTree"]
+    for child in tree.get("childFrames", []):
+        if "/api/report" in child["frame"].get("url", ""):
+            contexts.append((None, child["frame"]["id"]))
+    for t in ws.call("Target.getTargets")["targetInfos"]:
+        if t["type"] == "iframe" and "/api/report" in t["url"]:
+            session = ws.call("Target.attachToTarget", targetId=t["targetId"], flatten=True)["sessionId"]
+            frame = ws.call("Page.getFrameTree", session=session)["frameTree"]["frame"]["id"]
+            contexts.append((session, frame))
+    for session, frame in contexts:
+        try:
+            world = ws.call("Page.createIsolatedWorld", session=session, frameId=frame)["executionContextId"]
+            value = ws.call("Runtime.evaluate", session=session, contextId=world,
+                            expression=STYLES).get("result", {}).get("value")
+        except RuntimeError:
+            continue
+        if value and value != "null":
+            return json.loads(value)
+    return None
+
+
+styles = None
+for _ in range(100):
+    styles = frame_styles()
+    if styles:
+        break
+    time.sleep(0.1)
+print(f"the embedded report's computed styles: {styles}")
+if not styles:
+    problems.append("the finished run's report is not in the page's frame")
+else:
+    black = ("rgb(0, 0, 0)", "none", "")
+    if styles["bar"] in black or styles["base"] in black or styles["bar"] == styles["base"]:
+        problems.append(f"the embedded report's bars are unstyled: {styles}")
+    if styles["whisker"] in black[1:]:
+        problems.append(f"the embedded report's whiskers are not drawn: {styles}")
+ws.call("Runtime.evaluate", expression="document.querySelector('#detail iframe').scrollIntoView()")
+time.sleep(0.3)
+with open(os.path.join(out, "serve-report.png"), "wb") as f:
+    f.write(base64.b64decode(ws.call("Page.captureScreenshot")["data"]))
+
+# The one-repeat run, clicked: compare's note column, and its note that
+# one process per config cannot show differences between processes.
+ws.call("Runtime.evaluate", expression=f"""[...document.querySelectorAll('#runs tbody tr')]
+  .find(r => r.children[1].textContent === {json.dumps(HOSTILE)}).click()""")
+notes = None
+for _ in range(50):
+    r = ws.call("Runtime.evaluate", expression="""JSON.stringify((() => {
+      const t = document.querySelector('#detail table#compare');
+      return t ? {heads: [...t.querySelectorAll('thead th')].map(h => h.textContent),
+                  text: document.getElementById('detail').textContent} : null;
+    })())""")
+    notes = json.loads(r["result"]["value"])
+    if notes and "one process" in notes["text"]:
+        break
+    time.sleep(0.1)
+print(f"the one-repeat run's table: {notes and notes['heads']}")
+if not notes or "note" not in notes["heads"] or "one process" not in notes["text"]:
+    problems.append(f"the page's table shows no notes column or no one-process note: {notes}")
+
 # The failing run, clicked: its error text shown as text, no element made of it.
 ws.call("Runtime.evaluate", expression="""[...document.querySelectorAll('#runs tbody tr')]
   .find(r => r.children[1].textContent === 'failing').click()""")
@@ -311,7 +409,38 @@ if dialogs:
 errors = [e for e in ws.events if e.get("method") == "Runtime.exceptionThrown"]
 if errors:
     problems.append(f"the page threw: {errors[0]['params']['exceptionDetails'].get('text')}")
-print(f"screenshots: {out}/serve-running.png, {out}/serve-finished.png")
+# The policy refused nothing the page or its report uses (a style or script
+# it blocks is logged).
+refused = [e["params"]["entry"]["text"] for e in ws.events if e.get("method") == "Log.entryAdded"
+           and "Content Security Policy" in e["params"]["entry"].get("text", "")]
+if refused:
+    problems.append(f"the policy refused something: {refused[0]}")
+# Without a browser's JavaScript: the first answer lists the runs, and so
+# does the page as Chromium draws it with scripts off.
+if HOSTILE not in [html.unescape(n) for n in first_rows] or "failing" not in first_rows:
+    problems.append(f"the page's first answer does not list the runs: {first_rows}")
+# A tab of its own with scripts off: what a reader without JavaScript (or a
+# screenshot taken before the first refresh) sees.
+tab = ws.call("Target.createTarget", url="about:blank")["targetId"]
+nojs = ws.call("Target.attachToTarget", targetId=tab, flatten=True)["sessionId"]
+ws.call("Page.enable", session=nojs)
+ws.call("Emulation.setScriptExecutionDisabled", session=nojs, value=True)
+ws.call("Page.navigate", session=nojs, url=url)
+dom = ""
+for _ in range(50):
+    time.sleep(0.1)
+    root = ws.call("DOM.getDocument", session=nojs)["root"]["nodeId"]
+    dom = ws.call("DOM.getOuterHTML", session=nojs, nodeId=root)["outerHTML"]
+    if 'class="run"' in dom:
+        break
+with open(os.path.join(out, "serve-nojs.png"), "wb") as f:
+    f.write(base64.b64decode(ws.call("Page.captureScreenshot", session=nojs)["data"]))
+nojs_rows = re.findall(r'<tr class="run"[^>]*><td>run \d+</td><td>([^<]*)</td>', dom)
+print(f"runs on the page without JavaScript: {nojs_rows}")
+if "watched" not in nojs_rows or "connecting" in dom:
+    problems.append(f"the page without JavaScript does not list the runs: {nojs_rows}")
+print(f"screenshots: {out}/serve-running.png, {out}/serve-finished.png, {out}/serve-report.png, "
+      f"{out}/serve-nojs.png")
 cleanup()
 if problems:
     for p in problems:

@@ -7,6 +7,7 @@
 #include "report/report.hpp"
 #include "serve/page.hpp"
 #include "support/error.hpp"
+#include "support/format.hpp"
 #include "support/sha256.hpp"
 
 #include <gpusweep/db/migrate.hpp>
@@ -31,23 +32,108 @@ HttpResponse not_found(const std::string& what) {
   return {404, "application/json", Json{{"error", what}}.dump()};
 }
 
-// The page, with a policy that runs its one inline script by hash (and
-// nothing else: an injected <script> or handler attribute does not run),
-// its inline styles, requests to this server and frames of its own.
-HttpResponse page() {
+// The text between a page's first `open` and the `close` after it.
+std::string between(const std::string& html, const std::string& open, const std::string& close) {
+  const auto start = html.find(open);
+  const auto end = start == std::string::npos ? start : html.find(close, start);
+  if (end == std::string::npos) throw std::logic_error("serve's page has no " + open);
+  return html.substr(start + open.size(), end - start - open.size());
+}
+
+// Replaces the page's `marker` with `text`.
+void fill(std::string& html, const std::string& marker, const std::string& text) {
+  const auto at = html.find(marker);
+  if (at != std::string::npos) html.replace(at, marker.size(), text);
+}
+
+// A run's progress bar as the page's script draws it (progressBar): SVG,
+// whose widths are attributes, since the policy allows no style attribute.
+std::string progress_bar(const Json& r) {
+  const double total = std::max<double>(1, r["total"].get<double>()), w = 220;
+  std::string svg =
+      "<svg class=\"bar\" width=\"220\" height=\"12\" viewBox=\"0 0 220 12\">"
+      "<rect class=\"track\" width=\"220\" height=\"12\" rx=\"3\"/>";
+  double x = 0;
+  for (const char* part : {"ok", "failed", "running"}) {
+    const double width = w * r[part].get<double>() / total;
+    svg += std::string("<rect class=\"") + part + "\" x=\"" + fixed(x, 1) + "\" width=\"" +
+           fixed(width, 1) + "\" height=\"12\"/>";
+    x += width;
+  }
+  return svg + "</svg>";
+}
+
+// The run list's rows as the page's script draws them (renderRuns), for the
+// page's first paint: a reader without JavaScript, or a screenshot taken
+// before the first refresh, sees the runs.
+std::string runs_rows(const Json& list) {
+  std::string rows;
+  for (const auto& r : list["runs"]) {
+    const std::string db = std::to_string(r["db"].get<int64_t>());
+    const std::string id = std::to_string(r["id"].get<int64_t>());
+    const std::string status = r["status"].get<std::string>();
+    auto cell = [](const std::string& text, const char* cls = nullptr) {
+      return std::string("<td") + (cls ? std::string(" class=\"") + cls + "\"" : "") + ">" +
+             html_escape(text) + "</td>";
+    };
+    rows += "<tr class=\"run\" data-run=\"" + db + ":" + id + "\">" +
+            cell("run " + id + (db == "0" ? "" : " (db " + db + ")")) +
+            cell(r["name"].get<std::string>()) + cell(r["kind"].get<std::string>()) + cell(status) +
+            "<td>" + progress_bar(r) + "</td>" +
+            cell(std::to_string(r["finished"].get<int64_t>()) + " / " +
+                     std::to_string(r["running"].get<int64_t>()) + " / " +
+                     std::to_string(r["failed"].get<int64_t>()) + " of " +
+                     std::to_string(r["total"].get<int64_t>()),
+                 "num progress") +
+            cell(status == "running" ? r["eta_text"].get<std::string>() : "-", "num eta") +
+            (status == "running"
+                 ? std::string("<td></td>")
+                 : "<td><a href=\"/api/report?db=" + db + "&amp;id=" + id + "\">report</a></td>") +
+            "</tr>";
+  }
+  return rows;
+}
+
+// The state line of the first paint: when the list was read, and the
+// databases waited for or unreadable.
+std::string state_text(const Json& list) {
+  std::string text = "listed at " + utc_now().substr(11, 8) + " UTC";
+  for (const auto& w : list["waiting"]) {
+    text += "; waiting for DB " + w.get<std::string>() + " to appear";
+  }
+  for (const auto& u : list["unreadable"]) {
+    text += "; db " + std::to_string(u["db"].get<int64_t>()) + " (" + u["path"].get<std::string>() +
+            ") unreadable: " + u["error"].get<std::string>();
+  }
+  return text;
+}
+
+// The page, with the run list drawn in, under a policy that runs its one
+// inline script and applies its one stylesheet by hash (nothing else: an
+// injected <script>, handler or style attribute does nothing), and allows
+// requests to this server and frames of its own.
+HttpResponse page(const Json& list) {
   static const std::string csp = [] {
-    const std::string html = serve_files().at(0).text;
-    const auto open = html.find("<script>");
-    const auto close = html.find("</script>");
-    if (open == std::string::npos || close == std::string::npos) {
-      throw std::logic_error("serve's page has no <script>");
-    }
-    const auto start = open + std::string("<script>").size();
-    return "default-src 'none'; script-src " + csp_hash(html.substr(start, close - start)) +
-           "; style-src 'unsafe-inline'; connect-src 'self'; img-src data:; frame-src 'self'; "
-           "frame-ancestors 'self'";
+    const std::string& html = serve_files().at(0).text;
+    return "default-src 'none'; script-src " + csp_hash(between(html, "<script>", "</script>")) +
+           "; style-src " + csp_hash(between(html, "<style>", "</style>")) +
+           "; connect-src 'self'; img-src data:; frame-src 'self'; frame-ancestors 'self'";
   }();
-  HttpResponse out{200, "text/html; charset=utf-8", serve_files().at(0).text};
+  std::string html = serve_files().at(0).text;
+  fill(html, "<!--state-->", html_escape(state_text(list)));
+  fill(html, "<!--runs-->", runs_rows(list));
+  HttpResponse out{200, "text/html; charset=utf-8", std::move(html)};
+  out.headers.emplace_back("Content-Security-Policy", csp);
+  return out;
+}
+
+// A run's report, under a policy that applies its one stylesheet by hash
+// and runs nothing (it has no script): in serve's frame or opened alone, it
+// looks as `report --html`'s file does.
+HttpResponse report_page(std::string html) {
+  static const std::string csp = "default-src 'none'; style-src " + csp_hash(report_css()) +
+                                 "; img-src data:; frame-ancestors 'self'";
+  HttpResponse out{200, "text/html; charset=utf-8", std::move(html)};
   out.headers.emplace_back("Content-Security-Policy", csp);
   return out;
 }
@@ -93,7 +179,9 @@ std::vector<std::string> ServeApi::databases_given(const std::vector<std::string
     } else if (fs::exists(g)) {
       out.push_back(g);
     } else {
-      throw UsageError("--db " + g + ": no such database (run a sweep first, or name one)");
+      // Not there yet (serve opened before the first run): watched, and
+      // served once it appears, as a database or a folder of them.
+      folders->push_back(g);
     }
   }
   return out;
@@ -139,14 +227,27 @@ void ServeApi::add(const std::string& path) const {
 }
 
 void ServeApi::rescan() const {
-  for (const auto& folder : folders_) {
-    for (const auto& path : databases_in(folder)) {
+  for (const auto& watched : folders_) {
+    std::error_code ec;
+    const std::vector<std::string> found = std::filesystem::is_regular_file(watched, ec)
+                                               ? std::vector<std::string>{watched}
+                                               : databases_in(watched);
+    for (const auto& path : found) {
       std::lock_guard<std::mutex> lock(dbs_mu_);
       const bool known =
           std::any_of(dbs_.begin(), dbs_.end(), [&](const auto& d) { return d->path == path; });
       if (!known) add(path);
     }
   }
+}
+
+std::vector<std::string> ServeApi::waiting() const {
+  std::vector<std::string> out;
+  for (const auto& watched : folders_) {
+    std::error_code ec;
+    if (!std::filesystem::exists(watched, ec)) out.push_back(watched);
+  }
+  return out;
 }
 
 size_t ServeApi::databases() const {
@@ -194,7 +295,7 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
     }
     return std::stoll(it->second);
   };
-  if (request.path == "/" || request.path == "/index.html") return page();
+  if (request.path == "/" || request.path == "/index.html") return page(runs(""));
   if (request.path == "/api/runs") {
     const auto it = q.find("since");
     return json_response(runs(it == q.end() ? "" : it->second));
@@ -219,7 +320,7 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
     db::Store store(*file, db::Connection::Mode::read_only);
     const auto sweep = store.sweep(*id);
     if (!sweep) return not_found("no run " + std::to_string(*id));
-    return {200, "text/html; charset=utf-8", render_report(store, *sweep)};
+    return report_page(render_report(store, *sweep));
   }
   return not_found("no such page: " + request.path);
 }

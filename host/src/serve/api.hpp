@@ -5,8 +5,10 @@
 //   GET /api/runs[?since=CURSOR]  every run of every database with its progress
 //                                 (done, running, failed of planned; an ETA that
 //                                 counts the running trials' partial progress)
-//                                 and its version, the databases that could not
-//                                 be read ("unreadable": index, path, why), and
+//                                 and its version (and its ETA as text), the
+//                                 databases that could not be read
+//                                 ("unreadable": index, path, why), the paths
+//                                 given that are not there yet ("waiting"), and
 //                                 a cursor; with since = the cursor the last
 //                                 answer gave, "unchanged" says whether any
 //                                 run's version changed since
@@ -15,7 +17,8 @@
 //                                 one with its reason and log tail), the
 //                                 comparison as `compare` gives it, times to
 //                                 target, a tune's race, the running trials'
-//                                 blocks so far, the run's version it shows
+//                                 blocks so far, compare's table and knob table
+//                                 as text cells, best's pick, the run's version it shows
 //                                 (as /api/runs gives it), and a cursor naming
 //                                 the run; with since = the cursor the last
 //                                 answer for this run gave,
@@ -23,6 +26,10 @@
 //                                 ("delta": true, "removed": ids gone), or
 //                                 {"unchanged": true} when nothing did
 //   GET /api/report?db=I&id=N     the run's HTML report (`report --html`'s renderer)
+//
+// The page comes with the run list drawn in (a first paint without
+// JavaScript), and numbers come formatted by the server with the command
+// line's functions: the page shows them as compare, best and run print them.
 //
 // Databases are named by their index in the server's list, never by a path
 // from the URL. Every request opens its own read-only connection and closes
@@ -61,10 +68,12 @@ class ServeApi {
   // (db/snapshot.hpp): automatic for those on a network filesystem, where
   // SQLite's WAL cannot be shared with a writer on another host.
   enum class Snapshot { automatic, always, never };
-  // folders: the folders db_paths came from (a run folder's shards), looked
-  // at again whenever the run list is read afresh: a *.db file that appears
-  // in one (a shard whose task started later) is served from then on, with
-  // the next index, so that the indices already given stay as they were.
+  // folders: the folders db_paths came from (a run folder's shards), and
+  // paths given that are not there yet, looked at again whenever the run
+  // list is read afresh: a *.db file that appears in one (a shard whose task
+  // started later), or a database that appears at such a path (serve opened
+  // before the first run), is served from then on, with the next index, so
+  // that the indices already given stay as they were.
   explicit ServeApi(std::vector<std::string> db_paths, double share_s = kShareS,
                     Snapshot snapshot = Snapshot::automatic,
                     std::vector<std::string> folders = std::vector<std::string>());
@@ -77,7 +86,8 @@ class ServeApi {
   // The databases to serve, each of `given` (serve's --db) a file or a
   // folder whose *.db files (a run folder's shards) are all served; the
   // folders in *folders, to be looked at again for shards that start later
-  // (an empty one is accepted). UsageError for one that does not exist.
+  // (an empty one is accepted), and so is a path that does not exist yet:
+  // waited for.
   static std::vector<std::string> databases_given(const std::vector<std::string>& given,
                                                   std::vector<std::string>* folders);
   // --snapshot's value (auto, always, never); UsageError naming the choices.
@@ -174,8 +184,11 @@ class ServeApi {
   std::shared_ptr<const Served> served(size_t d) const;
   // Appends a database to the list (dbs_mu_ held).
   void add(const std::string& path) const;
-  // Appends the *.db files new in the watched folders.
+  // Appends the *.db files new in the watched folders, and the databases
+  // that appeared at watched paths.
   void rescan() const;
+  // The watched paths not there yet.
+  std::vector<std::string> waiting() const;
   // The file to open for database d: the database, or its newest local
   // copy (kept on disk while the pointer lives); null: no such database.
   std::shared_ptr<const std::string> readable(size_t db) const;

@@ -9,12 +9,14 @@
 #include "analysis/tune_trials.hpp"
 #include "model/tune.hpp"
 #include "report/compare_view.hpp"
+#include "report/report.hpp"
 #include "report/tune_view.hpp"
 #include "serve/api_internal.hpp"
 
 #include <gpusweep/db/live.hpp>
 #include <gpusweep/db/store.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -68,7 +70,7 @@ std::string trial_row(const db::TrialRecord& t) {
   std::string row =
       "{\"id\":" + std::to_string(t.id) + ",\"ordinal\":" + std::to_string(t.plan.ordinal) +
       ",\"config\":" + std::to_string(t.plan.config_index + 1) +
-      ",\"repeat\":" + std::to_string(t.plan.repeat) +
+      ",\"repeat\":" + std::to_string(t.plan.repeat + 1) +
       ",\"status\":" + Json(db::status_name(t.status)).dump() +
       ",\"started\":" + (t.started_at ? "true" : "false") + ",\"wall_s\":" + json_number(t.wall_s) +
       ",\"throughput\":" +
@@ -96,6 +98,31 @@ std::string comparison_text(const std::vector<ComparisonRow>& rows,
     }
   }
   return text + "]";
+}
+
+// A table of text cells as JSON: {headers, numeric, rows, footer}.
+Json table_json(const TextTable& t) {
+  return {{"headers", t.headers}, {"numeric", t.numeric}, {"rows", t.rows}, {"footer", t.footer}};
+}
+
+// compare's table, and the repeats each ratio pairs (the live view's
+// interval narrows as they come in) before its note.
+Json compare_table_json(const std::vector<ComparisonRow>& rows,
+                        const std::vector<std::string>& keys) {
+  TextTable t = comparison_table(rows, keys);
+  const auto note = std::find(t.headers.begin(), t.headers.end(), "note");
+  const auto at = static_cast<size_t>(note - t.headers.begin());
+  if (t.rows.size() == rows.size()) {
+    t.headers.insert(t.headers.begin() + at, "repeats");
+    t.numeric.insert(t.numeric.begin() + std::min(at, t.numeric.size()), true);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      const auto& ratio = rows[i].ratio;
+      auto& cells = t.rows[i];
+      cells.insert(cells.begin() + std::min(at, cells.size()),
+                   ratio ? std::to_string(ratio->repeats) : "-");
+    }
+  }
+  return table_json(t);
 }
 
 }  // namespace
@@ -164,6 +191,10 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
       j["selection_data"] = rounds == Rounds::all && detail::run_kind(spec) == "tune";
       const auto compared = compare_configs(configs, opt);
       parts.raw.emplace_back("compare", comparison_text(compared, keys));
+      j["compare_table"] = compare_table_json(compared, keys);
+      Json knobs = table_json(knob_table(ablation(configs, spec.grid, opt)));
+      knobs["legend"] = kKnobLegend;
+      j["knobs"] = std::move(knobs);
       if (spec.measure.target) {
         j["targets"] =
             Json::parse(render_targets(compare_targets(compared, opt), keys, OutputFormat::json));
@@ -185,6 +216,11 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
     }
   } catch (const std::exception& e) {
     j["race_error"] = e.what();
+  }
+  try {
+    j["best"] = best_pick(spec, sweep->name, configs, trials, rounds);
+  } catch (const std::exception& e) {
+    j["best_error"] = e.what();
   }
   auto [labels, made] = rows.get();
   j["labels"] = std::move(labels);

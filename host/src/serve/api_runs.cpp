@@ -7,6 +7,7 @@
 #include "model/hashing.hpp"
 #include "model/tune.hpp"
 #include "serve/api_internal.hpp"
+#include "support/format.hpp"
 #include "support/procfs.hpp"
 
 #include <gpusweep/db/live.hpp>
@@ -104,7 +105,8 @@ Json ServeApi::runs(const std::string& since) const {
   return {{"cursor", cursor},
           {"unchanged", !since.empty() && since == cursor},
           {"runs", list["runs"]},
-          {"unreadable", list["unreadable"]}};
+          {"unreadable", list["unreadable"]},
+          {"waiting", list["waiting"]}};
 }
 
 std::optional<std::pair<std::string, bool>> ServeApi::run_state(size_t d, int64_t id) const {
@@ -161,7 +163,8 @@ Json ServeApi::list_runs() const {
                 {"ok", c.ok},
                 {"failed", c.failed},
                 {"running", running},
-                {"eta_s", nullptr}};
+                {"eta_s", nullptr},
+                {"eta_text", "-"}};
       try {
         r["kind"] = detail::run_kind(stored_spec(s));
       } catch (const std::exception&) {
@@ -170,7 +173,10 @@ Json ServeApi::list_runs() const {
       if (live) {
         const double mean =
             c.finished > 0 ? c.finished_wall_s / static_cast<double>(c.finished) : 0;
-        if (auto eta = detail::eta_s(c, mean, running)) r["eta_s"] = *eta;
+        if (auto eta = detail::eta_s(c, mean, running)) {
+          r["eta_s"] = *eta;
+          r["eta_text"] = clock_time(*eta);  // as run's progress line says it
+        }
       }
       const std::string version = run_version(s, c, live, path);
       r["version"] = version;
@@ -178,7 +184,9 @@ Json ServeApi::list_runs() const {
       out.push_back(r);
     }
   }
-  return {{"cursor", hash_text(all)}, {"runs", out}, {"unreadable", problems}};
+  const std::vector<std::string> waits = waiting();
+  for (const auto& w : waits) all += "waiting:" + w + ";";
+  return {{"cursor", hash_text(all)}, {"runs", out}, {"unreadable", problems}, {"waiting", waits}};
 }
 
 }  // namespace gpusweep::host

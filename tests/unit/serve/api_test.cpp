@@ -14,6 +14,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -328,6 +329,84 @@ TEST_CASE("a shard that appears in a watched folder after start is served", "[se
   // The indices given stay: the first database is still 0.
   CHECK(list["runs"][0]["db"] == 0);
   CHECK(api.databases() == 2);
+}
+
+TEST_CASE("a database named before it exists is waited for, then served", "[serve]") {
+  test::TempDir dir("serve_waiting");
+  const std::string path = dir.file("later.db");
+  // serve --db later.db before the first run: accepted, and said to be waited for.
+  std::vector<std::string> watched;
+  const auto now = host::ServeApi::databases_given({path}, &watched);
+  CHECK(now.empty());
+  const host::ServeApi api(now, 0, host::ServeApi::Snapshot::never, watched);
+  Json list = api.runs("");
+  CHECK(list["runs"].empty());
+  CHECK(list["waiting"] == Json::array({path}));
+  host::HttpRequest get;
+  get.method = "GET";
+  get.path = "/";
+  CHECK_THAT(api.handle(get).body, Catch::Contains("waiting for DB " + path + " to appear"));
+  {
+    db::Store store(path, db::Connection::Mode::read_write);
+    make_run(store);
+  }
+  list = api.runs("");
+  REQUIRE(list["runs"].size() == 1);
+  CHECK(list["runs"][0]["name"] == "watched");
+  CHECK(list["waiting"].empty());
+  CHECK(api.run(0, 1).is_object());
+}
+
+TEST_CASE("the page's first answer carries the run list, drawn in as text", "[serve]") {
+  WatchedRun watched("serve_first_paint");
+  {
+    db::SweepRecord s;
+    s.name = "<img src=x onerror=alert(1)>";
+    s.workload = "noop";
+    s.spec_json = R"({"name": "h", "workload": "noop"})";
+    s.spec_hash = "h2";
+    db::TrialPlan p;
+    p.workload = "noop";
+    p.plugin_version = "1";
+    p.config_json = "{}";
+    p.config_hash = "c";
+    watched.store.create_sweep(s, {p});
+  }
+  finish(watched.store, watched.store.trials(watched.run)[0].id, db::TrialStatus::ok, 100);
+  const host::ServeApi api({watched.path}, 0, host::ServeApi::Snapshot::never);
+  host::HttpRequest get;
+  get.method = "GET";
+  get.path = "/";
+  const std::string body = api.handle(get).body;
+  // Each run's row, as the page's script draws it: its name, and its trials
+  // done, running and failed of those planned.
+  CHECK_THAT(body, Catch::Contains("<td>run 1</td><td>watched</td>"));
+  CHECK_THAT(body, Catch::Contains("1 / 0 / 0 of 6"));
+  CHECK_THAT(body, Catch::Contains("<td>&lt;img src=x onerror=alert(1)&gt;</td>"));
+  CHECK(body.find("<img") == std::string::npos);
+}
+
+TEST_CASE("a run's answer numbers repeats from 1 and carries compare's table with its notes",
+          "[serve]") {
+  WatchedRun watched("serve_tables");
+  const auto trials = watched.store.trials(watched.run);
+  for (size_t i = 0; i < 2; ++i) {
+    finish(watched.store, trials[i].id, db::TrialStatus::ok, i == 0 ? 100 : 150);
+  }
+  const host::ServeApi api({watched.path}, 0, host::ServeApi::Snapshot::never);
+  const Json run = api.run(0, watched.run);
+  for (const auto& t : run["trials"]) {
+    CHECK(t["repeat"].get<int64_t>() >= 1);
+  }
+  const Json& table = run["compare_table"];
+  const auto headers = table["headers"].get<std::vector<std::string>>();
+  REQUIRE(std::find(headers.begin(), headers.end(), "note") != headers.end());
+  CHECK(headers[0] == "config");
+  // One repeat each so far: the interval covers one process, and compare's
+  // note says so (in the row, or under the table when every row shares it).
+  CHECK_THAT(run.dump(), Catch::Contains("one process"));
+  CHECK(run["knobs"]["rows"].size() == 1);
+  CHECK_THAT(run["best"].get<std::string>(), Catch::Contains("config 2"));
 }
 
 TEST_CASE("an older gpusweep's database is upgraded once in a copy, not once a request",
