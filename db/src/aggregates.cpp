@@ -37,7 +37,8 @@ void step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
     s->percent = p;
   }
   const int type = sqlite3_value_numeric_type(argv[0]);
-  if (type == SQLITE_INTEGER || type == SQLITE_FLOAT) s->v->push_back(sqlite3_value_double(argv[0]));
+  if (type == SQLITE_INTEGER || type == SQLITE_FLOAT)
+    s->v->push_back(sqlite3_value_double(argv[0]));
 }
 
 // The p-th percentile (0..100), interpolated between the closest ranks as

@@ -13,8 +13,8 @@
 #include <map>
 
 using namespace gpusweep;
-using gpusweep::test::Sandbox;
 using Catch::Matchers::Contains;
+using gpusweep::test::Sandbox;
 using Json = nlohmann::json;
 
 namespace {
@@ -44,8 +44,8 @@ int64_t write_fixture(const std::string& path) {
       p.repeat = repeat;
       p.workload = "noop";
       p.plugin_version = "1";
-      p.config_json = Json{{"channels_last", config >= 2}, {"zero_grad_to_none", config % 2 == 0}}
-                          .dump();
+      p.config_json =
+          Json{{"channels_last", config >= 2}, {"zero_grad_to_none", config % 2 == 0}}.dump();
       p.config_hash = std::to_string(config);
       plans.push_back(p);
     }
@@ -108,9 +108,10 @@ void check_same(const std::string& view, const Figures& a, const Figures& b) {
 
 }  // namespace
 
-TEST_CASE("compare, best, results, the report and serve give a config one throughput, ratio "
-          "and interval",
-          "[integration][agreement]") {
+TEST_CASE(
+    "compare, best, results, the report and serve give a config one throughput, ratio "
+    "and interval",
+    "[integration][agreement]") {
   Sandbox box;
   const int64_t id = write_fixture(box.db());
 

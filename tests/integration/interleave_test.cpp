@@ -34,7 +34,7 @@ TEST_CASE("interleaved trials take one turn each per cycle and never run at once
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.output, Contains("interleaved: 3 trials at a time take turns"));
+  CHECK_THAT(r.output, Contains("interleaved: 3 trials alive at once take turns"));
   CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 3);
   // One group for the run, and every block stamped with its cycle.
   CHECK(box.count("SELECT count(DISTINCT interleave_group) FROM trials") == 1);
@@ -271,7 +271,8 @@ TEST_CASE("a window's trials start in the plan's order, repeats sharing the wind
   Sandbox box;
   box.write("s.json", R"({"name": "pos", "workload": "position",
     "base": {"spin_us": 200, "mode": "none"}, "grid": {"twin": [0, 1]}, "baseline": {"twin": 0},
-    "measure": {"warmup_steps": 2, "steps_per_block": 10, "blocks": 5, "timeout_s": 60}})");
+    "measure": {"warmup_steps": 2, "steps_per_block": 10, "blocks": 5, "timeout_s": 60,
+                "min_block_s": 0}})");
   const std::string dir = box.path("pos");
   REQUIRE(std::system(("mkdir -p '" + dir + "'").c_str()) == 0);
   ::setenv("GPUSWEEP_POSITION_DIR", dir.c_str(), 1);
@@ -279,7 +280,7 @@ TEST_CASE("a window's trials start in the plan's order, repeats sharing the wind
   ::unsetenv("GPUSWEEP_POSITION_DIR");
   INFO(r.output);
   REQUIRE(r.code == 0);
-  CHECK_THAT(r.output, Contains("interleaved: 6 trials at a time"));
+  CHECK_THAT(r.output, Contains("interleaved: 6 trials alive at once"));
   // "twin:seed" of each trial in plan order (ordinals), and in start order.
   const std::string planned = box.text(
       "SELECT group_concat(x, ' ') FROM (SELECT json_extract(t.config_json, '$.twin') || ':' || "

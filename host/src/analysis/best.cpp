@@ -118,8 +118,8 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
     if (!ok) continue;
     eligible.push_back(index);
     const double v = m.at(key);
-    if (!best.leader || (maximise ? v > figures.at(*best.leader).at(key)
-                                  : v < figures.at(*best.leader).at(key))) {
+    if (!best.leader ||
+        (maximise ? v > figures.at(*best.leader).at(key) : v < figures.at(*best.leader).at(key))) {
       best.leader = index;
     }
   }
@@ -148,8 +148,9 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
                              changes_from(settings.at(index), baseline_config, spec.grid), memory,
                              index == *best.leader ? 0 : 1);
     };
-    best.config_index = *std::min_element(best.tied.begin(), best.tied.end(),
-                                          [&](int64_t a, int64_t b) { return order(a) < order(b); });
+    best.config_index =
+        *std::min_element(best.tied.begin(), best.tied.end(),
+                          [&](int64_t a, int64_t b) { return order(a) < order(b); });
     best.rule = best.config_index == best.baseline_index
                     ? "the baseline is among them: none is surely better than its settings"
                     : "the one changing the fewest settings from the baseline, then the smallest "
@@ -168,8 +169,7 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
     if (theirs->second->ok == 0) {
       row.withheld = "not compared: the baseline failed";
     } else {
-      row.ratio = estimate_ratio(theirs->second->runs, mine->second->runs,
-                                 interval_level(options));
+      row.ratio = estimate_ratio(theirs->second->runs, mine->second->runs, interval_level(options));
       if (row.ratio) row.verdict = verdict(*row.ratio, options.min_effect);
     }
     best.ratio = row.ratio;

@@ -43,9 +43,9 @@ std::string whole_trials(const po::variables_map& vm, const db::SweepRecord& swe
   const int64_t repeat = vm.count("repeat") != 0U ? vm["repeat"].as<int64_t>() - 1 : -1;
   std::string out;
   for (const auto& t : trials) {
-    const bool match = id >= 0 ? t.id == id
-                               : t.plan.config_index == config &&
-                                     (repeat < 0 || t.plan.repeat == repeat);
+    const bool match =
+        id >= 0 ? t.id == id
+                : t.plan.config_index == config && (repeat < 0 || t.plan.repeat == repeat);
     if (match) out += (out.empty() ? "" : "\n") + trial_details(sweep, t);
   }
   if (!out.empty()) return out;

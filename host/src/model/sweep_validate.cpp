@@ -135,9 +135,9 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
   auto check = [&](const std::string& where, const std::string& key, const Json& value) {
     const ParamSpec* p = manifest.find(key);
     // A value a command's --set gave is that option's, not the file's.
-    const bool set = where.rfind("base.", 0) == 0 &&
-                     std::find(spec.overridden.begin(), spec.overridden.end(), key) !=
-                         spec.overridden.end();
+    const bool set =
+        where.rfind("base.", 0) == 0 &&
+        std::find(spec.overridden.begin(), spec.overridden.end(), key) != spec.overridden.end();
     const std::string source = set ? "--set " + key + "=" + value.dump() : spec.source;
     const std::string at = set ? "" : where;
     if (p == nullptr) {

@@ -13,7 +13,9 @@ namespace {
 std::string config_list(const std::vector<int64_t>& indices) {
   std::string out;
   for (size_t i = 0; i < indices.size(); ++i) {
-    out += (i == 0 ? "" : i + 1 == indices.size() ? " and " : ", ") +
+    out += (i == 0                    ? ""
+            : i + 1 == indices.size() ? " and "
+                                      : ", ") +
            std::to_string(indices[i] + 1);
   }
   return out;
@@ -60,8 +62,9 @@ std::string render_best(const BestChoice& b, const std::string& sweep_name) {
   }
   out << "\n";
   if (b.tied.size() > 1) {
-    out << "  tie: configs " << config_list(b.tied) << " cannot be told apart from the fastest, config "
-        << *b.leader + 1 << " (their paired ratio to it holds 1, or moved by less than compare's "
+    out << "  tie: configs " << config_list(b.tied)
+        << " cannot be told apart from the fastest, config " << *b.leader + 1
+        << " (their paired ratio to it holds 1, or moved by less than compare's "
         << "--min-effect); picked " << *b.config_index + 1 << ": " << b.rule << "\n";
   }
   if (!b.baseline_problem.empty()) {
@@ -74,12 +77,9 @@ std::string render_best(const BestChoice& b, const std::string& sweep_name) {
 }
 
 nlohmann::json best_json(const BestChoice& b, const std::string& sweep_name) {
-  nlohmann::json doc = {{"sweep", sweep_name},
-                        {"objective", objective_name(b.objective)},
-                        {"configs", b.configs},
-                        {"configs_ok", b.ran_ok},
-                        {"eligible", b.eligible},
-                        {"best", nullptr}};
+  nlohmann::json doc = {{"sweep", sweep_name},    {"objective", objective_name(b.objective)},
+                        {"configs", b.configs},   {"configs_ok", b.ran_ok},
+                        {"eligible", b.eligible}, {"best", nullptr}};
   if (!b.config_index) {
     std::string why = nothing_text(b, sweep_name);
     why.pop_back();

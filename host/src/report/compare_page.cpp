@@ -30,8 +30,7 @@ std::string compare_header(const ComparePage& page) {
   std::vector<std::string> keys;
   for (const auto& [key, v] : opt.baseline.items()) keys.push_back(key);
   os << "sweep '" << page.sweep->name << "' (run " << page.sweep->id << "), baseline "
-     << (opt.baseline.empty() ? std::string("config 1") : config_label(opt.baseline, keys))
-     << "\n";
+     << (opt.baseline.empty() ? std::string("config 1") : config_label(opt.baseline, keys)) << "\n";
   for (const auto& r : *page.rows) {
     if (r.baseline && r.config->ok == 0) {
       os << "the baseline, config " << r.config->config_index + 1

@@ -58,11 +58,11 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     rec["blocks_paired"] = r.ratio ? Json(r.ratio->paired_blocks) : Json();
     rec["design_note"] = r.ratio ? design_note(*r.ratio) : std::string();
     rec["verdict"] = r.baseline && c.ok == 0 ? "baseline failed: " + c.problem
-                     : r.baseline          ? "baseline"
-                     : r.verdict           ? to_string(*r.verdict)
-                     : !r.withheld.empty() ? r.withheld
-                     : c.ok == 0           ? c.problem
-                                           : "too few samples";
+                     : r.baseline            ? "baseline"
+                     : r.verdict             ? to_string(*r.verdict)
+                     : !r.withheld.empty()   ? r.withheld
+                     : c.ok == 0             ? c.problem
+                                             : "too few samples";
     rec["quality_change"] = r.quality ? Json(r.quality->change) : Json();
     rec["quality_low"] = r.quality && std::isfinite(r.quality->low) ? Json(r.quality->low) : Json();
     rec["quality_high"] =
@@ -100,9 +100,8 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
   cols.push_back({"ratio", "ratio", true, [](const Json& r) {
                     const bool yardstick =
                         r["baseline"].get<bool>() && r["trials_ok"].get<int64_t>() > 0;
-                    return r["ratio"].is_null()
-                               ? std::string(yardstick ? "1.00x" : "-")
-                               : fixed(r["ratio"].get<double>(), 3) + "x";
+                    return r["ratio"].is_null() ? std::string(yardstick ? "1.00x" : "-")
+                                                : fixed(r["ratio"].get<double>(), 3) + "x";
                   }});
   cols.push_back(interval_column("ci_low", "ci_high"));
   const bool machine = format == OutputFormat::csv || format == OutputFormat::json;

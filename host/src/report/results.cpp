@@ -175,9 +175,9 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
                       return note;
                     }});
   } else {
-    for (const char* k : {"trial_id", "unit", "quality_reference", "noisy", "error",
-                          "config_throughput", "config_ratio", "config_ci_low", "config_ci_high",
-                          "config_verdict", "config_notes"}) {
+    for (const char* k :
+         {"trial_id", "unit", "quality_reference", "noisy", "error", "config_throughput",
+          "config_ratio", "config_ci_low", "config_ci_high", "config_verdict", "config_notes"}) {
       cols.push_back({k, k, false, {}});
     }
   }

@@ -4,6 +4,7 @@
 #include "analysis/compare.hpp"
 #include "support/format.hpp"
 
+#include <set>
 #include <sstream>
 
 namespace gpusweep::host {
@@ -74,7 +75,8 @@ RunVerdict run_verdict(const SweepSpec& spec, const std::vector<db::TrialRecord>
   std::optional<int64_t> base_index;
   const db::TrialRecord* first_bad = nullptr;
   for (const auto& t : trials) {
-    const bool base = is_baseline(spec.baseline, t.plan.config_index, Json::parse(t.plan.config_json));
+    const bool base =
+        is_baseline(spec.baseline, t.plan.config_index, Json::parse(t.plan.config_json));
     if (base) base_index = t.plan.config_index;
     if (t.status == db::TrialStatus::ok) {
       ++ok;
@@ -100,8 +102,11 @@ RunVerdict run_verdict(const SweepSpec& spec, const std::vector<db::TrialRecord>
                 ", has no ok trial, so nothing is compared with it" + see + "; exit status " +
                 std::to_string(kExitTrialsFailed) + "\n";
   }
-  if (ok > 0 && spec.measure.repeats < kFewRepeats && spec.measure.precision <= 0) {
-    v.advice = "note: measure.repeats is " + std::to_string(spec.measure.repeats) +
+  std::set<int64_t> configs;
+  for (const auto& t : trials) configs.insert(t.plan.config_index);
+  if (ok > 0 && configs.size() > 1 && spec.measure.repeats < kFewRepeats &&
+      spec.measure.precision <= 0) {
+    v.advice = "hint: measure.repeats is " + std::to_string(spec.measure.repeats) +
                (spec.measure.repeats == 1
                     ? ": one process per config, so the intervals cover its blocks only, not "
                       "the differences between processes that make verdicts hold"

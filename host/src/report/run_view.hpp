@@ -28,8 +28,8 @@ constexpr int kExitTrialsFailed = 3;
 
 // What the end of a run says besides its table: why it failed (the baseline
 // or every trial ended failed: `run` exits kExitTrialsFailed), and what to
-// change for verdicts worth trusting (fewer repeats than compare's
-// kFewRepeats, without measure.precision). Each "" when there is nothing to
+// change for verdicts worth trusting (configs to compare, fewer repeats than
+// compare's kFewRepeats, without measure.precision). Each "" when there is nothing to
 // say; else lines ending in a newline.
 struct RunVerdict {
   std::string failure;

@@ -52,7 +52,8 @@ std::vector<ConfigSamples> pooled(const std::vector<db::TrialRecord>& trials) {
     run.repeat = t.plan.repeat;
     run.group = "g" + std::to_string(t.plan.repeat);
     for (int k = 0; k < 8; ++k) {
-      const double v = t.summary->throughput_median * (1 + 0.02 * std::sin(k + 3.0 * t.plan.repeat));
+      const double v =
+          t.summary->throughput_median * (1 + 0.02 * std::sin(k + 3.0 * t.plan.repeat));
       run.values.push_back(v);
       run.cycles.push_back(k);
       c.throughput.push_back(v);
@@ -124,9 +125,10 @@ TEST_CASE("best's baseline is the sweep's, not the first config, when the sweep 
   CHECK(b.config_index == 1);
 }
 
-TEST_CASE("best names configs it cannot tell from the fastest and keeps the baseline's "
-          "settings among them",
-          "[analysis]") {
+TEST_CASE(
+    "best names configs it cannot tell from the fastest and keeps the baseline's "
+    "settings among them",
+    "[analysis]") {
   SweepSpec spec;
   spec.grid = {{"channels_last", {false, true}}, {"zero_grad_to_none", {true, false}}};
   auto s = [](bool cl, bool zg) { return Json{{"channels_last", cl}, {"zero_grad_to_none", zg}}; };
@@ -158,8 +160,7 @@ TEST_CASE("best names configs it cannot tell from the fastest and keeps the base
   CHECK(choose_best(two, flat, pooled(flat), Objective::throughput, {}).config_index == 0);
 }
 
-TEST_CASE("best with a failed baseline gives no ratio, and says why nothing ran ok",
-          "[analysis]") {
+TEST_CASE("best with a failed baseline gives no ratio, and says why nothing ran ok", "[analysis]") {
   const SweepSpec spec = grid_spec();
   const std::vector<db::TrialRecord> trials = {
       trial(0, 0, settings_of(32), 0, 0, std::nullopt, TrialStatus::failed),
