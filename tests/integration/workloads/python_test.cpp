@@ -96,7 +96,7 @@ TEST_CASE("a Python trial past measure.max_memory on the CPU ends oom, as a C++ 
                 "timeout_s": 60, "min_block_s": 0, "max_memory": "3GiB"}})");
   const auto r = box.gpusweep("run a.json --db results.db");
   INFO(r.output);
-  REQUIRE(r.code == 0);
+  REQUIRE(r.code == 3);  // a run whose every trial failed
   CHECK(status_of(box, "alloc") == "oom");
   CHECK_THAT(error_of(box, "alloc"), Contains("can't allocate memory"));
 }
@@ -361,4 +361,81 @@ TEST_CASE(
   INFO(resumed.output);
   CHECK(resumed.code != 0);
   CHECK_THAT(resumed.output, Contains("is version") && Contains("a module it imports"));
+}
+
+namespace {
+
+// The module docs/writing-plugins.md shows under its example marker, as a
+// reader would copy it: the ```python block after the marker line.
+std::string docs_example() {
+  std::ifstream in(std::string(GPUSWEEP_SOURCE_DIR) + "/docs/writing-plugins.md");
+  const std::string doc(std::istreambuf_iterator<char>(in), {});
+  const size_t marker = doc.find("<!-- gpusweep-example: mine.py");
+  REQUIRE(marker != std::string::npos);
+  const size_t open = doc.find("```python\n", marker);
+  REQUIRE(open != std::string::npos);
+  const size_t begin = open + 10;
+  const size_t end = doc.find("\n```\n", begin);
+  REQUIRE(end != std::string::npos);
+  return doc.substr(begin, end - begin + 1);
+}
+
+}  // namespace
+
+TEST_CASE("the docs' Python example runs as written, and its grad_accum trials accumulate",
+          "[integration][torch][python]") {
+  Sandbox box;
+  const std::string example = docs_example();
+  box.write("mine.py", example);
+  const auto sweep = [&](const std::string& name, const std::string& module,
+                         const std::string& grid) {
+    box.write(name, R"({"name": "docs", "workload": "python",
+      "base": {"module": ")" + module + R"(", "device": "cpu", "threads": 1, "batch_size": 8},
+      "grid": {"grad_accum": )" + grid + R"(},
+      "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5,
+                  "timeout_s": 120, "min_block_s": 0}})");
+  };
+  // As written: both trials ok, the grad_accum=4 one with four backward
+  // passes a step, counted by the SDK's hooks on the model's parameters.
+  sweep("s.json", "mine.py", "[1, 4]");
+  const auto r = box.gpusweep("run s.json --db results.db --jobs 2");
+  INFO(r.output);
+  REQUIRE(r.code == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 2);
+  const auto passes = [&](const char* g) {
+    const auto q = box.gpusweep(
+        "sql \"SELECT m.value FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE m.name = "
+        "'backward_passes_per_step' AND json_extract(t.config_json, '$.grad_accum') = " +
+        std::string(g) + "\" --db results.db --format json");
+    INFO(q.output);
+    const auto rows = nlohmann::json::parse(q.output);
+    REQUIRE(rows.size() == 1);
+    return rows[0]["value"].get<double>();
+  };
+  CHECK(passes("4") == 4);
+  CHECK(passes("1") == 1);
+
+  // Its loop over the micro-batches removed: grad_accum no longer acts, and
+  // both plugins --check and the sweep's trial say so by name.
+  const std::string loop = "for _ in range(s.grad_accum):";
+  const size_t at = example.find(loop);
+  REQUIRE(at != std::string::npos);
+  std::string broken = example;
+  broken.replace(at, loop.size(), "if True:");
+  box.write("broken.py", broken);
+  const auto check = box.gpusweep("plugins --check python --set module=broken.py");
+  INFO(check.output);
+  CHECK(check.code == 1);
+  CHECK_THAT(check.output, Contains("PROBLEM  grad_accum=2 did nothing: the first 2 steps ran 1, 1 "
+                                    "backward pass(es)"));
+  // The settings it does honour still pass.
+  CHECK_THAT(check.output, Contains("ok       channels_last=true acts") &&
+                               Contains("ok       loader_workers=1 acts"));
+  sweep("b.json", "broken.py", "[4]");
+  const auto b = box.gpusweep("run b.json --db broken.db");
+  INFO(b.output);
+  const auto trial = box.gpusweep("sql \"SELECT status || ': ' || error FROM trials\" --db "
+                                  "broken.db --format csv");
+  CHECK_THAT(trial.output, Contains("failed: step(): gpusweep.SettingIgnored: grad_accum=4 did "
+                                    "nothing: the first 2 steps ran 1, 1 backward pass(es)"));
 }
