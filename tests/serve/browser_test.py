@@ -312,8 +312,18 @@ STYLES = """JSON.stringify((() => {
   const base = document.querySelector('svg[data-chart=throughput] rect.bar.base');
   const whisker = document.querySelector('svg[data-chart=throughput] line.whisker');
   const h1 = document.querySelector('h1');
+  // Text that runs past its chart's edge (a tick label cut off).
+  const clipped = [];
+  for (const svg of document.querySelectorAll('svg[data-chart]')) {
+    const box = svg.getBoundingClientRect();
+    for (const t of svg.querySelectorAll('text')) {
+      const b = t.getBoundingClientRect();
+      if (b.left < box.left - 1 || b.top < box.top - 1 || b.right > box.right + 1 ||
+          b.bottom > box.bottom + 1) clipped.push(svg.dataset.chart + ': ' + t.textContent);
+    }
+  }
   return bar && whisker && h1 ? {bar: getComputedStyle(bar).fill, base: base ? getComputedStyle(base).fill : null,
-          whisker: getComputedStyle(whisker).stroke, h1: getComputedStyle(h1).fontSize} : null;
+          whisker: getComputedStyle(whisker).stroke, h1: getComputedStyle(h1).fontSize, clipped} : null;
 })())"""
 
 
@@ -328,8 +338,14 @@ def frame_styles():
             contexts.append((None, child["frame"]["id"]))
     for t in ws.call("Target.getTargets")["targetInfos"]:
         if t["type"] == "iframe" and "/api/report" in t["url"]:
-            session = ws.call("Target.attachToTarget", targetId=t["targetId"], flatten=True)["sessionId"]
-            frame = ws.call("Page.getFrameTree", session=session)["frameTree"]["frame"]["id"]
+            # The frame may be replaced meanwhile (the page redraws its
+            # detail): asked again on the next look.
+            try:
+                session = ws.call("Target.attachToTarget", targetId=t["targetId"],
+                                  flatten=True)["sessionId"]
+                frame = ws.call("Page.getFrameTree", session=session)["frameTree"]["frame"]["id"]
+            except RuntimeError:
+                continue
             contexts.append((session, frame))
     for session, frame in contexts:
         try:
@@ -358,6 +374,8 @@ else:
         problems.append(f"the embedded report's bars are unstyled: {styles}")
     if styles["whisker"] in black[1:]:
         problems.append(f"the embedded report's whiskers are not drawn: {styles}")
+    if styles["clipped"]:
+        problems.append(f"the embedded report's charts cut text off: {styles['clipped']}")
 ws.call("Runtime.evaluate", expression="document.querySelector('#detail iframe').scrollIntoView()")
 time.sleep(0.3)
 with open(os.path.join(out, "serve-report.png"), "wb") as f:
