@@ -221,9 +221,8 @@ TEST_CASE("serve is read-only, keeps to its routes, and answers only its own pag
   CHECK_THAT(http(port, "/").body, Contains("gpusweep serve"));
   // The page's first answer has the run list drawn in, for a reader
   // without JavaScript: the run's row, its name as text.
-  CHECK_THAT(http(port, "/").body,
-             Contains("<tr class=\"run\" data-run=\"0:1\"><td>run 1</td>"
-                      "<td>&lt;img src=x onerror=alert(1)&gt;</td>"));
+  CHECK_THAT(http(port, "/").body, Contains("<tr class=\"run\" data-run=\"0:1\"><td>run 1</td>"
+                                            "<td>&lt;img src=x onerror=alert(1)&gt;</td>"));
   CHECK_THAT(http(port, "/").body, Contains("2 / 0 / 0 of 2"));
   CHECK(http(port, "/api/runs", "POST").status == 405);
   CHECK(http(port, "/api/runs", "DELETE").status == 405);
