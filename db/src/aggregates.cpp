@@ -11,10 +11,12 @@ namespace gpusweep::db::detail {
 namespace {
 
 // An aggregate's state: the numeric values seen, and the percentile asked.
+// SQLite hands it over zero-filled, never constructed.
 struct Values {
-  std::vector<double>* v = nullptr;
-  double percent = NAN;
-  bool bad_percent = false;
+  std::vector<double>* v;
+  double percent;
+  bool has_percent;
+  bool bad_percent;
 };
 
 Values* state(sqlite3_context* ctx, bool create) {
@@ -31,10 +33,9 @@ void step(sqlite3_context* ctx, int argc, sqlite3_value** argv) {
   }
   if (argc > 1) {
     const double p = sqlite3_value_double(argv[1]);
-    if (!(p >= 0 && p <= 100) || (!std::isnan(s->percent) && p != s->percent)) {
-      s->bad_percent = true;
-    }
+    if (!(p >= 0 && p <= 100) || (s->has_percent && p != s->percent)) s->bad_percent = true;
     s->percent = p;
+    s->has_percent = true;
   }
   const int type = sqlite3_value_numeric_type(argv[0]);
   if (type == SQLITE_INTEGER || type == SQLITE_FLOAT)

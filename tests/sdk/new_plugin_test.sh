@@ -68,13 +68,13 @@ grep -qx "GPUSWEEP_PLUGIN_INSTALL_DIR:PATH=$plugin_dir" demo/build/CMakeCache.tx
 "$bin" plugins demo > demo-plugin.txt   # not piped into head: SIGPIPE would fail the test
 grep -q "demo 0.1.0" demo-plugin.txt || { cat demo-plugin.txt; echo "FAIL: demo not found"; exit 1; }
 
-step "a two-config sweep"
+step "a two-config sweep, three repeats each (the template's protocol)"
 "$bin" run demo/sweep.json --db demo.db
 ok=$("$bin" sql "SELECT count(*) AS n FROM trials WHERE status = 'ok'" --db demo.db --format csv | tail -1)
-if [ "$ok" != 2 ]; then
+if [ "$ok" != 6 ]; then
   "$bin" results --db demo.db
-  echo "FAIL: expected 2 ok trials, found $ok"; exit 1
+  echo "FAIL: expected 6 ok trials, found $ok"; exit 1
 fi
-echo "ok: 2 trials recorded ok"
+echo "ok: 6 trials recorded ok"
 cd /
 rm -rf "$work"

@@ -4,6 +4,7 @@
 #include "support/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -54,13 +55,27 @@ int changes_from(const Json& config, const Json& baseline, const Json& grid) {
   return n;
 }
 
-// Whether two configs' throughputs cannot be told apart: their paired ratio
-// shows no change beyond min_effect, or has no interval at all.
-bool tied(const ConfigSamples& a, const ConfigSamples& b, const CompareOptions& options) {
+// Whether two configs cannot be told apart by throughput: their paired
+// ratio shows no change beyond min_effect, or has no interval at all. For a
+// run whose baseline failed, where compare has no intervals to show.
+bool tied_directly(const ConfigSamples& a, const ConfigSamples& b, const CompareOptions& options) {
   const auto e = estimate_ratio(a.runs, b.runs, interval_level(options));
   if (!e) return true;
   const Verdict v = verdict(*e, options.min_effect);
   return v != Verdict::faster && v != Verdict::slower;
+}
+
+// A config against the baseline as compare shows it: its ratio and
+// interval (the baseline's own: exactly 1).
+struct Versus {
+  double ratio = 1, low = 1, high = 1;
+};
+
+// Whether b is tied with a by what compare shows: their intervals against
+// the baseline overlap, or their ratios differ by less than min_effect.
+bool tied_in_compare(const Versus& a, const Versus& b, double min_effect) {
+  const bool overlap = a.low <= b.high && b.low <= a.high;
+  return overlap || std::fabs(std::log(b.ratio / a.ratio)) <= std::log1p(min_effect);
 }
 
 }  // namespace
@@ -126,17 +141,36 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
   best.eligible = static_cast<int>(eligible.size());
   if (!best.leader) return best;
 
-  // Ties with the leader, where the ratio model can tell them.
+  // Ties with the leader, as compare's table shows them where it can.
   best.config_index = best.leader;
   const bool by_rate = objective == Objective::throughput || objective == Objective::time;
   const auto leader = samples.find(*best.leader);
+  const auto base = best.baseline_index ? samples.find(*best.baseline_index) : samples.end();
+  const bool compared = base != samples.end() && base->second->ok > 0;
+  std::map<int64_t, Versus> versus;
+  if (by_rate && compared) {
+    for (const int64_t index : eligible) {
+      const auto s = samples.find(index);
+      if (index == *best.baseline_index) {
+        versus[index] = Versus{};
+      } else if (s != samples.end()) {
+        if (const auto e =
+                estimate_ratio(base->second->runs, s->second->runs, interval_level(options))) {
+          versus[index] = Versus{e->ratio, e->low, e->high};
+        }
+      }
+    }
+  }
   if (by_rate && leader != samples.end()) {
     for (const int64_t index : eligible) {
       const auto s = samples.find(index);
-      if (index == *best.leader ||
-          (s != samples.end() && tied(*leader->second, *s->second, options))) {
-        best.tied.push_back(index);
-      }
+      const auto mine = versus.find(index), theirs = versus.find(*best.leader);
+      const bool tie =
+          index == *best.leader ||
+          (compared ? mine != versus.end() && theirs != versus.end() &&
+                          tied_in_compare(theirs->second, mine->second, options.min_effect)
+                    : s != samples.end() && tied_directly(*leader->second, *s->second, options));
+      if (tie) best.tied.push_back(index);
     }
   }
   if (best.tied.size() == 1) best.tied.clear();

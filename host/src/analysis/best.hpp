@@ -42,10 +42,12 @@ struct BestChoice {
   std::optional<Verdict> verdict;
   std::vector<std::string> notes;
   // By throughput or step time: the best config by the objective's value
-  // (the leader) and every eligible config whose paired ratio to it shows no
-  // difference beyond compare's min_effect (tied), the leader included, in
-  // config order; empty when none is tied. The pick is made among them by
-  // `rule`.
+  // (the leader) and every eligible config tied with it, the leader
+  // included, in config order; empty when none is tied. Tied: as compare
+  // shows them, their intervals against the baseline overlap the leader's
+  // (the baseline's own is exactly 1), or their ratios differ by less than
+  // compare's min_effect; where the baseline failed, their paired ratio to
+  // the leader shows no difference. The pick is made among them by `rule`.
   std::optional<int64_t> leader;
   std::vector<int64_t> tied;
   std::string rule;
@@ -56,9 +58,8 @@ struct BestChoice {
 // config's throughput and peak memory are compare's (config_throughput, the
 // largest peak of its repeats); its other metrics (step time, quality, cv,
 // input wait) the median over its ok repeats. Constraints relative to the
-// baseline use the baseline's figures. By throughput or time, configs that
-// cannot be told apart from the leader (their paired ratio's interval holds
-// 1, or it moved by less than options.min_effect) are ties, and the pick
+// baseline use the baseline's figures. By throughput or time, configs tied
+// with the leader (BestChoice::tied) are named, and the pick
 // among them is the baseline when it is one, else the config changing the
 // fewest settings from the baseline, then the smallest peak memory, then the
 // leader's order. time_to_target: each config's median time to a

@@ -78,10 +78,11 @@ int cmd_best(const Args& args) {
                      "' has no measure.target (see README.md, measure.target)");
   }
   const Rounds rounds = rounds_for(spec, vm.count("selection-data") != 0U);
-  std::vector<db::TrialRecord> read;
-  const auto configs = gather_configs(*run.store, run.sweep.id, true, rounds, &read);
+  const auto configs = gather_configs(*run.store, run.sweep.id, true, rounds);
+  // Whole records: the brief ones gather_configs can hand back lack the
+  // step time and quality the other figures are medians of.
   std::vector<db::TrialRecord> trials;
-  for (auto& t : read) {
+  for (auto& t : run.store->trials(run.sweep.id)) {
     if (in_rounds(t, rounds)) trials.push_back(std::move(t));
   }
   // Each config's median time to the target, where over half reached it.

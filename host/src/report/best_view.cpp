@@ -64,8 +64,9 @@ std::string render_best(const BestChoice& b, const std::string& sweep_name) {
   if (b.tied.size() > 1) {
     out << "  tie: configs " << config_list(b.tied)
         << " cannot be told apart from the fastest, config " << *b.leader + 1
-        << " (their paired ratio to it holds 1, or moved by less than compare's "
-        << "--min-effect); picked " << *b.config_index + 1 << ": " << b.rule << "\n";
+        << " (in compare, their intervals overlap its, or their ratios differ by less than "
+           "--min-effect); picked "
+        << *b.config_index + 1 << ": " << b.rule << "\n";
   }
   if (!b.baseline_problem.empty()) {
     out << "  note: the baseline has no ok trial (" << truncate(b.baseline_problem, 120)
