@@ -125,10 +125,11 @@ def write(name, text):
         f.write(text)
 
 
-# A finished run with a hostile name.
+# A finished run with a hostile name, of 3 configs and one repeat: compare
+# says its one-process note once, under the table.
 HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 write("h.json", json.dumps({"name": HOSTILE, "workload": "noop", "base": {"spin_us": 100},
-                            "grid": {"batch_size": [1, 2]},
+                            "grid": {"batch_size": [1, 2, 3]},
                             "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5,
                                         "repeats": 1, "min_block_s": 0}}))
 # The sweep to watch: 2 configs x 8 repeats of noop (batch 2 is exactly
@@ -381,8 +382,9 @@ time.sleep(0.3)
 with open(os.path.join(out, "serve-report.png"), "wb") as f:
     f.write(base64.b64decode(ws.call("Page.captureScreenshot")["data"]))
 
-# The one-repeat run, clicked: compare's note column, and its note that
-# one process per config cannot show differences between processes.
+# The one-repeat run, clicked: compare's note column, and its note (under
+# the table: every row shares it) that one process per config cannot show
+# differences between processes.
 ws.call("Runtime.evaluate", expression=f"""[...document.querySelectorAll('#runs tbody tr')]
   .find(r => r.children[1].textContent === {json.dumps(HOSTILE)}).click()""")
 notes = None
