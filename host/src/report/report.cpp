@@ -112,7 +112,7 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep, bool s
   const detail::ChartData d = detail::chart_data(rows, keys);
   std::string pick;
   try {
-    pick = detail::best_html(best_pick(spec, sweep.name, configs, trials, rounds));
+    pick = detail::best_html(best_pick(store, sweep, spec, configs, rounds));
   } catch (const std::exception& e) {
     pick = "<p class=\"note\">No pick: " + html_escape(e.what()) + "</p>";
   }

@@ -48,10 +48,8 @@ extern const char* const kKnobLegend;
 
 // What `gpusweep best` prints for the run with its defaults (objective
 // throughput, or time to target on a run with measure.target; no
-// constraints), from its configs and trials as gather_configs read them
-// (`read`: every round) in `rounds`.
-std::string best_pick(const SweepSpec& spec, const std::string& sweep_name,
-                      const std::vector<ConfigSamples>& configs,
-                      const std::vector<db::TrialRecord>& read, Rounds rounds);
+// constraints), from its configs as gather_configs read them in `rounds`.
+std::string best_pick(db::Store& store, const db::SweepRecord& sweep, const SweepSpec& spec,
+                      const std::vector<ConfigSamples>& configs, Rounds rounds);
 
 }  // namespace gpusweep::host

@@ -98,22 +98,22 @@ TextTable knob_table(const std::vector<AblationRow>& knobs) {
   return t;
 }
 
-// As cmd_best reads the run with no options given.
-std::string best_pick(const SweepSpec& spec, const std::string& sweep_name,
-                      const std::vector<ConfigSamples>& configs,
-                      const std::vector<db::TrialRecord>& read, Rounds rounds) {
+// As cmd_best reads the run with no options given: whole trial records
+// (the brief ones gather_configs hands back lack the step time).
+std::string best_pick(db::Store& store, const db::SweepRecord& sweep, const SweepSpec& spec,
+                      const std::vector<ConfigSamples>& configs, Rounds rounds) {
   const Objective objective =
       spec.measure.target ? Objective::time_to_target : Objective::throughput;
   std::vector<db::TrialRecord> trials;
-  for (const auto& t : read) {
-    if (in_rounds(t, rounds)) trials.push_back(t);
+  for (auto& t : store.trials(sweep.id)) {
+    if (in_rounds(t, rounds)) trials.push_back(std::move(t));
   }
   std::map<int64_t, double> times;
   for (const auto& c : configs) {
     if (const auto median = summarise_times(c.target_times).median) times[c.config_index] = *median;
   }
   return render_best(choose_best(spec, trials, configs, objective, {}, options_for(spec), times),
-                     sweep_name);
+                     sweep.name);
 }
 
 }  // namespace gpusweep::host

@@ -218,7 +218,7 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
     j["race_error"] = e.what();
   }
   try {
-    j["best"] = best_pick(spec, sweep->name, configs, trials, rounds);
+    j["best"] = best_pick(store, *sweep, spec, configs, rounds);
   } catch (const std::exception& e) {
     j["best_error"] = e.what();
   }
