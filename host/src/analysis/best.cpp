@@ -71,11 +71,14 @@ struct Versus {
   double ratio = 1, low = 1, high = 1;
 };
 
-// Whether b is tied with a by what compare shows: their intervals against
-// the baseline overlap, or their ratios differ by less than min_effect.
+// Whether b is tied with the leader a by what compare shows: b's ratio
+// against the baseline lies inside a's interval (the data cannot tell a's
+// true ratio from it; for the baseline, a's interval holds 1, as compare's
+// verdict says), or within min_effect of a's ratio. A wide interval of b's
+// own does not make it a tie: a noisy config is not as good as a fast one.
 bool tied_in_compare(const Versus& a, const Versus& b, double min_effect) {
-  const bool overlap = a.low <= b.high && b.low <= a.high;
-  return overlap || std::fabs(std::log(b.ratio / a.ratio)) <= std::log1p(min_effect);
+  return (a.low <= b.ratio && b.ratio <= a.high) ||
+         std::fabs(std::log(b.ratio / a.ratio)) <= std::log1p(min_effect);
 }
 
 }  // namespace

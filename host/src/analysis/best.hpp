@@ -44,10 +44,10 @@ struct BestChoice {
   // By throughput or step time: the best config by the objective's value
   // (the leader) and every eligible config tied with it, the leader
   // included, in config order; empty when none is tied. Tied: as compare
-  // shows them, their intervals against the baseline overlap the leader's
-  // (the baseline's own is exactly 1), or their ratios differ by less than
-  // compare's min_effect; where the baseline failed, their paired ratio to
-  // the leader shows no difference. The pick is made among them by `rule`.
+  // shows them, a config's ratio against the baseline lies inside the
+  // leader's interval (the baseline's ratio is 1), or within compare's
+  // min_effect of the leader's; where the baseline failed, their paired
+  // ratio shows no difference. The pick is made among them by `rule`.
   std::optional<int64_t> leader;
   std::vector<int64_t> tied;
   std::string rule;

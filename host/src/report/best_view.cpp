@@ -64,8 +64,8 @@ std::string render_best(const BestChoice& b, const std::string& sweep_name) {
   if (b.tied.size() > 1) {
     out << "  tie: configs " << config_list(b.tied)
         << " cannot be told apart from the fastest, config " << *b.leader + 1
-        << " (in compare, their intervals overlap its, or their ratios differ by less than "
-           "--min-effect); picked "
+        << " (in compare, their ratios lie inside its interval, or within --min-effect of "
+           "its ratio); picked "
         << *b.config_index + 1 << ": " << b.rule << "\n";
   }
   if (!b.baseline_problem.empty()) {

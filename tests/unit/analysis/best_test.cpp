@@ -177,3 +177,20 @@ TEST_CASE("best with a failed baseline gives no ratio, and says why nothing ran 
   CHECK(nothing.ran_ok == 0);
   CHECK(nothing.configs == 1);
 }
+
+TEST_CASE("a noisy config whose wide interval reaches the fastest's is no tie", "[analysis]") {
+  SweepSpec spec;
+  spec.grid = {{"batch_size", {32, 64, 128}}};
+  std::vector<db::TrialRecord> trials;
+  const double noisy[] = {70, 100, 130};
+  for (int64_t r = 0; r < 3; ++r) {
+    trials.push_back(trial(0, r, Json{{"batch_size", 32}}, 100, 1e9, std::nullopt));
+    trials.push_back(trial(1, r, Json{{"batch_size", 64}}, noisy[r], 1e9, std::nullopt));
+    trials.push_back(
+        trial(2, r, Json{{"batch_size", 128}}, 130 + static_cast<double>(r), 2e9, std::nullopt));
+  }
+  const BestChoice b = choose_best(spec, trials, pooled(trials), Objective::throughput, {});
+  CHECK(b.leader == 2);
+  CHECK(b.tied.empty());
+  CHECK(b.config_index == 2);
+}
