@@ -30,6 +30,12 @@ using Json = nlohmann::json;
 // The stderr tail a failure shows (the end of what the store kept).
 constexpr size_t kLogTail = 2000;
 
+// A running run of more configs than this gets its knob table and best's
+// pick once it has ended, not with every answer: on 10,000 configs the knob
+// effects alone took a third of a second, and a live run's answer is made
+// again every second.
+constexpr size_t kLiveTablesConfigs = 1000;
+
 // The blocks of a live run's running trials so far, from the file its host
 // keeps beside the database (db/live.hpp): [{id, phase, throughput: [...]}],
 // each checked, since the file is not the database's; empty when there is
@@ -163,8 +169,8 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   j["blocks_planned"] = spec.measure.blocks;
   // The running trials' blocks so far, while the run's host holds its lock
   // (a file left by a killed host is stale).
-  j["live"] = sweep->status == "running" && detail::run_alive(path, id) ? live_blocks(path, id)
-                                                                        : Json::array();
+  const bool alive = sweep->status == "running" && detail::run_alive(path, id);
+  j["live"] = alive ? live_blocks(path, id) : Json::array();
   // The run's trials as the comparison reads them (one read for both), then
   // their rows on a thread of their own while the comparison is made.
   std::vector<db::TrialRecord> trials;
@@ -192,9 +198,11 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
       const auto compared = compare_configs(configs, opt);
       parts.raw.emplace_back("compare", comparison_text(compared, keys));
       j["compare_table"] = compare_table_json(compared, keys);
-      Json knobs = table_json(knob_table(ablation(configs, spec.grid, opt)));
-      knobs["legend"] = kKnobLegend;
-      j["knobs"] = std::move(knobs);
+      if (!alive || configs.size() <= kLiveTablesConfigs) {
+        Json knobs = table_json(knob_table(ablation(configs, spec.grid, opt)));
+        knobs["legend"] = kKnobLegend;
+        j["knobs"] = std::move(knobs);
+      }
       if (spec.measure.target) {
         j["targets"] =
             Json::parse(render_targets(compare_targets(compared, opt), keys, OutputFormat::json));
@@ -218,7 +226,9 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
     j["race_error"] = e.what();
   }
   try {
-    j["best"] = best_pick(store, *sweep, spec, configs, rounds);
+    if (!alive || configs.size() <= kLiveTablesConfigs) {
+      j["best"] = best_pick(store, *sweep, spec, configs, rounds);
+    }
   } catch (const std::exception& e) {
     j["best_error"] = e.what();
   }
