@@ -85,17 +85,6 @@ std::string race_progress(const TuneSpace& space, const RaceStatus& status, uint
   return out.str();
 }
 
-std::string race_history(const TuneSpace& space, const RaceStatus& status) {
-  std::ostringstream out;
-  for (const RaceEvent& e : status.events) {
-    out << "round " << e.round << ": " << event_name(e.kind) << " " << number(e.config) << " ("
-        << space.label(e.config) << ")";
-    if (!e.reason.empty()) out << ": " << e.reason;
-    out << "\n";
-  }
-  return out.str();
-}
-
 std::string render_tune(const TuneSpace& space, const RaceStatus& status, uint64_t baseline,
                         const SweepSpec& spec, const TuneSpec& tune) {
   std::ostringstream out;

@@ -27,7 +27,4 @@ std::string render_tune(const TuneSpace& space, const RaceStatus& status, uint64
 nlohmann::json tune_json(const TuneSpace& space, const RaceStatus& status, uint64_t baseline,
                          const SweepSpec& spec, const TuneSpec& tune);
 
-// The race's history, one line per event, for `report`.
-std::string race_history(const TuneSpace& space, const RaceStatus& status);
-
 }  // namespace gpusweep::host
