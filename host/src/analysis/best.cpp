@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <map>
 #include <tuple>
 
@@ -215,6 +216,39 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
   }
   best.base = spec.base;
   for (const auto& [k, values] : spec.grid.items()) best.base[k] = best.config.at(k);
+  return best;
+}
+
+Json as_written(Json base, const std::optional<std::string>& sweep_file) {
+  if (!sweep_file) return base;
+  const std::filesystem::path folder = std::filesystem::path(*sweep_file).parent_path();
+  for (auto& [key, value] : base.items()) {
+    if (!value.is_string()) continue;
+    const std::filesystem::path p(value.get<std::string>());
+    if (!p.is_absolute() || folder.empty()) continue;
+    const std::filesystem::path relative = p.lexically_relative(folder);
+    if (!relative.empty() && *relative.begin() != "..") value = relative.string();
+  }
+  return base;
+}
+
+BestChoice best_of_run(db::Store& store, const db::SweepRecord& sweep, const SweepSpec& spec,
+                       const std::vector<ConfigSamples>& configs, Rounds rounds,
+                       Objective objective, const std::vector<Constraint>& constraints) {
+  // Whole records: the brief ones gather_configs can hand back lack the
+  // step time and quality the other figures are medians of.
+  std::vector<db::TrialRecord> trials;
+  for (auto& t : store.trials(sweep.id)) {
+    if (in_rounds(t, rounds)) trials.push_back(std::move(t));
+  }
+  // Each config's median time to the target, where over half reached it.
+  std::map<int64_t, double> times;
+  for (const auto& c : configs) {
+    if (const auto median = summarise_times(c.target_times).median) times[c.config_index] = *median;
+  }
+  BestChoice best =
+      choose_best(spec, trials, configs, objective, constraints, options_for(spec), times);
+  best.base = as_written(best.base, sweep.file_path);
   return best;
 }
 

@@ -73,4 +73,16 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
                        const CompareOptions& options = {},
                        const std::map<int64_t, double>& time_to_target = {});
 
+// `base` with its paths as the sweep file wrote them: a file the run resolved
+// to an absolute path (a Python workload's module) made relative to the sweep
+// file's folder again, where the run came from a file.
+Json as_written(Json base, const std::optional<std::string>& sweep_file);
+
+// best on a stored run, as `gpusweep best`, the report and serve run it: the
+// run's whole trial records in `rounds`, each config's median time to a
+// target, and the snippet's paths as the sweep file wrote them.
+BestChoice best_of_run(db::Store& store, const db::SweepRecord& sweep, const SweepSpec& spec,
+                       const std::vector<ConfigSamples>& configs, Rounds rounds,
+                       Objective objective, const std::vector<Constraint>& constraints = {});
+
 }  // namespace gpusweep::host

@@ -6,31 +6,10 @@
 #include "cli/cli.hpp"
 #include "report/best_view.hpp"
 
-#include <filesystem>
 #include <iostream>
 #include <map>
 
 namespace gpusweep::host {
-
-namespace {
-
-// The snippet's paths as the sweep file wrote them: a file the run resolved
-// to an absolute path (a Python workload's module) relative to the sweep
-// file's folder again, where the run came from a file.
-Json as_written(Json base, const std::optional<std::string>& sweep_file) {
-  if (!sweep_file) return base;
-  const std::filesystem::path folder = std::filesystem::path(*sweep_file).parent_path();
-  for (auto& [key, value] : base.items()) {
-    if (!value.is_string()) continue;
-    const std::filesystem::path p(value.get<std::string>());
-    if (!p.is_absolute() || folder.empty()) continue;
-    const std::filesystem::path relative = p.lexically_relative(folder);
-    if (!relative.empty() && *relative.begin() != "..") value = relative.string();
-  }
-  return base;
-}
-
-}  // namespace
 
 int cmd_best(const Args& args) {
   po::options_description o;
@@ -79,20 +58,8 @@ int cmd_best(const Args& args) {
   }
   const Rounds rounds = rounds_for(spec, vm.count("selection-data") != 0U);
   const auto configs = gather_configs(*run.store, run.sweep.id, true, rounds);
-  // Whole records: the brief ones gather_configs can hand back lack the
-  // step time and quality the other figures are medians of.
-  std::vector<db::TrialRecord> trials;
-  for (auto& t : run.store->trials(run.sweep.id)) {
-    if (in_rounds(t, rounds)) trials.push_back(std::move(t));
-  }
-  // Each config's median time to the target, where over half reached it.
-  std::map<int64_t, double> times;
-  for (const auto& c : configs) {
-    if (const auto median = summarise_times(c.target_times).median) times[c.config_index] = *median;
-  }
-  BestChoice best =
-      choose_best(spec, trials, configs, objective, constraints, options_for(spec), times);
-  best.base = as_written(best.base, run.sweep.file_path);
+  const BestChoice best =
+      best_of_run(*run.store, run.sweep, spec, configs, rounds, objective, constraints);
   if (format == OutputFormat::json) {
     std::cout << best_json(best, run.sweep.name).dump(2) << "\n";
   } else {

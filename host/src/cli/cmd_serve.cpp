@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 
@@ -105,8 +106,15 @@ int cmd_serve(const Args& args) {
   HttpServer server(options, [&api](const HttpRequest& r) { return api.handle(r); });
   const std::string host =
       options.bind.find(':') != std::string::npos ? "[" + options.bind + "]" : options.bind;
+  // A --db that is not there yet is served once it appears: say so.
+  std::string waiting;
+  for (const auto& g : given) {
+    if (!std::filesystem::exists(g)) waiting += (waiting.empty() ? "" : ", ") + g;
+  }
   std::cout << "serving " << dbs.size() << (dbs.size() == 1 ? " database" : " databases")
-            << (folders.empty() ? "" : " (and those that appear in the folders given)")
+            << (!waiting.empty()  ? " (waiting for " + waiting + " to appear)"
+                : folders.empty() ? ""
+                                  : " (and those that appear in the folders given)")
             << " read-only on http://" << host << ":" << server.port() << "/"
             << "?token=" << options.token << "  (Ctrl-C stops it)" << priority_note << "\n";
   for (size_t i = 0; i < dbs.size(); ++i) {

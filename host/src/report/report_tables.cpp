@@ -104,16 +104,7 @@ std::string best_pick(db::Store& store, const db::SweepRecord& sweep, const Swee
                       const std::vector<ConfigSamples>& configs, Rounds rounds) {
   const Objective objective =
       spec.measure.target ? Objective::time_to_target : Objective::throughput;
-  std::vector<db::TrialRecord> trials;
-  for (auto& t : store.trials(sweep.id)) {
-    if (in_rounds(t, rounds)) trials.push_back(std::move(t));
-  }
-  std::map<int64_t, double> times;
-  for (const auto& c : configs) {
-    if (const auto median = summarise_times(c.target_times).median) times[c.config_index] = *median;
-  }
-  return render_best(choose_best(spec, trials, configs, objective, {}, options_for(spec), times),
-                     sweep.name);
+  return render_best(best_of_run(store, sweep, spec, configs, rounds, objective), sweep.name);
 }
 
 }  // namespace gpusweep::host
