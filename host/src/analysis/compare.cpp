@@ -108,7 +108,7 @@ std::vector<ComparisonRow> compare_configs(const std::vector<ConfigSamples>& con
     }
     // On a target run each trial stops at the target or at its budget (or
     // its cap): a slow config's quality is read lower, where it stopped, not
-    // worse (the ttq audit's L5). Its quality is not compared there.
+    // worse (it was called a quality loss). Its quality is not compared there.
     const bool to_target = !base->target_times.empty() || !c.target_times.empty();
     if (!r.baseline && !to_target && base->ok > 0) {
       r.quality = compare_quality(base->quality, c.quality, c.higher_is_better.value_or(true),
@@ -166,8 +166,9 @@ std::vector<TargetRow> compare_targets(const std::vector<ComparisonRow>& rows,
     }
     if (t.ratio && !options.across_machines && base != nullptr &&
         seeds_across_machines(base->target_times, r.config->target_times)) {
-      // As the throughput table withholds it (the ttq audit's L4): a seed's
-      // two trials on different hosts or GPUs differ by the machine too.
+      // As the throughput table withholds it (merged shards or --jobs on mixed
+      // GPUs pair them): a seed's two trials on different hosts or GPUs differ
+      // by the machine too.
       t.verdict =
           "not compared: a seed's trials ran on different machines (--across-machines to "
           "compare them anyway)";

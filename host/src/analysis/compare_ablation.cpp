@@ -40,8 +40,8 @@ struct KnobPair {
 // Degrees of freedom: every side shares the baseline's noise in the repeats
 // it ran with it, so the variance gathers in the early repeats most sides
 // share; Welch-Satterthwaite over the sides' own variances cannot see that,
-// and its df came out too large (the 2026-11-26 audit's M1: 95% intervals
-// missing up to 10.5% in precision runs and after one failed trial). From
+// and its df came out too large (95% intervals missed up to 10.5% in
+// precision runs and after one failed trial). From
 // kSandwichDfRepeats repeats on, the sandwich's own Satterthwaite df; below,
 // the fewest repeats - 1. False when a config has fewer than two repeats
 // with the baseline.

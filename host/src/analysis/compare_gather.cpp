@@ -187,7 +187,7 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
       // A time-to-target trial killed by timeout_s after an evaluation trained
       // at least its last evaluation's clock without reaching the target:
       // censored there, not dropped (dropping the slow seeds biased the
-      // median low: the 2026-11-26 audit's M2).
+      // median low).
       if (t.status == db::TrialStatus::timeout) {
         if (auto time = timed_out_target_time(store, t)) {
           time->machine = run_of(t, machines).machine;

@@ -1,6 +1,6 @@
-// Quality compared with its uncertainty (audit L9): is a config's quality
-// no worse than the baseline's by more than a margin, as a test says, not
-// two means side by side.
+// Quality compared with its uncertainty: is a config's quality no worse
+// than the baseline's by more than a margin, as a test says, not two means
+// side by side (which called a noisy metric's chance difference a loss).
 //
 // Each ok repeat gives one evaluation, optionally with its standard error
 // (the plugin's `<metric>_se`: the spread of the evaluation's episodes or
@@ -28,7 +28,7 @@ struct QualitySample {
   double se = NAN;  // the evaluation's standard error; NaN when the plugin gives none
   // The repeat it came from (its seed, with vary_seed); -1 unknown. When both
   // sides ran the same two or more repeats, the change is judged on their
-  // paired differences (audit L1): a seed that trains well for the baseline
+  // paired differences: a seed that trains well for the baseline
   // tends to for the config too, and pairing takes that out of the noise.
   int64_t repeat = -1;
 };

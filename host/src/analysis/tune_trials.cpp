@@ -106,8 +106,8 @@ TrialTimes trial_times(db::Store& store, int64_t sweep_id,
 
 // A target trial killed by timeout_s after evaluating is evidence, as a
 // capped trial is: r becomes ok, censored at its last evaluation's training
-// clock, not retried nor written off outside the race's alpha (the ttq
-// audit's M2, as compare reads it). Left transient when it never evaluated.
+// clock, not retried nor written off outside the race's alpha (as compare
+// reads it). Left transient when it never evaluated.
 void censor_timeout(db::Store& store, const db::TrialRecord& t, const Machines& machines,
                     RaceTrial& r) {
   const auto time = timed_out_target_time(store, t);
@@ -165,8 +165,8 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
       if (to_target) {
         // One value a trial: 1 / its time to target, a bound when censored.
         // A target met before any training (the first evaluation, at time
-        // 0) is the fastest there is, not a failure (the ttq audit's L8):
-        // its time is taken as a nanosecond, so that 1/time stays finite.
+        // 0) is the fastest there is, not a failure: its time is taken as a
+        // nanosecond, so that 1/time stays finite.
         constexpr double kInstant = 1e-9;
         if (const auto& time = times.of[i]; time && time->time_s >= 0) {
           const bool diverged = times.diverged[i];

@@ -64,7 +64,7 @@ Registry::Registry(std::vector<std::string> extra_dirs) : dirs_(std::move(extra_
     }
     // The install folder only for a binary in an installed prefix's bin/: a
     // copy run from /tmp/x/ must not search /tmp/lib/..., which anyone can
-    // create (audit L4).
+    // create and plant a plugin in.
     if (exe.parent_path().filename() == "bin") {
       dirs_.push_back((exe.parent_path().parent_path() / build::install_plugin_dir()).string());
     }

@@ -255,7 +255,7 @@ void report_batch_target(db::Store& store, const std::string& name, const Json& 
     text << "\n" << render_batch_target(rows, name);
     // The first was picked on the same seeds that then compare it with the
     // baseline: among equally fast sizes, the pick is called faster in 3-5%
-    // of sweeps (the ttq audit's L1), so the ratio is labelled for what it is.
+    // of sweeps, so the ratio is labelled for what it is.
     text << "  (selection data: the first was picked among the sizes on these seeds; "
             "confirm it on fresh ones, with `gpusweep run` and other seeds)\n";
   }

@@ -13,9 +13,9 @@ namespace gpusweep::host {
 
 namespace {
 
-// The ttq audit's L6: with measure.vary_seed false the "seeds" of a target
-// run repeat one seed, and the sign test's interval covers the machine's
-// noise alone.
+// With measure.vary_seed false the "seeds" of a target run repeat one
+// seed, and the sign test's interval covers the machine's noise alone: the
+// page says so.
 std::string seed_note(const SweepSpec& spec) {
   if (spec.measure.vary_seed) return "";
   return "note: measure.vary_seed is false: each config's seeds are repeats of one seed, so "
@@ -53,7 +53,8 @@ std::string compare_footer(const ComparePage& page) {
   const CompareOptions& opt = *page.options;
   std::ostringstream os;
   os << comparison_legend(opt.max_quality_loss);
-  // Each interval is at its own level: a family of them is not (audit L9).
+  // Each interval is at its own level: a family of them is not, and among
+  // many configs some verdicts are chance.
   const size_t compared = page.rows->empty() ? 0 : page.rows->size() - 1;
   if (compared >= 5) {
     os << "multiplicity: " << compared << " configs, each at " << fixed(100 * (1 - opt.alpha), 0)

@@ -314,7 +314,7 @@ InterleavePlan plan_execution(const MeasureSpec& measure, const std::vector<Json
                               const RunRequest& request) {
   const Nvml* nvml = Nvml::shared();
   // Without NVML, the driver's device nodes say whether `auto` is a GPU
-  // (audit M5: such trials were planned as CPU trials and taken turns with).
+  // (else such trials were planned as CPU trials and took turns on the GPU).
   InterleavePlan plan = plan_interleave(
       measure, configs, nvml ? nvml->device_count() : nvidia_device_nodes(), nvml != nullptr);
   plan.gpus = gpus_for(request, plan.interleave.window, configs);

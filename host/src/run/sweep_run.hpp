@@ -95,7 +95,7 @@ InterleavePlan plan_execution(const MeasureSpec& measure, const std::vector<Json
 
 // An out-of-memory trial that took turns on one GPU with others
 // (measure.interleave > 1 on a device; GpuAssignment::shared): each waiting
-// trial holds its device memory, so the OOM may be a neighbour's (audit M6).
+// trial holds its device memory, so the OOM may be a neighbour's.
 // Its error says so, with the fix; it stays an oom. tune never shares a GPU
 // (it refuses interleave on one), so its rule that an OOM rules out larger
 // batches never sees such a trial.
@@ -165,7 +165,7 @@ class SweepRun {
   // whose trials finished before (a resumed run).
   Capping capping();
   // Throws UsageError when a trial of the run is of another plugin build
-  // than the one loaded now (audit M12).
+  // than the one loaded now: a rebuilt plugin may measure something else.
   void check_plugin_build(int64_t run_id);
   bool precision_rounds(const RunnerCallbacks& callbacks, const LookCallback& on_look,
                         Clock::time_point started, double first_round_s);

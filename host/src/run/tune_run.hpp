@@ -59,7 +59,8 @@ class TuneRun {
   uint64_t baseline() const { return options_.baseline; }
 
  private:
-  // UsageError for measure.interleave > 1 with trials on a GPU (audit M6).
+  // UsageError for measure.interleave > 1 with trials on a GPU: a waiting
+  // trial keeps its device memory, so an OOM could be a neighbour's doing.
   void refuse_gpu_interleave() const;
   // A race on time to target: the leader of the round st plans, for capping.
   void note_leader(const RaceStatus& st);

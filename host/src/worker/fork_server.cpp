@@ -42,7 +42,7 @@ int thread_count() {
   return ec ? -1 : n;
 }
 
-// Whether loading the plugin initialised CUDA's driver (audit L4): a static
+// Whether loading the plugin initialised CUDA's driver: a static
 // initialiser that asks for the device count runs cuInit without necessarily
 // starting a thread, and a process forked after that cannot use CUDA. Asked
 // of libcuda itself, only when loading brought it in (RTLD_NOLOAD: never

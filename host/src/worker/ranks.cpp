@@ -392,7 +392,7 @@ void Ranks::await_ready() {
   for (Peer& p : peers_) next_reply(p, "setup");
   // The store stays until end_ranks: a communicator made after setup (a
   // collective on another device or group) or NCCL's dump on a timeout
-  // opens it again (the 2026-11-26 audit's M7).
+  // opens it again; removing it after setup failed those.
 }
 
 namespace {

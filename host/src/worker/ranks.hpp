@@ -52,7 +52,7 @@ int64_t requested_world_size(const std::string& config_json);
 // communication, and each step's mean over the ranks less that least is
 // imbalance; both summed over the steps. The least of whole-trial totals
 // would keep about E[max(0, other - self)] of waiting a step whenever the
-// slowest rank changes from step to step (the 2026-11-26 audit's M5).
+// slowest rank changes from step to step.
 // Nothing when a rank has no series or the series differ in length.
 struct StepComm {
   double comm_s = 0;

@@ -61,8 +61,7 @@ std::pair<std::string, bool> Trial::target_metric(const TargetSpec& target) cons
 // next evaluation comes after a quarter of the blocks it would take (at
 // least one), so the interpolation's last interval is short for every
 // config (linear interpolation of a convex curve is late by a share of that
-// interval: +0.8% at a quarter of the time to target, +3.3% at half; the
-// 2026-11-26 ttq audit's L7).
+// interval: +0.8% at a quarter of the time to target, +3.3% at half).
 // Long by design: the loop of blocks and evaluations reads top to bottom,
 // with the few closures it shares.
 void Trial::measure_to_target(const TargetSpec& target) {
