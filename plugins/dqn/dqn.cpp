@@ -393,7 +393,7 @@ class Dqn final : public torchkit::TorchWorkload {
   // Timed for the statistic target_sync_ms (the DQN guide claims in-place
   // sync takes it from ~10 ms to ~1 ms): with CUDA events on a GPU, read at
   // the end of the trial, so that timing it adds no device sync inside the
-  // measured block (audit M11).
+  // measured block (a sync there would slow the block being timed).
   void sync_target() {
     sync_timer_->start();
     if (knobs_.roundtrip_sync) {

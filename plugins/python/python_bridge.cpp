@@ -208,7 +208,7 @@ class PythonWorkload : public TorchWorkload {
 
   // The SDK's loaders (and the module's pause()/resume()) stop between
   // turns and between measured windows (evaluations), as torchkit's do:
-  // nothing is built off the clock (the 2026-11-26 audit's H1).
+  // nothing is built off the clock and served free in the next turn.
   void pause_background() override {
     TorchWorkload::pause_background();
     py_.pause();

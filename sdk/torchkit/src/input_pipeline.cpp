@@ -150,7 +150,7 @@ Batch InputPipeline::next_on_device() {
   Batch batch = next();
   PhaseTimer phase(Phase::host_to_device, settings_.device);
   // The copies alone between the timing events: channels_last's layout
-  // conversion after them is a kernel on the device, no transfer (audit M7).
+  // conversion after them is a kernel on the device, not a transfer.
   batch = transfers_.time([&] {
     for (auto& t : batch) t = settings_.copy_to_device(t);
     return batch;

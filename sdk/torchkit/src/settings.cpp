@@ -171,7 +171,7 @@ std::string without_tensor_cores(const Settings& s) {
   return "";
 }
 
-// On an older GPU bf16 would run emulated (audit M1).
+// On an older GPU bf16 would run emulated: measuring the emulation, not bf16.
 void check_precision(const Settings& s) {
   if (s.precision != Precision::bf16) return;
   if (const std::string gpu = without_tensor_cores(s); !gpu.empty()) {
@@ -204,7 +204,7 @@ void check_cuda_graphs(const Settings& s) {
 }
 
 // Stock PyTorch's defaults unless asked: matmul TF32 off, cuDNN TF32 on
-// (audit M2: turning cuDNN's off made the fp32 baseline slower than
+// (turning cuDNN's off made the fp32 baseline slower than
 // PyTorch's and the tf32 gain larger than a PyTorch user would see).
 void effect_tf32(const Settings& s) {
   if (!s.device.is_cuda()) return;
@@ -223,8 +223,8 @@ void effect_threads(const Settings& s) {
     // One thread a rank unless told: N ranks then compare with N times one
     // process of one thread, so that a scaling efficiency of 100% means
     // what it says (a rank of its share of the cores measured thread scaling
-    // against the single process's all-core team: the 2026-11-26 audit's
-    // M6). Each rank is bound to its share of the CPUs by the host.
+    // against the single process's all-core team). Each rank is bound to
+    // its share of the CPUs by the host.
     at::set_num_threads(1);
   }
 }
@@ -390,7 +390,7 @@ Settings Settings::apply(const TrialConfig& config, const Support& support) {
     }
   }
   // Then what the workload lacks: a setting with nothing to act on would
-  // measure nothing and read as "no difference" (audit M1). The ranks'
+  // measure nothing and read as "no difference". The ranks'
   // settings are refused by world_size alone.
   for (size_t i = 0; i < table.size(); ++i) {
     const auto& entry = table[i];

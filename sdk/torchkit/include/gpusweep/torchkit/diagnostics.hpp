@@ -155,7 +155,7 @@ class DeviceTimer {
 // The host's measured windows in this process (one trial per worker
 // process): TorchWorkload::begin_measurement and end_measurement mark their
 // edges, so that TransferTimes reports the measured steps' copies and not
-// warmup's (audit M7) or an evaluation's.
+// warmup's (the first, slowest ones) or an evaluation's.
 void begin_measured_window();
 void end_measured_window();
 bool in_measured_window();

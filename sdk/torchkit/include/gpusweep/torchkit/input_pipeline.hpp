@@ -6,7 +6,7 @@
 // measured: that is the input-wait share the host reports. The loaders start
 // at the first next(), not at construction: a backlog built while the
 // workload sets up (or renders its validation set) would serve the first
-// steps at no wait, which steady-state training never sees (audit M5).
+// steps at no wait, which steady-state training never sees.
 #pragma once
 
 #include <gpusweep/torchkit/diagnostics.hpp>
@@ -69,8 +69,8 @@ class InputPipeline {
   // next block from a backlog). A batch still being built when pause() is
   // called is finished off the clock, so it is thrown away and built again
   // after resume(): its time lands in the next block, as it would without
-  // turns, instead of arriving free (audit M2: that favoured input-bound
-  // configs with more loader_workers).
+  // turns, instead of arriving free (which favoured input-bound configs
+  // with more loader_workers).
   void pause();
   void resume();
 
