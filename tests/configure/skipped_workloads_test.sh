@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # A build that leaves workload plugins out reports their tests as skipped,
-# each with the reason, instead of dropping them from the count (audit L12):
-# configures the source tree twice in scratch folders (nothing is built),
+# each with the reason, instead of dropping them from the count: configures the source tree twice in scratch folders (nothing is built),
 # once without the LibTorch plugins and once with only dqn, and runs the
 # placeholder tests CTest then lists.
 # Usage: skipped_workloads_test.sh CMAKE CTEST SOURCE_DIR [with-torch [CMAKE_ARGS ...]]

@@ -3,7 +3,7 @@
 # step of the gpu_sleep fixture queues a kernel that spins for a known number
 # of cycles and returns at once; a block of N steps must take at least N
 # times the kernel's shortest time (cycles at the peak clock), by the host's
-# clock (which waits for the trial's device at the block's end, audit H1) and
+# clock (which waits for the trial's device at the block's end) and
 # by the device's events. Both clocks agree (no disagreeing block), and the
 # trial runs on cuda:0 under --gpus, as it would on any GPU of a machine.
 # Usage: block_timing_test.sh GPUSWEEP_BIN GPU_TEST_PLUGIN_DIR

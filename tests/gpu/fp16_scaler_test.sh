@@ -4,7 +4,8 @@
 # already did): a small seeded run at fp16 and at fp32 on cuda:0, both `ok`;
 # the fp16 trial reports its scaler (torchkit's stats loss_scale, the final
 # scale, and scaler_skipped_steps) and the scaler acted: it backed off from
-# its initial 65536 or skipped at least one optimiser step (audit M8b), and
+# its initial 65536 or skipped at least one optimiser step (a scaler that is
+# off or does nothing passes every other check), and
 # at most a few (the scale settles); the fp32 trial has no scaler; fp16's
 # last loss is near fp32's. Where no CUDA device is visible to LibTorch it
 # prints why and exits 77 (skipped).

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# On a GPU: tune-batch --max-memory caps the CUDA caching allocator (audit
-# H4), so the search finds a boundary: the largest fit is capped below what
+# On a GPU: tune-batch --max-memory caps the CUDA caching allocator, so the
+# search finds a boundary: the largest fit is capped below what
 # the device could hold, the first failure is `oom` (CUDA's out-of-memory),
 # and the fits' peak memory is under the cap. Under an address-space limit
 # every CUDA probe would fail at the context. What the cap limits is the
 # allocator's reserved bytes: every fit reports its reserved peak
-# (peak_reserved_bytes, audit L6), at or above its allocated peak and under
+# (peak_reserved_bytes), at or above its allocated peak and under
 # the cap.
 # Usage: memory_cap_test.sh GPUSWEEP_BIN PLUGIN_DIR
 set -euo pipefail

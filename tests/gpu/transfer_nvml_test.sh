@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # On a GPU: every CUDA trial of a workload that copies batches to the device
-# records its host-to-device time (audit M9) without diagnose, and NVML's
-# figures are those of the trial's own GPU over its measured phase (H3, M10).
+# records its host-to-device time, not only under diagnose, and NVML's
+# figures are those of the trial's own GPU over its measured phase, not
+# GPU 0's nor the whole trial's.
 # restoration with pin_memory and non_blocking off and on: every trial records
 # host_to_device_s_per_step > 0 and GPU utilisation, and the sweep's claim
 # on transfer_time (pinned, asynchronous copies take 0.2-1.0x the time) gets
 # a measured verdict from `compare --claims` that agrees with it: confirmed
-# or overlapping (audit M8c); refuted, inconclusive or not measurable fails.
+# or overlapping; refuted, inconclusive or not measurable fails.
 # Three repeats, so that the ratio has an interval (one gives no verdict).
 # Usage: transfer_nvml_test.sh GPUSWEEP_BIN PLUGIN_DIR
 set -euo pipefail

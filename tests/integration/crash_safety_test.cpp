@@ -89,7 +89,7 @@ struct Killed {
 
 }  // namespace
 
-// Audit section 1 asked for the hidden-loss test at scale: 50 SIGKILLs of
+// The hidden-loss test at scale, where a rare loss would show: 50 SIGKILLs of
 // hosts that mix the fork server and fresh workers, one and two jobs,
 // interleaved turns, two shards of the run in databases of their own, and a
 // plugin whose trials fail and crash.

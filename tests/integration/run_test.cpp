@@ -468,7 +468,7 @@ TEST_CASE("read commands never write a database an older gpusweep wrote", "[inte
     const auto r = box.gpusweep(std::string(read) + " --db results.db");
     INFO(read << ": " << r.output);
     CHECK(r.code == 0);
-    CHECK(box.read("results.db") == before);  // audit L1: a reader once migrated it in place
+    CHECK(box.read("results.db") == before);  // a reader once migrated it in place
     CHECK(std::filesystem::last_write_time(box.db()) == mtime);
   }
   CHECK(box.text("PRAGMA user_version") == "3");
@@ -620,7 +620,7 @@ TEST_CASE("measure.block_s chooses the steps that last a block, bounded by a ste
   CHECK(chosen("0.005") == 1);
 }
 
-// Audit M5: a block of a few empty steps is mostly the clock and the sync.
+// A block of a few empty steps is mostly the clock and the sync.
 TEST_CASE(
     "blocks shorter than measure.min_block_s fail the trial with a steps_per_block that works",
     "[integration]") {

@@ -617,7 +617,7 @@ TEST_CASE("compare on a target run: times to target paired by seed, the inversio
   const auto plain = box.gpusweep("compare plain --db results.db --target");
   CHECK(plain.code == 2);
   CHECK_THAT(plain.output, Contains("no measure.target"));
-  // Seeds that repeat one seed are said to (the ttq audit's L6).
+  // A run whose seeds repeat one seed says so: its intervals cover the machine's noise only.
   CHECK_THAT(table, !Contains("vary_seed is false"));
   box.write("v.json", R"({"name": "one_seed", "workload": "noop",
     "grid": {"learn_steps": [300, 600]},

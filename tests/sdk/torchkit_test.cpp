@@ -138,7 +138,7 @@ TEST_CASE("the settings' table drives apply: its ranges, its apply functions, it
 
 TEST_CASE("cudnn_benchmark and non_blocking apply only where they have something to act on",
           "[torchkit]") {
-  // Audit M1: a workload with no cuDNN op, or no per-step host-to-device
+  // A workload with no cuDNN op, or no per-step host-to-device
   // copy, would measure nothing and report "no difference". Its manifest
   // says they do not apply (a sweep over them is skipped with the reason).
   auto applies = [](const Support& s, const std::string& name) {
@@ -665,7 +665,7 @@ TEST_CASE("a batch still being built at a pause is built again after it, not ser
           "[torchkit][pipeline]") {
   // An input-bound trial: a batch takes 150 ms. Taking turns, a build in
   // flight when the turn ends would otherwise finish in the pause and be
-  // waiting for the next block, at no cost to it (audit M2).
+  // waiting for the next block, at no cost to it.
   auto slow = [](int64_t index, std::mt19937_64&) {
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
     return Batch{torch::full({1}, static_cast<double>(index))};
@@ -841,7 +841,7 @@ TEST_CASE("the peak memory starts over at reset: a setup allocation stays out of
   CHECK(window < before - 200.0 * (1 << 20));
 }
 
-// Audit M5: batches built before training starts, or while an evaluation
+// Batches built before training starts, or while an evaluation
 // runs, would serve the next measured steps from a backlog.
 TEST_CASE("the loaders build nothing before the first batch is asked for", "[torchkit][pipeline]") {
   std::atomic<int> built{0};
@@ -952,7 +952,7 @@ void busy(double seconds) {
 }
 }  // namespace
 
-// Audit M7: transfer_time counted warmup's copies (the first, slowest ones)
+// transfer_time once counted warmup's copies (the first, slowest ones)
 // with the measured steps'. The host clock stands in for CUDA's events here.
 TEST_CASE("transfer time counts the copies in the measured windows, not warmup's or an eval's",
           "[torchkit]") {

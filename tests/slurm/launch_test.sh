@@ -4,7 +4,7 @@
 # task writes its own shard database, and --wait merges them into one run of
 # 6 `ok` trials carrying their Slurm job and task ids. The run folder's name
 # has a space, a quote, a '%' and a '#', which every #SBATCH line and the
-# task's command must carry (audit L2); a run folder with a newline is
+# task's command must carry, quoted; a run folder with a newline is
 # refused before anything is written. The cluster is stopped
 # on every way out. Exits 77 (CTest: skipped) only where Slurm cannot start.
 # Usage: launch_test.sh GPUSWEEP_BIN PLUGIN_DIR

@@ -101,7 +101,7 @@ TEST_CASE("claim verdicts: confirmed, overlaps, refuted, inconclusive", "[host][
   // Confirmed only when the interval lies inside the claimed range.
   CHECK(claim_verdict(1.25, 1.22, 1.28, 1.2, 1.3) == ClaimVerdict::confirmed);
   // Meeting the range and reaching beyond it is compatible, not proof
-  // (audit M8: 1.4 [1.28, 1.5] for a claimed 1.2-1.3 was "confirmed").
+  // (1.4 [1.28, 1.5] for a claimed 1.2-1.3 was once "confirmed").
   CHECK(claim_verdict(1.25, 1.18, 1.32, 1.2, 1.3) == ClaimVerdict::overlaps);
   CHECK(claim_verdict(1.4, 1.28, 1.5, 1.2, 1.3) == ClaimVerdict::overlaps);
   // A real gain, but far from the promised one.
@@ -229,7 +229,7 @@ TEST_CASE("a tune run's claims are judged at the level of its confirmation round
           "[host][claims]") {
   // A tune run stops its confirmation once precise, as precision runs do:
   // its claims' intervals are at the sequential level, as compare's are,
-  // not at 95% (the ttq audit's L3); the same figures from a plain run
+  // not at 95%; the same figures from a plain run
   // give the narrower 95% interval.
   const std::string claims =
       R"([{"claim": "device replay 1.5x", "change": {"replay_on_device": true}, "expected": [1.4, 1.6]}])";

@@ -325,7 +325,7 @@ TEST_CASE("a knob's interval holds its level: A/A knobs exclude 1 about 5% of th
 
 TEST_CASE("a knob through the baseline holds 95% when its pairs stopped at different rounds",
           "[host][compare][sim]") {
-  // The 2026-11-26 audit's knob_sandwich (M1): the baseline runs every round
+  // The knob_sandwich scenario: the baseline runs every round
   // of a precision run (10), the other configs stop early (rounds 3, 10 and
   // 5, or a failed trial in a 3-repeat sweep: 2, 3, 3); knob a does nothing.
   // Welch-Satterthwaite df over the sides' own variances missed up to 10.5%.
@@ -446,7 +446,7 @@ TEST_CASE(
        << rate(misses, 2 * runs) << "; wider than twice the widest per-config interval: "
        << rate(too_wide, 2 * runs) << "; the 3-round pair alone: " << rate(pair_too_wide, runs));
   CHECK(misses <= 0.025 * 2 * runs);
-  // Since the 2026-11-26 audit's M1 the df no longer come from the sides' own
+  // The df no longer come from the sides' own
   // variances (too many, intervals too narrow by up to 10 points of
   // coverage): where the variance gathers in the shared early rounds the
   // interval is honestly wider, past twice the widest in ~2% of runs (1% had
@@ -491,7 +491,7 @@ TEST_CASE("times to target: a difference six seeds show but within the min effec
 
 TEST_CASE("times to target: a seed's trials on different machines give no verdict unless asked",
           "[host][target]") {
-  // The ttq audit's L4: merged shards or --jobs on mixed GPUs pair a seed's
+  // Merged shards or --jobs on mixed GPUs pair a seed's
   // trials across machines, which the throughput table withholds.
   ConfigSamples base, fast;
   for (int64_t r = 0; r < 6; ++r) {
@@ -514,7 +514,7 @@ TEST_CASE("times to target: a seed's trials on different machines give no verdic
 
 TEST_CASE("on a target run quality is not compared: trials stop at the target or their budget",
           "[host][target]") {
-  // The ttq audit's L5: a config slowed to its budget stops below the
+  // A config slowed to its budget stops below the
   // target; read as a quality loss it was "(worse)".
   std::vector<ConfigSamples> configs = {
       config(0, {{"spin", 100}}, {100, 101, 99, 100.5, 99.5, 100.2}, {0.9}),

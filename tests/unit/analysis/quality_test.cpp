@@ -1,4 +1,4 @@
-// Quality against the baseline's with its uncertainty (audit L9), on
+// Quality against the baseline's with its uncertainty, on
 // simulated evaluations with a known true change.
 #include "analysis/quality.hpp"
 
@@ -58,8 +58,8 @@ TEST_CASE("non-inferiority is a test: at the margin it is passed at most 5% of t
 
 TEST_CASE("a noisy quality metric is inconclusive, not non-inferior by its mean",
           "[host][quality]") {
-  // The audit's case: dqn's greedy return over 10 episodes (se ~30 around
-  // 200); the config's mean is even higher.
+  // A case once called non-inferior by its mean: dqn's greedy return over
+  // 10 episodes (se ~30 around 200); the config's mean is even higher.
   const auto q = compare_quality({{200, 30}}, {{210, 30}}, true, 0.01);
   REQUIRE(q);
   CHECK(q->change == Approx(0.05));

@@ -339,7 +339,7 @@ TEST_CASE("race_trials: a diverged trial is censored at the longest time of its 
 
 TEST_CASE("race_trials: a target trial killed by timeout_s after evaluating is censored evidence",
           "[host][tune][target]") {
-  // The ttq audit's M2, as compare reads it: censored at its last
+  // As compare reads it: censored at its last
   // evaluation's training clock, not a transient failure to retry or write
   // off outside the race's alpha. One killed before any evaluation stays
   // transient.
@@ -376,7 +376,7 @@ TEST_CASE("race_trials: a target trial killed by timeout_s after evaluating is c
 
 TEST_CASE("race_trials: a target met at time 0 is the fastest trial, not a failure",
           "[host][tune][target]") {
-  // The ttq audit's L8: a workload whose first evaluation (before any
+  // A workload whose first evaluation (before any
   // training) already meets the target reports time 0.
   test::TempDir dir("race_instant");
   db::Store store(dir.file("r.db"), db::Connection::Mode::read_write);

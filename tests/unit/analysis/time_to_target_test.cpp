@@ -300,7 +300,7 @@ TEST_CASE("a diverged trial never reaches: no median from the others, the ratio 
 
 TEST_CASE("divergence in most seeds never gives a finite median (simulated, km_divergence)",
           "[host][target][sim]") {
-  // The 2026-11-26 audit's km_divergence: B reaches in 10 s x exp(pace +
+  // The km_divergence scenario: B reaches in 10 s x exp(pace +
   // 0.15 z); D diverges early with probability 0.6, else reaches 15% faster;
   // 10 seeds, pace sd 0.2. Where over half of D's seeds diverged, D must get
   // no median (the shipped Kaplan-Meier gave one in 98.9% of such sweeps) and

@@ -38,8 +38,8 @@ TEST_CASE("the batch script runs shard i/n of the sweep into its own database", 
   b.cpus_per_task = 4;
   b.time_min = 30;
   b.extra = {"--qos=high", "--comment=two words"};
-  // One root with a space, a quote, a '%' and a '#', for every path (audit
-  // L2: the log path was once written unquoted and hidden by another root).
+  // One root with a space, a quote, a '%' and a '#', for every path (the
+  // log path was once written unquoted and hidden by another root).
   b.log_dir = "/runs/it's 50% #2/logs";
   b.exe = "/opt/gpusweep/bin/gpusweep";
   b.sweep_file = "/runs/r/sweep.json";

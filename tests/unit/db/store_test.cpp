@@ -239,7 +239,7 @@ TEST_CASE("a version 1 database is read through an upgraded copy, and upgraded b
   std::this_thread::sleep_for(std::chrono::milliseconds(20));  // an mtime a write would move
   {
     // A reader sees the current schema through an upgraded copy, and never
-    // writes the file it was given (audit L1: it once migrated it in place).
+    // writes the file it was given (it once migrated it in place).
     Store reader(t.path, Connection::Mode::read_only);
     CHECK(reader.reads_upgraded_copy());
     CHECK(current_version(reader.connection()) == schema_version());

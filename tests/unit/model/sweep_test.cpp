@@ -164,7 +164,7 @@ TEST_CASE("trials are interleaved by repeat in a seeded shuffle", "[host][sweep]
   CHECK(differs);
   // The order is the project's own (gpusweep/random.hpp), not the standard
   // library's: shards planned by binaries built with different standard
-  // libraries take the same slice (audit L11).
+  // libraries take the same slice.
   std::vector<int64_t> pinned;
   for (const auto& t : other) pinned.push_back(t.config_index);
   CHECK(pinned == std::vector<int64_t>{3, 2, 0, 1, 1, 0, 2, 3, 0, 1, 3, 2});

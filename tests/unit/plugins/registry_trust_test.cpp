@@ -1,5 +1,5 @@
-// Plugin discovery that cannot be planted (audit L4): plugin files and
-// folders that another user could change are not loaded, with the fix.
+// Plugin discovery that cannot be planted: plugin files and folders that
+// another user could change are not loaded, with the fix.
 #include "plugins/registry.hpp"
 #include "temp_dir.hpp"
 

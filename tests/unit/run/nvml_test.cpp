@@ -163,7 +163,7 @@ TEST_CASE("without NVML, the driver's device nodes tell that auto means a GPU", 
   ::setenv("GPUSWEEP_DEV_DIR", dev.path.c_str(), 1);
   CHECK(nvidia_device_nodes() == 2);  // nvidiactl and nvidia-uvm are not GPUs
   // A run of `auto` configs on such a machine does not take turns: each
-  // waiting trial would hold a CUDA context and its memory (audit M5).
+  // waiting trial would hold a CUDA context and its memory.
   MeasureSpec m;
   const auto plan = plan_interleave(m,
                                     {nlohmann::json{{"device", "auto"}, {"seed", 0}},

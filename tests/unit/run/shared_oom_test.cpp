@@ -1,5 +1,5 @@
 // An OOM on a GPU shared by interleaved trials is labelled as possibly a
-// neighbour's (audit M6); any other outcome is left as it was.
+// neighbour's (each waiting trial holds its device memory); any other outcome is left as it was.
 #include "run/sweep_run.hpp"
 
 #include <catch2/catch.hpp>

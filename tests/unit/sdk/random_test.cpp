@@ -1,4 +1,5 @@
-// gpusweep/random.hpp: draws whose values the project defines (audit L11).
+// gpusweep/random.hpp: draws whose values the project defines (std::shuffle
+// and the <random> distributions differ between standard libraries).
 // The pinned values below are what every standard library must give; a
 // change to any of them changes plan orders, shard slices and workloads'
 // generated data, and needs the plugins' manifest versions bumped.

@@ -436,7 +436,7 @@ TEST_CASE("an older gpusweep's database is upgraded once in a copy, not once a r
 
 TEST_CASE("a live run's ETA is its trials left at their mean time, whenever the run was created",
           "[serve]") {
-  // The serve audit's L4: the rate since the run was created made a run
+  // The rate since the run was created made a run
   // resumed a day later look a day from done.
   db::RunCounts c;
   c.total = 12;

@@ -1,6 +1,6 @@
 // A data-parallel trial's communication share from its ranks' exposed
-// all-reduce per step, against a simulation with a known truth (the
-// 2026-11-26 audit's M5): two ranks whose step times jitter, so that the
+// all-reduce per step, against a simulation with a known truth (the least
+// of whole-trial totals overstated it): two ranks whose step times jitter, so that the
 // slower one changes from step to step, and each rank's exposed span is the
 // all-reduce plus its wait for the other.
 #include "worker/ranks.hpp"
@@ -48,7 +48,7 @@ Simulated simulate(uint64_t seed, int steps, double step_s, double jitter_s, dou
 
 TEST_CASE("the communication from per-step waits is within 20% of the truth, totals are not",
           "[worker][data_parallel]") {
-  // The audit's model: 270 ms steps, a 2 ms exposed all-reduce, 400 steps.
+  // A model of restoration's step: 270 ms steps, a 2 ms exposed all-reduce, 400 steps.
   struct Case {
     double jitter_s, straggle_s;
   };
@@ -66,7 +66,7 @@ TEST_CASE("the communication from per-step waits is within 20% of the truth, tot
       // the least is half the gap between them.
       CHECK(est->imbalance_s > 0);
       // What the fix replaces: the least of the totals keeps the waits (2.26%
-      // for a true 0.72% in the audit), far outside 20%.
+      // for a true 0.72% in one worked case), far outside 20%.
       CHECK(s.totals_min_s > 1.5 * s.comm_s);
     }
   }
