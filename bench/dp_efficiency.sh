@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Data-parallel scaling on the CPU at fixed threads per rank (the 2026-11-26
-# audit's M6): the dp_spin fixture (a CPU spin of SPIN_US a step, every rank
+# Data-parallel scaling on the CPU at fixed threads per rank (a rank given
+# its share of the cores measured thread scaling against the single
+# process's all-core team): the dp_spin fixture (a CPU spin of SPIN_US a step, every rank
 # its own, and a 5-float all-reduce through Gloo) at world_size 1 and 2,
 # threads 1 (each rank one thread, bound to its own core; the single process
 # one thread), so that 100% efficiency is reachable. Prints compare

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A Python workload's loader_workers, interleaved against one trial at a
-# time (the 2026-11-26 serve/dp/python audit's H1): the Python restoration
+# time (whether its loaders stop between turns): the Python restoration
 # example (examples/python/restoration.py, its DataLoader from
 # Settings.loader) at loader_workers 0 and 2, batch 8, one thread, three
 # repeats, measured twice in one go: interleaved (measure.interleave auto:

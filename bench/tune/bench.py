@@ -313,7 +313,7 @@ def step_table(ns):
           f"{100 * t.get('drift_sd', 0):.1f}% sd): within 3% of the best are "
           + ", ".join(f"#{k} ({100 * truth[k] / truth[best]:.1f}% +- "
                       f"{100 * t['se'][str(k)]:.1f}%)" for k in close) + "\n")
-    # The truth has its own standard error (audit L10): a pick at 96.5% +-
+    # The truth has its own standard error: a pick at 96.5% +-
     # 1.5% of the best is not known to be outside 3%, nor one at 97.5% +-
     # 1.5% inside. Each pick against the best, its log ratio's standard
     # error sqrt(se_pick^2 + se_best^2): "clearly within" when the 95%
@@ -356,7 +356,7 @@ def step_table(ns):
                      for x in confirmed)
         widths = sorted((x["vs_baseline"][2] - x["vs_baseline"][1]) / 2 / x["vs_baseline"][0]
                         for x in confirmed)
-        # The truth's ratio has its own error (L10): agreement is a z test of
+        # The truth's ratio has its own error: agreement is a z test of
         # the two log ratios with both standard errors (tune's from its
         # interval, at the sequential level 98.5%, read as normal).
         z_tune = statistics.NormalDist().inv_cdf(0.5 + 0.985 / 2)
