@@ -54,7 +54,7 @@ int cmd_best(const Args& args) {
                                                     : Objective::throughput;
   if (objective == Objective::time_to_target && !spec.measure.target) {
     throw UsageError("--objective time_to_target: sweep '" + run.sweep.name +
-                     "' has no measure.target (see README.md, measure.target)");
+                     "' has no measure.target (see docs/time-to-target.md)");
   }
   const Rounds rounds = rounds_for(spec, vm.count("selection-data") != 0U);
   const auto configs = gather_configs(*run.store, run.sweep.id, true, rounds);

@@ -110,7 +110,7 @@ int cmd_compare(const Args& args) {
     if (spec.claims.empty()) {
       throw UsageError("sweep '" + sweep->name +
                        "' carries no claims (add \"claims\" to its sweep "
-                       "file; see README.md)");
+                       "file; see docs/sweep-file.md)");
     }
     std::cout << render_claims(evaluate_claims(store, *sweep, spec), format);
     return 0;

@@ -189,7 +189,8 @@ Json parse_strict(const std::string& text, const std::string& source) {
     const auto colon = msg.find(": ", msg.find("parse error"));
     const std::string detail = colon == std::string::npos ? msg : msg.substr(colon + 2);
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-      usage(source, "", "the file is empty; a sweep file is a JSON object (see README.md)");
+      usage(source, "",
+            "the file is empty; a sweep file is a JSON object (see docs/sweep-file.md)");
     }
     usage(source, position_of(text, e.byte > 0 ? e.byte - 1 : 0), "not valid JSON: " + detail);
   } catch (const Json::exception& e) {

@@ -83,7 +83,7 @@ std::string compare_one_table(const ComparePage& page, const std::string& which,
   if (!page.spec->measure.target) {
     throw UsageError("sweep '" + page.sweep->name +
                      "' has no measure.target: its trials ran a fixed number of blocks, not "
-                     "to a quality target (see README.md, measure.target)");
+                     "to a quality target (see docs/time-to-target.md)");
   }
   return render_targets(compare_targets(*page.rows, opt), page.keys, format) +
          (format == OutputFormat::table ? seed_note(*page.spec) : "");
