@@ -333,7 +333,7 @@ TEST_CASE("a rank out of memory ends its data-parallel trial as oom, naming the 
                 "timeout_s": 120, "max_memory": "600MiB"}})");
   const auto r = box.gpusweep("run o.json --db results.db");
   INFO(r.output);
-  CHECK(r.code == 0);
+  CHECK(r.code == 3);  // its only trial failed, and run's exit status says so
   CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'oom'") == 1);
   CHECK_THAT(box.text("SELECT error FROM trials"),
              Contains(" of 2") && Contains("can't allocate memory"));
@@ -353,7 +353,7 @@ TEST_CASE("a rendezvous that does not complete fails the trial after its timeout
   const pid_t host = start_run(box, "r.json", "3");
   const pid_t follower = await_follower(box, /*poll_ms=*/1);
   REQUIRE(::kill(follower, SIGSTOP) == 0);
-  CHECK(Sandbox::wait(host) == 0);
+  CHECK(Sandbox::wait(host) == 3);  // its only trial failed: run's exit status
   INFO(box.read("log.txt"));
   CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'failed'") == 1);
   CHECK_THAT(box.text("SELECT error FROM trials"),
@@ -374,7 +374,7 @@ TEST_CASE("a rank stuck past the ranks' timeout fails the trial, naming the stuc
   box.write("t.json", sweep_text);
   const auto [host, follower] = start_mid_trial(box, "2");
   REQUIRE(::kill(follower, SIGSTOP) == 0);
-  CHECK(Sandbox::wait(host) == 0);
+  CHECK(Sandbox::wait(host) == 3);  // its only trial failed: run's exit status
   INFO(box.read("log.txt"));
   CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'failed'") == 1);
   CHECK_THAT(box.text("SELECT error FROM trials WHERE status = 'failed'"),

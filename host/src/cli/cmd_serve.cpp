@@ -41,6 +41,15 @@ HttpOptions http_options(const po::variables_map& vm) {
   return options;
 }
 
+// The --db paths not there yet, which are served once they appear.
+std::string not_there_yet(const std::vector<std::string>& given) {
+  std::string waiting;
+  for (const auto& g : given) {
+    if (!std::filesystem::exists(g)) waiting += (waiting.empty() ? "" : ", ") + g;
+  }
+  return waiting;
+}
+
 }  // namespace
 
 int cmd_serve(const Args& args) {
@@ -106,11 +115,7 @@ int cmd_serve(const Args& args) {
   HttpServer server(options, [&api](const HttpRequest& r) { return api.handle(r); });
   const std::string host =
       options.bind.find(':') != std::string::npos ? "[" + options.bind + "]" : options.bind;
-  // A --db that is not there yet is served once it appears: say so.
-  std::string waiting;
-  for (const auto& g : given) {
-    if (!std::filesystem::exists(g)) waiting += (waiting.empty() ? "" : ", ") + g;
-  }
+  const std::string waiting = not_there_yet(given);
   std::cout << "serving " << dbs.size() << (dbs.size() == 1 ? " database" : " databases")
             << (!waiting.empty()  ? " (waiting for " + waiting + " to appear)"
                 : folders.empty() ? ""

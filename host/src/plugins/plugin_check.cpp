@@ -1,5 +1,6 @@
 // Plugin validation for `gpusweep plugins --check`; see plugin_check.hpp.
 #include "plugins/plugin_check.hpp"
+#include "plugins/check_internal.hpp"
 #include "protocol/events.hpp"
 #include "protocol/worker_args.hpp"
 
@@ -30,20 +31,13 @@ int CheckReport::count(Level level) const {
                                         [level](const CheckItem& i) { return i.level == level; }));
 }
 
-namespace {
+namespace detail {
 
 // How the worker ended, for a message: "was killed by SIGSEGV (...)".
 std::string how_it_ended(const Captured& c, double timeout_s) {
   if (c.timed_out) return "did not return within " + number_text(timeout_s) + " s";
   if (WIFSIGNALED(c.status)) return "crashed the worker: " + signal_description(WTERMSIG(c.status));
   return "ended the worker (exit code " + std::to_string(WEXITSTATUS(c.status)) + ")";
-}
-
-// Four significant digits: what a person reads in a one-line summary.
-std::string short_number(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g", v);
-  return buf;
 }
 
 std::string stderr_tail(const Captured& c) {
@@ -63,6 +57,22 @@ std::string status_text(const Json& end) {
   const std::string name = end.value("status_name", "failed");
   const std::string message = end.value("message", "");
   return name + (message.empty() ? "" : ": " + message);
+}
+
+}  // namespace detail
+
+using detail::call_name;
+using detail::how_it_ended;
+using detail::status_text;
+using detail::stderr_tail;
+
+namespace {
+
+// Four significant digits: what a person reads in a one-line summary.
+std::string short_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
 }
 
 // Values of a JSON object that are not finite numbers, as "key (why)".
@@ -317,206 +327,6 @@ void check_smoke(const std::string& path, const std::vector<Json>& events, const
   }
 }
 
-// A setting the workload declares, at a value other than its default, and
-// the stat that shows whether it acted.
-struct SettingTry {
-  std::string name;
-  Json value;
-  std::string label() const { return name + "=" + value.dump(); }
-};
-
-// The declared settings to try: grad_accum, channels_last,
-// zero_grad_to_none and loader_workers, where the manifest has them and
-// they apply (the workload's Supports), each at a value that must change
-// what a step does.
-std::vector<SettingTry> settings_to_try(const Json& manifest) {
-  std::vector<SettingTry> out;
-  for (const auto& p : manifest.value("params", Json::array())) {
-    if (!p.is_object() || !p.value("common", false) || !p.value("applies", true)) continue;
-    const std::string name = p.value("name", "");
-    const Json def = p.value("default", Json());
-    if ((name == "channels_last" || name == "zero_grad_to_none") && def.is_boolean()) {
-      out.push_back({name, !def.get<bool>()});
-    } else if (name == "grad_accum" && def.is_number_integer()) {
-      const int64_t twice = 2 * def.get<int64_t>();
-      if (!p.contains("max") || twice <= p["max"].get<double>()) out.push_back({name, twice});
-    } else if (name == "loader_workers" && def == Json(0)) {
-      out.push_back({name, 1});
-    }
-  }
-  return out;
-}
-
-// What one run with settings tried showed: the first call that did not
-// return OK (null when every call did), and the stats.
-struct SettingRun {
-  Json failed;
-  Json stats;
-};
-
-SettingRun run_with(const WorkerArgs& base, const Json& config, const std::vector<SettingTry>& set,
-                    double timeout_s) {
-  WorkerArgs args = base;
-  Json c = config;
-  for (const auto& t : set) c[t.name] = t.value;
-  args.config_json = c.dump();
-  // The SDK judges its settings after a trial's second step.
-  args.check_steps = 3;
-  const Captured run = run_worker_captured(args, timeout_s);
-  SettingRun out;
-  std::optional<Json> open;
-  for (const auto& e : event::parse(run.proto)) {
-    const std::string kind = event::kind(e);
-    if (kind == event::begin) open = e;
-    if (kind != event::end) continue;
-    open.reset();
-    if (e.value("status", 1) != GPUSWEEP_STATUS_OK && out.failed.is_null()) out.failed = e;
-    if (e.value("fn", "") == "stats") out.stats = e.value("stats", Json());
-  }
-  if (open && out.failed.is_null()) {
-    out.failed = *open;
-    out.failed["status_name"] = "failed";
-    out.failed["message"] = how_it_ended(run, timeout_s) + stderr_tail(run);
-  }
-  return out;
-}
-
-// The part of the SDK's message about one setting ("grad_accum=2 did
-// nothing: ...; fix: ..."; several are joined by "; also "), split into
-// what was seen and the fix; the whole message where it has no such part.
-std::pair<std::string, std::string> message_about(const std::string& message,
-                                                  const std::string& name) {
-  std::string part = message;
-  size_t from = 0;
-  while (from <= message.size()) {
-    const size_t to = std::min(message.find("; also ", from), message.size());
-    const std::string piece = message.substr(from, to - from);
-    if (piece.find(name + "=") != std::string::npos) {
-      part = piece;
-      break;
-    }
-    from = to + 7;
-  }
-  if (const size_t at = part.find(name + "="); at != std::string::npos) part = part.substr(at);
-  const size_t fix = part.find("; fix: ");
-  if (fix == std::string::npos) {
-    return {part, "see docs/writing-plugins.md, \"Settings that must act\""};
-  }
-  return {part.substr(0, fix), part.substr(fix + 7)};
-}
-
-std::string stat_text(const Json& stats, const char* key) {
-  return number_text(stats[key].get<double>());
-}
-
-// Judges one setting by what the run's stats observed.
-void judge_setting(const SettingTry& t, const Json& stats, CheckItems& out) {
-  const auto has = [&](const char* k) { return stats.is_object() && stats.contains(k) &&
-                                                stats[k].is_number(); };
-  const std::string label = t.label();
-  if (t.name == "grad_accum" && has("backward_passes_per_step")) {
-    const double passes = stats["backward_passes_per_step"].get<double>();
-    const double g = t.value.get<double>();
-    if (passes >= g && std::fmod(passes, g) == 0) {
-      out.ok(label + " acts: " + stat_text(stats, "backward_passes_per_step") +
-             " backward passes a step");
-    } else {
-      out.problem(label + " did nothing: " + stat_text(stats, "backward_passes_per_step") +
-                      " backward pass(es) a step",
-                  "run grad_accum micro-batches a step, each through GradStep's backward()");
-    }
-  } else if (t.name == "channels_last" && t.value == Json(false) &&
-             has("channels_last_weights")) {
-    // A workload whose default is channels-last, tried without it.
-    if (stats["channels_last_weights"].get<double>() == 0) {
-      out.ok(label + " acts: none of the model's 4-D weights is channels-last");
-    } else {
-      out.problem(label + " did nothing: " + stat_text(stats, "channels_last_weights") +
-                      " 4-D weights still channels-last",
-                  "lay the model out with the settings' prepare(model)");
-    }
-  } else if (t.name == "channels_last" && has("channels_last_weights")) {
-    // weights_4d, where reported (the Python SDK), says whether all are.
-    const double last = stats["channels_last_weights"].get<double>();
-    const double four = has("weights_4d") ? stats["weights_4d"].get<double>() : last;
-    if (last > 0 && last == four) {
-      out.ok(label + " acts: the model's " + stat_text(stats, "channels_last_weights") +
-             " 4-D weights are channels-last");
-    } else {
-      out.problem(label + " did nothing: " + stat_text(stats, "channels_last_weights") +
-                      " 4-D weights channels-last" +
-                      (has("weights_4d") ? " of " + stat_text(stats, "weights_4d") : ""),
-                  four > 0 ? "lay the model out with the settings' prepare(model)"
-                           : "a model without 4-D weights cannot use it: declare "
-                             "channels_last unsupported");
-    }
-  } else if (t.name == "zero_grad_to_none" && has("zero_grad_calls_per_step")) {
-    if (stats["zero_grad_calls_per_step"].get<double>() >= 1) {
-      out.ok(label + " acts: each step clears its gradients through the SDK (GradStep)");
-    } else {
-      out.problem(label + " did nothing: the step cleared no gradients through the SDK",
-                  "clear them with GradStep or the settings' zero_grad(optimizer)");
-    }
-  } else if (t.name == "loader_workers" && has("input_batches")) {
-    if (stats["input_batches"].get<double>() > 0) {
-      out.ok(label + " acts: the steps took " + stat_text(stats, "input_batches") +
-             " batches from the SDK's loader");
-    } else {
-      out.problem(label + " did nothing: no batch came from the SDK's loader",
-                  "draw the step's batches from it (Python: next() of s.loader(dataset))");
-    }
-  } else {
-    const char* stat = t.name == "grad_accum"          ? "backward_passes_per_step"
-                       : t.name == "channels_last"     ? "channels_last_weights"
-                       : t.name == "zero_grad_to_none" ? "zero_grad_calls_per_step"
-                                                       : "input_batches";
-    out.note(label + ": not observable, stats() report no " + stat,
-             "the Python SDK and torchkit report what they observe of the settings; without "
-             "it a sweep of " + t.name + " is taken on trust");
-  }
-}
-
-// Runs the steps again with the declared settings at values other than
-// their defaults, all at once; a setting the run's failure names is a
-// problem and the rest run again, and a failure that names none is
-// narrowed down one setting at a time.
-void try_settings(const WorkerArgs& base, const Json& config, std::vector<SettingTry> group,
-                  double timeout_s, CheckItems& out) {
-  while (!group.empty()) {
-    const SettingRun run = run_with(base, config, group, timeout_s);
-    if (run.failed.is_null()) {
-      for (const auto& t : group) judge_setting(t, run.stats, out);
-      return;
-    }
-    const std::string message = run.failed.value("message", "");
-    const std::string status = run.failed.value("status_name", "failed");
-    std::vector<SettingTry> named;
-    std::vector<SettingTry> rest;
-    for (const auto& t : group) {
-      (message.find(t.name + "=") != std::string::npos ? named : rest).push_back(t);
-    }
-    if (named.empty() && group.size() > 1) {
-      for (const auto& t : group) try_settings(base, config, {t}, timeout_s, out);
-      return;
-    }
-    if (named.empty()) {
-      const std::string what = "with " + group.front().label() + ", " + call_name(run.failed) +
-                               " returned " + status_text(run.failed);
-      if (status == "skipped") {
-        out.note(what, "the setting cannot be tried here; a sweep of it skips such trials too");
-      } else {
-        out.problem(what, "fix the error; run the check's steps with --set " +
-                              group.front().label() + " to see it");
-      }
-      return;
-    }
-    for (const auto& t : named) {
-      const auto [seen, fix] = message_about(message, t.name);
-      out.problem(seen, fix);
-    }
-    group = rest;
-  }
-}
 // Loads the plugin in a describe worker: its "loaded" event, or null after
 // saying in out why it does not load.
 Json load_in_worker(const std::string& path, const Json& selection, double timeout_s,
@@ -632,6 +442,16 @@ bool judge_manifest(const Json& manifest, const std::string& expected, CheckItem
   return true;
 }
 
+// Whether a smoke run reached destroy() with every call returning OK.
+bool every_call_returned(const std::vector<Json>& events) {
+  const auto ended = [](const Json& e) { return event::kind(e) == event::end; };
+  return std::any_of(events.begin(), events.end(),
+                     [&](const Json& e) { return ended(e) && e.value("fn", "") == "destroy"; }) &&
+         std::none_of(events.begin(), events.end(), [&](const Json& e) {
+           return ended(e) && e.value("status", 1) != GPUSWEEP_STATUS_OK;
+         });
+}
+
 }  // namespace
 
 CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s,
@@ -707,13 +527,9 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   // 5. Each setting the workload declares acts: the steps again with each at
   // a value other than its default, and what its stats observed.
   // Only after a smoke run whose every call returned: else its problems come first.
-  const bool smoke_ok = !s.timed_out && std::any_of(first.begin(), first.end(), [](const Json& e) {
-    return event::kind(e) == event::end && e.value("fn", "") == "destroy";
-  }) && std::none_of(first.begin(), first.end(), [](const Json& e) {
-    return event::kind(e) == event::end && e.value("status", 1) != GPUSWEEP_STATUS_OK;
-  });
-  if (const auto to_try = settings_to_try(manifest); !to_try.empty() && smoke_ok) {
-    try_settings(check, report.config, to_try, timeout_s, out);
+  const bool smoke_ok = !s.timed_out && every_call_returned(first);
+  if (const auto to_try = detail::settings_to_try(manifest); !to_try.empty() && smoke_ok) {
+    detail::try_settings(check, report.config, to_try, timeout_s, out);
   }
   report.items = std::move(out.all());
   return report;

@@ -390,8 +390,10 @@ TEST_CASE("the docs' Python example runs as written, and its grad_accum trials a
   const auto sweep = [&](const std::string& name, const std::string& module,
                          const std::string& grid) {
     box.write(name, R"({"name": "docs", "workload": "python",
-      "base": {"module": ")" + module + R"(", "device": "cpu", "threads": 1, "batch_size": 8},
-      "grid": {"grad_accum": )" + grid + R"(},
+      "base": {"module": ")" +
+                        module + R"(", "device": "cpu", "threads": 1, "batch_size": 8},
+      "grid": {"grad_accum": )" +
+                        grid + R"(},
       "measure": {"repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5,
                   "timeout_s": 120, "min_block_s": 0}})");
   };
@@ -434,8 +436,9 @@ TEST_CASE("the docs' Python example runs as written, and its grad_accum trials a
   sweep("b.json", "broken.py", "[4]");
   const auto b = box.gpusweep("run b.json --db broken.db");
   INFO(b.output);
-  const auto trial = box.gpusweep("sql \"SELECT status || ': ' || error FROM trials\" --db "
-                                  "broken.db --format csv");
+  const auto trial = box.gpusweep(
+      "sql \"SELECT status || ': ' || error FROM trials\" --db "
+      "broken.db --format csv");
   CHECK_THAT(trial.output, Contains("failed: step(): gpusweep.SettingIgnored: grad_accum=4 did "
                                     "nothing: the first 2 steps ran 1, 1 backward pass(es)"));
 }
