@@ -66,7 +66,10 @@ int cmd_run(const Args& args) {
       "own database, and `gpusweep merge` gathers the shards into one.\n\n"
       "On a GPU machine, --jobs N > 1 gives each running trial a GPU of its own (from\n"
       "--gpus, default all visible), set before CUDA starts in its process; more jobs than\n"
-      "GPUs is refused. On the CPU, trials at once share the cores (see overlap_fraction).",
+      "GPUs is refused. On the CPU, trials at once share the cores (see overlap_fraction).\n\n"
+      "Exit status: 0 when the run completed, 2 for a usage error (nothing run), 3 when it\n"
+      "completed but its baseline or every trial failed (failed, oom, timeout, crashed;\n"
+      "skipped trials do not count), 130 when interrupted (resume continues it).",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
