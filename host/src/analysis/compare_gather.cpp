@@ -4,6 +4,7 @@
 #include "analysis/compare.hpp"
 
 #include "analysis/race.hpp"
+#include "model/stats.hpp"
 #include "model/tune.hpp"
 
 #include <algorithm>
@@ -23,10 +24,10 @@ std::optional<TargetTime> target_time(int64_t repeat, std::optional<double> time
 }
 
 std::optional<TargetTime> stored_target_time(db::Store& store, const db::TrialRecord& t) {
-  const auto time = store.last_stat(t.id, "target_time_s");
+  const auto time = store.last_stat(t.id, host_stat::target_time_s);
   if (!time) return std::nullopt;
-  return target_time(t.plan.repeat, time, store.last_stat(t.id, "target_censored"),
-                     store.last_stat(t.id, "target_diverged"));
+  return target_time(t.plan.repeat, time, store.last_stat(t.id, host_stat::target_censored),
+                     store.last_stat(t.id, host_stat::target_diverged));
 }
 
 std::optional<TargetTime> timed_out_target_time(db::Store& store, const db::TrialRecord& t) {
@@ -76,15 +77,10 @@ bool in_rounds(const db::TrialRecord& t, Rounds rounds) {
 
 namespace {
 
-// The statistics gather_configs reads, in last_stats' order.
-const std::vector<std::string> kGatherStats = {"overlap_fraction",
-                                               "target_time_s",
-                                               "target_censored",
-                                               "quality_se",
-                                               "dp_comm_share",
-                                               "target_diverged",
-                                               "dp_allreduce_bytes_per_step",
-                                               "intra_op_threads"};
+// The statistics gather_configs reads: each slot of last_stats' answer
+// named where it is given its stat, so that no two lists must agree by
+// position. dp_allreduce_bytes_per_step and intra_op_threads are torchkit's
+// own stats (the SDK's names), not the host's.
 enum GatherStat : size_t {
   overlap_fraction,
   target_time_s,
@@ -93,8 +89,24 @@ enum GatherStat : size_t {
   dp_comm_share,
   target_diverged,
   dp_allreduce_bytes,
-  intra_op_threads
+  intra_op_threads,
+  kGatherStatCount
 };
+const std::vector<std::string>& gather_stats() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n(kGatherStatCount);
+    n[overlap_fraction] = host_stat::overlap_fraction;
+    n[target_time_s] = host_stat::target_time_s;
+    n[target_censored] = host_stat::target_censored;
+    n[quality_se] = host_stat::quality_se;
+    n[dp_comm_share] = host_stat::dp_comm_share;
+    n[target_diverged] = host_stat::target_diverged;
+    n[dp_allreduce_bytes] = "dp_allreduce_bytes_per_step";
+    n[intra_op_threads] = "intra_op_threads";
+    return n;
+  }();
+  return names;
+}
 using Stats = std::unordered_map<int64_t, std::vector<std::optional<double>>>;
 std::optional<double> stat_of(const Stats& stats, int64_t trial, GatherStat name) {
   const auto t = stats.find(trial);
@@ -174,7 +186,7 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
   // environments.
   std::future<std::unordered_map<int64_t, RunSamples>> series;
   if (with_blocks) series = std::async(std::launch::async, read_series, store.path(), sweep_id);
-  const Stats stats = store.last_stats(sweep_id, kGatherStats);
+  const Stats stats = store.last_stats(sweep_id, gather_stats());
   std::vector<db::TrialRecord> trials = store.trials(sweep_id, db::TrialFields::brief);
   std::unordered_map<int64_t, RunSlot> waiting;  // trial id: its run, values to come
   for (const auto& t : trials) {

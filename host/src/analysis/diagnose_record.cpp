@@ -3,6 +3,7 @@
 // diagnosed again; see diagnose.hpp.
 #include "analysis/diagnose.hpp"
 
+#include "model/stats.hpp"
 #include "support/error.hpp"
 
 #include <algorithm>
@@ -147,14 +148,14 @@ PhaseBreakdown breakdown_from_record(const TrialRecordView& trial) {
   // The host's cores while measured steps ran; the whole life's mean (the
   // matmul probe's threads, CUDA's start, sync spins in a diagnose trial's
   // phase edges) only for trials recorded before that figure.
-  b.host_cpu_cores = stat_of(trial.stats, "monitor_cpu_util_measured_mean");
-  if (!b.host_cpu_cores) b.host_cpu_cores = stat_of(trial.stats, "monitor_cpu_util_mean");
+  b.host_cpu_cores = stat_of(trial.stats, host_stat::monitor_cpu_util_measured_mean);
+  if (!b.host_cpu_cores) b.host_cpu_cores = stat_of(trial.stats, host_stat::monitor_cpu_util_mean);
   b.graphed = stat_of(trial.stats, "cuda_graphs_captured").value_or(0) > 0;
   if (b.cuda) {
-    auto samples = stat_of(trial.stats, "monitor_gpu_util_samples");
-    if (!samples) samples = stat_of(trial.stats, "monitor_gpu_samples_measured");
-    const auto util = stat_of(trial.stats, "monitor_gpu_device_util_mean");
-    if (auto busy = stat_of(trial.stats, "gpu_busy_share")) {
+    auto samples = stat_of(trial.stats, host_stat::monitor_gpu_util_samples);
+    if (!samples) samples = stat_of(trial.stats, host_stat::monitor_gpu_samples_measured);
+    const auto util = stat_of(trial.stats, host_stat::monitor_gpu_device_util_mean);
+    if (auto busy = stat_of(trial.stats, host_stat::gpu_busy_share)) {
       b.device_busy_share = std::clamp(*busy, 0.0, 1.0);
       b.device_busy_source = "kernel time in CUDA's activity records";
     } else if (util && samples.value_or(0) >= 1) {

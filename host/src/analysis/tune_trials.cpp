@@ -4,6 +4,7 @@
 #include "analysis/compare.hpp"
 #include "analysis/metrics.hpp"
 #include "model/metrics.hpp"
+#include "model/stats.hpp"
 
 #include "support/error.hpp"
 
@@ -61,9 +62,10 @@ TrialCosts trial_costs(db::Store& store, const std::vector<db::TrialRecord>& tri
   std::vector<std::pair<uint64_t, double>> costs;
   for (const auto& t : trials) {
     if (!t.wall_s) continue;
-    costs.push_back(
-        {static_cast<uint64_t>(t.plan.config_index),
-         t.interleave_group ? store.last_stat(t.id, "turn_s").value_or(*t.wall_s) : *t.wall_s});
+    costs.push_back({static_cast<uint64_t>(t.plan.config_index),
+                     t.interleave_group
+                         ? store.last_stat(t.id, host_stat::turn_s).value_or(*t.wall_s)
+                         : *t.wall_s});
   }
   return TrialCosts(costs);
 }
@@ -86,8 +88,8 @@ struct TrialTimes {
 // every second.
 TrialTimes trial_times(db::Store& store, int64_t sweep_id,
                        const std::vector<db::TrialRecord>& trials) {
-  const auto stats =
-      store.last_stats(sweep_id, {"target_time_s", "target_censored", "target_diverged"});
+  const auto stats = store.last_stats(
+      sweep_id, {host_stat::target_time_s, host_stat::target_censored, host_stat::target_diverged});
   TrialTimes out;
   out.of.resize(trials.size());
   out.diverged.resize(trials.size());

@@ -27,5 +27,6 @@ int cmd_launch(const Args& args);
 int cmd_merge(const Args& args);
 int cmd_serve(const Args& args);
 int cmd_settings(const Args& args);
+int cmd_stats(const Args& args);
 
 }  // namespace gpusweep::host

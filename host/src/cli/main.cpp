@@ -26,6 +26,7 @@ const std::map<std::string, Command>& commands() {
       {"resume", {cmd_resume, "continue an interrupted sweep from the database"}},
       {"plugins", {cmd_plugins, "list workload plugins, show one's settings, --check one"}},
       {"settings", {cmd_settings, "the common settings every workload accepts, and their rules"}},
+      {"stats", {cmd_stats, "the statistics gpusweep stores about each trial, and their meaning"}},
       {"new-plugin", {cmd_new_plugin, "write a new workload plugin project to start from"}},
       {"compare", {cmd_compare, "compare configs with the baseline: ratio, CI, verdict"}},
       {"best", {cmd_best, "the best config under constraints, as a sweep snippet"}},

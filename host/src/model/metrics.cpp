@@ -1,5 +1,6 @@
 // The metric registry; see metrics.hpp.
 #include "model/metrics.hpp"
+#include "model/stats.hpp"
 
 namespace gpusweep::host {
 
@@ -23,11 +24,11 @@ const std::vector<Metric>& metrics() {
       {"gpu_utilization",
        "mean utilisation of the trial's GPU over its measured phase (NVML's driver samples, "
        "else 0.5 s polls; device-wide)",
-       MetricUnit::fraction, true, false, true, "monitor_gpu_device_util_mean"},
+       MetricUnit::fraction, true, false, true, host_stat::monitor_gpu_device_util_mean},
       {"time_to_target",
        "seconds of training to measure.target (a claim's ratio: paired by seed, censored "
        "trials as bounds)",
-       MetricUnit::seconds, false, false, true, "target_time_s"},
+       MetricUnit::seconds, false, false, true, host_stat::target_time_s},
   };
   return all;
 }

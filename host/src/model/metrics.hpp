@@ -4,6 +4,8 @@
 // statistic) is said here too; analysis/metrics.hpp reads it from the records.
 #pragma once
 
+#include "model/stats.hpp"
+
 #include <string>
 #include <vector>
 
@@ -14,8 +16,8 @@ namespace gpusweep::host {
 // the plugin's stat name), and the matmul peak a diagnose trial measured on
 // each kind of device (GFLOP/s).
 inline constexpr char kWarmupEndPrefix[] = "warmup_end.";
-inline constexpr char kMatmulPeakCuda[] = "matmul_peak_gflops_cuda";
-inline constexpr char kMatmulPeakCpu[] = "matmul_peak_gflops_cpu";
+inline constexpr const char* kMatmulPeakCuda = host_stat::matmul_peak_gflops_cuda;
+inline constexpr const char* kMatmulPeakCpu = host_stat::matmul_peak_gflops_cpu;
 
 enum class MetricUnit { rate, seconds, bytes, fraction, number };
 

@@ -1,6 +1,7 @@
 // compare's tables; see compare_view.hpp.
 #include "report/compare_view.hpp"
 
+#include "model/stats.hpp"
 #include "report/output.hpp"
 #include "support/format.hpp"
 #include "support/stats.hpp"
@@ -76,7 +77,7 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     const double cv = cv_of(c.throughput);
     rec["cv"] = cv;
     rec["noisy"] = cv > kNoisyCv;
-    rec["overlap_fraction"] = c.overlap_fraction;
+    rec[host_stat::overlap_fraction] = c.overlap_fraction;
     rec["notes"] = comparison_notes(r);
     records.push_back(rec);
   }
@@ -148,7 +149,7 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
     cols.push_back({"unit", "unit", false, {}});
     cols.push_back({"cv", "cv", true, {}});
     cols.push_back({"noisy", "noisy", false, {}});
-    cols.push_back({"overlap_fraction", "overlap", true, {}});
+    cols.push_back({host_stat::overlap_fraction, "overlap", true, {}});
     cols.push_back({"design", "design", false, {}});
     cols.push_back({"repeats_paired", "repeats paired", true, {}});
     cols.push_back({"blocks_paired", "blocks paired", true, {}});

@@ -2,6 +2,7 @@
 #include "report/export.hpp"
 
 #include "analysis/compare.hpp"
+#include "model/stats.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -103,7 +104,7 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
   const Json spec = Json::parse(sweep.spec_json, nullptr, false);
   const bool target = !per_block && spec.is_object() && spec.contains("measure") &&
                       spec["measure"].is_object() && spec["measure"].contains("target");
-  if (target) names.insert(names.end(), {"target_time_s", "target_censored"});
+  if (target) names.insert(names.end(), {host_stat::target_time_s, host_stat::target_censored});
   RowWriter w(names, format == OutputFormat::csv, out);
   std::string row;
   for (const auto& t : trials) {

@@ -3,6 +3,7 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/stored.hpp"
+#include "model/stats.hpp"
 #include "report/compare_view.hpp"
 #include "support/error.hpp"
 
@@ -96,8 +97,8 @@ std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sort
       r["config_notes"] = c.at("notes");
     }
     if (auto it = targets.find(t->id); it != targets.end()) {
-      r["target_time_s"] = it->second.time_s;
-      r["target_censored"] = it->second.censored;
+      r[host_stat::target_time_s] = it->second.time_s;
+      r[host_stat::target_censored] = it->second.censored;
     }
     if (auto it = notes.find(t->id); it != notes.end()) r["monitor_note"] = it->second;
     records.push_back(std::move(r));
@@ -148,15 +149,15 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
                     return v.is_null() ? std::string("-") : fixed(v.get<double>(), 2) + "x";
                   }});
   if (target) {
-    cols.push_back({"target_time_s", "to target", true, [get](const Json& r) {
-                      const Json v = get(r, "target_time_s");
+    cols.push_back({host_stat::target_time_s, "to target", true, [get](const Json& r) {
+                      const Json v = get(r, host_stat::target_time_s);
                       if (v.is_null()) return std::string("-");
                       // Censored: the training it had, a lower bound.
-                      return (get(r, "target_censored") == true ? "> " : "") +
+                      return (get(r, host_stat::target_censored) == true ? "> " : "") +
                              human_seconds(v.get<double>());
                     }});
     if (format != OutputFormat::table && format != OutputFormat::md) {
-      cols.push_back({"target_censored", "target_censored", false, {}});
+      cols.push_back({host_stat::target_censored, host_stat::target_censored, false, {}});
     }
   }
   if (format == OutputFormat::table || format == OutputFormat::md) {
@@ -198,8 +199,8 @@ std::map<int64_t, TargetTime> trial_target_times(db::Store& store, const db::Swe
 
 std::map<int64_t, std::string> trial_monitor_notes(db::Store& store, int64_t sweep_id) {
   std::map<int64_t, std::string> out;
-  const auto stats = store.last_stats(
-      sweep_id, {"monitor_gpu_util_window_too_short", "monitor_gpu_util_sample_period_s"});
+  const auto stats = store.last_stats(sweep_id, {host_stat::monitor_gpu_util_window_too_short,
+                                                 host_stat::monitor_gpu_util_sample_period_s});
   for (const auto& [id, v] : stats) {
     if (!v[0]) continue;
     out[id] = "GPU utilisation: measured window " + fixed(*v[0], 2) + " s held no NVML sample" +

@@ -1,6 +1,7 @@
 // Trial outcome assembly; see collector.hpp.
 #include "run/collector.hpp"
 #include "analysis/diagnose.hpp"
+#include "model/stats.hpp"
 #include "protocol/events.hpp"
 
 #include "model/hashing.hpp"
@@ -66,17 +67,35 @@ void TrialCollector::on_target(const Json& e) {
   // Time to quality: the time (interpolated, or a lower bound when
   // censored) and what it rests on.
   const bool reached = e.value("reached", false);
-  if (auto t = number(e, "time_s")) metrics_.push_back({"stat", 0, "target_time_s", *t});
-  metrics_.push_back({"stat", 0, "target_censored", reached ? 0.0 : 1.0});
-  if (e.value("diverged", false)) metrics_.push_back({"stat", 0, "target_diverged", 1.0});
+  if (auto t = number(e, "time_s")) metrics_.push_back({"stat", 0, host_stat::target_time_s, *t});
+  metrics_.push_back({"stat", 0, host_stat::target_censored, reached ? 0.0 : 1.0});
+  if (e.value("diverged", false)) metrics_.push_back({"stat", 0, host_stat::target_diverged, 1.0});
   // Stopped by measure.target.cap (adaptive capping), not its own budget.
-  if (e.value("capped", false)) metrics_.push_back({"stat", 0, "target_capped", 1.0});
-  for (const auto& [key, name] : {std::pair<const char*, const char*>{"train_s", "target_train_s"},
-                                  {"cap_s", "target_cap_s"},
-                                  {"eval_s", "target_eval_s"},
-                                  {"evaluations", "target_evaluations"},
-                                  {"at_step", "target_steps"}}) {
+  if (e.value("capped", false)) metrics_.push_back({"stat", 0, host_stat::target_capped, 1.0});
+  for (const auto& [key, name] :
+       {std::pair<const char*, const char*>{"train_s", host_stat::target_train_s},
+        {"cap_s", host_stat::target_cap_s},
+        {"eval_s", host_stat::target_eval_s},
+        {"evaluations", host_stat::target_evaluations},
+        {"at_step", host_stat::target_steps}}) {
     if (auto v = number(e, key)) metrics_.push_back({"stat", 0, name, *v});
+  }
+}
+
+void TrialCollector::on_warmup_done(const Json& e) {
+  // The transient, apart from the steady state the blocks measure.
+  if (auto s = number(e, "seconds")) metrics_.push_back({"stat", 0, host_stat::warmup_s, *s});
+  if (auto s = number(e, "first_step_s"))
+    metrics_.push_back({"stat", 0, host_stat::first_step_s, *s});
+  // measure.block_s: the steps per block the worker chose.
+  if (auto n = number(e, "block_steps"))
+    metrics_.push_back({"stat", 0, host_stat::block_steps, *n});
+  // The device's busy share over a block of warmup steps (activity records).
+  if (auto b = number(e, "gpu_busy_share"))
+    metrics_.push_back({"stat", 0, host_stat::gpu_busy_share, *b});
+  if (auto it = e.find("windows"); it != e.end() && it->is_array()) {
+    metrics_.push_back({"stat", 0, host_stat::warmup_windows, static_cast<double>(it->size())});
+    metrics_.push_back({"stat", 0, host_stat::warmup_stable, e.value("stable", false) ? 1.0 : 0.0});
   }
 }
 
@@ -121,17 +140,7 @@ void TrialCollector::on_event(const Json& e) {
   } else if (kind == event::target) {
     on_target(e);
   } else if (kind == event::warmup_done) {
-    // The transient, apart from the steady state the blocks measure.
-    if (auto s = number(e, "seconds")) metrics_.push_back({"stat", 0, "warmup_s", *s});
-    if (auto s = number(e, "first_step_s")) metrics_.push_back({"stat", 0, "first_step_s", *s});
-    // measure.block_s: the steps per block the worker chose.
-    if (auto n = number(e, "block_steps")) metrics_.push_back({"stat", 0, "block_steps", *n});
-    // The device's busy share over a block of warmup steps (activity records).
-    if (auto b = number(e, "gpu_busy_share")) metrics_.push_back({"stat", 0, "gpu_busy_share", *b});
-    if (auto it = e.find("windows"); it != e.end() && it->is_array()) {
-      metrics_.push_back({"stat", 0, "warmup_windows", static_cast<double>(it->size())});
-      metrics_.push_back({"stat", 0, "warmup_stable", e.value("stable", false) ? 1.0 : 0.0});
-    }
+    on_warmup_done(e);
   } else if (kind == event::stats_snapshot) {
     if (auto it = e.find("stats"); it != e.end() && it->is_object()) {
       warmup_stats_ = *it;
@@ -153,10 +162,12 @@ void TrialCollector::on_event(const Json& e) {
     const bool device = e.value("kind", std::string()) == "device";
     if (auto cap = number(e, "cap_bytes")) {
       metrics_.push_back(
-          {"stat", 0, device ? "memory_cap_device_bytes" : "memory_cap_address_space_bytes", *cap});
+          {"stat", 0,
+           device ? host_stat::memory_cap_device_bytes : host_stat::memory_cap_address_space_bytes,
+           *cap});
     }
     if (auto f = number(e, "fraction"); device && f) {
-      metrics_.push_back({"stat", 0, "memory_cap_device_fraction", *f});
+      metrics_.push_back({"stat", 0, host_stat::memory_cap_device_fraction, *f});
     }
   } else if (kind == event::heartbeat) {
     // Liveness only; the runner notes the time of every line.
@@ -234,8 +245,9 @@ void add_device_clock_stats(const std::vector<db::BlockSample>& blocks,
     if (std::fabs(*b.device_seconds - b.seconds) > kClockTolerance * b.seconds) ++disagree;
   }
   if (timed == 0) return;
-  metrics.push_back({"stat", 0, "device_time_fraction", device / host});
-  metrics.push_back({"stat", 0, "clock_disagreeing_blocks", static_cast<double>(disagree)});
+  metrics.push_back({"stat", 0, host_stat::device_time_fraction, device / host});
+  metrics.push_back(
+      {"stat", 0, host_stat::clock_disagreeing_blocks, static_cast<double>(disagree)});
 }
 
 void add_data_parallel_stats(const Json& stats, const Json& warmup_stats,
@@ -247,23 +259,24 @@ void add_data_parallel_stats(const Json& stats, const Json& warmup_stats,
   // The measured blocks' communication (the least any rank waited) and
   // imbalance, from rank 0's summary; else rank 0's own wait since warmup.
   if (const auto comm = number(stats, "dp_comm_exposed_measured_s")) {
-    metrics.push_back({"stat", 0, "dp_comm_share", std::max(0.0, *comm) / total});
+    metrics.push_back({"stat", 0, host_stat::dp_comm_share, std::max(0.0, *comm) / total});
     if (const auto imbalance = number(stats, "dp_imbalance_s")) {
-      metrics.push_back({"stat", 0, "dp_imbalance_share", std::max(0.0, *imbalance) / total});
+      metrics.push_back(
+          {"stat", 0, host_stat::dp_imbalance_share, std::max(0.0, *imbalance) / total});
     }
     return;
   }
   const auto exposed = number(stats, "dp_comm_exposed_s");
   if (!exposed) return;
   const double measured = *exposed - number(warmup_stats, "dp_comm_exposed_s").value_or(0);
-  metrics.push_back({"stat", 0, "dp_comm_share", std::max(0.0, measured) / total});
+  metrics.push_back({"stat", 0, host_stat::dp_comm_share, std::max(0.0, measured) / total});
 }
 
 void add_quality_se(const PluginManifest& manifest, const Json& last_eval,
                     std::vector<db::MetricSample>& metrics) {
   if (manifest.quality_metric.empty()) return;
   if (auto se = number(last_eval, manifest.quality_metric + "_se")) {
-    metrics.push_back({"stat", 0, "quality_se", *se});
+    metrics.push_back({"stat", 0, host_stat::quality_se, *se});
   }
 }
 

@@ -58,6 +58,7 @@ class TrialCollector {
   // A `target` event: the time to quality and what it rests on.
   void add_stats(const std::vector<std::pair<std::string, double>>& stats);  // as stats at step 0
   void on_target(const Json& event);
+  void on_warmup_done(const Json& event);
   // Why a trial timed out: silent (no heartbeat) or past timeout_s, and
   // where it was (phase, blocks done).
   std::string timeout_error(const ExitInfo& exit) const;

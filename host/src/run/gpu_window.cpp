@@ -1,6 +1,7 @@
 // The window of trials that take turns on a GPU; see gpu_window.hpp.
 #include "run/gpu_window.hpp"
 
+#include "model/stats.hpp"
 #include "support/format.hpp"
 
 #include <algorithm>
@@ -23,8 +24,8 @@ std::optional<double> stat(const std::vector<db::MetricSample>& metrics, const s
 
 GpuWindow gpu_window(const std::vector<db::MetricSample>& probe, const Nvml* nvml, size_t configs) {
   GpuWindow w;
-  const auto footprint = stat(probe, "monitor_gpu_process_memory_peak_bytes");
-  const auto index = stat(probe, "monitor_gpu_index");
+  const auto footprint = stat(probe, host_stat::monitor_gpu_process_memory_peak_bytes);
+  const auto index = stat(probe, host_stat::monitor_gpu_index);
   if (nvml == nullptr || !footprint || !index || !(*footprint > 0)) {
     w.note =
         "trials run one after another: the probe gave no GPU memory of its own process by NVML "

@@ -2,6 +2,7 @@
 #include "run/monitor.hpp"
 
 #include "model/device.hpp"
+#include "model/stats.hpp"
 #include "protocol/events.hpp"
 #include "support/procfs.hpp"
 
@@ -258,27 +259,28 @@ void TrialMonitor::add_gpu_reading(const GpuSample& s) {
 std::vector<db::MetricSample> TrialMonitor::metrics(const rusage* usage, double wall_s) const {
   std::vector<db::MetricSample> m;
   auto add = [&m](const std::string& name, double value) { m.push_back({"stat", 0, name, value}); };
-  add("monitor_interval_s", kMonitorIntervalS);
-  add("monitor_samples", static_cast<double>(cpu_util_.size()));
+  add(host_stat::monitor_interval_s, kMonitorIntervalS);
+  add(host_stat::monitor_samples, static_cast<double>(cpu_util_.size()));
   double rss_peak = rss_peak_;
   if (usage != nullptr) {
     const double cpu_s =
         static_cast<double>(usage->ru_utime.tv_sec + usage->ru_stime.tv_sec) +
         1e-6 * static_cast<double>(usage->ru_utime.tv_usec + usage->ru_stime.tv_usec);
-    add("monitor_cpu_seconds", cpu_s);
-    if (wall_s > 0) add("monitor_cpu_util_mean", cpu_s / wall_s);
+    add(host_stat::monitor_cpu_seconds, cpu_s);
+    if (wall_s > 0) add(host_stat::monitor_cpu_util_mean, cpu_s / wall_s);
     rss_peak = std::max(rss_peak, static_cast<double>(usage->ru_maxrss) * 1024.0);  // KiB on Linux
   } else if (!cpu_util_.empty()) {
-    add("monitor_cpu_util_mean", mean(cpu_util_));
+    add(host_stat::monitor_cpu_util_mean, mean(cpu_util_));
   }
   if (!cpu_util_.empty()) {
-    add("monitor_cpu_util_peak", *std::max_element(cpu_util_.begin(), cpu_util_.end()));
+    add(host_stat::monitor_cpu_util_peak, *std::max_element(cpu_util_.begin(), cpu_util_.end()));
   }
   // The host's cores over readings measured throughout: what the measured
   // steps took, without loading, CUDA's start, warmup, probes or evaluations.
-  if (!cpu_util_measured_.empty()) add("monitor_cpu_util_measured_mean", mean(cpu_util_measured_));
-  if (rss_peak > 0) add("monitor_rss_peak_bytes", rss_peak);
-  add_timeline(m, "monitor_timeline_cpu_util", cpu_util_);
+  if (!cpu_util_measured_.empty())
+    add(host_stat::monitor_cpu_util_measured_mean, mean(cpu_util_measured_));
+  if (rss_peak > 0) add(host_stat::monitor_rss_peak_bytes, rss_peak);
+  add_timeline(m, host_stat::monitor_timeline_cpu_util, cpu_util_);
   if (gpu_) gpu_metrics(m);
   return m;
 }
@@ -286,8 +288,8 @@ std::vector<db::MetricSample> TrialMonitor::metrics(const rusage* usage, double 
 void TrialMonitor::gpu_metrics(std::vector<db::MetricSample>& m) const {
   if (gpu_util_timeline_.empty() && gpu_mem_timeline_.empty() && !driver_sampling_) return;
   auto add = [&m](const std::string& name, double value) { m.push_back({"stat", 0, name, value}); };
-  add("monitor_gpu_index", static_cast<double>(*gpu_));
-  add("monitor_gpu_samples_measured",
+  add(host_stat::monitor_gpu_index, static_cast<double>(*gpu_));
+  add(host_stat::monitor_gpu_samples_measured,
       static_cast<double>(std::max(gpu_util_.size(), gpu_mem_.size())));
   // The driver's samples in the windows (a window that closed after a
   // fetch is checked again), else the polled readings.
@@ -299,35 +301,38 @@ void TrialMonitor::gpu_metrics(std::vector<db::MetricSample>& m) const {
     if (in_window(s.time_us)) memory_util.push_back(s.value);
   }
   if (driver_sampling_) {
-    add("monitor_gpu_util_samples", static_cast<double>(util.size()));
-    if (!driver_gaps_s_.empty()) add("monitor_gpu_util_sample_period_s", median(driver_gaps_s_));
-    if (driver_clock_) add("monitor_gpu_sample_clock", static_cast<double>(*driver_clock_));
+    add(host_stat::monitor_gpu_util_samples, static_cast<double>(util.size()));
+    if (!driver_gaps_s_.empty())
+      add(host_stat::monitor_gpu_util_sample_period_s, median(driver_gaps_s_));
+    if (driver_clock_)
+      add(host_stat::monitor_gpu_sample_clock, static_cast<double>(*driver_clock_));
     if (util.empty() && !windows_.empty()) {
       double window_s = 0;
       for (const auto& w : windows_) {
         const uint64_t end = w.end_us.value_or(std::max(w.start_us, last_fetch_us_));
         window_s += 1e-6 * static_cast<double>(end - std::min(end, w.start_us));
       }
-      add("monitor_gpu_util_window_too_short", window_s);
+      add(host_stat::monitor_gpu_util_window_too_short, window_s);
     }
   }
   if (util.empty()) util = gpu_util_;
   if (!util.empty()) {
-    add("monitor_gpu_device_util_mean", mean(util));
-    add("monitor_gpu_device_util_peak", *std::max_element(util.begin(), util.end()));
+    add(host_stat::monitor_gpu_device_util_mean, mean(util));
+    add(host_stat::monitor_gpu_device_util_peak, *std::max_element(util.begin(), util.end()));
   }
-  if (!memory_util.empty()) add("monitor_gpu_memory_util_mean", mean(memory_util));
-  if (process_memory_peak_) add("monitor_gpu_process_memory_peak_bytes", *process_memory_peak_);
-  if (!gpu_mem_.empty()) add("monitor_gpu_device_memory_used_peak_bytes", gpu_mem_peak_);
+  if (!memory_util.empty()) add(host_stat::monitor_gpu_memory_util_mean, mean(memory_util));
+  if (process_memory_peak_)
+    add(host_stat::monitor_gpu_process_memory_peak_bytes, *process_memory_peak_);
+  if (!gpu_mem_.empty()) add(host_stat::monitor_gpu_device_memory_used_peak_bytes, gpu_mem_peak_);
   if (clock_max_ > 0) {
-    add("monitor_gpu_sm_clock_max_mhz", clock_max_);
-    if (clock_min_busy_) add("monitor_gpu_sm_clock_min_busy_mhz", *clock_min_busy_);
-    add("monitor_gpu_throttled", throttled_ ? 1 : 0);
+    add(host_stat::monitor_gpu_sm_clock_max_mhz, clock_max_);
+    if (clock_min_busy_) add(host_stat::monitor_gpu_sm_clock_min_busy_mhz, *clock_min_busy_);
+    add(host_stat::monitor_gpu_throttled, throttled_ ? 1 : 0);
   }
-  if (temperature_peak_) add("monitor_gpu_temperature_peak_c", *temperature_peak_);
-  if (power_peak_) add("monitor_gpu_power_peak_w", *power_peak_);
-  add_timeline(m, "monitor_timeline_gpu_device_util", gpu_util_timeline_);
-  add_timeline(m, "monitor_timeline_gpu_device_memory_used_bytes", gpu_mem_timeline_);
+  if (temperature_peak_) add(host_stat::monitor_gpu_temperature_peak_c, *temperature_peak_);
+  if (power_peak_) add(host_stat::monitor_gpu_power_peak_w, *power_peak_);
+  add_timeline(m, host_stat::monitor_timeline_gpu_device_util, gpu_util_timeline_);
+  add_timeline(m, host_stat::monitor_timeline_gpu_device_memory_used_bytes, gpu_mem_timeline_);
 }
 
 }  // namespace gpusweep::host

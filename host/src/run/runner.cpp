@@ -5,6 +5,7 @@
 #include "run/runner.hpp"
 
 #include "model/gpus.hpp"
+#include "model/stats.hpp"
 #include "run/fork_server.hpp"
 #include "run/monitor.hpp"
 #include "run/supervisor.hpp"
@@ -262,12 +263,13 @@ void Supervisor::maybe_finish(pid_t pid) {
   account_overlap();
   // What the trial ran for: its turns when it took turns, else its life.
   const double ran_s = w->gate >= 0 ? w->turn_s : o.wall_s;
+  o.metrics.push_back({"stat", 0, host_stat::overlap_fraction,
+                       ran_s > 0 ? std::min(1.0, w->overlap_s / ran_s) : 0});
   o.metrics.push_back(
-      {"stat", 0, "overlap_fraction", ran_s > 0 ? std::min(1.0, w->overlap_s / ran_s) : 0});
-  o.metrics.push_back({"stat", 0, "overlap_trials", static_cast<double>(w->overlapped.size())});
+      {"stat", 0, host_stat::overlap_trials, static_cast<double>(w->overlapped.size())});
   if (w->gate >= 0) {
     o.interleave_group = group_;
-    o.metrics.push_back({"stat", 0, "turn_s", w->turn_s});
+    o.metrics.push_back({"stat", 0, host_stat::turn_s, w->turn_s});
   }
   w->monitor.fetch_driver_samples();  // the last window's tail, stamped after the last poll
   for (auto& m : w->monitor.metrics(w->have_usage ? &w->usage : nullptr, ran_s)) {

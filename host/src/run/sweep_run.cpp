@@ -6,6 +6,7 @@
 #include "analysis/race.hpp"
 #include "model/device.hpp"
 #include "model/hashing.hpp"
+#include "model/stats.hpp"
 #include "run/gpu_window.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
@@ -206,7 +207,7 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
     job.config = t.plan.config_index;
     job.collector = std::make_unique<TrialCollector>(info_.manifest, spec_.measure);
     // The seed it trained from, when not the config's (measure.vary_seed).
-    if (seed) job.collector->add_stat("seed", static_cast<double>(*seed));
+    if (seed) job.collector->add_stat(host_stat::seed, static_cast<double>(*seed));
     jobs.push_back(std::move(job));
   }
   return jobs;

@@ -1,12 +1,15 @@
 // From a worker's events and exit to a trial outcome and summary.
 #include "run/collector.hpp"
 
+#include "model/stats.hpp"
+
 #include "test_manifest.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <csignal>
 #include <map>
+#include <set>
 
 using namespace gpusweep;
 using gpusweep::db::TrialStatus;
@@ -176,4 +179,52 @@ TEST_CASE("blocks timed by the device's clock too say how much of the block the 
                   {R"({"event":"block","idx":0,"steps":10,"seconds":1.0,"samples":100})",
                    R"({"event":"result","status":"ok","steps":10})"});
   for (const auto& s : cpu.finish(exit, "", 0).metrics) CHECK(s.name != "device_time_fraction");
+}
+
+TEST_CASE("every stat the host writes of a trial is in its stats table", "[host][collector]") {
+  // Each event the collector turns into a stat of its own, with every field.
+  const auto m = test::dqn_like_manifest();
+  MeasureSpec spec;
+  spec.warmup_steps = 1;
+  spec.steps_per_block = 10;
+  spec.blocks = 2;
+  std::vector<std::string> lines = kOkRun;
+  lines.insert(lines.begin() + 4,
+               R"({"event":"warmup_done","seconds":0.4,"first_step_s":0.2,"block_steps":10,)"
+               R"("gpu_busy_share":0.5,"windows":[0.1,0.1],"stable":true})");
+  lines.insert(lines.begin() + 4,
+               R"({"event":"memory_cap","kind":"device","cap_bytes":1e9,"fraction":0.5})");
+  lines.insert(lines.begin() + 4, R"({"event":"probe","matmul":[{"device":"cpu","gflops":9}]})");
+  lines.insert(lines.end() - 1,
+               R"({"event":"target","reached":false,"time_s":3,"diverged":true,"capped":true,)"
+               R"("train_s":3,"cap_s":4,"eval_s":1,"evaluations":2,"at_step":60})");
+  lines.insert(lines.end() - 1, R"({"event":"block","idx":5,"steps":10,"seconds":1.0,)"
+                                R"("samples":100,"device_seconds":0.5})");
+  lines.insert(lines.end() - 1, R"({"event":"stats","stats":{"dp_comm_exposed_measured_s":0.1,)"
+                                R"("dp_imbalance_s":0.1}})");
+  auto c = feed(m, spec, lines);
+  c.add_stat(host_stat::seed, 7);
+  ExitInfo exit;
+  exit.exit_code = 0;
+  const auto o = c.finish(exit, "", 0);
+  // The plugin's own stats are stored under its names; the rest are the host's.
+  const std::set<std::string> plugins = {"peak_memory_bytes", "input_wait_s",
+                                         "dp_comm_exposed_measured_s", "dp_imbalance_s"};
+  std::set<std::string> written;
+  for (const auto& s : o.metrics) {
+    if (s.kind != "stat" || plugins.count(s.name) != 0U || s.name.rfind("warmup_end.", 0) == 0) {
+      continue;
+    }
+    written.insert(s.name);
+    INFO(s.name);
+    CHECK(find_host_stat(s.name) != nullptr);
+  }
+  // The events above did reach each kind of host stat.
+  for (const char* name :
+       {host_stat::target_time_s, host_stat::target_capped, host_stat::gpu_busy_share,
+        host_stat::memory_cap_device_bytes, host_stat::device_time_fraction,
+        host_stat::dp_comm_share, host_stat::matmul_peak_gflops_cpu, host_stat::seed}) {
+    INFO(name);
+    CHECK(written.count(name) == 1);
+  }
 }

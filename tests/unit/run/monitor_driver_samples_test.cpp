@@ -1,6 +1,7 @@
 // The monitor's GPU utilisation from the driver's own samples
 // (nvmlDeviceGetSamples) inside the measured windows, against the fake
 // libnvidia-ml.so.1, whose samples and clock the tests set: no sleeping.
+#include "model/stats.hpp"
 #include "run/monitor.hpp"
 #include "support/nvml.hpp"
 
@@ -264,4 +265,24 @@ TEST_CASE("the driver's clock is told from its stamps: a boot-time clock's sampl
   CHECK(s.at("monitor_gpu_sample_clock") == static_cast<double>(DriverClock::boottime));
   CHECK(s.at("monitor_gpu_util_samples") == 1);
   CHECK(s.at("monitor_gpu_device_util_mean") == 30);
+}
+
+TEST_CASE("every stat the monitor writes is in the host's stats table", "[host]") {
+  Env env{{"FAKE_NVML_SAMPLE_VALUES", "5,90,80,5"},
+          {"FAKE_NVML_SAMPLE_T0_US", std::to_string(kT0)}};
+  auto nvml = fake_nvml();
+  TrialMonitor m(0, nvml.get(), nullptr);
+  m.use_gpu(0);
+  m.sample();
+  m.set_measuring(true, at(0.5));
+  m.sample();
+  m.set_measuring(false, at(2.5));
+  m.fetch_driver_samples();
+  int n = 0;
+  for (const auto& s : m.metrics(nullptr, 2.0)) {
+    INFO(s.name);
+    CHECK(find_host_stat(s.name) != nullptr);
+    ++n;
+  }
+  CHECK(n > 10);  // the CPU's and the GPU's figures, and their timelines
 }
