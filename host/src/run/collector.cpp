@@ -2,6 +2,7 @@
 #include "run/collector.hpp"
 #include "analysis/diagnose.hpp"
 #include "model/stats.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 
 #include "model/hashing.hpp"
@@ -63,39 +64,38 @@ std::optional<Json> TrialCollector::on_line(const std::string& line) {
   return event;
 }
 
-void TrialCollector::on_target(const Json& e) {
+void TrialCollector::on_target(const Json& json) {
   // Time to quality: the time (interpolated, or a lower bound when
   // censored) and what it rests on.
-  const bool reached = e.value("reached", false);
-  if (auto t = number(e, "time_s")) metrics_.push_back({"stat", 0, host_stat::target_time_s, *t});
-  metrics_.push_back({"stat", 0, host_stat::target_censored, reached ? 0.0 : 1.0});
-  if (e.value("diverged", false)) metrics_.push_back({"stat", 0, host_stat::target_diverged, 1.0});
+  const auto e = event::Target::from_json(json);
+  if (e.time_s) metrics_.push_back({"stat", 0, host_stat::target_time_s, *e.time_s});
+  metrics_.push_back({"stat", 0, host_stat::target_censored, e.reached ? 0.0 : 1.0});
+  if (e.diverged) metrics_.push_back({"stat", 0, host_stat::target_diverged, 1.0});
   // Stopped by measure.target.cap (adaptive capping), not its own budget.
-  if (e.value("capped", false)) metrics_.push_back({"stat", 0, host_stat::target_capped, 1.0});
-  for (const auto& [key, name] :
-       {std::pair<const char*, const char*>{"train_s", host_stat::target_train_s},
-        {"cap_s", host_stat::target_cap_s},
-        {"eval_s", host_stat::target_eval_s},
-        {"evaluations", host_stat::target_evaluations},
-        {"at_step", host_stat::target_steps}}) {
-    if (auto v = number(e, key)) metrics_.push_back({"stat", 0, name, *v});
-  }
+  if (e.capped) metrics_.push_back({"stat", 0, host_stat::target_capped, 1.0});
+  metrics_.push_back({"stat", 0, host_stat::target_train_s, e.train_s});
+  if (e.cap_s) metrics_.push_back({"stat", 0, host_stat::target_cap_s, *e.cap_s});
+  metrics_.push_back({"stat", 0, host_stat::target_eval_s, e.eval_s});
+  metrics_.push_back(
+      {"stat", 0, host_stat::target_evaluations, static_cast<double>(e.evaluations)});
+  metrics_.push_back({"stat", 0, host_stat::target_steps, static_cast<double>(e.at_step)});
 }
 
-void TrialCollector::on_warmup_done(const Json& e) {
+void TrialCollector::on_warmup_done(const Json& json) {
   // The transient, apart from the steady state the blocks measure.
-  if (auto s = number(e, "seconds")) metrics_.push_back({"stat", 0, host_stat::warmup_s, *s});
-  if (auto s = number(e, "first_step_s"))
-    metrics_.push_back({"stat", 0, host_stat::first_step_s, *s});
+  const auto e = event::WarmupDone::from_json(json);
+  auto add = [this](const char* name, std::optional<double> v) {
+    if (v) metrics_.push_back({"stat", 0, name, *v});
+  };
+  add(host_stat::warmup_s, e.seconds);
+  add(host_stat::first_step_s, e.first_step_s);
   // measure.block_s: the steps per block the worker chose.
-  if (auto n = number(e, "block_steps"))
-    metrics_.push_back({"stat", 0, host_stat::block_steps, *n});
+  if (e.block_steps) add(host_stat::block_steps, static_cast<double>(*e.block_steps));
   // The device's busy share over a block of warmup steps (activity records).
-  if (auto b = number(e, "gpu_busy_share"))
-    metrics_.push_back({"stat", 0, host_stat::gpu_busy_share, *b});
-  if (auto it = e.find("windows"); it != e.end() && it->is_array()) {
-    metrics_.push_back({"stat", 0, host_stat::warmup_windows, static_cast<double>(it->size())});
-    metrics_.push_back({"stat", 0, host_stat::warmup_stable, e.value("stable", false) ? 1.0 : 0.0});
+  add(host_stat::gpu_busy_share, e.gpu_busy_share);
+  if (e.windows) {
+    add(host_stat::warmup_windows, static_cast<double>(e.windows->size()));
+    add(host_stat::warmup_stable, e.stable ? 1.0 : 0.0);
   }
 }
 

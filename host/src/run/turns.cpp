@@ -4,6 +4,7 @@
 // turns carry as trials reach their targets.
 #include "run/supervisor.hpp"
 
+#include "protocol/event_payloads.hpp"
 #include "support/spawn.hpp"
 
 #include <gpusweep/random.hpp>
@@ -168,11 +169,9 @@ void Supervisor::schedule_least_trained() {
 }
 
 // A trial reached its target: its round's best time, and so its cap.
-void Supervisor::note_target(const TrialJob& job, const Json& event) {
-  const auto t = event.find("time_s");
-  const bool reached = event.value("reached", false) && t != event.end() && t->is_number();
-  capping_.trained(job.round, job.config,
-                   reached ? std::optional<double>(t->get<double>()) : std::nullopt);
+void Supervisor::note_target(const TrialJob& job, const Json& e) {
+  const auto t = event::Target::from_json(e);
+  capping_.trained(job.round, job.config, t.reached ? t.time_s : std::nullopt);
 }
 
 }  // namespace gpusweep::host::detail

@@ -4,6 +4,7 @@
 #include "worker/trial.hpp"
 
 #include "model/sweep.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
 #include "worker/gate.hpp"
@@ -101,16 +102,21 @@ void Trial::measure_to_target(const TargetSpec& target) {
     return given > 0 && sent > 0 ? std::min(given, sent) : std::max(given, sent);
   };
   auto finish_target = [&](bool ok, double time_s, bool diverged = false, bool capped = false) {
-    Json e = {{"event", event::target},     {"reached", ok},
-              {"diverged", diverged},       {"time_s", time_s},
-              {"at_step", measured_steps},  {"train_s", train_s},
-              {"evaluations", evaluations}, {"eval_s", eval_s},
-              {"metric", metric},           {"value", target.value}};
+    event::Target e;
+    e.reached = ok;
+    e.diverged = diverged;
+    e.time_s = time_s;
+    e.at_step = measured_steps;
+    e.train_s = train_s;
+    e.evaluations = evaluations;
+    e.eval_s = eval_s;
+    e.metric = metric;
+    e.value = target.value;
     if (capped) {
-      e["capped"] = true;
-      e["cap_s"] = cap_s();  // the cap it stopped at
+      e.capped = true;
+      e.cap_s = cap_s();  // the cap it stopped at
     }
-    out_.emit(e);
+    out_.emit(e.to_json());
   };
   auto over_cap = [&] { return cap_s() > 0 && train_s >= cap_s(); };
   double prev_v = evaluate_now();

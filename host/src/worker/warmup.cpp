@@ -3,6 +3,7 @@
 #include "worker/trial.hpp"
 
 #include "model/sweep.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
 #include "worker/ranks.hpp"
@@ -79,9 +80,9 @@ std::optional<double> Trial::busy_share() {
 void Trial::warmup() {
   out_.emit({{"event", event::phase}, {"phase", "warmup"}, {"steps", m_.warmup_steps}});
   const auto t0 = Clock::now();
-  Json done = {{"event", event::warmup_done}};
+  event::WarmupDone done;
   // The first step on its own: the transient the rest of warmup hides.
-  if (m_.warmup_steps > 0) done["first_step_s"] = warm(1);
+  if (m_.warmup_steps > 0) done.first_step_s = warm(1);
   warm(std::max<int64_t>(0, m_.warmup_steps - 1));
   // Parallel starts: the warmup above ran beside other trials' setups; what
   // is timed from here on (the block's length, warmup by time) takes a
@@ -96,7 +97,7 @@ void Trial::warmup() {
   }
   if (m_.block_s > 0) {
     m_.steps_per_block = steps_for(m_.block_s);
-    done["block_steps"] = m_.steps_per_block;
+    done.block_steps = m_.steps_per_block;
   }
   if (m_.min_warmup_s > 0) {
     // Windows of a quarter block until warmup has lasted long enough.
@@ -114,16 +115,16 @@ void Trial::warmup() {
       const auto [lo, hi] = std::minmax_element(windows.end() - 3, windows.end());
       stable = *hi <= (1 + kStableWarmupTolerance) * *lo;
     }
-    done["window_steps"] = steps;
-    done["windows"] = windows;
-    done["stable"] = stable;
+    done.window_steps = steps;
+    done.windows = windows;
+    done.stable = stable;
   }
   if (probes_busy()) {
-    if (const auto share = busy_share()) done["gpu_busy_share"] = *share;
+    if (const auto share = busy_share()) done.gpu_busy_share = *share;
   }
   warmup_s_ = seconds_since(t0) - waited_s;
-  done["seconds"] = warmup_s_;
-  out_.emit(done);
+  done.seconds = warmup_s_;
+  out_.emit(done.to_json());
   {
     // The totals so far (input wait; diagnose's phase times), so that the
     // host counts the measured steps only.

@@ -1,0 +1,90 @@
+// Typed event payloads; see event_payloads.hpp.
+#include "protocol/event_payloads.hpp"
+
+#include "protocol/events.hpp"
+
+namespace gpusweep::host::event {
+
+namespace {
+
+using Json = nlohmann::json;
+
+template <class T>
+std::optional<T> get(const Json& e, const char* key) {
+  const auto it = e.find(key);
+  if (it == e.end()) return std::nullopt;
+  if constexpr (std::is_same_v<T, bool>) {
+    if (!it->is_boolean()) return std::nullopt;
+  } else if constexpr (std::is_arithmetic_v<T>) {
+    if (!it->is_number()) return std::nullopt;
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (!it->is_string()) return std::nullopt;
+  } else {
+    if (!it->is_array()) return std::nullopt;
+    for (const auto& v : *it) {
+      if (!v.is_number()) return std::nullopt;
+    }
+  }
+  return it->get<T>();
+}
+
+template <class T>
+void put(Json& e, const char* key, const std::optional<T>& v) {
+  if (v) e[key] = *v;
+}
+
+}  // namespace
+
+Json Target::to_json() const {
+  Json e = {{"event", event::target}, {"reached", reached}, {"diverged", diverged},
+            {"at_step", at_step},     {"train_s", train_s}, {"evaluations", evaluations},
+            {"eval_s", eval_s},       {"metric", metric},   {"value", value}};
+  put(e, "time_s", time_s);
+  if (capped) e["capped"] = true;
+  put(e, "cap_s", cap_s);
+  return e;
+}
+
+Target Target::from_json(const Json& e) {
+  Target t;
+  t.reached = get<bool>(e, "reached").value_or(false);
+  t.diverged = get<bool>(e, "diverged").value_or(false);
+  t.capped = get<bool>(e, "capped").value_or(false);
+  t.time_s = get<double>(e, "time_s");
+  t.at_step = get<int64_t>(e, "at_step").value_or(0);
+  t.train_s = get<double>(e, "train_s").value_or(0);
+  t.evaluations = get<int64_t>(e, "evaluations").value_or(0);
+  t.eval_s = get<double>(e, "eval_s").value_or(0);
+  t.metric = get<std::string>(e, "metric").value_or("");
+  t.value = get<double>(e, "value").value_or(0);
+  t.cap_s = get<double>(e, "cap_s");
+  return t;
+}
+
+Json WarmupDone::to_json() const {
+  Json e = {{"event", event::warmup_done}};
+  put(e, "seconds", seconds);
+  put(e, "first_step_s", first_step_s);
+  put(e, "block_steps", block_steps);
+  if (windows) {
+    put(e, "window_steps", window_steps);
+    e["windows"] = *windows;
+    e["stable"] = stable;
+  }
+  put(e, "gpu_busy_share", gpu_busy_share);
+  return e;
+}
+
+WarmupDone WarmupDone::from_json(const Json& e) {
+  WarmupDone w;
+  w.seconds = get<double>(e, "seconds");
+  w.first_step_s = get<double>(e, "first_step_s");
+  w.block_steps = get<int64_t>(e, "block_steps");
+  w.window_steps = get<int64_t>(e, "window_steps");
+  w.windows = get<std::vector<double>>(e, "windows");
+  w.stable = get<bool>(e, "stable").value_or(false);
+  w.gpu_busy_share = get<double>(e, "gpu_busy_share");
+  return w;
+}
+
+}  // namespace gpusweep::host::event

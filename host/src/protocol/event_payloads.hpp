@@ -1,0 +1,49 @@
+// Typed payloads of the worker's events (events.hpp names them): the worker
+// fills a struct and emits to_json(), the collector reads from_json(), so
+// that a field's name is spelled once. A field the writer left out reads as
+// its default (or empty); one of the wrong type reads as missing.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpusweep::host::event {
+
+// `target`: the time to quality under measure.target, interpolated when
+// reached, the training time so far when censored.
+struct Target {
+  bool reached = false;
+  bool diverged = false;  // the metric went NaN or infinite: never reached
+  bool capped = false;    // stopped by the adaptive cap, not its own budget
+  std::optional<double> time_s;
+  int64_t at_step = 0;  // measured steps when it stopped
+  double train_s = 0;   // training time then
+  int64_t evaluations = 0;
+  double eval_s = 0;  // time in evaluations, off the training clock
+  std::string metric;
+  double value = 0;             // the target value
+  std::optional<double> cap_s;  // the cap it stopped at (capped)
+
+  nlohmann::json to_json() const;
+  static Target from_json(const nlohmann::json& e);
+};
+
+// `warmup_done`: the transient, apart from the steady state the blocks measure.
+struct WarmupDone {
+  std::optional<double> seconds;               // warmup's time, a parallel start's wait left out
+  std::optional<double> first_step_s;          // the first step on its own
+  std::optional<int64_t> block_steps;          // measure.block_s: the steps per block chosen
+  std::optional<int64_t> window_steps;         // measure.stable_warmup: steps per window...
+  std::optional<std::vector<double>> windows;  // ...each window's time
+  bool stable = false;                         // ...and whether the last three agreed
+  std::optional<double> gpu_busy_share;        // the device's busy share over a block
+
+  nlohmann::json to_json() const;
+  static WarmupDone from_json(const nlohmann::json& e);
+};
+
+}  // namespace gpusweep::host::event

@@ -1,0 +1,84 @@
+// The worker's typed event payloads: what to_json writes, from_json reads
+// back, field for field; what a writer leaves out reads as its default.
+#include "protocol/event_payloads.hpp"
+#include "protocol/events.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace gpusweep::host;
+using Json = nlohmann::json;
+
+TEST_CASE("a target event round-trips, capped or not", "[protocol]") {
+  event::Target t;
+  t.reached = true;
+  t.time_s = 12.5;
+  t.at_step = 400;
+  t.train_s = 13;
+  t.evaluations = 7;
+  t.eval_s = 0.8;
+  t.metric = "val_loss";
+  t.value = 0.25;
+  const Json j = t.to_json();
+  CHECK(event::kind(j) == event::target);
+  CHECK_FALSE(j.contains("capped"));  // only when it was
+  const auto back = event::Target::from_json(j);
+  CHECK(back.reached);
+  CHECK(back.time_s == 12.5);
+  CHECK(back.at_step == 400);
+  CHECK(back.train_s == 13);
+  CHECK(back.evaluations == 7);
+  CHECK(back.eval_s == 0.8);
+  CHECK(back.metric == "val_loss");
+  CHECK(back.value == 0.25);
+  CHECK_FALSE(back.capped);
+  CHECK_FALSE(back.cap_s);
+
+  t.reached = false;
+  t.diverged = true;
+  t.capped = true;
+  t.cap_s = 20;
+  const auto capped = event::Target::from_json(t.to_json());
+  CHECK(capped.diverged);
+  CHECK(capped.capped);
+  CHECK(capped.cap_s == 20);
+  CHECK(capped.to_json() == t.to_json());
+}
+
+TEST_CASE("a warmup_done event round-trips, its windows only when timed", "[protocol]") {
+  event::WarmupDone w;
+  w.seconds = 1.5;
+  w.first_step_s = 0.3;
+  w.block_steps = 64;
+  const Json plain = w.to_json();
+  CHECK(event::kind(plain) == event::warmup_done);
+  CHECK_FALSE(plain.contains("windows"));
+  CHECK_FALSE(plain.contains("stable"));
+  const auto back = event::WarmupDone::from_json(plain);
+  CHECK(back.seconds == 1.5);
+  CHECK(back.first_step_s == 0.3);
+  CHECK(back.block_steps == 64);
+  CHECK_FALSE(back.windows);
+  CHECK_FALSE(back.gpu_busy_share);
+
+  w.window_steps = 16;
+  w.windows = std::vector<double>{0.1, 0.11, 0.1};
+  w.stable = true;
+  w.gpu_busy_share = 0.4;
+  const auto timed = event::WarmupDone::from_json(w.to_json());
+  CHECK(timed.window_steps == 16);
+  CHECK(timed.windows == std::vector<double>{0.1, 0.11, 0.1});
+  CHECK(timed.stable);
+  CHECK(timed.gpu_busy_share == 0.4);
+  CHECK(timed.to_json() == w.to_json());
+}
+
+TEST_CASE("a payload field of the wrong type reads as missing, not as a crash", "[protocol]") {
+  const auto t = event::Target::from_json(
+      {{"event", "target"}, {"time_s", "soon"}, {"reached", 1}, {"evaluations", "x"}});
+  CHECK_FALSE(t.time_s);
+  CHECK_FALSE(t.reached);
+  CHECK(t.evaluations == 0);
+  const auto w = event::WarmupDone::from_json({{"windows", {0.1, "x"}}, {"seconds", nullptr}});
+  CHECK_FALSE(w.windows);
+  CHECK_FALSE(w.seconds);
+}
