@@ -87,4 +87,43 @@ WarmupDone WarmupDone::from_json(const Json& e) {
   return w;
 }
 
+Json Block::to_json() const {
+  Json e = {{"event", event::block}, {"idx", idx},
+            {"steps", steps},        {"seconds", seconds},
+            {"samples", samples},    {"secondary_samples", secondary_samples}};
+  put(e, "device_seconds", device_seconds);
+  put(e, "rank_seconds", rank_seconds);
+  return e;
+}
+
+Block Block::from_json(const Json& e) {
+  Block b;
+  b.idx = get<int64_t>(e, "idx").value_or(0);
+  b.steps = get<int64_t>(e, "steps").value_or(0);
+  b.seconds = get<double>(e, "seconds").value_or(0);
+  b.samples = get<double>(e, "samples").value_or(0);
+  b.secondary_samples = get<double>(e, "secondary_samples").value_or(0);
+  b.device_seconds = get<double>(e, "device_seconds");
+  b.rank_seconds = get<std::vector<double>>(e, "rank_seconds");
+  return b;
+}
+
+Json Eval::to_json() const {
+  Json e = {
+      {"event", event::eval}, {"at_step", at_step}, {"seconds", seconds}, {"metrics", metrics}};
+  put(e, "train_s", train_s);
+  put(e, "samples", samples);
+  return e;
+}
+
+Eval Eval::from_json(const Json& e) {
+  Eval v;
+  v.at_step = get<int64_t>(e, "at_step").value_or(0);
+  v.seconds = get<double>(e, "seconds").value_or(0);
+  if (const auto it = e.find("metrics"); it != e.end()) v.metrics = *it;
+  v.train_s = get<double>(e, "train_s");
+  v.samples = get<double>(e, "samples");
+  return v;
+}
+
 }  // namespace gpusweep::host::event

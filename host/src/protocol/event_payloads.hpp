@@ -46,4 +46,31 @@ struct WarmupDone {
   static WarmupDone from_json(const nlohmann::json& e);
 };
 
+// `block`: one measured block of steps.
+struct Block {
+  int64_t idx = 0;
+  int64_t steps = 0;
+  double seconds = 0;  // the host's clock (the slowest rank's, data-parallel)
+  double samples = 0;
+  double secondary_samples = 0;
+  std::optional<double> device_seconds;             // the device's own clock (CUDA events)
+  std::optional<std::vector<double>> rank_seconds;  // data-parallel: each rank's time
+
+  nlohmann::json to_json() const;
+  static Block from_json(const nlohmann::json& e);
+};
+
+// `eval`: an evaluation's metrics, and under measure.target the training
+// clock and samples it was taken at.
+struct Eval {
+  int64_t at_step = 0;
+  double seconds = 0;
+  nlohmann::json metrics = nlohmann::json::object();  // the plugin's, as it gave them
+  std::optional<double> train_s;
+  std::optional<double> samples;
+
+  nlohmann::json to_json() const;
+  static Eval from_json(const nlohmann::json& e);
+};
+
 }  // namespace gpusweep::host::event

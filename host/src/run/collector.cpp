@@ -111,31 +111,36 @@ void TrialCollector::on_event(const Json& e) {
     if (auto it = e.find("runtime"); it != e.end() && it->is_object()) runtime_ = *it;
     if (auto s = number(e, "setup_s")) setup_s_ = s;
   } else if (kind == event::block) {
+    const auto block = event::Block::from_json(e);
     db::BlockSample b;
-    b.idx = e.value("idx", int64_t{0});
-    b.steps = e.value("steps", int64_t{0});
-    b.seconds = number(e, "seconds").value_or(0);
-    b.samples = number(e, "samples").value_or(0);
-    b.secondary_samples = number(e, "secondary_samples").value_or(0);
-    b.device_seconds = number(e, "device_seconds");
+    b.idx = block.idx;
+    b.steps = block.steps;
+    b.seconds = block.seconds;
+    b.samples = block.samples;
+    b.secondary_samples = block.secondary_samples;
+    b.device_seconds = block.device_seconds;
     b.cycle = cycle_;
     blocks_seconds_ += b.seconds;
     blocks_.push_back(b);
   } else if (kind == event::eval) {
-    const int64_t at = e.value("at_step", int64_t{0});
-    evaluate_s_ += number(e, "seconds").value_or(0);
-    if (auto it = e.find("metrics"); it != e.end() && it->is_object()) {
-      last_eval_ = *it;
-      for (const auto& [name, value] : it->items()) {
-        if (value.is_number()) metrics_.push_back({"eval", at, name, value.get<double>()});
+    const auto eval = event::Eval::from_json(e);
+    evaluate_s_ += eval.seconds;
+    if (eval.metrics.is_object()) {
+      last_eval_ = eval.metrics;
+      for (const auto& [name, value] : eval.metrics.items()) {
+        if (value.is_number())
+          metrics_.push_back({"eval", eval.at_step, name, value.get<double>()});
       }
     }
     // Under measure.target, the curve's clock beside its metrics: the
     // training seconds and samples at this evaluation.
-    for (const char* key : {"train_s", "samples"}) {
-      if (auto v = number(e, key)) {
-        metrics_.push_back({"eval", at, std::string(kCurvePrefix) + key, *v});
-      }
+    if (eval.train_s) {
+      metrics_.push_back(
+          {"eval", eval.at_step, std::string(kCurvePrefix) + "train_s", *eval.train_s});
+    }
+    if (eval.samples) {
+      metrics_.push_back(
+          {"eval", eval.at_step, std::string(kCurvePrefix) + "samples", *eval.samples});
     }
   } else if (kind == event::target) {
     on_target(e);

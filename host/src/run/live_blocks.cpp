@@ -1,6 +1,7 @@
 // The running trials' blocks beside the database; see live_blocks.hpp.
 #include "run/live_blocks.hpp"
 
+#include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 #include "support/procfs.hpp"
 
@@ -93,8 +94,8 @@ void LiveBlocks::event(int64_t trial_id, const nlohmann::json& e) {
   if (kind == event::phase) {
     it->second.phase = e.value("phase", it->second.phase);
   } else if (kind == event::block) {
-    const double seconds = e.value("seconds", 0.0), samples = e.value("samples", 0.0);
-    if (seconds > 0) it->second.throughput.push_back(samples / seconds);
+    const auto block = event::Block::from_json(e);
+    if (block.seconds > 0) it->second.throughput.push_back(block.samples / block.seconds);
   } else {
     return;
   }

@@ -1,5 +1,6 @@
 // Sweep progress display; see progress.hpp.
 #include "run/progress.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 
 #include "support/format.hpp"
@@ -36,7 +37,7 @@ void Progress::event(int64_t trial_id, const nlohmann::json& e) {
     it->second.phase = e.value("phase", it->second.phase);
     if (e.contains("blocks")) it->second.blocks = e.value("blocks", int64_t{0});
   } else if (kind == event::block) {
-    it->second.block = e.value("idx", int64_t{0}) + 1;
+    it->second.block = event::Block::from_json(e).idx + 1;
   } else {
     return;
   }

@@ -4,6 +4,7 @@
 #include "worker/trial.hpp"
 
 #include "model/sweep.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
 #include "support/stats.hpp"
@@ -75,17 +76,20 @@ double Trial::run_block(int64_t b, double* samples, bool turn_taken) {
   check(t_->synchronize(inst_), "measure", steps_done_);
   const double seconds = lockstep(seconds_since(t0), samples, &secondary);
   steps_done_ += m_.steps_per_block;
-  Json block = {{"event", event::block},       {"idx", b},
-                {"steps", m_.steps_per_block}, {"seconds", seconds},
-                {"samples", *samples},         {"secondary_samples", secondary}};
-  if (device_seconds) block["device_seconds"] = *device_seconds;
+  event::Block block;
+  block.idx = b;
+  block.steps = m_.steps_per_block;
+  block.seconds = seconds;
+  block.samples = *samples;
+  block.secondary_samples = secondary;
+  block.device_seconds = device_seconds;
   if (ranks_ != nullptr) {
-    block["rank_seconds"] = rank_seconds_;
+    block.rank_seconds = rank_seconds_;
     const auto slowest = std::max_element(rank_seconds_.begin(), rank_seconds_.end());
     slowest_.resize(rank_seconds_.size());
     ++slowest_[static_cast<size_t>(slowest - rank_seconds_.begin())];
   }
-  out_.emit(block);
+  out_.emit(block.to_json());
   block_seconds_.push_back(seconds);
   device_timed_ = device_timed_ || device_seconds.has_value();
   return seconds;

@@ -2,6 +2,7 @@
 // with an evaluation every eval_every_blocks and at the end.
 #include "worker/trial.hpp"
 
+#include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
 #include "worker/worker.hpp"
@@ -16,23 +17,27 @@
 namespace gpusweep::host::detail {
 
 // Evaluations get their own phase (a hang there is reported as such), and
-// measuring resumes after one between blocks. `extra` joins the event
+// measuring resumes after one between blocks. `clock` joins the event
 // (the training clock under measure.target); returns the metrics and sets
 // *seconds to the evaluation's time when asked.
-Json Trial::evaluate(const char* phase, const Json& extra, double* seconds) {
+Json Trial::evaluate(const char* phase, std::optional<std::pair<double, double>> clock,
+                     double* seconds) {
   out_.emit({{"event", event::phase}, {"phase", phase}});
   const auto t0 = Clock::now();
   const char* metrics = nullptr;
   check(t_->evaluate(inst_, &metrics), phase, steps_done_);
   const double took = seconds_since(t0);
-  Json e = {{"event", event::eval},
-            {"at_step", steps_done_},
-            {"seconds", took},
-            {"metrics", parse_or_raw(metrics)}};
-  for (const auto& [k, v] : extra.items()) e[k] = v;
-  out_.emit(e);
+  event::Eval e;
+  e.at_step = steps_done_;
+  e.seconds = took;
+  e.metrics = parse_or_raw(metrics);
+  if (clock) {
+    e.train_s = clock->first;
+    e.samples = clock->second;
+  }
+  out_.emit(e.to_json());
   if (seconds != nullptr) *seconds = took;
-  return e["metrics"];
+  return e.metrics;
 }
 
 void Trial::measure() {

@@ -89,7 +89,7 @@ void Trial::measure_to_target(const TargetSpec& target) {
   };
   auto evaluate_now = [&] {
     double took = 0;
-    const Json metrics = evaluate("evaluate", {{"train_s", train_s}, {"samples", samples}}, &took);
+    const Json metrics = evaluate("evaluate", std::make_pair(train_s, samples), &took);
     eval_s += took;
     ++evaluations;
     return value_of(metrics);

@@ -88,7 +88,9 @@ class Trial {
   void check_block_length(const std::vector<double>& seconds, bool device_timed);
 
   // evaluation.cpp: evaluations, and the measured phase of a number of blocks.
-  Json evaluate(const char* phase, const Json& extra = Json::object(), double* seconds = nullptr);
+  // clock: under measure.target, the training seconds and samples so far.
+  Json evaluate(const char* phase, std::optional<std::pair<double, double>> clock = std::nullopt,
+                double* seconds = nullptr);
   void measure();
 
   // target_tracking.cpp: the measured phase under measure.target.

@@ -82,3 +82,50 @@ TEST_CASE("a payload field of the wrong type reads as missing, not as a crash", 
   CHECK_FALSE(w.windows);
   CHECK_FALSE(w.seconds);
 }
+
+TEST_CASE("a block event round-trips, with its device clock and ranks when it has them",
+          "[protocol]") {
+  event::Block b;
+  b.idx = 3;
+  b.steps = 20;
+  b.seconds = 0.5;
+  b.samples = 640;
+  b.secondary_samples = 64;
+  const Json plain = b.to_json();
+  CHECK(event::kind(plain) == event::block);
+  CHECK_FALSE(plain.contains("device_seconds"));
+  auto back = event::Block::from_json(plain);
+  CHECK(back.idx == 3);
+  CHECK(back.steps == 20);
+  CHECK(back.seconds == 0.5);
+  CHECK(back.samples == 640);
+  CHECK(back.secondary_samples == 64);
+  CHECK_FALSE(back.device_seconds);
+  b.device_seconds = 0.45;
+  b.rank_seconds = std::vector<double>{0.5, 0.48};
+  back = event::Block::from_json(b.to_json());
+  CHECK(back.device_seconds == 0.45);
+  CHECK(back.rank_seconds == std::vector<double>{0.5, 0.48});
+  CHECK(back.to_json() == b.to_json());
+}
+
+TEST_CASE("an eval event round-trips its metrics as the plugin gave them, and its clock",
+          "[protocol]") {
+  event::Eval e;
+  e.at_step = 100;
+  e.seconds = 0.2;
+  e.metrics = {{"val_loss", 0.5}, {"val_loss_se", 0.01}, {"note", "text"}};
+  const Json plain = e.to_json();
+  CHECK_FALSE(plain.contains("train_s"));
+  auto back = event::Eval::from_json(plain);
+  CHECK(back.at_step == 100);
+  CHECK(back.seconds == 0.2);
+  CHECK(back.metrics == e.metrics);
+  CHECK_FALSE(back.train_s);
+  e.train_s = 12;
+  e.samples = 6400;
+  back = event::Eval::from_json(e.to_json());
+  CHECK(back.train_s == 12);
+  CHECK(back.samples == 6400);
+  CHECK(back.to_json() == e.to_json());
+}
