@@ -126,4 +126,38 @@ Eval Eval::from_json(const Json& e) {
   return v;
 }
 
+Json Result::to_json() const {
+  Json e = {{"event", event::result}, {"status", status}};
+  if (!phase.empty()) e["phase"] = phase;
+  put(e, "at_step", at_step);
+  put(e, "steps", steps);
+  put(e, "message", message);
+  put(e, "reason", reason);
+  return e;
+}
+
+Json Result::failed(const std::string& phase, const std::string& message) {
+  Result r;
+  r.phase = phase;
+  r.message = message;
+  return r.to_json();
+}
+
+Json Result::done() {
+  Result r;
+  r.status = "done";
+  return r.to_json();
+}
+
+Result Result::from_json(const Json& e) {
+  Result r;
+  r.status = get<std::string>(e, "status").value_or("failed");
+  r.phase = get<std::string>(e, "phase").value_or("");
+  r.at_step = get<int64_t>(e, "at_step");
+  r.steps = get<int64_t>(e, "steps");
+  r.message = get<std::string>(e, "message");
+  r.reason = get<std::string>(e, "reason");
+  return r;
+}
+
 }  // namespace gpusweep::host::event

@@ -73,4 +73,22 @@ struct Eval {
   static Eval from_json(const nlohmann::json& e);
 };
 
+// `result`: the last event, how the plugin's calls ended: "ok", "failed",
+// "oom", "skipped", "crashed" (another rank died), or "done" (a check run).
+struct Result {
+  std::string status = "failed";
+  std::string phase;                   // where it ended, when not ok
+  std::optional<int64_t> at_step;      // the steps done then
+  std::optional<int64_t> steps;        // an ok trial's steps
+  std::optional<std::string> message;  // why, when not ok
+  std::optional<std::string> reason;   // a plugin that did not load: the reason alone
+
+  nlohmann::json to_json() const;
+  static Result from_json(const nlohmann::json& e);
+  // The events of a worker that ended failed in phase, saying why, and of a
+  // check run that is done.
+  static nlohmann::json failed(const std::string& phase, const std::string& message);
+  static nlohmann::json done();
+};
+
 }  // namespace gpusweep::host::event

@@ -341,17 +341,16 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
     // The worker's word for how the plugin's call ended (ok, failed, oom,
     // skipped; crashed: another rank of a data-parallel trial died); anything
     // else is a worker this host does not understand.
-    const std::string status = result_->value("status", "failed");
-    const auto said = db::parse_trial_status(status);
+    const auto result = event::Result::from_json(*result_);
+    const auto said = db::parse_trial_status(result.status);
     const bool a_result = said == db::TrialStatus::ok || said == db::TrialStatus::failed ||
                           said == db::TrialStatus::oom || said == db::TrialStatus::skipped ||
                           said == db::TrialStatus::crashed;
     o.status = a_result ? *said : db::TrialStatus::failed;
     if (o.status != db::TrialStatus::ok) {
-      o.error = result_->value("message", std::string("no message"));
-      const std::string phase = result_->value("phase", "");
-      if (!phase.empty() && o.status != db::TrialStatus::skipped)
-        *o.error += " (during " + phase + ")";
+      o.error = result.message.value_or("no message");
+      if (!result.phase.empty() && o.status != db::TrialStatus::skipped)
+        *o.error += " (during " + result.phase + ")";
     }
   } else if (exit.signal && *exit.signal == SIGKILL && exit.oom_kills > 0) {
     // A SIGKILL the host did not send while the cgroup's OOM killer killed.

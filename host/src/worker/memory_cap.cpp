@@ -2,6 +2,7 @@
 // process's address space (RLIMIT_AS); see cap_trial_memory in worker.hpp.
 #include "worker/worker.hpp"
 
+#include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
 #include "worker/loader.hpp"
@@ -43,10 +44,7 @@ void cap_memory(double cap_bytes, std::future<void>& first_beat, EventWriter& ou
   rlimit cap{};
   cap.rlim_cur = cap.rlim_max = static_cast<rlim_t>(baseline + cap_bytes);
   if (baseline <= 0 || ::setrlimit(RLIMIT_AS, &cap) != 0) {
-    out.emit({{"event", event::result},
-              {"status", "failed"},
-              {"phase", "args"},
-              {"message", "cannot cap the worker's memory (RLIMIT_AS)"}});
+    out.emit(event::Result::failed("args", "cannot cap the worker's memory (RLIMIT_AS)"));
     finish(0);
   }
   out.emit({{"event", event::memory_cap},
@@ -77,10 +75,7 @@ void cap_trial_memory(const gpusweep_plugin* table, const WorkerArgs& args,
   }
   const std::string text = result != nullptr ? result : "";
   if (st != GPUSWEEP_STATUS_OK) {
-    out.emit({{"event", event::result},
-              {"status", "failed"},
-              {"phase", "args"},
-              {"message", "cannot cap the device's memory: " + text}});
+    out.emit(event::Result::failed("args", "cannot cap the device's memory: " + text));
     finish(0);
   }
   Json e = parse_or_raw(text.c_str());

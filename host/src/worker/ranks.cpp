@@ -2,6 +2,7 @@
 #include "worker/ranks.hpp"
 
 #include "model/gpus.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
 #include "support/error.hpp"
@@ -280,11 +281,12 @@ void Ranks::report(const RankFailure& failure) {
 }
 
 void Ranks::emit_and_end(const RankFailure& failure) {
-  out_->emit({{"event", event::result},
-              {"status", failure.status},
-              {"phase", phase_.load()},
-              {"at_step", at_step_.load()},
-              {"message", failure.message}});
+  event::Result r;
+  r.status = failure.status;
+  r.phase = phase_.load();
+  r.at_step = at_step_.load();
+  r.message = failure.message;
+  out_->emit(r.to_json());
   finish(0);
 }
 

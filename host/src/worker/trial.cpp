@@ -3,6 +3,7 @@
 // see trial.hpp.
 #include "worker/trial.hpp"
 
+#include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
 #include "worker/ranks.hpp"
@@ -31,7 +32,10 @@ namespace gpusweep::host::detail {
   if (ranks_ != nullptr) add_rank_stats(all);
   out_.emit({{"event", event::stats}, {"stats", all}});
   await_claim();
-  out_.emit({{"event", event::result}, {"status", "ok"}, {"steps", steps_done_}});
+  event::Result ok;
+  ok.status = "ok";
+  ok.steps = steps_done_;
+  out_.emit(ok.to_json());
   // No destroy and no dlclose: see loader.hpp. Exiting is the unload.
   finish(0);
 }
@@ -41,11 +45,12 @@ namespace gpusweep::host::detail {
 [[noreturn]] void Trial::end_trial(const std::string& status, const char* phase, int64_t at_step,
                                    const std::string& message) {
   await_claim();
-  out_.emit({{"event", event::result},
-             {"status", status},
-             {"phase", phase},
-             {"at_step", at_step},
-             {"message", message}});
+  event::Result r;
+  r.status = status;
+  r.phase = phase;
+  r.at_step = at_step;
+  r.message = message;
+  out_.emit(r.to_json());
   finish(0);
 }
 

@@ -3,6 +3,7 @@
 // set up and run (its protocol: trial.hpp). The fork server is in
 // fork_server.cpp, the memory cap in memory_cap.cpp.
 #include "worker/worker.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 
 #include "model/sweep.hpp"
@@ -99,10 +100,11 @@ namespace {
 // Reports a plugin that did not load (or whose workload did not) as the
 // trial's failed result, and ends the process.
 [[noreturn]] void fail_load(const std::exception& e, EventWriter& out) {
-  Json result = {
-      {"event", event::result}, {"status", "failed"}, {"phase", "load"}, {"message", e.what()}};
-  if (const auto* pe = dynamic_cast<const PluginError*>(&e)) result["reason"] = pe->reason();
-  out.emit(result);
+  event::Result result;
+  result.phase = "load";
+  result.message = e.what();
+  if (const auto* pe = dynamic_cast<const PluginError*>(&e)) result.reason = pe->reason();
+  out.emit(result.to_json());
   finish(0);
 }
 
@@ -212,10 +214,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
     try {
       ranks = new Ranks(args, world);  // lives until the process ends
     } catch (const std::exception& e) {
-      out.emit({{"event", event::result},
-                {"status", "failed"},
-                {"phase", "setup"},
-                {"message", e.what()}});
+      out.emit(event::Result::failed("setup", e.what()));
       finish(0);
     }
   }
@@ -224,10 +223,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   try {
     m = MeasureSpec::from_json(Json::parse(args.measure_json), "--measure");
   } catch (const std::exception& e) {
-    out.emit({{"event", event::result},
-              {"status", "failed"},
-              {"phase", "args"},
-              {"message", std::string("bad --measure: ") + e.what()}});
+    out.emit(event::Result::failed("args", std::string("bad --measure: ") + e.what()));
     finish(2);
   }
   Trial(plugin, args, m, out, gate, ranks).run();

@@ -1,6 +1,7 @@
 // The worker side of `gpusweep plugins --check`: every function of the table
 // called once in a fresh process, in the order a trial uses them, so that a
 // plugin that crashes or hangs takes only this process down.
+#include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
 #include "worker/loader.hpp"
@@ -68,7 +69,7 @@ int run_check_worker(const WorkerArgs& args) {
     return st;
   });
   if (created != GPUSWEEP_STATUS_OK || inst == nullptr) {
-    out.emit({{"event", event::result}, {"status", "done"}});
+    out.emit(event::Result::done());
     finish(0);
   }
   out.emit({{"event", event::runtime}, {"runtime", parse_or_raw(t->runtime())}});
@@ -109,7 +110,7 @@ int run_check_worker(const WorkerArgs& args) {
     t->destroy(inst);
     return GPUSWEEP_STATUS_OK;
   });
-  out.emit({{"event", event::result}, {"status", "done"}});
+  out.emit(event::Result::done());
   // destroy() ran; the library itself is never unloaded (see loader.hpp).
   finish(0);
 }

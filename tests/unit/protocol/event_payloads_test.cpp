@@ -129,3 +129,33 @@ TEST_CASE("an eval event round-trips its metrics as the plugin gave them, and it
   CHECK(back.samples == 6400);
   CHECK(back.to_json() == e.to_json());
 }
+
+TEST_CASE("a result event round-trips, ok or failed, and a failure says where and why",
+          "[protocol]") {
+  event::Result ok;
+  ok.status = "ok";
+  ok.steps = 120;
+  const Json j = ok.to_json();
+  CHECK(event::kind(j) == event::result);
+  CHECK_FALSE(j.contains("message"));
+  auto back = event::Result::from_json(j);
+  CHECK(back.status == "ok");
+  CHECK(back.steps == 120);
+  CHECK(back.phase.empty());
+
+  const auto failed = event::Result::from_json(event::Result::failed("setup", "no GPU"));
+  CHECK(failed.status == "failed");
+  CHECK(failed.phase == "setup");
+  CHECK(failed.message == "no GPU");
+  CHECK(event::Result::from_json(event::Result::done()).status == "done");
+
+  event::Result full;
+  full.status = "oom";
+  full.phase = "measure";
+  full.at_step = 40;
+  full.message = "CUDA out of memory";
+  full.reason = "r";
+  CHECK(event::Result::from_json(full.to_json()).to_json() == full.to_json());
+  // A result with no status is a failure, as the host has always read it.
+  CHECK(event::Result::from_json({{"event", "result"}}).status == "failed");
+}
