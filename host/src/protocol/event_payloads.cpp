@@ -160,4 +160,46 @@ Result Result::from_json(const Json& e) {
   return r;
 }
 
+Json Phase::to_json() const {
+  Json e = {{"event", event::phase}, {"phase", phase}};
+  put(e, "steps", steps);
+  put(e, "blocks", blocks);
+  put(e, "target", target);
+  return e;
+}
+
+Phase Phase::from_json(const Json& e) {
+  Phase p;
+  p.phase = get<std::string>(e, "phase").value_or("");
+  p.steps = get<int64_t>(e, "steps");
+  p.blocks = get<int64_t>(e, "blocks");
+  if (const auto it = e.find("target"); it != e.end()) p.target = *it;
+  return p;
+}
+
+Json Stats::to_json() const {
+  if (at_step) return {{"event", event::stats_snapshot}, {"at_step", *at_step}, {"stats", stats}};
+  return {{"event", event::stats}, {"stats", stats}};
+}
+
+Stats Stats::from_json(const Json& e) {
+  Stats s;
+  if (const auto it = e.find("stats"); it != e.end() && it->is_object()) s.stats = *it;
+  s.at_step = get<int64_t>(e, "at_step");
+  return s;
+}
+
+Json Runtime::to_json() const {
+  Json e = {{"event", event::runtime}, {"runtime", runtime}};
+  put(e, "setup_s", setup_s);
+  return e;
+}
+
+Runtime Runtime::from_json(const Json& e) {
+  Runtime r;
+  if (const auto it = e.find("runtime"); it != e.end() && it->is_object()) r.runtime = *it;
+  r.setup_s = get<double>(e, "setup_s");
+  return r;
+}
+
 }  // namespace gpusweep::host::event

@@ -91,4 +91,35 @@ struct Result {
   static nlohmann::json done();
 };
 
+// `phase`: the worker moved to setup, warmup, measure, an evaluation...
+struct Phase {
+  std::string phase;
+  std::optional<int64_t> steps;          // warmup's steps
+  std::optional<int64_t> blocks;         // measure's blocks
+  std::optional<nlohmann::json> target;  // measure under measure.target: the target
+
+  nlohmann::json to_json() const;
+  static Phase from_json(const nlohmann::json& e);
+};
+
+// `stats` (after the last block) and `stats_snapshot` (after warmup, with
+// at_step): the plugin's stats as it gave them.
+struct Stats {
+  nlohmann::json stats = nlohmann::json::object();
+  std::optional<int64_t> at_step;  // a snapshot's
+
+  nlohmann::json to_json() const;  // a snapshot when at_step is set
+  static Stats from_json(const nlohmann::json& e);
+};
+
+// `runtime` (after create) and `loaded` (its runtime): the LibTorch and
+// machine the plugin reports, and setup's time.
+struct Runtime {
+  nlohmann::json runtime = nlohmann::json::object();
+  std::optional<double> setup_s;
+
+  nlohmann::json to_json() const;
+  static Runtime from_json(const nlohmann::json& e);
+};
+
 }  // namespace gpusweep::host::event

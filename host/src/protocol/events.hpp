@@ -1,8 +1,9 @@
 // The worker's events: one JSON object per line on the protocol pipe, each
 // with "event" set to one of these names. The worker writes them
 // (event_writer.hpp); the host's collector, progress, probe commands and
-// plugin checks read them. Spelled here once. target and warmup_done have
-// typed payloads (event_payloads.hpp): their writer and readers use those.
+// plugin checks read them. Spelled here once. Most have typed payloads
+// (event_payloads.hpp: phase, runtime, warmup_done, stats, block, eval,
+// target, result): their writers and readers use those.
 //
 //   hello           {pid}                      the process started
 //   heartbeat       {}                         twice a second, from its own thread

@@ -106,10 +106,11 @@ void TrialCollector::add_stats(const std::vector<std::pair<std::string, double>>
 void TrialCollector::on_event(const Json& e) {
   const std::string kind = event::kind(e);
   if (kind == event::phase) {
-    phase_ = e.value("phase", phase_);
+    if (auto phase = event::Phase::from_json(e).phase; !phase.empty()) phase_ = phase;
   } else if (kind == event::loaded || kind == event::runtime) {
-    if (auto it = e.find("runtime"); it != e.end() && it->is_object()) runtime_ = *it;
-    if (auto s = number(e, "setup_s")) setup_s_ = s;
+    const auto r = event::Runtime::from_json(e);
+    if (!r.runtime.empty()) runtime_ = r.runtime;
+    if (r.setup_s) setup_s_ = r.setup_s;
   } else if (kind == event::block) {
     const auto block = event::Block::from_json(e);
     db::BlockSample b;
@@ -147,18 +148,18 @@ void TrialCollector::on_event(const Json& e) {
   } else if (kind == event::warmup_done) {
     on_warmup_done(e);
   } else if (kind == event::stats_snapshot) {
-    if (auto it = e.find("stats"); it != e.end() && it->is_object()) {
-      warmup_stats_ = *it;
+    if (const auto snapshot = event::Stats::from_json(e); !snapshot.stats.empty()) {
+      warmup_stats_ = snapshot.stats;
       // Diagnose's phase totals here: `diagnose --db --trial` counts the
       // measured steps alone from the database.
-      add_stats(warmup_end_stats(*it));
+      add_stats(warmup_end_stats(snapshot.stats));
     }
   } else if (kind == event::probe) {
     add_stats(matmul_peak_stats(e.value("matmul", Json())));  // a diagnose trial's peaks
   } else if (kind == event::stats) {
-    if (auto it = e.find("stats"); it != e.end() && it->is_object()) {
-      stats_ = *it;
-      for (const auto& [name, value] : it->items()) {
+    if (const auto last = event::Stats::from_json(e); !last.stats.empty()) {
+      stats_ = last.stats;
+      for (const auto& [name, value] : stats_.items()) {
         if (value.is_number()) metrics_.push_back({"stat", 0, name, value.get<double>()});
       }
     }

@@ -92,7 +92,7 @@ void LiveBlocks::event(int64_t trial_id, const nlohmann::json& e) {
   if (it == running_.end()) return;
   const std::string kind = event::kind(e);
   if (kind == event::phase) {
-    it->second.phase = e.value("phase", it->second.phase);
+    if (auto phase = event::Phase::from_json(e).phase; !phase.empty()) it->second.phase = phase;
   } else if (kind == event::block) {
     const auto block = event::Block::from_json(e);
     if (block.seconds > 0) it->second.throughput.push_back(block.samples / block.seconds);

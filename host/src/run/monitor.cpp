@@ -3,6 +3,7 @@
 
 #include "model/device.hpp"
 #include "model/stats.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 #include "support/procfs.hpp"
 
@@ -144,7 +145,7 @@ TrialMonitor::TrialMonitor(pid_t pid, const Nvml* nvml, nlohmann::json config)
 void TrialMonitor::on_event(const nlohmann::json& e) {
   const std::string kind = event::kind(e);
   if (kind == event::phase) {
-    set_measuring(e.value("phase", "") == "measure");
+    set_measuring(event::Phase::from_json(e).phase == "measure");
   } else if (kind == event::runtime && nvml_ != nullptr) {
     const auto bus = trial_gpu_bus_id(config_, e.value("runtime", nlohmann::json::object()));
     if (bus) {

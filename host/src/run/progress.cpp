@@ -34,7 +34,7 @@ void Progress::event(int64_t trial_id, const nlohmann::json& e) {
   if (it == running_.end()) return;
   const std::string kind = event::kind(e);
   if (kind == event::phase) {
-    it->second.phase = e.value("phase", it->second.phase);
+    if (auto phase = event::Phase::from_json(e).phase; !phase.empty()) it->second.phase = phase;
     if (e.contains("blocks")) it->second.blocks = e.value("blocks", int64_t{0});
   } else if (kind == event::block) {
     it->second.block = event::Block::from_json(e).idx + 1;

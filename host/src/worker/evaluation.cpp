@@ -22,7 +22,7 @@ namespace gpusweep::host::detail {
 // *seconds to the evaluation's time when asked.
 Json Trial::evaluate(const char* phase, std::optional<std::pair<double, double>> clock,
                      double* seconds) {
-  out_.emit({{"event", event::phase}, {"phase", phase}});
+  out_.emit(event::Phase{phase}.to_json());
   const auto t0 = Clock::now();
   const char* metrics = nullptr;
   check(t_->evaluate(inst_, &metrics), phase, steps_done_);
@@ -45,7 +45,7 @@ void Trial::measure() {
     measure_to_target(*m_.target);
     return;
   }
-  out_.emit({{"event", event::phase}, {"phase", "measure"}, {"blocks", m_.blocks}});
+  out_.emit(event::Phase{"measure", std::nullopt, m_.blocks}.to_json());
   mark_window(true);
   bool evaluated_last = false;
   for (int64_t b = 0; b < m_.blocks; ++b) {
@@ -60,7 +60,7 @@ void Trial::measure() {
       evaluate("evaluate");
       evaluated_last = true;
       if (b + 1 < m_.blocks) {
-        out_.emit({{"event", event::phase}, {"phase", "measure"}});
+        out_.emit(event::Phase{"measure"}.to_json());
         mark_window(true);
       }
     }

@@ -148,7 +148,7 @@ void Trial::measure_to_target(const TargetSpec& target) {
   };
   // Reached before training: time 0, after one block (the throughput's).
   const bool at_start = reached(prev_v);
-  out_.emit({{"event", event::phase}, {"phase", "measure"}, {"target", target.to_json()}});
+  out_.emit(event::Phase{"measure", std::nullopt, std::nullopt, target.to_json()}.to_json());
   mark_window(true);
   for (int64_t b = 0;; ++b) {
     next_turn();  // gated: the turn, and with it perhaps a cap
@@ -187,7 +187,7 @@ void Trial::measure_to_target(const TargetSpec& target) {
     }
     blocks_since = 0;
     since_eval_s = 0;
-    out_.emit({{"event", event::phase}, {"phase", "measure"}});
+    out_.emit(event::Phase{"measure"}.to_json());
     mark_window(true);
   }
   check_block_length(block_seconds_, device_timed_);

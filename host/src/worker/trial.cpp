@@ -30,7 +30,7 @@ namespace gpusweep::host::detail {
   check(t_->stats(inst_, &stats), "stats", steps_done_);
   Json all = parse_or_raw(stats);
   if (ranks_ != nullptr) add_rank_stats(all);
-  out_.emit({{"event", event::stats}, {"stats", all}});
+  out_.emit(event::Stats{all}.to_json());
   await_claim();
   event::Result ok;
   ok.status = "ok";
@@ -103,7 +103,7 @@ double Trial::lockstep(double own, double* samples, double* secondary) {
 }
 
 void Trial::setup() {
-  out_.emit({{"event", event::phase}, {"phase", "setup"}});
+  out_.emit(event::Phase{"setup"}.to_json());
   const auto t0 = Clock::now();
   // The other ranks create theirs meanwhile: the rendezvous is in create().
   if (ranks_ != nullptr) ranks_->start_watch(out_);
@@ -119,7 +119,7 @@ void Trial::setup() {
       visible != nullptr && runtime.is_object()) {
     runtime["cuda_visible_devices"] = visible;
   }
-  out_.emit({{"event", event::runtime}, {"runtime", runtime}, {"setup_s", setup_s}});
+  out_.emit(event::Runtime{runtime, setup_s}.to_json());
   if (args_.probe_matmul_s > 0) {
     // With the trial's threads (applied by create): the peak this trial could reach.
     out_.emit({{"event", event::probe}, {"matmul", probe_matmul(t_, args_.probe_matmul_s)}});

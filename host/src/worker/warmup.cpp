@@ -78,7 +78,7 @@ std::optional<double> Trial::busy_share() {
 }
 
 void Trial::warmup() {
-  out_.emit({{"event", event::phase}, {"phase", "warmup"}, {"steps", m_.warmup_steps}});
+  out_.emit(event::Phase{"warmup", m_.warmup_steps}.to_json());
   const auto t0 = Clock::now();
   event::WarmupDone done;
   // The first step on its own: the transient the rest of warmup hides.
@@ -131,7 +131,7 @@ void Trial::warmup() {
     const char* stats = nullptr;
     check(t_->stats(inst_, &stats), "warmup", steps_done_);
     const Json snapshot = parse_or_raw(stats);
-    out_.emit({{"event", event::stats_snapshot}, {"at_step", steps_done_}, {"stats", snapshot}});
+    out_.emit(event::Stats{snapshot, steps_done_}.to_json());
     if (ranks_ != nullptr) {
       // Every rank's all-reduce wait so far, to count the measured one.
       comm_before_ = {exposed_of(snapshot)};

@@ -72,7 +72,7 @@ int run_check_worker(const WorkerArgs& args) {
     out.emit(event::Result::done());
     finish(0);
   }
-  out.emit({{"event", event::runtime}, {"runtime", parse_or_raw(t->runtime())}});
+  out.emit(event::Runtime{parse_or_raw(t->runtime())}.to_json());
 
   auto error_of = [&](Json& end, gpusweep_status st) {
     if (st != GPUSWEEP_STATUS_OK) end["message"] = std::string(t->error_message(inst));

@@ -159,3 +159,32 @@ TEST_CASE("a result event round-trips, ok or failed, and a failure says where an
   // A result with no status is a failure, as the host has always read it.
   CHECK(event::Result::from_json({{"event", "result"}}).status == "failed");
 }
+
+TEST_CASE("phase, stats and runtime events round-trip, a snapshot as its own event", "[protocol]") {
+  const event::Phase warmup{"warmup", 12};
+  CHECK(event::kind(warmup.to_json()) == event::phase);
+  auto phase = event::Phase::from_json(warmup.to_json());
+  CHECK(phase.phase == "warmup");
+  CHECK(phase.steps == 12);
+  CHECK_FALSE(phase.blocks);
+  const event::Phase to_target{"measure", std::nullopt, std::nullopt, Json{{"value", 0.9}}};
+  phase = event::Phase::from_json(to_target.to_json());
+  CHECK(phase.target == Json{{"value", 0.9}});
+  CHECK(phase.to_json() == to_target.to_json());
+
+  const event::Stats last{{{"peak_memory_bytes", 1e6}}};
+  CHECK(event::kind(last.to_json()) == event::stats);
+  const event::Stats snapshot{{{"input_wait_s", 0.3}}, 40};
+  CHECK(event::kind(snapshot.to_json()) == event::stats_snapshot);
+  const auto back = event::Stats::from_json(snapshot.to_json());
+  CHECK(back.at_step == 40);
+  CHECK(back.stats == Json{{"input_wait_s", 0.3}});
+  CHECK_FALSE(event::Stats::from_json(last.to_json()).at_step);
+
+  const event::Runtime runtime{{{"torch_version", "2.15.0"}, {"threads", 2}}, 0.25};
+  const auto r = event::Runtime::from_json(runtime.to_json());
+  CHECK(r.runtime.at("threads") == 2);
+  CHECK(r.setup_s == 0.25);
+  // A loaded event's runtime reads the same way, without a setup time.
+  CHECK_FALSE(event::Runtime::from_json({{"event", "loaded"}, {"runtime", {{"a", 1}}}}).setup_s);
+}
