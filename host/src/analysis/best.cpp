@@ -145,34 +145,39 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
   best.eligible = static_cast<int>(eligible.size());
   if (!best.leader) return best;
 
+  // compare's rows: the intervals ties are judged on, and the pick's ratio,
+  // verdict and notes, are those compare shows.
+  std::vector<ComparisonRow> rows;
+  try {
+    rows = compare_configs(configs, options);
+  } catch (const UsageError&) {
+    // A baseline that matches no config: nothing to compare with.
+  }
+  std::map<int64_t, const ComparisonRow*> row_of;
+  for (const auto& r : rows) row_of[r.config->config_index] = &r;
+  const auto versus = [&](int64_t index) -> std::optional<Versus> {
+    const auto it = row_of.find(index);
+    if (it == row_of.end()) return std::nullopt;
+    if (it->second->baseline) return Versus{};
+    if (!it->second->ratio) return std::nullopt;
+    const RatioEstimate& e = *it->second->ratio;
+    return Versus{e.ratio, e.low, e.high};
+  };
+
   // Ties with the leader, as compare's table shows them where it can.
   best.config_index = best.leader;
   const bool by_rate = objective == Objective::throughput || objective == Objective::time;
   const auto leader = samples.find(*best.leader);
   const auto base = best.baseline_index ? samples.find(*best.baseline_index) : samples.end();
   const bool compared = base != samples.end() && base->second->ok > 0;
-  std::map<int64_t, Versus> versus;
-  if (by_rate && compared) {
-    for (const int64_t index : eligible) {
-      const auto s = samples.find(index);
-      if (index == *best.baseline_index) {
-        versus[index] = Versus{};
-      } else if (s != samples.end()) {
-        if (const auto e =
-                estimate_ratio(base->second->runs, s->second->runs, interval_level(options))) {
-          versus[index] = Versus{e->ratio, e->low, e->high};
-        }
-      }
-    }
-  }
   if (by_rate && leader != samples.end()) {
+    const auto theirs = versus(*best.leader);
     for (const int64_t index : eligible) {
       const auto s = samples.find(index);
-      const auto mine = versus.find(index), theirs = versus.find(*best.leader);
+      const auto mine = versus(index);
       const bool tie =
           index == *best.leader ||
-          (compared ? mine != versus.end() && theirs != versus.end() &&
-                          tied_in_compare(theirs->second, mine->second, options.min_effect)
+          (compared ? mine && theirs && tied_in_compare(*theirs, *mine, options.min_effect)
                     : s != samples.end() && tied_directly(*leader->second, *s->second, options));
       if (tie) best.tied.push_back(index);
     }
@@ -199,20 +204,10 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
   best.config = settings.at(pick);
   best.metrics = figures.at(pick);
   best.unit = units[pick];
-  const auto mine = samples.find(pick);
-  const auto theirs = best.baseline_index ? samples.find(*best.baseline_index) : samples.end();
-  if (pick != best.baseline_index && mine != samples.end() && theirs != samples.end()) {
-    ComparisonRow row;
-    row.config = mine->second;
-    if (theirs->second->ok == 0) {
-      row.withheld = "not compared: the baseline failed";
-    } else {
-      row.ratio = estimate_ratio(theirs->second->runs, mine->second->runs, interval_level(options));
-      if (row.ratio) row.verdict = verdict(*row.ratio, options.min_effect);
-    }
-    best.ratio = row.ratio;
-    best.verdict = row.verdict;
-    best.notes = comparison_notes(row);
+  if (const auto row = row_of.find(pick); row != row_of.end() && !row->second->baseline) {
+    best.ratio = row->second->ratio;
+    best.verdict = row->second->verdict;
+    best.notes = comparison_notes(*row->second);
   }
   best.base = spec.base;
   for (const auto& [k, values] : spec.grid.items()) best.base[k] = best.config.at(k);
