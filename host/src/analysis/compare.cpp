@@ -58,6 +58,10 @@ std::optional<double> config_throughput(const ConfigSamples& c) {
 }
 
 std::vector<std::string> comparison_notes(const ComparisonRow& r) {
+  return comparison_notes(r, cv_of(r.config->throughput));
+}
+
+std::vector<std::string> comparison_notes(const ComparisonRow& r, double cv) {
   std::vector<std::string> notes;
   const ConfigSamples& c = *r.config;
   if (r.baseline && c.ok == 0) {
@@ -65,7 +69,6 @@ std::vector<std::string> comparison_notes(const ComparisonRow& r) {
                     "): no ratios; name another with --baseline");
   }
   if (!r.baseline && !r.withheld.empty()) notes.push_back(r.withheld);
-  const double cv = cv_of(c.throughput);
   if (cv > kNoisyCv) notes.push_back("noisy: cv " + fixed(100 * cv, 0) + "%");
   if (r.ratio) {
     if (const std::string design = design_note(*r.ratio); !design.empty()) {

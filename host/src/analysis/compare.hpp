@@ -158,6 +158,9 @@ constexpr int kFewRepeats = 3;
 // (noisy, one process, few repeats, the baseline failed, quality, ran
 // alongside others): every view that shows a verdict shows these.
 std::vector<std::string> comparison_notes(const ComparisonRow& row);
+// The same with the config's block cv already at hand (cv_of its
+// throughput), so that a caller showing it does not compute it twice.
+std::vector<std::string> comparison_notes(const ComparisonRow& row, double cv);
 
 // Throws UsageError when the baseline matches no config or several. A
 // baseline with no ok trial gives no ratios: every other row's withheld says

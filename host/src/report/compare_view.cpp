@@ -78,7 +78,7 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     rec["cv"] = cv;
     rec["noisy"] = cv > kNoisyCv;
     rec[host_stat::overlap_fraction] = c.overlap_fraction;
-    rec["notes"] = comparison_notes(r);
+    rec["notes"] = comparison_notes(r, cv);
     records.push_back(rec);
   }
   return records;
