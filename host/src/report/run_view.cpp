@@ -4,6 +4,7 @@
 #include "analysis/compare.hpp"
 #include "support/format.hpp"
 
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -74,9 +75,17 @@ RunVerdict run_verdict(const SweepSpec& spec, const std::vector<db::TrialRecord>
   int64_t ok = 0, bad = 0, base_ok = 0, base_bad = 0;
   std::optional<int64_t> base_index;
   const db::TrialRecord* first_bad = nullptr;
+  std::map<int64_t, bool> is_base;  // each config decided once, for all its repeats
   for (const auto& t : trials) {
-    const bool base =
-        is_baseline(spec.baseline, t.plan.config_index, Json::parse(t.plan.config_json));
+    auto known = is_base.find(t.plan.config_index);
+    if (known == is_base.end()) {
+      const Json config = Json::parse(t.plan.config_json);
+      known =
+          is_base
+              .emplace(t.plan.config_index, is_baseline(spec.baseline, t.plan.config_index, config))
+              .first;
+    }
+    const bool base = known->second;
     if (base) base_index = t.plan.config_index;
     if (t.status == db::TrialStatus::ok) {
       ++ok;
