@@ -189,6 +189,16 @@ std::set<std::string> shared_notes(const std::vector<ComparisonRow>& rows) {
 
 }  // namespace
 
+TextTable comparison_cells(const std::vector<ComparisonRow>& rows,
+                           const std::vector<std::string>& keys) {
+  const std::set<std::string> shared =
+      rows.size() > 2 ? shared_notes(rows) : std::set<std::string>();
+  TextTable t = table_cells(comparison_records(rows, keys),
+                            comparison_columns(keys, OutputFormat::table, shared));
+  for (const auto& n : shared) t.footer.push_back("note (every config): " + n);
+  return t;
+}
+
 std::string render_comparison(const std::vector<ComparisonRow>& rows,
                               const std::vector<std::string>& keys, OutputFormat format) {
   const bool text = format == OutputFormat::table || format == OutputFormat::md;

@@ -26,6 +26,11 @@ std::string render_comparison(const std::vector<Json>& records,
 std::string render_comparison(const std::vector<ComparisonRow>& rows,
                               const std::vector<std::string>& keys, OutputFormat format);
 
+// compare's table as text cells, each as the table format shows it, with the
+// notes every config shares (said once under compare's table) as its footer.
+TextTable comparison_cells(const std::vector<ComparisonRow>& rows,
+                           const std::vector<std::string>& keys);
+
 // "which knob matters" as a text table ("" when there are no knobs).
 // The lines under compare's table: how the ratio, its interval and the
 // quality change are made.

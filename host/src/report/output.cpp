@@ -179,6 +179,22 @@ class Renderer {
 
 }  // namespace
 
+TextTable table_cells(const std::vector<nlohmann::json>& records,
+                      const std::vector<Column>& columns) {
+  TextTable t;
+  for (const auto& c : columns) {
+    t.headers.push_back(c.header);
+    t.numeric.push_back(c.right);
+  }
+  for (const auto& r : records) {
+    std::vector<std::string> row;
+    row.reserve(columns.size());
+    for (const auto& c : columns) row.push_back(shown(c, r));
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
 std::string render(const std::vector<nlohmann::json>& records, const std::vector<Column>& columns,
                    OutputFormat format) {
   Renderer r(columns, format);

@@ -28,6 +28,20 @@ struct Column {
   std::function<std::string(const nlohmann::json& record)> show;
 };
 
+// A table as text cells, unpadded: for views that lay cells out themselves
+// (the HTML report, serve's page).
+struct TextTable {
+  std::vector<std::string> headers;
+  std::vector<bool> numeric;  // right-aligned
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> footer;  // lines under it (notes every row shares)
+};
+
+// The records as the table format shows each cell (Column::show, else the
+// default), with the columns' headers and alignment; no footer.
+TextTable table_cells(const std::vector<nlohmann::json>& records,
+                      const std::vector<Column>& columns);
+
 // Renders records (JSON objects) in the chosen format.
 std::string render(const std::vector<nlohmann::json>& records, const std::vector<Column>& columns,
                    OutputFormat format);

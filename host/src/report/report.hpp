@@ -5,6 +5,7 @@
 
 #include "analysis/compare.hpp"
 #include "model/sweep.hpp"
+#include "report/output.hpp"
 
 #include <gpusweep/db/store.hpp>
 
@@ -26,14 +27,6 @@ const std::string& report_css();
 
 // Escapes text for HTML element content and attribute values.
 std::string html_escape(const std::string& text);
-
-// A table as text cells, no colour: what the report and serve's page show.
-struct TextTable {
-  std::vector<std::string> headers;
-  std::vector<bool> numeric;  // right-aligned
-  std::vector<std::vector<std::string>> rows;
-  std::vector<std::string> footer;  // lines under it (notes every row shares)
-};
 
 // compare's table, each cell as `gpusweep compare` prints it (its note
 // column included, and the notes it says once under the table in the

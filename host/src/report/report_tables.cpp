@@ -10,7 +10,6 @@
 
 #include <cmath>
 #include <map>
-#include <sstream>
 
 namespace gpusweep::host {
 
@@ -33,45 +32,13 @@ std::string without_colour(const std::string& text) {
   return out;
 }
 
-// The cells of one Markdown table row, "| a | b |" (the renderer puts no
-// '|' inside a cell: it turns them into spaces).
-std::vector<std::string> md_cells(const std::string& line) {
-  std::vector<std::string> cells;
-  size_t start = line.find('|');
-  while (start != std::string::npos) {
-    const size_t end = line.find('|', start + 1);
-    if (end == std::string::npos) break;
-    std::string cell = line.substr(start + 1, end - start - 1);
-    if (!cell.empty() && cell.front() == ' ') cell.erase(0, 1);
-    if (!cell.empty() && cell.back() == ' ') cell.pop_back();
-    cells.push_back(without_colour(cell));
-    start = end;
-  }
-  return cells;
-}
-
 }  // namespace
 
-// Read back from compare's own Markdown rendering, so that every column and
-// note compare prints, and each cell's formatting, are the page's too.
 TextTable comparison_table(const std::vector<ComparisonRow>& rows,
                            const std::vector<std::string>& keys) {
-  TextTable t;
-  std::istringstream md(render_comparison(rows, keys, OutputFormat::md));
-  std::string line;
-  if (!std::getline(md, line)) return t;
-  t.headers = md_cells(line);
-  if (!t.headers.empty() && t.headers[0] == "#") t.headers[0] = "config";
-  if (std::getline(md, line)) {
-    for (const auto& align : md_cells(line)) t.numeric.push_back(align.back() == ':');
-  }
-  while (std::getline(md, line)) {
-    if (line.empty()) continue;
-    if (line[0] == '|') {
-      t.rows.push_back(md_cells(line));
-    } else {
-      t.footer.push_back(without_colour(line));
-    }
+  TextTable t = comparison_cells(rows, keys);
+  for (auto& row : t.rows) {
+    for (auto& cell : row) cell = without_colour(cell);
   }
   return t;
 }
