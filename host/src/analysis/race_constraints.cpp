@@ -164,12 +164,12 @@ ConstraintStanding judge_constraints(const TuneSpace& space, uint64_t c, const A
 // none with it meets them. A quality loss that comes with fp16, say, is not
 // proposed config after config.
 std::set<std::pair<size_t, size_t>> constraint_avoid(const TuneSpace& space,
-                                                     const std::set<uint64_t>& breakers,
+                                                     const std::set<uint64_t>& breaking,
                                                      const std::set<uint64_t>& meeting,
                                                      const std::map<uint64_t, Arm>& arms,
                                                      int64_t last) {
   std::map<std::pair<size_t, size_t>, std::pair<int, int>> count;  // (breaking, meeting)
-  for (uint64_t c : breakers) {
+  for (uint64_t c : breaking) {
     const auto d = space.digits(c);
     for (size_t k = 0; k < d.size(); ++k) ++count[{k, d[k]}].first;
   }

@@ -1,7 +1,7 @@
 // The race's parts that need each other (race.hpp's replay and its helpers):
 // the trials as evidence (race_evidence.cpp), the constraints
 // (race_constraints.cpp) and the model's proposals (race_proposals.cpp), for
-// the replay (race_replay.cpp). Internal to the analysis layer.
+// the replay's steps (race_state.hpp). Internal to the analysis layer.
 #pragma once
 
 #include "analysis/race.hpp"
@@ -48,7 +48,7 @@ ConstraintStanding judge_constraints(const TuneSpace& space, uint64_t c, const A
                                      const std::vector<Constraint>& constraints, int64_t last,
                                      double level);
 std::set<std::pair<size_t, size_t>> constraint_avoid(const TuneSpace& space,
-                                                     const std::set<uint64_t>& breakers,
+                                                     const std::set<uint64_t>& breaking,
                                                      const std::set<uint64_t>& meeting,
                                                      const std::map<uint64_t, Arm>& arms,
                                                      int64_t last);

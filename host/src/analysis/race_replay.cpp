@@ -1,7 +1,7 @@
 // The race's replay (race()): look after look over the trials, then the
-// decision and the confirmation; with its events' names and its looks' level
-// (race_level). Its parts are in race_internal.hpp.
-#include "analysis/race_internal.hpp"
+// proposals or the decision and the confirmation; with its events' names and
+// its looks' level (race_level). The steps of a look are in race_state.cpp.
+#include "analysis/race_state.hpp"
 
 #include "analysis/precision.hpp"
 #include "analysis/time_to_target.hpp"
@@ -20,21 +20,7 @@ constexpr double kPi = 3.14159265358979323846;
 
 }  // namespace
 
-// The parts the replay reads (race_internal.hpp).
-using detail::Arm;
-using detail::constraint_avoid;
-using detail::ConstraintStanding;
-using detail::fit_levels;
-using detail::infeasible_reason;
-using detail::judge_constraints;
-using detail::needs_reference;
-using detail::noisy;
-using detail::Outcome;
-using detail::paired_rounds;
-using detail::propose;
-using detail::runs_of;
-using detail::speed_of;
-using detail::times_of;
+using detail::RaceState;
 
 const char* event_name(RaceEventKind k) {
   switch (k) {
@@ -57,336 +43,140 @@ double race_level(double alpha, int64_t look, size_t tests) {
   return 1 - alpha * 6 / (kPi * kPi * k * k) / static_cast<double>(std::max<size_t>(1, tests));
 }
 
-// Long by design: the replay reads as the race ran, look after look, then
-// the decision and the confirmation, each step with its reason.
-RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
-                const RaceOptions& options, bool decide) {
-  RaceStatus st;
-  std::map<uint64_t, Arm> arms;
-  std::map<int64_t, std::vector<uint64_t>> rounds;  // racing round -> its configs
-  std::map<int64_t, int> confirm_rounds;            // confirmation round -> trials done
-  for (const RaceTrial& t : trials) {
-    st.tried.insert(t.config);
-    if (t.outcome == Outcome::pending) continue;
-    if (t.round >= kConfirmRound) {
-      arms[t.config].confirm.push_back(&t);
-      ++confirm_rounds[t.round];
-    } else {
-      arms[t.config].trials.push_back(&t);
-      rounds[t.round].push_back(t.config);
-    }
-  }
-  for (auto& [c, arm] : arms) {
-    std::sort(arm.trials.begin(), arm.trials.end(),
-              [](const RaceTrial* a, const RaceTrial* b) { return a->round < b->round; });
-  }
-  if (rounds.empty()) {
-    st.next = screening_round(
-        space, options.baseline,
-        std::max<size_t>(static_cast<size_t>(options.max_live), 2 * space.knobs() + 1));
-    st.next_round = 0;
-    for (uint64_t c : st.next) {
-      st.events.push_back(
-          {0, RaceEventKind::joined, c, "screening: the baseline or one knob changed", {}, {}});
-    }
-    return st;
-  }
+namespace detail {
 
-  std::set<uint64_t> dropped, infeasible;
-  std::vector<std::vector<size_t>> oom_digits, failed_digits;
-  std::set<uint64_t> seen;
-  std::vector<uint64_t> survivors;
-  std::map<uint64_t, double> levels;
-  std::optional<uint64_t> leader;
-  bool close = false;           // at the last look: the survivors are equivalent to the leader
-  std::set<uint64_t> may_lead;  // at the last look: their constraint estimates hold
-  std::set<uint64_t> breakers;  // shown to break a noisy constraint, or estimated to (last judged)
-  std::set<uint64_t> meeters;   // estimated to meet every constraint (last judged)
-  std::optional<uint64_t> provisional;  // at the last look: the best, constraints aside
-  int64_t last = -1;
-  int64_t time_looks = 0;  // time to target: the looks that spent alpha so far
-  for (const auto& [r, configs] : rounds) {
-    last = r;
-    for (uint64_t c : configs) {
-      if (seen.insert(c).second) {
-        st.events.push_back(
-            {r,
-             RaceEventKind::joined,
-             c,
-             r == 0 ? "screening: the baseline or one knob changed" : "proposed by the model",
-             {},
-             {}});
-      }
+std::vector<uint64_t> RaceState::proposals() const {
+  if (!leader_) return {};
+  const size_t room = static_cast<size_t>(std::max(0, options_.max_live)) > still_racing_.size()
+                          ? static_cast<size_t>(options_.max_live) - still_racing_.size()
+                          : 0;
+  return propose(space_, levels_, failed_digits_, tried_, oom_digits_,
+                 constraint_avoid(space_, breaking_when_last_judged_, meeting_when_last_judged_,
+                                  arms_, last_round_),
+                 *leader_,
+                 std::min<size_t>(room, static_cast<size_t>(options_.proposals_per_round)),
+                 options_.seed, last_round_ + 1);
+}
+
+bool RaceState::races_on(const std::vector<uint64_t>& proposals) const {
+  const bool equivalent = all_equivalent_ && still_racing_.size() > 1 && proposals.empty();
+  return (still_racing_.size() > 1 && !equivalent) || !proposals.empty() || !leader_;
+}
+
+std::vector<uint64_t> RaceState::next_round(const std::vector<uint64_t>& proposals) const {
+  std::vector<uint64_t> next = still_racing_;
+  next.insert(next.end(), proposals.begin(), proposals.end());
+  // A constraint relative to the baseline's noisy metric needs the baseline
+  // measured alongside, round by round, also once it is out of the running:
+  // its paired rounds are what the test stands on.
+  if (needs_reference(options_) && shown_slower_.count(options_.baseline) != 0U &&
+      written_off_.count(options_.baseline) == 0U) {
+    next.push_back(options_.baseline);
+  }
+  return next;
+}
+
+std::string RaceState::why_ended(bool decide, const std::vector<uint64_t>& proposals) const {
+  const std::string left = std::to_string(still_racing_.size());
+  const std::string within = "the " + left + " candidates left are within " +
+                             fixed(100 * options_.equivalence, 0) + "% of each other";
+  if (confirming() || decide) {
+    if (still_racing_.size() <= 1 && confirming()) {
+      return "one candidate left, and the model proposes none";
     }
-    // Out of memory or failed: out of the race; failed transiently: again.
-    std::vector<uint64_t> live;
-    for (uint64_t c : configs) {
-      // Dropped: it runs on only as the reference of a relative constraint.
-      if (infeasible.count(c) != 0U || dropped.count(c) != 0U) continue;
-      const std::string why = infeasible_reason(arms[c], r);
-      if (why.empty()) {
-        live.push_back(c);
-        for (const RaceTrial* t : arms[c].trials) {
-          if (t->round == r && t->outcome == Outcome::transient) {
-            st.events.push_back({r,
-                                 RaceEventKind::retried,
-                                 c,
-                                 t->reason + ": it runs again in round " + std::to_string(r + 1),
-                                 {},
-                                 {}});
-          }
-        }
-        continue;
-      }
-      infeasible.insert(c);
-      st.events.push_back({r, RaceEventKind::infeasible, c, why, {}, {}});
-      for (const RaceTrial* t : arms[c].trials) {
-        if (t->outcome == Outcome::oom) oom_digits.push_back(space.digits(c));
-        if (t->outcome == Outcome::failed) failed_digits.push_back(space.digits(c));
-      }
-    }
-    // Every test of this look, one-sided at `level`: a pair (leader,
-    // candidate) for each config that could have been the leader (the true
-    // best might have been tested against any of them), and the noisy
-    // constraints of the true best.
-    size_t contenders = 0;
-    for (uint64_t c : live) contenders += runs_of(arms[c].trials, r).size() >= 2;
-    size_t noisy_constraints = 0;
-    for (const auto& k : options.constraints) noisy_constraints += noisy(k);
-    const size_t tests = std::max<size_t>(1, contenders) - 1 + noisy_constraints;
-    double level = race_level(options.alpha, std::max<int64_t>(1, r), tests);
-    if (options.time_to_target) {
-      // A look spends only where a sign test over the r + 1 rounds so far
-      // could reject at the next term of the series; elsewhere no test runs
-      // (level 1) and the series waits (see race.hpp).
-      level = race_level(options.alpha, time_looks + 1, tests);
-      if (std::pow(0.5, static_cast<double>(r + 1)) <= 1 - level) {
-        ++time_looks;
-      } else {
-        level = 1;
-      }
-    }
-    // The constraints on the data up to this round.
-    may_lead.clear();
-    {
-      const auto base_it = arms.find(options.baseline);
-      const Arm* base = base_it == arms.end() ? nullptr : &base_it->second;
-      std::vector<uint64_t> kept;
-      for (uint64_t c : live) {
-        const ConstraintStanding s = judge_constraints(
-            space, c, arms[c], base, c == options.baseline, options.constraints, r, level);
-        if (!s.infeasible.empty()) {
-          infeasible.insert(c);
-          breakers.insert(c);
-          meeters.erase(c);
-          st.events.push_back({r, RaceEventKind::infeasible, c, s.infeasible, {}, {}});
-          continue;
-        }
-        kept.push_back(c);
-        if (s.point_ok) {
-          may_lead.insert(c);
-          meeters.insert(c);
-          breakers.erase(c);
-        } else {
-          breakers.insert(c);
-          meeters.erase(c);
-        }
-      }
-      live = std::move(kept);
-    }
-    levels = fit_levels(arms, r);
-    // The leader: the best level among the live configs with two ok rounds
-    // whose constraint estimates hold.
-    leader.reset();
-    provisional.reset();
-    for (uint64_t c : live) {
-      if (runs_of(arms[c].trials, r).size() < 2) continue;
-      if (!provisional || levels[c] > levels[*provisional]) provisional = c;
-      if (may_lead.count(c) == 0U) continue;
-      if (!leader || levels[c] > levels[*leader]) leader = c;
-    }
-    survivors.clear();
-    close = false;
-    if (!leader) {
-      survivors = live;
+    if (all_equivalent_ && confirming()) return within;
+    return "the budget ended the race with " + left + " candidates left";
+  }
+  const bool equivalent = all_equivalent_ && still_racing_.size() > 1 && proposals.empty();
+  return equivalent ? within + ", and the model proposes none"
+                    : "one candidate left, and the model proposes none";
+}
+
+std::optional<uint64_t> RaceState::winner(std::string* stop) const {
+  if (leader_ || !fastest_constraints_aside_) return leader_;
+  // Every candidate left has an estimate beyond a constraint, none shown.
+  *stop +=
+      "; no candidate's estimates meet every constraint (none is shown to break one): the "
+      "winner is the fastest of them";
+  return fastest_constraints_aside_;
+}
+
+std::optional<uint64_t> RaceState::runner_up(uint64_t winner) const {
+  std::optional<uint64_t> best;
+  for (const auto& [c, y] : levels_) {
+    if (c == winner || written_off_.count(c) != 0U || meeting_at_last_look_.count(c) == 0U ||
+        runs_of(arm(c).trials, last_round_).size() < 2) {
       continue;
     }
-    const auto leader_runs = runs_of(arms[*leader].trials, r);
-    std::vector<uint64_t> tested;
-    for (uint64_t c : live) {
-      if (c != *leader && paired_rounds(leader_runs, runs_of(arms[c].trials, r)) >= 2) {
-        tested.push_back(c);
-      }
-    }
-    // A one-sided bound at `level` is a two-sided interval at 2 level - 1.
-    const double interval = 2 * level - 1;
-    // Every other survivor within +-options.equivalence of the leader, at
-    // the same level: the race cannot tell them apart, and need not. Not on
-    // time to target (see race.hpp).
-    close = tested.size() + 1 == live.size() && !options.time_to_target;
-    for (uint64_t c : live) {
-      if (std::find(tested.begin(), tested.end(), c) == tested.end()) {
-        survivors.push_back(c);
-        continue;
-      }
-      if (options.time_to_target) {
-        const auto lt = times_of(arms[*leader].trials, r);
-        const auto ct = times_of(arms[c].trials, r);
-        const SignTest sign = slower_by_sign(lt, ct);
-        if (level < 1 && sign.p <= 1 - level) {
-          dropped.insert(c);
-          st.events.push_back(
-              {r, RaceEventKind::dropped, c,
-               "slower to the target than the leader in " + std::to_string(sign.slower) + " of " +
-                   std::to_string(sign.pairs) +
-                   " paired rounds (censored rounds counted slower only when known to be): "
-                   "one-sided sign test p " +
-                   fixed(sign.p, 5) + " <= " + fixed(1 - level, 5),
-               speed_of(paired_time_ratio(lt, ct)), leader});
-        } else {
-          survivors.push_back(c);
-        }
-        continue;
-      }
-      const auto est = estimate_ratio(leader_runs, runs_of(arms[c].trials, r), interval);
-      if (est && est->design == RatioDesign::repeats && est->high < 1) {
-        dropped.insert(c);
-        st.events.push_back({r, RaceEventKind::dropped, c,
-                             fixed(est->ratio, 3) + "x of the leader, below " +
-                                 fixed(est->high, 3) + " at " + fixed(100 * level, 2) +
-                                 "% (one-sided) over " + std::to_string(est->repeats) +
-                                 " paired rounds",
-                             est, leader});
-      } else {
-        survivors.push_back(c);
-        // Ending on equivalence drops nobody (the runner-up is confirmed
-        // against the winner), so it needs none of the drops' alpha: at the
-        // drops' shrinking level two configs 2-3% apart were neither dropped
-        // nor shown equivalent for 170 rounds of a 10-minute budget. At the
-        // sequential level, as compare's intervals of rounds that stop.
-        const auto eq = est ? std::optional<RatioEstimate>(with_level(*est, sequential_level(0.05)))
-                            : std::nullopt;
-        close = close && eq && eq->design == RatioDesign::repeats &&
-                eq->low >= 1 - options.equivalence && eq->high <= 1 + options.equivalence &&
-                may_lead.count(c) != 0U;
-      }
-    }
+    if (!best || y > levels_.at(*best)) best = c;
   }
-  st.rounds = last + 1;
-  st.leader = leader;
-  st.live = survivors;
-  for (const auto& [c, y] : levels) st.levels.push_back({c, y});
+  return best;
+}
 
-  // The runner-up: the best level among the other feasible configs with two
-  // ok rounds, dropped or not.
-  auto runner_up_of = [&](uint64_t winner) -> std::optional<uint64_t> {
-    std::optional<uint64_t> best;
-    for (const auto& [c, y] : levels) {
-      if (c == winner || infeasible.count(c) != 0U || may_lead.count(c) == 0U ||
-          runs_of(arms[c].trials, last).size() < 2) {
-        continue;
-      }
-      if (!best || y > levels[*best]) best = c;
-    }
-    return best;
-  };
-  auto confirmation_set = [&] {
-    std::vector<uint64_t> set = {*st.winner};
-    if (st.runner_up) set.push_back(*st.runner_up);
-    if (options.baseline != *st.winner && (!st.runner_up || options.baseline != *st.runner_up) &&
-        infeasible.count(options.baseline) == 0U) {
-      set.push_back(options.baseline);
-    }
-    return set;
-  };
+std::vector<uint64_t> RaceState::confirmation_configs(
+    uint64_t winner, const std::optional<uint64_t>& runner_up) const {
+  std::vector<uint64_t> configs = {winner};
+  if (runner_up) configs.push_back(*runner_up);
+  if (options_.baseline != winner && (!runner_up || options_.baseline != *runner_up) &&
+      written_off_.count(options_.baseline) == 0U) {
+    configs.push_back(options_.baseline);
+  }
+  return configs;
+}
 
-  if (!confirm_rounds.empty() || decide) {
-    st.stop = survivors.size() <= 1 && !confirm_rounds.empty()
-                  ? "one candidate left, and the model proposes none"
-              : close && !confirm_rounds.empty()
-                  ? "the " + std::to_string(survivors.size()) + " candidates left are within " +
-                        fixed(100 * options.equivalence, 0) + "% of each other"
-                  : "the budget ended the race with " + std::to_string(survivors.size()) +
-                        " candidates left";
-  } else {
-    std::vector<uint64_t> proposals;
-    if (leader) {
-      const size_t room = static_cast<size_t>(std::max(0, options.max_live)) > survivors.size()
-                              ? static_cast<size_t>(options.max_live) - survivors.size()
-                              : 0;
-      proposals = propose(space, levels, failed_digits, st.tried, oom_digits,
-                          constraint_avoid(space, breakers, meeters, arms, last), *leader,
-                          std::min<size_t>(room, static_cast<size_t>(options.proposals_per_round)),
-                          options.seed, last + 1);
-    }
-    const bool equivalent = close && survivors.size() > 1 && proposals.empty();
-    if ((survivors.size() > 1 && !equivalent) || !proposals.empty() || !leader) {
-      if (survivors.empty() && proposals.empty()) {
-        st.phase = RacePhase::done;
-        st.stop = "no config of the space can run here (every candidate failed)";
-        return st;
-      }
-      st.next = survivors;
-      st.next.insert(st.next.end(), proposals.begin(), proposals.end());
-      // A constraint relative to the baseline's noisy metric needs the
-      // baseline measured alongside, round by round, also once it is out of
-      // the running: its paired rounds are what the test stands on.
-      if (needs_reference(options) && dropped.count(options.baseline) != 0U &&
-          infeasible.count(options.baseline) == 0U) {
-        st.next.push_back(options.baseline);
-      }
-      st.next_round = last + 1;
-      return st;
-    }
-    st.stop = equivalent
-                  ? "the " + std::to_string(survivors.size()) + " candidates left are within " +
-                        fixed(100 * options.equivalence, 0) +
-                        "% of each other, and the model proposes none"
-                  : "one candidate left, and the model proposes none";
-  }
-  if (!leader && provisional) {
-    // Every candidate left has an estimate beyond a constraint, none shown:
-    // the fastest of them, said so.
-    leader = provisional;
-    st.leader = leader;
-    st.stop +=
-        "; no candidate's estimates meet every constraint (none is shown to break one): the "
-        "winner is the fastest of them";
-  }
-  if (!leader) {
-    st.phase = RacePhase::done;
-    st.stop += "; no config ran twice without failing: no winner";
-    return st;
-  }
-  st.winner = leader;
-  st.runner_up = runner_up_of(*leader);
-  st.events.push_back({last, RaceEventKind::decided, *leader, st.stop, {}, {}});
-  // Confirmation: fresh rounds of the winner, the runner-up and the baseline.
-  for (const auto& [round, n] : confirm_rounds) st.confirm_rounds += n > 0;
-  auto confirm_runs = [&](uint64_t c) { return runs_of(arms[c].confirm, INT64_MAX); };
-  // At the sequential level: the confirmation stops when an interval is narrow.
-  if (st.confirm_rounds >= 2 && options.time_to_target) {
+void RaceState::estimate_confirmation(RaceStatus& st) const {
+  if (st.confirm_rounds < 2) return;
+  const uint64_t winner = *st.winner;
+  const uint64_t baseline = options_.baseline;
+  if (options_.time_to_target) {
     // Speeds from the paired time ratios at 95%: the confirmation's rounds
     // are fixed in number, not stopped on a narrow interval.
-    const auto winner_times = times_of(arms[*st.winner].confirm, INT64_MAX);
-    if (options.baseline != *st.winner) {
-      st.vs_baseline = speed_of(
-          paired_time_ratio(times_of(arms[options.baseline].confirm, INT64_MAX), winner_times));
+    const auto winner_times = times_of(arm(winner).confirm, INT64_MAX);
+    if (baseline != winner) {
+      st.vs_baseline =
+          speed_of(paired_time_ratio(times_of(arm(baseline).confirm, INT64_MAX), winner_times));
     }
     if (st.runner_up) {
       st.vs_runner_up = speed_of(
-          paired_time_ratio(times_of(arms[*st.runner_up].confirm, INT64_MAX), winner_times));
+          paired_time_ratio(times_of(arm(*st.runner_up).confirm, INT64_MAX), winner_times));
     }
-  } else if (st.confirm_rounds >= 2) {
-    if (options.baseline != *st.winner) {
-      st.vs_baseline = estimate_ratio(confirm_runs(options.baseline), confirm_runs(*st.winner),
-                                      sequential_level(0.05));
-    }
-    if (st.runner_up) {
-      st.vs_runner_up = estimate_ratio(confirm_runs(*st.runner_up), confirm_runs(*st.winner),
-                                       sequential_level(0.05));
-    }
+    return;
   }
+  // At the sequential level: the confirmation stops when an interval is narrow.
+  auto runs = [&](uint64_t c) { return runs_of(arm(c).confirm, INT64_MAX); };
+  if (baseline != winner) {
+    st.vs_baseline = estimate_ratio(runs(baseline), runs(winner), sequential_level(0.05));
+  }
+  if (st.runner_up) {
+    st.vs_runner_up = estimate_ratio(runs(*st.runner_up), runs(winner), sequential_level(0.05));
+  }
+}
+
+}  // namespace detail
+
+namespace {
+
+// The first round, before any trial: the screening.
+RaceStatus screening(const TuneSpace& space, const RaceOptions& options,
+                     const std::set<uint64_t>& tried) {
+  RaceStatus st;
+  st.tried = tried;
+  st.next = screening_round(
+      space, options.baseline,
+      std::max<size_t>(static_cast<size_t>(options.max_live), 2 * space.knobs() + 1));
+  st.next_round = 0;
+  for (uint64_t c : st.next) {
+    st.events.push_back(
+        {0, RaceEventKind::joined, c, "screening: the baseline or one knob changed", {}, {}});
+  }
+  return st;
+}
+
+// The confirmation of st's winner: its estimates, and whether it is done
+// or which configs run its next round.
+void confirm(const RaceState& state, const RaceOptions& options, bool decide, RaceStatus& st) {
+  for (const auto& [round, n] : state.confirmation_rounds()) st.confirm_rounds += n > 0;
+  state.estimate_confirmation(st);
   const auto& target = st.vs_baseline ? st.vs_baseline : st.vs_runner_up;
   const bool precise = options.time_to_target || !target ||
                        (target->ratio > 0 && (target->high - target->low) / 2 / target->ratio <=
@@ -394,11 +184,54 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
   if (st.confirm_rounds >= options.confirm_repeats &&
       (decide || precise || st.confirm_rounds >= options.max_confirm_rounds)) {
     st.phase = RacePhase::done;
-    return st;
+    return;
   }
   st.phase = RacePhase::confirming;
-  st.next = confirmation_set();
+  st.next = state.confirmation_configs(*st.winner, st.runner_up);
   st.next_round = kConfirmRound + st.confirm_rounds;
+}
+
+}  // namespace
+
+RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
+                const RaceOptions& options, bool decide) {
+  RaceState state(space, trials, options);
+  if (state.racing_rounds().empty()) return screening(space, options, state.tried());
+  for (const auto& [r, configs] : state.racing_rounds()) state.look(r);
+
+  RaceStatus st;
+  st.tried = state.tried();
+  st.rounds = state.last_round() + 1;
+  st.leader = state.leader();
+  st.live = state.still_racing();
+  for (const auto& [c, y] : state.levels()) st.levels.push_back({c, y});
+  st.events = state.events();
+  std::vector<uint64_t> proposals;
+  if (!state.confirming() && !decide) {
+    proposals = state.proposals();
+    if (state.races_on(proposals)) {
+      if (state.still_racing().empty() && proposals.empty()) {
+        st.phase = RacePhase::done;
+        st.stop = "no config of the space can run here (every candidate failed)";
+        return st;
+      }
+      st.next = state.next_round(proposals);
+      st.next_round = state.last_round() + 1;
+      return st;
+    }
+  }
+  st.stop = state.why_ended(decide, proposals);
+  const std::optional<uint64_t> winner = state.winner(&st.stop);
+  if (!winner) {
+    st.phase = RacePhase::done;
+    st.stop += "; no config ran twice without failing: no winner";
+    return st;
+  }
+  st.leader = winner;
+  st.winner = winner;
+  st.runner_up = state.runner_up(*winner);
+  st.events.push_back({state.last_round(), RaceEventKind::decided, *winner, st.stop, {}, {}});
+  confirm(state, options, decide, st);
   return st;
 }
 
