@@ -78,86 +78,35 @@ struct TargetSpec {
   Json to_json() const;
 };
 
+// A sweep file's "measure", checked (sweep_measure.cpp). What each key means,
+// its allowed values and default are in one place, the table in
+// sweep_measure_keys.cpp (docs/sweep-file.md, `gpusweep run --help`); the
+// comments here say only how a field encodes what the file says.
 struct MeasureSpec {
   int64_t warmup_steps = 10;
-  // After warmup_steps, warm up further in windows of a quarter block until
-  // the last three windows' times agree within kStableWarmupTolerance (at
-  // most kMaxWarmupWindows windows): transients (the first step, autotuning,
-  // allocator growth, a loader's backlog) stay out of the measured blocks.
-  // Off by default: its warmup steps are training steps whose number
-  // depends on timing, so trials would reach their evaluation after
-  // different amounts of training (quality compared unevenly, and runs that
-  // must train alike, such as a resumed one, no longer would).
   bool stable_warmup = false;
   int64_t steps_per_block = 20;
-  // Blocks sized by time: > 0, the worker times doubling runs of steps after
-  // warmup_steps (Google Benchmark's way of sizing its iterations) and sets
-  // steps_per_block so that a block lasts about this long, recorded with the
-  // trial (stat block_steps); so that one sweep file fits a 2-core CPU and a
-  // GPU 10x faster. Configs of one sweep may then run different steps per
-  // block: throughput is per block, evaluations keep their cadence in
-  // blocks. stable_warmup's windows are a quarter of the sized block. Not
-  // with measure.target, whose configs train in the same steps. 0: the
-  // blocks are steps_per_block steps.
-  double block_s = 0;
-  // Warm up at least this long (seconds), after warmup_steps, in windows of
-  // a quarter block: a GPU's clocks and caches settle in time, not in steps.
-  // (The trial's recorded warmup_s is how long its warmup took.)
+  double block_s = 0;  // 0: blocks of steps_per_block steps
   double min_warmup_s = 0;
   int64_t blocks = 10;
-  // Processes per config: intervals know process-to-process variation only
-  // from two repeats on (analysis/ratio_model.hpp), so the default has three.
   int64_t repeats = 3;
   double timeout_s = 600;
-  double silence_s = 30;          // a worker without a heartbeat this long is ended
-  double max_memory_bytes = 0;    // caps what each trial allocates (RLIMIT_AS); 0: no cap
-  int64_t eval_every_blocks = 0;  // 0: evaluate once, after the last block
-  uint64_t order_seed = 0;        // seeds the shuffled trial order (and the turns')
-  // Trials kept alive at once, taking turns block by block (interleaved
-  // execution: drift hits every config alike); 1: one trial after another;
-  // 0: "auto", as many as the sweep has configs, up to kAutoInterleave, and 1
-  // on a GPU (see auto_interleave).
+  double silence_s = 30;
+  double max_memory_bytes = 0;  // 0: no cap
+  int64_t eval_every_blocks = 0;
+  uint64_t order_seed = 0;
+  // 0: "auto" (see auto_interleave).
   int64_t interleave = 0;
-  // How interleaved trials start and end: "serial", each one's setup and
-  // warmup, and its final evaluation, are turns of their own, one trial at
-  // a time; "parallel", those turns that measure nothing run all at once
-  // between cycles, and no block is measured beside them (a GPU's launch-
-  // bound steps pay a process's start, about a second, once a window
-  // instead of once a trial: bench/gpu_precision); "auto", parallel where
-  // the trials are on a GPU, else serial (on a few cores, setups at once
-  // only contend). Blocks sized by time (block_s), min_warmup_s and
-  // stable_warmup then take a turn of their own after the parallel warmup.
   enum class Starts { automatic, serial, parallel };
   Starts starts = Starts::automatic;
-  // After warmup, one more block's steps with the device's activity
-  // recorded (CUDA's, through the plugin: GPUSWEEP_EXT_DEVICE_BUSY), stored
-  // as the trial's gpu_busy_share: the share of the steps' wall time the
-  // device ran anything, without NVML. Always in diagnose trials; on a
-  // sweep's CUDA trials when true (CUPTI's start costs each trial time).
-  bool busy_share = false;
-  // Rounds until precise: > 0 runs further rounds of repeats after the
-  // first `repeats` until every config's ratio to the baseline has a 95%
-  // interval of at most this half-width (relative), or is clearly apart
-  // from 1, or budget_s (this execution's wall time) is spent; 0: the
-  // planned repeats only.
-  double precision = 0;
-  double budget_s = 0;
-  // The shortest median block a trial may measure, in seconds: shorter
-  // blocks are mostly the harness's clock reads and the block's device sync
-  // (and on a GPU, a sync every few steps undoes the host/device overlap
-  // being measured), so such a trial fails with the steps_per_block that
-  // would do. Negative: "auto", kMinBlockCpuS, or kMinBlockDeviceS where the
-  // blocks are timed by a device clock; 0: no minimum.
+  bool busy_share = false;  // through the plugin's GPUSWEEP_EXT_DEVICE_BUSY
+  double precision = 0;     // 0: the planned repeats only
+  double budget_s = 0;      // kDefaultBudgetS once precision is set without one
+  // Negative: automatic (kMinBlockCpuS, kMinBlockInterleavedCpuS or
+  // kMinBlockDeviceS, decided where the trials run); 0: no minimum.
   double min_block_s = -1;
-  // Each repeat trains from its own seed (repeat_seed of the config's
-  // `seed`; repeat 0 keeps it), so that the repeats' spread in quality is
-  // seed-to-seed variation and compare's quality test knows it; baseline and
-  // config share each repeat's seed, which keeps their pairing. false: every
-  // repeat runs the config's seed.
-  bool vary_seed = true;
-  // Time to quality: trains until the target or its budget (see TargetSpec);
-  // nothing: the fixed blocks above.
-  std::optional<TargetSpec> target;
+  bool vary_seed = true;             // repeat r trains from repeat_seed(seed, r, ...)
+  std::optional<TargetSpec> target;  // nothing: the fixed blocks above
 
   // "blocks of 20 steps" or "blocks of about 0.2 s" (for headings).
   std::string block_text() const;

@@ -1,8 +1,10 @@
 // The sweep's measurement protocol ("measure", MeasureSpec and TargetSpec):
-// its keys checked and read, what precision and a target need and change,
-// and the protocol's JSON for the database and for headings.
+// its keys checked and read against their table (sweep_measure_keys.hpp),
+// what precision and a target need and change, and the protocol's JSON for
+// the database and for headings.
 #include "model/sweep_internal.hpp"
 
+#include "model/sweep_measure_keys.hpp"
 #include "model/units.hpp"
 
 #include "support/error.hpp"
@@ -11,8 +13,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <tuple>
-#include <utility>
 
 namespace gpusweep::host {
 
@@ -20,28 +20,80 @@ namespace detail {
 
 namespace {
 
-const std::vector<std::string> kMeasureKeys = {
-    "warmup_steps",  "steps_per_block",   "blocks",     "repeats",
-    "timeout_s",     "eval_every_blocks", "order_seed", "silence_s",
-    "max_memory",    "interleave",        "precision",  "budget_s",
-    "stable_warmup", "min_block_s",       "vary_seed",  "target",
-    "block_s",       "min_warmup_s",      "starts",     "busy_share"};
 const std::vector<std::string> kTargetKeys = {"metric", "value",     "direction",
                                               "max_s",  "max_steps", "cap"};
 
-int64_t measure_int(const std::string& source, const Json& m, const char* key, int64_t fallback,
-                    int64_t min) {
-  auto it = m.find(key);
-  if (it == m.end()) return fallback;
-  if (!it->is_number_integer()) {
-    usage(source, std::string("measure.") + key, "expected an integer, got " + it->dump());
+// "file: measure.KEY: PROBLEM: give ALLOWED (or leave it out: default D)",
+// the allowed values and the default from the keys' table.
+[[noreturn]] void bad_value(const std::string& source, const MeasureKey& k,
+                            const std::string& problem) {
+  usage(source, "measure." + k.name,
+        problem + ": give " + measure_allowed(k) + " (or leave it out: default " + k.default_text +
+            ")");
+}
+
+// A size such as "2GiB", or a number of bytes, of at least the key's minimum.
+double size_value(const std::string& source, const MeasureKey& k, const Json& v) {
+  double bytes = 0;
+  if (v.is_number()) {
+    bytes = v.get<double>();
+  } else if (v.is_string()) {
+    try {
+      bytes = parse_size(v.get<std::string>(), v.dump());
+    } catch (const UsageError& e) {
+      bad_value(source, k, e.what());
+    }
+  } else {
+    bad_value(source, k, "got " + v.dump());
   }
-  const auto v = it->get<int64_t>();
-  if (v < min) {
-    usage(source, std::string("measure.") + key,
-          std::to_string(v) + " is below the minimum " + std::to_string(min));
+  if (!(bytes >= k.min) || !std::isfinite(bytes)) {
+    bad_value(source, k, v.dump() + " is below " + human_bytes(k.min));
   }
-  return v;
+  return bytes;
+}
+
+// A value checked against its key's type and range in the table; keys that
+// depend on each other are checked after all of them.
+void check_value(const std::string& source, const MeasureKey& k, const Json& v) {
+  const bool is_word = v.is_string() && std::find(k.words.begin(), k.words.end(),
+                                                  v.get<std::string>()) != k.words.end();
+  switch (k.type) {
+    case MeasureType::integer:
+      if (is_word) return;
+      if (!v.is_number_integer()) bad_value(source, k, "got " + v.dump());
+      if (v.get<int64_t>() < k.min) {
+        bad_value(source, k, v.dump() + " is below the minimum " + fixed(k.min, 0));
+      }
+      if (v.get<int64_t>() > k.max) {
+        bad_value(source, k, v.dump() + " is above the maximum " + fixed(k.max, 0));
+      }
+      return;
+    case MeasureType::boolean:
+      if (!v.is_boolean()) bad_value(source, k, "got " + v.dump());
+      return;
+    case MeasureType::seconds:
+    case MeasureType::fraction: {
+      const bool ok = v.is_number() && std::isfinite(v.get<double>()) &&
+                      (k.min_exclusive ? v.get<double>() > k.min : v.get<double>() >= k.min) &&
+                      (k.type == MeasureType::seconds || v.get<double>() < k.max);
+      if (!ok) bad_value(source, k, "got " + v.dump());
+      return;
+    }
+    case MeasureType::size:
+      (void)size_value(source, k, v);
+      return;
+    case MeasureType::choice:
+      if (!is_word) bad_value(source, k, "got " + v.dump());
+      return;
+    case MeasureType::object:
+      return;  // measure.target: parse_target checks its keys
+  }
+}
+
+// Sets field to the key's value when it was given (already checked).
+template <typename T>
+void read(const Json& m, const char* key, T& field) {
+  if (auto it = m.find(key); it != m.end()) field = it->get<T>();
 }
 
 // measure.precision and what it needs: repeats to compare from the first
@@ -54,12 +106,6 @@ void parse_precision(const std::string& source, const Json& m, MeasureSpec& s) {
             "a budget needs measure.precision, the target it is spent on (e.g. 0.02)");
     }
     return;
-  }
-  if (!it->is_number() || !(it->get<double>() > 0 && it->get<double>() < 1)) {
-    usage(source, "measure.precision",
-          "expected the target half-width of the ratios' 95% intervals, between 0 and 1 "
-          "(0.02: within ±2%), got " +
-              it->dump());
   }
   s.precision = it->get<double>();
   if (!m.contains("repeats")) {
@@ -131,8 +177,8 @@ void parse_target(const std::string& source, const Json& m, MeasureSpec& s) {
   for (const auto& [key, value] : t.items()) {
     if (std::find(kTargetKeys.begin(), kTargetKeys.end(), key) == kTargetKeys.end()) {
       usage(source, "measure.target." + key,
-            "unknown key" + suggestion(key, kTargetKeys) +
-                " (known: metric, value, direction, max_s, max_steps, cap)");
+            "unknown key" + suggestion(key, kTargetKeys) + " (known: " + name_list(kTargetKeys) +
+                ")");
     }
   }
   TargetSpec target;
@@ -185,18 +231,9 @@ void parse_target(const std::string& source, const Json& m, MeasureSpec& s) {
 // The block's length and the warmup's time: min_block_s, block_s (steps
 // sized by time, or steps_per_block, not both) and min_warmup_s.
 void parse_block_length(const std::string& source, const Json& m, MeasureSpec& s) {
-  for (auto [key, field, what] : {std::tuple<const char*, double*, const char*>{
-                                      "min_block_s", &s.min_block_s, " (0: no minimum)"},
-                                  {"block_s", &s.block_s, " (0: blocks of steps_per_block steps)"},
-                                  {"min_warmup_s", &s.min_warmup_s, " (0: warmup_steps alone)"}}) {
-    auto it = m.find(key);
-    if (it == m.end()) continue;
-    if (!it->is_number() || !(it->get<double>() >= 0) || !std::isfinite(it->get<double>())) {
-      usage(source, std::string("measure.") + key,
-            std::string("expected a number of seconds, 0 or more") + what + ", got " + it->dump());
-    }
-    *field = it->get<double>();
-  }
+  read(m, "min_block_s", s.min_block_s);
+  read(m, "block_s", s.block_s);
+  read(m, "min_warmup_s", s.min_warmup_s);
   if (s.block_s > 0 && m.contains("steps_per_block")) {
     usage(source, "measure.block_s",
           "give the block's length once: block_s (seconds, steps sized per config) or "
@@ -218,11 +255,6 @@ void parse_starts(const std::string& source, const Json& m, MeasureSpec& s) {
     s.starts = MeasureSpec::Starts::serial;
   } else if (*it == "parallel") {
     s.starts = MeasureSpec::Starts::parallel;
-  } else {
-    usage(source, "measure.starts",
-          "expected \"auto\", \"serial\" or \"parallel\" (how interleaved trials set up and "
-          "finish: one at a time, or all at once between cycles), got " +
-              it->dump());
   }
   if (s.target && s.starts == MeasureSpec::Starts::parallel) {
     usage(source, "measure.starts",
@@ -236,70 +268,35 @@ void parse_starts(const std::string& source, const Json& m, MeasureSpec& s) {
 MeasureSpec parse_measure(const std::string& source, const Json& m) {
   if (!m.is_object()) usage(source, "measure", "expected an object, got " + m.dump());
   for (const auto& [key, value] : m.items()) {
-    if (std::find(kMeasureKeys.begin(), kMeasureKeys.end(), key) == kMeasureKeys.end()) {
+    const MeasureKey* k = find_measure_key(key);
+    if (k == nullptr) {
+      const auto known = measure_key_names();
       usage(source, "measure." + key,
-            "unknown measurement setting" + suggestion(key, kMeasureKeys) +
-                " (known: warmup_steps, steps_per_block, blocks, "
-                "repeats, timeout_s, silence_s, eval_every_blocks, "
-                "order_seed, max_memory, interleave, precision, budget_s, stable_warmup, "
-                "min_block_s, block_s, min_warmup_s, vary_seed, target, starts, busy_share)");
+            "unknown measurement setting" + suggestion(key, known) +
+                " (known: " + name_list(known) + ")");
     }
+    check_value(source, *k, value);
   }
   MeasureSpec s;
-  s.warmup_steps = measure_int(source, m, "warmup_steps", s.warmup_steps, 0);
-  for (auto [key, field] : {std::pair<const char*, bool*>{"stable_warmup", &s.stable_warmup},
-                            std::pair<const char*, bool*>{"vary_seed", &s.vary_seed},
-                            std::pair<const char*, bool*>{"busy_share", &s.busy_share}}) {
-    auto it = m.find(key);
-    if (it == m.end()) continue;
-    if (!it->is_boolean()) {
-      usage(source, std::string("measure.") + key, "expected true or false, got " + it->dump());
-    }
-    *field = it->get<bool>();
-  }
-  s.steps_per_block = measure_int(source, m, "steps_per_block", s.steps_per_block, 1);
-  s.blocks = measure_int(source, m, "blocks", s.blocks, 5);
-  s.repeats = measure_int(source, m, "repeats", s.repeats, 1);
-  s.eval_every_blocks = measure_int(source, m, "eval_every_blocks", s.eval_every_blocks, 0);
-  s.order_seed = static_cast<uint64_t>(measure_int(source, m, "order_seed", 0, 0));
-  if (auto it = m.find("interleave"); it != m.end() && it->is_string() && *it != "auto") {
-    usage(source, "measure.interleave",
-          "expected \"auto\" or a number of trials (1: no interleaving), got " + it->dump());
+  read(m, "warmup_steps", s.warmup_steps);
+  read(m, "steps_per_block", s.steps_per_block);
+  read(m, "blocks", s.blocks);
+  read(m, "repeats", s.repeats);
+  read(m, "eval_every_blocks", s.eval_every_blocks);
+  if (auto it = m.find("order_seed"); it != m.end()) {
+    s.order_seed = static_cast<uint64_t>(it->get<int64_t>());
   }
   if (auto it = m.find("interleave"); it != m.end() && !it->is_string()) {
-    s.interleave = measure_int(source, m, "interleave", 0, 1);
-    if (s.interleave > kMaxInterleave) {
-      usage(source, "measure.interleave",
-            "at most " + std::to_string(kMaxInterleave) + " trials take turns, got " + it->dump());
-    }
+    s.interleave = it->get<int64_t>();  // "auto" is 0, the default
   }
-  for (auto [key, field] : {std::pair<const char*, double*>{"timeout_s", &s.timeout_s},
-                            std::pair<const char*, double*>{"silence_s", &s.silence_s},
-                            std::pair<const char*, double*>{"budget_s", &s.budget_s}}) {
-    auto it = m.find(key);
-    if (it == m.end()) continue;
-    if (!it->is_number() || !(it->get<double>() > 0) || !std::isfinite(it->get<double>())) {
-      usage(source, std::string("measure.") + key,
-            "expected a positive number of seconds, got " + it->dump());
-    }
-    *field = it->get<double>();
-  }
+  read(m, "stable_warmup", s.stable_warmup);
+  read(m, "vary_seed", s.vary_seed);
+  read(m, "busy_share", s.busy_share);
+  read(m, "timeout_s", s.timeout_s);
+  read(m, "silence_s", s.silence_s);
+  read(m, "budget_s", s.budget_s);
   if (auto it = m.find("max_memory"); it != m.end()) {
-    const std::string fix = "give a size such as \"2GiB\" or \"512MiB\", or a number of bytes";
-    if (it->is_number()) {
-      s.max_memory_bytes = it->get<double>();
-    } else if (it->is_string()) {
-      try {
-        s.max_memory_bytes = parse_size(it->get<std::string>(), it->dump());
-      } catch (const UsageError& e) {
-        usage(source, "measure.max_memory", std::string(e.what()) + "; " + fix);
-      }
-    } else {
-      usage(source, "measure.max_memory", "expected a size, got " + it->dump() + ": " + fix);
-    }
-    if (!(s.max_memory_bytes >= 1024 * 1024) || !std::isfinite(s.max_memory_bytes)) {
-      usage(source, "measure.max_memory", "the cap " + it->dump() + " is below 1 MiB: " + fix);
-    }
+    s.max_memory_bytes = size_value(source, *find_measure_key("max_memory"), *it);
   }
   parse_block_length(source, m, s);
   parse_precision(source, m, s);
