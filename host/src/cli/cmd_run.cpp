@@ -4,6 +4,7 @@
 #include "model/hashing.hpp"
 #include "model/shard.hpp"
 #include "model/sweep.hpp"
+#include "model/sweep_measure_keys.hpp"
 #include "plugins/registry.hpp"
 #include "report/run_view.hpp"
 #include "run/sweep_run.hpp"
@@ -69,7 +70,8 @@ int cmd_run(const Args& args) {
       "GPUs is refused. On the CPU, trials at once share the cores (see overlap_fraction).\n\n"
       "Exit status: 0 when the run completed, 2 for a usage error (nothing run), 3 when it\n"
       "completed but its baseline or every trial failed (failed, oom, timeout, crashed;\n"
-      "skipped trials do not count), 130 when interrupted (resume continues it).",
+      "skipped trials do not count), 130 when interrupted (resume continues it).\n\n" +
+          measure_keys_help(),
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
