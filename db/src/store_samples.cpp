@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <string_view>
 
 namespace gpusweep::db {
 
@@ -70,7 +71,7 @@ void Store::for_each_series(int64_t sweep_id, const std::function<void(int64_t, 
 }
 
 std::unordered_map<int64_t, std::vector<std::optional<double>>> Store::last_stats(
-    int64_t sweep_id, const std::vector<std::string>& names) {
+    int64_t sweep_id, const std::vector<std::string>& names, const std::string& kind) {
   std::unordered_map<int64_t, std::vector<std::optional<double>>> out;
   if (names.empty()) return out;
   std::string in;
@@ -79,13 +80,16 @@ std::unordered_map<int64_t, std::vector<std::optional<double>>> Store::last_stat
   // at the highest step is kept as the rows come.
   auto st = db_.prepare(
       "SELECT m.trial_id, m.name, m.at_step, m.value FROM metrics m JOIN trials t ON t.id = "
-      "m.trial_id WHERE t.sweep_id = ? AND m.kind = 'stat' AND m.name IN (" +
+      "m.trial_id WHERE t.sweep_id = ? AND m.kind = ? AND m.name IN (" +
       in + ")");
   st.bind(1, sweep_id);
-  for (size_t i = 0; i < names.size(); ++i) st.bind(static_cast<int>(i) + 2, names[i]);
+  st.bind(2, kind);
+  for (size_t i = 0; i < names.size(); ++i) st.bind(static_cast<int>(i) + 3, names[i]);
   // A trial's rows come together (the join walks the trials): its entries
   // are looked up once per trial, not once per row, and names compared
   // without copying them.
+  std::unordered_map<std::string_view, size_t> slot;  // a name's place in names
+  for (size_t i = 0; i < names.size(); ++i) slot.emplace(names[i], i);
   std::unordered_map<int64_t, std::vector<int64_t>> steps;
   int64_t current = 0;
   std::vector<std::optional<double>>* values = nullptr;
@@ -93,8 +97,9 @@ std::unordered_map<int64_t, std::vector<std::optional<double>>> Store::last_stat
   while (st.step()) {
     const int64_t trial = st.get_int(0);
     const std::string_view name = st.get_text_view(1);
-    const auto k = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
-    if (k == names.size()) continue;
+    const auto found = slot.find(name);
+    if (found == slot.end()) continue;
+    const size_t k = found->second;
     const int64_t at = st.get_int(2);
     if (values == nullptr || trial != current) {
       current = trial;

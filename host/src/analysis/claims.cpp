@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
+#include <unordered_map>
 
 namespace gpusweep::host {
 
@@ -261,11 +263,48 @@ std::vector<ClaimResult> evaluate_claims(
 
 namespace {
 
+// The statistic a claim's metric is read from: a plugin's ("stat:NAME"), or
+// the one a known metric is read from (model/metrics.cpp); "" for the
+// metrics of the blocks and the summary.
+std::string stat_of_metric(const std::string& metric) {
+  if (metric == "throughput" || metric == "step_time") return "";
+  const Metric* known = find_metric(metric);
+  if (known != nullptr && known->in_summary) return "";
+  if (known != nullptr && *known->stat != '\0') return known->stat;
+  return metric.rfind("stat:", 0) == 0 ? metric.substr(5) : metric;
+}
+
+// Each claimed statistic's last value of every trial, in one read: the
+// names, and by trial id their values in the names' order.
+struct ClaimStats {
+  std::vector<std::string> names;
+  std::unordered_map<int64_t, std::vector<std::optional<double>>> values;
+
+  std::optional<double> of(int64_t trial, const std::string& name) const {
+    const auto t = values.find(trial);
+    const auto n = std::find(names.begin(), names.end(), name);
+    if (t == values.end() || n == names.end()) return std::nullopt;
+    return t->second[static_cast<size_t>(n - names.begin())];
+  }
+};
+
+ClaimStats claim_stats(db::Store& store, int64_t sweep_id, const SweepSpec& spec) {
+  ClaimStats out;
+  for (const auto& claim : spec.claims) {
+    const std::string name = stat_of_metric(claim.metric);
+    if (!name.empty() && std::find(out.names.begin(), out.names.end(), name) == out.names.end())
+      out.names.push_back(name);
+  }
+  out.values = store.last_stats(sweep_id, out.names);
+  return out;
+}
+
 // One ok trial's values of a claim's metric, paired as compare pairs them:
 // its blocks for throughput and step time, else one value per trial.
-RunSamples metric_run(db::Store& store, const db::TrialRecord& t, const Machines& machines,
+RunSamples metric_run(db::Store& store, const StoredTrial& st, const ClaimStats& stats,
                       const std::string& metric) {
-  RunSamples run = run_of(t, machines);
+  const db::TrialRecord& t = st.row;
+  RunSamples run = run_of(st);
   if (metric == "throughput" || metric == "step_time") {
     for (const auto& b : store.blocks(t.id)) {
       if (b.seconds <= 0 || b.steps <= 0) continue;
@@ -273,14 +312,10 @@ RunSamples metric_run(db::Store& store, const db::TrialRecord& t, const Machines
                                                   : b.seconds / static_cast<double>(b.steps));
       run.cycles.push_back(b.cycle);
     }
-  } else if (const Metric* known = find_metric(metric); known && known->in_summary) {
+  } else if (const std::string name = stat_of_metric(metric); name.empty()) {
     if (auto v = summary_metric(*t.summary, metric)) run.values.push_back(*v);
-  } else {
-    // A plugin statistic (the last value reported), or the statistic a
-    // metric is read from (model/metrics.cpp).
-    std::string name = metric.rfind("stat:", 0) == 0 ? metric.substr(5) : metric;
-    if (known != nullptr && *known->stat != '\0') name = known->stat;
-    if (auto last = store.last_stat(t.id, name)) run.values.push_back(*last);
+  } else if (auto last = stats.of(t.id, name)) {
+    run.values.push_back(*last);
   }
   return run;
 }
@@ -301,35 +336,36 @@ std::vector<ClaimResult> evaluate_claims(db::Store& store, const db::SweepRecord
       features.tensor_cores = features.tensor_cores || compute_capability(device) >= 7.0;
     }
   }
-  const Machines machines = machines_of(environments);
+  const ClaimStats stats = claim_stats(store, sweep.id, spec);
   // Each config (parsed once) with its trials, in plan order: on a tune
   // run its confirmation rounds only, as compare reads it (the racing
   // rounds picked the winner because it looked best in them).
   const Rounds rounds = rounds_for(spec, false);
-  std::map<int64_t, std::vector<db::TrialRecord>> by_config;
-  for (auto& t : store.trials(sweep.id)) {
-    if (in_rounds(t, rounds)) by_config[t.plan.config_index].push_back(std::move(t));
+  std::map<int64_t, std::vector<StoredTrial>> by_config;
+  for (auto& t : stored_trials(store, sweep.id, db::TrialFields::all)) {
+    if (in_rounds(t.row, rounds)) by_config[t.row.plan.config_index].push_back(std::move(t));
   }
   std::vector<Json> configs;
-  std::vector<const std::vector<db::TrialRecord>*> trials_of;  // parallel to configs
+  std::vector<const std::vector<StoredTrial>*> trials_of;  // parallel to configs
   for (const auto& [idx, trials] : by_config) {
-    configs.push_back(Json::parse(trials.front().plan.config_json));
+    configs.push_back(Json::parse(trials.front().row.plan.config_json));
     trials_of.push_back(&trials);
   }
   auto values_of = [&](const Json& config, const std::string& metric) {
     MetricRuns m;
     for (size_t c = 0; c < configs.size(); ++c) {
       if (configs[c] != config) continue;
-      for (const auto& t : *trials_of[c]) {
+      for (const auto& st : *trials_of[c]) {
+        const db::TrialRecord& t = st.row;
         if (t.status != db::TrialStatus::ok || !t.summary) {
           if (m.problem.empty() && t.status != db::TrialStatus::pending) {
             m.problem = db::status_name(t.status) + (t.error ? ": " + *t.error : std::string());
           }
           continue;
         }
-        RunSamples run = metric_run(store, t, machines, metric);
+        RunSamples run = metric_run(store, st, stats, metric);
         if (metric == "time_to_target") {
-          if (const auto time = stored_target_time(store, t)) m.target_times.push_back(*time);
+          if (const auto time = st.target()) m.target_times.push_back(*time);
         }
         if (!run.values.empty()) m.runs.push_back(std::move(run));
       }

@@ -7,6 +7,7 @@
 #include "analysis/quality.hpp"
 #include "analysis/ratio_model.hpp"
 #include "analysis/significance.hpp"
+#include "analysis/stored.hpp"
 #include "analysis/time_to_target.hpp"
 #include "model/sweep.hpp"
 
@@ -77,35 +78,11 @@ bool in_rounds(const db::TrialRecord& t, Rounds rounds);
 // once.
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
                                           bool with_blocks = true, Rounds rounds = Rounds::all,
-                                          std::vector<db::TrialRecord>* read = nullptr);
-
-// A trial's time to its run's measure.target with its censoring (the
-// statistics target_time_s, target_censored and target_diverged); nothing
-// when it has none.
-std::optional<TargetTime> stored_target_time(db::Store& store, const db::TrialRecord& t);
-// The same from the statistics however they were read (a whole run's
-// last_stats): the time, censored when target_censored > 0, never reaching
-// (and censored) when target_diverged > 0.
-std::optional<TargetTime> target_time(int64_t repeat, std::optional<double> time,
-                                      std::optional<double> censored,
-                                      std::optional<double> diverged = std::nullopt);
-
-// A time-to-target trial that ended `timeout` (killed by timeout_s) after at
-// least one evaluation: censored at its last evaluation's training clock
-// (gpusweep.train_s); nothing when it evaluated nothing.
-std::optional<TargetTime> timed_out_target_time(db::Store& store, const db::TrialRecord& t);
-
-// Where a trial ran, for telling comparisons across machines: host, CPU and
-// the GPUs it could see ("" when the database does not say).
-std::string machine_key(const db::EnvironmentInfo& e);
-
-// machine_key of each environment, by its id.
-using Machines = std::map<int64_t, std::string>;
-Machines machines_of(const std::vector<db::EnvironmentInfo>& environments);
+                                          std::vector<StoredTrial>* read = nullptr);
 
 // A trial as a run to pair (repeat, interleave group, machine); its values
 // are the caller's to add.
-RunSamples run_of(const db::TrialRecord& t, const Machines& machines);
+RunSamples run_of(const StoredTrial& t);
 
 // A config whose block throughputs vary by more than this (coefficient of
 // variation) is flagged noisy wherever it is shown.

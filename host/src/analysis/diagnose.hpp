@@ -76,7 +76,7 @@ struct TrialRecordView {
 
 // A trial of the database as diagnose reads it, with its workload, status
 // and throughput; throws UsageError naming the trial when there is none.
-struct StoredTrial {
+struct DiagnosedTrial {
   std::string workload;
   db::TrialStatus status = db::TrialStatus::pending;
   std::string error;
@@ -84,7 +84,7 @@ struct StoredTrial {
   std::string unit;
   TrialRecordView view;
 };
-StoredTrial load_stored_trial(db::Store& store, int64_t trial_id);
+DiagnosedTrial load_diagnosed_trial(db::Store& store, int64_t trial_id);
 
 // The statistics a trial keeps for an exact re-diagnosis, by name: from
 // the worker's end-of-warmup snapshot its phase totals and host syncs

@@ -141,21 +141,23 @@ PhaseBreakdown breakdown_from_record(const TrialRecordView& trial) {
     b.host_syncs_per_step = 0;
   }
   b.cuda = trial_device(trial.config, trial.runtime).cuda;
-  b.peak_flops = stat_of(trial.stats, b.cuda ? kMatmulPeakCuda : kMatmulPeakCpu);
+  HostStatValues host;  // the host's own stats among the trial's, typed
+  for (const auto& [name, value] : trial.stats) host.set(name, value);
+  b.peak_flops = b.cuda ? host.matmul_peak_gflops_cuda : host.matmul_peak_gflops_cpu;
   if (b.peak_flops) *b.peak_flops *= 1e9;
-  b.cpu_peak_flops = stat_of(trial.stats, kMatmulPeakCpu);
+  b.cpu_peak_flops = host.matmul_peak_gflops_cpu;
   if (b.cpu_peak_flops) *b.cpu_peak_flops *= 1e9;
   // The host's cores while measured steps ran; the whole life's mean (the
   // matmul probe's threads, CUDA's start, sync spins in a diagnose trial's
   // phase edges) only for trials recorded before that figure.
-  b.host_cpu_cores = stat_of(trial.stats, host_stat::monitor_cpu_util_measured_mean);
-  if (!b.host_cpu_cores) b.host_cpu_cores = stat_of(trial.stats, host_stat::monitor_cpu_util_mean);
-  b.graphed = stat_of(trial.stats, "cuda_graphs_captured").value_or(0) > 0;
+  b.host_cpu_cores = host.monitor_cpu_util_measured_mean;
+  if (!b.host_cpu_cores) b.host_cpu_cores = host.monitor_cpu_util_mean;
+  b.graphed = stat_of(trial.stats, "cuda_graphs_captured").value_or(0) > 0;  // torchkit's
   if (b.cuda) {
-    auto samples = stat_of(trial.stats, host_stat::monitor_gpu_util_samples);
-    if (!samples) samples = stat_of(trial.stats, host_stat::monitor_gpu_samples_measured);
-    const auto util = stat_of(trial.stats, host_stat::monitor_gpu_device_util_mean);
-    if (auto busy = stat_of(trial.stats, host_stat::gpu_busy_share)) {
+    auto samples = host.monitor_gpu_util_samples;
+    if (!samples) samples = host.monitor_gpu_samples_measured;
+    const auto util = host.monitor_gpu_device_util_mean;
+    if (auto busy = host.gpu_busy_share) {
       b.device_busy_share = std::clamp(*busy, 0.0, 1.0);
       b.device_busy_source = "kernel time in CUDA's activity records";
     } else if (util && samples.value_or(0) >= 1) {
@@ -169,7 +171,7 @@ PhaseBreakdown breakdown_from_record(const TrialRecordView& trial) {
   return b;
 }
 
-StoredTrial load_stored_trial(db::Store& store, int64_t trial_id) {
+DiagnosedTrial load_diagnosed_trial(db::Store& store, int64_t trial_id) {
   const auto found =
       store.read_query("SELECT sweep_id FROM trials WHERE id = " + std::to_string(trial_id));
   if (found.rows.empty()) {
@@ -177,7 +179,7 @@ StoredTrial load_stored_trial(db::Store& store, int64_t trial_id) {
                      " (`gpusweep results` lists them)");
   }
   const int64_t sweep_id = found.rows.front().at("sweep_id").get<int64_t>();
-  StoredTrial t;
+  DiagnosedTrial t;
   for (const db::TrialRecord& r : store.trials(sweep_id)) {
     if (r.id != trial_id) continue;
     t.workload = r.plan.workload;

@@ -1,13 +1,61 @@
-// The model read back from the database: a run's sweep as it ran.
+// The model read back from the database: a run's sweep as it ran, and its
+// trials as one typed record each (the row, the host's own stats, where it
+// ran, its time to target), which every view reads instead of looking up
+// stats by name trial by trial.
 #pragma once
 
+#include "analysis/time_to_target.hpp"
+#include "model/stats.hpp"
 #include "model/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
 
 namespace gpusweep::host {
 
 // The sweep spec stored with a sweep row.
 SweepSpec stored_spec(const db::SweepRecord& sweep);
+
+// Where a trial ran, for telling comparisons across machines: host, CPU and
+// the GPUs it could see ("" when the database does not say).
+std::string machine_key(const db::EnvironmentInfo& e);
+
+// machine_key of each environment, by its id.
+using Machines = std::map<int64_t, std::string>;
+Machines machines_of(const std::vector<db::EnvironmentInfo>& environments);
+
+// One trial of a run, as every view reads it.
+struct StoredTrial {
+  db::TrialRecord row;   // plan, status, error, summary, ...
+  HostStatValues stats;  // the host's own stats, each its last value
+  // torchkit's own stats that views read (the SDK's names, not the host's).
+  std::optional<double> dp_allreduce_bytes_per_step;
+  std::optional<double> intra_op_threads;
+  // The training clock at its last evaluation (the curve gpusweep.train_s).
+  std::optional<double> last_eval_train_s;
+  std::string machine;  // machine_key of its environment; "" when unknown
+
+  // Its time to measure.target with its censoring: from its stats when it
+  // finished; when timeout_s killed it after an evaluation, censored at
+  // that evaluation's clock; nothing otherwise.
+  std::optional<TargetTime> target() const;
+};
+
+// Every trial of a run in ordinal order, in four reads whatever their number
+// (the trials, the stats, the evaluation clocks, the environments). Blocks
+// are not read: a view needing them reads the run's series
+// (db::Store::for_each_series) or one trial's blocks.
+std::vector<StoredTrial> stored_trials(db::Store& store, int64_t sweep_id,
+                                       db::TrialFields fields = db::TrialFields::brief);
+
+// A time to target from its three stats, however they were read: censored
+// when `censored` > 0, never reaching it (and censored) when `diverged` > 0.
+std::optional<TargetTime> target_time(int64_t repeat, std::optional<double> time,
+                                      std::optional<double> censored,
+                                      std::optional<double> diverged = std::nullopt);
 
 }  // namespace gpusweep::host

@@ -56,16 +56,15 @@ RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const Tu
   return o;
 }
 
-TrialCosts trial_costs(db::Store& store, const std::vector<db::TrialRecord>& trials) {
+TrialCosts trial_costs(const std::vector<StoredTrial>& trials) {
   // A trial that took turns with others (interleaved) waited through their
   // turns: only its own turns (stat turn_s) are its share of the wall time.
   std::vector<std::pair<uint64_t, double>> costs;
-  for (const auto& t : trials) {
+  for (const auto& st : trials) {
+    const db::TrialRecord& t = st.row;
     if (!t.wall_s) continue;
     costs.push_back({static_cast<uint64_t>(t.plan.config_index),
-                     t.interleave_group
-                         ? store.last_stat(t.id, host_stat::turn_s).value_or(*t.wall_s)
-                         : *t.wall_s});
+                     t.interleave_group ? st.stats.turn_s.value_or(*t.wall_s) : *t.wall_s});
   }
   return TrialCosts(costs);
 }
@@ -84,21 +83,18 @@ struct TrialTimes {
   std::map<int64_t, double> longest;          // round -> the longest time up to it
 };
 
-// In one read of the run's statistics: a race looks every round, and serve
+// From the stored trials, read once: a race looks every round, and serve
 // every second.
-TrialTimes trial_times(db::Store& store, int64_t sweep_id,
-                       const std::vector<db::TrialRecord>& trials) {
-  const auto stats = store.last_stats(
-      sweep_id, {host_stat::target_time_s, host_stat::target_censored, host_stat::target_diverged});
+TrialTimes trial_times(const std::vector<StoredTrial>& trials) {
   TrialTimes out;
   out.of.resize(trials.size());
   out.diverged.resize(trials.size());
   for (size_t i = 0; i < trials.size(); ++i) {
-    if (const auto it = stats.find(trials[i].id); it != stats.end()) {
-      out.of[i] = target_time(trials[i].plan.repeat, it->second[0], it->second[1]);
-      out.diverged[i] = it->second[2].value_or(0) > 0;
-    }
-    double& most = out.longest[trials[i].plan.repeat];
+    const HostStatValues& s = trials[i].stats;
+    const int64_t round = trials[i].row.plan.repeat;
+    out.of[i] = target_time(round, s.target_time_s, s.target_censored);
+    out.diverged[i] = s.target_diverged.value_or(0) > 0;
+    double& most = out.longest[round];
     if (out.of[i]) most = std::max(most, out.of[i]->time_s);
   }
   double so_far = 0;
@@ -110,11 +106,10 @@ TrialTimes trial_times(db::Store& store, int64_t sweep_id,
 // capped trial is: r becomes ok, censored at its last evaluation's training
 // clock, not retried nor written off outside the race's alpha (as compare
 // reads it). Left transient when it never evaluated.
-void censor_timeout(db::Store& store, const db::TrialRecord& t, const Machines& machines,
-                    RaceTrial& r) {
-  const auto time = timed_out_target_time(store, t);
+void censor_timeout(const StoredTrial& t, RaceTrial& r) {
+  const auto time = t.target();
   if (!time || !(time->time_s > 0)) return;
-  const RunSamples run = run_of(t, machines);
+  const RunSamples run = run_of(t);
   r.outcome = RaceTrial::Outcome::ok;
   r.reason.clear();
   r.group = run.group;
@@ -126,13 +121,16 @@ void censor_timeout(db::Store& store, const db::TrialRecord& t, const Machines& 
 }  // namespace
 
 std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune) {
-  const auto trials = store.trials(sweep_id);
-  const Machines machines = machines_of(store.environments(sweep_id));
+  return race_trials(store, stored_trials(store, sweep_id, db::TrialFields::all), tune);
+}
+
+std::vector<RaceTrial> race_trials(db::Store& store, const std::vector<StoredTrial>& trials,
+                                   const TuneSpec& tune) {
   const bool to_target = tune.to_target();
-  const TrialTimes times = to_target ? trial_times(store, sweep_id, trials) : TrialTimes{};
+  const TrialTimes times = to_target ? trial_times(trials) : TrialTimes{};
   std::vector<RaceTrial> out;
   for (size_t i = 0; i < trials.size(); ++i) {
-    const db::TrialRecord& t = trials[i];
+    const db::TrialRecord& t = trials[i].row;
     RaceTrial r;
     r.config = static_cast<uint64_t>(t.plan.config_index);
     r.round = t.plan.repeat;
@@ -153,15 +151,14 @@ std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const Tun
       case db::TrialStatus::crashed:
         r.outcome = O::transient;
         r.reason = db::status_name(t.status) + (t.error ? ": " + *t.error : std::string());
-        if (to_target && t.status == db::TrialStatus::timeout)
-          censor_timeout(store, t, machines, r);
+        if (to_target && t.status == db::TrialStatus::timeout) censor_timeout(trials[i], r);
         break;
       default:
         r.outcome = O::failed;
         r.reason = db::status_name(t.status) + (t.error ? ": " + *t.error : std::string());
     }
     if (r.outcome == O::ok && t.status == db::TrialStatus::ok) {
-      const RunSamples run = run_of(t, machines);
+      const RunSamples run = run_of(trials[i]);
       r.group = run.group;
       r.machine = run.machine;
       if (to_target) {

@@ -5,6 +5,7 @@
 
 #include "analysis/constraints.hpp"
 #include "analysis/race.hpp"
+#include "analysis/stored.hpp"
 #include "model/tune.hpp"
 
 #include <gpusweep/db/store.hpp>
@@ -20,8 +21,11 @@ std::vector<double> objective_values(const std::string& objective, const db::Tri
                                      const std::vector<db::BlockSample>& blocks);
 
 // Every trial of the run: a timeout or a crash is transient (retried once),
-// any other failure the config's own.
+// any other failure the config's own. The second form takes the run's trials
+// as read (TrialFields::all) and reads only their blocks.
 std::vector<RaceTrial> race_trials(db::Store& store, int64_t sweep_id, const TuneSpec& tune);
+std::vector<RaceTrial> race_trials(db::Store& store, const std::vector<StoredTrial>& trials,
+                                   const TuneSpec& tune);
 
 // The race's options for a sweep and its tune settings (the constraints
 // parsed); UsageError when the sweep's baseline is not one config of its
@@ -30,6 +34,6 @@ RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const Tu
 
 // The wall time the run's finished trials took, in seconds (what a tune
 // budget counts, across resumes): each trial's own turns when it took turns.
-TrialCosts trial_costs(db::Store& store, const std::vector<db::TrialRecord>& trials);
+TrialCosts trial_costs(const std::vector<StoredTrial>& trials);
 
 }  // namespace gpusweep::host

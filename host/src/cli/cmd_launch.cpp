@@ -100,11 +100,7 @@ int cmd_launch(const Args& args) {
   }
   const LaunchOutcome r = follow_launch(store, l, stdout_is_terminal(), std::cout);
   const db::SweepRecord sweep = *store.sweep(l.sweep_id);
-  const auto trials = store.trials(l.sweep_id);
-  std::cout << "\n"
-            << results_table(sweep, trials, OutputFormat::table,
-                             trial_target_times(store, sweep, trials),
-                             trial_monitor_notes(store, sweep.id), config_figures(store, sweep));
+  std::cout << "\n" << results_table(sweep, read_results(store, sweep));
   std::cout << launch_summary(l, r);
   return r.failed > 0 || r.finished < r.total ? 1 : 0;
 }

@@ -107,13 +107,11 @@ int cmd_results(const Args& args) {
                                                 : std::string()) +
                      "in " + db_path + (names.empty() ? "" : " (sweeps: " + names + ")"));
   }
-  const auto trials = store.trials(sweep->id);
   if (p.vm.count("trial") + p.vm.count("config") != 0U) {
-    std::cout << whole_trials(p.vm, *sweep, trials);
+    std::cout << whole_trials(p.vm, *sweep, store.trials(sweep->id));
     return 0;
   }
-  std::cout << results_table(*sweep, trials, format, trial_target_times(store, *sweep, trials),
-                             trial_monitor_notes(store, sweep->id), config_figures(store, *sweep));
+  std::cout << results_table(*sweep, read_results(store, *sweep), format);
   return 0;
 }
 

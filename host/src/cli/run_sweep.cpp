@@ -82,18 +82,14 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
   };
   const bool complete = run.execute(std::move(jobs), cb, on_look);
   if (ran_any) progress.done();
-  const auto trials = run.store().trials(run.record().id);
-  out << "\n"
-      << results_table(run.record(), trials, OutputFormat::table,
-                       trial_target_times(run.store(), run.record(), trials),
-                       trial_monitor_notes(run.store(), run.record().id),
-                       config_figures(run.store(), run.record()));
+  const RunResults results = read_results(run.store(), run.record());
+  out << "\n" << results_table(run.record(), results);
   if (!complete) {
     out << "interrupted: finished trials are saved; continue with: gpusweep resume " << spec.name
         << " --db " << request.db_path << "\n";
     return 130;
   }
-  const RunVerdict verdict = run_verdict(spec, trials);
+  const RunVerdict verdict = run_verdict(spec, results.trials);
   if (!verdict.advice.empty()) out << verdict.advice;
   if (!verdict.failure.empty()) {
     out << verdict.failure;

@@ -27,6 +27,51 @@ const HostStat* find_host_stat(const std::string& name) {
   return it == by_name.end() ? nullptr : it->second;
 }
 
+namespace {
+
+using StatField = std::optional<double> HostStatValues::*;
+
+// Each stat's field, in the table's order.
+const std::vector<std::pair<const char*, StatField>>& stat_fields() {
+#define GPUSWEEP_STAT_MEMBER(name, unit, combine, meaning) {#name, &HostStatValues::name},
+  static const std::vector<std::pair<const char*, StatField>> fields = {
+      GPUSWEEP_HOST_STATS(GPUSWEEP_STAT_MEMBER)};
+#undef GPUSWEEP_STAT_MEMBER
+  return fields;
+}
+
+const StatField* field_of(std::string_view name) {
+  static const auto by_name = [] {
+    std::unordered_map<std::string_view, StatField> m;
+    for (const auto& [n, f] : stat_fields()) m.emplace(n, f);
+    return m;
+  }();
+  const auto it = by_name.find(name);
+  return it == by_name.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+bool HostStatValues::set(std::string_view name, double value) {
+  const StatField* f = field_of(name);
+  if (f == nullptr) return false;
+  this->*(*f) = value;
+  return true;
+}
+
+const std::optional<double>* HostStatValues::find(std::string_view name) const {
+  const StatField* f = field_of(name);
+  return f == nullptr ? nullptr : &(this->*(*f));
+}
+
+std::vector<std::pair<const char*, double>> HostStatValues::present() const {
+  std::vector<std::pair<const char*, double>> out;
+  for (const auto& [name, f] : stat_fields()) {
+    if (const auto& v = this->*f) out.emplace_back(name, *v);
+  }
+  return out;
+}
+
 const char* combine_name(StatCombine c) {
   switch (c) {
     case StatCombine::median:

@@ -8,7 +8,10 @@
 // changes.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace gpusweep::host {
@@ -114,6 +117,23 @@ GPUSWEEP_HOST_STATS(GPUSWEEP_STAT_NAME)
 GPUSWEEP_HOST_SERIES(GPUSWEEP_STAT_NAME)
 #undef GPUSWEEP_STAT_NAME
 }  // namespace host_stat
+
+// One trial's host stats (the series aside), a field per entry of the
+// table: a reader writes `stats.target_time_s`, which a misspelling cannot
+// compile, where it wrote a name that a misspelling read as missing.
+struct HostStatValues {
+#define GPUSWEEP_STAT_FIELD(name, unit, combine, meaning) std::optional<double> name;
+  GPUSWEEP_HOST_STATS(GPUSWEEP_STAT_FIELD)
+#undef GPUSWEEP_STAT_FIELD
+
+  // Sets the field of that stat; false when the table has no such stat (a
+  // plugin's own, or a series).
+  bool set(std::string_view name, double value);
+  // The field of that stat, or nullptr.
+  const std::optional<double>* find(std::string_view name) const;
+  // The stats that have a value, in the table's order.
+  std::vector<std::pair<const char*, double>> present() const;
+};
 
 // Every host-owned stat with a fixed name, in the table's order, the series
 // last.

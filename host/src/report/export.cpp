@@ -1,7 +1,7 @@
 // The export writer; see export.hpp.
 #include "report/export.hpp"
 
-#include "analysis/compare.hpp"
+#include "analysis/stored.hpp"
 #include "model/stats.hpp"
 
 #include <charconv>
@@ -81,11 +81,11 @@ class RowWriter {
 
 int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_block,
                      OutputFormat format, std::ostream& out) {
-  const auto trials = store.trials(sweep.id);
+  const auto trials = stored_trials(store, sweep.id, db::TrialFields::all);
   // Every setting of the plugin is a column, in a stable order.
   std::vector<std::string> settings;
   if (!trials.empty()) {
-    const Json first = Json::parse(trials.front().plan.config_json);
+    const Json first = Json::parse(trials.front().row.plan.config_json);
     for (const auto& [k, v] : first.items()) settings.push_back(k);
   }
   std::vector<std::string> names = {"sweep",  "trial_id", "config_index",
@@ -107,7 +107,8 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
   if (target) names.insert(names.end(), {host_stat::target_time_s, host_stat::target_censored});
   RowWriter w(names, format == OutputFormat::csv, out);
   std::string row;
-  for (const auto& t : trials) {
+  for (const auto& stored : trials) {
+    const db::TrialRecord& t = stored.row;
     std::vector<Json> cells = {sweep.name,    t.id,     t.plan.config_index,
                                t.plan.repeat, t.status, json_or_null(t.error)};
     const Json config = Json::parse(t.plan.config_json);
@@ -139,7 +140,7 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
       cells.push_back(json_or_null(t.wall_s));
     }
     if (target) {
-      const auto time = stored_target_time(store, t);
+      const auto time = stored.target();
       cells.push_back(time ? Json(time->time_s) : Json());
       cells.push_back(time ? Json(time->censored) : Json());
     }

@@ -97,7 +97,7 @@ std::string render_report(db::Store& store, const db::SweepRecord& sweep, bool s
   const SweepSpec spec = stored_spec(sweep);
   const auto keys = varying_keys(spec);
   const Rounds rounds = rounds_for(spec, selection_data);
-  std::vector<db::TrialRecord> trials;
+  std::vector<StoredTrial> trials;
   const auto configs = gather_configs(store, sweep.id, true, rounds, &trials);
   CompareOptions opt;
   opt.baseline = spec.baseline;

@@ -80,13 +80,13 @@ std::string knobs_html(const std::vector<AblationRow>& knobs);
 // best_pick's text as the page's section.
 std::string best_html(const std::string& pick);
 std::string scaling_html(const std::vector<ScalingRow>& rows, const std::vector<std::string>& keys);
-std::string target_html(db::Store& store, const std::vector<db::TrialRecord>& trials,
+std::string target_html(db::Store& store, const std::vector<StoredTrial>& trials,
                         const SweepSpec& spec, const std::vector<ComparisonRow>& rows,
                         const CompareOptions& opt, const std::vector<std::string>& keys);
 std::string distributions_html(const ChartData& d);
 std::string claims_html(db::Store& store, const db::SweepRecord& sweep, const SweepSpec& spec);
 std::string environment_html(db::Store& store, const db::SweepRecord& sweep);
-std::string problems_html(const std::vector<db::TrialRecord>& trials,
+std::string problems_html(const std::vector<StoredTrial>& trials,
                           const std::vector<std::string>& keys);
 
 }  // namespace gpusweep::host::detail

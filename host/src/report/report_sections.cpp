@@ -229,11 +229,12 @@ std::string environment_html(db::Store& store, const db::SweepRecord& sweep) {
   return h.str();
 }
 
-std::string problems_html(const std::vector<db::TrialRecord>& trials,
+std::string problems_html(const std::vector<StoredTrial>& trials,
                           const std::vector<std::string>& keys) {
   std::ostringstream h;
   std::vector<std::vector<std::string>> problems;
-  for (const auto& t : trials) {
+  for (const auto& stored : trials) {
+    const db::TrialRecord& t = stored.row;
     if (t.status == db::TrialStatus::ok) continue;
     problems.push_back({std::to_string(t.id), std::to_string(t.plan.config_index + 1),
                         config_label(Json::parse(t.plan.config_json), keys),

@@ -26,7 +26,7 @@ constexpr size_t kCurveConfigs = 8;
 constexpr const char* kCurveColours[kCurveConfigs] = {"#8250df", "#1a7f37", "#cf222e", "#0969da",
                                                       "#9a6700", "#bf3989", "#1b7c83", "#57606a"};
 
-std::string target_curves_svg(db::Store& store, const std::vector<db::TrialRecord>& trials,
+std::string target_curves_svg(db::Store& store, const std::vector<StoredTrial>& trials,
                               const std::vector<ComparisonRow>& rows, const TargetSpec& target,
                               const std::vector<std::string>& keys) {
   struct Curve {
@@ -44,7 +44,8 @@ std::string target_curves_svg(db::Store& store, const std::vector<db::TrialRecor
   }
   std::vector<Curve> curves;
   double tmax = 0, vmin = target.value, vmax = target.value;
-  for (const auto& t : trials) {
+  for (const auto& stored : trials) {
+    const db::TrialRecord& t = stored.row;
     auto c = colour.find(t.plan.config_index);
     if (c == colour.end() || t.status != db::TrialStatus::ok || !t.summary) continue;
     const std::string metric =
@@ -108,7 +109,7 @@ std::string target_curves_svg(db::Store& store, const std::vector<db::TrialRecor
 
 }  // namespace
 
-std::string target_html(db::Store& store, const std::vector<db::TrialRecord>& trials,
+std::string target_html(db::Store& store, const std::vector<StoredTrial>& trials,
                         const SweepSpec& spec, const std::vector<ComparisonRow>& rows,
                         const CompareOptions& opt, const std::vector<std::string>& keys) {
   if (!spec.measure.target || rows.empty()) return "";

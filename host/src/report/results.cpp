@@ -45,18 +45,31 @@ std::map<int64_t, ConfigFigures> config_figures(db::Store& store, const db::Swee
 
 namespace {
 
-// One record per trial: its settings that vary, status, summary, ratio to base.
-std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sorted,
+// What the monitor could not measure about a trial, as a note for its row:
+// a measured window that held no NVML driver sample, where the utilisation
+// figure is missing or rests on the host's coarser polls; "" when none.
+std::string monitor_note(const HostStatValues& s) {
+  if (!s.monitor_gpu_util_window_too_short) return "";
+  return "GPU utilisation: measured window " + fixed(*s.monitor_gpu_util_window_too_short, 2) +
+         " s held no NVML sample" +
+         (s.monitor_gpu_util_sample_period_s
+              ? " (driver period " + fixed(*s.monitor_gpu_util_sample_period_s, 2) + " s)"
+              : std::string());
+}
+
+// One record per trial: its settings that vary, status, summary, ratio to
+// base, its time to a measure.target (`target`: the run has one), and its
+// monitor note.
+std::vector<Json> result_records(const std::vector<const StoredTrial*>& sorted,
                                  const std::vector<std::string>& keys,
-                                 const std::map<int64_t, ConfigFigures>& figures,
-                                 const std::map<int64_t, TargetTime>& targets,
-                                 const std::map<int64_t, std::string>& notes) {
+                                 const std::map<int64_t, ConfigFigures>& figures, bool target) {
   std::vector<Json> records;
   records.reserve(sorted.size());
   // A config's settings, parsed once for its repeats (rows come by config).
   Json settings;
   int64_t parsed = -1;
-  for (const auto* t : sorted) {
+  for (const auto* st : sorted) {
+    const db::TrialRecord* t = &st->row;
     if (t->plan.config_index != parsed || settings.is_null()) {
       const Json config = Json::parse(t->plan.config_json);
       settings = Json::object();
@@ -96,11 +109,11 @@ std::vector<Json> result_records(const std::vector<const db::TrialRecord*>& sort
       r["config_verdict"] = c.at("verdict");
       r["config_notes"] = c.at("notes");
     }
-    if (auto it = targets.find(t->id); it != targets.end()) {
-      r[host_stat::target_time_s] = it->second.time_s;
-      r[host_stat::target_censored] = it->second.censored;
+    if (const auto time = target ? st->target() : std::nullopt) {
+      r[host_stat::target_time_s] = time->time_s;
+      r[host_stat::target_censored] = time->censored;
     }
-    if (auto it = notes.find(t->id); it != notes.end()) r["monitor_note"] = it->second;
+    if (std::string note = monitor_note(st->stats); !note.empty()) r["monitor_note"] = note;
     records.push_back(std::move(r));
   }
   return records;
@@ -187,42 +200,23 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
 
 }  // namespace
 
-std::map<int64_t, TargetTime> trial_target_times(db::Store& store, const db::SweepRecord& sweep,
-                                                 const std::vector<db::TrialRecord>& trials) {
-  std::map<int64_t, TargetTime> out;
-  if (!stored_spec(sweep).measure.target) return out;
-  for (const auto& t : trials) {
-    if (const auto time = stored_target_time(store, t)) out[t.id] = *time;
-  }
-  return out;
+RunResults read_results(db::Store& store, const db::SweepRecord& sweep) {
+  return {stored_trials(store, sweep.id, db::TrialFields::all), config_figures(store, sweep)};
 }
 
-std::map<int64_t, std::string> trial_monitor_notes(db::Store& store, int64_t sweep_id) {
-  std::map<int64_t, std::string> out;
-  const auto stats = store.last_stats(sweep_id, {host_stat::monitor_gpu_util_window_too_short,
-                                                 host_stat::monitor_gpu_util_sample_period_s});
-  for (const auto& [id, v] : stats) {
-    if (!v[0]) continue;
-    out[id] = "GPU utilisation: measured window " + fixed(*v[0], 2) + " s held no NVML sample" +
-              (v[1] ? " (driver period " + fixed(*v[1], 2) + " s)" : std::string());
-  }
-  return out;
-}
-
-std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
-                          OutputFormat format, const std::map<int64_t, TargetTime>& targets,
-                          const std::map<int64_t, std::string>& notes,
-                          const std::map<int64_t, ConfigFigures>& figures) {
+std::string results_table(const db::SweepRecord& sweep, const RunResults& run,
+                          OutputFormat format) {
+  const auto& figures = run.figures;
   const SweepSpec spec = stored_spec(sweep);
   const auto keys = varying_keys(spec);
   const bool repeats = spec.measure.repeats > 1;
 
   // Rows in config order, repeats together, so that a grid reads naturally.
-  std::vector<const db::TrialRecord*> sorted;
-  for (const auto& t : trials) sorted.push_back(&t);
+  std::vector<const StoredTrial*> sorted;
+  for (const auto& t : run.trials) sorted.push_back(&t);
   std::stable_sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) {
-    return std::make_pair(a->plan.config_index, a->plan.repeat) <
-           std::make_pair(b->plan.config_index, b->plan.repeat);
+    return std::make_pair(a->row.plan.config_index, a->row.plan.repeat) <
+           std::make_pair(b->row.plan.config_index, b->row.plan.repeat);
   });
   const std::vector<Column> cols =
       result_columns(keys, repeats, format, spec.measure.target.has_value());
@@ -231,7 +225,7 @@ std::string results_table(const db::SweepRecord& sweep, const std::vector<db::Tr
       [&](size_t begin, size_t end) {
         return result_records({sorted.begin() + static_cast<std::ptrdiff_t>(begin),
                                sorted.begin() + static_cast<std::ptrdiff_t>(end)},
-                              keys, figures, targets, notes);
+                              keys, figures, spec.measure.target.has_value());
       },
       cols, format);
   if (format != OutputFormat::table) return listing;

@@ -26,28 +26,23 @@ struct ConfigFigures {
 };
 std::map<int64_t, ConfigFigures> config_figures(db::Store& store, const db::SweepRecord& sweep);
 
-// Each trial's time to a measure.target, by trial id (the statistics
-// target_time_s and target_censored); empty for a run without a target.
-std::map<int64_t, TargetTime> trial_target_times(db::Store& store, const db::SweepRecord& sweep,
-                                                 const std::vector<db::TrialRecord>& trials);
+// A run's trials as stored (every field) and its configs' figures.
+struct RunResults {
+  std::vector<StoredTrial> trials;
+  std::map<int64_t, ConfigFigures> figures;
+};
+RunResults read_results(db::Store& store, const db::SweepRecord& sweep);
 
-// What the monitor could not measure about each trial, by trial id, as a
-// note for its row: a measured window that held no NVML driver sample (the
-// statistic monitor_gpu_util_window_too_short), where the utilisation
-// figure is missing or rests on the host's coarser polls.
-std::map<int64_t, std::string> trial_monitor_notes(db::Store& store, int64_t sweep_id);
-
-// The table (or csv/json/md) of a sweep's trials; with `targets` (a run with
-// measure.target), each trial's time to it; with `notes`, each trial's
-// monitoring note in the note column (table and md); with `figures`, each
-// trial's ratio to the baseline (its repeat's) and its config's figures
-// (config_throughput, config_ratio, config_ci_low, config_ci_high,
-// config_verdict in csv and json).
-std::string results_table(const db::SweepRecord& sweep, const std::vector<db::TrialRecord>& trials,
-                          OutputFormat format = OutputFormat::table,
-                          const std::map<int64_t, TargetTime>& targets = {},
-                          const std::map<int64_t, std::string>& notes = {},
-                          const std::map<int64_t, ConfigFigures>& figures = {});
+// The table (or csv/json/md) of a run's trials: each trial's settings that
+// vary, status and summary; its ratio to the baseline (its repeat's) and
+// its config's figures (config_throughput, config_ratio, config_ci_low,
+// config_ci_high, config_verdict in csv and json); its time to a
+// measure.target when the run has one; and, in the note column (table and
+// md), what the monitor could not measure (a measured window that held no
+// NVML driver sample, where the utilisation figure is missing or rests on
+// the host's coarser polls).
+std::string results_table(const db::SweepRecord& sweep, const RunResults& run,
+                          OutputFormat format = OutputFormat::table);
 
 // One trial whole: its config and repeat, settings, status, error, and its
 // log's tail (stderr), for `gpusweep results --trial`.

@@ -70,13 +70,14 @@ bool failed(db::TrialStatus s) {
 
 }  // namespace
 
-RunVerdict run_verdict(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials) {
+RunVerdict run_verdict(const SweepSpec& spec, const std::vector<StoredTrial>& trials) {
   RunVerdict v;
   int64_t ok = 0, bad = 0, base_ok = 0, base_bad = 0;
   std::optional<int64_t> base_index;
   const db::TrialRecord* first_bad = nullptr;
   std::map<int64_t, bool> is_base;  // each config decided once, for all its repeats
-  for (const auto& t : trials) {
+  for (const auto& stored : trials) {
+    const db::TrialRecord& t = stored.row;
     auto known = is_base.find(t.plan.config_index);
     if (known == is_base.end()) {
       const Json config = Json::parse(t.plan.config_json);
@@ -112,7 +113,7 @@ RunVerdict run_verdict(const SweepSpec& spec, const std::vector<db::TrialRecord>
                 std::to_string(kExitTrialsFailed) + "\n";
   }
   std::set<int64_t> configs;
-  for (const auto& t : trials) configs.insert(t.plan.config_index);
+  for (const auto& t : trials) configs.insert(t.row.plan.config_index);
   if (ok > 0 && configs.size() > 1 && spec.measure.repeats < kFewRepeats &&
       spec.measure.precision <= 0) {
     v.advice = "hint: measure.repeats is " + std::to_string(spec.measure.repeats) +

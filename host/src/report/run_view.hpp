@@ -2,6 +2,7 @@
 // one-line outcome of each trial.
 #pragma once
 
+#include "analysis/stored.hpp"
 #include "model/shard.hpp"
 #include "model/sweep.hpp"
 
@@ -35,6 +36,6 @@ struct RunVerdict {
   std::string failure;
   std::string advice;
 };
-RunVerdict run_verdict(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials);
+RunVerdict run_verdict(const SweepSpec& spec, const std::vector<StoredTrial>& trials);
 
 }  // namespace gpusweep::host

@@ -51,7 +51,7 @@ DiagnoseRun diagnose_new_trial(const SweepSpec& spec, const PluginInfo& info,
 
 DiagnoseRun rediagnose_trial(const StoredDiagnosis& request, std::ostream& progress) {
   db::Store store(request.db_path, db::Connection::Mode::read_only);
-  StoredTrial t = load_stored_trial(store, request.trial);
+  DiagnosedTrial t = load_diagnosed_trial(store, request.trial);
   DiagnoseRun out;
   if (t.status != db::TrialStatus::ok) {
     progress << "trial " << request.trial << " ended " << db::status_name(t.status) << ": "

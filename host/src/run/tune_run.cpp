@@ -101,11 +101,11 @@ bool TuneRun::execute(RunnerCallbacks callbacks, const LookCallback& on_look) {
       run_->finish(false);
       return false;
     }
-    const auto records = run_->store().trials(run_->record().id);
-    const TrialCosts costs = trial_costs(run_->store(), records);
-    // Read once: deciding replays the same trials.
-    const RaceStatus st = race_within(space_, race_trials(run_->store(), run_->record().id, tune_),
-                                      options_, costs, tune_.budget_s);
+    // Read once: the costs and the race's replay see the same trials.
+    const auto records = stored_trials(run_->store(), run_->record().id, db::TrialFields::all);
+    const TrialCosts costs = trial_costs(records);
+    const RaceStatus st = race_within(space_, race_trials(run_->store(), records, tune_), options_,
+                                      costs, tune_.budget_s);
     if (on_look) on_look({st, costs.spent(), tune_.budget_s});
     if (st.phase == RacePhase::done) {
       run_->finish(true);
@@ -113,7 +113,7 @@ bool TuneRun::execute(RunnerCallbacks callbacks, const LookCallback& on_look) {
     }
     note_leader(st);
     int64_t ordinal = 0;
-    for (const auto& t : records) ordinal = std::max(ordinal, t.plan.ordinal + 1);
+    for (const auto& t : records) ordinal = std::max(ordinal, t.row.plan.ordinal + 1);
     rows.clear();
     // Each round in its own seeded order (racing and confirmation alike).
     for (uint64_t c : round_order(st.next, spec_.measure.order_seed, st.next_round)) {

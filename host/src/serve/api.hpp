@@ -52,11 +52,12 @@
 #include <vector>
 
 namespace gpusweep::db {
-struct TrialRecord;
 class Snapshots;
 }  // namespace gpusweep::db
 
 namespace gpusweep::host {
+
+struct StoredTrial;
 
 class ServeApi {
  public:
@@ -159,7 +160,7 @@ class ServeApi {
   RunParts run_parts(size_t db, int64_t id) const;
   // A run's trials as rows, with each config's settings (labels, by number).
   static std::pair<nlohmann::json, std::vector<std::pair<int64_t, Row>>> trial_rows(
-      const std::vector<db::TrialRecord>& trials, const std::vector<std::string>& keys);
+      const std::vector<StoredTrial>& trials, const std::vector<std::string>& keys);
   // Folds a fresh answer into `entry`, raising the revision of what changed.
   static void update(Cached& entry, RunParts answer);
   // The answer to `since` from entry's state (its lock held).

@@ -173,7 +173,7 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   j["live"] = alive ? live_blocks(path, id) : Json::array();
   // The run's trials as the comparison reads them (one read for both), then
   // their rows on a thread of their own while the comparison is made.
-  std::vector<db::TrialRecord> trials;
+  std::vector<StoredTrial> trials;
   std::vector<ConfigSamples> configs;
   Rounds rounds = rounds_for(spec, false);
   try {
@@ -186,7 +186,7 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
     }
   } catch (const std::exception& e) {
     j["compare_error"] = e.what();
-    trials = store.trials(id, db::TrialFields::brief);
+    trials = stored_trials(store, id);
   }
   auto rows = std::async(std::launch::async, [&] { return trial_rows(trials, keys); });
   if (!j.contains("compare_error")) {
@@ -239,12 +239,13 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
 }
 
 std::pair<nlohmann::json, std::vector<std::pair<int64_t, ServeApi::Row>>> ServeApi::trial_rows(
-    const std::vector<db::TrialRecord>& trials, const std::vector<std::string>& keys) {
+    const std::vector<StoredTrial>& trials, const std::vector<std::string>& keys) {
   // Each config's settings once, by its number (its repeats share them).
   Json labels = Json::object();
   std::vector<std::pair<int64_t, Row>> rows;
   rows.reserve(trials.size());
-  for (const auto& t : trials) {
+  for (const auto& stored : trials) {
+    const db::TrialRecord& t = stored.row;
     const std::string config = std::to_string(t.plan.config_index + 1);
     if (!labels.contains(config)) {
       labels[config] = config_label(Json::parse(t.plan.config_json), keys);

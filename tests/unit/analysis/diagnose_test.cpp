@@ -304,7 +304,7 @@ struct H100Records {
   }
   std::optional<DiagnoseReport> diagnose(int64_t trial, std::optional<double> peak_gflops = {}) {
     gpusweep::db::Store store(path, gpusweep::db::Connection::Mode::read_only);
-    StoredTrial t = load_stored_trial(store, trial);
+    DiagnosedTrial t = load_diagnosed_trial(store, trial);
     REQUIRE(t.status == TrialStatus::ok);
     if (peak_gflops) t.view.stats[kMatmulPeakCuda] = *peak_gflops;
     std::string why;
@@ -381,7 +381,7 @@ TEST_CASE("the H100's restoration trial is input-bound from its whole-trial tota
 TEST_CASE("a missing trial is refused naming it", "[analysis]") {
   H100Records records;
   gpusweep::db::Store store(records.path, gpusweep::db::Connection::Mode::read_only);
-  CHECK_THROWS_WITH(load_stored_trial(store, 99), Contains("--trial 99: no such trial"));
+  CHECK_THROWS_WITH(load_diagnosed_trial(store, 99), Contains("--trial 99: no such trial"));
 }
 
 TEST_CASE("a device busy half the step or more is not called launch-bound", "[analysis]") {

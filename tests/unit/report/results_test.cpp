@@ -43,10 +43,7 @@ TEST_CASE("a measured window too short for an NVML sample is a note on its trial
     }
     store.commit_trial(t.id, o);
   }
-  const auto notes = trial_monitor_notes(store, id);
-  REQUIRE(notes.size() == 1);
-  const std::string text =
-      results_table(*store.sweep(id), store.trials(id), OutputFormat::table, {}, notes);
+  const std::string text = results_table(*store.sweep(id), {stored_trials(store, id), {}});
   const std::string note =
       "GPU utilisation: measured window 0.21 s held no NVML sample (driver period 0.17 s)";
   const auto at = text.find(note);

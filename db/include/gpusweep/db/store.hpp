@@ -273,10 +273,11 @@ class Store {
   // series (reused between calls). A trial with blocks and no series row
   // (blocks inserted by hand) is missing here: read its blocks() instead.
   void for_each_series(int64_t sweep_id, const std::function<void(int64_t, BlockSeries&)>& f);
-  // The last value (highest step) of each of `names` (statistics) of every
-  // trial that has one, by trial id: one value a name, in names' order.
+  // The last value (highest step) of each of `names` (statistics, or of
+  // kind "eval" the evaluations) of every trial that has one, by trial id:
+  // one value a name, in names' order.
   std::unordered_map<int64_t, std::vector<std::optional<double>>> last_stats(
-      int64_t sweep_id, const std::vector<std::string>& names);
+      int64_t sweep_id, const std::vector<std::string>& names, const std::string& kind = "stat");
 
   // The connection itself, for db/'s own code and its tests: the host goes
   // through the methods above (scripts/check_layers.py refuses it there).
