@@ -35,20 +35,13 @@ Supervisor::Supervisor(const std::string& exe, int jobs, bool fork_server, Inter
                        const GpuAssignment& gpus, Capping capping, std::vector<TrialJob>&& queue,
                        const RunnerCallbacks& cb)
     : exe_(exe),
-      jobs_(jobs),
       fork_server_(fork_server),
-      interleave_(interleave),
-      gpus_(gpus),
-      capping_(std::move(capping)),
-      free_gpus_(gpus.gpus.begin(), gpus.gpus.end()),
-      shuffle_rng_(interleave.seed),
+      gpus_listed_(gpus.gpus.size()),
+      scheduler_(jobs, interleave, gpus, std::move(capping)),
       cb_(cb),
       stop_signals_(io_, SIGINT, SIGTERM),
       child_(io_, SIGCHLD) {
   for (auto& j : queue) queue_.push_back(std::move(j));
-  // Adaptive capping's turns follow training time, not cycles: no turn
-  // waits for a cycle's end there, so no start can (Interleave).
-  if (capping_.slack > 0) interleave_.parallel_starts = false;
 }
 
 // If the host fails mid-run (an exception out of a callback), no worker
@@ -75,6 +68,7 @@ void Supervisor::wait_stop() {
   stop_signals_.async_wait([this](const boost::system::error_code& ec, int) {
     if (ec) return;
     interrupted_ = true;
+    scheduler_.stop();
     for (auto& [pid, w] : running_) {
       w->exit.interrupted = true;
       ::kill(-pid, SIGKILL);
@@ -110,8 +104,9 @@ void Supervisor::reap() {
     int status = 0;
     if (::wait4(pid, &status, 0, &w->usage) != pid) continue;
     account_overlap();
-    if (w->turn == Turn::running) w->turn_s += seconds_since(w->turn_since);
+    if (scheduler_.taking_turn(pid)) w->turn_s += seconds_since(w->turn_since);
     w->exited = true;
+    scheduler_.exited(pid);
     w->have_usage = true;
     w->monitor_timer.cancel();
     if (WIFEXITED(status)) w->exit.exit_code = WEXITSTATUS(status);
@@ -162,24 +157,14 @@ SpawnedProcess Supervisor::spawn_worker(const WorkerArgs& worker) {
   return spawn_process(exe_, worker.to_argv(), {}, worker.gate_fd >= 0);
 }
 
-// Interleave::by_round: whether `job` may start now, no trial of an
-// earlier round running.
-bool Supervisor::round_open(const TrialJob& job) const {
-  if (!interleave_.by_round || job.round < 0) return true;
-  for (const auto& [pid, w] : running_) {
-    if (w->job.round >= 0 && w->job.round < job.round) return false;
-  }
-  return true;
-}
-
 void Supervisor::fill() {
-  // Interleaved: a window of live trials, of which jobs_ take turns at once.
-  const int alive = gated() ? std::max(interleave_.window, jobs_) : jobs_;
-  while (!interrupted_ && static_cast<int>(running_.size()) < alive && !queue_.empty() &&
-         round_open(queue_.front()) && gpus_free_for(queue_.front())) {
+  while (!queue_.empty()) {
+    const QueuedTrial next = queued(queue_.front());
+    const std::optional<Start> decided = scheduler_.next_start(next);
+    if (!decided) break;
     TrialJob job = std::move(queue_.front());
     queue_.pop_front();
-    start(std::move(job));
+    start(std::move(job), next, *decided);
   }
   schedule();
   if (running_.empty() && (queue_.empty() || interrupted_)) {
@@ -189,19 +174,19 @@ void Supervisor::fill() {
   }
 }
 
-void Supervisor::start(TrialJob&& job) {
+void Supervisor::start(TrialJob&& job, const QueuedTrial& trial, const Start& decided) {
   const std::string started = utc_now();
   if (gated()) {
     job.worker.gate_fd = kGateFd;
-    job.worker.parallel_starts = interleave_.parallel_starts;
+    job.worker.parallel_starts = scheduler_.parallel_starts();
   }
-  job.worker.target_cap_s = cap_for(job);
-  take_gpu(job);
+  job.worker.target_cap_s = decided.cap_s;
+  if (decided.visible_devices) job.worker.visible_devices = decided.visible_devices;
   SpawnedProcess p;
   try {
     p = spawn_worker(job.worker);
   } catch (const std::exception& e) {
-    return_gpu(job);
+    scheduler_.start_failed(decided);
     db::TrialOutcome o;
     o.status = db::TrialStatus::failed;
     o.error = e.what();
@@ -212,16 +197,16 @@ void Supervisor::start(TrialJob&& job) {
   }
   auto w = std::make_unique<Worker>(io_, std::move(job), p);
   w->started_at = started;
-  w->start_seq = started_count_++;
   w->exit.timeout_s = w->job.timeout_s;
   Worker* raw = w.get();
   account_overlap();
+  scheduler_.started(p.pid, trial, decided);
   running_.emplace(p.pid, std::move(w));
   if (cb_.on_start) cb_.on_start(raw->job);
   read_proto(raw);
   read_out(raw);
   read_err(raw);
-  if (raw->turn == Turn::running) arm_timeout(raw);
+  if (raw->gate < 0) arm_timeout(raw);
   watch(raw);
   sample(raw);
 }
@@ -237,7 +222,7 @@ void Supervisor::account_overlap() {
   std::vector<Worker*> busy_now;
   for (auto& [pid, w] : running_) {
     // A turn that measures nothing (parallel starts) shares no timing.
-    if (!w->exited && w->turn == Turn::running && !w->in_unmeasured) busy_now.push_back(w.get());
+    if (!w->exited && scheduler_.measuring(pid)) busy_now.push_back(w.get());
   }
   if (busy_now.size() < 2) return;
   for (Worker* w : busy_now) {
@@ -277,10 +262,7 @@ void Supervisor::maybe_finish(pid_t pid) {
   }
   std::unique_ptr<Worker> owned = std::move(it->second);
   running_.erase(it);
-  // A leader that ended without its target event (a crash): the others
-  // of its round are capped as usual from now on.
-  capping_.trained(owned->job.round, owned->job.config, std::nullopt);
-  return_gpu(owned->job);
+  scheduler_.finished(pid);
   cb_.on_finish(owned->job, std::move(o));
   // Destroy the worker after the handlers that reference it have run.
   asio::post(io_, [owned = std::shared_ptr<Worker>(std::move(owned))] {});

@@ -24,10 +24,9 @@ struct TrialJob {
   std::string label;  // for progress lines
   WorkerArgs worker;  // how the worker process is started
   double timeout_s = 600;
-  double silence_s = 30;     // ended as `timeout` when no protocol line came for this long
-  int64_t round = -1;        // its round (the repeat), for adaptive capping; -1: none
-  int64_t config = -1;       // its config's index, for capping's leader rule
-  bool pooled_gpus = false;  // its GPUs came from the run's free ones (take_gpu)
+  double silence_s = 30;  // ended as `timeout` when no protocol line came for this long
+  int64_t round = -1;     // its round (the repeat), for adaptive capping; -1: none
+  int64_t config = -1;    // its config's index, for capping's leader rule
   std::unique_ptr<TrialCollector> collector;
 };
 

@@ -2,18 +2,18 @@
 // Runner::run drives, and the Worker it keeps for each live trial. Its
 // members live in runner.cpp (the run's life: signals, starting, reaping
 // and finishing workers), worker_io.cpp (a worker's pipes and timers),
-// turns.cpp (interleaved turns, adaptive capping) and trial_gpus.cpp.
+// turns.cpp (the turns the TurnScheduler opens, and their clocks) and
+// trial_gpus.cpp (what it needs to know of a queued trial).
 #pragma once
 
 #include "model/gpus.hpp"
 #include "run/fork_server.hpp"
 #include "run/monitor.hpp"
 #include "run/runner.hpp"
+#include "run/turn_scheduler.hpp"
 #include "support/format.hpp"
 #include "support/procfs.hpp"
 #include "support/spawn.hpp"
-
-#include <gpusweep/random.hpp>
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
@@ -41,16 +41,8 @@ namespace gpusweep::host::detail {
 namespace asio = boost::asio;
 using Clock = std::chrono::steady_clock;
 
-// Where a worker stands in interleaved execution. A worker without a gate
-// runs from start to end.
-enum class Turn {
-  starting,  // gated, has not yet asked for its first turn
-  waiting,   // gated, at its gate
-  running,   // taking its turn (or not gated)
-};
-
 // A trial's worker process while it lives: its pipes, timers and monitor,
-// its turns and its clocks.
+// and the clocks of its turns (which turn it takes is the TurnScheduler's).
 struct Worker {
   Worker(asio::io_context& io, TrialJob&& j, const SpawnedProcess& p);
   ~Worker();
@@ -60,7 +52,6 @@ struct Worker {
   TrialJob job;
   pid_t pid;
   int gate;  // the host's end of the worker's gate; -1: not gated
-  Turn turn;
   // timeout_s left: a gated worker spends it in its own turns only.
   double budget_s;
   double turn_s = 0;  // time in its own turns (gated)
@@ -89,14 +80,6 @@ struct Worker {
   // (--jobs N > 1: they shared the machine, and its timings show it).
   double overlap_s = 0;
   std::set<int64_t> overlapped;
-  // The order this worker was started in (the queue's: the plan's
-  // ordinals), and whether it has had a turn yet (gated).
-  int64_t start_seq = 0;
-  bool had_turn = false;
-  // Parallel starts: the turn it waits for (wants) or takes (in) measures
-  // nothing: its setup and warmup, or its final evaluation.
-  bool wants_unmeasured = false;
-  bool in_unmeasured = false;
 };
 
 // Runs a Runner's jobs on one event loop (Runner::run).
@@ -115,9 +98,8 @@ class Supervisor {
   void wait_child();
   void reap();
   SpawnedProcess spawn_worker(const WorkerArgs& worker);
-  bool round_open(const TrialJob& job) const;
   void fill();
-  void start(TrialJob&& job);
+  void start(TrialJob&& job, const QueuedTrial& trial, const Start& decided);
   void account_overlap();
   void maybe_finish(pid_t pid);
 
@@ -130,40 +112,27 @@ class Supervisor {
   void read_out(Worker* w);
   void read_err(Worker* w);
 
-  // turns.cpp: interleaved execution's turns, and adaptive capping's caps.
-  bool gated() const { return interleave_.window > 1; }
-  int busy() const;
-  void end_turn(Worker* w);
-  void grant(Worker* w);
+  // turns.cpp: the scheduler's decisions done (turns opened, caps), and
+  // the clocks of a worker's turns.
+  bool gated() const { return scheduler_.gated(); }
+  void end_turn(Worker* w, bool unmeasured);
+  void open(const std::vector<Grant>& grants);
+  void grant(Worker* w, const Grant& g);
   void schedule();
-  bool schedule_unmeasured();
-  void schedule_least_trained();
-  // The adaptive cap of a trial's round now (Capping); 0: none.
-  double cap_for(const TrialJob& job) const { return capping_.cap(job.round, job.config); }
   void note_target(const TrialJob& job, const Json& event);
 
-  // trial_gpus.cpp: a trial's GPUs (run --gpus).
+  // trial_gpus.cpp: what the scheduler needs to know of a queued trial.
+  QueuedTrial queued(const TrialJob& job) const;
   size_t gpus_needed(const TrialJob& job) const;
-  bool gpus_free_for(const TrialJob& job) const;
-  void take_gpu(TrialJob& job);
-  void return_gpu(const TrialJob& job);
 
   static double seconds_since(Clock::time_point t) {
     return std::chrono::duration<double>(Clock::now() - t).count();
   }
 
   std::string exe_;
-  int jobs_;
   bool fork_server_;
-  Interleave interleave_;
-  GpuAssignment gpus_;
-  Capping capping_;                    // its best_s grows as trials reach their targets
-  std::deque<std::string> free_gpus_;  // not held by a running trial
-  random::SplitMix64 shuffle_rng_;     // the cycles' turn orders
-  std::deque<pid_t> turn_order_;       // the rest of this cycle's turns
-  int64_t cycle_ = -1;
-  size_t granted_ = 0;         // turns granted (schedule_least_trained's cycles)
-  int64_t started_count_ = 0;  // workers started (Worker::start_seq)
+  size_t gpus_listed_;  // the GPUs the run hands out (run --gpus); 0: none
+  TurnScheduler scheduler_;
   // This run's interleave group: time and process make it unique among the
   // runs a database holds.
   std::string group_ = utc_now() + "/" + std::to_string(::getpid());

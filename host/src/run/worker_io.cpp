@@ -49,7 +49,6 @@ Worker::Worker(asio::io_context& io, TrialJob&& j, const SpawnedProcess& p)
       watchdog(io),
       monitor_timer(io),
       monitor(p.pid, Nvml::shared(), parse_config(job.worker.config_json)) {
-  turn = gate >= 0 ? Turn::starting : Turn::running;
   budget_s = job.timeout_s;
 }
 Worker::~Worker() {
@@ -116,10 +115,7 @@ void Supervisor::read_proto(Worker* w) {
           w->monitor.on_event(*event);
           if (kind == event::target) note_target(w->job, *event);
           if (cb_.on_event) cb_.on_event(w->job, *event);
-          if (w->gate >= 0 && kind == event::await) {
-            w->wants_unmeasured = event->value("unmeasured", false);
-            end_turn(w);
-          }
+          if (w->gate >= 0 && kind == event::await) end_turn(w, event->value("unmeasured", false));
         }
         w->line.erase(0, start);
         if (w->line.size() > kMaxLine) {
