@@ -21,18 +21,21 @@ config's processes alive together, taking turns block by block?
    - old: trials one after another, 100 warm-up steps, 5 blocks of 400
      steps, per-repeat ratio of the trials' mean log block throughputs;
    - new: windows in which P processes per config are alive together and
-     take turns block by block (B blocks of block_s seconds each, a
-     shuffled order per cycle); one ratio per window (blocks paired by
-     cycle, the P processes averaged), a t interval over windows; process
-     start serial (as gated today), parallel, or overlapped with the
-     previous window's blocks.
+     take turns block by block (B blocks of block_s seconds each), the
+     turns granted by gpusweep's own TurnScheduler through scheduler_sim
+     (scheduler_sim.cpp: who runs when, what runs beside what; this script
+     times the turns and draws the noise); one ratio per window (blocks
+     paired by cycle, the P processes averaged), a t interval over windows;
+     process start serial (as gated today), parallel, or overlapped with
+     the previous window's blocks.
 3. Prints, per rule and noise scenario: the median (over sweeps) of the
    median (over the 3 configs) 98.5% half-width, its 10th/90th percentiles,
    the median wall time, and the intervals' coverage of the true ratios with
    a Wilson interval; searches (P, B, block_s, start) for the best design
    that reaches a median half-width <= 3% within 120 s.
 
-    python3 bench/gpu_precision/simulate.py           # about 35 s on one core
+    cmake --build build --target scheduler_sim        # once: the TurnScheduler's turns
+    python3 bench/gpu_precision/simulate.py           # about 30 s on one core
     python3 bench/gpu_precision/simulate.py --quick   # under 20 s, fewer sweeps
 """
 import os
@@ -44,6 +47,7 @@ for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
+import subprocess  # noqa: E402
 import time  # noqa: E402
 from dataclasses import dataclass, replace  # noqa: E402
 
@@ -52,6 +56,8 @@ from scipy import optimize, stats  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DATA = os.path.join(HERE, "h100_quickstart.json")
+# The TurnScheduler's turns (scheduler_sim.cpp), as the build makes it.
+SCHEDULER_SIM = os.path.join(HERE, "..", "..", "build", "bench", "scheduler_sim")
 
 # ---------------------------------------------------------------------------
 # The protocol's constants (host/src/analysis/precision.hpp, model/sweep.hpp,
@@ -499,6 +505,15 @@ class Drift:
         self.d = self.d * a + self.s * np.sqrt(1 - a * a) * self.rng.standard_normal(self.d.shape)
         return self.d
 
+    def advance_at(self, idx, dt):
+        """Advances the sweeps idx only, by dt each; returns their drift."""
+        if self.s == 0:
+            return self.d[idx]
+        a = math.exp(-dt / self.tau)
+        self.d[idx] = self.d[idx] * a + self.s * math.sqrt(1 - a * a) * self.rng.standard_normal(
+            len(idx))
+        return self.d[idx]
+
 
 def block_noise(noise, L, n, rng):
     scale = noise.sigma_e / math.sqrt(L)
@@ -615,55 +630,99 @@ def old_round(design, noise, costs, in_round, drift, clock, rng, ar, thr):
     return means
 
 
+class Schedules:
+    """The turns of a window as gpusweep's own TurnScheduler grants them
+    (host/src/run/turn_scheduler.hpp, through scheduler_sim: see
+    scheduler_sim.cpp for its output): which process takes each turn, and
+    which turns run at once. A pool of windows per (processes, blocks,
+    starts), read once; each simulated window draws one of them."""
+
+    POOL = 2000
+
+    def __init__(self, program, seed):
+        self.program, self.seed, self.pools = program, seed, {}
+
+    def get(self, procs, blocks, starts):
+        """(steps, ids): steps, a list of (kind, turns granted at once);
+        ids, POOL x len(steps), the process of each one-turn step (-1 for
+        steps of several turns: the whole window at once)."""
+        key = (procs, blocks, starts)
+        if key not in self.pools:
+            seed = self.seed * 1000003 + procs * 10007 + blocks * 101 + len(starts)
+            out = subprocess.run([self.program, "--procs", str(procs), "--blocks", str(blocks),
+                                  "--starts", starts, "--windows", str(self.POOL),
+                                  "--seed", str(seed)],
+                                 capture_output=True, text=True, check=True).stdout
+            self.pools[key] = self.parse(out.split("\n")[:self.POOL], procs)
+        return self.pools[key]
+
+    @staticmethod
+    def parse(lines, procs):
+        steps, ids = None, []
+        for line in lines:
+            batches = [b.split(",") for b in line.split(" ")]
+            shape = [(b[0][0], len(b)) for b in batches]
+            if steps is None:
+                steps = shape
+            if shape != steps or any(w not in (1, procs) or any(t[0] != kind for t in b)
+                                     for (kind, w), b in zip(shape, batches)):
+                raise SystemExit(f"scheduler_sim: windows of another shape: {line}")
+            ids.append([int(b[0][1:]) if len(b) == 1 else -1 for b in batches])
+        return steps, np.array(ids)
+
+
+SCHEDULES = None  # Schedules, set by main
+
+
 def new_window(design, noise, costs, in_round, drift, clock, rng, ar, index):
     """One window of the new design: P processes per config of the round
-    alive together, B cycles of one block_s turn each in a shuffled order.
-    Unmeasured phases: serial (each process's start and warm-up in its own
-    first turn, its evaluation in its last, as the gate does today);
+    alive together, taking the turns gpusweep's TurnScheduler grants them
+    (SCHEDULES) with B blocks of block_s each. Unmeasured phases: serial
+    (each process's start and warm-up in its own first turn, its
+    evaluation after its last block in the same turn, as the gate does);
     parallel (the window's processes start and warm up at once before the
     first cycle, evaluate at once after the last: no block is measured
     meanwhile; warm-up and evaluation stretched when the processes together
-    would keep the GPU busier than 100%); overlapped (as parallel, but the
-    processes are started while the previous window's blocks run, assuming
-    that does not disturb them: only the first window pays the start)."""
+    would keep the GPU busier than 100%); built (as parallel, then each
+    process sizes its blocks by time in a turn of its own, doubling runs to
+    a tenth of a block and one more: about 0.45 of a block); overlapped (as
+    parallel, but the processes are started while the previous window's
+    blocks run, assuming that does not disturb them: only the first window
+    pays the start)."""
     n = len(ar)
     P, L = design.P, design.block_s
     procs = 4 * P
     config_of = np.repeat(np.arange(4), P)
     alive = in_round[:, config_of]                   # n x procs
     k = alive.sum(1)
-    stretch = np.maximum(1.0, k * costs.gpu_share)
-    if design.start == "serial":
-        before = k * (costs.start + costs.warmup)
-        after = k * costs.evaluate
-    elif design.start == "built":
-        # As gpusweep builds it (measure.starts parallel): starts, warm-ups
-        # and evaluations at once, then each process sizes its blocks by
-        # time in a turn of its own (doubling runs to a tenth of a block and
-        # one more: about 0.45 of a block) before the first cycle.
-        before = (k > 0) * (costs.start + stretch * costs.warmup) + k * (0.45 * L + costs.turn)
-        after = (k > 0) * stretch * costs.evaluate
-    else:
-        starts = costs.start if (design.start == "parallel" or index == 0) else 0.0
-        before = (k > 0) * (starts + stretch * costs.warmup)
-        after = (k > 0) * stretch * costs.evaluate
-    drift.advance(before)
-    clock += before
+    starts = "parallel" if design.start == "overlapped" else design.start
+    start_s = 0.0 if design.start == "overlapped" and index > 0 else costs.start
     p = noise.sigma_p * rng.standard_normal((n, procs))
     sums = np.zeros((n, procs))
     mu = noise.mu[config_of]
-    for _ in range(design.B):
-        order = np.argsort(rng.random((n, procs)), 1)
-        for q in range(procs):
-            i = order[:, q]
-            runs = alive[ar, i]
-            d = drift.advance((costs.turn + L / 2) * runs)
-            y = mu[i] + p[ar, i] + d + block_noise(noise, L, n, rng)
-            sums[ar, i] += np.where(runs, y, 0.0)
-            drift.advance(L / 2 * runs)
-            clock += (costs.turn + L) * runs
-    drift.advance(after)
-    clock += after
+    for size in np.unique(k[k > 0]):
+        g = np.nonzero(k == size)[0]
+        # The window's processes in the order started (the scheduler's ids).
+        cols = np.nonzero(alive[g])[1].reshape(len(g), size)
+        steps, ids = SCHEDULES.get(int(size), design.B, starts)
+        pick = ids[rng.integers(0, len(ids), len(g))]
+        rows = np.arange(len(g))
+        for t, (kind, width) in enumerate(steps):
+            stretch = max(1.0, width * costs.gpu_share)
+            if kind in "SEZ":
+                dt = {"S": start_s + stretch * costs.warmup, "E": stretch * costs.evaluate,
+                      "Z": 0.45 * L + costs.turn}[kind]
+                drift.advance_at(g, dt)
+                clock[g] += dt
+                continue
+            i = cols[rows, pick[:, t]]
+            d = drift.advance_at(g, costs.turn + L / 2)
+            sums[g, i] += mu[i] + p[g, i] + d + block_noise(noise, L, len(g), rng)
+            drift.advance_at(g, L / 2)
+            clock[g] += costs.turn + L
+            if kind == "L":
+                drift.advance_at(g, costs.evaluate)
+                clock[g] += costs.evaluate
     # Each config's mean over its processes' blocks (paired by cycle: every
     # process has one block a cycle, so the mean of the cycles' differences
     # is the difference of the means).
@@ -742,7 +801,16 @@ def main():
                     help="only the design as gpusweep builds it (parallel starts, each process "
                          "sizing its blocks in a turn of its own), at the quickstart's settings "
                          "and the best block length, calibrated and at the upper bound")
+    ap.add_argument("--scheduler-sim", default=SCHEDULER_SIM, metavar="PATH",
+                    help="gpusweep's TurnScheduler as a program (scheduler_sim.cpp), which grants "
+                         "the new design's turns (build/bench/scheduler_sim; cmake --build build "
+                         "--target scheduler_sim)")
     args = ap.parse_args()
+    if not os.access(args.scheduler_sim, os.X_OK):
+        raise SystemExit(f"{args.scheduler_sim}: not built; cmake --build build --target "
+                         "scheduler_sim (or pass --scheduler-sim PATH)")
+    global SCHEDULES
+    SCHEDULES = Schedules(args.scheduler_sim, args.seed)
     n = args.sweeps or (200 if args.quick else 1000)
     n_search = min(n, 80 if args.quick else 300)
     boot = 30 if args.quick else 200
