@@ -1,6 +1,7 @@
 // Stored sweeps and trials; see stored.hpp.
 #include "analysis/stored.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace gpusweep::host {
@@ -44,7 +45,8 @@ std::optional<TargetTime> StoredTrial::target() const {
 
 namespace {
 
-// The names stored_trials reads: the table's stats, then torchkit's two.
+// The names stored_trials reads: the table's stats in its order (so that
+// the i-th is HostStatValues::set_at(i)), then torchkit's two.
 const std::vector<std::string>& read_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;
@@ -62,7 +64,7 @@ void fill_stats(StoredTrial& t, const std::vector<std::optional<double>>& values
   const auto& names = read_names();
   const size_t host = names.size() - 2;
   for (size_t i = 0; i < host; ++i) {
-    if (values[i]) t.stats.set(names[i], *values[i]);
+    if (values[i]) t.stats.set_at(i, *values[i]);
   }
   t.dp_allreduce_bytes_per_step = values[host];
   t.intra_op_threads = values[host + 1];
@@ -71,12 +73,19 @@ void fill_stats(StoredTrial& t, const std::vector<std::optional<double>>& values
 }  // namespace
 
 std::vector<StoredTrial> stored_trials(db::Store& store, int64_t sweep_id, db::TrialFields fields) {
+  std::vector<db::TrialRecord> rows = store.trials(sweep_id, fields);
   const auto stats = store.last_stats(sweep_id, read_names());
-  const auto clocks = store.last_stats(sweep_id, {std::string(kCurvePrefix) + "train_s"}, "eval");
+  // The evaluations' clocks serve only a trial killed by timeout_s: a run
+  // without one (most) does not read them.
+  const bool timed_out = std::any_of(rows.begin(), rows.end(), [](const db::TrialRecord& t) {
+    return t.status == db::TrialStatus::timeout;
+  });
+  const auto clocks =
+      timed_out ? store.last_stats(sweep_id, {std::string(kCurvePrefix) + "train_s"}, "eval")
+                : decltype(stats){};
   // Every environment of the database: a small table, cheaper whole than
   // a big run's found through its trials.
   const Machines machines = machines_of(store.environments(std::nullopt));
-  std::vector<db::TrialRecord> rows = store.trials(sweep_id, fields);
   std::vector<StoredTrial> out(rows.size());
   for (size_t i = 0; i < rows.size(); ++i) {
     StoredTrial& t = out[i];

@@ -45,8 +45,9 @@ struct StoredTrial {
   std::optional<TargetTime> target() const;
 };
 
-// Every trial of a run in ordinal order, in four reads whatever their number
-// (the trials, the stats, the evaluation clocks, the environments). Blocks
+// Every trial of a run in ordinal order, in at most four reads whatever
+// their number (the trials, the stats, the environments, and where a trial
+// timed out the evaluations' clocks). Blocks
 // are not read: a view needing them reads the run's series
 // (db::Store::for_each_series) or one trial's blocks.
 std::vector<StoredTrial> stored_trials(db::Store& store, int64_t sweep_id,

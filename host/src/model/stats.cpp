@@ -59,6 +59,10 @@ bool HostStatValues::set(std::string_view name, double value) {
   return true;
 }
 
+void HostStatValues::set_at(size_t index, double value) {
+  this->*(stat_fields().at(index).second) = value;
+}
+
 const std::optional<double>* HostStatValues::find(std::string_view name) const {
   const StatField* f = field_of(name);
   return f == nullptr ? nullptr : &(this->*(*f));

@@ -129,6 +129,8 @@ struct HostStatValues {
   // Sets the field of that stat; false when the table has no such stat (a
   // plugin's own, or a series).
   bool set(std::string_view name, double value);
+  // Sets the field of the index-th stat of host_stats() (not a series).
+  void set_at(size_t index, double value);
   // The field of that stat, or nullptr.
   const std::optional<double>* find(std::string_view name) const;
   // The stats that have a value, in the table's order.
