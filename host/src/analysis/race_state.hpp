@@ -20,7 +20,7 @@ namespace gpusweep::host::detail {
 class RaceState {
  public:
   // Sorts the trials (pending ones only count as tried) into racing and
-  // confirmation rounds.
+  // confirmation rounds. It keeps pointers to all three: they must outlive it.
   RaceState(const TuneSpace& space, const std::vector<RaceTrial>& trials,
             const RaceOptions& options);
 
