@@ -62,7 +62,7 @@ for g in "${guides[@]}"; do
 done
 
 if [ "$readme" = 1 ]; then
-  # The machine line is doctor's findings (audit L3: never a hard-coded "no GPU").
+  # The machine line is doctor's findings, never a hard-coded "no GPU".
   # doctor exits 1 when it finds a problem; its findings still describe the machine.
   doctor_json=$("$gpusweep" doctor --format json --matmul-seconds 0 2>/dev/null || true)
   machine=$(printf '%s' "$doctor_json" | python3 -c '

@@ -32,8 +32,7 @@ std::string run_kind(const SweepSpec& spec) {
 }
 
 // Not the rate since the run was created: a run resumed (or a shard
-// requeued) a day later would get an ETA of about a day (the serve audit's
-// L4).
+// requeued) a day later would get an ETA of about a day.
 std::optional<double> eta_s(const db::RunCounts& c, double mean_wall_s, int64_t running) {
   if (c.finished == 0 || !(mean_wall_s > 0)) return std::nullopt;
   const double running_done =
@@ -137,7 +136,7 @@ Json ServeApi::list_runs() const {
     } catch (const std::exception& e) {
       // One database that cannot be read (a shard a task is still creating,
       // a file deleted, a copy that failed) is listed with why; the others
-      // are served (the 2026-11-26 audit's M2).
+      // are served: one bad file must not blank the whole list.
       problems.push_back({{"db", d}, {"path", path}, {"error", e.what()}});
       all += std::to_string(d) + ":error:" + e.what() + ";";
       continue;

@@ -276,8 +276,7 @@ TEST_CASE("a shard from an older database version merges through a migrated copy
   CHECK(dump(db) == before);
 }
 
-TEST_CASE("merge refuses a shard run by another plugin build unless told (audit M12)",
-          "[db][merge]") {
+TEST_CASE("merge refuses a shard run by another plugin build unless told", "[db][merge]") {
   TempDir d;
   write_shard(d.file("s1.db"), 1, 2, "node-a");
   write_shard(d.file("s2.db"), 2, 2, "node-b", "build-b");  // a task ran a rebuilt plugin
