@@ -4,80 +4,11 @@
 #include "analysis/stored.hpp"
 #include "model/stats.hpp"
 
-#include <charconv>
 #include <cmath>
 
 namespace gpusweep::host {
 
-namespace {
-
 using Json = nlohmann::json;
-
-// Rows of a fixed set of columns, each written as the text of its cells, a
-// cell after its separator and, in JSON, its quoted column name. A trial's
-// cells are rendered once and its blocks' numbers appended with to_chars:
-// building a Json per cell of a million blocks would cost seconds.
-class RowWriter {
- public:
-  RowWriter(std::vector<std::string> names, bool csv, std::ostream& out)
-      : names_(std::move(names)), csv_(csv), out_(out), lead_(names_.size()) {
-    for (size_t col = 0; col < names_.size(); ++col) {
-      if (col > 0) lead_[col] = csv_ ? "," : ", ";
-      if (!csv_) lead_[col] += Json(names_[col]).dump() + ": ";
-    }
-    if (csv_) {
-      for (size_t i = 0; i < names_.size(); ++i) out_ << (i ? "," : "") << csv_field(names_[i]);
-      out_ << "\n";
-    } else {
-      out_ << "[\n";
-    }
-  }
-
-  // The text of cells 0..cells.size()-1.
-  std::string cells(const std::vector<Json>& cells) const {
-    std::string text;
-    for (size_t col = 0; col < cells.size(); ++col) text += lead_[col] + cell(cells[col]);
-    return text;
-  }
-
-  void append_number(std::string& text, size_t col, double v) const {
-    text += lead_[col];
-    if (!std::isfinite(v)) {
-      if (!csv_) text += "null";
-      return;
-    }
-    char digits[32];
-    const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
-    text.append(digits, end);
-  }
-
-  void emit(const std::string& text) {
-    if (!csv_) out_ << (count_ == 0 ? "  {" : ",\n  {");
-    out_ << text << (csv_ ? "\n" : "}");
-    ++count_;
-  }
-
-  int64_t finish() {
-    if (!csv_) out_ << (count_ == 0 ? "]\n" : "\n]\n");
-    out_.flush();
-    return count_;
-  }
-
- private:
-  std::string cell(const Json& v) const {
-    if (v.is_null()) return csv_ ? "" : "null";
-    if (v.is_string()) return csv_ ? csv_field(v.get<std::string>()) : v.dump();
-    return v.dump();
-  }
-
-  std::vector<std::string> names_;
-  bool csv_;
-  std::ostream& out_;
-  std::vector<std::string> lead_;
-  int64_t count_ = 0;
-};
-
-}  // namespace
 
 int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_block,
                      OutputFormat format, std::ostream& out) {
@@ -105,7 +36,7 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
   const bool target = !per_block && spec.is_object() && spec.contains("measure") &&
                       spec["measure"].is_object() && spec["measure"].contains("target");
   if (target) names.insert(names.end(), {host_stat::target_time_s, host_stat::target_censored});
-  RowWriter w(names, format == OutputFormat::csv, out);
+  RecordWriter w(names, format == OutputFormat::csv, out);
   std::string row;
   for (const auto& stored : trials) {
     const db::TrialRecord& t = stored.row;

@@ -2,7 +2,9 @@
 #include "report/output.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <sstream>
 
 #include "support/error.hpp"
 
@@ -68,6 +70,53 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
+RecordWriter::RecordWriter(std::vector<std::string> keys, bool csv, std::ostream& out)
+    : keys_(std::move(keys)), csv_(csv), out_(out), lead_(keys_.size()) {
+  for (size_t col = 0; col < keys_.size(); ++col) {
+    if (col > 0) lead_[col] = csv_ ? "," : ", ";
+    if (!csv_) lead_[col] += nlohmann::json(keys_[col]).dump() + ": ";
+  }
+  if (csv_) {
+    for (size_t i = 0; i < keys_.size(); ++i) out_ << (i ? "," : "") << csv_field(keys_[i]);
+    out_ << "\n";
+  }
+}
+
+std::string RecordWriter::cells(const std::vector<nlohmann::json>& cells) const {
+  std::string text;
+  for (size_t col = 0; col < cells.size(); ++col) text += lead_[col] + cell(cells[col]);
+  return text;
+}
+
+void RecordWriter::append_number(std::string& text, size_t col, double v) const {
+  text += lead_[col];
+  if (!std::isfinite(v)) {
+    if (!csv_) text += "null";
+    return;
+  }
+  char digits[32];
+  const auto end = std::to_chars(digits, digits + sizeof digits, v).ptr;
+  text.append(digits, end);
+}
+
+void RecordWriter::emit(const std::string& text) {
+  if (!csv_) out_ << (count_ == 0 ? "[\n  {" : ",\n  {");
+  out_ << text << (csv_ ? "\n" : "}");
+  ++count_;
+}
+
+int64_t RecordWriter::finish() {
+  if (!csv_) out_ << (count_ == 0 ? "[]\n" : "\n]\n");
+  out_.flush();
+  return count_;
+}
+
+std::string RecordWriter::cell(const nlohmann::json& v) const {
+  if (v.is_null()) return csv_ ? "" : "null";
+  if (v.is_string()) return csv_ ? csv_field(v.get<std::string>()) : v.dump();
+  return csv_ ? csv_field(v.dump()) : v.dump();  // an array's commas quoted in CSV
+}
+
 namespace {
 
 std::string raw(const nlohmann::json& v) {
@@ -94,18 +143,18 @@ class Renderer {
  public:
   Renderer(const std::vector<Column>& columns, OutputFormat format)
       : columns_(columns), format_(format) {
-    if (format == OutputFormat::table) {
+    if (format == OutputFormat::csv || format == OutputFormat::json) {
+      std::vector<std::string> keys;
+      for (const auto& c : columns) keys.push_back(c.key);
+      records_.emplace(std::move(keys), format == OutputFormat::csv, text_);
+    } else if (format == OutputFormat::table) {
       std::vector<std::string> headers;
       for (const auto& c : columns) headers.push_back(c.header);
       table_.emplace(headers);
       for (size_t i = 0; i < columns.size(); ++i) {
         if (columns[i].right) table_->right_align(i);
       }
-    } else if (format == OutputFormat::csv) {
-      for (size_t i = 0; i < columns.size(); ++i)
-        out_ += (i ? "," : "") + csv_field(columns[i].key);
-      out_ += "\n";
-    } else if (format == OutputFormat::md) {
+    } else {
       out_ += "|";
       for (const auto& c : columns) out_ += " " + c.header + " |";
       out_ += "\n|";
@@ -118,15 +167,16 @@ class Renderer {
     for (const auto& r : records) {
       switch (format_) {
         case OutputFormat::json:
-          add_json(r);
-          break;
-        case OutputFormat::csv:
-          for (size_t i = 0; i < columns_.size(); ++i) {
-            const auto it = r.find(columns_[i].key);
-            out_ += (i ? "," : "") + csv_field(it == r.end() ? "" : raw(*it));
+        case OutputFormat::csv: {
+          std::vector<nlohmann::json> cells;
+          cells.reserve(columns_.size());
+          for (const auto& c : columns_) {
+            const auto it = r.find(c.key);
+            cells.push_back(it == r.end() ? nlohmann::json() : *it);
           }
-          out_ += "\n";
+          records_->emit(records_->cells(cells));
           break;
+        }
         case OutputFormat::md:
           out_ += "|";
           for (const auto& c : columns_) {
@@ -151,30 +201,20 @@ class Renderer {
 
   std::string finish() {
     if (format_ == OutputFormat::table) return table_->render();
-    if (format_ == OutputFormat::json) return rows_ == 0 ? "[]\n" : out_ + "\n]\n";
+    if (records_) {
+      records_->finish();
+      return text_.str();
+    }
     return std::move(out_);
   }
 
  private:
-  // The array's dump(2), an element at a time.
-  void add_json(const nlohmann::json& r) {
-    nlohmann::json o = nlohmann::json::object();
-    for (const auto& c : columns_) {
-      const auto it = r.find(c.key);
-      o[c.key] = it == r.end() ? nlohmann::json() : *it;
-    }
-    out_ += rows_++ == 0 ? "[\n  " : ",\n  ";
-    for (char ch : o.dump(2)) {
-      out_ += ch;
-      if (ch == '\n') out_ += "  ";
-    }
-  }
-
   const std::vector<Column>& columns_;
   OutputFormat format_;
   std::optional<Table> table_;
-  std::string out_;
-  size_t rows_ = 0;
+  std::ostringstream text_;              // csv and json, through records_
+  std::optional<RecordWriter> records_;  // csv and json
+  std::string out_;                      // md
 };
 
 }  // namespace

@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -76,5 +78,33 @@ Column verdict_column(const std::string& key, OutputFormat format, const std::st
 
 // CSV field quoting (RFC 4180).
 std::string csv_field(const std::string& s);
+
+// The CSV and JSON text of every listing, written as its records come: the
+// header (CSV) or "[", each record's cells in the keys' order (JSON: an
+// object a line), and the end. A record's cells are text once made: export
+// renders a trial's cells once and appends each of its blocks' numbers with
+// to_chars (a Json per cell of a million blocks would cost seconds).
+class RecordWriter {
+ public:
+  RecordWriter(std::vector<std::string> keys, bool csv, std::ostream& out);
+
+  // The text of cells 0..cells.size()-1 (null: empty in CSV).
+  std::string cells(const std::vector<nlohmann::json>& cells) const;
+  // Appends cell `col`, a number (not finite: null).
+  void append_number(std::string& text, size_t col, double v) const;
+  // Writes one record's text, all its cells made.
+  void emit(const std::string& text);
+  // Ends the listing; the records written.
+  int64_t finish();
+
+ private:
+  std::string cell(const nlohmann::json& v) const;
+
+  std::vector<std::string> keys_;
+  bool csv_;
+  std::ostream& out_;
+  std::vector<std::string> lead_;  // what comes before each cell
+  int64_t count_ = 0;
+};
 
 }  // namespace gpusweep::host

@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <cmath>
 
 using namespace gpusweep::host;
@@ -41,14 +43,18 @@ TEST_CASE("a listing made a chunk at a time is the listing made at once, in ever
     CHECK(render_chunks(rows.size(), make, cols, f) == render(rows, cols, f));
     CHECK(render_chunks(0, make, cols, f) == render({}, cols, f));
   }
-  // JSON: the array as nlohmann writes it, every column in every element.
+  // JSON: every column in every element, an element a line with its keys
+  // in the columns' order (as export writes it).
   nlohmann::json expected = nlohmann::json::array();
   for (const auto& r : rows) {
     nlohmann::json o;
     for (const auto& c : cols) o[c.key] = r.contains(c.key) ? r.at(c.key) : nlohmann::json();
     expected.push_back(o);
   }
-  CHECK(render(rows, cols, OutputFormat::json) == expected.dump(2) + "\n");
+  const std::string json = render(rows, cols, OutputFormat::json);
+  CHECK(nlohmann::json::parse(json) == expected);
+  CHECK(json.rfind("[\n  {\"n\": 0, \"x\": 0.0, \"s\": \"two\\nlines\"},\n  {\"n\": 1, ", 0) == 0);
+  CHECK(std::count(json.begin(), json.end(), '\n') == static_cast<std::ptrdiff_t>(rows.size()) + 2);
   CHECK(render({}, cols, OutputFormat::json) == "[]\n");
   // The table: a cell of two lines takes two physical lines, the others padded.
   const std::string table = render(make(0, 2), cols, OutputFormat::table);
