@@ -19,6 +19,11 @@ std::optional<T> get(const Json& e, const char* key) {
     if (!it->is_number()) return std::nullopt;
   } else if constexpr (std::is_same_v<T, std::string>) {
     if (!it->is_string()) return std::nullopt;
+  } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+    if (!it->is_array()) return std::nullopt;
+    for (const auto& v : *it) {
+      if (!v.is_string()) return std::nullopt;
+    }
   } else {
     if (!it->is_array()) return std::nullopt;
     for (const auto& v : *it) {
@@ -200,6 +205,88 @@ Runtime Runtime::from_json(const Json& e) {
   if (const auto it = e.find("runtime"); it != e.end() && it->is_object()) r.runtime = *it;
   r.setup_s = get<double>(e, "setup_s");
   return r;
+}
+
+Json Hello::to_json() const { return {{"event", event::hello}, {"pid", pid}}; }
+
+Hello Hello::from_json(const Json& e) { return {get<int64_t>(e, "pid").value_or(0)}; }
+
+Json Heartbeat::to_json() const { return {{"event", event::heartbeat}}; }
+
+Heartbeat Heartbeat::from_json(const Json&) { return {}; }
+
+Json Loaded::to_json() const {
+  Json e = {{"event", event::loaded},
+            {"struct_size", struct_size},
+            {"manifest", manifest},
+            {"runtime", runtime}};
+  put(e, "abi", abi);
+  return e;
+}
+
+Loaded Loaded::from_json(const Json& e) {
+  Loaded l;
+  l.abi = get<std::string>(e, "abi");
+  l.struct_size = get<int64_t>(e, "struct_size").value_or(0);
+  if (const auto it = e.find("manifest"); it != e.end()) l.manifest = *it;
+  if (const auto it = e.find("runtime"); it != e.end() && it->is_object()) l.runtime = *it;
+  return l;
+}
+
+Json Probe::to_json() const {
+  Json e = {{"event", event::probe}};
+  put(e, "libraries", libraries);
+  put(e, "matmul", matmul);
+  return e;
+}
+
+Probe Probe::from_json(const Json& e) {
+  Probe p;
+  p.libraries = get<std::vector<std::string>>(e, "libraries");
+  if (const auto it = e.find("matmul"); it != e.end()) p.matmul = *it;
+  return p;
+}
+
+Json MemoryCap::to_json() const {
+  Json e = extra.is_object() ? extra : Json::object();
+  e["event"] = event::memory_cap;
+  e["kind"] = kind;
+  put(e, "cap_bytes", cap_bytes);
+  put(e, "baseline_bytes", baseline_bytes);
+  put(e, "limit_bytes", limit_bytes);
+  put(e, "fraction", fraction);
+  return e;
+}
+
+MemoryCap MemoryCap::from_json(const Json& e) {
+  MemoryCap m;
+  if (e.is_object()) m.extra = e;
+  m.extra.erase("event");
+  // A named field leaves extra only when it reads: one of the wrong type
+  // stays there as it came.
+  const auto take = [&m](const char* key, auto v) {
+    if (v) m.extra.erase(key);
+    return v;
+  };
+  m.kind = take("kind", get<std::string>(e, "kind")).value_or("");
+  m.cap_bytes = take("cap_bytes", get<double>(e, "cap_bytes"));
+  m.baseline_bytes = take("baseline_bytes", get<double>(e, "baseline_bytes"));
+  m.limit_bytes = take("limit_bytes", get<double>(e, "limit_bytes"));
+  m.fraction = take("fraction", get<double>(e, "fraction"));
+  return m;
+}
+
+Json Await::to_json() const {
+  Json e = {{"event", event::await}, {"turn", turn}};
+  if (unmeasured) e["unmeasured"] = true;
+  return e;
+}
+
+Await Await::from_json(const Json& e) {
+  Await a;
+  a.turn = get<int64_t>(e, "turn").value_or(0);
+  a.unmeasured = get<bool>(e, "unmeasured").value_or(false);
+  return a;
 }
 
 }  // namespace gpusweep::host::event

@@ -122,4 +122,62 @@ struct Runtime {
   static Runtime from_json(const nlohmann::json& e);
 };
 
+// `hello`: the worker process started.
+struct Hello {
+  int64_t pid = 0;
+
+  nlohmann::json to_json() const;
+  static Hello from_json(const nlohmann::json& e);
+};
+
+// `heartbeat`: twice a second from its own thread; no fields, its arrival is
+// the news.
+struct Heartbeat {
+  nlohmann::json to_json() const;
+  static Heartbeat from_json(const nlohmann::json& e);
+};
+
+// `loaded`: the plugin loaded, and the workload it runs.
+struct Loaded {
+  std::optional<std::string> abi;  // "major.minor" the plugin was built for
+  int64_t struct_size = 0;         // its function table's
+  nlohmann::json manifest;         // the workload's, as the plugin gave it (null when missing)
+  nlohmann::json runtime = nlohmann::json::object();  // an object, as the plugin gave it
+
+  nlohmann::json to_json() const;
+  static Loaded from_json(const nlohmann::json& e);
+};
+
+// `probe`: doctor's and diagnose's measurements.
+struct Probe {
+  std::optional<std::vector<std::string>> libraries;  // the shared libraries mapped (doctor)
+  std::optional<nlohmann::json> matmul;               // the matmul peaks, as the plugin gave them
+
+  nlohmann::json to_json() const;
+  static Probe from_json(const nlohmann::json& e);
+};
+
+// `memory_cap`: the cap measure.max_memory set, on the device's allocator or
+// on the address space.
+struct MemoryCap {
+  std::string kind;                                 // "device" or "address_space"
+  std::optional<double> cap_bytes;                  // measure.max_memory
+  std::optional<double> baseline_bytes;             // address space: its size before the cap
+  std::optional<double> limit_bytes;                // the limit set
+  std::optional<double> fraction;                   // device: the cap's share of its memory
+  nlohmann::json extra = nlohmann::json::object();  // the rest (a device cap's plugin report)
+
+  nlohmann::json to_json() const;  // extra's fields, then the named ones set over them
+  static MemoryCap from_json(const nlohmann::json& e);
+};
+
+// `await`: a gated (interleaved) trial waits for its turn.
+struct Await {
+  int64_t turn = 0;
+  bool unmeasured = false;  // it measures nothing: the host may grant it beside others
+
+  nlohmann::json to_json() const;
+  static Await from_json(const nlohmann::json& e);
+};
+
 }  // namespace gpusweep::host::event

@@ -1,13 +1,12 @@
 // The worker's events: one JSON object per line on the protocol pipe, each
 // with "event" set to one of these names. The worker writes them
 // (event_writer.hpp); the host's collector, progress, probe commands and
-// plugin checks read them. Spelled here once. Most have typed payloads
-// (event_payloads.hpp: phase, runtime, warmup_done, stats, block, eval,
-// target, result): their writers and readers use those.
+// plugin checks read them. Spelled here once. All but begin and end have
+// typed payloads (event_payloads.hpp): their writers and readers use those.
 //
 //   hello           {pid}                      the process started
 //   heartbeat       {}                         twice a second, from its own thread
-//   loaded          {abi, table_size, manifest, runtime}
+//   loaded          {abi, struct_size, manifest, runtime}
 //   probe           {libraries?, matmul?}      doctor's and diagnose's measurements
 //   memory_cap      {kind: "address_space", cap_bytes, baseline_bytes, limit_bytes} or
 //                   {kind: "device", cap_bytes, device, limit_bytes, device_bytes, fraction}
@@ -22,7 +21,7 @@
 //                   the time to quality (measure.target): interpolated when reached, the
 //                   training time so far when censored (capped: by the adaptive cap)
 //   block           {idx, steps, seconds, device_seconds?, ...}
-//   await           {turn}                     gated trials: waits for its turn
+//   await           {turn, unmeasured?}        gated trials: waits for its turn
 //   stats           {stats}                    after the last block
 //   result          {status, phase?, message?, steps?}   the last event
 //   begin, end      {fn, ...}                  around each call of a plugins --check run

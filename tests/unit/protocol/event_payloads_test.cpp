@@ -188,3 +188,138 @@ TEST_CASE("phase, stats and runtime events round-trip, a snapshot as its own eve
   // A loaded event's runtime reads the same way, without a setup time.
   CHECK_FALSE(event::Runtime::from_json({{"event", "loaded"}, {"runtime", {{"a", 1}}}}).setup_s);
 }
+
+TEST_CASE("hello, heartbeat and await events round-trip", "[protocol]") {
+  const Json hello = event::Hello{4242}.to_json();
+  CHECK(hello == Json{{"event", "hello"}, {"pid", 4242}});
+  CHECK(event::Hello::from_json(hello).pid == 4242);
+  CHECK(event::Hello::from_json({{"event", "hello"}}).pid == 0);
+
+  CHECK(event::Heartbeat{}.to_json() == Json{{"event", "heartbeat"}});
+  CHECK(event::Heartbeat::from_json(event::Heartbeat{}.to_json()).to_json() ==
+        event::Heartbeat{}.to_json());
+
+  const Json measured = event::Await{3}.to_json();
+  CHECK(measured == Json{{"event", "await"}, {"turn", 3}});  // unmeasured only when it is
+  CHECK(event::Await::from_json(measured).turn == 3);
+  CHECK_FALSE(event::Await::from_json(measured).unmeasured);
+  const event::Await first{0, true};
+  CHECK(first.to_json().at("unmeasured") == true);
+  CHECK(event::Await::from_json(first.to_json()).unmeasured);
+  CHECK(event::Await::from_json(first.to_json()).to_json() == first.to_json());
+  // An older worker's await, or one of the wrong type: a measured turn.
+  CHECK_FALSE(event::Await::from_json({{"event", "await"}, {"unmeasured", "yes"}}).unmeasured);
+}
+
+TEST_CASE("a loaded event round-trips; what it leaves out reads as missing", "[protocol]") {
+  event::Loaded l;
+  l.abi = "1.4";
+  l.struct_size = 128;
+  l.manifest = {{"name", "dqn"}, {"version", "1"}};
+  l.runtime = {{"torch_version", "2.15.0"}};
+  const Json j = l.to_json();
+  CHECK(j == Json{{"event", "loaded"},
+                  {"abi", "1.4"},
+                  {"struct_size", 128},
+                  {"manifest", {{"name", "dqn"}, {"version", "1"}}},
+                  {"runtime", {{"torch_version", "2.15.0"}}}});
+  const auto back = event::Loaded::from_json(j);
+  CHECK(back.abi == "1.4");
+  CHECK(back.struct_size == 128);
+  CHECK(back.manifest == l.manifest);
+  CHECK(back.runtime == l.runtime);
+  CHECK(back.to_json() == j);
+
+  // The readers' defaults: no ABI (plugins --check says "?"), a null
+  // manifest (a bad one), an empty runtime; a runtime that is no object
+  // (a plugin's null) reads as empty.
+  const auto bare = event::Loaded::from_json({{"event", "loaded"}, {"runtime", nullptr}});
+  CHECK_FALSE(bare.abi);
+  CHECK(bare.struct_size == 0);
+  CHECK(bare.manifest.is_null());
+  CHECK(bare.runtime == Json::object());
+  // A plugin's runtime() returning null is written as it was.
+  event::Loaded null_runtime;
+  null_runtime.runtime = nullptr;
+  CHECK(null_runtime.to_json().at("runtime").is_null());
+}
+
+TEST_CASE("a probe event round-trips doctor's libraries and a matmul peak, null included",
+          "[protocol]") {
+  event::Probe doctor;
+  doctor.libraries = std::vector<std::string>{"/t/libtorch_cpu.so", "/t/libgomp.so.1"};
+  doctor.matmul = Json::array({{{"dtype", "float32"}, {"tflops", 1.5}}});
+  const auto back = event::Probe::from_json(doctor.to_json());
+  CHECK(back.libraries == doctor.libraries);
+  CHECK(back.matmul == doctor.matmul);
+  CHECK(back.to_json() == doctor.to_json());
+
+  // A trial's probe: matmul alone, null when the plugin has no probe.
+  event::Probe trial;
+  trial.matmul = Json();
+  const Json j = trial.to_json();
+  CHECK(j == Json{{"event", "probe"}, {"matmul", nullptr}});
+  const auto read = event::Probe::from_json(j);
+  CHECK_FALSE(read.libraries);
+  REQUIRE(read.matmul);
+  CHECK(read.matmul->is_null());
+  // Left out: no matmul at all (the readers' null).
+  CHECK_FALSE(event::Probe::from_json({{"event", "probe"}}).matmul);
+  CHECK_FALSE(event::Probe::from_json({{"libraries", {"a", 1}}}).libraries);
+}
+
+TEST_CASE("a memory_cap event round-trips either cap, a plugin's report as it gave it",
+          "[protocol]") {
+  event::MemoryCap as;
+  as.kind = "address_space";
+  as.cap_bytes = 2e9;
+  as.baseline_bytes = 1e8;
+  as.limit_bytes = 2.1e9;
+  const Json j = as.to_json();
+  CHECK(j == Json{{"event", "memory_cap"},
+                  {"kind", "address_space"},
+                  {"cap_bytes", 2e9},
+                  {"baseline_bytes", 1e8},
+                  {"limit_bytes", 2.1e9}});
+  const auto back = event::MemoryCap::from_json(j);
+  CHECK(back.kind == "address_space");
+  CHECK(back.cap_bytes == 2e9);
+  CHECK(back.baseline_bytes == 1e8);
+  CHECK(back.limit_bytes == 2.1e9);
+  CHECK_FALSE(back.fraction);
+  CHECK(back.extra == Json::object());
+  CHECK(back.to_json() == j);
+
+  // The worker writes the plugin's report with its own kind and cap over it.
+  event::MemoryCap device;
+  device.extra = {{"device", "cuda:0"},
+                  {"limit_bytes", 4e9},
+                  {"device_bytes", 8e10},
+                  {"fraction", 0.05},
+                  {"kind", "plugin's"}};
+  device.kind = "device";
+  device.cap_bytes = 4e9;
+  const Json d = device.to_json();
+  CHECK(d == Json{{"event", "memory_cap"},
+                  {"kind", "device"},
+                  {"cap_bytes", 4e9},
+                  {"device", "cuda:0"},
+                  {"limit_bytes", 4e9},
+                  {"device_bytes", 8e10},
+                  {"fraction", 0.05}});
+  const auto read = event::MemoryCap::from_json(d);
+  CHECK(read.kind == "device");
+  CHECK(read.cap_bytes == 4e9);
+  CHECK(read.fraction == 0.05);
+  CHECK(read.limit_bytes == 4e9);
+  CHECK(read.extra == Json{{"device", "cuda:0"}, {"device_bytes", 8e10}});
+  CHECK(read.to_json() == d);
+
+  // Left out, or of the wrong type: no kind, no cap, no fraction; a plugin's
+  // odd field stays as it came.
+  const auto bare = event::MemoryCap::from_json({{"event", "memory_cap"}, {"fraction", "x"}});
+  CHECK(bare.kind.empty());
+  CHECK_FALSE(bare.cap_bytes);
+  CHECK_FALSE(bare.fraction);
+  CHECK(bare.extra == Json{{"fraction", "x"}});
+}
