@@ -1,11 +1,9 @@
 // The gate an interleaved trial waits at for its turns; see gate.hpp.
 #include "worker/gate.hpp"
 
+#include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
-#include "protocol/events.hpp"
 #include "worker/worker.hpp"
-
-#include <nlohmann/json.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -28,9 +26,7 @@ Gate::Gate(int fd, EventWriter& out) : fd_(fd), out_(out) {
 
 void Gate::await_turn(bool unmeasured) {
   if (fd_ < 0) return;
-  nlohmann::json e = {{"event", event::await}, {"turn", turn_++}};
-  if (unmeasured) e["unmeasured"] = true;
-  out_.emit(e);
+  out_.emit(event::Await{turn_++, unmeasured}.to_json());
   char go = 0;
   ssize_t n;
   while ((n = ::read(fd_, &go, 1)) < 0 && errno == EINTR) {

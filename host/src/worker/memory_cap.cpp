@@ -20,8 +20,6 @@ namespace gpusweep::host {
 
 namespace {
 
-using Json = nlohmann::json;
-
 // The process's address-space size now (VmSize), in bytes; 0 if unknown.
 double address_space_bytes() {
   std::FILE* f = std::fopen("/proc/self/status", "r");
@@ -47,11 +45,12 @@ void cap_memory(double cap_bytes, std::future<void>& first_beat, EventWriter& ou
     out.emit(event::Result::failed("args", "cannot cap the worker's memory (RLIMIT_AS)"));
     finish(0);
   }
-  out.emit({{"event", event::memory_cap},
-            {"kind", "address_space"},
-            {"cap_bytes", cap_bytes},
-            {"baseline_bytes", baseline},
-            {"limit_bytes", baseline + cap_bytes}});
+  event::MemoryCap capped;
+  capped.kind = "address_space";
+  capped.cap_bytes = cap_bytes;
+  capped.baseline_bytes = baseline;
+  capped.limit_bytes = baseline + cap_bytes;
+  out.emit(capped.to_json());
 }
 
 }  // namespace
@@ -78,12 +77,12 @@ void cap_trial_memory(const gpusweep_plugin* table, const WorkerArgs& args,
     out.emit(event::Result::failed("args", "cannot cap the device's memory: " + text));
     finish(0);
   }
-  Json e = parse_or_raw(text.c_str());
-  if (!e.is_object()) e = Json::object();
-  e["event"] = event::memory_cap;
-  e["kind"] = "device";
-  e["cap_bytes"] = args.max_memory_bytes;
-  out.emit(e);
+  // The plugin's report (device, limit_bytes, device_bytes, fraction) as it gave it.
+  event::MemoryCap capped;
+  capped.extra = parse_or_raw(text.c_str());
+  capped.kind = "device";
+  capped.cap_bytes = args.max_memory_bytes;
+  out.emit(capped.to_json());
 }
 
 }  // namespace gpusweep::host

@@ -122,7 +122,9 @@ void Trial::setup() {
   out_.emit(event::Runtime{runtime, setup_s}.to_json());
   if (args_.probe_matmul_s > 0) {
     // With the trial's threads (applied by create): the peak this trial could reach.
-    out_.emit({{"event", event::probe}, {"matmul", probe_matmul(t_, args_.probe_matmul_s)}});
+    event::Probe probe;
+    probe.matmul = probe_matmul(t_, args_.probe_matmul_s);
+    out_.emit(probe.to_json());
   }
 }
 

@@ -86,11 +86,12 @@ namespace {
 void announce(LoadedPlugin& plugin, const std::string& config_json, EventWriter& out) {
   const gpusweep_plugin* t = plugin.table;
   plugin.manifest = workload_manifest(plugin, config_json);
-  out.emit({{"event", event::loaded},
-            {"abi", plugin.abi},
-            {"struct_size", t->struct_size},
-            {"manifest", parse_or_raw(plugin.manifest.c_str())},
-            {"runtime", parse_or_raw(t->runtime())}});
+  event::Loaded loaded;
+  loaded.abi = plugin.abi;
+  loaded.struct_size = t->struct_size;
+  loaded.manifest = parse_or_raw(plugin.manifest.c_str());
+  loaded.runtime = parse_or_raw(t->runtime());
+  out.emit(loaded.to_json());
 }
 
 }  // namespace
@@ -153,11 +154,12 @@ std::future<void> start_heartbeat(EventWriter& out) {
   auto first_beat = std::make_shared<std::promise<void>>();
   std::future<void> beat = first_beat->get_future();
   std::thread([&out, first_beat] {
-    out.emit({{"event", event::heartbeat}});
+    const nlohmann::json beat = event::Heartbeat{}.to_json();
+    out.emit(beat);
     first_beat->set_value();
     for (;;) {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
-      out.emit({{"event", event::heartbeat}});
+      out.emit(beat);
     }
   }).detach();
   return beat;
@@ -176,7 +178,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   // writes to it until the process ends.
   EventWriter& out = *new EventWriter(protect_protocol_fd(args.proto_fd));
   std::future<void> first_beat = start_heartbeat(out);
-  out.emit({{"event", event::hello}, {"pid", static_cast<long>(::getpid())}});
+  out.emit(event::Hello{::getpid()}.to_json());
   Gate gate(args.mode == WorkerMode::trial ? args.gate_fd : -1, out);
   // The first turn: loading, setup and warmup.
   gate.await_turn(args.parallel_starts);
@@ -192,10 +194,10 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   if (args.mode == WorkerMode::probe) {
     // `gpusweep doctor`: what the plugin's LibTorch mapped into this process
     // (BLAS, OpenMP), and the matmul peak.
-    Json probe = {{"event", event::probe},
-                  {"libraries", mapped_libraries(read_text("/proc/self/maps"))}};
-    if (args.probe_matmul_s > 0) probe["matmul"] = probe_matmul(plugin.table, args.probe_matmul_s);
-    out.emit(probe);
+    event::Probe probe;
+    probe.libraries = mapped_libraries(read_text("/proc/self/maps"));
+    if (args.probe_matmul_s > 0) probe.matmul = probe_matmul(plugin.table, args.probe_matmul_s);
+    out.emit(probe.to_json());
     finish(0);
   }
   if (args.diagnose) {

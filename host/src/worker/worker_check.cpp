@@ -55,7 +55,7 @@ class Calls {
 int run_check_worker(const WorkerArgs& args) {
   std::signal(SIGPIPE, SIG_IGN);
   EventWriter out(protect_protocol_fd(args.proto_fd));
-  out.emit({{"event", event::hello}, {"pid", static_cast<long>(::getpid())}});
+  out.emit(event::Hello{::getpid()}.to_json());
 
   const LoadedPlugin plugin = load_and_announce(args.plugin_path, args.config_json, out);
   const gpusweep_plugin* t = plugin.table;
