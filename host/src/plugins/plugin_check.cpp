@@ -1,6 +1,7 @@
 // Plugin validation for `gpusweep plugins --check`; see plugin_check.hpp.
 #include "plugins/plugin_check.hpp"
 #include "plugins/check_internal.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 #include "protocol/worker_args.hpp"
 
@@ -327,24 +328,24 @@ void check_smoke(const std::string& path, const std::vector<Json>& events, const
   }
 }
 
-// Loads the plugin in a describe worker: its "loaded" event, or null after
+// Loads the plugin in a describe worker: its "loaded" event, or none after
 // saying in out why it does not load.
-Json load_in_worker(const std::string& path, const Json& selection, double timeout_s,
-                    CheckItems& out) {
+std::optional<event::Loaded> load_in_worker(const std::string& path, const Json& selection,
+                                            double timeout_s, CheckItems& out) {
   WorkerArgs describe;
   describe.mode = WorkerMode::describe;
   describe.plugin_path = path;
   if (!selection.empty()) describe.config_json = selection.dump();
   const Captured d = run_worker_captured(describe, timeout_s);
-  Json loaded;
-  Json failure;
+  std::optional<event::Loaded> loaded;
+  std::optional<event::Result> failure;
   for (const auto& e : event::parse(d.proto)) {
-    if (event::kind(e) == event::loaded) loaded = e;
-    if (event::kind(e) == event::result) failure = e;
+    if (event::kind(e) == event::loaded) loaded = event::Loaded::from_json(e);
+    if (event::kind(e) == event::result) failure = event::Result::from_json(e);
   }
-  if (loaded.is_null()) {
-    if (failure.is_object()) {
-      const std::string reason = failure.value("reason", failure.value("message", ""));
+  if (!loaded) {
+    if (failure) {
+      const std::string reason = failure->reason.value_or(failure->message.value_or(""));
       std::string fix =
           "rebuild it against this gpusweep's SDK (find_package(gpusweep) from this "
           "installation)";
@@ -477,18 +478,18 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   }
 
   // 1. Load and read the manifest, as the registry does.
-  const Json loaded = load_in_worker(report.path, selection, timeout_s, out);
-  if (loaded.is_null()) {
+  const auto loaded = load_in_worker(report.path, selection, timeout_s, out);
+  if (!loaded) {
     report.items = std::move(out.all());
     return report;
   }
   const std::string host_abi =
       std::to_string(GPUSWEEP_ABI_MAJOR) + "." + std::to_string(GPUSWEEP_ABI_MINOR);
-  const std::string abi = loaded.value("abi", "?");
+  const std::string abi = loaded->abi.value_or("?");
   out.ok("loads in a worker process: plugin ABI " + abi + ", this gpusweep's ABI " + host_abi);
 
   // 2. The manifest, every problem at once.
-  const Json manifest = loaded.value("manifest", Json());
+  const Json manifest = loaded->manifest;
   if (!judge_manifest(manifest, expected, out)) {
     report.items = std::move(out.all());
     return report;

@@ -1,5 +1,6 @@
 // Plugin discovery and description; see registry.hpp.
 #include "plugins/registry.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 
 #include <gpusweep/module_spec.hpp>
@@ -10,6 +11,7 @@
 
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "model/hashing.hpp"
 #include "protocol/worker_args.hpp"
@@ -229,17 +231,18 @@ PluginInfo Registry::describe_file(const PluginFile& file, const Json& selection
   describe.plugin_path = file.path;
   if (!selection.empty()) describe.config_json = selection.dump();
   const Captured c = run_worker_captured(describe, 120);
-  Json loaded;
+  std::optional<event::Loaded> loaded;
   std::string failure;
   std::string reason;
   for (const Json& e : event::parse(c.proto)) {
-    if (event::kind(e) == event::loaded) loaded = e;
+    if (event::kind(e) == event::loaded) loaded = event::Loaded::from_json(e);
     if (event::kind(e) == event::result) {
-      failure = e.value("message", "");
-      reason = e.value("reason", failure);
+      const auto result = event::Result::from_json(e);
+      failure = result.message.value_or("");
+      reason = result.reason.value_or(failure);
     }
   }
-  if (loaded.is_null()) {
+  if (!loaded) {
     std::string why = failure;
     if (why.empty()) {
       why = c.timed_out ? "it did not answer within 120 s"
@@ -254,7 +257,7 @@ PluginInfo Registry::describe_file(const PluginFile& file, const Json& selection
   PluginInfo info;
   info.file = file;
   try {
-    info.manifest = PluginManifest::parse(loaded.at("manifest"));
+    info.manifest = PluginManifest::parse(loaded->manifest);
   } catch (const Error& e) {
     throw PluginError("plugin '" + file.name + "' (" + file.path + ") has a bad " + e.what(),
                       std::string("bad ") + e.what());
@@ -263,8 +266,8 @@ PluginInfo Registry::describe_file(const PluginFile& file, const Json& selection
     throw Error("plugin file '" + file.path + "' names itself '" + info.manifest.name +
                 "'; rename the file to gpusweep_" + info.manifest.name + ".so");
   }
-  info.runtime = loaded.value("runtime", Json::object());
-  info.abi = loaded.value("abi", "");
+  info.runtime = loaded->runtime;
+  info.abi = loaded->abi.value_or("");
   info.hash = hash_file(file.path);
   // A selected workload is part of what runs: a changed module is a changed
   // plugin for resume's check.

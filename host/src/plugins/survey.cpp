@@ -1,6 +1,7 @@
 // The plugin survey and the LibTorch probe; see survey.hpp.
 #include "plugins/survey.hpp"
 
+#include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 #include "protocol/worker_args.hpp"
 #include "support/capture.hpp"
@@ -61,7 +62,8 @@ Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why) {
   const Captured c = run_worker_captured(w, 60 + 4 * matmul_s);
   for (const Json& e : event::parse(c.proto)) {
     if (event::kind(e) == event::probe) return e;
-    if (event::kind(e) == event::result) *why = e.value("message", "failed");
+    if (event::kind(e) == event::result)
+      *why = event::Result::from_json(e).message.value_or("failed");
   }
   if (why->empty()) {
     *why = c.timed_out ? "the probe did not finish in time"

@@ -30,6 +30,22 @@ std::optional<double> number(const Json& j, const std::string& key) {
   return v;
 }
 
+// Which cap the trial ran under, as stats: its device's allocator, or its
+// address space.
+std::vector<std::pair<std::string, double>> memory_cap_stats(const event::MemoryCap& cap) {
+  const bool device = cap.kind == "device";
+  std::vector<std::pair<std::string, double>> stats;
+  if (cap.cap_bytes && std::isfinite(*cap.cap_bytes)) {
+    stats.emplace_back(
+        device ? host_stat::memory_cap_device_bytes : host_stat::memory_cap_address_space_bytes,
+        *cap.cap_bytes);
+  }
+  if (device && cap.fraction && std::isfinite(*cap.fraction)) {
+    stats.emplace_back(host_stat::memory_cap_device_fraction, *cap.fraction);
+  }
+  return stats;
+}
+
 std::string read_first_line_with(const std::string& path, const std::string& prefix) {
   std::ifstream in(path);
   std::string line;
@@ -107,7 +123,9 @@ void TrialCollector::on_event(const Json& e) {
   const std::string kind = event::kind(e);
   if (kind == event::phase) {
     if (auto phase = event::Phase::from_json(e).phase; !phase.empty()) phase_ = phase;
-  } else if (kind == event::loaded || kind == event::runtime) {
+  } else if (kind == event::loaded) {
+    if (auto runtime = event::Loaded::from_json(e).runtime; !runtime.empty()) runtime_ = runtime;
+  } else if (kind == event::runtime) {
     const auto r = event::Runtime::from_json(e);
     if (!r.runtime.empty()) runtime_ = r.runtime;
     if (r.setup_s) setup_s_ = r.setup_s;
@@ -155,7 +173,8 @@ void TrialCollector::on_event(const Json& e) {
       add_stats(warmup_end_stats(snapshot.stats));
     }
   } else if (kind == event::probe) {
-    add_stats(matmul_peak_stats(e.value("matmul", Json())));  // a diagnose trial's peaks
+    // A diagnose trial's peaks.
+    add_stats(matmul_peak_stats(event::Probe::from_json(e).matmul.value_or(Json())));
   } else if (kind == event::stats) {
     if (const auto last = event::Stats::from_json(e); !last.stats.empty()) {
       stats_ = last.stats;
@@ -164,17 +183,7 @@ void TrialCollector::on_event(const Json& e) {
       }
     }
   } else if (kind == event::memory_cap) {
-    // Which cap the trial ran under: its device's allocator, or its address space.
-    const bool device = e.value("kind", std::string()) == "device";
-    if (auto cap = number(e, "cap_bytes")) {
-      metrics_.push_back(
-          {"stat", 0,
-           device ? host_stat::memory_cap_device_bytes : host_stat::memory_cap_address_space_bytes,
-           *cap});
-    }
-    if (auto f = number(e, "fraction"); device && f) {
-      metrics_.push_back({"stat", 0, host_stat::memory_cap_device_fraction, *f});
-    }
+    add_stats(memory_cap_stats(event::MemoryCap::from_json(e)));
   } else if (kind == event::heartbeat) {
     // Liveness only; the runner notes the time of every line.
   } else if (kind == event::result) {

@@ -1,5 +1,6 @@
 // One-at-a-time trials recorded as a sweep; see probe_session.hpp.
 #include "run/probe_session.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 
 #include "model/hashing.hpp"
@@ -58,10 +59,10 @@ TrialReadings ProbeResult::readings() const {
   TrialReadings r;
   for (const auto& e : events) {
     const std::string kind = event::kind(e);
-    if (kind == event::stats_snapshot) r.stats_snapshot = e.value("stats", Json::object());
-    if (kind == event::stats) r.stats = e.value("stats", Json::object());
-    if (kind == event::probe) r.matmul = e.value("matmul", Json());
-    if (kind == event::runtime) r.runtime = e.value("runtime", Json::object());
+    if (kind == event::stats_snapshot) r.stats_snapshot = event::Stats::from_json(e).stats;
+    if (kind == event::stats) r.stats = event::Stats::from_json(e).stats;
+    if (kind == event::probe) r.matmul = event::Probe::from_json(e).matmul.value_or(Json());
+    if (kind == event::runtime) r.runtime = event::Runtime::from_json(e).runtime;
   }
   return r;
 }
