@@ -367,11 +367,12 @@ Capping SweepRun::capping() {
   if (is_tune_run(spec_)) c.uncapped_from = kConfirmRound;
   c.leader = round_leaders_;
   // Rounds begun before (a resumed run) cap from their finished trials too.
-  for (const auto& t : store_->trials(record_.id)) {
+  for (const auto& stored : stored_trials(*store_, record_.id)) {
+    const db::TrialRecord& t = stored.row;
     if (!db::has_finished(t.status)) continue;
     std::optional<double> reached;  // its time, when it reached the target
     if (t.status == db::TrialStatus::ok) {
-      const auto time = stored_target_time(*store_, t);
+      const auto time = stored.target();
       if (time && !time->censored) reached = time->time_s;
     }
     c.trained(t.plan.repeat, t.plan.config_index, reached);
