@@ -3,6 +3,7 @@
 // and the monitor's samples.
 #include "run/supervisor.hpp"
 
+#include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 #include "run/monitor.hpp"
 
@@ -115,7 +116,8 @@ void Supervisor::read_proto(Worker* w) {
           w->monitor.on_event(*event);
           if (kind == event::target) note_target(w->job, *event);
           if (cb_.on_event) cb_.on_event(w->job, *event);
-          if (w->gate >= 0 && kind == event::await) end_turn(w, event->value("unmeasured", false));
+          if (w->gate >= 0 && kind == event::await)
+            end_turn(w, event::Await::from_json(*event).unmeasured);
         }
         w->line.erase(0, start);
         if (w->line.size() > kMaxLine) {
