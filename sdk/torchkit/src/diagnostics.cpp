@@ -82,7 +82,6 @@ HostSyncCount::~HostSyncCount() { sync_count = outer_; }
 
 CaptureScope::CaptureScope() { ++captures; }
 CaptureScope::~CaptureScope() { --captures; }
-bool capturing_graph() { return captures > 0; }
 
 PhaseTimer::PhaseTimer(Phase phase, const torch::Device& device) {
   if (phase == Phase::host_sync && sync_count != nullptr) ++sync_count->count_;

@@ -86,7 +86,6 @@ class CaptureScope {
   CaptureScope(const CaptureScope&) = delete;
   CaptureScope& operator=(const CaptureScope&) = delete;
 };
-bool capturing_graph();
 
 // The length of the union of [begin, end) spans (overlapping ones counted
 // once): a device's busy time from its activity records.
