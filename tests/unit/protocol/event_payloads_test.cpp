@@ -211,7 +211,7 @@ TEST_CASE("hello, heartbeat and await events round-trip", "[protocol]") {
   CHECK_FALSE(event::Await::from_json({{"event", "await"}, {"unmeasured", "yes"}}).unmeasured);
 }
 
-TEST_CASE("a loaded event round-trips; what it leaves out reads as missing", "[protocol]") {
+TEST_CASE("a loaded event round-trips and what it leaves out reads as missing", "[protocol]") {
   event::Loaded l;
   l.abi = "1.4";
   l.struct_size = 128;
