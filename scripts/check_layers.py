@@ -18,7 +18,7 @@ host = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file
 table = {}
 with open(os.path.join(host, "layers.txt")) as f:
     for line in f:
-        m = re.match(r"^([a-z]+):(.*)$", line.strip())
+        m = re.match(r"^([a-z_]+):(.*)$", line.strip())
         if m:
             table[m.group(1)] = set(m.group(2).split())
 src = os.path.join(host, "src")

@@ -60,7 +60,7 @@ DATA = os.path.join(HERE, "h100_quickstart.json")
 SCHEDULER_SIM = os.path.join(HERE, "..", "..", "build", "bench", "scheduler_sim")
 
 # ---------------------------------------------------------------------------
-# The protocol's constants (host/src/analysis/precision.hpp, model/sweep.hpp,
+# The protocol's constants (host/src/analysis/precision.hpp, spec/sweep.hpp,
 # experiments/quickstart.json)
 # ---------------------------------------------------------------------------
 SEQ_LEVEL = 0.985      # kSequentialLevel: every interval of a precision run

@@ -4,8 +4,8 @@
 // sweep or in a UsageError with a message; anything else (a crash, a
 // sanitizer finding, another exception type escaping, an empty message, a
 // sweep that does not survive its own round trip) is a finding.
-#include "model/manifest.hpp"
-#include "model/sweep.hpp"
+#include "spec/manifest.hpp"
+#include "spec/sweep.hpp"
 #include "support/error.hpp"
 
 #include <cstdint>

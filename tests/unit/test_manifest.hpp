@@ -1,7 +1,7 @@
 // A small manifest shared by the host unit tests.
 #pragma once
 
-#include "model/manifest.hpp"
+#include "spec/manifest.hpp"
 
 namespace gpusweep::test {
 

@@ -4,7 +4,7 @@
 #include "analysis/compare.hpp"
 #include "analysis/constraints.hpp"
 #include "analysis/metrics.hpp"
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

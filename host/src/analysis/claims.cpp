@@ -1,13 +1,13 @@
 // Claims against measurements; see claims.hpp.
 #include "analysis/claims.hpp"
 
-#include "model/device.hpp"
+#include "spec/device.hpp"
 
 #include "analysis/compare.hpp"
 #include "analysis/precision.hpp"
 
 #include "analysis/metrics.hpp"
-#include "model/metrics.hpp"
+#include "spec/metrics.hpp"
 
 #include "analysis/significance.hpp"
 #include "support/format.hpp"
@@ -264,7 +264,7 @@ std::vector<ClaimResult> evaluate_claims(
 namespace {
 
 // The statistic a claim's metric is read from: a plugin's ("stat:NAME"), or
-// the one a known metric is read from (model/metrics.cpp); "" for the
+// the one a known metric is read from (spec/metrics.cpp); "" for the
 // metrics of the blocks and the summary.
 std::string stat_of_metric(const std::string& metric) {
   if (metric == "throughput" || metric == "step_time") return "";

@@ -4,7 +4,7 @@
 
 #include "analysis/ratio_model.hpp"
 #include "analysis/time_to_target.hpp"
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

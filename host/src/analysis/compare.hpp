@@ -9,7 +9,7 @@
 #include "analysis/significance.hpp"
 #include "analysis/stored.hpp"
 #include "analysis/time_to_target.hpp"
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

@@ -4,8 +4,8 @@
 #include "analysis/compare.hpp"
 
 #include "analysis/race.hpp"
-#include "model/stats.hpp"
-#include "model/tune.hpp"
+#include "spec/stats.hpp"
+#include "spec/tune.hpp"
 
 #include <algorithm>
 #include <cmath>

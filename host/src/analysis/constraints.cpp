@@ -1,7 +1,7 @@
 // Constraint parsing and checking; see constraints.hpp.
 #include "analysis/constraints.hpp"
 
-#include "model/metrics.hpp"
+#include "spec/metrics.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
 

@@ -2,7 +2,7 @@
 // "step_time<=2ms", "batch_size<=256" (a setting).
 #pragma once
 
-#include "model/units.hpp"
+#include "spec/units.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -6,10 +6,10 @@
 // database from a GPU cluster can be re-diagnosed on a laptop.
 #pragma once
 
-#include "model/device.hpp"
-#include "model/manifest.hpp"
-#include "model/metrics.hpp"
-#include "model/sweep.hpp"
+#include "spec/device.hpp"
+#include "spec/manifest.hpp"
+#include "spec/metrics.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

@@ -3,7 +3,7 @@
 // diagnosed again; see diagnose.hpp.
 #include "analysis/diagnose.hpp"
 
-#include "model/stats.hpp"
+#include "spec/stats.hpp"
 #include "support/error.hpp"
 
 #include <algorithm>

@@ -4,7 +4,7 @@
 // simulated /proc contents.
 #pragma once
 
-#include "model/manifest.hpp"
+#include "spec/manifest.hpp"
 #include "support/procfs.hpp"
 
 #include <nlohmann/json.hpp>

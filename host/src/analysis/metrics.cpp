@@ -1,7 +1,7 @@
 // Metric values; see metrics.hpp.
 #include "analysis/metrics.hpp"
 
-#include "model/metrics.hpp"
+#include "spec/metrics.hpp"
 #include "support/stats.hpp"
 
 namespace gpusweep::host {

@@ -1,4 +1,4 @@
-// Metric values read from trial records (model/metrics.hpp names them).
+// Metric values read from trial records (spec/metrics.hpp names them).
 #pragma once
 
 #include <gpusweep/db/store.hpp>

@@ -68,7 +68,7 @@
 
 #include "analysis/constraints.hpp"
 #include "analysis/ratio_model.hpp"
-#include "model/tune.hpp"
+#include "spec/tune.hpp"
 
 #include <cstdint>
 #include <map>

@@ -2,7 +2,7 @@
 #include "analysis/scaling.hpp"
 
 #include "analysis/precision.hpp"
-#include "model/gpus.hpp"
+#include "spec/gpus.hpp"
 #include "support/stats.hpp"
 
 #include <cmath>

@@ -5,8 +5,8 @@
 #pragma once
 
 #include "analysis/time_to_target.hpp"
-#include "model/stats.hpp"
-#include "model/sweep.hpp"
+#include "spec/stats.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

@@ -3,8 +3,8 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/metrics.hpp"
-#include "model/metrics.hpp"
-#include "model/stats.hpp"
+#include "spec/metrics.hpp"
+#include "spec/stats.hpp"
 
 #include "support/error.hpp"
 

@@ -6,7 +6,7 @@
 #include "analysis/constraints.hpp"
 #include "analysis/race.hpp"
 #include "analysis/stored.hpp"
-#include "model/tune.hpp"
+#include "spec/tune.hpp"
 
 #include <gpusweep/db/store.hpp>
 

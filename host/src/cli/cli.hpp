@@ -35,7 +35,7 @@ void add_plugin_path_option(po::options_description& o);
 // --allow-plugin-change, for the commands that continue a run (run --resume,
 // run --shard, resume, merge).
 void add_allow_plugin_change_option(po::options_description& o);
-// --gpus LIST (run, resume): the GPUs the workers get, one each (model/gpus.hpp).
+// --gpus LIST (run, resume): the GPUs the workers get, one each (spec/gpus.hpp).
 void add_gpus_option(po::options_description& o);
 std::optional<std::string> gpus_option(const po::variables_map& vm);
 std::vector<std::string> plugin_paths(const po::variables_map& vm);

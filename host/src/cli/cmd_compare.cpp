@@ -2,10 +2,10 @@
 #include "analysis/claims.hpp"
 #include "analysis/compare.hpp"
 #include "cli/cli.hpp"
-#include "model/tune.hpp"
 #include "report/compare_page.hpp"
 #include "report/compare_view.hpp"
 #include "report/results.hpp"
+#include "spec/tune.hpp"
 #include "support/error.hpp"
 
 #include <future>

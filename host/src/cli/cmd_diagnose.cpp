@@ -4,7 +4,7 @@
 // with --trial, the same of a trial already in the database.
 #include "analysis/diagnose.hpp"
 #include "cli/cli.hpp"
-#include "plugins/registry.hpp"
+#include "plugin_host/registry.hpp"
 #include "report/diagnose_view.hpp"
 #include "run/diagnose_run.hpp"
 #include "run/probe_session.hpp"

@@ -1,12 +1,12 @@
 // `gpusweep doctor`: what this machine offers for sweeps, checked for real.
 // The host never loads LibTorch: a worker process loads a LibTorch plugin and
 // reports what that mapped (BLAS, OpenMP), LibTorch's version, build and
-// threads, and a matmul benchmark measured there (plugins/survey.hpp). The
+// threads, and a matmul benchmark measured there (plugin_host/survey.hpp). The
 // findings are gathered into one JSON document (analysis/doctor.hpp judges
 // them) that report/doctor_view.hpp renders as text.
 #include "analysis/doctor.hpp"
 #include "cli/cli.hpp"
-#include "plugins/survey.hpp"
+#include "plugin_host/survey.hpp"
 #include "report/doctor_view.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"

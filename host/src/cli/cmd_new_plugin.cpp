@@ -3,8 +3,8 @@
 // a README, a sweep file) from sdk/template/, which the binary carries.
 #include "cli/cli.hpp"
 #include "cli/embedded.hpp"
-#include "plugins/registry.hpp"
-#include "plugins/scaffold.hpp"
+#include "plugin_host/registry.hpp"
+#include "plugin_host/scaffold.hpp"
 #include "support/error.hpp"
 #include "support/shell.hpp"
 #include "support/spawn.hpp"

@@ -1,9 +1,9 @@
 // `gpusweep plugins [NAME]`: the plugins on the plugin path, or one manifest;
 // `gpusweep plugins --check FILE`: validates one plugin thoroughly.
 #include "cli/cli.hpp"
-#include "plugins/plugin_check.hpp"
-#include "plugins/registry.hpp"
-#include "plugins/survey.hpp"
+#include "plugin_host/plugin_check.hpp"
+#include "plugin_host/registry.hpp"
+#include "plugin_host/survey.hpp"
 #include "report/plugin_view.hpp"
 #include "support/error.hpp"
 

@@ -1,13 +1,13 @@
 // `gpusweep run`: validate a sweep, record its trials, run each in its own
 // worker process, commit each result as it finishes (run/sweep_run.hpp).
 #include "cli/cli.hpp"
-#include "model/hashing.hpp"
-#include "model/shard.hpp"
-#include "model/sweep.hpp"
-#include "model/sweep_measure_keys.hpp"
-#include "plugins/registry.hpp"
+#include "plugin_host/registry.hpp"
 #include "report/run_view.hpp"
 #include "run/sweep_run.hpp"
+#include "spec/hashing.hpp"
+#include "spec/shard.hpp"
+#include "spec/sweep.hpp"
+#include "spec/sweep_measure_keys.hpp"
 #include "support/error.hpp"
 
 #include <gpusweep/db/store.hpp>

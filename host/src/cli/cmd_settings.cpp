@@ -1,10 +1,10 @@
 // `gpusweep settings`: the common settings every LibTorch plugin and Python
 // workload accepts, from the table in sdk/include/gpusweep/common_settings.hpp;
-// with --measure, the sweep file's measure keys (model/sweep_measure_keys.hpp).
+// with --measure, the sweep file's measure keys (spec/sweep_measure_keys.hpp).
 #include "cli/cli.hpp"
-#include "model/sweep_measure_keys.hpp"
 #include "report/output.hpp"
 #include "report/settings_view.hpp"
+#include "spec/sweep_measure_keys.hpp"
 
 #include <gpusweep/common_settings.hpp>
 

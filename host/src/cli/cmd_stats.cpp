@@ -1,5 +1,5 @@
 // `gpusweep stats`: the statistics gpusweep stores about each trial, from the
-// table in host/src/model/stats.hpp.
+// table in host/src/spec/stats.hpp.
 #include "cli/cli.hpp"
 #include "report/stats_view.hpp"
 

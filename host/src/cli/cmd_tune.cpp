@@ -2,11 +2,11 @@
 // whole grid, by racing candidates and dropping them on evidence
 // (analysis/race.hpp, run/tune_run.hpp).
 #include "cli/cli.hpp"
-#include "model/hashing.hpp"
 #include "report/tune_view.hpp"
 #include "run/live_blocks.hpp"
 #include "run/progress.hpp"
 #include "run/tune_run.hpp"
+#include "spec/hashing.hpp"
 
 #include <filesystem>
 #include <iostream>

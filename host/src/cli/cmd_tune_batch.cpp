@@ -3,10 +3,10 @@
 // own worker, recorded in the database (run/batch_tuner.hpp runs the search).
 #include "analysis/compare.hpp"
 #include "cli/cli.hpp"
-#include "model/units.hpp"
-#include "plugins/registry.hpp"
+#include "plugin_host/registry.hpp"
 #include "report/batch_view.hpp"
 #include "run/batch_tuner.hpp"
+#include "spec/units.hpp"
 
 #include <algorithm>
 #include <iostream>

@@ -1,10 +1,10 @@
 // Launching and following a Slurm job array; see launch.hpp.
 #include "cluster/launch.hpp"
 
-#include "model/gpus.hpp"
+#include "spec/gpus.hpp"
 
-#include "model/hashing.hpp"
 #include "run/sweep_run.hpp"
+#include "spec/hashing.hpp"
 #include "support/error.hpp"
 #include "support/spawn.hpp"
 

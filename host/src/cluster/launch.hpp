@@ -6,8 +6,8 @@
 
 #include "cluster/run_dir.hpp"
 #include "cluster/slurm.hpp"
-#include "model/sweep.hpp"
-#include "plugins/registry.hpp"
+#include "plugin_host/registry.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

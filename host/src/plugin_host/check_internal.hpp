@@ -3,7 +3,7 @@
 // act): how a worker's call ended, in words.
 #pragma once
 
-#include "plugins/manifest_check.hpp"
+#include "plugin_host/manifest_check.hpp"
 #include "protocol/worker_args.hpp"
 #include "support/spawn.hpp"
 

@@ -1,7 +1,7 @@
 // Manifest checks for `plugins --check`; see manifest_check.hpp.
-#include "plugins/manifest_check.hpp"
+#include "plugin_host/manifest_check.hpp"
 
-#include "model/manifest.hpp"
+#include "spec/manifest.hpp"
 
 #include <algorithm>
 #include <cmath>

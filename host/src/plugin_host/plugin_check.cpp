@@ -1,11 +1,11 @@
 // Plugin validation for `gpusweep plugins --check`; see plugin_check.hpp.
-#include "plugins/plugin_check.hpp"
-#include "plugins/check_internal.hpp"
+#include "plugin_host/plugin_check.hpp"
+#include "plugin_host/check_internal.hpp"
 #include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 #include "protocol/worker_args.hpp"
 
-#include "plugins/registry.hpp"
+#include "plugin_host/registry.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
 #include "support/spawn.hpp"

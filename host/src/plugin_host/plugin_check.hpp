@@ -3,7 +3,7 @@
 // process) and reports every problem found with its fix.
 #pragma once
 
-#include "plugins/manifest_check.hpp"
+#include "plugin_host/manifest_check.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,5 +1,5 @@
 // Plugin discovery and description; see registry.hpp.
-#include "plugins/registry.hpp"
+#include "plugin_host/registry.hpp"
 #include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 
@@ -13,8 +13,8 @@
 #include <iostream>
 #include <optional>
 
-#include "model/hashing.hpp"
 #include "protocol/worker_args.hpp"
+#include "spec/hashing.hpp"
 #include "support/capture.hpp"
 #include "support/error.hpp"
 #include "support/spawn.hpp"

@@ -3,8 +3,8 @@
 // host): a short-lived `gpusweep-worker --describe` process reports it.
 #pragma once
 
-#include "model/manifest.hpp"
-#include "model/sweep.hpp"
+#include "spec/manifest.hpp"
+#include "spec/sweep.hpp"
 #include "support/capture.hpp"
 #include "support/error.hpp"
 

@@ -1,5 +1,5 @@
 // Plugin projects; see scaffold.hpp.
-#include "plugins/scaffold.hpp"
+#include "plugin_host/scaffold.hpp"
 
 #include "support/error.hpp"
 

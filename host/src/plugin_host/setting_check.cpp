@@ -1,5 +1,5 @@
 // plugins --check's declared settings that must act; see check_internal.hpp.
-#include "plugins/check_internal.hpp"
+#include "plugin_host/check_internal.hpp"
 
 #include "protocol/events.hpp"
 #include "support/format.hpp"

@@ -1,5 +1,5 @@
 // The plugin survey and the LibTorch probe; see survey.hpp.
-#include "plugins/survey.hpp"
+#include "plugin_host/survey.hpp"
 
 #include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"

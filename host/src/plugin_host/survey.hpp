@@ -2,7 +2,7 @@
 // plugin's worker maps and measures (the probe).
 #pragma once
 
-#include "plugins/registry.hpp"
+#include "plugin_host/registry.hpp"
 
 #include <string>
 #include <utility>

@@ -5,7 +5,7 @@
 #include <gpusweep/db/store.hpp>
 #include "analysis/batch_search.hpp"
 #include "analysis/compare.hpp"
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 
 #include <nlohmann/json.hpp>
 

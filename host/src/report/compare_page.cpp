@@ -2,8 +2,8 @@
 #include "report/compare_page.hpp"
 
 #include "analysis/scaling.hpp"
-#include "model/tune.hpp"
 #include "report/compare_view.hpp"
+#include "spec/tune.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
 

@@ -1,8 +1,8 @@
 // compare's tables; see compare_view.hpp.
 #include "report/compare_view.hpp"
 
-#include "model/stats.hpp"
 #include "report/output.hpp"
+#include "spec/stats.hpp"
 #include "support/format.hpp"
 #include "support/stats.hpp"
 

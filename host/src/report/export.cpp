@@ -2,7 +2,7 @@
 #include "report/export.hpp"
 
 #include "analysis/stored.hpp"
-#include "model/stats.hpp"
+#include "spec/stats.hpp"
 
 #include <cmath>
 

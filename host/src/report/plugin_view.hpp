@@ -1,11 +1,11 @@
 // `gpusweep plugins NAME`: one plugin's manifest as text.
 #pragma once
 
-#include "model/manifest.hpp"
-#include "plugins/plugin_check.hpp"
-#include "plugins/registry.hpp"
-#include "plugins/survey.hpp"
+#include "plugin_host/plugin_check.hpp"
+#include "plugin_host/registry.hpp"
+#include "plugin_host/survey.hpp"
 #include "report/output.hpp"
+#include "spec/manifest.hpp"
 
 #include <string>
 

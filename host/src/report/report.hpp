@@ -4,8 +4,8 @@
 #pragma once
 
 #include "analysis/compare.hpp"
-#include "model/sweep.hpp"
 #include "report/output.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

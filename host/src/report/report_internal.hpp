@@ -5,7 +5,7 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/scaling.hpp"
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

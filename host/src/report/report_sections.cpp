@@ -6,11 +6,11 @@
 
 #include "analysis/claims.hpp"
 #include "analysis/tune_trials.hpp"
-#include "model/tune.hpp"
 #include "report/compare_view.hpp"
 #include "report/output.hpp"
 #include "report/report_internal.hpp"
 #include "report/tune_view.hpp"
+#include "spec/tune.hpp"
 #include "support/format.hpp"
 #include "support/stats.hpp"
 

@@ -3,8 +3,8 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/stored.hpp"
-#include "model/stats.hpp"
 #include "report/compare_view.hpp"
+#include "spec/stats.hpp"
 #include "support/error.hpp"
 
 #include "report/output.hpp"

@@ -4,8 +4,8 @@
 
 #include "analysis/stored.hpp"
 #include "analysis/time_to_target.hpp"
-#include "model/sweep.hpp"
 #include "report/output.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

@@ -3,8 +3,8 @@
 #pragma once
 
 #include "analysis/stored.hpp"
-#include "model/shard.hpp"
-#include "model/sweep.hpp"
+#include "spec/shard.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

@@ -1,4 +1,4 @@
-// `gpusweep stats`: the host's own trial stats (model/stats.hpp), as a
+// `gpusweep stats`: the host's own trial stats (spec/stats.hpp), as a
 // listing in any format; md is docs/stats.md.
 #pragma once
 

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "analysis/race.hpp"
-#include "model/tune.hpp"
+#include "spec/tune.hpp"
 
 #include <nlohmann/json.hpp>
 

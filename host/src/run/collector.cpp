@@ -1,11 +1,11 @@
 // Trial outcome assembly; see collector.hpp.
 #include "run/collector.hpp"
 #include "analysis/diagnose.hpp"
-#include "model/stats.hpp"
 #include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
+#include "spec/stats.hpp"
 
-#include "model/hashing.hpp"
+#include "spec/hashing.hpp"
 #include "support/procfs.hpp"
 #include "support/spawn.hpp"
 #include "support/stats.hpp"

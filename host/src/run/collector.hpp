@@ -3,8 +3,8 @@
 // evaluations, statistics, environment and the summary of the protocol.
 #pragma once
 
-#include "model/manifest.hpp"
-#include "model/sweep.hpp"
+#include "spec/manifest.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

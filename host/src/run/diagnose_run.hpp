@@ -4,8 +4,8 @@
 #pragma once
 
 #include "analysis/diagnose.hpp"
-#include "model/sweep.hpp"
-#include "plugins/registry.hpp"
+#include "plugin_host/registry.hpp"
+#include "spec/sweep.hpp"
 
 #include <optional>
 #include <ostream>

@@ -1,7 +1,7 @@
 // The window of trials that take turns on a GPU; see gpu_window.hpp.
 #include "run/gpu_window.hpp"
 
-#include "model/stats.hpp"
+#include "spec/stats.hpp"
 #include "support/format.hpp"
 
 #include <algorithm>

@@ -8,7 +8,7 @@
 // another, and the run says why.
 #pragma once
 
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 #include "support/nvml.hpp"
 
 #include <gpusweep/db/store.hpp>

@@ -1,10 +1,10 @@
 // Worker and GPU sampling; see monitor.hpp.
 #include "run/monitor.hpp"
 
-#include "model/device.hpp"
-#include "model/stats.hpp"
 #include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
+#include "spec/device.hpp"
+#include "spec/stats.hpp"
 #include "support/procfs.hpp"
 
 #include <nlohmann/json.hpp>

@@ -3,9 +3,9 @@
 #include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 
-#include "model/hashing.hpp"
 #include "run/runner.hpp"
 #include "run/sweep_run.hpp"
+#include "spec/hashing.hpp"
 #include "support/error.hpp"
 #include "support/spawn.hpp"
 

@@ -5,10 +5,10 @@
 #pragma once
 
 #include "analysis/diagnose.hpp"
-#include "model/sweep.hpp"
-#include "plugins/registry.hpp"
+#include "plugin_host/registry.hpp"
 #include "protocol/worker_args.hpp"
 #include "run/collector.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>

@@ -4,11 +4,11 @@
 // finished.
 #include "run/runner.hpp"
 
-#include "model/gpus.hpp"
-#include "model/stats.hpp"
 #include "run/fork_server.hpp"
 #include "run/monitor.hpp"
 #include "run/supervisor.hpp"
+#include "spec/gpus.hpp"
+#include "spec/stats.hpp"
 #include "support/format.hpp"
 #include "support/procfs.hpp"
 #include "support/spawn.hpp"

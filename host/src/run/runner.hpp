@@ -3,9 +3,9 @@
 // timeouts, reaps exits (SIGCHLD) and turns Ctrl-C into `interrupted`.
 #pragma once
 
-#include "model/gpus.hpp"
 #include "protocol/worker_args.hpp"
 #include "run/collector.hpp"
+#include "spec/gpus.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -127,7 +127,7 @@ class Runner {
   // server process (fork_server.hpp) instead of started afresh; a plugin the
   // server cannot serve falls back to fresh processes, saying why once.
   // With gpus, each running trial gets one of them (worker
-  // visible_devices) and gives it back when it ends (model/gpus.hpp).
+  // visible_devices) and gives it back when it ends (spec/gpus.hpp).
   Runner(std::string worker_exe, int jobs, bool fork_server = false, Interleave interleave = {},
          GpuAssignment gpus = {}, Capping capping = {})
       : exe_(std::move(worker_exe)),

@@ -6,11 +6,11 @@
 // trial_gpus.cpp (what it needs to know of a queued trial).
 #pragma once
 
-#include "model/gpus.hpp"
 #include "run/fork_server.hpp"
 #include "run/monitor.hpp"
 #include "run/runner.hpp"
 #include "run/turn_scheduler.hpp"
+#include "spec/gpus.hpp"
 #include "support/format.hpp"
 #include "support/procfs.hpp"
 #include "support/spawn.hpp"

@@ -6,10 +6,10 @@
 #pragma once
 
 #include "analysis/precision.hpp"
-#include "model/shard.hpp"
-#include "model/sweep.hpp"
-#include "plugins/registry.hpp"
+#include "plugin_host/registry.hpp"
 #include "run/runner.hpp"
+#include "spec/shard.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
@@ -55,7 +55,7 @@ struct RunRequest {
   // The trials a new run starts with, instead of the sweep's whole grid
   // (tune: its first round).
   std::optional<std::vector<PlannedTrial>> initial_plan;
-  // run --gpus LIST: the GPUs the workers get, one each (model/gpus.hpp);
+  // run --gpus LIST: the GPUs the workers get, one each (spec/gpus.hpp);
   // none: all visible ones when --jobs > 1 puts trials on GPUs at once.
   std::optional<std::string> gpus;
 };

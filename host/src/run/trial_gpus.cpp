@@ -2,7 +2,7 @@
 // config and, under run --gpus, how many GPUs it takes.
 #include "run/supervisor.hpp"
 
-#include "model/gpus.hpp"
+#include "spec/gpus.hpp"
 
 #include <cstddef>
 #include <string>

@@ -2,8 +2,8 @@
 #include "run/tune_run.hpp"
 
 #include "analysis/tune_trials.hpp"
-#include "model/device.hpp"
-#include "model/hashing.hpp"
+#include "spec/device.hpp"
+#include "spec/hashing.hpp"
 #include "support/error.hpp"
 #include "support/nvml.hpp"
 

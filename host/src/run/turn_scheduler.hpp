@@ -7,8 +7,8 @@
 // tests and bench/gpu_precision/scheduler_sim drive it with scripted events.
 #pragma once
 
-#include "model/gpus.hpp"
 #include "run/runner.hpp"
+#include "spec/gpus.hpp"
 
 #include <gpusweep/random.hpp>
 

@@ -1,7 +1,7 @@
 // What the files of serve/'s JSON API share (internal to serve/).
 #pragma once
 
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
 

@@ -7,11 +7,11 @@
 #include "analysis/race.hpp"
 #include "analysis/stored.hpp"
 #include "analysis/tune_trials.hpp"
-#include "model/tune.hpp"
 #include "report/compare_view.hpp"
 #include "report/report.hpp"
 #include "report/tune_view.hpp"
 #include "serve/api_internal.hpp"
+#include "spec/tune.hpp"
 
 #include <gpusweep/db/live.hpp>
 #include <gpusweep/db/store.hpp>

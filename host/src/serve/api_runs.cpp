@@ -4,9 +4,9 @@
 #include "serve/api.hpp"
 
 #include "analysis/stored.hpp"
-#include "model/hashing.hpp"
-#include "model/tune.hpp"
 #include "serve/api_internal.hpp"
+#include "spec/hashing.hpp"
+#include "spec/tune.hpp"
 #include "support/format.hpp"
 #include "support/procfs.hpp"
 

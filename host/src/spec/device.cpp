@@ -1,5 +1,5 @@
 // A trial's device; see device.hpp.
-#include "model/device.hpp"
+#include "spec/device.hpp"
 
 #include <string>
 

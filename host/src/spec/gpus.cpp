@@ -1,7 +1,7 @@
 // GPU assignment for concurrent workers; see gpus.hpp.
-#include "model/gpus.hpp"
+#include "spec/gpus.hpp"
 
-#include "model/device.hpp"
+#include "spec/device.hpp"
 
 #include "support/error.hpp"
 #include "support/format.hpp"

@@ -1,5 +1,5 @@
 // Content hashes; see hashing.hpp.
-#include "model/hashing.hpp"
+#include "spec/hashing.hpp"
 
 #include "support/error.hpp"
 

@@ -1,5 +1,5 @@
 // Manifest parsing and value checks; see manifest.hpp.
-#include "model/manifest.hpp"
+#include "spec/manifest.hpp"
 
 #include "support/error.hpp"
 

@@ -1,6 +1,6 @@
 // The metric registry; see metrics.hpp.
-#include "model/metrics.hpp"
-#include "model/stats.hpp"
+#include "spec/metrics.hpp"
+#include "spec/stats.hpp"
 
 namespace gpusweep::host {
 

@@ -4,7 +4,7 @@
 // statistic) is said here too; analysis/metrics.hpp reads it from the records.
 #pragma once
 
-#include "model/stats.hpp"
+#include "spec/stats.hpp"
 
 #include <string>
 #include <vector>

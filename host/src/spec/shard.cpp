@@ -1,5 +1,5 @@
 // Shard parsing and naming; see shard.hpp.
-#include "model/shard.hpp"
+#include "spec/shard.hpp"
 
 #include "support/error.hpp"
 

@@ -1,5 +1,5 @@
 // The host's own trial stats; see stats.hpp.
-#include "model/stats.hpp"
+#include "spec/stats.hpp"
 
 #include <unordered_map>
 

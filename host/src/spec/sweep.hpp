@@ -2,7 +2,7 @@
 // manifest, grid expansion and the (seeded, interleaved) trial order.
 #pragma once
 
-#include "model/manifest.hpp"
+#include "spec/manifest.hpp"
 
 #include <cstdint>
 #include <string>
@@ -148,7 +148,7 @@ struct SweepSpec {
   Json baseline = Json::object();
   MeasureSpec measure;
   std::vector<Claim> claims;
-  // `gpusweep tune`'s settings as the file gives them (model/tune.hpp's
+  // `gpusweep tune`'s settings as the file gives them (spec/tune.hpp's
   // parse_tune reads them); null when the file has none.
   Json tune;
   // The base keys a command's --set gave (apply_overrides): an error in

@@ -2,10 +2,10 @@
 // check throws and its suggestion (sweep_parse.cpp), which the measure
 // parser and validate_sweep throw too, and the measure object's parser
 // (sweep_measure.cpp), which parse_sweep and apply_overrides read. Internal
-// to the model layer.
+// to the spec layer.
 #pragma once
 
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 
 #include <string>
 #include <vector>

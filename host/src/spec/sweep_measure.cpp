@@ -2,10 +2,10 @@
 // its keys checked and read against their table (sweep_measure_keys.hpp),
 // what precision and a target need and change, and the protocol's JSON for
 // the database and for headings.
-#include "model/sweep_internal.hpp"
+#include "spec/sweep_internal.hpp"
 
-#include "model/sweep_measure_keys.hpp"
-#include "model/units.hpp"
+#include "spec/sweep_measure_keys.hpp"
+#include "spec/units.hpp"
 
 #include "support/error.hpp"
 #include "support/format.hpp"

@@ -1,9 +1,9 @@
 // The "measure" keys' table; see sweep_measure_keys.hpp. Defaults and limits
 // come from MeasureSpec's initialisers and sweep.hpp's constants, so the
 // table cannot say other than the parser does.
-#include "model/sweep_measure_keys.hpp"
+#include "spec/sweep_measure_keys.hpp"
 
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 
 #include "support/format.hpp"
 

@@ -1,6 +1,6 @@
 // --set overrides of a sweep file (apply_overrides): the name, the
 // workload, a measurement setting, or a setting pinned in base.
-#include "model/sweep_internal.hpp"
+#include "spec/sweep_internal.hpp"
 
 #include "support/error.hpp"
 

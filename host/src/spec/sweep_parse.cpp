@@ -2,10 +2,10 @@
 // duplicate keys), its top-level keys and claims checked, and the sweep's
 // and its claims' JSON for the database; with the errors' wording (usage,
 // suggestion) the other parts share through sweep_internal.hpp.
-#include "model/sweep_internal.hpp"
-#include "model/tune.hpp"
+#include "spec/sweep_internal.hpp"
+#include "spec/tune.hpp"
 
-#include "model/metrics.hpp"
+#include "spec/metrics.hpp"
 
 #include "support/error.hpp"
 #include "support/format.hpp"

@@ -2,9 +2,9 @@
 // the order each round runs them in (round_order), the trials of the first
 // grid (plan_trials), each repeat's seed (repeat_seed), and the labels of
 // the keys that vary.
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 
-#include "model/hashing.hpp"
+#include "spec/hashing.hpp"
 
 #include <gpusweep/random.hpp>
 

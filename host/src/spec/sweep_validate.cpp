@@ -1,9 +1,9 @@
 // Checking a sweep against its plugin's manifest (validate_sweep): the
 // grid's size (grid_size), every setting, distinct configs, the claims'
 // configs, measure.target's metric and the baseline.
-#include "model/sweep_internal.hpp"
+#include "spec/sweep_internal.hpp"
 
-#include "model/hashing.hpp"
+#include "spec/hashing.hpp"
 
 #include <algorithm>
 #include <functional>

@@ -1,5 +1,5 @@
 // The tune space and settings; see tune.hpp.
-#include "model/tune.hpp"
+#include "spec/tune.hpp"
 
 #include "support/error.hpp"
 

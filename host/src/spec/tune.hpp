@@ -3,8 +3,8 @@
 // constraints, budget) a sweep file's "tune" object or the command line give.
 #pragma once
 
-#include "model/manifest.hpp"
-#include "model/sweep.hpp"
+#include "spec/manifest.hpp"
+#include "spec/sweep.hpp"
 
 #include <cstdint>
 #include <optional>

@@ -1,5 +1,5 @@
 // Units; see units.hpp.
-#include "model/units.hpp"
+#include "spec/units.hpp"
 
 #include "support/error.hpp"
 

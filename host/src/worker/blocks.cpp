@@ -3,10 +3,10 @@
 // check that the blocks were long enough to measure.
 #include "worker/trial.hpp"
 
-#include "model/sweep.hpp"
 #include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
+#include "spec/sweep.hpp"
 #include "support/stats.hpp"
 #include "worker/gate.hpp"
 #include "worker/ranks.hpp"
@@ -71,14 +71,14 @@ double Trial::run_block(int64_t b, double* samples, bool turn_taken) {
   *samples = 0;
   const auto t0 = Clock::now();
   begin_device_clock();
-  run_steps(m_.steps_per_block, "measure", samples, &secondary);
+  run_steps(measure_.steps_per_block, "measure", samples, &secondary);
   const std::optional<double> device_seconds = end_device_clock();
-  check(t_->synchronize(inst_), "measure", steps_done_);
+  check(plugin_->synchronize(inst_), "measure", steps_done_);
   const double seconds = lockstep(seconds_since(t0), samples, &secondary);
-  steps_done_ += m_.steps_per_block;
+  steps_done_ += measure_.steps_per_block;
   event::Block block;
   block.idx = b;
-  block.steps = m_.steps_per_block;
+  block.steps = measure_.steps_per_block;
   block.seconds = seconds;
   block.samples = *samples;
   block.secondary_samples = secondary;
@@ -102,7 +102,7 @@ void Trial::check_block_length(const std::vector<double>& seconds, bool device_t
   const double automatic = device_timed    ? kMinBlockDeviceS
                            : gate_.gated() ? kMinBlockInterleavedCpuS
                                            : kMinBlockCpuS;
-  const double minimum = m_.min_block_s >= 0 ? m_.min_block_s : automatic;
+  const double minimum = measure_.min_block_s >= 0 ? measure_.min_block_s : automatic;
   if (minimum <= 0 || seconds.empty()) return;
   const double median = quantile(seconds, 0.5);
   if (median >= minimum) return;
@@ -110,16 +110,16 @@ void Trial::check_block_length(const std::vector<double>& seconds, bool device_t
   // overstates a step: time runs of doubling length until one reaches the
   // minimum (the trial fails anyway, so these steps cost it nothing), and
   // advise twice that, so that a noisy block stays above it.
-  double per_step = std::max(median, 1e-9) / static_cast<double>(m_.steps_per_block);
+  double per_step = std::max(median, 1e-9) / static_cast<double>(measure_.steps_per_block);
   const auto run_of = [&](int64_t n) {
     double samples = 0, secondary = 0;
     const auto t0 = Clock::now();
     run_steps(n, "measure", &samples, &secondary);
-    check(t_->synchronize(inst_), "measure", steps_done_);
+    check(plugin_->synchronize(inst_), "measure", steps_done_);
     steps_done_ += n;
     return lockstep(seconds_since(t0), &samples, &secondary);
   };
-  for (int64_t n = 2 * m_.steps_per_block; n <= (int64_t{1} << 26); n *= 2) {
+  for (int64_t n = 2 * measure_.steps_per_block; n <= (int64_t{1} << 26); n *= 2) {
     const double took = run_of(n);
     per_step = took / static_cast<double>(n);
     if (took < minimum) continue;
@@ -130,7 +130,7 @@ void Trial::check_block_length(const std::vector<double>& seconds, bool device_t
   }
   const auto steps = static_cast<int64_t>(std::ceil(2 * minimum / per_step));
   char fix[160];
-  if (m_.block_s > 0) {
+  if (measure_.block_s > 0) {
     std::snprintf(fix, sizeof fix, "Set measure.block_s to %.3g or more", 2 * minimum);
   } else {
     std::snprintf(fix, sizeof fix, "Set measure.steps_per_block to %lld or more",
@@ -143,10 +143,10 @@ void Trial::check_block_length(const std::vector<double>& seconds, bool device_t
                 "be a visible part of every sample. %s (or min_block_s to 0 to accept such "
                 "blocks)",
                 median * 1e6, minimum * 1e6,
-                m_.min_block_s >= 0 ? ""
-                : device_timed      ? " (auto, on a GPU)"
-                : gate_.gated()     ? " (auto, for blocks taking turns: each starts cold)"
-                                    : " (auto)",
+                measure_.min_block_s >= 0 ? ""
+                : device_timed            ? " (auto, on a GPU)"
+                : gate_.gated()           ? " (auto, for blocks taking turns: each starts cold)"
+                                          : " (auto)",
                 fix);
   end_trial("failed", "measure", steps_done_, text);
 }

@@ -25,7 +25,7 @@ Json Trial::evaluate(const char* phase, std::optional<std::pair<double, double>>
   out_.emit(event::Phase{phase}.to_json());
   const auto t0 = Clock::now();
   const char* metrics = nullptr;
-  check(t_->evaluate(inst_, &metrics), phase, steps_done_);
+  check(plugin_->evaluate(inst_, &metrics), phase, steps_done_);
   const double took = seconds_since(t0);
   event::Eval e;
   e.at_step = steps_done_;
@@ -41,25 +41,25 @@ Json Trial::evaluate(const char* phase, std::optional<std::pair<double, double>>
 }
 
 void Trial::measure() {
-  if (m_.target) {
-    measure_to_target(*m_.target);
+  if (measure_.target) {
+    measure_to_target(*measure_.target);
     return;
   }
-  out_.emit(event::Phase{"measure", std::nullopt, m_.blocks}.to_json());
+  out_.emit(event::Phase{"measure", std::nullopt, measure_.blocks}.to_json());
   mark_window(true);
   bool evaluated_last = false;
-  for (int64_t b = 0; b < m_.blocks; ++b) {
+  for (int64_t b = 0; b < measure_.blocks; ++b) {
     double samples = 0;
     run_block(b, &samples);
     // Parallel starts: the final evaluation measures nothing, and runs
     // beside the other trials' in a turn between cycles.
-    if (b + 1 == m_.blocks && args_.parallel_starts) next_turn(true);
+    if (b + 1 == measure_.blocks && args_.parallel_starts) next_turn(true);
     evaluated_last = false;
-    if (m_.eval_every_blocks > 0 && (b + 1) % m_.eval_every_blocks == 0) {
+    if (measure_.eval_every_blocks > 0 && (b + 1) % measure_.eval_every_blocks == 0) {
       mark_window(false);
       evaluate("evaluate");
       evaluated_last = true;
-      if (b + 1 < m_.blocks) {
+      if (b + 1 < measure_.blocks) {
         out_.emit(event::Phase{"measure"}.to_json());
         mark_window(true);
       }

@@ -1,10 +1,10 @@
 // A data-parallel trial's ranks; see ranks.hpp.
 #include "worker/ranks.hpp"
 
-#include "model/gpus.hpp"
 #include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
+#include "spec/gpus.hpp"
 #include "support/error.hpp"
 #include "support/spawn.hpp"
 #include "worker/loader.hpp"
@@ -172,7 +172,7 @@ Ranks::Ranks(const WorkerArgs& args, int64_t world_size) {
   const std::string store = folder_ + "/store";
   // One GPU a rank where the trial was given as many (CUDA_VISIBLE_DEVICES
   // as the worker set it from --visible-devices); fewer (Gloo's ranks,
-  // which may share: model/gpus.hpp) go round the ranks, each rank seeing
+  // which may share: spec/gpus.hpp) go round the ranks, each rank seeing
   // one as its cuda:0.
   const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
   const std::vector<std::string> gpus =
@@ -479,10 +479,10 @@ namespace {
 class Follower {
  public:
   Follower(const WorkerArgs& args, const gpusweep_plugin* t, EventWriter& reply)
-      : args_(args), t_(t), reply_(reply) {}
+      : args_(args), plugin_(t), reply_(reply) {}
 
   [[noreturn]] void run() {
-    const gpusweep_status st = t_->create(args_.config_json.c_str(), &inst_);
+    const gpusweep_status st = plugin_->create(args_.config_json.c_str(), &inst_);
     if (st != GPUSWEEP_STATUS_OK || inst_ == nullptr) fail(st, "setup");
     reply_.emit({{"ok", true}, {"ready", true}});
     std::string pending, line;
@@ -495,7 +495,7 @@ class Follower {
     reply_.emit({{"ok", false},
                  {"status", st == GPUSWEEP_STATUS_OK ? "failed" : status_name(st)},
                  {"phase", phase},
-                 {"message", t_->error_message(inst_)}});
+                 {"message", plugin_->error_message(inst_)}});
     finish(0);
   }
   void check(gpusweep_status st, const char* phase) {
@@ -512,11 +512,11 @@ class Follower {
         r.struct_size = sizeof r;
         r.samples = 0;
         r.secondary_samples = 0;
-        check(t_->step(inst_, &r), "step");
+        check(plugin_->step(inst_, &r), "step");
         samples += r.samples;
         secondary += r.secondary_samples;
       }
-      check(t_->synchronize(inst_), "step");
+      check(plugin_->synchronize(inst_), "step");
       const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
       reply_.emit(
           {{"ok", true}, {"seconds", seconds}, {"samples", samples}, {"secondary", secondary}});
@@ -531,7 +531,7 @@ class Follower {
       reply_.emit({{"ok", true}});
     } else if (op == "stats") {
       const char* stats = nullptr;
-      check(t_->stats(inst_, &stats), "stats");
+      check(plugin_->stats(inst_, &stats), "stats");
       reply_.emit({{"ok", true}, {"stats", parse_or_raw(stats)}});
     } else {
       reply_.emit({{"ok", false}, {"status", "failed"}, {"message", "unknown command " + op}});
@@ -539,12 +539,13 @@ class Follower {
   }
 
   const WorkerArgs& args_;
-  const gpusweep_plugin* t_;
+  const gpusweep_plugin* plugin_;
   EventWriter& reply_;
   gpusweep_instance* inst_ = nullptr;
   const gpusweep_ext_measure_window* window_ =
-      find_extension<gpusweep_ext_measure_window>(t_, GPUSWEEP_EXT_MEASURE_WINDOW);
-  const gpusweep_ext_turns* turns_ = find_extension<gpusweep_ext_turns>(t_, GPUSWEEP_EXT_TURNS);
+      find_extension<gpusweep_ext_measure_window>(plugin_, GPUSWEEP_EXT_MEASURE_WINDOW);
+  const gpusweep_ext_turns* turns_ =
+      find_extension<gpusweep_ext_turns>(plugin_, GPUSWEEP_EXT_TURNS);
 };
 
 }  // namespace

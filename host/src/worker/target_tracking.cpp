@@ -3,10 +3,10 @@
 // or the budget or the adaptive cap censors the trial.
 #include "worker/trial.hpp"
 
-#include "model/sweep.hpp"
 #include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
+#include "spec/sweep.hpp"
 #include "worker/gate.hpp"
 #include "worker/worker.hpp"
 
@@ -69,8 +69,8 @@ void Trial::measure_to_target(const TargetSpec& target) {
   const auto resolved = target_metric(target);
   const std::string metric = resolved.first;
   const bool higher = resolved.second;
-  const bool fixed_cadence = m_.eval_every_blocks > 0;
-  int64_t every = std::max<int64_t>(1, m_.eval_every_blocks);
+  const bool fixed_cadence = measure_.eval_every_blocks > 0;
+  int64_t every = std::max<int64_t>(1, measure_.eval_every_blocks);
   // Warmup steps train the model too: their time and steps are on the
   // clock, and the first evaluation follows them.
   double train_s = warmup_s_, samples = 0, eval_s = 0, since_eval_s = 0;
@@ -167,7 +167,7 @@ void Trial::measure_to_target(const TargetSpec& target) {
     train_s += seconds;
     since_eval_s += seconds;
     samples += block_samples;
-    measured_steps += m_.steps_per_block;
+    measured_steps += measure_.steps_per_block;
     if (at_start) {
       mark_window(false);
       finish_target(true, prev_t);

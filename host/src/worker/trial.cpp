@@ -27,7 +27,7 @@ namespace gpusweep::host::detail {
   warmup();
   measure();
   const char* stats = nullptr;
-  check(t_->stats(inst_, &stats), "stats", steps_done_);
+  check(plugin_->stats(inst_, &stats), "stats", steps_done_);
   Json all = parse_or_raw(stats);
   if (ranks_ != nullptr) add_rank_stats(all);
   out_.emit(event::Stats{all}.to_json());
@@ -64,14 +64,14 @@ void Trial::await_claim() {
 
 void Trial::check(gpusweep_status st, const char* phase, int64_t at_step) {
   if (st == GPUSWEEP_STATUS_OK) return;
-  if (ranks_ == nullptr) end_trial(status_name(st), phase, at_step, t_->error_message(inst_));
+  if (ranks_ == nullptr) end_trial(status_name(st), phase, at_step, plugin_->error_message(inst_));
   // A rank that died makes the collectives fail on the others: it is the
   // cause to report, when there is one, and the watch reports it.
   ranks_->await_failure(1.0);
   const std::string unwell = ranks_->unwell();
   end_trial(status_name(st), phase, at_step,
-            "rank 0 of " + std::to_string(ranks_->world_size()) + ": " + t_->error_message(inst_) +
-                (unwell.empty() ? "" : " (" + unwell + ")"));
+            "rank 0 of " + std::to_string(ranks_->world_size()) + ": " +
+                plugin_->error_message(inst_) + (unwell.empty() ? "" : " (" + unwell + ")"));
 }
 
 // n steps here (`phase` names a failure), after the other ranks of a
@@ -86,7 +86,7 @@ void Trial::run_steps(int64_t n, const char* phase, double* samples, double* sec
     r.struct_size = sizeof r;
     r.samples = 0;
     r.secondary_samples = 0;
-    check(t_->step(inst_, &r), phase, steps_done_ + s);
+    check(plugin_->step(inst_, &r), phase, steps_done_ + s);
     *samples += r.samples;
     *secondary += r.secondary_samples;
   }
@@ -107,14 +107,14 @@ void Trial::setup() {
   const auto t0 = Clock::now();
   // The other ranks create theirs meanwhile: the rendezvous is in create().
   if (ranks_ != nullptr) ranks_->start_watch(out_);
-  gpusweep_status st = t_->create(args_.config_json.c_str(), &inst_);
+  gpusweep_status st = plugin_->create(args_.config_json.c_str(), &inst_);
   const double setup_s = seconds_since(t0);
   if (st == GPUSWEEP_STATUS_OK && inst_ == nullptr) st = GPUSWEEP_STATUS_ERROR;
   check(st, "setup", 0);
   if (ranks_ != nullptr) ranks_->await_ready();
   // Settings such as threads apply in create(): report the runtime as used,
   // with the GPUs this process was given.
-  Json runtime = parse_or_raw(t_->runtime());
+  Json runtime = parse_or_raw(plugin_->runtime());
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
       visible != nullptr && runtime.is_object()) {
     runtime["cuda_visible_devices"] = visible;
@@ -123,7 +123,7 @@ void Trial::setup() {
   if (args_.probe_matmul_s > 0) {
     // With the trial's threads (applied by create): the peak this trial could reach.
     event::Probe probe;
-    probe.matmul = probe_matmul(t_, args_.probe_matmul_s);
+    probe.matmul = probe_matmul(plugin_, args_.probe_matmul_s);
     out_.emit(probe.to_json());
   }
 }

@@ -6,8 +6,8 @@
 // those share.
 #pragma once
 
-#include "model/sweep.hpp"
 #include "protocol/worker_args.hpp"
+#include "spec/sweep.hpp"
 #include "worker/loader.hpp"
 
 #include <gpusweep/plugin.h>
@@ -52,10 +52,10 @@ class Trial {
  public:
   Trial(const LoadedPlugin& plugin, const WorkerArgs& args, const MeasureSpec& m, EventWriter& out,
         Gate& gate, Ranks* ranks)
-      : t_(plugin.table),
+      : plugin_(plugin.table),
         manifest_(plugin.manifest),
         args_(args),
-        m_(m),
+        measure_(m),
         out_(out),
         gate_(gate),
         ranks_(ranks) {}
@@ -102,19 +102,20 @@ class Trial {
   static double exposed_of(const Json& stats);
   static std::vector<double> take_series(Json& stats);
 
-  const gpusweep_plugin* t_;
-  std::string manifest_;  // the trial's workload's (workload_manifest)
+  const gpusweep_plugin* plugin_;  // the plugin's function table
+  std::string manifest_;           // the trial's workload's (workload_manifest)
   const WorkerArgs& args_;
-  MeasureSpec m_;
+  MeasureSpec measure_;  // the sweep's measure keys, as this trial runs them
   EventWriter& out_;
   // Looked up once per trial, not at every window edge.
   const gpusweep_ext_measure_window* window_ =
-      find_extension<gpusweep_ext_measure_window>(t_, GPUSWEEP_EXT_MEASURE_WINDOW);
-  const gpusweep_ext_turns* turns_ = find_extension<gpusweep_ext_turns>(t_, GPUSWEEP_EXT_TURNS);
+      find_extension<gpusweep_ext_measure_window>(plugin_, GPUSWEEP_EXT_MEASURE_WINDOW);
+  const gpusweep_ext_turns* turns_ =
+      find_extension<gpusweep_ext_turns>(plugin_, GPUSWEEP_EXT_TURNS);
   const gpusweep_ext_device_timer* clock_ =
-      find_extension<gpusweep_ext_device_timer>(t_, GPUSWEEP_EXT_DEVICE_TIMER);
+      find_extension<gpusweep_ext_device_timer>(plugin_, GPUSWEEP_EXT_DEVICE_TIMER);
   const gpusweep_ext_device_busy* busy_ =
-      find_extension<gpusweep_ext_device_busy>(t_, GPUSWEEP_EXT_DEVICE_BUSY);
+      find_extension<gpusweep_ext_device_busy>(plugin_, GPUSWEEP_EXT_DEVICE_BUSY);
   Gate& gate_;
   Ranks* ranks_;                      // world_size > 1: the other ranks; else nullptr
   std::vector<int64_t> slowest_;      // per rank: the measured blocks it was slowest in

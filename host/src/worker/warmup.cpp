@@ -2,10 +2,10 @@
 // and stable warmups, and the statistics snapshot at its end.
 #include "worker/trial.hpp"
 
-#include "model/sweep.hpp"
 #include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
+#include "spec/sweep.hpp"
 #include "worker/ranks.hpp"
 #include "worker/worker.hpp"
 
@@ -28,7 +28,7 @@ double Trial::warm(int64_t steps) {
   const auto t0 = Clock::now();
   run_steps(steps, "warmup", &samples, &secondary);
   steps_done_ += steps;
-  check(t_->synchronize(inst_), "warmup", steps_done_);
+  check(plugin_->synchronize(inst_), "warmup", steps_done_);
   return lockstep(seconds_since(t0), &samples, &secondary);
 }
 
@@ -52,7 +52,7 @@ int64_t Trial::steps_for(double seconds) {
 // Whether this trial measures its device's busy share after warmup:
 // diagnose trials, and sweeps that ask (measure.busy_share).
 bool Trial::probes_busy() const {
-  return busy_ != nullptr && (args_.diagnose || m_.busy_share) && ranks_ == nullptr;
+  return busy_ != nullptr && (args_.diagnose || measure_.busy_share) && ranks_ == nullptr;
 }
 
 // One more block of warmup steps with the device's activity recorded
@@ -64,11 +64,11 @@ std::optional<double> Trial::busy_share() {
   check(started, "warmup", steps_done_);
   const auto t0 = Clock::now();
   double samples = 0, secondary = 0;
-  run_steps(m_.steps_per_block, "warmup", &samples, &secondary);
-  steps_done_ += m_.steps_per_block;
+  run_steps(measure_.steps_per_block, "warmup", &samples, &secondary);
+  steps_done_ += measure_.steps_per_block;
   // The steps' wall time to the device's sync, before end() turns the
   // records into events (which takes its own time, none of it the steps').
-  check(t_->synchronize(inst_), "warmup", steps_done_);
+  check(plugin_->synchronize(inst_), "warmup", steps_done_);
   const double wall_s = seconds_since(t0);
   double busy_s = 0;
   const gpusweep_status st = busy_->end(inst_, &busy_s);
@@ -78,35 +78,35 @@ std::optional<double> Trial::busy_share() {
 }
 
 void Trial::warmup() {
-  out_.emit(event::Phase{"warmup", m_.warmup_steps}.to_json());
+  out_.emit(event::Phase{"warmup", measure_.warmup_steps}.to_json());
   const auto t0 = Clock::now();
   event::WarmupDone done;
   // The first step on its own: the transient the rest of warmup hides.
-  if (m_.warmup_steps > 0) done.first_step_s = warm(1);
-  warm(std::max<int64_t>(0, m_.warmup_steps - 1));
+  if (measure_.warmup_steps > 0) done.first_step_s = warm(1);
+  warm(std::max<int64_t>(0, measure_.warmup_steps - 1));
   // Parallel starts: the warmup above ran beside other trials' setups; what
   // is timed from here on (the block's length, warmup by time) takes a
   // turn of its own, as a block does.
   // The wait for it is no warmup: warmup by time and warmup_s leave it out.
   double waited_s = 0;
-  if (args_.parallel_starts &&
-      (m_.block_s > 0 || m_.min_warmup_s > 0 || m_.stable_warmup || probes_busy())) {
+  if (args_.parallel_starts && (measure_.block_s > 0 || measure_.min_warmup_s > 0 ||
+                                measure_.stable_warmup || probes_busy())) {
     const auto w0 = Clock::now();
     next_turn();
     waited_s = seconds_since(w0);
   }
-  if (m_.block_s > 0) {
-    m_.steps_per_block = steps_for(m_.block_s);
-    done.block_steps = m_.steps_per_block;
+  if (measure_.block_s > 0) {
+    measure_.steps_per_block = steps_for(measure_.block_s);
+    done.block_steps = measure_.steps_per_block;
   }
-  if (m_.min_warmup_s > 0) {
+  if (measure_.min_warmup_s > 0) {
     // Windows of a quarter block until warmup has lasted long enough.
-    const int64_t steps = std::max<int64_t>(1, (m_.steps_per_block + 3) / 4);
-    while (seconds_since(t0) - waited_s < m_.min_warmup_s) warm(steps);
+    const int64_t steps = std::max<int64_t>(1, (measure_.steps_per_block + 3) / 4);
+    while (seconds_since(t0) - waited_s < measure_.min_warmup_s) warm(steps);
   }
-  if (m_.stable_warmup) {
+  if (measure_.stable_warmup) {
     // Windows of a quarter block until the last three agree.
-    const int64_t steps = std::max<int64_t>(1, (m_.steps_per_block + 3) / 4);
+    const int64_t steps = std::max<int64_t>(1, (measure_.steps_per_block + 3) / 4);
     std::vector<double> windows;
     bool stable = false;
     while (!stable && static_cast<int64_t>(windows.size()) < kMaxWarmupWindows) {
@@ -129,7 +129,7 @@ void Trial::warmup() {
     // The totals so far (input wait; diagnose's phase times), so that the
     // host counts the measured steps only.
     const char* stats = nullptr;
-    check(t_->stats(inst_, &stats), "warmup", steps_done_);
+    check(plugin_->stats(inst_, &stats), "warmup", steps_done_);
     const Json snapshot = parse_or_raw(stats);
     out_.emit(event::Stats{snapshot, steps_done_}.to_json());
     if (ranks_ != nullptr) {

@@ -6,8 +6,8 @@
 #include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 
-#include "model/sweep.hpp"
 #include "protocol/event_writer.hpp"
+#include "spec/sweep.hpp"
 #include "support/procfs.hpp"
 #include "worker/gate.hpp"
 #include "worker/loader.hpp"

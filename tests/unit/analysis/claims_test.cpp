@@ -1,7 +1,7 @@
 // Claims in sweep files: parsing, validation against the sweep's configs,
 // verdicts, and evaluation over synthetic measurements.
 #include "analysis/claims.hpp"
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 #include "support/error.hpp"
 #include "test_manifest.hpp"
 

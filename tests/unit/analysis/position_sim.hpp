@@ -8,7 +8,7 @@
 #include "analysis/compare.hpp"
 #include "analysis/precision.hpp"
 #include "analysis/ratio_model.hpp"
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 
 #include <gpusweep/random.hpp>
 

@@ -3,7 +3,7 @@
 // steps before it left. The whole race's behaviour is in race_test.cpp and
 // race_time_test.cpp.
 #include "analysis/race_state.hpp"
-#include "model/tune.hpp"
+#include "spec/tune.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -11,7 +11,7 @@
 // replay of any prefix of the trials must say what ran next (resume is
 // exact).
 #include "analysis/race.hpp"
-#include "model/tune.hpp"
+#include "spec/tune.hpp"
 
 #include "wilson.hpp"
 

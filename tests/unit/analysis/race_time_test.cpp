@@ -11,7 +11,7 @@
 // truth.
 #include "analysis/race.hpp"
 #include "analysis/tune_trials.hpp"
-#include "model/tune.hpp"
+#include "spec/tune.hpp"
 
 #include "temp_dir.hpp"
 #include "wilson.hpp"

@@ -1,6 +1,6 @@
 // Manifest validation for `plugins --check`: every problem at once, each with
 // a fix, and the smallest config of the smoke run.
-#include "plugins/manifest_check.hpp"
+#include "plugin_host/manifest_check.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,6 +1,6 @@
 // Plugin discovery that cannot be planted: plugin files and folders that
 // another user could change are not loaded, with the fix.
-#include "plugins/registry.hpp"
+#include "plugin_host/registry.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,7 +1,7 @@
 // From a worker's events and exit to a trial outcome and summary.
 #include "run/collector.hpp"
 
-#include "model/stats.hpp"
+#include "spec/stats.hpp"
 
 #include "test_manifest.hpp"
 

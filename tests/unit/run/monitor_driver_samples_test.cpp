@@ -1,8 +1,8 @@
 // The monitor's GPU utilisation from the driver's own samples
 // (nvmlDeviceGetSamples) inside the measured windows, against the fake
 // libnvidia-ml.so.1, whose samples and clock the tests set: no sleeping.
-#include "model/stats.hpp"
 #include "run/monitor.hpp"
+#include "spec/stats.hpp"
 #include "support/nvml.hpp"
 
 #include <catch2/catch.hpp>

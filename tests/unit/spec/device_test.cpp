@@ -1,5 +1,5 @@
 // Which device a trial ran on, from its config and its worker's runtime.
-#include "model/device.hpp"
+#include "spec/device.hpp"
 
 #include <catch2/catch.hpp>
 

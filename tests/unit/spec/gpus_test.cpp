@@ -1,7 +1,7 @@
 // One GPU per concurrent worker: which GPUs are visible (NVML by UUID,
 // CUDA_VISIBLE_DEVICES, Slurm's binding), --gpus, and the assignment's
 // refusals.
-#include "model/gpus.hpp"
+#include "spec/gpus.hpp"
 #include "support/error.hpp"
 
 #include <catch2/catch.hpp>

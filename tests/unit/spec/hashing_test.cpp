@@ -1,5 +1,5 @@
 // Config hashes.
-#include "model/hashing.hpp"
+#include "spec/hashing.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,5 +1,5 @@
 // Manifest parsing, value checks and did-you-mean.
-#include "model/manifest.hpp"
+#include "spec/manifest.hpp"
 
 #include "support/error.hpp"
 #include "test_manifest.hpp"

@@ -1,8 +1,8 @@
 // Shards: parsing --shard i/n and slicing a plan so that every trial is in
 // exactly one shard, whatever n.
-#include "model/shard.hpp"
+#include "spec/shard.hpp"
 
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 #include "support/error.hpp"
 #include "test_manifest.hpp"
 

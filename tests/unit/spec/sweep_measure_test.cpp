@@ -1,7 +1,7 @@
 // The measure keys' table: the parser's errors, its defaults and --help all
 // come from it, so a key the parser reads and the table lists agree.
-#include "model/sweep.hpp"
-#include "model/sweep_measure_keys.hpp"
+#include "spec/sweep.hpp"
+#include "spec/sweep_measure_keys.hpp"
 
 #include "support/error.hpp"
 

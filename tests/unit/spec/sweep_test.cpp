@@ -1,5 +1,5 @@
 // Sweep files: parsing, every validation error, overrides, expansion, order.
-#include "model/sweep.hpp"
+#include "spec/sweep.hpp"
 
 #include "support/error.hpp"
 #include "test_manifest.hpp"

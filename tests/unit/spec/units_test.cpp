@@ -1,6 +1,6 @@
 // One meaning for every unit: GB is 10^9 bytes and GiB 2^30 wherever a size
 // or a quantity is read.
-#include "model/units.hpp"
+#include "spec/units.hpp"
 #include "support/error.hpp"
 
 #include <catch2/catch.hpp>
