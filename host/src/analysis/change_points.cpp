@@ -201,6 +201,11 @@ std::vector<ChangePoint> find_change_points(const std::vector<SeriesPoint>& seri
   if (!(o.max_p > 0 && o.max_p < 1)) {
     throw std::invalid_argument("change points: max_p must lie in (0, 1)");
   }
+  for (const SeriesPoint& p : series) {
+    if (!std::isfinite(p.log_value) || !std::isfinite(p.std_error) || p.std_error < 0) {
+      throw std::invalid_argument("change points: a point's value or error is not finite");
+    }
+  }
   // Split: windows overlapping by half, each searched at a relaxed level
   // (Otava's first pass: 10x max_p below 0.05), the next window starting at
   // the last point found when that lies beyond the half.

@@ -61,7 +61,8 @@ struct ChangePoint {
 // The change points of a series, in order of index. Needs no minimum length:
 // a series shorter than 2 * min_segment has none. Throws
 // std::invalid_argument on min_segment < 1, window < 2 * min_segment or
-// max_p outside (0, 1).
+// max_p outside (0, 1), and on a value or error that is not finite (or an
+// error below 0).
 std::vector<ChangePoint> find_change_points(const std::vector<SeriesPoint>& series,
                                             const ChangePointOptions& options = {});
 
