@@ -8,6 +8,7 @@
 #include "analysis/stored.hpp"
 #include "analysis/tune_trials.hpp"
 #include "report/compare_view.hpp"
+#include "report/output.hpp"
 #include "report/report.hpp"
 #include "report/tune_view.hpp"
 #include "serve/api_internal.hpp"
@@ -20,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <future>
+#include <sstream>
 
 namespace gpusweep::host {
 
@@ -65,30 +67,32 @@ Json live_blocks(const std::string& db_path, int64_t run_id) {
   return out;
 }
 
-// An optional number as JSON (NaN and infinities as null, as nlohmann writes them).
-std::string json_number(const std::optional<double>& v) { return v ? Json(*v).dump() : "null"; }
-
-// A trial's row in a run's answer, as JSON text written directly (a run of
-// 100,000 trials built and serialised them as JSON objects in a fifth of a
-// second): its place, status, whether its worker started, its time and
-// throughput, and for a failure its reason and the end of its log.
-std::string trial_row(const db::TrialRecord& t) {
-  std::string row =
-      "{\"id\":" + std::to_string(t.id) + ",\"ordinal\":" + std::to_string(t.plan.ordinal) +
-      ",\"config\":" + std::to_string(t.plan.config_index + 1) +
-      ",\"repeat\":" + std::to_string(t.plan.repeat + 1) +
-      ",\"status\":" + Json(db::status_name(t.status)).dump() +
-      ",\"started\":" + (t.started_at ? "true" : "false") + ",\"wall_s\":" + json_number(t.wall_s) +
-      ",\"throughput\":" +
-      json_number(t.summary ? std::optional<double>(t.summary->throughput_median) : std::nullopt);
+// A trial's row in a run's answer, written by the listings' RecordWriter
+// (`writer` holds the keys below): its place, status, whether its worker
+// started, its time and throughput, and for a failure its reason and the
+// end of its log.
+std::string trial_row(const db::TrialRecord& t, const RecordWriter& writer) {
+  std::vector<Json> cells = {t.id,
+                             t.plan.ordinal,
+                             t.plan.config_index + 1,
+                             t.plan.repeat + 1,
+                             db::status_name(t.status),
+                             t.started_at.has_value(),
+                             json_or_null(t.wall_s),
+                             t.summary ? Json(t.summary->throughput_median) : Json()};
   if (db::has_finished(t.status) && t.status != db::TrialStatus::ok) {
     std::string tail = t.stderr_tail.value_or("");
     if (tail.size() > kLogTail) tail = tail.substr(tail.size() - kLogTail);
-    row +=
-        ",\"reason\":" + Json(t.error.value_or("")).dump() + ",\"log_tail\":" + Json(tail).dump();
+    cells.emplace_back(t.error.value_or(""));
+    cells.emplace_back(std::move(tail));
   }
-  return row + "}";
+  return "{" + writer.cells(cells) + "}";
 }
+
+// The keys of trial_row, in its cells' order.
+const std::vector<std::string> kTrialRowKeys = {"id",     "ordinal", "config", "repeat",
+                                                "status", "started", "wall_s", "throughput",
+                                                "reason", "log_tail"};
 
 // compare's records as JSON text, made and written a chunk at a time (10,000
 // of them held at once as objects cost a fifth of a second to make, write
@@ -244,13 +248,15 @@ std::pair<nlohmann::json, std::vector<std::pair<int64_t, ServeApi::Row>>> ServeA
   Json labels = Json::object();
   std::vector<std::pair<int64_t, Row>> rows;
   rows.reserve(trials.size());
+  std::ostringstream unused;  // a JSON writer writes nothing before its first record
+  const RecordWriter writer(kTrialRowKeys, false, unused);
   for (const auto& stored : trials) {
     const db::TrialRecord& t = stored.row;
     const std::string config = std::to_string(t.plan.config_index + 1);
     if (!labels.contains(config)) {
       labels[config] = config_label(Json::parse(t.plan.config_json), keys);
     }
-    rows.emplace_back(t.id, Row{t.plan.ordinal, trial_row(t), 0});
+    rows.emplace_back(t.id, Row{t.plan.ordinal, trial_row(t, writer), 0});
   }
   return {std::move(labels), std::move(rows)};
 }
