@@ -61,37 +61,6 @@ void add_timeline(std::vector<db::MetricSample>& out, const std::string& name,
 
 }  // namespace
 
-std::optional<double> parse_proc_stat_cpu_seconds(const std::string& stat, long ticks_per_second) {
-  // The command name (field 2) may hold spaces and parentheses: fields are
-  // counted from the last ')'. utime and stime are fields 14 and 15.
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos || ticks_per_second <= 0) return std::nullopt;
-  std::istringstream in(stat.substr(close + 1));
-  std::string field;
-  double utime = 0, stime = 0;
-  for (int i = 3; i <= 15; ++i) {
-    if (!(in >> field)) return std::nullopt;
-    try {
-      if (i == 14) utime = std::stod(field);
-      if (i == 15) stime = std::stod(field);
-    } catch (const std::exception&) {
-      return std::nullopt;
-    }
-  }
-  return (utime + stime) / static_cast<double>(ticks_per_second);
-}
-
-std::optional<double> parse_status_rss_bytes(const std::string& status) {
-  std::istringstream in(status);
-  for (std::string line; std::getline(in, line);) {
-    if (line.rfind("VmRSS:", 0) != 0) continue;
-    std::istringstream fields(line.substr(6));
-    double kib = 0;
-    if (fields >> kib) return kib * 1024.0;
-  }
-  return std::nullopt;
-}
-
 std::optional<std::string> trial_gpu_bus_id(const nlohmann::json& config,
                                             const nlohmann::json& runtime) {
   const TrialDevice device = trial_device(config, runtime);

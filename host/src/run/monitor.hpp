@@ -50,11 +50,6 @@ constexpr double kMonitorIntervalS = 0.5;
 // Timeline rows kept per series (longer trials keep every k-th sample).
 constexpr size_t kMonitorTimelineMax = 600;
 
-// utime + stime in seconds from the text of /proc/PID/stat.
-std::optional<double> parse_proc_stat_cpu_seconds(const std::string& stat, long ticks_per_second);
-// VmRSS in bytes from the text of /proc/PID/status.
-std::optional<double> parse_status_rss_bytes(const std::string& status);
-
 // The PCI bus id of the GPU a trial runs on, from its resolved config and
 // the runtime its worker reported after create() (the CUDA devices it sees,
 // numbered as the trial numbers them): cuda:N -> devices[N]; cuda, or auto

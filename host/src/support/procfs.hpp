@@ -26,6 +26,11 @@ struct CpuInfo {
 };
 CpuInfo parse_cpuinfo(const std::string& cpuinfo);
 
+// utime + stime in seconds from the text of /proc/PID/stat.
+std::optional<double> parse_proc_stat_cpu_seconds(const std::string& stat, long ticks_per_second);
+// VmRSS in bytes from the text of /proc/PID/status.
+std::optional<double> parse_status_rss_bytes(const std::string& status);
+
 // The files that may hold the kernel OOM killer's count for the memory
 // cgroup in the text of /proc/self/cgroup, most specific first: cgroup v2's
 // memory.events and v1's memory.oom_control, under the cgroup's path and at

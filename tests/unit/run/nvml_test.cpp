@@ -2,7 +2,6 @@
 // and the trial monitor's summary of readings.
 #include "support/nvml.hpp"
 #include "run/monitor.hpp"
-#include "run/sweep_run.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -89,15 +88,6 @@ TEST_CASE("CPU readings become utilisation in cores and a peak RSS", "[host]") {
   CHECK(s.count("monitor_gpu_device_util_mean") == 0);
 }
 
-TEST_CASE("/proc text parses into CPU seconds and RSS", "[host]") {
-  // The command name may hold spaces and parentheses.
-  const std::string stat =
-      "1234 (gpusweep (w) x) S 1 1234 1234 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 3 0 100 0 0";
-  CHECK(parse_proc_stat_cpu_seconds(stat, 100) == Approx(3.0));
-  CHECK_FALSE(parse_proc_stat_cpu_seconds("garbage", 100));
-  CHECK(parse_status_rss_bytes("Name:\tx\nVmRSS:\t  2048 kB\n") == 2048.0 * 1024);
-}
-
 TEST_CASE("the GPU a trial uses is found by the bus id its worker reports", "[host]") {
   using nlohmann::json;
   // CUDA_VISIBLE_DEVICES=1,0: the trial's cuda:0 is the machine's second GPU.
@@ -175,43 +165,6 @@ TEST_CASE("without NVML, the driver's device nodes tell that auto means a GPU", 
   std::filesystem::remove(dev.file("nvidia1"));
   CHECK(nvidia_device_nodes() == 0);
   ::unsetenv("GPUSWEEP_DEV_DIR");
-}
-
-TEST_CASE("configs running more than one thread do not take turns unless asked", "[host]") {
-  MeasureSpec m;
-  auto configs = [](int a, int b) {
-    return std::vector<nlohmann::json>{{{"device", "cpu"}, {"threads", a}, {"seed", 0}},
-                                       {{"device", "cpu"}, {"threads", b}, {"seed", 1}}};
-  };
-  // One thread each: taking turns costs a block little.
-  CHECK(plan_interleave(m, configs(1, 1), 0).interleave.window == 2);
-  // threads 2, or 0 (LibTorch's default: a thread per core): one after another.
-  for (const auto& c : {configs(1, 2), configs(0, 0)}) {
-    const auto plan = plan_interleave(m, c, 0);
-    CHECK(plan.interleave.window <= 1);
-    CHECK_THAT(plan.note, Contains("multi-threaded") && Contains("measure.interleave"));
-  }
-  m.interleave = 2;  // asked for: as asked
-  CHECK(plan_interleave(m, configs(1, 2), 0).interleave.window == 2);
-}
-
-TEST_CASE("measure.starts: parallel on a GPU by default, serial on a CPU, as asked otherwise",
-          "[host]") {
-  MeasureSpec m;
-  m.interleave = 2;
-  const std::vector<nlohmann::json> cpu = {{{"device", "cpu"}, {"seed", 0}},
-                                           {{"device", "cpu"}, {"seed", 1}}};
-  const std::vector<nlohmann::json> gpu = {{{"device", "cuda"}, {"seed", 0}},
-                                           {{"device", "cuda"}, {"seed", 1}}};
-  CHECK_FALSE(plan_interleave(m, cpu, 0).interleave.parallel_starts);
-  const auto on_gpu = plan_interleave(m, gpu, 1);
-  CHECK(on_gpu.interleave.parallel_starts);
-  CHECK_THAT(on_gpu.note, Contains("all at once between cycles"));
-  m.starts = MeasureSpec::Starts::parallel;
-  CHECK(plan_interleave(m, cpu, 0).interleave.parallel_starts);
-  m.starts = MeasureSpec::Starts::serial;
-  CHECK_FALSE(plan_interleave(m, gpu, 1).interleave.parallel_starts);
-  CHECK_THAT(plan_interleave(m, gpu, 1).note, !Contains("all at once"));
 }
 
 TEST_CASE("the host's CPU while measured: readings measured throughout, not the whole life",

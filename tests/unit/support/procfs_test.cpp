@@ -24,3 +24,12 @@ TEST_CASE("the OOM kill count is read from the worker's memory cgroup, v1 or v2"
   CHECK_FALSE(parse_oom_kill("oom_kill_disable 0\n"));
   CHECK_FALSE(parse_oom_kill(""));
 }
+
+TEST_CASE("/proc text parses into CPU seconds and RSS", "[support]") {
+  // The command name may hold spaces and parentheses.
+  const std::string stat =
+      "1234 (gpusweep (w) x) S 1 1234 1234 0 -1 4194304 100 0 0 0 250 50 0 0 20 0 3 0 100 0 0";
+  CHECK(parse_proc_stat_cpu_seconds(stat, 100) == Approx(3.0));
+  CHECK_FALSE(parse_proc_stat_cpu_seconds("garbage", 100));
+  CHECK(parse_status_rss_bytes("Name:\tx\nVmRSS:\t  2048 kB\n") == 2048.0 * 1024);
+}
