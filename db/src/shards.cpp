@@ -3,6 +3,7 @@
 #include <gpusweep/db/shards.hpp>
 
 #include "copy.hpp"
+#include "sweep_row.hpp"
 
 #include <unistd.h>
 #include <chrono>
@@ -81,27 +82,18 @@ class Merger {
 
   std::vector<MergeResult> run() {
     std::vector<MergeResult> out;
-    auto st = db_.prepare(
-        "SELECT id, name, workload, file_path, file_hash, spec_json, spec_hash, created_at, "
-        "run_key, shard_index, shard_count FROM shard.sweeps ORDER BY id");
+    auto st =
+        db_.prepare(std::string("SELECT ") + kSweepColumns + " FROM shard.sweeps ORDER BY id");
     while (st.step()) {
+      SweepRecord s = read_sweep(st);
       // A run merged from shards is the result of a merge, not a shard:
       // its shards are merged themselves.
-      if (!st.is_null(8) && st.is_null(9)) continue;
-      SweepRecord s;
-      s.id = st.get_int(0);
-      s.name = st.get_text(1);
-      s.workload = st.get_text(2);
-      s.file_path = st.get_optional_text(3);
-      s.file_hash = st.get_optional_text(4);
-      s.spec_json = st.get_text(5);
-      s.spec_hash = st.get_text(6);
-      s.created_at = st.get_text(7);
+      if (s.run_key && !s.shard_index) continue;
       // An ordinary run (or one from before shards existed) is a whole run:
       // shard 1 of 1 of a key of its own.
-      s.run_key = st.get_optional_text(8).value_or("run:" + s.spec_hash + "@" + s.created_at);
-      s.shard_index = st.is_null(9) ? 1 : st.get_int(9);
-      s.shard_count = st.is_null(10) ? 1 : st.get_int(10);
+      if (!s.run_key) s.run_key = "run:" + s.spec_hash + "@" + s.created_at;
+      s.shard_index = s.shard_index.value_or(1);
+      s.shard_count = s.shard_count.value_or(1);
       out.push_back(merge_run(s));
     }
     return out;

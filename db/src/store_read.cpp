@@ -2,33 +2,9 @@
 // a run's trials with their summaries, the counts of its trials, and the
 // environments its trials ran in.
 #include <gpusweep/db/store.hpp>
+#include "sweep_row.hpp"
 
 namespace gpusweep::db {
-
-namespace {
-
-SweepRecord read_sweep(const Statement& st) {
-  SweepRecord s;
-  s.id = st.get_int(0);
-  s.name = st.get_text(1);
-  s.workload = st.get_text(2);
-  s.file_path = st.get_optional_text(3);
-  s.file_hash = st.get_optional_text(4);
-  s.spec_json = st.get_text(5);
-  s.spec_hash = st.get_text(6);
-  s.status = st.get_text(7);
-  s.created_at = st.get_text(8);
-  s.run_key = st.get_optional_text(9);
-  if (!st.is_null(10)) s.shard_index = st.get_int(10);
-  if (!st.is_null(11)) s.shard_count = st.get_int(11);
-  return s;
-}
-
-constexpr const char* kSweepColumns =
-    "id, name, workload, file_path, file_hash, spec_json, spec_hash, status, created_at, "
-    "run_key, shard_index, shard_count";
-
-}  // namespace
 
 std::optional<SweepRecord> Store::latest_sweep(const std::string& name) {
   auto st = db_.prepare(std::string("SELECT ") + kSweepColumns +
