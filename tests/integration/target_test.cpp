@@ -109,7 +109,10 @@ TEST_CASE("warmup steps train too: their time is on a target's clock", "[integra
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK(std::stod(box.text("SELECT min(value) FROM metrics WHERE name = 'target_time_s'")) > 0.048);
-  CHECK(std::stod(box.text("SELECT max(value) FROM metrics WHERE name = 'target_time_s'")) < 0.2);
+  // Both reached it (a time bound here would fail by chance on a loaded
+  // machine: the censored ones would read about max_s, 1 s).
+  CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'target_censored' AND value = 0") ==
+        2);
   CHECK(box.count("SELECT count(*) FROM metrics WHERE name = 'target_time_s'") == 2);
 }
 
