@@ -441,7 +441,7 @@ std::vector<Json> Ranks::stats() {
   return out;
 }
 
-std::string Ranks::unwell() const {
+std::string Ranks::ranks_not_running() const {
   std::string out;
   for (const Peer& p : peers_) {
     std::ifstream in("/proc/" + std::to_string(p.pid) + "/stat");

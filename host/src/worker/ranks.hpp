@@ -102,7 +102,7 @@ class Ranks {
   // The ranks the kernel says are not running (stopped, in a driver call,
   // exited), as "rank 1 is stopped"; "" when all are. For rank 0's own
   // failure, which a stuck rank's collective timeout can be.
-  std::string unwell() const;
+  std::string ranks_not_running() const;
 
  private:
   struct Peer {

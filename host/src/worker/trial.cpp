@@ -68,10 +68,11 @@ void Trial::check(gpusweep_status st, const char* phase, int64_t at_step) {
   // A rank that died makes the collectives fail on the others: it is the
   // cause to report, when there is one, and the watch reports it.
   ranks_->await_failure(1.0);
-  const std::string unwell = ranks_->unwell();
+  const std::string not_running = ranks_->ranks_not_running();
   end_trial(status_name(st), phase, at_step,
             "rank 0 of " + std::to_string(ranks_->world_size()) + ": " +
-                plugin_->error_message(inst_) + (unwell.empty() ? "" : " (" + unwell + ")"));
+                plugin_->error_message(inst_) +
+                (not_running.empty() ? "" : " (" + not_running + ")"));
 }
 
 // n steps here (`phase` names a failure), after the other ranks of a
