@@ -1,0 +1,212 @@
+// A workload's runs as series with change points; see history.hpp.
+#include "analysis/history.hpp"
+
+#include "analysis/compare.hpp"
+#include "analysis/significance.hpp"
+#include "analysis/stored.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+namespace gpusweep::host {
+
+namespace {
+
+// values without "" and repeats, in the order first seen, joined by ", ".
+std::string join_distinct(const std::vector<std::string>& values,
+                          const std::string& separator = ", ") {
+  std::vector<std::string> seen;
+  std::string out;
+  for (const auto& v : values) {
+    if (v.empty() || std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
+    seen.push_back(v);
+    out += (out.empty() ? "" : separator) + v;
+  }
+  return out;
+}
+
+// The software an environment row records: torch and gpusweep have columns
+// of their own, CUDA's versions are in the runtime the worker reported.
+HistoryVersions versions_of(const db::EnvironmentInfo& e) {
+  HistoryVersions v;
+  v.torch = e.torch_version;
+  v.gpusweep = e.gpusweep_version;
+  const Json details = Json::parse(e.details_json, nullptr, false);
+  if (details.is_object() && details.contains("runtime") && details["runtime"].is_object()) {
+    const Json& runtime = details["runtime"];
+    if (runtime.contains("cuda") && runtime["cuda"].is_object()) {
+      v.cuda = runtime["cuda"].value("torch_cuda", "");
+      v.driver = runtime["cuda"].value("driver_cuda", "");
+    }
+  }
+  return v;
+}
+
+std::string build_label(const db::TrialRecord& t) {
+  const std::string hash = t.run_plugin_hash.value_or(t.plan.plugin_hash);
+  return t.plan.plugin_version + (hash.empty() ? "" : " " + hash.substr(0, 8));
+}
+
+// What a config's ok trials of one run say, field by field, before joining.
+struct Gathered {
+  std::vector<double> medians;
+  std::vector<std::string> machines, torch, cuda, driver, gpusweep, builds, paths;
+};
+
+void add_trial(const db::TrialRecord& t, const std::map<int64_t, db::EnvironmentInfo>& envs,
+               Gathered& g) {
+  g.medians.push_back(t.summary->throughput_median);
+  g.builds.push_back(build_label(t));
+  g.paths.push_back(t.plan.plugin_path);
+  if (!t.environment_id) return;
+  const auto e = envs.find(*t.environment_id);
+  if (e == envs.end()) return;
+  const HistoryVersions v = versions_of(e->second);
+  g.machines.push_back(machine_key(e->second));
+  g.torch.push_back(v.torch);
+  g.cuda.push_back(v.cuda);
+  g.driver.push_back(v.driver);
+  g.gpusweep.push_back(v.gpusweep);
+}
+
+// Each config of one finished run with a throughput, a point each.
+void read_run(db::Store& store, const db::SweepRecord& run, const std::string& source,
+              const std::map<int64_t, db::EnvironmentInfo>& envs, std::vector<HistoryPoint>& out) {
+  const Rounds rounds = rounds_for(stored_spec(run), false);
+  const std::vector<ConfigSamples> configs = gather_configs(store, run.id, true, rounds);
+  std::map<int64_t, Gathered> by_config;
+  for (const auto& t : store.trials(run.id, db::TrialFields::all)) {
+    if (t.status != db::TrialStatus::ok || !t.summary || !in_rounds(t, rounds)) continue;
+    add_trial(t, envs, by_config[t.plan.config_index]);
+  }
+  for (const auto& c : configs) {
+    const std::optional<double> throughput = config_throughput(c);
+    const auto g = by_config.find(c.config_index);
+    if (!throughput || g == by_config.end()) continue;
+    HistoryPoint p;
+    p.source = source;
+    p.run_id = run.id;
+    p.run_name = run.name;
+    p.created_at = run.created_at;
+    p.workload = run.workload;
+    p.config = c.config;
+    p.config_index = c.config_index;
+    p.unit = c.unit;
+    p.throughput = *throughput;
+    p.repeat_medians = g->second.medians;
+    p.machine = join_distinct(g->second.machines, " + ");
+    p.plugin_path = join_distinct(g->second.paths);
+    p.versions = {join_distinct(g->second.torch), join_distinct(g->second.cuda),
+                  join_distinct(g->second.driver), join_distinct(g->second.gpusweep),
+                  join_distinct(g->second.builds)};
+    out.push_back(std::move(p));
+  }
+}
+
+// The interval and standard error over a point's repeats.
+void set_interval(HistoryPoint& p) {
+  const size_t n = p.repeat_medians.size();
+  std::tie(p.low, p.high) = geometric_mean_interval(p.repeat_medians);
+  p.log_se = 0;
+  if (n < 2) return;
+  double mean = 0;
+  for (const double v : p.repeat_medians) mean += std::log(v);
+  mean /= static_cast<double>(n);
+  double ss = 0;
+  for (const double v : p.repeat_medians) ss += (std::log(v) - mean) * (std::log(v) - mean);
+  p.log_se = std::sqrt(ss / static_cast<double>(n - 1) / static_cast<double>(n));
+}
+
+// "what before -> after" for each field that differs from the previous point.
+std::vector<std::string> changes_between(const HistoryVersions& before,
+                                         const HistoryVersions& after) {
+  const std::vector<std::tuple<const char*, const std::string*, const std::string*>> fields = {
+      {"build", &before.build, &after.build},
+      {"torch", &before.torch, &after.torch},
+      {"CUDA", &before.cuda, &after.cuda},
+      {"driver CUDA", &before.driver, &after.driver},
+      {"gpusweep", &before.gpusweep, &after.gpusweep}};
+  std::vector<std::string> out;
+  for (const auto& [name, b, a] : fields) {
+    if (*b == *a) continue;
+    out.push_back(std::string(name) + " " + (b->empty() ? "none" : *b) + " -> " +
+                  (a->empty() ? "none" : *a));
+  }
+  return out;
+}
+
+void analyse(HistorySeries& s, const ChangePointOptions& options) {
+  std::stable_sort(s.points.begin(), s.points.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.created_at, a.source, a.run_id) < std::tie(b.created_at, b.source, b.run_id);
+  });
+  std::vector<SeriesPoint> values;
+  for (size_t i = 0; i < s.points.size(); ++i) {
+    HistoryPoint& p = s.points[i];
+    set_interval(p);
+    if (i > 0) p.changes = changes_between(s.points[i - 1].versions, p.versions);
+    values.push_back({std::log(p.throughput), p.log_se});
+  }
+  s.too_short = s.points.size() < 2 * options.min_segment;
+  s.change_points = find_change_points(values, options);
+  for (const auto& cp : s.change_points) s.points[cp.index].change_point = cp;
+}
+
+}  // namespace
+
+bool matches(const HistoryPoint& point, const HistoryFilter& filter) {
+  if (!filter.workload.empty() && point.workload != filter.workload) return false;
+  if (!filter.machine.empty() && point.machine.find(filter.machine) == std::string::npos) {
+    return false;
+  }
+  for (const auto& [key, value] : filter.config.items()) {
+    if (!point.config.contains(key) || point.config[key] != value) return false;
+  }
+  return true;
+}
+
+HistoryResult history_series(std::vector<HistoryPoint> points, const HistoryFilter& filter,
+                             const ChangePointOptions& options) {
+  // Keyed by workload, machine and the config's canonical JSON (nlohmann
+  // keeps an object's keys sorted, so dump() is canonical).
+  std::map<std::tuple<std::string, std::string, std::string>, HistorySeries> keyed;
+  for (auto& p : points) {
+    if (!matches(p, filter) || !(p.throughput > 0)) continue;
+    HistorySeries& s = keyed[{p.workload, p.machine, p.config.dump()}];
+    if (s.points.empty()) {
+      s.workload = p.workload;
+      s.machine = p.machine;
+      s.config = p.config;
+      s.unit = p.unit;
+    }
+    s.points.push_back(std::move(p));
+  }
+  HistoryResult out;
+  out.options = options;
+  for (auto& [key, s] : keyed) {
+    analyse(s, options);
+    out.series.push_back(std::move(s));
+  }
+  std::stable_sort(out.series.begin(), out.series.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.workload, a.machine, a.points.front().config_index) <
+           std::tie(b.workload, b.machine, b.points.front().config_index);
+  });
+  return out;
+}
+
+std::vector<HistoryPoint> read_history(db::Store& store, const std::string& source,
+                                       const std::string& workload) {
+  std::map<int64_t, db::EnvironmentInfo> envs;
+  for (auto& e : store.environments(std::nullopt)) envs[e.id] = std::move(e);
+  std::vector<HistoryPoint> out;
+  for (const auto& run : store.sweeps()) {
+    if (run.status != "finished") continue;
+    if (!workload.empty() && run.workload != workload) continue;
+    if (run.name.rfind("diagnose-", 0) == 0) continue;
+    read_run(store, run, source, envs, out);
+  }
+  return out;
+}
+
+}  // namespace gpusweep::host
