@@ -28,5 +28,6 @@ int cmd_merge(const Args& args);
 int cmd_serve(const Args& args);
 int cmd_settings(const Args& args);
 int cmd_stats(const Args& args);
+int cmd_history(const Args& args);
 
 }  // namespace gpusweep::host

@@ -1,0 +1,66 @@
+// `gpusweep history`: every finished run of a workload as a point of its
+// series (machine and config), with change points and the environment's
+// changes marked.
+#include "analysis/history.hpp"
+#include "cli/cli.hpp"
+#include "report/history_view.hpp"
+#include "support/error.hpp"
+
+#include <gpusweep/db/store.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+namespace gpusweep::host {
+
+int cmd_history(const Args& args) {
+  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json,
+                                             OutputFormat::md, OutputFormat::csv};
+  po::options_description o;
+  o.add_options()("workload", po::value<std::string>(), "the workload (default: every one)")(
+      "db", po::value<std::vector<std::string>>()->composing(),
+      "results database, repeatable (default gpusweep.db): their runs make one history")(
+      "config", po::value<std::vector<std::string>>()->composing(),
+      "KEY=VALUE: only configs with this setting (repeatable)")(
+      "machine", po::value<std::string>(), "only machines whose key (host|CPU|GPUs) contains TEXT");
+  add_format_option(o, formats);
+  po::positional_options_description pos;
+  pos.add("workload", 1);
+  auto p = parse_command(
+      "history", "[WORKLOAD] [--db FILE ...] [--config K=V ...] [--machine TEXT] [--format F]",
+      "Every finished run of the workload is a point of a series, one series per\n"
+      "machine and config, oldest first: when, run, the plugin build (version and\n"
+      "hash), the config's throughput (the median of its pooled blocks, as compare\n"
+      "shows it) with a 95% interval over the run's repeats (the t interval of the\n"
+      "geometric mean of each repeat's median: the run's own spread, narrower than\n"
+      "the spread between runs), and the software it ran on. Change points are\n"
+      "found on log throughput by Apache Otava's method (E-divisive means with a\n"
+      "t-test, p < 0.001, window 50, at least 3 runs a segment): a series of fewer\n"
+      "than 6 runs has none yet, and on a machine whose runs vary by 3.5% a 5% step\n"
+      "takes about 5 runs to be found. A change of build, torch, CUDA, the driver's\n"
+      "CUDA or gpusweep is marked on the run where it happens, to tell a code change\n"
+      "from an environment change. See docs/history.md.",
+      o, pos, args);
+  if (p.help) return 0;
+  const std::vector<std::string> dbs = p.vm.count("db") != 0U
+                                           ? p.vm["db"].as<std::vector<std::string>>()
+                                           : std::vector<std::string>{"gpusweep.db"};
+  HistoryFilter filter;
+  if (p.vm.count("workload") != 0U) filter.workload = p.vm["workload"].as<std::string>();
+  if (p.vm.count("machine") != 0U) filter.machine = p.vm["machine"].as<std::string>();
+  filter.config = key_values(p.vm, "config", "batch_size=64");
+  std::vector<HistoryPoint> points;
+  for (const auto& path : dbs) {
+    if (!std::filesystem::exists(path)) {
+      throw UsageError("no database at '" + path + "'; pass --db or run a sweep first");
+    }
+    db::Store store(path, db::Connection::Mode::read_only);
+    auto read = read_history(store, path, filter.workload);
+    points.insert(points.end(), std::make_move_iterator(read.begin()),
+                  std::make_move_iterator(read.end()));
+  }
+  std::cout << history_listing(history_series(std::move(points), filter), format_of(p.vm, formats));
+  return 0;
+}
+
+}  // namespace gpusweep::host
