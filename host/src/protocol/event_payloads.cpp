@@ -289,4 +289,46 @@ Await Await::from_json(const Json& e) {
   return a;
 }
 
+Json Begin::to_json() const {
+  Json e = {{"event", event::begin}, {"fn", fn}};
+  put(e, "idx", idx);
+  return e;
+}
+
+Begin Begin::from_json(const Json& e) {
+  return {get<std::string>(e, "fn").value_or(""), get<int64_t>(e, "idx")};
+}
+
+Json End::to_json() const {
+  Json e = {{"event", event::end},
+            {"fn", fn},
+            {"status", status},
+            {"status_name", status_name},
+            {"seconds", seconds}};
+  put(e, "idx", idx);
+  put(e, "message", message);
+  put(e, "instance", instance);
+  put(e, "samples", samples);
+  put(e, "secondary_samples", secondary_samples);
+  put(e, "metrics", metrics);
+  put(e, "stats", stats);
+  return e;
+}
+
+End End::from_json(const Json& e) {
+  End c;
+  c.fn = get<std::string>(e, "fn").value_or("");
+  c.idx = get<int64_t>(e, "idx");
+  c.status = get<int64_t>(e, "status").value_or(1);
+  c.status_name = get<std::string>(e, "status_name").value_or("failed");
+  c.seconds = get<double>(e, "seconds").value_or(0);
+  c.message = get<std::string>(e, "message");
+  c.instance = get<bool>(e, "instance");
+  c.samples = get<double>(e, "samples");
+  c.secondary_samples = get<double>(e, "secondary_samples");
+  if (const auto it = e.find("metrics"); it != e.end()) c.metrics = *it;
+  if (const auto it = e.find("stats"); it != e.end()) c.stats = *it;
+  return c;
+}
+
 }  // namespace gpusweep::host::event

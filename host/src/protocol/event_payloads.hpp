@@ -180,4 +180,37 @@ struct Await {
   static Await from_json(const nlohmann::json& e);
 };
 
+// `begin`: a plugins --check run is about to call one of the plugin's
+// functions; a begin with no end after it is the call that never returned.
+struct Begin {
+  std::string fn;              // "create", "step", ... ("" when missing)
+  std::optional<int64_t> idx;  // step: which one, from 0
+
+  nlohmann::json to_json() const;
+  static Begin from_json(const nlohmann::json& e);
+};
+
+// `end`: the call returned; what it returned and what it took. The fields
+// after message are each one function's (and evaluate's and stats' only
+// when they returned OK).
+struct End {
+  std::string fn;
+  std::optional<int64_t> idx;
+  // A gpusweep_status; one left out reads as GPUSWEEP_STATUS_ERROR (1), as
+  // the host has always read it (protocol/ does not see the SDK's header).
+  int64_t status = 1;
+  std::string status_name = "failed";  // the status in words: "ok", "skipped"...
+  double seconds = 0;                  // the call's, on the worker's clock
+  std::optional<std::string> message;  // the plugin's error_message(), when not OK
+  std::optional<bool> instance;        // create: whether it set its instance
+  std::optional<double> samples;       // step: its result (null on the wire when not finite)
+  std::optional<double> secondary_samples;
+  std::optional<nlohmann::json> metrics;  // evaluate: as the plugin gave them (may be null)
+  std::optional<nlohmann::json> stats;    // stats: likewise
+
+  Begin call() const { return {fn, idx}; }
+  nlohmann::json to_json() const;
+  static End from_json(const nlohmann::json& e);
+};
+
 }  // namespace gpusweep::host::event

@@ -1,8 +1,8 @@
 // The worker's events: one JSON object per line on the protocol pipe, each
 // with "event" set to one of these names. The worker writes them
 // (event_writer.hpp); the host's collector, progress, probe commands and
-// plugin checks read them. Spelled here once. All but begin and end have
-// typed payloads (event_payloads.hpp): their writers and readers use those.
+// plugin checks read them. Spelled here once. Each has a typed payload
+// (event_payloads.hpp): their writers and readers use those.
 //
 //   hello           {pid}                      the process started
 //   heartbeat       {}                         twice a second, from its own thread
@@ -24,7 +24,9 @@
 //   await           {turn, unmeasured?}        gated trials: waits for its turn
 //   stats           {stats}                    after the last block
 //   result          {status, phase?, message?, steps?}   the last event
-//   begin, end      {fn, ...}                  around each call of a plugins --check run
+//   begin           {fn, idx?}                 before each call of a plugins --check run
+//   end             {fn, idx?, status, status_name, seconds, message?, instance?,
+//                   samples?, secondary_samples?, metrics?, stats?}   after it returned
 #pragma once
 
 #include <nlohmann/json.hpp>

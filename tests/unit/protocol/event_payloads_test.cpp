@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace gpusweep::host;
 using Json = nlohmann::json;
 
@@ -322,4 +324,108 @@ TEST_CASE("a memory_cap event round-trips either cap, a plugin's report as it ga
   CHECK_FALSE(bare.cap_bytes);
   CHECK_FALSE(bare.fraction);
   CHECK(bare.extra == Json{{"fraction", "x"}});
+}
+
+TEST_CASE("begin and end events round-trip each call's fields", "[protocol]") {
+  const event::Begin create{"create"};
+  CHECK(create.to_json() == Json{{"event", "begin"}, {"fn", "create"}});
+  const event::Begin step{"step", 2};
+  const Json b = step.to_json();
+  CHECK(b == Json{{"event", "begin"}, {"fn", "step"}, {"idx", 2}});
+  const auto begin = event::Begin::from_json(b);
+  CHECK(begin.fn == "step");
+  CHECK(begin.idx == 2);
+  CHECK(begin.to_json() == b);
+
+  // A step that returned OK: its samples, and no message.
+  event::End ok;
+  ok.fn = "step";
+  ok.idx = 2;
+  ok.status = 0;
+  ok.status_name = "ok";
+  ok.seconds = 0.125;
+  ok.samples = 64;
+  ok.secondary_samples = 0;
+  const Json e = ok.to_json();
+  CHECK(e == Json{{"event", "end"},
+                  {"fn", "step"},
+                  {"idx", 2},
+                  {"status", 0},
+                  {"status_name", "ok"},
+                  {"seconds", 0.125},
+                  {"samples", 64.0},
+                  {"secondary_samples", 0.0}});
+  const auto back = event::End::from_json(e);
+  CHECK(back.fn == "step");
+  CHECK(back.idx == 2);
+  CHECK(back.status == 0);
+  CHECK(back.status_name == "ok");
+  CHECK(back.seconds == 0.125);
+  CHECK(back.samples == 64);
+  CHECK(back.secondary_samples == 0);
+  CHECK_FALSE(back.message);
+  CHECK_FALSE(back.instance);
+  CHECK_FALSE(back.metrics);
+  CHECK_FALSE(back.stats);
+  CHECK(back.to_json() == e);
+  CHECK(back.call().to_json() == b);
+
+  // create's instance, a failure's message (even an empty one), and
+  // evaluate's and stats' JSON as the plugin gave it, null included.
+  event::End failed;
+  failed.fn = "create";
+  failed.status = 3;
+  failed.status_name = "skipped";
+  failed.instance = false;
+  failed.message = "";
+  CHECK(failed.to_json().at("message") == "");
+  CHECK(event::End::from_json(failed.to_json()).to_json() == failed.to_json());
+  event::End evaluate;
+  evaluate.fn = "evaluate";
+  evaluate.status = 0;
+  evaluate.status_name = "ok";
+  evaluate.metrics = Json();
+  evaluate.stats = Json{{"peak_memory_bytes", 1e6}};
+  const Json v = evaluate.to_json();
+  CHECK(v.at("metrics").is_null());
+  const auto read = event::End::from_json(v);
+  REQUIRE(read.metrics);
+  CHECK(read.metrics->is_null());
+  CHECK(read.stats == Json{{"peak_memory_bytes", 1e6}});
+  CHECK(read.to_json() == v);
+}
+
+TEST_CASE("an end event's left-out fields read as the host has always read them", "[protocol]") {
+  // No status is a failure, as is no status_name; the rest reads as none.
+  const auto bare = event::End::from_json({{"event", "end"}});
+  CHECK(bare.fn.empty());
+  CHECK_FALSE(bare.idx);
+  CHECK(bare.status == 1);
+  CHECK(bare.status_name == "failed");
+  CHECK(bare.seconds == 0);
+  CHECK_FALSE(bare.message);
+  CHECK_FALSE(bare.instance);
+  CHECK_FALSE(bare.samples);
+  CHECK_FALSE(bare.secondary_samples);
+  CHECK_FALSE(bare.metrics);
+  CHECK_FALSE(bare.stats);
+  const auto begin = event::Begin::from_json({{"event", "begin"}});
+  CHECK(begin.fn.empty());
+  CHECK_FALSE(begin.idx);
+
+  // A sample count that was not finite goes out as null and reads as none;
+  // a field of the wrong type reads as missing.
+  event::End nan_step;
+  nan_step.fn = "step";
+  nan_step.samples = std::nan("");
+  const Json wire = Json::parse(nan_step.to_json().dump());
+  CHECK(wire.at("samples").is_null());
+  CHECK_FALSE(event::End::from_json(wire).samples);
+  const auto odd = event::End::from_json(
+      {{"fn", 3}, {"idx", "one"}, {"status", "ok"}, {"instance", 1}, {"seconds", "x"}});
+  CHECK(odd.fn.empty());
+  CHECK_FALSE(odd.idx);
+  CHECK(odd.status == 1);
+  CHECK_FALSE(odd.instance);
+  CHECK(odd.seconds == 0);
 }
