@@ -4,6 +4,7 @@
 #pragma once
 
 #include "plugin_host/manifest_check.hpp"
+#include "protocol/event_payloads.hpp"
 #include "protocol/worker_args.hpp"
 #include "support/spawn.hpp"
 
@@ -18,10 +19,10 @@ namespace gpusweep::host::detail {
 std::string how_it_ended(const Captured& c, double timeout_s);
 // "; stderr: ..." (its last 600 bytes), or "" when it wrote none.
 std::string stderr_tail(const Captured& c);
-// "step() (step 3)": the call an event is about.
-std::string call_name(const nlohmann::json& e);
-// "failed: message": an "end" event's status and message.
-std::string status_text(const nlohmann::json& end);
+// "step() (step 3)": the call a begin or end event is about.
+std::string call_name(const event::Begin& call);
+// "failed: message": an end event's status and message.
+std::string status_text(const event::End& end);
 
 // A setting the workload declares, at a value other than its default.
 struct SettingTry {

@@ -48,16 +48,15 @@ std::string stderr_tail(const Captured& c) {
   return "; stderr: " + tail;
 }
 
-std::string call_name(const Json& e) {
-  std::string fn = e.value("fn", "?") + "()";
-  if (e.contains("idx")) fn += " (step " + std::to_string(e["idx"].get<int64_t>() + 1) + ")";
+std::string call_name(const event::Begin& call) {
+  std::string fn = (call.fn.empty() ? "?" : call.fn) + "()";
+  if (call.idx) fn += " (step " + std::to_string(*call.idx + 1) + ")";
   return fn;
 }
 
-std::string status_text(const Json& end) {
-  const std::string name = end.value("status_name", "failed");
-  const std::string message = end.value("message", "");
-  return name + (message.empty() ? "" : ": " + message);
+std::string status_text(const event::End& end) {
+  const std::string message = end.message.value_or("");
+  return end.status_name + (message.empty() ? "" : ": " + message);
 }
 
 }  // namespace detail
@@ -121,10 +120,10 @@ class SmokeCheck {
     secondary_unit_ = json_string(manifest, "secondary_unit").value_or("");
   }
 
-  void judge(const Json& end) {
-    const std::string fn = end.value("fn", "");
-    const bool ok = end.value("status", 1) == GPUSWEEP_STATUS_OK;
-    const double seconds = end.value("seconds", 0.0);
+  void judge(const event::End& end) {
+    const std::string& fn = end.fn;
+    const bool ok = end.status == GPUSWEEP_STATUS_OK;
+    const double seconds = end.seconds;
     if (fn == "create") {
       create(end, ok, seconds);
     } else if (fn == "step") {
@@ -148,15 +147,14 @@ class SmokeCheck {
   size_t steps_seen() const { return samples_.size(); }
 
  private:
-  void create(const Json& end, bool ok, double seconds) {
+  void create(const event::End& end, bool ok, double seconds) {
     if (!ok) {
-      const std::string status = end.value("status_name", "failed");
       out_.problem("create() with the smallest config returned " + status_text(end),
-                   status == "skipped"
+                   end.status_name == "skipped"
                        ? "the defaults must run on any machine (device auto, fp32, no CUDA-only "
                          "setting); make the default of the refused setting one that applies"
                        : "fix the error; " + rerun_);
-    } else if (!end.value("instance", false)) {
+    } else if (!end.instance.value_or(false)) {
       out_.problem("create() returned OK without an instance",
                    "set *out to the new instance before returning GPUSWEEP_STATUS_OK");
     } else {
@@ -164,24 +162,24 @@ class SmokeCheck {
     }
   }
 
-  void step(const Json& end, bool ok, double seconds) {
+  void step(const event::End& end, bool ok, double seconds) {
     if (!ok) {
-      out_.problem(call_name(end) + " returned " + status_text(end), "fix the error; " + rerun_);
+      out_.problem(call_name(end.call()) + " returned " + status_text(end),
+                   "fix the error; " + rerun_);
       return;
     }
-    const Json& s = end.contains("samples") ? end["samples"] : Json();
-    samples_.push_back(s.is_number() ? s.get<double>() : std::nan(""));
-    const Json& s2 = end.contains("secondary_samples") ? end["secondary_samples"] : Json();
-    secondary_.push_back(s2.is_number() ? s2.get<double>() : std::nan(""));
+    // Not finite (null on the wire) or missing: judged as a bad count.
+    samples_.push_back(end.samples.value_or(std::nan("")));
+    secondary_.push_back(end.secondary_samples.value_or(std::nan("")));
     step_seconds_.push_back(seconds);
   }
 
-  void evaluate(const Json& end, bool ok) {
+  void evaluate(const event::End& end, bool ok) {
     if (!ok) {
       late_.problem("evaluate() returned " + status_text(end), "fix the error; " + rerun_);
       return;
     }
-    const Json metrics = end.value("metrics", Json());
+    const Json metrics = end.metrics.value_or(Json());
     if (!metrics.is_object()) {
       late_.problem("evaluate() returned " + metrics.dump() + ", not a JSON object of numbers",
                     "return gpusweep::Metrics {{\"name\", value}, ...}");
@@ -207,12 +205,12 @@ class SmokeCheck {
     if (complete) late_.ok("evaluate(): " + metrics_text(metrics, 6));
   }
 
-  void stats(const Json& end, bool ok) {
+  void stats(const event::End& end, bool ok) {
     if (!ok) {
       late_.problem("stats() returned " + status_text(end), "fix the error; " + rerun_);
       return;
     }
-    const Json stats = end.value("stats", Json());
+    const Json stats = end.stats.value_or(Json());
     if (!stats.is_object()) {
       late_.problem("stats() returned " + stats.dump() + ", not a JSON object of numbers",
                     "return gpusweep::Metrics from stats()");
@@ -289,16 +287,16 @@ void check_smoke(const std::string& path, const std::vector<Json>& events, const
                  const Json& manifest, const Json& config, int64_t steps, double timeout_s,
                  CheckItems& out) {
   SmokeCheck check(path, manifest, config, out);
-  std::vector<Json> ends;
-  std::optional<Json> open;  // a call that began and never ended
+  std::vector<event::End> ends;
+  std::optional<event::Begin> open;  // a call that began and never ended
   Json runtime;
   for (const auto& e : events) {
     const std::string kind = event::kind(e);
-    if (kind == event::begin) open = e;
+    if (kind == event::begin) open = event::Begin::from_json(e);
     if (kind == event::end) {
-      ends.push_back(e);
+      ends.push_back(event::End::from_json(e));
       open.reset();
-      check.judge(e);
+      check.judge(ends.back());
     }
     if (kind == event::runtime) runtime = e.value("runtime", Json());
   }
@@ -308,11 +306,10 @@ void check_smoke(const std::string& path, const std::vector<Json>& events, const
     out.problem(call_name(*open) + " " + how_it_ended(c, timeout_s) + stderr_tail(c), rerun);
   }
   // Every call returned: say so once rather than per function.
-  const bool all_ok = std::all_of(ends.begin(), ends.end(), [](const Json& e) {
-    return e.value("status", 1) == GPUSWEEP_STATUS_OK;
-  });
+  const bool all_ok = std::all_of(
+      ends.begin(), ends.end(), [](const event::End& e) { return e.status == GPUSWEEP_STATUS_OK; });
   if (!open && all_ok && static_cast<int64_t>(check.steps_seen()) == steps && !ends.empty() &&
-      ends.back().value("fn", "") == "destroy") {
+      ends.back().fn == "destroy") {
     out.ok("synchronize(), stats() and destroy() returned");
   }
   if (runtime.is_object() && runtime.empty()) {
@@ -366,12 +363,20 @@ std::optional<event::Loaded> load_in_worker(const std::string& path, const Json&
   return loaded;
 }
 
+// A run's end events, in order.
+std::vector<event::End> ends_of(const std::vector<Json>& events) {
+  std::vector<event::End> ends;
+  for (const auto& e : events) {
+    if (event::kind(e) == event::end) ends.push_back(event::End::from_json(e));
+  }
+  return ends;
+}
+
 // What the smoke run's evaluate() returned (null when it did not return).
 Json evaluated(const std::vector<Json>& events) {
-  for (const auto& e : events) {
-    if (event::kind(e) == event::end && e.value("fn", "") == "evaluate" &&
-        e.value("status", 1) == GPUSWEEP_STATUS_OK) {
-      return e.value("metrics", Json());
+  for (const auto& end : ends_of(events)) {
+    if (end.fn == "evaluate" && end.status == GPUSWEEP_STATUS_OK) {
+      return end.metrics.value_or(Json());
     }
   }
   return Json();
@@ -445,12 +450,11 @@ bool judge_manifest(const Json& manifest, const std::string& expected, CheckItem
 
 // Whether a smoke run reached destroy() with every call returning OK.
 bool every_call_returned(const std::vector<Json>& events) {
-  const auto ended = [](const Json& e) { return event::kind(e) == event::end; };
-  return std::any_of(events.begin(), events.end(),
-                     [&](const Json& e) { return ended(e) && e.value("fn", "") == "destroy"; }) &&
-         std::none_of(events.begin(), events.end(), [&](const Json& e) {
-           return ended(e) && e.value("status", 1) != GPUSWEEP_STATUS_OK;
-         });
+  const std::vector<event::End> ends = ends_of(events);
+  return std::any_of(ends.begin(), ends.end(),
+                     [](const event::End& e) { return e.fn == "destroy"; }) &&
+         std::none_of(ends.begin(), ends.end(),
+                      [](const event::End& e) { return e.status != GPUSWEEP_STATUS_OK; });
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // plugins --check's declared settings that must act; see check_internal.hpp.
 #include "plugin_host/check_internal.hpp"
 
+#include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 #include "support/format.hpp"
 
@@ -17,9 +18,9 @@ using Json = nlohmann::json;
 namespace {
 
 // What one run with settings tried showed: the first call that did not
-// return OK (null when every call did), and the stats.
+// return OK (none when every call did), and the stats.
 struct SettingRun {
-  Json failed;
+  std::optional<event::End> failed;
   Json stats;
 };
 
@@ -33,19 +34,23 @@ SettingRun run_with(const WorkerArgs& base, const Json& config, const std::vecto
   args.check_steps = 3;
   const Captured run = run_worker_captured(args, timeout_s);
   SettingRun out;
-  std::optional<Json> open;
+  std::optional<event::Begin> open;
   for (const auto& e : event::parse(run.proto)) {
     const std::string kind = event::kind(e);
-    if (kind == event::begin) open = e;
+    if (kind == event::begin) open = event::Begin::from_json(e);
     if (kind != event::end) continue;
     open.reset();
-    if (e.value("status", 1) != GPUSWEEP_STATUS_OK && out.failed.is_null()) out.failed = e;
-    if (e.value("fn", "") == "stats") out.stats = e.value("stats", Json());
+    const event::End end = event::End::from_json(e);
+    if (end.status != GPUSWEEP_STATUS_OK && !out.failed) out.failed = end;
+    if (end.fn == "stats") out.stats = end.stats.value_or(Json());
   }
-  if (open && out.failed.is_null()) {
-    out.failed = *open;
-    out.failed["status_name"] = "failed";
-    out.failed["message"] = how_it_ended(run, timeout_s) + stderr_tail(run);
+  // The call that never returned, as one that failed saying how the worker ended.
+  if (open && !out.failed) {
+    event::End never;
+    never.fn = open->fn;
+    never.idx = open->idx;
+    never.message = how_it_ended(run, timeout_s) + stderr_tail(run);
+    out.failed = never;
   }
   return out;
 }
@@ -170,12 +175,12 @@ void try_settings(const WorkerArgs& base, const Json& config, std::vector<Settin
                   double timeout_s, CheckItems& out) {
   while (!group.empty()) {
     const SettingRun run = run_with(base, config, group, timeout_s);
-    if (run.failed.is_null()) {
+    if (!run.failed) {
       for (const auto& t : group) judge_setting(t, run.stats, out);
       return;
     }
-    const std::string message = run.failed.value("message", "");
-    const std::string status = run.failed.value("status_name", "failed");
+    const std::string message = run.failed->message.value_or("");
+    const std::string& status = run.failed->status_name;
     std::vector<SettingTry> named;
     std::vector<SettingTry> rest;
     for (const auto& t : group) {
@@ -186,8 +191,9 @@ void try_settings(const WorkerArgs& base, const Json& config, std::vector<Settin
       return;
     }
     if (named.empty()) {
-      const std::string what = "with " + group.front().label() + ", " + call_name(run.failed) +
-                               " returned " + status_text(run.failed);
+      const std::string what = "with " + group.front().label() + ", " +
+                               call_name(run.failed->call()) + " returned " +
+                               status_text(*run.failed);
       if (status == "skipped") {
         out.note(what, "the setting cannot be tried here; a sweep of it skips such trials too");
       } else {

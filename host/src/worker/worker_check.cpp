@@ -3,7 +3,6 @@
 // plugin that crashes or hangs takes only this process down.
 #include "protocol/event_payloads.hpp"
 #include "protocol/event_writer.hpp"
-#include "protocol/events.hpp"
 #include "worker/loader.hpp"
 #include "worker/worker.hpp"
 
@@ -22,7 +21,6 @@ namespace gpusweep::host {
 
 namespace {
 
-using Json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 // Brackets one call into the plugin with "begin" and "end" events.
@@ -30,19 +28,20 @@ class Calls {
  public:
   explicit Calls(EventWriter& out) : out_(out) {}
 
+  // f calls the plugin and returns its status, filling in what else the
+  // end event says.
   template <class F>
-  gpusweep_status call(const char* fn, Json end, F&& f) {
-    Json begin{{"event", event::begin}, {"fn", fn}};
-    if (end.contains("idx")) begin["idx"] = end["idx"];
-    out_.emit(begin);
+  gpusweep_status call(const event::Begin& begin, F&& f) {
+    out_.emit(begin.to_json());
+    event::End end;
+    end.fn = begin.fn;
+    end.idx = begin.idx;
     const auto t0 = Clock::now();
     const gpusweep_status st = f(end);
-    end["event"] = event::end;
-    end["fn"] = fn;
-    end["status"] = st;
-    end["status_name"] = status_name(st);
-    end["seconds"] = std::chrono::duration<double>(Clock::now() - t0).count();
-    out_.emit(end);
+    end.status = st;
+    end.status_name = status_name(st);
+    end.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    out_.emit(end.to_json());
     return st;
   }
 
@@ -62,10 +61,10 @@ int run_check_worker(const WorkerArgs& args) {
 
   Calls calls(out);
   gpusweep_instance* inst = nullptr;
-  const gpusweep_status created = calls.call("create", Json::object(), [&](Json& end) {
+  const gpusweep_status created = calls.call({"create"}, [&](event::End& end) {
     const gpusweep_status st = t->create(args.config_json.c_str(), &inst);
-    end["instance"] = inst != nullptr;
-    if (st != GPUSWEEP_STATUS_OK) end["message"] = std::string(t->error_message(nullptr));
+    end.instance = inst != nullptr;
+    if (st != GPUSWEEP_STATUS_OK) end.message = std::string(t->error_message(nullptr));
     return st;
   });
   if (created != GPUSWEEP_STATUS_OK || inst == nullptr) {
@@ -74,39 +73,39 @@ int run_check_worker(const WorkerArgs& args) {
   }
   out.emit(event::Runtime{parse_or_raw(t->runtime())}.to_json());
 
-  auto error_of = [&](Json& end, gpusweep_status st) {
-    if (st != GPUSWEEP_STATUS_OK) end["message"] = std::string(t->error_message(inst));
+  auto error_of = [&](event::End& end, gpusweep_status st) {
+    if (st != GPUSWEEP_STATUS_OK) end.message = std::string(t->error_message(inst));
     return st;
   };
   bool stepped = true;
   for (int64_t i = 0; i < args.check_steps && stepped; ++i) {
-    const gpusweep_status st = calls.call("step", Json{{"idx", i}}, [&](Json& end) {
+    const gpusweep_status st = calls.call({"step", i}, [&](event::End& end) {
       gpusweep_step_result r{};
       r.struct_size = sizeof r;
       const gpusweep_status s = t->step(inst, &r);
-      end["samples"] = r.samples;
-      end["secondary_samples"] = r.secondary_samples;
+      end.samples = r.samples;
+      end.secondary_samples = r.secondary_samples;
       return error_of(end, s);
     });
     stepped = st == GPUSWEEP_STATUS_OK;
   }
   if (stepped) {
-    calls.call("synchronize", Json::object(),
-               [&](Json& end) { return error_of(end, t->synchronize(inst)); });
-    calls.call("evaluate", Json::object(), [&](Json& end) {
+    calls.call({"synchronize"},
+               [&](event::End& end) { return error_of(end, t->synchronize(inst)); });
+    calls.call({"evaluate"}, [&](event::End& end) {
       const char* metrics = nullptr;
       const gpusweep_status s = t->evaluate(inst, &metrics);
-      if (s == GPUSWEEP_STATUS_OK) end["metrics"] = parse_or_raw(metrics);
+      if (s == GPUSWEEP_STATUS_OK) end.metrics = parse_or_raw(metrics);
       return error_of(end, s);
     });
-    calls.call("stats", Json::object(), [&](Json& end) {
+    calls.call({"stats"}, [&](event::End& end) {
       const char* stats = nullptr;
       const gpusweep_status s = t->stats(inst, &stats);
-      if (s == GPUSWEEP_STATUS_OK) end["stats"] = parse_or_raw(stats);
+      if (s == GPUSWEEP_STATUS_OK) end.stats = parse_or_raw(stats);
       return error_of(end, s);
     });
   }
-  calls.call("destroy", Json::object(), [&](Json&) {
+  calls.call({"destroy"}, [&](event::End&) {
     t->destroy(inst);
     return GPUSWEEP_STATUS_OK;
   });
