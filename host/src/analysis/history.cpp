@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace gpusweep::host {
@@ -153,6 +154,29 @@ void analyse(HistorySeries& s, const ChangePointOptions& options) {
   for (const auto& cp : s.change_points) s.points[cp.index].change_point = cp;
 }
 
+// The settings whose values differ between the points of each workload
+// (of `workload` alone unless "").
+std::map<std::string, std::vector<std::string>> varying_settings(
+    const std::vector<HistoryPoint>& points, const std::string& workload) {
+  std::map<std::string, const Json*> first;
+  std::map<std::string, std::set<std::string>> keys;
+  for (const auto& p : points) {
+    if (!workload.empty() && p.workload != workload) continue;
+    const auto [it, inserted] = first.emplace(p.workload, &p.config);
+    std::set<std::string>& k = keys[p.workload];
+    if (inserted) continue;
+    for (const auto& [key, value] : p.config.items()) {
+      if (!it->second->contains(key) || (*it->second)[key] != value) k.insert(key);
+    }
+    for (const auto& [key, value] : it->second->items()) {
+      if (!p.config.contains(key)) k.insert(key);
+    }
+  }
+  std::map<std::string, std::vector<std::string>> out;
+  for (const auto& [workload, k] : keys) out[workload] = {k.begin(), k.end()};
+  return out;
+}
+
 }  // namespace
 
 bool matches(const HistoryPoint& point, const HistoryFilter& filter) {
@@ -171,6 +195,8 @@ HistoryResult history_series(std::vector<HistoryPoint> points, const HistoryFilt
   // Keyed by workload, machine and the config's canonical JSON (nlohmann
   // keeps an object's keys sorted, so dump() is canonical).
   std::map<std::tuple<std::string, std::string, std::string>, HistorySeries> keyed;
+  HistoryResult out;
+  out.varying = varying_settings(points, filter.workload);
   for (auto& p : points) {
     if (!matches(p, filter) || !(p.throughput > 0)) continue;
     HistorySeries& s = keyed[{p.workload, p.machine, p.config.dump()}];
@@ -182,7 +208,6 @@ HistoryResult history_series(std::vector<HistoryPoint> points, const HistoryFilt
     }
     s.points.push_back(std::move(p));
   }
-  HistoryResult out;
   out.options = options;
   for (auto& [key, s] : keyed) {
     analyse(s, options);

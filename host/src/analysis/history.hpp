@@ -14,6 +14,7 @@
 
 #include <gpusweep/db/store.hpp>
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,6 +86,9 @@ struct HistoryFilter {
 struct HistoryResult {
   // By workload, machine, then the config's place in its series' first run.
   std::vector<HistorySeries> series;
+  // By workload: the settings whose values differ between its configs
+  // before --config and --machine chose among them, which name a series.
+  std::map<std::string, std::vector<std::string>> varying;
   ChangePointOptions options;
 };
 

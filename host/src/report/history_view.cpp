@@ -5,7 +5,6 @@
 #include "support/format.hpp"
 
 #include <cmath>
-#include <set>
 
 namespace gpusweep::host {
 
@@ -18,29 +17,10 @@ const char* const kInterval =
     "95% t interval of the geometric mean of the per-repeat median throughputs (log scale, "
     "repeats - 1 degrees of freedom): the run's own spread, not the run-to-run spread";
 
-// The settings whose values differ between a workload's series, for naming
-// each series by them alone.
-std::vector<std::string> varying(const HistoryResult& result, const std::string& workload) {
-  std::set<std::string> keys;
-  const Json* first = nullptr;
-  for (const auto& s : result.series) {
-    if (s.workload != workload) continue;
-    if (first == nullptr) {
-      first = &s.config;
-      continue;
-    }
-    for (const auto& [k, v] : s.config.items()) {
-      if (!first->contains(k) || (*first)[k] != v) keys.insert(k);
-    }
-    for (const auto& [k, v] : first->items()) {
-      if (!s.config.contains(k)) keys.insert(k);
-    }
-  }
-  return {keys.begin(), keys.end()};
-}
-
 std::string series_label(const HistoryResult& result, const HistorySeries& s) {
-  const std::string label = config_label(s.config, varying(result, s.workload));
+  const auto keys = result.varying.find(s.workload);
+  const std::string label =
+      keys == result.varying.end() ? "" : config_label(s.config, keys->second);
   return label.empty() ? "its one config" : label;
 }
 
@@ -101,27 +81,28 @@ Json point_record(const HistoryResult& result, size_t series, const HistoryPoint
 std::string series_heading(const HistoryResult& result, size_t i, OutputFormat format) {
   const HistorySeries& s = result.series[i];
   const HistoryPoint& first = s.points.front();
-  std::string out = (format == OutputFormat::md ? "## " : "") + std::string("series ") +
-                    std::to_string(i + 1) + ": " + s.workload + ", " + series_label(result, s) +
-                    ", on " + s.machine + "\n";
-  out += "first point's software: build " + first.versions.build + ", torch " +
-         first.versions.torch + ", CUDA " + first.versions.cuda + ", driver CUDA " +
-         (first.versions.driver.empty() ? "none" : first.versions.driver) + ", gpusweep " +
-         first.versions.gpusweep + "\n";
+  const bool md = format == OutputFormat::md;
+  std::string out = (md ? "## " : "") + std::string("series ") + std::to_string(i + 1) + ": " +
+                    s.workload + ", " + series_label(result, s) + ", on " + s.machine + "\n" +
+                    (md ? "\n" : "");
+  const auto line = [&](const std::string& text) { out += (md ? "- " : "") + text + "\n"; };
+  line("first point's software: build " + first.versions.build + ", torch " + first.versions.torch +
+       ", CUDA " + first.versions.cuda + ", driver CUDA " +
+       (first.versions.driver.empty() ? "none" : first.versions.driver) + ", gpusweep " +
+       first.versions.gpusweep);
   const size_t need = 2 * result.options.min_segment;
   if (s.too_short) {
-    out += std::to_string(s.points.size()) + " point" + (s.points.size() == 1 ? "" : "s") +
-           ": a change point needs at least " + std::to_string(need) + " (a segment of " +
-           std::to_string(result.options.min_segment) + " on each side); none can be found yet\n";
+    line(std::to_string(s.points.size()) + " point" + (s.points.size() == 1 ? "" : "s") +
+         ": a change point needs at least " + std::to_string(need) + " (a segment of " +
+         std::to_string(result.options.min_segment) + " on each side); none can be found yet");
   } else if (s.change_points.empty()) {
-    out += "no change point (p < " + fixed(result.options.max_p, 3) + ")\n";
-  } else {
-    for (const auto& cp : s.change_points) {
-      out += "change point at run " + std::to_string(s.points[cp.index].run_id) + " (" +
-             s.points[cp.index].created_at + "): " + change_text(cp) + "\n";
-    }
+    line("no change point (p < " + fixed(result.options.max_p, 3) + ")");
   }
-  return out + (format == OutputFormat::md ? "\n" : "");
+  for (const auto& cp : s.change_points) {
+    line("change point at run " + std::to_string(s.points[cp.index].run_id) + " (" +
+         s.points[cp.index].created_at + "): " + change_text(cp));
+  }
+  return out + (md ? "\n" : "");
 }
 
 std::vector<Column> table_columns(const std::string& unit) {

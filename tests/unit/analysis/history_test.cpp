@@ -174,3 +174,15 @@ TEST_CASE("a point's interval is the t interval of its repeats' geometric mean",
   CHECK(std::isnan(r.series[0].points[1].low));
   CHECK(r.series[0].points[1].log_se == 0);
 }
+
+TEST_CASE("a series is named by the settings that vary among its workload's configs even when "
+          "the filter keeps one",
+          "[history]") {
+  const Json small = {{"batch_size", 64}, {"precision", "fp32"}};
+  const Json large = {{"batch_size", 256}, {"precision", "fp32"}};
+  HistoryFilter filter;
+  filter.config = {{"batch_size", 256}};
+  const HistoryResult r = history_series({point(1, 1000, small), point(1, 2000, large)}, filter);
+  REQUIRE(r.series.size() == 1);
+  CHECK(r.varying.at("dqn") == std::vector<std::string>{"batch_size"});
+}
