@@ -2,6 +2,7 @@
 // and the trial monitor's summary of readings.
 #include "support/nvml.hpp"
 #include "run/monitor.hpp"
+#include "run/sweep_run.hpp"
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
