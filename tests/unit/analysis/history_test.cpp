@@ -175,9 +175,10 @@ TEST_CASE("a point's interval is the t interval of its repeats' geometric mean",
   CHECK(r.series[0].points[1].log_se == 0);
 }
 
-TEST_CASE("a series is named by the settings that vary among its workload's configs even when "
-          "the filter keeps one",
-          "[history]") {
+TEST_CASE(
+    "a series is named by the settings that vary among its workload's configs even when "
+    "the filter keeps one",
+    "[history]") {
   const Json small = {{"batch_size", 64}, {"precision", "fp32"}};
   const Json large = {{"batch_size", 256}, {"precision", "fp32"}};
   HistoryFilter filter;
