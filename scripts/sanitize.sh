@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUSWEEP_SANITIZE=ON \
   -DGPUSWEEP_BUILD_TORCH_PLUGINS=OFF -DGPUSWEEP_BUILD_BENCH=OFF > /dev/null
-units=$(ninja -C build-sanitize -t targets all | sed -n 's/^\(unit_[a-z]*\): .*/\1/p' | sort -u)
+units=$(ninja -C build-sanitize -t targets all | sed -n 's/^\(unit_[a-z_]*\): .*/\1/p' | sort -u)
 ninja -C build-sanitize $units
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
