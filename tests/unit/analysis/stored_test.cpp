@@ -1,11 +1,15 @@
 // A run's trials read back as one typed record each (analysis/stored.hpp).
 #include "analysis/stored.hpp"
 
+#include "analysis/compare.hpp"
+
 #include "temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <sqlite3.h>
+
+#include <atomic>
 
 using namespace gpusweep;
 using namespace gpusweep::host;
@@ -51,6 +55,7 @@ int64_t write_run(db::Store& store, int n) {
       m.unit = "samples";
       m.throughput_median = 100 + i;
       o.summary = m;
+      for (int64_t b = 0; b < 5; ++b) o.blocks.push_back({b, 10, 0.1, 100.0 + i + b, 0, b, {}});
       o.metrics = {{"stat", 0, "target_time_s", 2.0 + i},
                    {"stat", 0, "target_censored", i % 4 == 0 ? 1.0 : 0.0},
                    {"stat", 0, "overlap_fraction", 0.25},
@@ -79,7 +84,50 @@ int statements_during(db::Store& store, F&& f) {
   return count;
 }
 
+// Statements run on every connection opened while f runs (compare reads
+// the block series on a connection of its own): each new connection gets a
+// trace through SQLite's auto-extension hook.
+std::atomic<int> g_statements{0};
+int count_statement(unsigned, void*, void*, void*) {
+  ++g_statements;
+  return 0;
+}
+int trace_connection(sqlite3* db, const char**, const sqlite3_api_routines*) {
+  sqlite3_trace_v2(db, SQLITE_TRACE_STMT, count_statement, nullptr);
+  return SQLITE_OK;
+}
+
+template <typename F>
+int statements_on_any_connection(db::Store& store, F&& f) {
+  g_statements = 0;
+  sqlite3_trace_v2(store.connection().handle(), SQLITE_TRACE_STMT, count_statement, nullptr);
+  sqlite3_auto_extension(reinterpret_cast<void (*)()>(trace_connection));
+  f();
+  sqlite3_cancel_auto_extension(reinterpret_cast<void (*)()>(trace_connection));
+  sqlite3_trace_v2(store.connection().handle(), 0, nullptr, nullptr);
+  return g_statements;
+}
+
 }  // namespace
+
+TEST_CASE("compare reads a run of 3000 trials in as many statements as one of 30", "[stored]") {
+  test::TempDir dir("compare_reads");
+  std::vector<int> reads;
+  for (const int n : {30, 3000}) {
+    db::Store store(dir.file(std::to_string(n) + ".db"), db::Connection::Mode::read_write);
+    const int64_t id = write_run(store, n);
+    std::vector<ComparisonRow> rows;
+    std::vector<ConfigSamples> configs;
+    reads.push_back(statements_on_any_connection(store, [&] {
+      configs = gather_configs(store, id);
+      rows = compare_configs(configs, {});
+    }));
+    REQUIRE(rows.size() == static_cast<size_t>(n));
+    CHECK(configs[1].throughput.size() == 5);  // the blocks were read
+  }
+  INFO("statements: " << reads[0] << " and " << reads[1]);
+  CHECK(reads[0] == reads[1]);
+}
 
 TEST_CASE("a run's stored trials come in the same number of reads for 30 trials as for 3000",
           "[stored]") {
