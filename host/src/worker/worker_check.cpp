@@ -61,7 +61,7 @@ int run_check_worker(const WorkerArgs& args) {
 
   Calls calls(out);
   gpusweep_instance* inst = nullptr;
-  const gpusweep_status created = calls.call({"create"}, [&](event::End& end) {
+  const gpusweep_status created = calls.call({"create", std::nullopt}, [&](event::End& end) {
     const gpusweep_status st = t->create(args.config_json.c_str(), &inst);
     end.instance = inst != nullptr;
     if (st != GPUSWEEP_STATUS_OK) end.message = std::string(t->error_message(nullptr));
@@ -71,7 +71,7 @@ int run_check_worker(const WorkerArgs& args) {
     out.emit(event::Result::done());
     finish(0);
   }
-  out.emit(event::Runtime{parse_or_raw(t->runtime())}.to_json());
+  out.emit(event::Runtime{parse_or_raw(t->runtime()), std::nullopt}.to_json());
 
   auto error_of = [&](event::End& end, gpusweep_status st) {
     if (st != GPUSWEEP_STATUS_OK) end.message = std::string(t->error_message(inst));
@@ -90,22 +90,22 @@ int run_check_worker(const WorkerArgs& args) {
     stepped = st == GPUSWEEP_STATUS_OK;
   }
   if (stepped) {
-    calls.call({"synchronize"},
+    calls.call({"synchronize", std::nullopt},
                [&](event::End& end) { return error_of(end, t->synchronize(inst)); });
-    calls.call({"evaluate"}, [&](event::End& end) {
+    calls.call({"evaluate", std::nullopt}, [&](event::End& end) {
       const char* metrics = nullptr;
       const gpusweep_status s = t->evaluate(inst, &metrics);
       if (s == GPUSWEEP_STATUS_OK) end.metrics = parse_or_raw(metrics);
       return error_of(end, s);
     });
-    calls.call({"stats"}, [&](event::End& end) {
+    calls.call({"stats", std::nullopt}, [&](event::End& end) {
       const char* stats = nullptr;
       const gpusweep_status s = t->stats(inst, &stats);
       if (s == GPUSWEEP_STATUS_OK) end.stats = parse_or_raw(stats);
       return error_of(end, s);
     });
   }
-  calls.call({"destroy"}, [&](event::End&) {
+  calls.call({"destroy", std::nullopt}, [&](event::End&) {
     t->destroy(inst);
     return GPUSWEEP_STATUS_OK;
   });
