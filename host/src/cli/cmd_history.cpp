@@ -3,12 +3,14 @@
 // changes marked.
 #include "analysis/history.hpp"
 #include "cli/cli.hpp"
+#include "report/history_page.hpp"
 #include "report/history_view.hpp"
 #include "support/error.hpp"
 
 #include <gpusweep/db/store.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 namespace gpusweep::host {
@@ -22,12 +24,15 @@ int cmd_history(const Args& args) {
       "results database, repeatable (default gpusweep.db): their runs make one history")(
       "config", po::value<std::vector<std::string>>()->composing(),
       "KEY=VALUE: only configs with this setting (repeatable)")(
-      "machine", po::value<std::string>(), "only machines whose key (host|CPU|GPUs) contains TEXT");
+      "machine", po::value<std::string>(), "only machines whose key (host|CPU|GPUs) contains TEXT")(
+      "html", po::value<std::string>(),
+      "write the series as a self-contained HTML page (a chart each) to FILE instead");
   add_format_option(o, formats);
   po::positional_options_description pos;
   pos.add("workload", 1);
   auto p = parse_command(
-      "history", "[WORKLOAD] [--db FILE ...] [--config K=V ...] [--machine TEXT] [--format F]",
+      "history",
+      "[WORKLOAD] [--db FILE ...] [--config K=V ...] [--machine TEXT] [--format F | --html FILE]",
       "Every finished run of the workload is a point of a series, one series per\n"
       "machine and config, oldest first: when, run, the plugin build (version and\n"
       "hash), the config's throughput (the median of its pooled blocks, as compare\n"
@@ -39,7 +44,10 @@ int cmd_history(const Args& args) {
       "than 6 runs has none yet, and on a machine whose runs vary by 3.5% a 5% step\n"
       "takes about 5 runs to be found. A change of build, torch, CUDA, the driver's\n"
       "CUDA or gpusweep is marked on the run where it happens, to tell a code change\n"
-      "from an environment change. See docs/history.md.",
+      "from an environment change. --html FILE writes one self-contained page (inline\n"
+      "SVG, no scripts) with a chart a series: each run with its interval as whiskers,\n"
+      "the change points and the changes marked, and the listing under it. See\n"
+      "docs/history.md.",
       o, pos, args);
   if (p.help) return 0;
   const std::vector<std::string> dbs = p.vm.count("db") != 0U
@@ -59,7 +67,22 @@ int cmd_history(const Args& args) {
     points.insert(points.end(), std::make_move_iterator(read.begin()),
                   std::make_move_iterator(read.end()));
   }
-  std::cout << history_listing(history_series(std::move(points), filter), format_of(p.vm, formats));
+  const HistoryResult result = history_series(std::move(points), filter);
+  if (p.vm.count("html") == 0U) {
+    std::cout << history_listing(result, format_of(p.vm, formats));
+    return 0;
+  }
+  std::string sources;
+  for (const auto& path : dbs) sources += (sources.empty() ? "" : ", ") + path;
+  const std::string html =
+      history_html(result, filter.workload.empty() ? "every workload" : filter.workload, sources);
+  const std::string out = p.vm["html"].as<std::string>();
+  {
+    std::ofstream f(out, std::ios::binary);
+    if (!(f << html)) throw Error("cannot write '" + out + "'");
+  }
+  std::cout << "wrote " << out << " (" << html.size() / 1024 << " KiB): " << result.series.size()
+            << " series\n";
   return 0;
 }
 

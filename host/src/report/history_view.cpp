@@ -8,26 +8,14 @@
 
 namespace gpusweep::host {
 
-namespace {
-
-const char* const kMethod =
+const char* const kHistoryMethod =
     "E-divisive means with a t-test (Apache Otava) on log throughput, each run's standard error "
     "a floor under its segment's variance";
-const char* const kInterval =
+const char* const kHistoryInterval =
     "95% t interval of the geometric mean of the per-repeat median throughputs (log scale, "
     "repeats - 1 degrees of freedom): the run's own spread, not the run-to-run spread";
 
-std::string series_label(const HistoryResult& result, const HistorySeries& s) {
-  const auto keys = result.varying.find(s.workload);
-  const std::string label =
-      keys == result.varying.end() ? "" : config_label(s.config, keys->second);
-  return label.empty() ? "its one config" : label;
-}
-
-std::string change_text(const std::optional<ChangePoint>& cp) {
-  if (!cp) return "";
-  return fixed(cp->ratio, 3) + "x, p " + (cp->p_value < 0.0001 ? "<0.0001" : fixed(cp->p_value, 4));
-}
+namespace {
 
 Json change_point_json(const HistorySeries& s, const ChangePoint& cp) {
   const HistoryPoint& p = s.points[cp.index];
@@ -69,39 +57,22 @@ Json point_record(const HistoryResult& result, size_t series, const HistoryPoint
   r["workload"] = s.workload;
   r["machine"] = s.machine;
   r["config"] = s.config.dump();
-  r["config_label"] = series_label(result, s);
+  r["config_label"] = history_series_label(result, s);
   r["unit"] = s.unit;
   std::string changes;
   for (const auto& c : p.changes) changes += (changes.empty() ? "" : "; ") + c;
   r["changes"] = changes;
-  r["change_point"] = change_text(p.change_point);
+  r["change_point"] = p.change_point ? history_change_text(*p.change_point) : "";
   return r;
 }
 
 std::string series_heading(const HistoryResult& result, size_t i, OutputFormat format) {
   const HistorySeries& s = result.series[i];
-  const HistoryPoint& first = s.points.front();
   const bool md = format == OutputFormat::md;
   std::string out = (md ? "## " : "") + std::string("series ") + std::to_string(i + 1) + ": " +
-                    s.workload + ", " + series_label(result, s) + ", on " + s.machine + "\n" +
-                    (md ? "\n" : "");
-  const auto line = [&](const std::string& text) { out += (md ? "- " : "") + text + "\n"; };
-  line("first point's software: build " + first.versions.build + ", torch " + first.versions.torch +
-       ", CUDA " + first.versions.cuda + ", driver CUDA " +
-       (first.versions.driver.empty() ? "none" : first.versions.driver) + ", gpusweep " +
-       first.versions.gpusweep);
-  const size_t need = 2 * result.options.min_segment;
-  if (s.too_short) {
-    line(std::to_string(s.points.size()) + " point" + (s.points.size() == 1 ? "" : "s") +
-         ": a change point needs at least " + std::to_string(need) + " (a segment of " +
-         std::to_string(result.options.min_segment) + " on each side); none can be found yet");
-  } else if (s.change_points.empty()) {
-    line("no change point (p < " + fixed(result.options.max_p, 3) + ")");
-  }
-  for (const auto& cp : s.change_points) {
-    line("change point at run " + std::to_string(s.points[cp.index].run_id) + " (" +
-         s.points[cp.index].created_at + "): " + change_text(cp));
-  }
+                    s.workload + ", " + history_series_label(result, s) + ", on " + s.machine +
+                    "\n" + (md ? "\n" : "");
+  for (const auto& line : history_notes(result, i)) out += (md ? "- " : "") + line + "\n";
   return out + (md ? "\n" : "");
 }
 
@@ -130,6 +101,46 @@ std::vector<Column> table_columns(const std::string& unit) {
 
 }  // namespace
 
+std::string history_series_label(const HistoryResult& result, const HistorySeries& s) {
+  const auto keys = result.varying.find(s.workload);
+  const std::string label =
+      keys == result.varying.end() ? "" : config_label(s.config, keys->second);
+  return label.empty() ? "its one config" : label;
+}
+
+std::string history_change_text(const ChangePoint& cp) {
+  return fixed(cp.ratio, 3) + "x, p " + (cp.p_value < 0.0001 ? "<0.0001" : fixed(cp.p_value, 4));
+}
+
+std::vector<std::string> history_notes(const HistoryResult& result, size_t i) {
+  const HistorySeries& s = result.series[i];
+  const HistoryVersions& first = s.points.front().versions;
+  std::vector<std::string> lines = {"first point's software: build " + first.build + ", torch " +
+                                    first.torch + ", CUDA " + first.cuda + ", driver CUDA " +
+                                    (first.driver.empty() ? "none" : first.driver) + ", gpusweep " +
+                                    first.gpusweep};
+  const size_t need = 2 * result.options.min_segment;
+  if (s.too_short) {
+    lines.push_back(std::to_string(s.points.size()) + " point" + (s.points.size() == 1 ? "" : "s") +
+                    ": a change point needs at least " + std::to_string(need) + " (a segment of " +
+                    std::to_string(result.options.min_segment) +
+                    " on each side); none can be found yet");
+  } else if (s.change_points.empty()) {
+    lines.push_back("no change point (p < " + fixed(result.options.max_p, 3) + ")");
+  }
+  for (const auto& cp : s.change_points) {
+    lines.push_back("change point at run " + std::to_string(s.points[cp.index].run_id) + " (" +
+                    s.points[cp.index].created_at + "): " + history_change_text(cp));
+  }
+  return lines;
+}
+
+TextTable history_table(const HistoryResult& result, size_t i) {
+  std::vector<Json> records;
+  for (const auto& p : result.series[i].points) records.push_back(point_record(result, i, p));
+  return table_cells(records, table_columns(result.series[i].unit));
+}
+
 Json history_json(const HistoryResult& result) {
   Json series = Json::array();
   for (const auto& s : result.series) {
@@ -140,7 +151,7 @@ Json history_json(const HistoryResult& result) {
     series.push_back({{"workload", s.workload},
                       {"machine", s.machine},
                       {"config", s.config},
-                      {"config_label", series_label(result, s)},
+                      {"config_label", history_series_label(result, s)},
                       {"unit", s.unit},
                       {"too_short", s.too_short},
                       {"change_points", cps},
@@ -148,11 +159,11 @@ Json history_json(const HistoryResult& result) {
   }
   const ChangePointOptions& o = result.options;
   return {{"method",
-           {{"change_points", kMethod},
+           {{"change_points", kHistoryMethod},
             {"max_p", o.max_p},
             {"window", o.window},
             {"min_segment", o.min_segment},
-            {"interval", kInterval}}},
+            {"interval", kHistoryInterval}}},
           {"series", series}};
 }
 

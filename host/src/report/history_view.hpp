@@ -10,13 +10,29 @@
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <vector>
 
 namespace gpusweep::host {
+
+// How change points are found, and what a point's interval is.
+extern const char* const kHistoryMethod;
+extern const char* const kHistoryInterval;
 
 // The series as a JSON document: the method and its settings, then each
 // series with its change points and points.
 nlohmann::json history_json(const HistoryResult& result);
 
 std::string history_listing(const HistoryResult& result, OutputFormat format);
+
+// The parts of a series' section, for the HTML page (history_page.hpp):
+// the settings that name the series ("its one config" when none vary).
+std::string history_series_label(const HistoryResult& result, const HistorySeries& s);
+// "0.900x, p <0.0001": a change point's new level over the old and its p.
+std::string history_change_text(const ChangePoint& cp);
+// The lines under series i's title: the first point's software, and its
+// change points (or why it has none).
+std::vector<std::string> history_notes(const HistoryResult& result, size_t i);
+// Series i's points as the table format shows them.
+TextTable history_table(const HistoryResult& result, size_t i);
 
 }  // namespace gpusweep::host

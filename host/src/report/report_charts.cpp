@@ -157,15 +157,6 @@ struct XAxis {
   double operator()(double v) const { return left + plot * (v - ticks.lo) / (ticks.hi - ticks.lo); }
 };
 
-// A tick label centred on x, or ended at the chart's right edge (or begun
-// at its left) where centring would cut it off.
-void tick_label(std::ostringstream& s, double x, double y, const std::string& text, double width) {
-  const double half = text_width(text) / 2;
-  const char* anchor = x + half > width - 2 ? "end" : x - half < 2 ? "start" : "middle";
-  s << "<text x=\"" << num(x) << "\" y=\"" << num(y) << "\" text-anchor=\"" << anchor << "\">"
-    << html_escape(text) << "</text>";
-}
-
 // Opens a row chart's <svg> and draws its vertical grid lines, each labelled
 // with its value below the rows, and the axis's caption (its unit) under them.
 void open_row_chart(std::ostringstream& s, const std::string& name, double width, double rows_end,
@@ -183,6 +174,13 @@ void open_row_chart(std::ostringstream& s, const std::string& name, double width
 }
 
 }  // namespace
+
+void tick_label(std::ostringstream& s, double x, double y, const std::string& text, double width) {
+  const double half = text_width(text) / 2;
+  const char* anchor = x + half > width - 2 ? "end" : x - half < 2 ? "start" : "middle";
+  s << "<text x=\"" << num(x) << "\" y=\"" << num(y) << "\" text-anchor=\"" << anchor << "\">"
+    << html_escape(text) << "</text>";
+}
 
 // Horizontal bars with optional whiskers: one row per label.
 std::string bar_chart(const std::string& name, const std::vector<std::string>& labels,

@@ -10,6 +10,7 @@
 #include <gpusweep/db/store.hpp>
 
 #include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ std::string bar_chart(const std::string& name, const std::vector<std::string>& l
                       const std::string& unit, std::optional<double> reference_line);
 std::string strip_chart(const std::string& name, const std::vector<std::string>& labels,
                         const std::vector<std::vector<double>>& samples, const std::string& unit);
+// A tick label centred on x at baseline y, or ended at the chart's right
+// edge (or begun at its left, 0) where centring would cut it off.
+void tick_label(std::ostringstream& s, double x, double y, const std::string& text, double width);
 std::string scatter(const std::string& name, const std::vector<Point>& pts,
                     const std::string& x_label, const std::string& y_label, bool join_flagged,
                     bool x_bytes = false, bool y_from_zero = true);

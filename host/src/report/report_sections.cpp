@@ -60,6 +60,7 @@ svg{display:block;margin:8px 0;max-width:100%;height:auto} svg text{font:11px sy
 .bar{fill:#6e9bd1} .bar.base{fill:#8250df} .whisker{stroke:#1d232a;stroke-width:1.5} .one{stroke:#cf222e;stroke-dasharray:4 3}
 .dot{fill:#6e9bd1;fill-opacity:.65} .pt{fill:#6e9bd1} .pt.front{fill:#1a7f37} .pt.base{fill:#8250df} .front-line{stroke:#1a7f37;stroke-width:1.5;fill:none}
 .note{color:#57606a;font-size:12px} .ideal{stroke:#8c959f;stroke-dasharray:5 4} .scale-line{stroke:#6e9bd1;stroke-width:1.5}
+.cp{stroke:#cf222e;stroke-width:1.5;stroke-dasharray:5 3} svg text.cp-label{fill:#cf222e} .level{stroke:#8c959f;stroke-width:1.5;stroke-dasharray:2 3} .env{fill:#9a6700}
 .c0{color:#8250df} .c1{color:#1a7f37} .c2{color:#cf222e} .c3{color:#0969da} .c4{color:#9a6700} .c5{color:#bf3989} .c6{color:#1b7c83} .c7{color:#57606a}
 @media print{body{max-width:none;padding:0} h2{break-after:avoid} svg,table{break-inside:avoid}}
 )";
