@@ -4,6 +4,8 @@
 // cache with its cursors and deltas in api_cache.cpp.
 #include "serve/api.hpp"
 
+#include "analysis/history.hpp"
+#include "report/history_page.hpp"
 #include "report/report.hpp"
 #include "serve/page.hpp"
 #include "support/error.hpp"
@@ -15,6 +17,7 @@
 #include <gpusweep/db/store.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <random>
@@ -63,6 +66,21 @@ std::string progress_bar(const Json& r) {
   return svg + "</svg>";
 }
 
+// Text as a URL's query value: every byte but the unreserved ones as %XX.
+std::string query_value(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      char hex[4];
+      std::snprintf(hex, sizeof hex, "%%%02X", c);
+      out += hex;
+    }
+  }
+  return out;
+}
+
 // The run list's rows as the page's script draws them (renderRuns), for the
 // page's first paint: a reader without JavaScript, or a screenshot taken
 // before the first refresh, sees the runs.
@@ -89,7 +107,9 @@ std::string runs_rows(const Json& list) {
             (status == "running"
                  ? std::string("<td></td>")
                  : "<td><a href=\"/api/report?db=" + db + "&amp;id=" + id + "\">report</a></td>") +
-            "</tr>";
+            "<td><a href=\"/api/history?db=" + db +
+            "&amp;workload=" + html_escape(query_value(r["workload"].get<std::string>())) + "\">" +
+            html_escape(r["workload"].get<std::string>()) + "</a></td></tr>";
   }
   return rows;
 }
@@ -300,6 +320,18 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
     const auto it = q.find("since");
     return json_response(runs(it == q.end() ? "" : it->second));
   }
+  if (request.path == "/api/history") {
+    const auto d = number("db");
+    const auto workload = q.find("workload");
+    const size_t count = databases();
+    if (!d || static_cast<size_t>(*d) >= count || workload == q.end() || workload->second.empty() ||
+        workload->second.size() > kMaxWorkloadName) {
+      return not_found(count == 0 ? std::string("no database yet")
+                                  : "give db (0.." + std::to_string(count - 1) +
+                                        ") as a number and a workload by name");
+    }
+    return history(static_cast<size_t>(*d), workload->second);
+  }
   if (request.path == "/api/run" || request.path == "/api/report") {
     const auto d = number("db");
     const auto id = number("id");
@@ -323,6 +355,17 @@ HttpResponse ServeApi::handle(const HttpRequest& request) const {
     return report_page(render_report(store, *sweep));
   }
   return not_found("no such page: " + request.path);
+}
+
+HttpResponse ServeApi::history(size_t d, const std::string& workload) const {
+  const auto file = readable(d);
+  db::Store store(*file, db::Connection::Mode::read_only);
+  HistoryFilter filter;
+  filter.workload = workload;
+  const std::string source = path(d);
+  const HistoryResult result = history_series(read_history(store, source, workload), filter);
+  return report_page(
+      history_html(result, workload, "db " + std::to_string(d) + " (" + source + ")"));
 }
 
 }  // namespace gpusweep::host

@@ -26,6 +26,10 @@
 //                                 ("delta": true, "removed": ids gone), or
 //                                 {"unchanged": true} when nothing did
 //   GET /api/report?db=I&id=N     the run's HTML report (`report --html`'s renderer)
+//   GET /api/history?db=I&workload=W
+//                                 the workload's runs in database I as series
+//                                 with their change points (`history --html`'s
+//                                 page), under the report's policy
 //
 // The page comes with the run list drawn in (a first paint without
 // JavaScript), and numbers come formatted by the server with the command
@@ -108,6 +112,8 @@ class ServeApi {
   // directly): what a server stopped by a signal removes on its way out.
   std::vector<std::string> copy_folders() const;
   HttpResponse handle(const HttpRequest& request) const;
+  // A workload's name longer than this is refused (names are identifiers).
+  static constexpr size_t kMaxWorkloadName = 200;
 
   // The parts, for tests. run() gives the trials as "trials", in run order,
   // and each config's settings as "labels" (by config number).
@@ -128,6 +134,10 @@ class ServeApi {
                                                 const std::string& since = "") const;
 
  private:
+  // /api/history's page: read afresh for each request (no cache: it is
+  // asked for when a finished run is shown, not every second).
+  HttpResponse history(size_t db, const std::string& workload) const;
+
   struct Row {
     int64_t ordinal = 0;
     std::string text;  // the row's JSON

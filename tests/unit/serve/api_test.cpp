@@ -5,6 +5,7 @@
 #include "serve/api.hpp"
 #include "serve/api_internal.hpp"
 
+#include "history_runs.hpp"
 #include "temp_dir.hpp"
 
 #include <gpusweep/db/live.hpp>
@@ -451,4 +452,52 @@ TEST_CASE("a live run's ETA is its trials left at their mean time, whenever the 
   c.finished = 12;
   c.started_s = 0;
   CHECK(*host::detail::eta_s(c, 60, 0) == 0);
+}
+
+TEST_CASE("history answers a workload's series as the report's page under its policy",
+          "[serve][history]") {
+  test::TempDir dir("serve_history");
+  const std::string path = dir.file("h.db");
+  {
+    db::Store store(path, db::Connection::Mode::read_write);
+    for (int i = 0; i < 8; ++i) {
+      test::RunSpec r;
+      if (i >= 4) r.level = 900;
+      test::write_run(store, i, r);
+    }
+  }
+  const host::ServeApi api({path}, 0, host::ServeApi::Snapshot::never);
+  auto get = [&](const std::map<std::string, std::string>& query) {
+    return api.handle({"GET", "/api/history", query});
+  };
+  const auto page = get({{"db", "0"}, {"workload", "noop"}});
+  CHECK(page.status == 200);
+  CHECK(page.content_type == "text/html; charset=utf-8");
+  CHECK_THAT(page.body, Catch::Contains("<svg data-chart=\"history-1\""));
+  CHECK_THAT(page.body, Catch::Contains("<svg data-chart=\"history-2\""));
+  CHECK_THAT(page.body, Catch::Contains("class=\"cp\" data-run=\"5\""));
+  CHECK(page.body.find("<script") == std::string::npos);
+  // The report's policy: its one stylesheet by hash, nothing to run.
+  bool policy = false;
+  for (const auto& [name, value] : page.headers) {
+    if (name == "Content-Security-Policy") {
+      policy = true;
+      CHECK_THAT(value, Catch::StartsWith("default-src 'none'; style-src 'sha256-"));
+      CHECK(value.find("script-src") == std::string::npos);
+    }
+  }
+  CHECK(policy);
+  // A workload with no run gets a page that says so; a request without a
+  // workload, or for a database not served, gets none.
+  CHECK_THAT(get({{"db", "0"}, {"workload", "<b>x</b>"}}).body,
+             Catch::Contains("History of &lt;b&gt;x&lt;/b&gt;"));
+  CHECK(get({{"db", "0"}}).status == 404);
+  CHECK(get({{"db", "1"}, {"workload", "noop"}}).status == 404);
+  CHECK(get({{"db", "x"}, {"workload", "noop"}}).status == 404);
+  // The page's first paint links each run's workload to its history.
+  host::HttpRequest first;
+  first.method = "GET";
+  first.path = "/";
+  CHECK_THAT(api.handle(first).body,
+             Catch::Contains("<a href=\"/api/history?db=0&amp;workload=noop\">noop</a>"));
 }
