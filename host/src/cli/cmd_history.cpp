@@ -50,6 +50,9 @@ int cmd_history(const Args& args) {
       "docs/history.md.",
       o, pos, args);
   if (p.help) return 0;
+  if (p.vm.count("html") != 0U && !p.vm["format"].defaulted()) {
+    throw UsageError("--html writes a page and --format prints a listing: give one of them");
+  }
   const std::vector<std::string> dbs = p.vm.count("db") != 0U
                                            ? p.vm["db"].as<std::vector<std::string>>()
                                            : std::vector<std::string>{"gpusweep.db"};
