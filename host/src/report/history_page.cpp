@@ -50,8 +50,9 @@ std::string when_text(const std::string& created_at) {
   return w;
 }
 
-// The grid, the throughput ticks, the dates of about eight runs and the
-// captions.
+// The grid, the throughput ticks, the ids of about eight runs (runs minutes
+// apart would repeat a date) and the captions, the first and last dates in
+// the horizontal one.
 void draw_axes(std::ostringstream& s, const Frame& f, const HistorySeries& series) {
   const detail::Ticks& yt = f.y_ticks;
   for (double v = yt.lo; v <= yt.hi + yt.step * 1e-6; v += yt.step) {
@@ -62,14 +63,17 @@ void draw_axes(std::ostringstream& s, const Frame& f, const HistorySeries& serie
   }
   const size_t every = std::max<size_t>(1, (f.n + 7) / 8);
   for (size_t i = 0; i < f.n; i += every) {
-    detail::tick_label(s, f.x(i), f.plot_bottom() + 16, when_text(series.points[i].created_at),
-                       f.width);
+    detail::tick_label(s, f.x(i), f.plot_bottom() + 16,
+                       "run " + std::to_string(series.points[i].run_id), f.width);
   }
   s << "<line class=\"axis\" x1=\"" << f.left << "\" x2=\"" << num(f.width - f.right) << "\" y1=\""
     << num(f.plot_bottom()) << "\" y2=\"" << num(f.plot_bottom()) << "\"/>";
   s << "<text class=\"caption\" x=\"" << num((f.left + f.width - f.right) / 2) << "\" y=\""
-    << num(f.height - 6)
-    << "\" text-anchor=\"middle\">runs oldest to newest, evenly spaced (UTC)</text>";
+    << num(f.height - 6) << "\" text-anchor=\"middle\">runs oldest to newest, evenly spaced ("
+    << html_escape(f.n == 0 ? std::string()
+                            : when_text(series.points.front().created_at) + " to " +
+                                  when_text(series.points.back().created_at) + " UTC")
+    << ")</text>";
   const double mid = (f.top + f.plot_bottom()) / 2;
   s << "<text class=\"caption\" x=\"12\" y=\"" << num(mid)
     << "\" text-anchor=\"middle\" transform=\"rotate(-90 12 " << num(mid) << ")\">"
