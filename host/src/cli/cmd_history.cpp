@@ -15,9 +15,25 @@
 
 namespace gpusweep::host {
 
-int cmd_history(const Args& args) {
-  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json,
-                                             OutputFormat::md, OutputFormat::csv};
+namespace {
+
+// --max-p and --min-segment, checked before anything is read.
+ChangePointOptions change_point_options(const po::variables_map& vm) {
+  ChangePointOptions options;
+  options.max_p = vm["max-p"].as<double>();
+  if (!(options.max_p > 0 && options.max_p < 1)) {
+    throw UsageError("--max-p: give a p-value between 0 and 1, e.g. 0.001");
+  }
+  const int min_segment = vm["min-segment"].as<int>();
+  if (min_segment < 1 || static_cast<size_t>(min_segment) * 2 > options.window) {
+    throw UsageError("--min-segment " + std::to_string(min_segment) + ": give 1 to " +
+                     std::to_string(options.window / 2) + " runs");
+  }
+  options.min_segment = static_cast<size_t>(min_segment);
+  return options;
+}
+
+po::options_description history_options(const std::vector<OutputFormat>& formats) {
   po::options_description o;
   o.add_options()("workload", po::value<std::string>(), "the workload (default: every one)")(
       "db", po::value<std::vector<std::string>>()->composing(),
@@ -26,13 +42,28 @@ int cmd_history(const Args& args) {
       "KEY=VALUE: only configs with this setting (repeatable)")(
       "machine", po::value<std::string>(), "only machines whose key (host|CPU|GPUs) contains TEXT")(
       "html", po::value<std::string>(),
-      "write the series as a self-contained HTML page (a chart each) to FILE instead");
+      "write the series as a self-contained HTML page (a chart each) to FILE instead")(
+      "max-p", po::value<double>()->default_value(0.001, "0.001"),
+      "a change point's largest p-value (Otava's default)")(
+      "min-segment", po::value<int>()->default_value(3),
+      "fewest runs a level may last: fewer lets a run or two of noise be a change, more "
+      "finds a step later");
   add_format_option(o, formats);
+  return o;
+}
+
+}  // namespace
+
+int cmd_history(const Args& args) {
+  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json,
+                                             OutputFormat::md, OutputFormat::csv};
+  po::options_description o = history_options(formats);
   po::positional_options_description pos;
   pos.add("workload", 1);
   auto p = parse_command(
       "history",
-      "[WORKLOAD] [--db FILE ...] [--config K=V ...] [--machine TEXT] [--format F | --html FILE]",
+      "[WORKLOAD] [--db FILE ...] [--config K=V ...] [--machine TEXT] [--max-p P]\n"
+      "       [--min-segment N] [--format F | --html FILE]",
       "Every finished run of the workload is a point of a series, one series per\n"
       "machine and config, oldest first: when, run, the plugin build (version and\n"
       "hash), the config's throughput (the median of its pooled blocks, as compare\n"
@@ -40,12 +71,13 @@ int cmd_history(const Args& args) {
       "geometric mean of each repeat's median: the run's own spread, narrower than\n"
       "the spread between runs), and the software it ran on. Change points are\n"
       "found on log throughput by Apache Otava's method (E-divisive means with a\n"
-      "t-test, p < 0.001, window 50, at least 3 runs a segment): a series of fewer\n"
-      "than 6 runs has none yet, and on a machine whose runs vary by 3.5% a 5% step\n"
-      "takes about 5 runs to be found. A change of build, torch, CUDA, the driver's\n"
-      "CUDA or gpusweep is marked on the run where it happens, to tell a code change\n"
-      "from an environment change. --html FILE writes one self-contained page (inline\n"
-      "SVG, no scripts) with a chart a series: each run with its interval as whiskers,\n"
+      "t-test, p < 0.001, window 50, at least 3 runs a segment; --max-p and\n"
+      "--min-segment change them): a series of fewer than 6 runs has none yet, and\n"
+      "on a machine whose runs vary by 3.5% a 5% step takes about 5 runs to be found.\n"
+      "A change of build, torch, CUDA, the driver's CUDA or gpusweep is marked on the\n"
+      "run where it happens, to tell a code change from an environment change.\n"
+      "--html FILE writes one self-contained page (inline SVG, no scripts) with a\n"
+      "chart a series: each run with its interval as whiskers,\n"
       "the change points and the changes marked, and the listing under it. See\n"
       "docs/history.md.",
       o, pos, args);
@@ -56,6 +88,7 @@ int cmd_history(const Args& args) {
   const std::vector<std::string> dbs = p.vm.count("db") != 0U
                                            ? p.vm["db"].as<std::vector<std::string>>()
                                            : std::vector<std::string>{"gpusweep.db"};
+  const ChangePointOptions options = change_point_options(p.vm);
   HistoryFilter filter;
   if (p.vm.count("workload") != 0U) filter.workload = p.vm["workload"].as<std::string>();
   if (p.vm.count("machine") != 0U) filter.machine = p.vm["machine"].as<std::string>();
@@ -70,7 +103,7 @@ int cmd_history(const Args& args) {
     points.insert(points.end(), std::make_move_iterator(read.begin()),
                   std::make_move_iterator(read.end()));
   }
-  const HistoryResult result = history_series(std::move(points), filter);
+  const HistoryResult result = history_series(std::move(points), filter, options);
   if (p.vm.count("html") == 0U) {
     std::cout << history_listing(result, format_of(p.vm, formats));
     return 0;

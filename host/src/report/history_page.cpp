@@ -189,7 +189,7 @@ std::string history_html(const HistoryResult& result, const std::string& what,
       html_escape(kHistoryInterval) +
       ". Grey dashes: each segment's level; a red dashed line where a new level starts, with "
       "the new level over the old and p (" +
-      html_escape(kHistoryMethod) + ", p < " + fixed(result.options.max_p, 3) + ", at least " +
+      html_escape(kHistoryMethod) + ", p < " + max_p_text(result.options) + ", at least " +
       std::to_string(result.options.min_segment) +
       " runs a segment); an amber triangle where the build, torch, CUDA, the driver's CUDA "
       "or gpusweep changed (its tooltip says what).</p>";

@@ -5,6 +5,7 @@
 #include "support/format.hpp"
 
 #include <cmath>
+#include <cstdio>
 
 namespace gpusweep::host {
 
@@ -108,6 +109,12 @@ std::string history_series_label(const HistoryResult& result, const HistorySerie
   return label.empty() ? "its one config" : label;
 }
 
+std::string max_p_text(const ChangePointOptions& options) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", options.max_p);
+  return text;
+}
+
 std::string history_change_text(const ChangePoint& cp) {
   return fixed(cp.ratio, 3) + "x, p " + (cp.p_value < 0.0001 ? "<0.0001" : fixed(cp.p_value, 4));
 }
@@ -126,7 +133,7 @@ std::vector<std::string> history_notes(const HistoryResult& result, size_t i) {
                     std::to_string(result.options.min_segment) +
                     " on each side); none can be found yet");
   } else if (s.change_points.empty()) {
-    lines.push_back("no change point (p < " + fixed(result.options.max_p, 3) + ")");
+    lines.push_back("no change point (p < " + max_p_text(result.options) + ")");
   }
   for (const auto& cp : s.change_points) {
     lines.push_back("change point at run " + std::to_string(s.points[cp.index].run_id) + " (" +

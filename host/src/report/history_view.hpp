@@ -29,6 +29,9 @@ std::string history_listing(const HistoryResult& result, OutputFormat format);
 std::string history_series_label(const HistoryResult& result, const HistorySeries& s);
 // "0.900x, p <0.0001": a change point's new level over the old and its p.
 std::string history_change_text(const ChangePoint& cp);
+// The largest p-value a change point may have, as the views print it:
+// "0.001", "1e-09".
+std::string max_p_text(const ChangePointOptions& options);
 // The lines under series i's title: the first point's software, and its
 // change points (or why it has none).
 std::vector<std::string> history_notes(const HistoryResult& result, size_t i);

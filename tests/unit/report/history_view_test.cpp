@@ -76,4 +76,19 @@ TEST_CASE(
       history_series(read_history(store, path, "noop"), filter), OutputFormat::table);
   CHECK(table.find("change point at run 6") != std::string::npos);
   CHECK(table.find("torch 2.15.0 -> 2.16.0") != std::string::npos);
+
+  // history --max-p and --min-segment: the same step is no change point at
+  // a p it cannot reach, and a series too short for segments of 6.
+  ChangePointOptions strict;
+  strict.max_p = 1e-30;
+  const std::string none = history_listing(
+      history_series(read_history(store, path, "noop"), filter, strict), OutputFormat::table);
+  CHECK(none.find("change point at run") == std::string::npos);
+  CHECK(none.find("no change point (p < 1e-30)") != std::string::npos);
+  ChangePointOptions long_segments;
+  long_segments.min_segment = 6;
+  const std::string short_series =
+      history_listing(history_series(read_history(store, path, "noop"), filter, long_segments),
+                      OutputFormat::table);
+  CHECK(short_series.find("a change point needs at least 12") != std::string::npos);
 }
