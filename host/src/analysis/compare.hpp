@@ -79,6 +79,12 @@ bool in_rounds(const db::TrialRecord& t, Rounds rounds);
 std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
                                           bool with_blocks = true, Rounds rounds = Rounds::all,
                                           std::vector<StoredTrial>* read = nullptr);
+// The same from the run's trials as already read (stored_trials, any
+// fields): a caller that reads them whole for its own use does not read
+// them twice.
+std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
+                                          const std::vector<StoredTrial>& trials,
+                                          bool with_blocks = true, Rounds rounds = Rounds::all);
 
 // A trial as a run to pair (repeat, interleave group, machine); its values
 // are the caller's to add.

@@ -121,14 +121,14 @@ void add_ok_trial(const StoredTrial& st, bool with_blocks, ConfigSamples& c) {
 
 }  // namespace
 
-std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks,
-                                          Rounds rounds, std::vector<StoredTrial>* read) {
+namespace {
+
+// The configs of `trials` in `rounds`; their block series, when wanted, come
+// from `series` (read ahead) or, for a trial it lacks, from its blocks.
+std::vector<ConfigSamples> configs_of(db::Store& store, const std::vector<StoredTrial>& trials,
+                                      bool with_blocks, Rounds rounds,
+                                      std::future<std::unordered_map<int64_t, RunSamples>> series) {
   std::map<int64_t, ConfigSamples> by_index;
-  // The whole run in five reads: series ahead, on a connection and a thread
-  // of its own, while this one reads the trials.
-  std::future<std::unordered_map<int64_t, RunSamples>> series;
-  if (with_blocks) series = std::async(std::launch::async, read_series, store.path(), sweep_id);
-  std::vector<StoredTrial> trials = stored_trials(store, sweep_id);
   std::unordered_map<int64_t, RunSlot> waiting;  // trial id: its run, values to come
   for (const auto& st : trials) {
     const db::TrialRecord& t = st.row;
@@ -155,10 +155,35 @@ std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bo
     }
   }
   if (with_blocks) fill_runs(store, series.get(), waiting, by_index);
-  if (read != nullptr) *read = std::move(trials);
   std::vector<ConfigSamples> out;
   for (auto& [idx, c] : by_index) out.push_back(std::move(c));
   return out;
+}
+
+std::future<std::unordered_map<int64_t, RunSamples>> series_ahead(db::Store& store,
+                                                                  int64_t sweep_id,
+                                                                  bool with_blocks) {
+  if (!with_blocks) return {};
+  return std::async(std::launch::async, read_series, store.path(), sweep_id);
+}
+
+}  // namespace
+
+std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id, bool with_blocks,
+                                          Rounds rounds, std::vector<StoredTrial>* read) {
+  // The whole run in five reads: series ahead, on a connection and a thread
+  // of its own, while this one reads the trials.
+  auto series = series_ahead(store, sweep_id, with_blocks);
+  std::vector<StoredTrial> trials = stored_trials(store, sweep_id);
+  auto out = configs_of(store, trials, with_blocks, rounds, std::move(series));
+  if (read != nullptr) *read = std::move(trials);
+  return out;
+}
+
+std::vector<ConfigSamples> gather_configs(db::Store& store, int64_t sweep_id,
+                                          const std::vector<StoredTrial>& trials, bool with_blocks,
+                                          Rounds rounds) {
+  return configs_of(store, trials, with_blocks, rounds, series_ahead(store, sweep_id, with_blocks));
 }
 
 }  // namespace gpusweep::host

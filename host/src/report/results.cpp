@@ -17,9 +17,10 @@
 
 namespace gpusweep::host {
 
-std::map<int64_t, ConfigFigures> config_figures(db::Store& store, const db::SweepRecord& sweep) {
+std::map<int64_t, ConfigFigures> config_figures(db::Store& store, const db::SweepRecord& sweep,
+                                                const std::vector<StoredTrial>& trials) {
   const SweepSpec spec = stored_spec(sweep);
-  const auto configs = gather_configs(store, sweep.id, true, rounds_for(spec, false));
+  const auto configs = gather_configs(store, sweep.id, trials, true, rounds_for(spec, false));
   std::vector<ComparisonRow> rows;
   try {
     rows = compare_configs(configs, options_for(spec));
@@ -201,7 +202,10 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
 }  // namespace
 
 RunResults read_results(db::Store& store, const db::SweepRecord& sweep) {
-  return {stored_trials(store, sweep.id, db::TrialFields::all), config_figures(store, sweep)};
+  RunResults r;
+  r.trials = stored_trials(store, sweep.id, db::TrialFields::all);
+  r.figures = config_figures(store, sweep, r.trials);
+  return r;
 }
 
 std::string results_table(const db::SweepRecord& sweep, const RunResults& run,

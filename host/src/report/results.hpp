@@ -24,7 +24,8 @@ struct ConfigFigures {
   Json compared;                        // compare's record of the config
   std::map<int64_t, double> by_repeat;  // repeat -> its paired ratio
 };
-std::map<int64_t, ConfigFigures> config_figures(db::Store& store, const db::SweepRecord& sweep);
+std::map<int64_t, ConfigFigures> config_figures(db::Store& store, const db::SweepRecord& sweep,
+                                                const std::vector<StoredTrial>& trials);
 
 // A run's trials as stored (every field) and its configs' figures.
 struct RunResults {
