@@ -52,6 +52,7 @@ const char* const kKnobLegend =
 TextTable knob_table(const std::vector<AblationRow>& knobs) {
   TextTable t{{"knob", "from", "to", "pairs", "repeats", "ratio", "95% CI", "pairs range", "note"},
               {false, false, false, true, true, true, true, true, false},
+              {},
               {}};
   auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   for (const auto& k : knobs) {
