@@ -76,9 +76,12 @@ void add_trial(const db::TrialRecord& t, const std::map<int64_t, db::Environment
 void read_run(db::Store& store, const db::SweepRecord& run, const std::string& source,
               const std::map<int64_t, db::EnvironmentInfo>& envs, std::vector<HistoryPoint>& out) {
   const Rounds rounds = rounds_for(stored_spec(run), false);
-  const std::vector<ConfigSamples> configs = gather_configs(store, run.id, true, rounds);
+  // The trials read once, for compare's figures and the points' own.
+  const std::vector<StoredTrial> trials = stored_trials(store, run.id, db::TrialFields::all);
+  const std::vector<ConfigSamples> configs = gather_configs(store, run.id, trials, true, rounds);
   std::map<int64_t, Gathered> by_config;
-  for (const auto& t : store.trials(run.id, db::TrialFields::all)) {
+  for (const auto& stored : trials) {
+    const db::TrialRecord& t = stored.row;
     if (t.status != db::TrialStatus::ok || !t.summary || !in_rounds(t, rounds)) continue;
     add_trial(t, envs, by_config[t.plan.config_index]);
   }
