@@ -9,6 +9,9 @@
 
 #include <boost/program_options.hpp>
 
+#include <functional>
+#include <ostream>
+
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,8 +70,12 @@ OpenedSweep open_sweep(const po::variables_map& vm);
 // `run` and `resume`: runs the sweep's unfinished trials with progress, then
 // prints the results table; the exit code (130 when interrupted).
 // to_stderr: its lines go to stderr (a command whose stdout is JSON).
+// end, when given, prints what follows the trials instead (check's
+// verdicts) and returns the exit code; complete is false when Ctrl-C
+// stopped the run.
+using RunEnd = std::function<int(SweepRun& run, bool complete, std::ostream& out)>;
 int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
-              bool to_stderr = false);
+              bool to_stderr = false, const RunEnd& end = {});
 
 // The runner's callbacks that draw progress: each trial's start, events,
 // end and the runner's notices (run, resume, tune).

@@ -29,5 +29,6 @@ int cmd_serve(const Args& args);
 int cmd_settings(const Args& args);
 int cmd_stats(const Args& args);
 int cmd_history(const Args& args);
+int cmd_check(const Args& args);
 
 }  // namespace gpusweep::host

@@ -35,6 +35,7 @@ const std::map<std::string, Command>& commands() {
       {"report", {cmd_report, "write a self-contained HTML report with charts"}},
       {"results", {cmd_results, "print a sweep's trials as a table"}},
       {"history", {cmd_history, "a workload's runs as series, with change points marked"}},
+      {"check", {cmd_check, "base and head builds interleaved: a verdict per config for CI"}},
       {"doctor", {cmd_doctor, "check this machine: CPU, BLAS, LibTorch, GPUs, plugins"}},
       {"tune", {cmd_tune, "race a sweep's space to its best config, with the evidence"}},
       {"tune-batch", {cmd_tune_batch, "find the largest and the fastest batch size"}},

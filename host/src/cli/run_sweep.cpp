@@ -31,7 +31,8 @@ RunnerCallbacks progress_callbacks(Progress& progress, LiveBlocks* live) {
   return cb;
 }
 
-int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request, bool to_stderr) {
+int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request, bool to_stderr,
+              const RunEnd& end) {
   std::ostream& out = to_stderr ? std::cerr : out;
   const SlurmIds slurm = slurm_ids_from_env();
   request.scheduler_job_id = slurm.job_id;
@@ -70,10 +71,8 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
   }
   const RunnerCallbacks cb = progress_callbacks(progress, &live);
   const bool ran_any = !jobs.empty();
-  const double target = spec.measure.precision;
   auto on_look = [&](const SweepRun::Look& look) {
-    std::string line = "after " + std::to_string(look.rounds) +
-                       " rounds: " + precision_summary(look.status, target);
+    std::string line = "after " + std::to_string(look.rounds) + " rounds: " + look.summary;
     line += look.stop.empty() ? "; one more round of " + std::to_string(look.added) + " trials"
                               : "; done: " + look.stop;
     progress.grow(look.added);
@@ -82,6 +81,7 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
   };
   const bool complete = run.execute(std::move(jobs), cb, on_look);
   if (ran_any) progress.done();
+  if (end) return end(run, complete, out);
   const RunResults results = read_results(run.store(), run.record());
   out << "\n" << results_table(run.record(), results);
   if (!complete) {

@@ -28,6 +28,11 @@ struct TrialJob {
   int64_t round = -1;     // its round (the repeat), for adaptive capping; -1: none
   int64_t config = -1;    // its config's index, for capping's leader rule
   std::unique_ptr<TrialCollector> collector;
+  // The plugin build that runs it (PluginInfo::hash), recorded with its
+  // outcome; and a check's build label ("base", "head"; "" otherwise),
+  // which its worker's config does not carry.
+  std::string plugin_hash;
+  std::string build;
 };
 
 struct RunnerCallbacks {

@@ -1,6 +1,7 @@
 // Recording and running a run; see sweep_run.hpp.
 #include "run/sweep_run.hpp"
 
+#include "analysis/check.hpp"
 #include "analysis/compare.hpp"
 #include "analysis/precision.hpp"
 #include "analysis/race.hpp"
@@ -126,7 +127,7 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
     fresh.shard_index = request.shard->index;
     fresh.shard_count = request.shard->count;
   }
-  const int64_t id = store_->create_sweep(fresh, to_rows(plan, info));
+  const int64_t id = store_->create_sweep(fresh, rows_of(plan));
   lock_ = db::RunLock::try_acquire(request.db_path, id);
   if (!lock_) {
     throw UsageError("run " + std::to_string(id) + " of sweep '" + spec.name +
@@ -135,25 +136,65 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
   record_ = *store_->sweep(id);
 }
 
+const PluginInfo& SweepRun::info_for(const Json& config) const {
+  if (request_.builds.empty()) return info_;
+  const auto it = config.find(kBuildKey);
+  if (it != config.end() && it->is_string()) {
+    const auto b = request_.builds.find(it->get<std::string>());
+    if (b != request_.builds.end()) return b->second.info;
+  }
+  throw Error("a config of check '" + spec_.name + "' names no build of this check: " +
+              config.dump());
+}
+
+std::string SweepRun::worker_config(const Json& config) const {
+  if (request_.builds.empty()) return config.dump();
+  Json c = without_build(config);
+  const auto& build = request_.builds.at(config.at(kBuildKey).get<std::string>());
+  for (const auto& [key, value] : build.selection.items()) c[key] = value;
+  return c.dump();
+}
+
+std::vector<db::TrialPlan> SweepRun::rows_of(const std::vector<PlannedTrial>& plan) const {
+  std::vector<db::TrialPlan> rows;
+  rows.reserve(plan.size());
+  for (const auto& p : plan) {
+    rows.push_back(trial_row(info_for(p.config), p.ordinal, p.config_index, p.repeat, p.config));
+  }
+  return rows;
+}
+
+std::vector<Json> SweepRun::planned_configs(const std::vector<TrialJob>& jobs) {
+  std::vector<Json> configs;
+  configs.reserve(jobs.size());
+  for (const auto& j : jobs) {
+    Json c = Json::parse(j.worker.config_json);
+    if (!j.build.empty()) c[kBuildKey] = j.build;
+    configs.push_back(std::move(c));
+  }
+  return configs;
+}
+
 void SweepRun::check_plugin_build(int64_t run_id) {
   for (const auto& t : store_->trials(run_id)) {
     // Only results count: a trial that has not finished is run afresh.
     if (t.status == db::TrialStatus::pending || t.status == db::TrialStatus::interrupted) continue;
+    const PluginInfo& info = info_for(Json::parse(t.plan.config_json));
     const std::string& ran = t.run_plugin_hash.value_or(t.plan.plugin_hash);
-    if (ran == info_.hash) continue;
-    if (t.plan.plugin_version != info_.manifest.version) {
+    if (ran == info.hash) continue;
+    if (t.plan.plugin_version != info.manifest.version) {
       throw UsageError("cannot continue run " + std::to_string(run_id) + " of sweep '" +
                        spec_.name + "': its trials ran workload version " + t.plan.plugin_version +
-                       ", and the workload found now (" + info_.file.path + ") is version " +
-                       info_.manifest.version +
+                       ", and the workload found now (" + info.file.path + ") is version " +
+                       info.manifest.version +
                        " (for a Python workload: its module or a module it imports from its "
                        "folder changed). Put the old version back, start a new run (without "
                        "--resume), or pass --allow-plugin-change to mix them");
     }
     throw UsageError("cannot continue run " + std::to_string(run_id) + " of sweep '" + spec_.name +
                      "': its trials are of plugin build " + ran.substr(0, 12) + " (" +
-                     t.plan.plugin_path + "), and the plugin found now, " + info_.file.path +
-                     ", is build " + info_.hash.substr(0, 12) +
+                     t.plan.plugin_path + "), and the plugin found now, " + info.file.path +
+                     ", is build " + info.hash.substr(0, 12) +
                      ": a rebuilt plugin may measure something else. Put the old build back, "
                      "start a new run (without --resume), or pass --allow-plugin-change to mix "
                      "them (each trial records the build that ran it)");
@@ -185,11 +226,15 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
       job.label += " repeat " + std::to_string(t.plan.repeat + 1);
     }
     if (!settings.empty()) job.label += ": " + settings;
-    job.worker.plugin_path = info_.file.path;
-    job.worker.config_json = t.plan.config_json;
+    const Json planned = Json::parse(t.plan.config_json);
+    const PluginInfo& info = info_for(planned);
+    job.worker.plugin_path = info.file.path;
+    job.worker.config_json = worker_config(planned);
+    job.plugin_hash = info.hash;
+    if (!request_.builds.empty()) job.build = planned.at(kBuildKey).get<std::string>();
     std::optional<uint64_t> seed;
     if (seed_param != nullptr && t.plan.repeat > 0) {
-      Json config = Json::parse(t.plan.config_json);
+      Json config = Json::parse(job.worker.config_json);
       auto it = config.find("seed");
       if (it != config.end() && it->is_number_unsigned()) {
         const auto low = static_cast<uint64_t>(std::max(0.0, seed_param->min.value_or(0)));
@@ -205,7 +250,7 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
     job.silence_s = spec_.measure.silence_s;
     job.round = t.plan.repeat;
     job.config = t.plan.config_index;
-    job.collector = std::make_unique<TrialCollector>(info_.manifest, spec_.measure);
+    job.collector = std::make_unique<TrialCollector>(info.manifest, spec_.measure);
     // The seed it trained from, when not the config's (measure.vary_seed).
     if (seed) job.collector->add_stat(host_stat::seed, static_cast<double>(*seed));
     jobs.push_back(std::move(job));
@@ -288,9 +333,7 @@ InterleavePlan plan_interleave(const MeasureSpec& measure, const std::vector<Jso
 
 const InterleavePlan& SweepRun::interleave_plan(const std::vector<TrialJob>& jobs) {
   if (!interleave_) {
-    std::vector<Json> configs;
-    for (const auto& j : jobs) configs.push_back(Json::parse(j.worker.config_json));
-    interleave_ = plan_execution(spec_.measure, configs, request_);
+    interleave_ = plan_execution(spec_.measure, planned_configs(jobs), request_);
   }
   return *interleave_;
 }
@@ -399,7 +442,7 @@ bool SweepRun::probe_gpu_footprint(const std::vector<TrialJob>& jobs,
   probe.worker.measure_json = measure.to_json().dump();
   probe.timeout_s = spec_.measure.timeout_s;
   probe.silence_s = spec_.measure.silence_s;
-  probe.collector = std::make_unique<TrialCollector>(info_.manifest, measure);
+  probe.collector = std::make_unique<TrialCollector>(info_for(planned_configs(jobs).front()).manifest, measure);
   std::vector<db::MetricSample> metrics;
   RunnerCallbacks cb;
   cb.on_finish = [&metrics](const TrialJob&, db::TrialOutcome&& o) { metrics = o.metrics; };
@@ -410,7 +453,7 @@ bool SweepRun::probe_gpu_footprint(const std::vector<TrialJob>& jobs,
                 Capping{});
   if (!runner.run(std::move(one), cb)) return false;
   std::set<std::string> distinct;
-  for (const auto& j : jobs) distinct.insert(j.worker.config_json);
+  for (const auto& c : planned_configs(jobs)) distinct.insert(c.dump());
   const GpuWindow w = gpu_window(metrics, Nvml::shared(), distinct.size());
   gpu_window_ = w.window;
   if (callbacks.on_notice) callbacks.on_notice(w.note);
@@ -424,9 +467,7 @@ bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
     if (!gpu_window_ && !probe_gpu_footprint(jobs, callbacks)) return false;
     if (interleave_->interleave.window != *gpu_window_) {
       interleave_->interleave.window = *gpu_window_;
-      std::vector<Json> configs;
-      for (const auto& j : jobs) configs.push_back(Json::parse(j.worker.config_json));
-      interleave_->gpus = gpus_for(request_, *gpu_window_, configs);
+      interleave_->gpus = gpus_for(request_, *gpu_window_, planned_configs(jobs));
     }
   }
   const InterleavePlan& plan = *interleave_;
@@ -440,13 +481,19 @@ bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
     label_shared_oom(o, plan.gpus);
     o.slurm_job_id = request_.scheduler_job_id;
     o.slurm_task_id = request_.scheduler_task_id;
-    o.run_plugin_hash = info_.hash;
+    o.run_plugin_hash = j.plugin_hash;
     store_->commit_trial(j.trial_id, o);
     if (then) then(j, std::move(o));
   };
   Runner runner(worker_executable(), request_.jobs, request_.fork_server, plan.interleave,
                 plan.gpus, capping());
   return runner.run(std::move(jobs), callbacks);
+}
+
+PrecisionStatus SweepRun::look_status(int look, const std::set<int64_t>& done) {
+  const auto configs = gather_configs(*store_, record_.id);
+  if (!spec_.check.is_null()) return check_status(configs, check_options(spec_.check), done);
+  return precision_status(configs, spec_.baseline, spec_.measure.precision, look, done);
 }
 
 // Long by design: the loop of rounds until precise reads top to bottom: look,
@@ -468,8 +515,9 @@ bool SweepRun::precision_rounds(const RunnerCallbacks& callbacks, const LookCall
     Look look;
     look.index = static_cast<int>(max_repeat + 2 - m.repeats);
     look.rounds = max_repeat + 1;
-    look.status = precision_status(gather_configs(*store_, record_.id), spec_.baseline, m.precision,
-                                   look.index, done);
+    look.status = look_status(look.index, done);
+    look.summary = spec_.check.is_null() ? precision_summary(look.status, m.precision)
+                                         : check_summary(look.status);
     for (const auto& c : look.status.configs) {
       if (c.done()) done.insert(c.config_index);
     }
@@ -483,11 +531,13 @@ bool SweepRun::precision_rounds(const RunnerCallbacks& callbacks, const LookCall
     std::vector<db::TrialPlan> round;
     for (uint64_t c : round_order(configs, m.order_seed, max_repeat + 1)) {
       const auto index = static_cast<int64_t>(c);
-      round.push_back(trial_row(info_, ordinal + static_cast<int64_t>(round.size()), index,
-                                max_repeat + 1, Json::parse(config_of[index])));
+      const Json config = Json::parse(config_of[index]);
+      round.push_back(trial_row(info_for(config), ordinal + static_cast<int64_t>(round.size()),
+                                index, max_repeat + 1, config));
     }
     if (look.status.done) {
-      look.stop = "every config is within the target or clearly apart";
+      look.stop = spec_.check.is_null() ? "every config is within the target or clearly apart"
+                                        : "every config is decided";
     } else if (look.rounds >= kMaxRounds) {
       look.stop = "the most rounds a run adds (" + std::to_string(kMaxRounds) + ") are done";
     } else if (elapsed + round_s * static_cast<double>(round.size()) /
@@ -497,7 +547,7 @@ bool SweepRun::precision_rounds(const RunnerCallbacks& callbacks, const LookCall
                   fixed(m.budget_s, 0) + " s spent)";
     }
     look.added = look.stop.empty() ? round.size() : 0;
-    if (look.index == 1 && !look.status.done) {
+    if (look.index == 1 && !look.status.done && spec_.check.is_null()) {
       const double open_round_s = round_s * static_cast<double>(round.size()) /
                                   static_cast<double>(std::max<size_t>(1, config_of.size()));
       look.forecast =
@@ -534,7 +584,7 @@ bool SweepRun::execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks,
   const auto started = Clock::now();
   const size_t first = jobs.size();
   bool complete = run_jobs(std::move(jobs), callbacks);
-  if (complete && spec_.measure.precision > 0) {
+  if (complete && (spec_.measure.precision > 0 || !spec_.check.is_null())) {
     // What one round (one repeat of every config) took in the first batch.
     const double first_s = std::chrono::duration<double>(Clock::now() - started).count();
     const double per_round =

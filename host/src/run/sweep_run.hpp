@@ -16,7 +16,9 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,14 @@ std::vector<db::TrialPlan> to_rows(const std::vector<PlannedTrial>& plan, const 
 // created is removed again when setting it up fails (on a full disk, say), so
 // that a failed first run leaves no half-made file behind.
 void open_results(std::optional<db::Store>& store, const std::string& path);
+
+// One build of a check (analysis/check.hpp): the plugin that runs the
+// configs whose "build" names it, and the settings it adds to their workers'
+// configs (a Python build's module: the bridge plugin is the same file).
+struct RunBuild {
+  PluginInfo info;
+  Json selection = Json::object();
+};
 
 struct RunRequest {
   std::string db_path;
@@ -58,6 +68,9 @@ struct RunRequest {
   // run --gpus LIST: the GPUs the workers get, one each (spec/gpus.hpp);
   // none: all visible ones when --jobs > 1 puts trials on GPUs at once.
   std::optional<std::string> gpus;
+  // A check's builds by label; empty for any other run. Each config's
+  // "build" key picks one; the worker's config goes without it.
+  std::map<std::string, RunBuild> builds;
 };
 
 // Throws UsageError for --jobs outside 1..256.
@@ -124,6 +137,7 @@ class SweepRun {
     PrecisionStatus status;
     size_t added = 0;  // trials of the next round
     std::string stop;  // why no round follows; "" when one does
+    std::string summary;  // the look in a line (precision_summary, check_summary)
     // At the first look, when the budget looks too small for the target at
     // the configs' present spread: by how much, and what would do; else "".
     std::string forecast;
@@ -167,6 +181,19 @@ class SweepRun {
   // Throws UsageError when a trial of the run is of another plugin build
   // than the one loaded now: a rebuilt plugin may measure something else.
   void check_plugin_build(int64_t run_id);
+  // The build that runs a config: the check's build its "build" key names,
+  // else the run's plugin.
+  const PluginInfo& info_for(const Json& config) const;
+  // What the worker gets as its config: without a check's build key, with
+  // the build's selection.
+  std::string worker_config(const Json& config) const;
+  std::vector<db::TrialPlan> rows_of(const std::vector<PlannedTrial>& plan) const;
+  // The configs of jobs as planned (a check's build key included), for the
+  // interleave plan and the footprint probe: two builds of one config are
+  // two configs that take turns.
+  static std::vector<Json> planned_configs(const std::vector<TrialJob>& jobs);
+  // After a round: the configs done (precise, apart, decided) so far.
+  PrecisionStatus look_status(int look, const std::set<int64_t>& done);
   bool precision_rounds(const RunnerCallbacks& callbacks, const LookCallback& on_look,
                         Clock::time_point started, double first_round_s);
 

@@ -151,6 +151,9 @@ struct SweepSpec {
   // `gpusweep tune`'s settings as the file gives them (spec/tune.hpp's
   // parse_tune reads them); null when the file has none.
   Json tune;
+  // A check's two builds and tolerances (`gpusweep check` writes it, with a
+  // grid axis "build": ["base", "head"]); null for any other run.
+  Json check;
   // The base keys a command's --set gave (apply_overrides): an error in
   // one is told against --set, not the file.
   std::vector<std::string> overridden;

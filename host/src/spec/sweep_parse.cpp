@@ -42,7 +42,7 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "workload", "description", "base",
                                            "grid", "measure",  "baseline",    "claims",
-                                           "tune", "$comment"};
+                                           "tune", "check", "$comment"};
 
 // "line L, column C" of a byte offset in text.
 std::string position_of(const std::string& text, size_t offset) {
@@ -230,6 +230,7 @@ Json SweepSpec::to_json() const {
     for (const auto& c : claims) j["claims"].push_back(c.to_json());
   }
   if (!tune.is_null()) j["tune"] = tune;
+  if (!check.is_null()) j["check"] = check;
   return j;
 }
 
@@ -281,6 +282,10 @@ SweepSpec parse_sweep(const std::string& text, const std::string& source) {
   if (auto it = j.find("tune"); it != j.end()) {
     parse_tune(source, *it);  // refused here, with the sweep file's other mistakes
     s.tune = *it;
+  }
+  if (auto it = j.find("check"); it != j.end()) {
+    if (!it->is_object()) usage(source, "check", "expected an object, got " + it->dump());
+    s.check = *it;
   }
   if (auto it = j.find("measure"); it != j.end()) s.measure = parse_measure(source, *it);
   if (auto it = j.find("claims"); it != j.end()) {

@@ -111,6 +111,14 @@ void validate_claims(
 }  // namespace
 
 void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
+  if (!spec.check.is_null()) {
+    // Only `gpusweep check` runs two builds; any other command would hand
+    // the build axis to the workload as one of its settings.
+    usage(spec.source, "check",
+          "this sweep is a check of two builds (written by gpusweep check): continue it with "
+          "`gpusweep check SWEEP --base PATH --head PATH --resume`, or drop \"check\" to run "
+          "the sweep as it is");
+  }
   // The size first: a billion-config grid is refused with its count, before
   // any per-value work.
   const uint64_t n = grid_size(spec);

@@ -1,0 +1,117 @@
+// gpusweep check through the real binary: two builds of the spin_build
+// fixture (tests/fixtures/plugins/spin_build.cpp), one 5% slower a step,
+// judged in one interleaved run; an identical build from another folder
+// passes; every refusal named before anything runs.
+#include "harness.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <string>
+
+using Catch::Matchers::Contains;
+using gpusweep::test::Sandbox;
+
+namespace {
+
+const std::string kBase = GPUSWEEP_FIXTURE_BUILD_BASE;
+const std::string kSame = GPUSWEEP_FIXTURE_BUILD_SAME;
+const std::string kSlow5 = GPUSWEEP_FIXTURE_BUILD_SLOW5;
+const std::string kExtra = GPUSWEEP_FIXTURE_BUILD_EXTRA;
+
+// Two configs, blocks of 20 steps of 0.3 or 0.6 ms: a round is a second.
+const char* kSweep = R"({"name": "spin_check", "workload": "spin_build",
+  "grid": {"spin_us": [300, 600]},
+  "measure": {"warmup_steps": 5, "steps_per_block": 20, "blocks": 5, "repeats": 3}})";
+
+}  // namespace
+
+TEST_CASE("check calls a build 5% slower a step a regression and exits 1", "[integration]") {
+  Sandbox box;
+  box.write("s.json", kSweep);
+  const auto r = box.gpusweep("check s.json --db results.db --base " + kBase + " --head " + kSlow5 +
+                              " --budget-s 120 --head-label slower --output verdict.xml "
+                              "--format junit");
+  INFO(r.output);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.output, Contains("check 'spin_check' (run 1): regression"));
+  CHECK_THAT(r.output, Contains("head slower: "));
+  // Both configs, each with its own verdict and the build's slowdown.
+  CHECK_THAT(r.output, Contains("spin_us=300"));
+  CHECK_THAT(r.output, Contains("spin_us=600"));
+  CHECK_THAT(r.output, Contains("exit 1: regression"));
+  // Each trial ran, and records, the build its config names.
+  CHECK(box.count("SELECT count(DISTINCT plugin_hash) FROM trials") == 2);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE plugin_path LIKE '%/slow5/%' AND "
+                  "json_extract(config_json, '$.build') != 'head'") == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE plugin_path LIKE '%/base/%' AND "
+                  "json_extract(config_json, '$.build') != 'base'") == 0);
+  CHECK(box.count("SELECT count(*) FROM trials WHERE status != 'ok'") == 0);
+  const std::string junit = box.read("verdict.xml");
+  CHECK_THAT(junit, Contains("<testsuites name=\"gpusweep check spin_check\" tests=\"2\" "
+                             "failures=\"2\""));
+  CHECK_THAT(junit, Contains("<failure message=\"regression: "));
+
+  // The run is a run like any other: compare shows the two builds apart.
+  const auto cmp = box.gpusweep("compare --db results.db --sweep spin_check --format json");
+  INFO(cmp.output);
+  CHECK(cmp.code == 0);
+  CHECK_THAT(cmp.output, Contains("\"build\": \"head\""));
+}
+
+TEST_CASE("check passes an identical build from another folder and says so in JSON",
+          "[integration]") {
+  Sandbox box;
+  box.write("s.json", kSweep);
+  const auto r = box.gpusweep("check s.json --db results.db --base " + kBase + " --head " + kSame +
+                              " --budget-s 120 --format json --output v.json");
+  INFO(r.output);
+  CHECK(r.code == 0);
+  const auto j = nlohmann::json::parse(box.read("v.json"));
+  CHECK(j["verdict"] == "no regression");
+  CHECK(j["exit"] == 0);
+  REQUIRE(j["configs"].size() == 2);
+  for (const auto& c : j["configs"]) {
+    CHECK(c["verdict"] == "no regression");
+    // Well within the tolerance on both sides.
+    CHECK(c["low"].get<double>() > 0.98);
+    CHECK(c["high"].get<double>() < 1.02);
+  }
+  CHECK(j["base"]["hash"] == j["head"]["hash"]);
+  CHECK(j["base"]["path"] != j["head"]["path"]);
+}
+
+TEST_CASE("check refuses, before anything runs, what cannot be a check", "[integration]") {
+  Sandbox box;
+  box.write("s.json", kSweep);
+  const std::string plugins = GPUSWEEP_TEST_PLUGIN_DIR;
+  auto refused = [&](const std::string& args, const std::string& why) {
+    const auto r = box.gpusweep("check --db results.db " + args);
+    INFO(args << "\n" << r.output);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.output, Contains(why));
+    CHECK_FALSE(std::filesystem::exists(box.db()));
+  };
+  refused("s.json --base " + kBase + " --head " + kBase,
+          "--base and --head are the same file (" + kBase +
+              "): pass --allow-same for an A/A check");
+  refused("s.json --base " + kBase + " --head " + plugins + "/gpusweep_faults.so",
+          "is workload 'spin_build' and --head " + plugins +
+              "/gpusweep_faults.so is 'faults': a check compares two builds of one workload");
+  refused("s.json --base " + kBase + " --head " + plugins + "/gpusweep_bad_major.so",
+          "does not load: it was built for plugin ABI 2.0");
+  refused("s.json --base " + kBase + " --head " + plugins + "/gpusweep_no_entry.so",
+          "/gpusweep_no_entry.so does not load: ");
+  refused("s.json --base " + kBase + " --head " + box.path("nowhere"),
+          "--head " + box.path("nowhere") + ": no such file or folder");
+  box.write("u.json", R"({"name": "u", "workload": "spin_build", "base": {"unroll": 2},
+    "measure": {"repeats": 3}})");
+  refused("u.json --base " + kExtra + " --head " + kBase,
+          "the head build (" + kBase + ") cannot run the sweep: ");
+  refused("u.json --base " + kExtra + " --head " + kBase,
+          "'unroll' is not a setting of workload 'spin_build'");
+  refused("s.json --base " + kBase + " --head " + kSame + " --tolerance 5",
+          "--tolerance 5: give a percentage (2%) or a fraction (0.02)");
+  refused("s.json --base " + kBase + " --head " + kSame + " --set measure.repeats=2",
+          "give 3 or more (--set measure.repeats=3)");
+}
