@@ -417,7 +417,7 @@ std::vector<Condition> conditions() {
 [[noreturn]] void usage() {
   std::cerr
       << "usage: check_sim [--checks N] [--rounds R] [--seed S] [--configs K] [--blocks B] "
-         "[--process-sd X] [--block-sd X] [--position-rounds all|first|later] [--only SUBSTRING]\n";
+         "[--process-sd X] [--block-sd X] [--tolerance X] [--position-rounds all|first|later] [--only SUBSTRING]\n";
   std::exit(2);
 }
 
@@ -444,6 +444,8 @@ int main(int argc, char** argv) {
       m.blocks = std::atoi(v);
     } else if (a == "--process-sd") {
       m.process_sd = std::atof(v);
+    } else if (a == "--tolerance") {
+      m.tolerance = std::atof(v);
     } else if (a == "--block-sd") {
       m.block_sd = std::atof(v);
     } else if (a == "--position-rounds") {

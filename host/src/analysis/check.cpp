@@ -68,23 +68,28 @@ void judge_throughput(CheckPair& p, const CheckOptions& o) {
     }
     return;
   }
-  if (!p.ratio) {
-    p.reason = "no ratio yet (too few blocks)";
+  // A verdict needs the process-to-process spread: three repeats paired
+  // (one process a side, or failures that left repeats unpaired, give an
+  // interval that cannot see it).
+  if (!p.ratio || p.ratio->design != RatioDesign::repeats || p.ratio->repeats < kFewRepeats) {
+    p.reason = "fewer than " + std::to_string(kFewRepeats) +
+               " repeats of both builds paired yet: no verdict";
+    if (p.ratio) p.reason = change_text(*p.ratio) + "; " + p.reason;
     return;
   }
   const RatioEstimate& e = *p.ratio;
   const std::string change = change_text(e);
-  if (e.high < 1 && e.ratio < 1 - o.tolerance) {
+  if (e.high < 1 - o.tolerance) {
     p.throughput = CheckVerdict::regression;
-    p.reason = change + ": beyond the " + tol + " tolerance";
-  } else if (e.low > 1 && e.ratio > 1 + o.tolerance) {
+    p.reason = change + ": slower beyond the " + tol + " tolerance";
+  } else if (e.low > 1 + o.tolerance) {
     p.throughput = CheckVerdict::improvement;
-    p.reason = change + ": beyond the " + tol + " tolerance";
+    p.reason = change + ": faster beyond the " + tol + " tolerance";
   } else if (e.low > 1 - o.tolerance) {
     p.throughput = CheckVerdict::no_regression;
     p.reason = change + ": a slowdown beyond " + tol + " ruled out";
   } else {
-    p.reason = change + ": not yet sure whether beyond the " + tol + " tolerance";
+    p.reason = change + ": not yet sure whether slower beyond the " + tol + " tolerance";
   }
 }
 

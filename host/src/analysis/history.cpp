@@ -1,6 +1,7 @@
 // A workload's runs as series with change points; see history.hpp.
 #include "analysis/history.hpp"
 
+#include "analysis/check.hpp"
 #include "analysis/compare.hpp"
 #include "analysis/significance.hpp"
 #include "analysis/stored.hpp"
@@ -75,7 +76,8 @@ void add_trial(const db::TrialRecord& t, const std::map<int64_t, db::Environment
 // Each config of one finished run with a throughput, a point each.
 void read_run(db::Store& store, const db::SweepRecord& run, const std::string& source,
               const std::map<int64_t, db::EnvironmentInfo>& envs, std::vector<HistoryPoint>& out) {
-  const Rounds rounds = rounds_for(stored_spec(run), false);
+  const SweepSpec spec = stored_spec(run);
+  const Rounds rounds = rounds_for(spec, false);
   // The trials read once, for compare's figures and the points' own.
   const std::vector<StoredTrial> trials = stored_trials(store, run.id, db::TrialFields::all);
   const std::vector<ConfigSamples> configs = gather_configs(store, run.id, trials, true, rounds);
@@ -95,7 +97,9 @@ void read_run(db::Store& store, const db::SweepRecord& run, const std::string& s
     p.run_name = run.name;
     p.created_at = run.created_at;
     p.workload = run.workload;
-    p.config = c.config;
+    // A check's two builds of a config are two points of the config's one
+    // series, each named by its build's label.
+    p.config = without_build(c.config);
     p.config_index = c.config_index;
     p.unit = c.unit;
     p.throughput = *throughput;
@@ -105,6 +109,11 @@ void read_run(db::Store& store, const db::SweepRecord& run, const std::string& s
     p.versions = {join_distinct(g->second.torch), join_distinct(g->second.cuda),
                   join_distinct(g->second.driver), join_distinct(g->second.gpusweep),
                   join_distinct(g->second.builds)};
+    if (const auto b = c.config.find(kBuildKey); b != c.config.end() && spec.check.is_object()) {
+      const std::string label =
+          spec.check.value(b->get<std::string>(), Json::object()).value("label", "");
+      if (!label.empty()) p.versions.build = label + " (" + p.versions.build + ")";
+    }
     out.push_back(std::move(p));
   }
 }

@@ -35,8 +35,8 @@ po::options_description check_options_description() {
       "base-label", po::value<std::string>(),
       "a name for base (default: its git commit, +dirty, where it lies in a git work tree)")(
       "head-label", po::value<std::string>(), "a name for head (default as --base-label)")(
-      "tolerance", po::value<std::string>()->default_value("2%"),
-      "the smallest throughput change called a regression or improvement (2% or 0.02)")(
+      "tolerance", po::value<std::string>()->default_value("3%"),
+      "the throughput change a regression or improvement must surely exceed (3% or 0.03)")(
       "memory-tolerance", po::value<std::string>()->default_value("10%"),
       "peak memory growth beyond this is a regression")(
       "max-quality-loss", po::value<std::string>()->default_value("1%"),
@@ -60,7 +60,7 @@ po::options_description check_options_description() {
   return o;
 }
 
-// "2%" or "0.02" as a fraction in (0, 1).
+// "3%" or "0.03" as a fraction in (0, 1).
 double fraction_option(const po::variables_map& vm, const char* name) {
   std::string text = vm[name].as<std::string>();
   const bool percent = !text.empty() && text.back() == '%';
@@ -75,7 +75,7 @@ double fraction_option(const po::variables_map& vm, const char* name) {
   if (percent) v /= 100;
   if (!(v > 0 && v < 1)) {
     throw UsageError(std::string("--") + name + " " + vm[name].as<std::string>() +
-                     ": give a percentage (2%) or a fraction (0.02), above 0 and below 100%");
+                     ": give a percentage (3%) or a fraction (0.03), above 0 and below 100%");
   }
   return v;
 }
@@ -234,7 +234,7 @@ int cmd_check(const Args& args) {
   pos.add("sweep", 1);
   auto p = parse_command(
       "check",
-      "SWEEP.json --base PATH --head PATH [--tolerance 2%] [--budget-s 300]\n"
+      "SWEEP.json --base PATH --head PATH [--tolerance 3%] [--budget-s 300]\n"
       "       [--format text|md|json|junit] [--output FILE] [--inconclusive pass|fail]\n"
       "       [--base-label L] [--head-label L] [--allow-same] [--db FILE] [--resume]",
       "Runs every config of the sweep under two builds of its workload, base and head,\n"
@@ -247,10 +247,10 @@ int cmd_check(const Args& args) {
       "measure.precision and budget_s do not apply to a check).\n\n"
       "Per config, with r = head/base throughput and its interval at 98.5% (the level\n"
       "that keeps 95% coverage when rounds stop once decided):\n"
-      "  regression     the interval lies below 1 and r < 1 - tolerance\n"
-      "  improvement    the interval lies above 1 and r > 1 + tolerance\n"
+      "  regression     the interval lies wholly below 1 - tolerance\n"
+      "  improvement    the interval lies wholly above 1 + tolerance\n"
       "  no regression  the interval rules out a slowdown beyond the tolerance\n"
-      "  inconclusive   none of these when the budget ended\n"
+      "  inconclusive   the interval straddles 1 - tolerance when the budget ended\n"
       "Quality worse beyond --max-quality-loss (non-inferiority, as compare's) or\n"
       "peak memory beyond --memory-tolerance makes any config a regression. The run\n"
       "is in the database like any other: compare, report and serve show it.\n\n"

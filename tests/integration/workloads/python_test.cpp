@@ -442,3 +442,60 @@ TEST_CASE("the docs' Python example runs as written, and its grad_accum trials a
   CHECK_THAT(trial.output, Contains("failed: step(): gpusweep.SettingIgnored: grad_accum=4 did "
                                     "nothing: the first 2 steps ran 1, 1 backward pass(es)"));
 }
+
+TEST_CASE("check judges two versions of a Python step as it judges two plugin builds",
+          "[integration][torch][python]") {
+  Sandbox box;
+  // The step busy-waits: v2 waits 15% longer, v1_again is v1 in another file.
+  const std::string module = R"(import time
+import gpusweep
+
+MANIFEST = gpusweep.Manifest(name="spin", unit="steps", description="busy-waits a step",
+                             quality=gpusweep.Quality("quality"), batch_size=1)
+WAIT_S = %WAIT%
+
+
+class Spin:
+    def __init__(self, config):
+        pass
+
+    def step(self):
+        end = time.perf_counter() + WAIT_S
+        while time.perf_counter() < end:
+            pass
+        return 1
+
+    def evaluate(self):
+        return {"quality": 1.0}
+
+
+def create(config):
+    return Spin(config)
+)";
+  auto with_wait = [&](const std::string& wait) {
+    std::string text = module;
+    text.replace(text.find("%WAIT%"), 6, wait);
+    return text;
+  };
+  box.write("step_v1.py", with_wait("0.002"));
+  box.write("step_v1_again.py", with_wait("0.002"));
+  box.write("step_v2.py", with_wait("0.0023"));
+  box.write("p.json", R"({"name": "pycheck", "workload": "python",
+    "base": {"device": "cpu", "threads": 1},
+    "measure": {"warmup_steps": 3, "block_s": 0.1, "blocks": 5, "repeats": 3,
+                "timeout_s": 120}})");
+  const auto slower = box.gpusweep(
+      "check p.json --db results.db --base step_v1.py --head step_v2.py --budget-s 120");
+  INFO(slower.output);
+  CHECK(slower.code == 1);
+  CHECK_THAT(slower.output, Contains("check 'pycheck' (run 1): regression"));
+  CHECK_THAT(slower.output, Contains("/step_v2.py (version 1.0.0+"));
+  // Each trial ran the module of its build.
+  CHECK(box.count("SELECT count(DISTINCT plugin_hash) FROM trials") == 2);
+
+  const auto same = box.gpusweep("check p.json --db results.db --base step_v1.py --head "
+                                 "step_v1_again.py --budget-s 120 --format json");
+  INFO(same.output);
+  CHECK(same.code == 0);
+  CHECK_THAT(same.output, Contains("\"verdict\": \"no regression\""));
+}
