@@ -415,9 +415,9 @@ std::vector<Condition> conditions() {
 }
 
 [[noreturn]] void usage() {
-  std::cerr
-      << "usage: check_sim [--checks N] [--rounds R] [--seed S] [--configs K] [--blocks B] "
-         "[--process-sd X] [--block-sd X] [--tolerance X] [--position-rounds all|first|later] [--only SUBSTRING]\n";
+  std::cerr << "usage: check_sim [--checks N] [--rounds R] [--seed S] [--configs K] [--blocks B] "
+               "[--process-sd X] [--block-sd X] [--tolerance X] [--position-rounds "
+               "all|first|later] [--only SUBSTRING]\n";
   std::exit(2);
 }
 

@@ -1,7 +1,9 @@
 // gpusweep check through the real binary: two builds of the spin_build
 // fixture (tests/fixtures/plugins/spin_build.cpp), one 5% slower a step,
 // judged in one interleaved run; an identical build from another folder
-// passes; every refusal named before anything runs.
+// passes; every refusal named before anything runs. The measured ones run
+// alone ([serial]): a spinning step beside another test's processes on two
+// cores varied by 30-40% a block, and the checks ran out of budget.
 #include "harness.hpp"
 
 #include <nlohmann/json.hpp>
@@ -27,7 +29,8 @@ const char* kSweep = R"({"name": "spin_check", "workload": "spin_build",
 
 }  // namespace
 
-TEST_CASE("check calls a build 5% slower a step a regression and exits 1", "[integration]") {
+TEST_CASE("check calls a build 5% slower a step a regression and exits 1",
+          "[integration][serial]") {
   Sandbox box;
   box.write("s.json", kSweep);
   const auto r = box.gpusweep("check s.json --db results.db --base " + kBase + " --head " + kSlow5 +
@@ -61,7 +64,7 @@ TEST_CASE("check calls a build 5% slower a step a regression and exits 1", "[int
 }
 
 TEST_CASE("check passes an identical build from another folder and says so in JSON",
-          "[integration]") {
+          "[integration][serial]") {
   Sandbox box;
   box.write("s.json", kSweep);
   const auto r = box.gpusweep("check s.json --db results.db --base " + kBase + " --head " + kSame +
@@ -92,9 +95,9 @@ TEST_CASE("check refuses, before anything runs, what cannot be a check", "[integ
     CHECK_THAT(r.output, Contains(why));
     CHECK_FALSE(std::filesystem::exists(box.db()));
   };
-  refused("s.json --base " + kBase + " --head " + kBase,
-          "--base and --head are the same file (" + kBase +
-              "): pass --allow-same for an A/A check");
+  refused(
+      "s.json --base " + kBase + " --head " + kBase,
+      "--base and --head are the same file (" + kBase + "): pass --allow-same for an A/A check");
   refused("s.json --base " + kBase + " --head " + plugins + "/gpusweep_faults.so",
           "is workload 'spin_build' and --head " + plugins +
               "/gpusweep_faults.so is 'faults': a check compares two builds of one workload");

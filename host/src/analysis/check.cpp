@@ -96,8 +96,8 @@ void judge_throughput(CheckPair& p, const CheckOptions& o) {
 void judge_guards(CheckPair& p, const CheckOptions& o, const ConfigSamples& base,
                   const ConfigSamples& head) {
   if (base.higher_is_better && !base.quality.empty() && !head.quality.empty()) {
-    p.quality = compare_quality(base.quality, head.quality, *base.higher_is_better,
-                                o.max_quality_loss);
+    p.quality =
+        compare_quality(base.quality, head.quality, *base.higher_is_better, o.max_quality_loss);
   }
   if (p.quality) {
     if (p.quality->verdict == QualityVerdict::inferior) {
@@ -223,8 +223,8 @@ std::string check_summary(const PrecisionStatus& s) {
     ++pairs;
     done += c.done();
   }
-  std::string out = std::to_string(done / 2) + " of " + std::to_string(pairs / 2) +
-                    " configs decided";
+  std::string out =
+      std::to_string(done / 2) + " of " + std::to_string(pairs / 2) + " configs decided";
   if (!std::isnan(s.widest_half_width)) {
     out += "; widest open ±" + fixed(100 * s.widest_half_width, 1) + "% (#" +
            std::to_string(s.widest_config + 1) + ")";

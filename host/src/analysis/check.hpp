@@ -36,19 +36,17 @@
 
 namespace gpusweep::host {
 
-// The host's grid key that names a check's build, and its two values.
-inline constexpr char kBuildKey[] = "build";
-inline constexpr char kBaseBuild[] = "base";
-inline constexpr char kHeadBuild[] = "head";
-
 // The default throughput tolerance (a ratio's distance from 1). Simulated
 // checks of 4 configs at this machine's spread (processes 1.5% apart, at most
 // 20 rounds: bench/results/2026-11-28-check-simulated.md): at 3%, A/A checks
-// end undecided in 0-10% of runs under position effects, drift, heavy tails
-// and failures, with false alarms at most 0.2%, and a 5% slowdown is caught
-// in at least 99.8%; at 2%, 23-71% of A/A checks ended undecided.
+// ended undecided in 0.1-10.7% of runs under position effects, drift, heavy
+// tails and failures, false alarms in at most 0.2%, and a 5% slowdown was
+// caught in at least 99.8%; at 2%, 16.7-71.2% of A/A checks ended undecided.
 constexpr double kDefaultCheckTolerance = 0.03;
 constexpr double kDefaultMemoryTolerance = 0.10;
+// Seconds of measuring before a check calls its undecided configs
+// inconclusive: about 20 rounds of the quickstart's 8 trials.
+constexpr double kDefaultCheckBudgetS = 300;
 
 struct CheckOptions {
   double tolerance = kDefaultCheckTolerance;
@@ -71,7 +69,7 @@ struct CheckPair {
   std::optional<QualityComparison> quality;
   std::optional<double> memory_ratio;  // head's peak memory over base's
   CheckVerdict throughput = CheckVerdict::inconclusive;
-  bool quality_loss = false;  // head's quality shown worse than base's beyond the margin
+  bool quality_loss = false;   // head's quality shown worse than base's beyond the margin
   bool memory_growth = false;  // head's peak memory beyond memory_tolerance
   CheckVerdict verdict = CheckVerdict::inconclusive;
   // One line: why this verdict ("5.1% slower, 3.2% to 7.0%: beyond the 2.0%

@@ -6,7 +6,9 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 namespace gpusweep::host {
@@ -51,6 +53,11 @@ void add_allow_plugin_change_option(po::options_description& o) {
                   "(trials.run_plugin_hash)");
 }
 
+void add_set_option(po::options_description& o) {
+  o.add_options()("set", po::value<std::vector<std::string>>()->composing(),
+                  "override a setting: key=value (base), measure.key=value (protocol); repeatable");
+}
+
 void add_gpus_option(po::options_description& o) {
   o.add_options()("gpus", po::value<std::string>(),
                   "GPUs for the workers, one each: positions among the visible GPUs (0,1 or "
@@ -83,6 +90,30 @@ Json key_values(const po::variables_map& vm, const char* option, const std::stri
 
 std::vector<std::string> plugin_paths(const po::variables_map& vm) {
   return strings_of(vm, "plugin-path");
+}
+
+double fraction_option(const po::variables_map& vm, const char* name) {
+  std::string text = vm[name].as<std::string>();
+  const bool percent = !text.empty() && text.back() == '%';
+  if (percent) text.pop_back();
+  double v = NAN;
+  try {
+    size_t used = 0;
+    v = std::stod(text, &used);
+    if (used != text.size()) v = NAN;
+  } catch (const std::exception&) {
+  }
+  if (percent) v /= 100;
+  if (!(v > 0 && v < 1)) {
+    throw UsageError(std::string("--") + name + " " + vm[name].as<std::string>() +
+                     ": give a percentage (3%) or a fraction (0.03), above 0 and below 100%");
+  }
+  return v;
+}
+
+void write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!(f << text) || !f.flush()) throw Error("cannot write '" + path + "'");
 }
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }

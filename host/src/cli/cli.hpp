@@ -38,6 +38,8 @@ void add_plugin_path_option(po::options_description& o);
 // --allow-plugin-change, for the commands that continue a run (run --resume,
 // run --shard, resume, merge).
 void add_allow_plugin_change_option(po::options_description& o);
+// --set key=value, repeatable (run, launch, check): strings_of(vm, "set").
+void add_set_option(po::options_description& o);
 // --gpus LIST (run, resume): the GPUs the workers get, one each (spec/gpus.hpp).
 void add_gpus_option(po::options_description& o);
 std::optional<std::string> gpus_option(const po::variables_map& vm);
@@ -52,6 +54,14 @@ std::vector<std::string> strings_of(const po::variables_map& vm, const char* opt
 Json key_values(const po::variables_map& vm, const char* option, const std::string& example);
 
 bool stdout_is_terminal();
+
+// A fraction option given as a percentage ("3%") or a fraction ("0.03"),
+// in (0, 1); UsageError naming --NAME otherwise.
+double fraction_option(const po::variables_map& vm, const char* name);
+
+// Writes text to the file at path (replacing it); Error "cannot write
+// 'PATH'" when it cannot.
+void write_text_file(const std::string& path, const std::string& text);
 
 // Adds --format FORMAT with the formats a command offers (the first is the
 // default), and reads it back, refusing one the command does not offer.

@@ -113,10 +113,7 @@ int cmd_history(const Args& args) {
   const std::string html =
       history_html(result, filter.workload.empty() ? "every workload" : filter.workload, sources);
   const std::string out = p.vm["html"].as<std::string>();
-  {
-    std::ofstream f(out, std::ios::binary);
-    if (!(f << html)) throw Error("cannot write '" + out + "'");
-  }
+  write_text_file(out, html);
   std::cout << "wrote " << out << " (" << html.size() / 1024 << " KiB): " << result.series.size()
             << " series\n";
   return 0;

@@ -55,9 +55,8 @@ int cmd_launch(const Args& args) {
       "follow the job: progress, merge shards as tasks finish, report failed tasks")(
       "run-dir", po::value<std::string>(),
       "folder for the sweep, the script, shards and logs, on storage every node sees "
-      "(default: gpusweep-runs/NAME-TIME)")(
-      "set", po::value<std::vector<std::string>>()->composing(),
-      "override a setting: key=value (base), measure.key=value (protocol); repeatable");
+      "(default: gpusweep-runs/NAME-TIME)");
+  add_set_option(o);
   add_db_option(o);
   add_plugin_path_option(o);
   po::positional_options_description pos;

@@ -31,10 +31,7 @@ int cmd_report(const Args& args) {
   const db::SweepRecord* sweep = &run.sweep;
   const std::string html = render_report(*run.store, run.sweep, p.vm.count("selection-data") != 0U);
   const std::string out = p.vm["html"].as<std::string>();
-  {
-    std::ofstream f(out, std::ios::binary);
-    if (!(f << html)) throw Error("cannot write '" + out + "'");
-  }
+  write_text_file(out, html);
   std::cout << "wrote " << out << " (" << html.size() / 1024 << " KiB): sweep '" << sweep->name
             << "' run " << sweep->id << "\n";
   return 0;

@@ -28,8 +28,6 @@ po::options_description run_options() {
                   "continue the latest run of this sweep: run only "
                   "its unfinished trials")("jobs,j", po::value<int>()->default_value(1),
                                            "worker processes at a time")(
-      "set", po::value<std::vector<std::string>>()->composing(),
-      "override a setting: key=value (base), measure.key=value (protocol); repeatable")(
       "dry-run", po::bool_switch(), "validate and print the plan; run and write nothing")(
       "fresh-workers", po::bool_switch(),
       "start each trial's worker as a new process that loads the plugin itself, instead of "
@@ -40,6 +38,7 @@ po::options_description run_options() {
       "run-key", po::value<std::string>(),
       "with --shard: the key the shards of one run share, so that merge gathers them "
       "(default: the sweep's hash and n)");
+  add_set_option(o);
   add_plugin_path_option(o);
   add_allow_plugin_change_option(o);
   add_gpus_option(o);

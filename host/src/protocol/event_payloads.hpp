@@ -25,7 +25,7 @@ struct Target {
   int64_t evaluations = 0;
   double eval_s = 0;  // time in evaluations, off the training clock
   std::string metric;
-  double value = 0;             // the target value
+  double value = 0;               // the target value
   std::optional<double> cap_s{};  // the cap it stopped at (capped)
 
   nlohmann::json to_json() const;
@@ -39,7 +39,7 @@ struct WarmupDone {
   std::optional<int64_t> block_steps{};          // measure.block_s: the steps per block chosen
   std::optional<int64_t> window_steps{};         // measure.stable_warmup: steps per window...
   std::optional<std::vector<double>> windows{};  // ...each window's time
-  bool stable = false;                         // ...and whether the last three agreed
+  bool stable = false;                           // ...and whether the last three agreed
   std::optional<double> gpu_busy_share{};        // the device's busy share over a block
 
   nlohmann::json to_json() const;
@@ -77,7 +77,7 @@ struct Eval {
 // "oom", "skipped", "crashed" (another rank died), or "done" (a check run).
 struct Result {
   std::string status = "failed";
-  std::string phase;                   // where it ended, when not ok
+  std::string phase;                     // where it ended, when not ok
   std::optional<int64_t> at_step{};      // the steps done then
   std::optional<int64_t> steps{};        // an ok trial's steps
   std::optional<std::string> message{};  // why, when not ok
@@ -140,8 +140,8 @@ struct Heartbeat {
 // `loaded`: the plugin loaded, and the workload it runs.
 struct Loaded {
   std::optional<std::string> abi{};  // "major.minor" the plugin was built for
-  int64_t struct_size = 0;         // its function table's
-  nlohmann::json manifest;         // the workload's, as the plugin gave it (null when missing)
+  int64_t struct_size = 0;           // its function table's
+  nlohmann::json manifest;           // the workload's, as the plugin gave it (null when missing)
   nlohmann::json runtime = nlohmann::json::object();  // an object, as the plugin gave it
 
   nlohmann::json to_json() const;
@@ -161,10 +161,10 @@ struct Probe {
 // on the address space.
 struct MemoryCap {
   std::string kind;                                 // "device" or "address_space"
-  std::optional<double> cap_bytes{};                  // measure.max_memory
-  std::optional<double> baseline_bytes{};             // address space: its size before the cap
-  std::optional<double> limit_bytes{};                // the limit set
-  std::optional<double> fraction{};                   // device: the cap's share of its memory
+  std::optional<double> cap_bytes{};                // measure.max_memory
+  std::optional<double> baseline_bytes{};           // address space: its size before the cap
+  std::optional<double> limit_bytes{};              // the limit set
+  std::optional<double> fraction{};                 // device: the cap's share of its memory
   nlohmann::json extra = nlohmann::json::object();  // the rest (a device cap's plugin report)
 
   nlohmann::json to_json() const;  // extra's fields, then the named ones set over them
@@ -183,7 +183,7 @@ struct Await {
 // `begin`: a plugins --check run is about to call one of the plugin's
 // functions; a begin with no end after it is the call that never returned.
 struct Begin {
-  std::string fn;              // "create", "step", ... ("" when missing)
+  std::string fn;                // "create", "step", ... ("" when missing)
   std::optional<int64_t> idx{};  // step: which one, from 0
 
   nlohmann::json to_json() const;
@@ -199,8 +199,8 @@ struct End {
   // A gpusweep_status; one left out reads as GPUSWEEP_STATUS_ERROR (1), as
   // the host has always read it (protocol/ does not see the SDK's header).
   int64_t status = 1;
-  std::string status_name = "failed";  // the status in words: "ok", "skipped"...
-  double seconds = 0;                  // the call's, on the worker's clock
+  std::string status_name = "failed";    // the status in words: "ok", "skipped"...
+  double seconds = 0;                    // the call's, on the worker's clock
   std::optional<std::string> message{};  // the plugin's error_message(), when not OK
   std::optional<bool> instance{};        // create: whether it set its instance
   std::optional<double> samples{};       // step: its result (null on the wire when not finite)

@@ -2,10 +2,14 @@
 #include "report/check_view.hpp"
 
 #include "report/output.hpp"
+#include "report/run_view.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <sstream>
 
 namespace gpusweep::host {
@@ -69,8 +73,8 @@ std::vector<Column> columns(const CheckReport& r, OutputFormat format) {
 }
 
 std::string headline(const CheckReport& r) {
-  std::string out = "check '" + r.sweep + "' (run " + std::to_string(r.run_id) + "): " +
-                    to_string(r.verdict);
+  std::string out =
+      "check '" + r.sweep + "' (run " + std::to_string(r.run_id) + "): " + to_string(r.verdict);
   if (r.interrupted) out += " (interrupted)";
   return out;
 }
@@ -97,8 +101,8 @@ std::string text_view(const CheckReport& r, OutputFormat format) {
     out << "exit " << r.exit_code << ": " << to_string(r.verdict);
     if (r.verdict == CheckVerdict::inconclusive) {
       out << (!r.inconclusive_fails ? " (--inconclusive pass)"
-                               : "; a bigger --budget-s or --tolerance decides it (or "
-                                 "--inconclusive pass)");
+                                    : "; a bigger --budget-s or --tolerance decides it (or "
+                                      "--inconclusive pass)");
     }
     out << "\n";
   } else {
@@ -149,11 +153,20 @@ std::string xml_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -171,10 +184,10 @@ std::string junit_view(const CheckReport& r) {
   }
   std::ostringstream out;
   const std::string suite = xml_escape("gpusweep check " + r.sweep);
-  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"" << suite
-      << "\" tests=\"" << r.pairs.size() << "\" failures=\"" << failures << "\" skipped=\""
-      << skipped << "\">\n  <testsuite name=\"" << suite << "\" tests=\"" << r.pairs.size()
-      << "\" failures=\"" << failures << "\" skipped=\"" << skipped << "\">\n";
+  out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"" << suite << "\" tests=\""
+      << r.pairs.size() << "\" failures=\"" << failures << "\" skipped=\"" << skipped
+      << "\">\n  <testsuite name=\"" << suite << "\" tests=\"" << r.pairs.size() << "\" failures=\""
+      << failures << "\" skipped=\"" << skipped << "\">\n";
   for (const auto& p : r.pairs) {
     std::string why = p.reason;
     for (const auto& n : p.notes) why += "; " + n;
@@ -196,7 +209,44 @@ std::string junit_view(const CheckReport& r) {
   return out.str();
 }
 
+// What the check's rounds came to, for the report's header.
+std::string stopped_text(const std::vector<CheckPair>& pairs, double budget_s,
+                         const std::vector<StoredTrial>& trials) {
+  int64_t rounds = 0;
+  for (const auto& t : trials) rounds = std::max(rounds, t.row.plan.repeat + 1);
+  std::string out = std::to_string(rounds) + (rounds == 1 ? " round" : " rounds");
+  bool open = false;
+  for (const auto& p : pairs) open = open || p.verdict == CheckVerdict::inconclusive;
+  if (!open) return out + "; every config decided";
+  return out + "; --budget-s " + fixed(budget_s, 0) + " s ended before every config was decided";
+}
+
 }  // namespace
+
+CheckReport check_report(db::Store& store, const db::SweepRecord& run, const SweepSpec& spec,
+                         const std::string& db_path, bool complete, bool inconclusive_fails) {
+  const auto trials = stored_trials(store, run.id, db::TrialFields::brief);
+  CheckReport r;
+  r.sweep = spec.name;
+  r.run_id = run.id;
+  r.db_path = db_path;
+  r.check = spec.check;
+  for (const auto& k : varying_keys(spec)) {
+    if (k != kBuildKey) r.keys.push_back(k);
+  }
+  r.options = check_options(spec.check);
+  r.configs = gather_configs(store, run.id, trials);
+  r.pairs = check_pairs(r.configs, r.options);
+  r.interrupted = !complete;
+  r.verdict = overall(r.pairs);
+  r.inconclusive_fails = inconclusive_fails;
+  r.stopped = stopped_text(r.pairs, spec.check.value("budget_s", 0.0), trials);
+  r.exit_code = !complete                                                       ? 130
+                : r.verdict == CheckVerdict::regression                         ? 1
+                : r.verdict == CheckVerdict::inconclusive && inconclusive_fails ? kExitTrialsFailed
+                                                                                : 0;
+  return r;
+}
 
 std::string check_view(const CheckReport& r, CheckFormat format) {
   switch (format) {
@@ -210,6 +260,34 @@ std::string check_view(const CheckReport& r, CheckFormat format) {
       return junit_view(r);
   }
   return "";
+}
+
+CheckFormat format_for_file(const std::string& path, CheckFormat otherwise) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  if (ext == ".md") return CheckFormat::md;
+  if (ext == ".json") return CheckFormat::json;
+  if (ext == ".xml") return CheckFormat::junit;
+  if (ext == ".txt") return CheckFormat::text;
+  return otherwise;
+}
+
+void write_check(const CheckReport& r, CheckFormat format, const std::vector<std::string>& files,
+                 std::ostream& out) {
+  out << "\n";
+  for (const auto& file : files) {
+    std::ofstream f(file, std::ios::binary);
+    if (!(f << check_view(r, format_for_file(file, format))) || !f.flush()) {
+      throw Error("--output " + file + ": cannot write the verdicts there");
+    }
+  }
+  if (!files.empty() || format == CheckFormat::text) {
+    out << check_view(r, CheckFormat::text);
+  } else {
+    std::cout << check_view(r, format) << std::flush;
+  }
+  if (r.interrupted) {
+    out << "interrupted: finished trials are saved; continue with the same command and --resume\n";
+  }
 }
 
 }  // namespace gpusweep::host

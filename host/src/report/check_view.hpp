@@ -5,6 +5,9 @@
 
 #include "analysis/check.hpp"
 
+#include <gpusweep/db/store.hpp>
+
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -15,11 +18,19 @@ enum class CheckFormat { text, md, json, junit };
 CheckFormat parse_check_format(const std::string& text);
 
 struct CheckReport {
+  CheckReport() = default;
+  CheckReport(const CheckReport&) = delete;
+  CheckReport& operator=(const CheckReport&) = delete;
+  CheckReport(CheckReport&&) = default;
+  CheckReport& operator=(CheckReport&&) = default;
+
   std::string sweep;  // the sweep's name
   int64_t run_id = 0;
   std::string db_path;
-  Json check;                    // the spec's "check": builds and tolerances
+  Json check;                     // the spec's "check": builds and tolerances
   std::vector<std::string> keys;  // the sweep's own grid axes, for labels
+  // The configs as read (the pairs point into them: a report is not copied).
+  std::vector<ConfigSamples> configs;
   std::vector<CheckPair> pairs;
   CheckOptions options;
   CheckVerdict verdict = CheckVerdict::no_regression;
@@ -31,6 +42,24 @@ struct CheckReport {
   bool interrupted = false;
 };
 
+// A check run's report from the database: its pairs and verdicts under
+// the spec's stored check (tolerances, builds, budget), and the exit code
+// (1 a regression, kExitTrialsFailed when inconclusive and that fails,
+// 130 when the run did not complete).
+CheckReport check_report(db::Store& store, const db::SweepRecord& run, const SweepSpec& spec,
+                         const std::string& db_path, bool complete, bool inconclusive_fails);
+
 std::string check_view(const CheckReport& r, CheckFormat format);
+
+// The format a file's suffix names: .md, .json, .xml (JUnit), .txt; else
+// `otherwise`.
+CheckFormat format_for_file(const std::string& path, CheckFormat otherwise);
+
+// The verdicts as `check` prints them: with files, each file in its
+// suffix's format (format_for_file) and the text table to out; without, the
+// text table to out, or `format` on stdout. An interrupted run's line to
+// resume it follows. Error when a file cannot be written.
+void write_check(const CheckReport& r, CheckFormat format, const std::vector<std::string>& files,
+                 std::ostream& out);
 
 }  // namespace gpusweep::host

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "analysis/precision.hpp"
+#include "plugin_host/builds.hpp"
 #include "plugin_host/registry.hpp"
 #include "run/runner.hpp"
 #include "spec/shard.hpp"
@@ -37,14 +38,6 @@ std::vector<db::TrialPlan> to_rows(const std::vector<PlannedTrial>& plan, const 
 // created is removed again when setting it up fails (on a full disk, say), so
 // that a failed first run leaves no half-made file behind.
 void open_results(std::optional<db::Store>& store, const std::string& path);
-
-// One build of a check (analysis/check.hpp): the plugin that runs the
-// configs whose "build" names it, and the settings it adds to their workers'
-// configs (a Python build's module: the bridge plugin is the same file).
-struct RunBuild {
-  PluginInfo info;
-  Json selection = Json::object();
-};
 
 struct RunRequest {
   std::string db_path;
@@ -135,8 +128,8 @@ class SweepRun {
     int index = 0;       // 1-based: the first look follows measure.repeats rounds
     int64_t rounds = 0;  // rounds run so far (repeats per config, at most)
     PrecisionStatus status;
-    size_t added = 0;  // trials of the next round
-    std::string stop;  // why no round follows; "" when one does
+    size_t added = 0;     // trials of the next round
+    std::string stop;     // why no round follows; "" when one does
     std::string summary;  // the look in a line (precision_summary, check_summary)
     // At the first look, when the budget looks too small for the target at
     // the configs' present spread: by how much, and what would do; else "".

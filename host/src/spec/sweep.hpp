@@ -162,6 +162,23 @@ struct SweepSpec {
   Json to_json() const;
 };
 
+// The host's grid key that names a check's build (`gpusweep check`), and
+// its two values.
+inline constexpr char kBuildKey[] = "build";
+inline constexpr char kBaseBuild[] = "base";
+inline constexpr char kHeadBuild[] = "head";
+
+// What a check refuses in the sweep it is given (UsageError naming the
+// file, key and fix): a check's stored sweep, a setting named `build`,
+// measure.target, fewer than 3 repeats.
+void validate_check_sweep(const SweepSpec& spec);
+
+// The sweep as a check of two builds runs it: the build axis last in the
+// grid, the baseline on base, no precision rounds of its own (the check's
+// rounds replace them), budget_s its budget, and `check` (the builds and
+// tolerances) stored with it.
+void make_check(SweepSpec& spec, Json check, double budget_s);
+
 // The largest grid gpusweep expands; bigger sweeps are refused up front.
 constexpr uint64_t kMaxConfigs = 100000;
 

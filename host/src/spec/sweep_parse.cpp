@@ -42,7 +42,7 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"name", "workload", "description", "base",
                                            "grid", "measure",  "baseline",    "claims",
-                                           "tune", "check", "$comment"};
+                                           "tune", "check",    "$comment"};
 
 // "line L, column C" of a byte offset in text.
 std::string position_of(const std::string& text, size_t offset) {

@@ -110,15 +110,54 @@ void validate_claims(
 
 }  // namespace
 
-void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
+namespace {
+
+// Only `gpusweep check` runs two builds; any other command would hand the
+// build axis to the workload as one of its settings.
+void refuse_check(const SweepSpec& spec) {
+  if (spec.check.is_null()) return;
+  usage(spec.source, "check",
+        "this sweep is a check of two builds (written by gpusweep check): continue it with "
+        "`gpusweep check SWEEP --base PATH --head PATH --resume`, or drop \"check\" to run "
+        "the sweep as it is");
+}
+
+}  // namespace
+
+void validate_check_sweep(const SweepSpec& spec) {
   if (!spec.check.is_null()) {
-    // Only `gpusweep check` runs two builds; any other command would hand
-    // the build axis to the workload as one of its settings.
     usage(spec.source, "check",
-          "this sweep is a check of two builds (written by gpusweep check): continue it with "
-          "`gpusweep check SWEEP --base PATH --head PATH --resume`, or drop \"check\" to run "
-          "the sweep as it is");
+          "this is a check's stored sweep; give the sweep file it was made from");
   }
+  if (spec.grid.contains(kBuildKey) || spec.base.contains(kBuildKey)) {
+    usage(spec.source, spec.grid.contains(kBuildKey) ? "grid.build" : "base.build",
+          "'build' is the check's own grid axis (base, head): rename the setting, or run the "
+          "sweep with gpusweep run");
+  }
+  if (spec.measure.target) {
+    usage(spec.source, "measure.target",
+          "check compares throughput; run a time-to-target sweep of each build with gpusweep "
+          "run and compare them");
+  }
+  if (spec.measure.repeats < 3) {
+    usage(spec.source, "measure.repeats",
+          std::to_string(spec.measure.repeats) +
+              ": a check's rounds stop once decided, which keeps its intervals' coverage from 3 "
+              "repeats on: give 3 or more (--set measure.repeats=3)");
+  }
+}
+
+void make_check(SweepSpec& spec, Json check, double budget_s) {
+  spec.grid[kBuildKey] = Json::array({kBaseBuild, kHeadBuild});
+  if (!spec.baseline.empty()) spec.baseline[kBuildKey] = kBaseBuild;
+  spec.measure.precision = 0;
+  spec.measure.budget_s = budget_s;
+  check["budget_s"] = budget_s;
+  spec.check = std::move(check);
+}
+
+void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
+  refuse_check(spec);
   // The size first: a billion-config grid is refused with its count, before
   // any per-value work.
   const uint64_t n = grid_size(spec);

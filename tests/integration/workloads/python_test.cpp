@@ -444,7 +444,7 @@ TEST_CASE("the docs' Python example runs as written, and its grad_accum trials a
 }
 
 TEST_CASE("check judges two versions of a Python step as it judges two plugin builds",
-          "[integration][torch][python]") {
+          "[integration][torch][python][serial]") {
   Sandbox box;
   // The step busy-waits: v2 waits 15% longer, v1_again is v1 in another file.
   const std::string module = R"(import time
@@ -493,8 +493,9 @@ def create(config):
   // Each trial ran the module of its build.
   CHECK(box.count("SELECT count(DISTINCT plugin_hash) FROM trials") == 2);
 
-  const auto same = box.gpusweep("check p.json --db results.db --base step_v1.py --head "
-                                 "step_v1_again.py --budget-s 120 --format json");
+  const auto same = box.gpusweep(
+      "check p.json --db results.db --base step_v1.py --head "
+      "step_v1_again.py --budget-s 120 --format json");
   INFO(same.output);
   CHECK(same.code == 0);
   CHECK_THAT(same.output, Contains("\"verdict\": \"no regression\""));
