@@ -12,13 +12,12 @@ usage: scripts/ci-check.sh --sweep SWEEP.json --base PATH --head PATH [--out DIR
                            [-- CHECK_OPTION ...]
 
 Runs `gpusweep check SWEEP.json --base PATH --head PATH` once, as the CI jobs
-of docs/ci.md do, and writes into DIR (default gpusweep-check):
-  check.md    the verdicts in Markdown, from the measured run itself (check
-              --format md): the pull-request comment; appended to the file
-              $GITHUB_STEP_SUMMARY names when that variable is set
-  check.xml   JUnit (a test case per config), and
-  check.json  every figure: both the same run rendered again from the
-              database, without measuring; see "Undecided" below
+of docs/ci.md do, and writes into DIR (default gpusweep-check), all from the
+one measured run:
+  check.md    the verdicts in Markdown: the pull-request comment; appended to
+              the file $GITHUB_STEP_SUMMARY names when that variable is set
+  check.xml   JUnit (a test case per config)
+  check.json  every figure
   check.db    the results database, unless --db FILE names another
 
 PATH is a plugin folder holding gpusweep_<workload>.so, the .so itself, or a
@@ -26,13 +25,6 @@ Python workload's module (.py). Options after `--` go to gpusweep check as
 they are: --tolerance 2%, --budget-s 600, --inconclusive pass,
 --base-label L, --head-label L, --set key=value, ... (--format, --output and
 --db are this script's own).
-
-Undecided: check writes one --format a run, and the measuring happens once.
-check.xml and check.json come from `gpusweep check --resume` with the same
-arguments, which finds every trial finished and only renders the run. For a
-run that ended with a config undecided (--budget-s ran out) or was
-interrupted, --resume would measure more rounds, so check.xml and check.json
-are not written then; check.md always is.
 
 gpusweep: $GPUSWEEP, else build/gpusweep beside this script's folder, else
 gpusweep on PATH.
@@ -86,14 +78,11 @@ done
 [ -n "$base" ] || fail_usage "--base is required: the build to compare against (a plugin folder, .so or .py)"
 [ -n "$head" ] || fail_usage "--head is required: the build under test (a plugin folder, .so or .py)"
 [ -n "$out" ] || fail_usage "--out needs a folder"
-resume=(--resume)
 for arg in ${extra[@]+"${extra[@]}"}; do
   case $arg in
     --format | --format=* | --output | --output=* | --db | --db=*)
       fail_usage "${arg%%=*} after --: the script sets it (check.md, check.xml and check.json in --out; --db FILE before --)"
       ;;
-    # Given twice, check would refuse the option.
-    --resume) resume=() ;;
   esac
 done
 
@@ -116,55 +105,17 @@ md=$out/check.md
 # A file left by an earlier run must not pass for this run's.
 rm -f "$md" "$out/check.xml" "$out/check.json"
 
-args=("$sweep" --base "$base" --head "$head" --db "$db" ${extra[@]+"${extra[@]}"})
+args=("$sweep" --base "$base" --head "$head" --db "$db" ${extra[@]+"${extra[@]}"}
+  --output "$md" --output "$out/check.xml" --output "$out/check.json")
 printf '%s:' "$me" >&2
-printf ' %q' "$gpusweep" check "${args[@]}" --format md --output "$md" >&2
+printf ' %q' "$gpusweep" check "${args[@]}" >&2
 echo >&2
-"$gpusweep" check "${args[@]}" --format md --output "$md"
+"$gpusweep" check "${args[@]}"
 status=$?
 
 if [ -f "$md" ] && [ -n "${GITHUB_STEP_SUMMARY:-}" ]; then
   { cat "$md"; echo; } >> "$GITHUB_STEP_SUMMARY" ||
     echo "$me: warning: cannot append to GITHUB_STEP_SUMMARY=$GITHUB_STEP_SUMMARY" >&2
-fi
-
-# The label the stored run gave a build (by default its folder's git commit,
-# which may have moved since): --resume finds the run only by the same labels.
-# A default label is a commit or a hash: nothing the CSV would quote.
-stored_label() {
-  "$gpusweep" sql --db "$db" --format csv "SELECT json_extract(spec_json, '\$.check.$1.label')
-    FROM sweeps WHERE json_extract(spec_json, '\$.check') IS NOT NULL ORDER BY id DESC LIMIT 1" |
-    sed -n 2p
-}
-
-# check.md's rounds line says whether the run stopped with every config
-# decided: then --resume has nothing left to measure and only renders.
-if [ -f "$md" ] && [ "$status" -ne 130 ] && grep -q '^- rounds: .*; every config decided$' "$md"; then
-  again=("${args[@]}" ${resume[@]+"${resume[@]}"})
-  for role in base head; do
-    case " ${extra[*]-} " in
-      *" --$role-label "* | *" --$role-label="*) ;;
-      *) again+=("--$role-label" "$(stored_label "$role")") ;;
-    esac
-  done
-  log=$(mktemp)
-  for pair in junit:check.xml json:check.json; do
-    if "$gpusweep" check "${again[@]}" --format "${pair%%:*}" --output "$out/${pair#*:}" \
-      > "$log" 2>&1; then
-      rc=0
-    else
-      rc=$?
-    fi
-    if [ "$rc" -ne "$status" ] || [ ! -f "$out/${pair#*:}" ]; then
-      echo "$me: warning: rendering $out/${pair#*:} again exited $rc, not $status:" >&2
-      cat "$log" >&2
-      rm -f "$out/${pair#*:}"
-    fi
-  done
-  rm -f "$log"
-elif [ -f "$md" ]; then
-  echo "$me: a config was left undecided or the run was interrupted: only $md is written" \
-    "(rendering JUnit and JSON again would measure more rounds)" >&2
 fi
 
 written=''
