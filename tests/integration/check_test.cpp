@@ -118,3 +118,51 @@ TEST_CASE("check refuses, before anything runs, what cannot be a check", "[integ
   refused("s.json --base " + kBase + " --head " + kSame + " --set measure.repeats=2",
           "give 3 or more (--set measure.repeats=3)");
 }
+
+TEST_CASE("history marks the step a slower build made, and --confirm re-measures its builds",
+          "[integration][serial]") {
+  Sandbox box;
+  box.write("h.json", R"({"name": "spin_hist", "workload": "spin_build",
+    "base": {"spin_us": 2000},
+    "measure": {"warmup_steps": 5, "block_s": 0.1, "blocks": 5, "repeats": 3}})");
+  // Three runs of base, then three of slow5: the fewest a change point needs.
+  for (const auto& build : {kBase, kBase, kBase, kSlow5, kSlow5, kSlow5}) {
+    const auto r = box.gpusweep("run h.json --db results.db --plugin-path " + build);
+    REQUIRE(r.code == 0);
+  }
+  const auto h = box.gpusweep("history spin_build --db results.db");
+  INFO(h.output);
+  REQUIRE(h.code == 0);
+  CHECK_THAT(h.output, Contains("change point at run 4 ("));
+  CHECK_THAT(h.output, Contains("build 1.0.0 "));
+
+  const auto c = box.gpusweep("history spin_build --db results.db --confirm --budget-s 120");
+  INFO(c.output);
+  CHECK(c.code == 0);
+  CHECK_THAT(c.output, Contains("check 'confirm-spin_hist' (run 7): regression"));
+  CHECK_THAT(c.output, Contains("series 1, the change at run 4 ("));
+  CHECK_THAT(c.output, Contains("% slower): confirmed, the build's: the builds re-measured "
+                                "together: "));
+  // The confirmation's check is in the database, and no point of the series.
+  CHECK(box.count("SELECT count(*) FROM sweeps WHERE name = 'confirm-spin_hist'") == 1);
+  const auto again = box.gpusweep("history spin_build --db results.db --format json");
+  CHECK(nlohmann::json::parse(again.output)["series"][0]["points"].size() == 6);
+
+  // A build rebuilt in place cannot be re-measured: its file holds another.
+  const std::string so = "/gpusweep_spin_build.so";
+  std::filesystem::create_directories(box.path("plug"));
+  for (const auto& build : {kBase, kBase, kBase, kSlow5, kSlow5, kSlow5}) {
+    std::filesystem::copy_file(build + so, box.path("plug") + so,
+                               std::filesystem::copy_options::overwrite_existing);
+    REQUIRE(box.gpusweep("run h.json --db inplace.db --plugin-path plug").code == 0);
+  }
+  const auto gone = box.gpusweep("history spin_build --db inplace.db --confirm");
+  INFO(gone.output);
+  CHECK(gone.code == 0);
+  CHECK_THAT(gone.output, Contains("the change at run 4 ("));
+  CHECK_THAT(gone.output,
+             Contains("cannot confirm: " + box.path("plug") + so + " now holds build "));
+  CHECK_THAT(gone.output, Contains("run 3 ran: keep each build's file to confirm"));
+  CHECK(gpusweep::test::count_in(box.path("inplace.db"),
+                                 "SELECT count(*) FROM sweeps WHERE name LIKE 'confirm-%'") == 0);
+}

@@ -54,7 +54,7 @@ std::string build_label(const db::TrialRecord& t) {
 // What a config's ok trials of one run say, field by field, before joining.
 struct Gathered {
   std::vector<double> medians;
-  std::vector<std::string> machines, torch, cuda, driver, gpusweep, builds, paths;
+  std::vector<std::string> machines, torch, cuda, driver, gpusweep, builds, paths, hashes;
 };
 
 void add_trial(const db::TrialRecord& t, const std::map<int64_t, db::EnvironmentInfo>& envs,
@@ -62,6 +62,7 @@ void add_trial(const db::TrialRecord& t, const std::map<int64_t, db::Environment
   g.medians.push_back(t.summary->throughput_median);
   g.builds.push_back(build_label(t));
   g.paths.push_back(t.plan.plugin_path);
+  g.hashes.push_back(t.run_plugin_hash.value_or(t.plan.plugin_hash));
   if (!t.environment_id) return;
   const auto e = envs.find(*t.environment_id);
   if (e == envs.end()) return;
@@ -77,6 +78,8 @@ void add_trial(const db::TrialRecord& t, const std::map<int64_t, db::Environment
 void read_run(db::Store& store, const db::SweepRecord& run, const std::string& source,
               const std::map<int64_t, db::EnvironmentInfo>& envs, std::vector<HistoryPoint>& out) {
   const SweepSpec spec = stored_spec(run);
+  // A confirmation re-measures old builds now: not points of the series.
+  if (spec.check.is_object() && spec.check.value("confirm", false)) return;
   const Rounds rounds = rounds_for(spec, false);
   // The trials read once, for compare's figures and the points' own.
   const std::vector<StoredTrial> trials = stored_trials(store, run.id, db::TrialFields::all);
@@ -106,6 +109,7 @@ void read_run(db::Store& store, const db::SweepRecord& run, const std::string& s
     p.repeat_medians = g->second.medians;
     p.machine = join_distinct(g->second.machines, " + ");
     p.plugin_path = join_distinct(g->second.paths);
+    p.plugin_hash = join_distinct(g->second.hashes);
     p.versions = {join_distinct(g->second.torch), join_distinct(g->second.cuda),
                   join_distinct(g->second.driver), join_distinct(g->second.gpusweep),
                   join_distinct(g->second.builds)};

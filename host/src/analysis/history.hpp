@@ -43,6 +43,7 @@ struct HistoryPoint {
   Json config;               // its resolved settings
   int64_t config_index = 0;  // its place in its run (series come in this order)
   std::string plugin_path;
+  std::string plugin_hash;  // of the build its trials ran (", " between several)
   std::string unit;
   double throughput = 0;  // config_throughput: the median of its pooled blocks
   // Each ok repeat's median block throughput, for the interval and the
@@ -103,7 +104,8 @@ HistoryResult history_series(std::vector<HistoryPoint> points, const HistoryFilt
 
 // Every config of every finished run of `workload` ("" any) in the
 // database, a point each ("diagnose-" runs are left out: their trials are
-// instrumented). A tune run gives its confirmation rounds, as compare reads
+// instrumented; so are history --confirm's checks, which re-measure old
+// builds now). A check's two builds of a config are two points. A tune run gives its confirmation rounds, as compare reads
 // it. source names the database in each point.
 std::vector<HistoryPoint> read_history(db::Store& store, const std::string& source,
                                        const std::string& workload);

@@ -103,33 +103,29 @@ int cmd_check(const Args& args) {
   validate_check_sweep(spec);
   const std::string base_arg = vm["base"].as<std::string>();
   const std::string head_arg = vm["head"].as<std::string>();
-  const BuildPair builds = resolve_build_pair(Registry(plugin_paths(vm)), spec, base_arg, head_arg,
-                                              vm["allow-same"].as<bool>());
-  for (const auto& [role, arg, b] : {std::tuple{kBaseBuild, &base_arg, &builds.base},
-                                     std::tuple{kHeadBuild, &head_arg, &builds.head}}) {
+  CheckJob job;
+  job.builds = resolve_build_pair(Registry(plugin_paths(vm)), spec, base_arg, head_arg,
+                                  vm["allow-same"].as<bool>());
+  for (const auto& [role, arg, b] : {std::tuple{kBaseBuild, &base_arg, &job.builds.base},
+                                     std::tuple{kHeadBuild, &head_arg, &job.builds.head}}) {
     const std::string option = std::string(role) + "-label";
     check[role] = build_record(
         *b, vm.count(option) != 0U ? vm[option].as<std::string>() : default_build_label(*arg, *b));
   }
-  make_check(spec, std::move(check), budget_s);
-
-  RunRequest opt;
-  opt.db_path = vm["db"].as<std::string>();
-  opt.resume = vm["resume"].as<bool>();
-  opt.fork_server = !vm["fresh-workers"].as<bool>();
-  opt.file_path = fs::absolute(file).string();
-  opt.file_hash = hash_file(file);
-  opt.builds = {{kBaseBuild, builds.base}, {kHeadBuild, builds.head}};
-  const bool to_file = vm.count("output") != 0U;
+  job.spec = std::move(spec);
+  job.check = std::move(check);
+  job.budget_s = budget_s;
+  job.request.db_path = vm["db"].as<std::string>();
+  job.request.resume = vm["resume"].as<bool>();
+  job.request.fork_server = !vm["fresh-workers"].as<bool>();
+  job.request.file_path = fs::absolute(file).string();
+  job.request.file_hash = hash_file(file);
+  job.format = format;
+  job.files = strings_of(vm, "output");
+  job.inconclusive_fails = inconclusive == "fail";
   // A machine-readable format on stdout keeps the run's lines on stderr.
-  const bool to_stderr = !to_file && format != CheckFormat::text;
-  RunEnd end = [&](SweepRun& run, bool complete, std::ostream& out) {
-    const CheckReport report = check_report(run.store(), run.record(), spec, opt.db_path, complete,
-                                            inconclusive == "fail");
-    write_check(report, format, strings_of(vm, "output"), out);
-    return report.exit_code;
-  };
-  return run_sweep(spec, builds.base.info, opt, to_stderr, end);
+  job.to_stderr = job.files.empty() && format != CheckFormat::text;
+  return run_check(std::move(job));
 }
 
 }  // namespace gpusweep::host

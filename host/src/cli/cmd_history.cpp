@@ -48,6 +48,13 @@ po::options_description history_options(const std::vector<OutputFormat>& formats
       "min-segment", po::value<int>()->default_value(3),
       "fewest runs a level may last: fewer lets a run or two of noise be a change, more "
       "finds a step later");
+  o.add_options()("confirm", po::bool_switch(),
+                  "re-measure the builds either side of each change point in one check (their "
+                  "files must still hold them), written into the later run's database")(
+      "tolerance", po::value<std::string>()->default_value("3%"), "with --confirm: as check's")(
+      "budget-s", po::value<double>()->default_value(kDefaultCheckBudgetS, "300"),
+      "with --confirm: as check's, for each change point");
+  add_plugin_path_option(o);
   add_format_option(o, formats);
   return o;
 }
@@ -63,7 +70,7 @@ int cmd_history(const Args& args) {
   auto p = parse_command(
       "history",
       "[WORKLOAD] [--db FILE ...] [--config K=V ...] [--machine TEXT] [--max-p P]\n"
-      "       [--min-segment N] [--format F | --html FILE]",
+      "       [--min-segment N] [--format F | --html FILE] [--confirm [--budget-s S]]",
       "Every finished run of the workload is a point of a series, one series per\n"
       "machine and config, oldest first: when, run, the plugin build (version and\n"
       "hash), the config's throughput (the median of its pooled blocks, as compare\n"
@@ -75,7 +82,9 @@ int cmd_history(const Args& args) {
       "--min-segment change them): a series of fewer than 6 runs has none yet, and\n"
       "on a machine whose runs vary by 3.5% a 5% step takes about 5 runs to be found.\n"
       "A change of build, torch, CUDA, the driver's CUDA or gpusweep is marked on the\n"
-      "run where it happens, to tell a code change from an environment change.\n"
+      "run where it happens, to tell a code change from an environment change;\n"
+      "--confirm re-measures the two builds either side of each change point in one\n"
+      "interleaved check (gpusweep check) before calling the change the build's.\n"
       "--html FILE writes one self-contained page (inline SVG, no scripts) with a\n"
       "chart a series: each run with its interval as whiskers,\n"
       "the change points and the changes marked, and the listing under it. See\n"
@@ -106,7 +115,12 @@ int cmd_history(const Args& args) {
   const HistoryResult result = history_series(std::move(points), filter, options);
   if (p.vm.count("html") == 0U) {
     std::cout << history_listing(result, format_of(p.vm, formats));
-    return 0;
+    if (!p.vm["confirm"].as<bool>()) return 0;
+    ConfirmOptions confirm;
+    confirm.tolerance = fraction_option(p.vm, "tolerance");
+    confirm.budget_s = p.vm["budget-s"].as<double>();
+    confirm.plugin_paths = plugin_paths(p.vm);
+    return confirm_change_points(result, confirm, std::cout) < 0 ? 130 : 0;
   }
   std::string sources;
   for (const auto& path : dbs) sources += (sources.empty() ? "" : ", ") + path;

@@ -1,4 +1,4 @@
-// run_sweep: what `run` and `resume` share once the request is built: the
+// run_sweep: what `run`, `resume` and `check` share once the request is built: the
 // run's header line, live progress, the results table and the resume hint.
 #include "cli/cli.hpp"
 #include "cluster/slurm.hpp"
@@ -96,6 +96,19 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
     return kExitTrialsFailed;
   }
   return 0;
+}
+
+int run_check(CheckJob job) {
+  make_check(job.spec, std::move(job.check), job.budget_s);
+  job.request.builds = {{kBaseBuild, job.builds.base}, {kHeadBuild, job.builds.head}};
+  RunEnd end = [&job](SweepRun& run, bool complete, std::ostream& out) {
+    const CheckRunReport report = check_report(
+        run.store(), run.record(), job.spec, job.request.db_path, complete, job.inconclusive_fails);
+    write_check(report, job.format, job.files, out);
+    if (job.on_report) job.on_report(report);
+    return report.exit_code;
+  };
+  return run_sweep(job.spec, job.builds.base.info, job.request, job.to_stderr, end);
 }
 
 }  // namespace gpusweep::host

@@ -24,7 +24,7 @@ CheckFormat parse_check_format(const std::string& text) {
 
 namespace {
 
-std::string label_of(const CheckReport& r, const CheckPair& p) {
+std::string label_of(const CheckRunReport& r, const CheckPair& p) {
   const std::string l = config_label(p.config, r.keys);
   return l.empty() ? "the sweep's config" : l;
 }
@@ -38,7 +38,7 @@ std::string build_line(const Json& build) {
   return out + ")";
 }
 
-Json pair_record(const CheckReport& r, const CheckPair& p) {
+Json pair_record(const CheckRunReport& r, const CheckPair& p) {
   Json rec = Json::object();
   rec["config"] = label_of(r, p);
   rec["base"] = json_or_null(config_throughput(*p.base));
@@ -60,7 +60,7 @@ Column level_interval_column() {
   return c;
 }
 
-std::vector<Column> columns(const CheckReport& r, OutputFormat format) {
+std::vector<Column> columns(const CheckRunReport& r, OutputFormat format) {
   const std::string unit = r.pairs.empty() ? "" : r.pairs.front().base->unit;
   const std::string per_s = unit.empty() ? "/s" : unit + "/s";
   return {{"config", "config", false, nullptr},
@@ -72,21 +72,21 @@ std::vector<Column> columns(const CheckReport& r, OutputFormat format) {
           {"why", "why", false, nullptr}};
 }
 
-std::string headline(const CheckReport& r) {
+std::string headline(const CheckRunReport& r) {
   std::string out =
       "check '" + r.sweep + "' (run " + std::to_string(r.run_id) + "): " + to_string(r.verdict);
   if (r.interrupted) out += " (interrupted)";
   return out;
 }
 
-std::string tolerances(const CheckReport& r) {
+std::string tolerances(const CheckRunReport& r) {
   return "tolerance " + fixed(100 * r.options.tolerance, 1) + "% throughput, " +
          fixed(100 * r.options.memory_tolerance, 1) + "% peak memory, " +
          fixed(100 * r.options.max_quality_loss, 1) + "% quality; intervals at " +
          fixed(100 * kSequentialLevel, 1) + "% (rounds stop once decided)";
 }
 
-std::string text_view(const CheckReport& r, OutputFormat format) {
+std::string text_view(const CheckRunReport& r, OutputFormat format) {
   std::vector<Json> records;
   for (const auto& p : r.pairs) records.push_back(pair_record(r, p));
   std::ostringstream out;
@@ -114,7 +114,7 @@ std::string text_view(const CheckReport& r, OutputFormat format) {
 
 Json build_json(const Json& build) { return build.is_object() ? build : Json::object(); }
 
-std::string json_view(const CheckReport& r) {
+std::string json_view(const CheckRunReport& r) {
   Json j = Json::object();
   j["sweep"] = r.sweep;
   j["run"] = r.run_id;
@@ -175,7 +175,7 @@ std::string xml_escape(const std::string& s) {
 // JUnit XML as CI systems read it: a test case a config, a regression a
 // failure, an inconclusive config skipped (or a failure, when the check
 // fails on inconclusive).
-std::string junit_view(const CheckReport& r) {
+std::string junit_view(const CheckRunReport& r) {
   int failures = 0, skipped = 0;
   for (const auto& p : r.pairs) {
     failures += p.verdict == CheckVerdict::regression ||
@@ -223,10 +223,10 @@ std::string stopped_text(const std::vector<CheckPair>& pairs, double budget_s,
 
 }  // namespace
 
-CheckReport check_report(db::Store& store, const db::SweepRecord& run, const SweepSpec& spec,
-                         const std::string& db_path, bool complete, bool inconclusive_fails) {
+CheckRunReport check_report(db::Store& store, const db::SweepRecord& run, const SweepSpec& spec,
+                            const std::string& db_path, bool complete, bool inconclusive_fails) {
   const auto trials = stored_trials(store, run.id, db::TrialFields::brief);
-  CheckReport r;
+  CheckRunReport r;
   r.sweep = spec.name;
   r.run_id = run.id;
   r.db_path = db_path;
@@ -248,7 +248,7 @@ CheckReport check_report(db::Store& store, const db::SweepRecord& run, const Swe
   return r;
 }
 
-std::string check_view(const CheckReport& r, CheckFormat format) {
+std::string check_view(const CheckRunReport& r, CheckFormat format) {
   switch (format) {
     case CheckFormat::text:
       return text_view(r, OutputFormat::table);
@@ -271,7 +271,7 @@ CheckFormat format_for_file(const std::string& path, CheckFormat otherwise) {
   return otherwise;
 }
 
-void write_check(const CheckReport& r, CheckFormat format, const std::vector<std::string>& files,
+void write_check(const CheckRunReport& r, CheckFormat format, const std::vector<std::string>& files,
                  std::ostream& out) {
   out << "\n";
   for (const auto& file : files) {

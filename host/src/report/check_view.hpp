@@ -17,12 +17,12 @@ enum class CheckFormat { text, md, json, junit };
 // "text" (or "table"), "md", "json", "junit"; UsageError otherwise.
 CheckFormat parse_check_format(const std::string& text);
 
-struct CheckReport {
-  CheckReport() = default;
-  CheckReport(const CheckReport&) = delete;
-  CheckReport& operator=(const CheckReport&) = delete;
-  CheckReport(CheckReport&&) = default;
-  CheckReport& operator=(CheckReport&&) = default;
+struct CheckRunReport {
+  CheckRunReport() = default;
+  CheckRunReport(const CheckRunReport&) = delete;
+  CheckRunReport& operator=(const CheckRunReport&) = delete;
+  CheckRunReport(CheckRunReport&&) = default;
+  CheckRunReport& operator=(CheckRunReport&&) = default;
 
   std::string sweep;  // the sweep's name
   int64_t run_id = 0;
@@ -46,10 +46,10 @@ struct CheckReport {
 // the spec's stored check (tolerances, builds, budget), and the exit code
 // (1 a regression, kExitTrialsFailed when inconclusive and that fails,
 // 130 when the run did not complete).
-CheckReport check_report(db::Store& store, const db::SweepRecord& run, const SweepSpec& spec,
-                         const std::string& db_path, bool complete, bool inconclusive_fails);
+CheckRunReport check_report(db::Store& store, const db::SweepRecord& run, const SweepSpec& spec,
+                            const std::string& db_path, bool complete, bool inconclusive_fails);
 
-std::string check_view(const CheckReport& r, CheckFormat format);
+std::string check_view(const CheckRunReport& r, CheckFormat format);
 
 // The format a file's suffix names: .md, .json, .xml (JUnit), .txt; else
 // `otherwise`.
@@ -59,7 +59,7 @@ CheckFormat format_for_file(const std::string& path, CheckFormat otherwise);
 // suffix's format (format_for_file) and the text table to out; without, the
 // text table to out, or `format` on stdout. An interrupted run's line to
 // resume it follows. Error when a file cannot be written.
-void write_check(const CheckReport& r, CheckFormat format, const std::vector<std::string>& files,
+void write_check(const CheckRunReport& r, CheckFormat format, const std::vector<std::string>& files,
                  std::ostream& out);
 
 }  // namespace gpusweep::host
