@@ -2,6 +2,7 @@
 #include "report/check_view.hpp"
 
 #include "report/output.hpp"
+#include "report/report.hpp"
 #include "report/run_view.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
@@ -149,32 +150,9 @@ std::string json_view(const CheckRunReport& r) {
   return j.dump(2) + "\n";
 }
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 // JUnit XML as CI systems read it: a test case a config, a regression a
 // failure, an inconclusive config skipped (or a failure, when the check
-// fails on inconclusive).
+// fails on inconclusive). html_escape's entities are XML's too.
 std::string junit_view(const CheckRunReport& r) {
   int failures = 0, skipped = 0;
   for (const auto& p : r.pairs) {
@@ -183,7 +161,7 @@ std::string junit_view(const CheckRunReport& r) {
     skipped += p.verdict == CheckVerdict::inconclusive && !r.inconclusive_fails;
   }
   std::ostringstream out;
-  const std::string suite = xml_escape("gpusweep check " + r.sweep);
+  const std::string suite = html_escape("gpusweep check " + r.sweep);
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"" << suite << "\" tests=\""
       << r.pairs.size() << "\" failures=\"" << failures << "\" skipped=\"" << skipped
       << "\">\n  <testsuite name=\"" << suite << "\" tests=\"" << r.pairs.size() << "\" failures=\""
@@ -191,9 +169,9 @@ std::string junit_view(const CheckRunReport& r) {
   for (const auto& p : r.pairs) {
     std::string why = p.reason;
     for (const auto& n : p.notes) why += "; " + n;
-    out << "    <testcase classname=\"gpusweep.check." << xml_escape(r.sweep) << "\" name=\""
-        << xml_escape(label_of(r, p)) << "\">\n";
-    const std::string message = xml_escape(std::string(to_string(p.verdict)) + ": " + why);
+    out << "    <testcase classname=\"gpusweep.check." << html_escape(r.sweep) << "\" name=\""
+        << html_escape(label_of(r, p)) << "\">\n";
+    const std::string message = html_escape(std::string(to_string(p.verdict)) + ": " + why);
     if (p.verdict == CheckVerdict::regression ||
         (p.verdict == CheckVerdict::inconclusive && r.inconclusive_fails)) {
       out << "      <failure message=\"" << message << "\" type=\"" << to_string(p.verdict)
