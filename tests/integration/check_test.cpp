@@ -117,6 +117,15 @@ TEST_CASE("check refuses, before anything runs, what cannot be a check", "[integ
           "--tolerance 5: give a percentage (3%) or a fraction (0.03)");
   refused("s.json --base " + kBase + " --head " + kSame + " --set measure.repeats=2",
           "give 3 or more (--set measure.repeats=3)");
+  // A check's stored sweep is no sweep for run (or resume): its build axis
+  // would reach the workload as a setting.
+  box.write("c.json",
+            R"({"name": "c", "workload": "spin_build", "grid": {"build": ["base", "head"]},
+    "check": {"tolerance": 0.03}})");
+  const auto run = box.gpusweep("run c.json --db results.db");
+  CHECK(run.code == 2);
+  CHECK_THAT(run.output, Contains("c.json: check: this sweep is a check of two builds"));
+  refused("c.json --base " + kBase + " --head " + kSame, "this is a check's stored sweep");
 }
 
 TEST_CASE("history marks the step a slower build made, and --confirm re-measures its builds",

@@ -46,6 +46,7 @@ int cmd_resume(const Args& args) {
     }
     spec = stored_spec(*sweep);
   }
+  refuse_check(spec);
   Registry registry(plugin_paths(vm));
   const PluginInfo info = registry.describe_sweep(spec);
   validate_sweep(spec, info.manifest);

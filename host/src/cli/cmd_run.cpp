@@ -80,6 +80,7 @@ int cmd_run(const Args& args) {
   const int jobs = vm["jobs"].as<int>();
   check_jobs(jobs);
 
+  refuse_check(spec);
   Registry registry(plugin_paths(vm));
   const PluginInfo info = registry.describe_sweep(spec);
   validate_sweep(spec, info.manifest);

@@ -27,7 +27,16 @@ db::SweepRecord sweep_record(const SweepSpec& spec) {
   rec.name = spec.name;
   rec.workload = spec.workload;
   rec.spec_json = canonical_json(spec.to_json());
-  rec.spec_hash = hash_text(rec.spec_json);
+  Json identity = spec.to_json();
+  if (auto check = identity.find("check"); check != identity.end()) {
+    // A check is its sweep, its builds and its tolerances: a new label (a
+    // commit since), path or budget continues it on --resume.
+    check->erase("budget_s");
+    for (const char* role : {kBaseBuild, kHeadBuild}) {
+      if (auto b = check->find(role); b != check->end()) *b = Json{{"hash", b->value("hash", "")}};
+    }
+  }
+  rec.spec_hash = hash_text(canonical_json(identity));
   return rec;
 }
 
@@ -99,10 +108,12 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
   } else if (request.resume) {
     found = store_->latest_sweep(spec.name);
     if (found && found->spec_hash != fresh.spec_hash) {
-      throw UsageError("cannot resume sweep '" + spec.name + "' (run " + std::to_string(found->id) +
-                       "): the sweep changed since it started " + "(stored spec " +
-                       found->spec_hash + ", now " + fresh.spec_hash +
-                       "); run without --resume to start a new run");
+      throw UsageError(
+          "cannot resume sweep '" + spec.name + "' (run " + std::to_string(found->id) +
+          "): the sweep changed since it started " +
+          (spec.check.is_null() ? "" : "(for a check: a build's hash or a tolerance) ") +
+          "(stored spec " + found->spec_hash + ", now " + fresh.spec_hash +
+          "); run without --resume to start a new run");
     }
     started_instead_ = !found;
   }

@@ -168,6 +168,11 @@ inline constexpr char kBuildKey[] = "build";
 inline constexpr char kBaseBuild[] = "base";
 inline constexpr char kHeadBuild[] = "head";
 
+// UsageError for a check's sweep (spec.check set) given to a command that
+// runs one build (run, resume): it would hand the build axis to the
+// workload as one of its settings. validate_sweep calls it first.
+void refuse_check(const SweepSpec& spec);
+
 // What a check refuses in the sweep it is given (UsageError naming the
 // file, key and fix): a check's stored sweep, a setting named `build`,
 // measure.target, fewer than 3 repeats.

@@ -110,10 +110,6 @@ void validate_claims(
 
 }  // namespace
 
-namespace {
-
-// Only `gpusweep check` runs two builds; any other command would hand the
-// build axis to the workload as one of its settings.
 void refuse_check(const SweepSpec& spec) {
   if (spec.check.is_null()) return;
   usage(spec.source, "check",
@@ -121,8 +117,6 @@ void refuse_check(const SweepSpec& spec) {
         "`gpusweep check SWEEP --base PATH --head PATH --resume`, or drop \"check\" to run "
         "the sweep as it is");
 }
-
-}  // namespace
 
 void validate_check_sweep(const SweepSpec& spec) {
   if (!spec.check.is_null()) {
