@@ -8,7 +8,19 @@ in the page's table; the page's first answer, and the page without
 JavaScript, list the runs; no policy violation is logged; screenshots are
 saved.
 
-Usage: browser_test.py GPUSWEEP_BIN FIXTURE_PLUGIN_DIR OUT_DIR
+Then a workload's history across builds: 4 runs of spin_build's base build,
+then 4 of slow5 (its step 5% longer), in a database of their own (made first,
+before anything else runs beside them: the 5% must not drown in the test's own
+load; made once more if a busy machine blurred it). `history --format json`
+finds one change point, at the 5th run, which is where the build change is
+marked; the history page, in serve's frame, opened alone from serve's run
+list, and as `history --html` writes it, draws the series (a dot and
+whiskers a run), the change point (a red dashed line through the 5th run,
+labelled with its ratio and p), the build change (the amber triangle's
+tooltip and the table), with no label cut off or overlapping another;
+screenshots serve-history.png and history-page.png.
+
+Usage: browser_test.py GPUSWEEP_BIN FIXTURE_PLUGIN_DIR OUT_DIR FIXTURE_BUILDS_ROOT
 Exit 77 (skipped) without Chromium.
 """
 import base64
@@ -25,7 +37,7 @@ import tempfile
 import time
 import urllib.request
 
-gpusweep, plugins, out = sys.argv[1], sys.argv[2], sys.argv[3]
+gpusweep, plugins, out, builds = sys.argv[1], sys.argv[2], os.path.abspath(sys.argv[3]), sys.argv[4]
 browser = shutil.which("chromium") or shutil.which("chromium-browser")
 if not browser:
     print("SKIPPED: chromium is not installed (apt-get install chromium); serve was not tested in a browser")
@@ -124,6 +136,82 @@ def write(name, text):
     with open(os.path.join(work, name), "w") as f:
         f.write(text)
 
+
+# The history across builds, made before serve and Chromium start: a run of
+# spin_build is about 2 s, each step a busy wait of 2 ms with the base build,
+# 2.1 ms with slow5. On a quiet machine every base run gives 500 steps/s and
+# every slow5 run 476 (most intervals under 0.1% wide), and 4 runs of each
+# find the step at the 5th; a machine busy with other work (compilers beside
+# it cost a run 10% to 50% of its steps, differently from run to run) blurs a
+# 5% step at any count of runs a test can afford (5 of each did no better). So a history whose step is not
+# found is made once more, and the failure says how widely each build's runs
+# spread.
+RUNS_PER_BUILD = 4
+history_started = time.time()
+write("hist.json", json.dumps({"name": "spin_hist", "workload": "spin_build", "base": {"spin_us": 2000},
+                               "measure": {"block_s": 0.1, "blocks": 5, "repeats": 3,
+                                           "warmup_steps": 5}}))
+
+
+def make_history(attempt):
+    """Runs of each build into a new database: its path and the history's
+    one series (its table printed)."""
+    path = os.path.join(work, f"hist{attempt}.db")
+    for build in ["base"] * RUNS_PER_BUILD + ["slow5"] * RUNS_PER_BUILD:
+        r = subprocess.run([gpusweep, "run", os.path.join(work, "hist.json"), "--db", path,
+                            "--plugin-path", os.path.join(builds, build)], env=env,
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if r.returncode != 0:
+            fail(f"the {build} build's run of spin_hist failed: {r.stderr[-2000:]}")
+    table = subprocess.run([gpusweep, "history", "spin_build", "--db", path], env=env,
+                           check=True, capture_output=True, text=True).stdout
+    print(f"history of spin_build, {RUNS_PER_BUILD} runs of base then {RUNS_PER_BUILD} of slow5 "
+          f"(attempt {attempt}, {time.time() - history_started:.1f} s in all):\n{table}")
+    result = json.loads(subprocess.run([gpusweep, "history", "spin_build", "--db", path, "--format",
+                                        "json"], env=env, check=True, capture_output=True,
+                                       text=True).stdout)
+    if len(result["series"]) != 1 or len(result["series"][0]["points"]) != 2 * RUNS_PER_BUILD:
+        fail(f"history gives not one series of {2 * RUNS_PER_BUILD} points: "
+             f"{[len(s['points']) for s in result['series']]}")
+    return path, result["series"][0]
+
+
+def spread(runs):
+    """How widely runs' throughputs spread: the largest over the smallest, less 1."""
+    values = [p["throughput"] for p in runs]
+    return max(values) / min(values) - 1
+
+
+for attempt in (1, 2):
+    hist_db, series = make_history(attempt)
+    points = series["points"]
+    cps = series["change_points"]
+    if [cp["index"] for cp in cps] == [RUNS_PER_BUILD]:
+        break
+    busy = (f"each build's runs spread by {spread(points[:RUNS_PER_BUILD]):.1%} and "
+            f"{spread(points[RUNS_PER_BUILD:]):.1%} (under 2% on a quiet machine)")
+    print(f"attempt {attempt}: no change point at run {points[RUNS_PER_BUILD]['run']} but at "
+          f"{[cp['run'] for cp in cps]}: {busy}")
+history_problems = []
+first_slow = points[RUNS_PER_BUILD]
+# The change the 5th run brings: its build, and nothing else.
+build_change = f"build {points[RUNS_PER_BUILD - 1]['build']} -> {first_slow['build']}"
+marked = [(i, p["changes"]) for i, p in enumerate(points) if p["changes"]]
+if marked != [(RUNS_PER_BUILD, [build_change])]:
+    history_problems.append(f"the build change is not marked on run {first_slow['run']} alone "
+                            f"({build_change}): {marked}")
+if [cp["index"] for cp in cps] != [RUNS_PER_BUILD] or cps[0]["run"] != first_slow["run"]:
+    history_problems.append(f"history finds no change point at the slow5 build's first run "
+                            f"(run {first_slow['run']}) in two attempts, but at {[cp['run'] for cp in cps]}: "
+                            f"{busy}: was the machine busy?")
+    cp_text = None
+else:
+    cp = cps[0]
+    if not 0.9 < cp["ratio"] < 0.99:
+        history_problems.append(f"the change point's ratio {cp['ratio']:.4f} is not slow5's 5% step")
+    # As history_change_text says it.
+    cp_text = f"{cp['ratio']:.3f}x, p " + ("<0.0001" if cp["p_value"] < 0.0001 else f"{cp['p_value']:.4f}")
+history_s = time.time() - history_started
 
 # A finished run with a hostile name, of 3 configs and one repeat: compare
 # says its one-process note once, under the table.
@@ -328,17 +416,18 @@ STYLES = """JSON.stringify((() => {
 })())"""
 
 
-def frame_styles():
-    """The report frame's computed styles, read in an isolated world of its
-    own: in the page's process, or (a sandboxed frame Chromium isolates) in
-    the frame's own target, attached for the purpose."""
+def frame_eval(part, expression):
+    """An expression's value in the frame whose URL has part in it (the
+    report's, the history's), read in an isolated world of its own: in the
+    page's process, or (a sandboxed frame Chromium isolates) in the frame's
+    own target, attached for the purpose."""
     contexts = []
     tree = ws.call("Page.getFrameTree")["frameTree"]
     for child in tree.get("childFrames", []):
-        if "/api/report" in child["frame"].get("url", ""):
+        if part in child["frame"].get("url", ""):
             contexts.append((None, child["frame"]["id"]))
     for t in ws.call("Target.getTargets")["targetInfos"]:
-        if t["type"] == "iframe" and "/api/report" in t["url"]:
+        if t["type"] == "iframe" and part in t["url"]:
             # The frame may be replaced meanwhile (the page redraws its
             # detail): asked again on the next look.
             try:
@@ -352,7 +441,7 @@ def frame_styles():
         try:
             world = ws.call("Page.createIsolatedWorld", session=session, frameId=frame)["executionContextId"]
             value = ws.call("Runtime.evaluate", session=session, contextId=world,
-                            expression=STYLES).get("result", {}).get("value")
+                            expression=expression).get("result", {}).get("value")
         except RuntimeError:
             continue
         if value and value != "null":
@@ -362,7 +451,7 @@ def frame_styles():
 
 styles = None
 for _ in range(100):
-    styles = frame_styles()
+    styles = frame_eval("/api/report", STYLES)
     if styles:
         break
     time.sleep(0.1)
@@ -456,14 +545,162 @@ for _ in range(50):
 with open(os.path.join(out, "serve-nojs.png"), "wb") as f:
     f.write(base64.b64decode(ws.call("Page.captureScreenshot", session=nojs)["data"]))
 nojs_rows = re.findall(r'<tr class="run"[^>]*><td>run \d+</td><td>([^<]*)</td>', dom)
+ws.call("Target.closeTarget", targetId=tab)
 print(f"runs on the page without JavaScript: {nojs_rows}")
 if "watched" not in nojs_rows or "connecting" in dom:
     problems.append(f"the page without JavaScript does not list the runs: {nojs_rows}")
+
+# The history across builds, drawn: in serve's frame under the newest run's
+# report, opened alone from serve's run list, and as `history --html` writes
+# it.
+HISTORY_PROBE = r"""JSON.stringify((() => {
+  const charts = document.querySelectorAll('svg[data-chart^="history-"]');
+  const svg = charts[0];
+  if (!svg || !document.querySelector('table')) return null;
+  const box = svg.getBoundingClientRect();
+  const texts = [...svg.querySelectorAll('text')].map(t => [t.textContent, t.getBoundingClientRect()]);
+  // Text past the chart's edge, and two texts over each other (by more than a pixel each way).
+  const clipped = texts.filter(([, b]) => b.left < box.left - 1 || b.top < box.top - 1 ||
+      b.right > box.right + 1 || b.bottom > box.bottom + 1).map(([t]) => t);
+  const overlaps = [];
+  for (let i = 0; i < texts.length; ++i)
+    for (let j = i + 1; j < texts.length; ++j) {
+      const a = texts[i][1], b = texts[j][1];
+      if (Math.min(a.right, b.right) - Math.max(a.left, b.left) > 1 &&
+          Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top) > 1)
+        overlaps.push(texts[i][0] + ' / ' + texts[j][0]);
+    }
+  const whisker = svg.querySelector('line.whisker');
+  return {charts: charts.length,
+    points: [...svg.querySelectorAll('circle.pt')].map(c => [Number(c.getAttribute('cx')),
+        c.querySelector('title').textContent, getComputedStyle(c).fill]),
+    whiskers: svg.querySelectorAll('line.whisker').length,
+    whiskerStroke: whisker ? getComputedStyle(whisker).stroke : null,
+    levels: svg.querySelectorAll('line.level').length,
+    cps: [...svg.querySelectorAll('line.cp')].map(l => ({run: l.dataset.run,
+        x: Number(l.getAttribute('x1')), stroke: getComputedStyle(l).stroke,
+        dashed: getComputedStyle(l).strokeDasharray})),
+    cpLabels: [...svg.querySelectorAll('text.cp-label')].map(t => t.textContent),
+    envs: [...svg.querySelectorAll('path.env')].map(p => ({title: p.querySelector('title').textContent,
+        x: Number(p.getAttribute('d').slice(1).split(' ')[0]), fill: getComputedStyle(p).fill})),
+    meta: [...document.querySelectorAll('p.meta')].map(p => p.textContent).join(' / '),
+    table: document.querySelector('table').textContent, clipped, overlaps};
+})())"""
+NO_PAINT = ("rgb(0, 0, 0)", "none", "", None)
+
+
+def check_history(where, state):
+    """The history page as where shows it: the series, its change point
+    and the build change."""
+    if not state:
+        problems.append(f"{where}: no history chart and table")
+        return
+    print(f"{where}: {len(state['points'])} points, {state['whiskers']} whisker lines, "
+          f"{state['levels']} levels, change points {state['cps']} labelled {state['cpLabels']}, "
+          f"marks {state['envs']}")
+    runs = [f"run {p['run']} (spin_hist)" for p in points]
+    if state["charts"] != 1 or [t.split(",")[0] for _, t, _ in state["points"]] != runs:
+        problems.append(f"{where}: not one chart of the runs {runs} in order: {state['charts']} charts, "
+                        f"{[t for _, t, _ in state['points']]}")
+        return
+    with_interval = sum(1 for p in points if p["low"] is not None)
+    if state["whiskers"] != 3 * with_interval or state["whiskerStroke"] in NO_PAINT[1:]:
+        problems.append(f"{where}: {state['whiskers']} whisker lines (stroke {state['whiskerStroke']}), "
+                        f"not 3 for each of the {with_interval} runs with an interval")
+    if any(fill in NO_PAINT for _, _, fill in state["points"]):
+        problems.append(f"{where}: the dots are unstyled: {[f for _, _, f in state['points']]}")
+    x = state["points"][RUNS_PER_BUILD][0]
+    if cp_text is not None:
+        if (state["levels"] != 2 or len(state["cps"]) != 1 or state["cps"][0]["run"] != str(first_slow["run"])
+                or abs(state["cps"][0]["x"] - x) > 0.5):
+            problems.append(f"{where}: not one change point through run {first_slow['run']} (x {x}) "
+                            f"between two levels: {state['levels']} levels, {state['cps']}")
+        elif state["cps"][0]["stroke"] in NO_PAINT or state["cps"][0]["dashed"] in ("none", ""):
+            problems.append(f"{where}: the change point's line is not a coloured dashed line: {state['cps']}")
+        if state["cpLabels"] != [cp_text]:
+            problems.append(f"{where}: the change point is labelled {state['cpLabels']}, not [{cp_text!r}]")
+        if f"change point at run {first_slow['run']}" not in state["meta"]:
+            problems.append(f"{where}: the heading names no change point at run {first_slow['run']}: "
+                            f"{state['meta']}")
+    mark = f"run {first_slow['run']}: {build_change}"
+    if ([e["title"] for e in state["envs"]] != [mark] or abs(state["envs"][0]["x"] - x) > 0.5
+            or state["envs"][0]["fill"] in NO_PAINT):
+        problems.append(f"{where}: the build change is not one mark under run {first_slow['run']} "
+                        f"({mark!r}): {state['envs']}")
+    if build_change not in state["table"]:
+        problems.append(f"{where}: the table does not name the build change {build_change!r}")
+    if state["clipped"] or state["overlaps"]:
+        problems.append(f"{where}: labels cut off {state['clipped']} or over each other {state['overlaps']}")
+
+
+def page_value(expression, at="", tries=100):
+    """An expression's value in the page at a URL starting with at, once it
+    is not null (the page loading), else None."""
+    guarded = f"(location.href.startsWith({json.dumps(at)}) ? {expression} : null)"
+    for _ in range(tries):
+        try:
+            r = ws.call("Runtime.evaluate", expression=guarded)
+            value = r.get("result", {}).get("value")
+        except RuntimeError:
+            value = None
+        if value and value != "null":
+            return json.loads(value)
+        time.sleep(0.1)
+    return None
+
+
+history_page_started = time.time()
+serve2 = subprocess.Popen([gpusweep, "serve", "--db", hist_db, "--port", "0"], env=env,
+                          stdout=subprocess.PIPE, text=True)
+procs.append(serve2)
+line = serve2.stdout.readline()
+m = re.search(r"(http://127\.0\.0\.1:(\d+)/\?token=[0-9a-f]+)", line)
+if not m:
+    fail("the history's serve printed no URL with its token: " + line)
+events_before = len(ws.events)
+ws.call("Page.bringToFront")
+ws.call("Page.navigate", url=m.group(1))
+# The newest run (finished) is shown with its workload's history in a frame;
+# the run list links each run's workload to the same page.
+link = page_value("""JSON.stringify(document.querySelector('#detail iframe[title=history]') &&
+  document.querySelector('#runs tbody a[href*="/api/history"]') &&
+  document.querySelector('#runs tbody a[href*="/api/history"]').href)""", at=m.group(1).split("?")[0],
+                  tries=150)
+framed = None
+for _ in range(100):
+    framed = frame_eval("/api/history", HISTORY_PROBE)
+    if framed:
+        break
+    time.sleep(0.1)
+check_history("serve's history frame", framed)
+if not link:
+    problems.append("serve's page shows no history frame or no history link in its run list")
+else:
+    ws.call("Page.navigate", url=link)
+    check_history("serve's history page", page_value(HISTORY_PROBE, at=link))
+    with open(os.path.join(out, "serve-history.png"), "wb") as f:
+        f.write(base64.b64decode(ws.call("Page.captureScreenshot")["data"]))
+refused = [e["params"]["entry"]["text"] for e in ws.events[events_before:]
+           if e.get("method") == "Log.entryAdded"
+           and "Content Security Policy" in e["params"]["entry"].get("text", "")]
+if refused:
+    problems.append(f"the policy refused something on the history page: {refused[0]}")
+history_html = os.path.join(out, "history.html")
+subprocess.run([gpusweep, "history", "spin_build", "--db", hist_db, "--html", history_html], env=env,
+               check=True, stdout=subprocess.DEVNULL)
+ws.call("Page.navigate", url="file://" + history_html)
+check_history("history --html", page_value(HISTORY_PROBE, at="file://"))
+with open(os.path.join(out, "history-page.png"), "wb") as f:
+    f.write(base64.b64decode(ws.call("Page.captureScreenshot")["data"]))
+problems = history_problems + problems
+print(f"history across builds: {history_s:.1f} s of runs, {time.time() - history_page_started:.1f} s "
+      f"of pages")
 print(f"screenshots: {out}/serve-running.png, {out}/serve-finished.png, {out}/serve-report.png, "
-      f"{out}/serve-nojs.png")
+      f"{out}/serve-nojs.png, {out}/serve-history.png, {out}/history-page.png")
 cleanup()
 if problems:
     for p in problems:
         print("FAIL: " + p)
     sys.exit(1)
-print("ok: one page, progress advancing, the interval following the run, hostile text inert")
+print("ok: one page, progress advancing, the interval following the run, hostile text inert; "
+      "the history across builds drawn with its change point and build change")
