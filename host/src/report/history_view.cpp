@@ -122,10 +122,11 @@ std::string history_change_text(const ChangePoint& cp) {
 std::vector<std::string> history_notes(const HistoryResult& result, size_t i) {
   const HistorySeries& s = result.series[i];
   const HistoryVersions& first = s.points.front().versions;
-  std::vector<std::string> lines = {"first point's software: build " + first.build + ", torch " +
-                                    first.torch + ", CUDA " + first.cuda + ", driver CUDA " +
-                                    (first.driver.empty() ? "none" : first.driver) + ", gpusweep " +
-                                    first.gpusweep};
+  // A plugin without LibTorch (a test fixture, a plain C++ workload) names none.
+  auto known = [](const std::string& v) { return v.empty() ? std::string("none") : v; };
+  std::vector<std::string> lines = {
+      "first point's software: build " + first.build + ", torch " + known(first.torch) + ", CUDA " +
+      known(first.cuda) + ", driver CUDA " + known(first.driver) + ", gpusweep " + first.gpusweep};
   const size_t need = 2 * result.options.min_segment;
   if (s.too_short) {
     lines.push_back(std::to_string(s.points.size()) + " point" + (s.points.size() == 1 ? "" : "s") +
