@@ -93,11 +93,21 @@ void judge_throughput(CheckPair& p, const CheckOptions& o) {
   }
 }
 
+// The quality test's one-sided alpha in a check of `pairs` configs: the
+// sequential level's miss rate for the check, not for each config
+// (Bonferroni: its verdict is the worst of its configs'), since it is judged
+// after every round. At 5% a config, dqn A/A checks of the quickstart's 4
+// configs called quality worse in 3 of 16
+// (bench/results/2026-11-28-check-real-runs.md).
+double quality_alpha(size_t pairs) {
+  return (1 - kSequentialLevel) / static_cast<double>(std::max<size_t>(1, pairs));
+}
+
 void judge_guards(CheckPair& p, const CheckOptions& o, const ConfigSamples& base,
-                  const ConfigSamples& head) {
+                  const ConfigSamples& head, size_t pairs) {
   if (base.higher_is_better && !base.quality.empty() && !head.quality.empty()) {
-    p.quality =
-        compare_quality(base.quality, head.quality, *base.higher_is_better, o.max_quality_loss);
+    p.quality = compare_quality(base.quality, head.quality, *base.higher_is_better,
+                                o.max_quality_loss, quality_alpha(pairs));
   }
   if (p.quality) {
     if (p.quality->verdict == QualityVerdict::inferior) {
@@ -146,7 +156,7 @@ std::vector<CheckPair> check_pairs(const std::vector<ConfigSamples>& configs,
     p.ratio = estimate_ratio(base->runs, head->runs, kSequentialLevel);
     if (p.ratio && !(p.ratio->ratio > 0)) p.ratio.reset();
     judge_throughput(p, options);
-    judge_guards(p, options, *base, *head);
+    judge_guards(p, options, *base, *head, order.size());
     p.verdict = p.throughput;
     std::vector<std::string> also;
     if (p.quality_loss) {

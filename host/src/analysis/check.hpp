@@ -22,8 +22,8 @@
 // false alarms under A/A grew with the number of configs and looks
 // (bench/results/2026-11-28-check-simulated.md); the threshold keeps both
 // far from the interval's error. The quality guard (compare's
-// non-inferiority test) and peak memory (head's largest over base's beyond
-// memory_tolerance) turn any verdict into a regression.
+// non-inferiority test, its alpha split over the configs) and peak memory (head's largest over
+// base's beyond memory_tolerance) turn any verdict into a regression.
 #pragma once
 
 #include "analysis/compare.hpp"
