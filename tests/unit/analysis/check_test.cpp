@@ -211,3 +211,34 @@ TEST_CASE("check's options read back from a stored check") {
   CHECK(check_options(Json()).tolerance == kDefaultCheckTolerance);
   CHECK(without_build(Json{{"build", "head"}, {"a", 1}}) == Json{{"a", 1}});
 }
+
+TEST_CASE("check's quality guard spends its error over the check's configs") {
+  // Head's quality 3% lower, repeat by repeat 2-4%: shown worse beyond the
+  // 1% margin for a check of one config, not once four configs share the
+  // error (each might be the one that was unlucky).
+  const double loss[] = {0.02, 0.04, 0.03, 0.03};
+  auto with_quality = [&](std::vector<ConfigSamples> configs) {
+    for (auto& c : configs) {
+      c.higher_is_better = true;
+      for (int r = 0; r < 4; ++r) {
+        const bool head = c.config["build"] == kHeadBuild;
+        c.quality.push_back({head ? 1 - loss[r] : 1.0, NAN, r});
+      }
+    }
+    return configs;
+  };
+  const auto one = check_pairs(with_quality(pair(1.0)), two_percent());
+  REQUIRE(one.size() == 1);
+  CHECK(one[0].quality_loss);
+  std::vector<ConfigSamples> four;
+  for (int k = 0; k < 4; ++k) {
+    four.push_back(side(k, kBaseBuild, 100.0 * (k + 1), 1, 4, 0.002, 0.002, 10 + k));
+    four.push_back(side(4 + k, kHeadBuild, 100.0 * (k + 1), 1, 4, 0.002, 0.002, 20 + k));
+  }
+  const auto pairs = check_pairs(with_quality(four), two_percent());
+  REQUIRE(pairs.size() == 4);
+  for (const auto& p : pairs) {
+    CHECK_FALSE(p.quality_loss);
+    CHECK(p.verdict == CheckVerdict::no_regression);
+  }
+}
