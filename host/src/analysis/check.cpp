@@ -3,6 +3,7 @@
 
 #include "spec/hashing.hpp"
 #include "support/format.hpp"
+#include "support/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -43,18 +44,13 @@ namespace {
 
 std::string percent(double fraction) { return fixed(100 * fraction, 1) + "%"; }
 
-// A ratio's change in words: "4.8% slower", "0.9% faster".
-std::string change_word(double ratio) {
-  return percent(std::abs(ratio - 1)) + (ratio < 1 ? " slower" : " faster");
-}
-
 // "4.8% slower (interval 4.6% to 5.0% slower)", or across no change "0.9%
 // faster (interval 2.0% slower to 3.8% faster)".
 std::string change_text(const RatioEstimate& e) {
-  std::string out = change_word(e.ratio) + " (interval ";
+  std::string out = change_words(e.ratio) + " (interval ";
   if (e.high < 1) return out + percent(1 - e.high) + " to " + percent(1 - e.low) + " slower)";
   if (e.low > 1) return out + percent(e.low - 1) + " to " + percent(e.high - 1) + " faster)";
-  return out + change_word(e.low) + " to " + change_word(e.high) + ")";
+  return out + change_words(e.low) + " to " + change_words(e.high) + ")";
 }
 
 void judge_throughput(CheckPair& p, const CheckOptions& o) {
@@ -131,6 +127,10 @@ void judge_guards(CheckPair& p, const CheckOptions& o, const ConfigSamples& base
 }
 
 }  // namespace
+
+std::string change_words(double ratio) {
+  return percent(std::abs(ratio - 1)) + (ratio < 1 ? " slower" : " faster");
+}
 
 std::vector<CheckPair> check_pairs(const std::vector<ConfigSamples>& configs,
                                    const CheckOptions& options) {
@@ -219,11 +219,7 @@ PrecisionStatus check_status(const std::vector<ConfigSamples>& configs, const Ch
             [](const ConfigPrecision& a, const ConfigPrecision& b) {
               return a.config_index < b.config_index;
             });
-  if (!widths.empty()) {
-    std::sort(widths.begin(), widths.end());
-    const size_t n = widths.size();
-    s.median_half_width = n % 2 ? widths[n / 2] : (widths[n / 2 - 1] + widths[n / 2]) / 2;
-  }
+  if (!widths.empty()) s.median_half_width = quantile(std::move(widths), 0.5);
   return s;
 }
 

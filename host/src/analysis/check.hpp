@@ -78,6 +78,9 @@ struct CheckPair {
   std::vector<std::string> notes;
 };
 
+// A ratio's change in words: "4.8% slower", "0.9% faster".
+std::string change_words(double ratio);
+
 // The pairs of a check's configs (as gather_configs returns them), in config
 // order. A config present under one build only (the other's trials are not
 // planned yet) is left out.

@@ -13,10 +13,6 @@ namespace gpusweep::host {
 
 namespace {
 
-std::string percent_change(double ratio) {
-  return fixed(100 * std::abs(ratio - 1), 1) + (ratio < 1 ? "% slower" : "% faster");
-}
-
 // The sweep a confirmation runs: the later run's, cut to the series' config.
 SweepSpec confirm_spec(const HistoryPoint& after) {
   db::Store store(after.source, db::Connection::Mode::read_only);
@@ -69,13 +65,14 @@ int confirm_change_points(const HistoryResult& result, const ConfirmOptions& opt
                           std::ostream& out) {
   std::vector<std::string> lines;
   int confirmed = 0;
+  const Registry registry(options.plugin_paths);
   for (size_t i = 0; i < result.series.size(); ++i) {
     const HistorySeries& s = result.series[i];
     for (const ChangePoint& cp : s.change_points) {
       const HistoryPoint& before = s.points[cp.index - 1];
       const HistoryPoint& after = s.points[cp.index];
       std::string line = "series " + std::to_string(i + 1) + ", the change at run " +
-                         std::to_string(after.run_id) + " (" + percent_change(cp.ratio) + "): ";
+                         std::to_string(after.run_id) + " (" + change_words(cp.ratio) + "): ";
       if (before.plugin_hash == after.plugin_hash) {
         lines.push_back(line +
                         "the same build on both sides: an environment change or the "
@@ -85,7 +82,6 @@ int confirm_change_points(const HistoryResult& result, const ConfirmOptions& opt
       try {
         CheckJob job;
         job.spec = confirm_spec(after);
-        const Registry registry(options.plugin_paths);
         job.builds.base = build_of(registry, job.spec, kBaseBuild, before);
         job.builds.head = build_of(registry, job.spec, kHeadBuild, after);
         check_build_pair(job.spec, job.builds.base, job.builds.head, before.plugin_path,

@@ -39,6 +39,13 @@ std::string build_line(const Json& build) {
   return out + ")";
 }
 
+// A pair's reason and notes, one line.
+std::string why_of(const CheckPair& p) {
+  std::string why = p.reason;
+  for (const auto& n : p.notes) why += "; " + n;
+  return why;
+}
+
 Json pair_record(const CheckRunReport& r, const CheckPair& p) {
   Json rec = Json::object();
   rec["config"] = label_of(r, p);
@@ -48,9 +55,7 @@ Json pair_record(const CheckRunReport& r, const CheckPair& p) {
   rec["low"] = p.ratio ? Json(p.ratio->low) : Json();
   rec["high"] = p.ratio ? Json(p.ratio->high) : Json();
   rec["verdict"] = to_string(p.verdict);
-  std::string why = p.reason;
-  for (const auto& n : p.notes) why += "; " + n;
-  rec["why"] = why;
+  rec["why"] = why_of(p);
   return rec;
 }
 
@@ -167,11 +172,9 @@ std::string junit_view(const CheckRunReport& r) {
       << "\">\n  <testsuite name=\"" << suite << "\" tests=\"" << r.pairs.size() << "\" failures=\""
       << failures << "\" skipped=\"" << skipped << "\">\n";
   for (const auto& p : r.pairs) {
-    std::string why = p.reason;
-    for (const auto& n : p.notes) why += "; " + n;
     out << "    <testcase classname=\"gpusweep.check." << html_escape(r.sweep) << "\" name=\""
         << html_escape(label_of(r, p)) << "\">\n";
-    const std::string message = html_escape(std::string(to_string(p.verdict)) + ": " + why);
+    const std::string message = html_escape(std::string(to_string(p.verdict)) + ": " + why_of(p));
     if (p.verdict == CheckVerdict::regression ||
         (p.verdict == CheckVerdict::inconclusive && r.inconclusive_fails)) {
       out << "      <failure message=\"" << message << "\" type=\"" << to_string(p.verdict)

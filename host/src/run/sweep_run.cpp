@@ -201,21 +201,20 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
     const Json planned = Json::parse(t.plan.config_json);
     const PluginInfo& info = info_for(planned);
     job.worker.plugin_path = info.file.path;
-    job.worker.config_json = worker_config(planned);
+    Json config = worker_config(planned);
     job.plugin_hash = info.hash;
     if (!request_.builds.empty()) job.build = planned.at(kBuildKey).get<std::string>();
     std::optional<uint64_t> seed;
     if (seed_param != nullptr && t.plan.repeat > 0) {
-      Json config = Json::parse(job.worker.config_json);
       auto it = config.find("seed");
       if (it != config.end() && it->is_number_unsigned()) {
         const auto low = static_cast<uint64_t>(std::max(0.0, seed_param->min.value_or(0)));
         const auto high = static_cast<uint64_t>(seed_param->max.value_or(4294967295.0));
         seed = repeat_seed(it->get<uint64_t>(), t.plan.repeat, low, high);
         *it = *seed;
-        job.worker.config_json = config.dump();
       }
     }
+    job.worker.config_json = config.dump();
     job.worker.measure_json = measure_json;
     job.worker.max_memory_bytes = std::floor(spec_.measure.max_memory_bytes);
     job.timeout_s = spec_.measure.timeout_s;

@@ -179,7 +179,7 @@ class SweepRun {
   const PluginInfo& info_for(const Json& config) const;
   // What the worker gets as its config: without a check's build key, with
   // the build's selection.
-  std::string worker_config(const Json& config) const;
+  Json worker_config(const Json& config) const;
   std::vector<db::TrialPlan> rows_of(const std::vector<PlannedTrial>& plan) const;
   // The configs of jobs as planned (a check's build key included), for the
   // interleave plan and the footprint probe: two builds of one config are

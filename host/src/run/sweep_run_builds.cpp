@@ -18,12 +18,12 @@ const PluginInfo& SweepRun::info_for(const Json& config) const {
               "' names no build of this check: " + config.dump());
 }
 
-std::string SweepRun::worker_config(const Json& config) const {
-  if (request_.builds.empty()) return config.dump();
+Json SweepRun::worker_config(const Json& config) const {
+  if (request_.builds.empty()) return config;
   Json c = without_build(config);
   const auto& build = request_.builds.at(config.at(kBuildKey).get<std::string>());
   for (const auto& [key, value] : build.selection.items()) c[key] = value;
-  return c.dump();
+  return c;
 }
 
 std::vector<db::TrialPlan> SweepRun::rows_of(const std::vector<PlannedTrial>& plan) const {
