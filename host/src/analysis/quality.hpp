@@ -4,15 +4,16 @@
 //
 // Each ok repeat gives one evaluation, optionally with its standard error
 // (the plugin's `<metric>_se`: the spread of the evaluation's episodes or
-// batches). A side's mean is uncertain by the larger of the repeats' spread
-// (t with n - 1 degrees of freedom) and the evaluations' own standard errors:
+// batches). A side's mean is uncertain by whichever of the repeats' spread
+// (t with n - 1 degrees of freedom) and the evaluations' own standard errors
+// (normal) gives the wider bound:
 // repeats that share a seed agree exactly on the CPU, and then only the
 // evaluation's sampling is left. The relative difference gets a one-sided
 // 95% bound each way (a 90% interval, as a TOST equivalence test reads it);
 // non-inferior when the lower bound is above -margin, inferior when the
 // upper bound is below it, and inconclusive in between. Sides that ran the
 // same repeats are compared by their paired differences, whose spread
-// (t, n - 1 df) or evaluation errors (the larger) make the interval.
+// (t, n - 1 df) or evaluation errors (the wider bound) make the interval.
 #pragma once
 
 #include <cmath>

@@ -80,6 +80,26 @@ TEST_CASE("the repeats' spread counts when it exceeds the evaluations' standard 
   CHECK(q->high - q->low > 0.2);
 }
 
+TEST_CASE("evaluation errors a little above the repeats' spread do not narrow the bound",
+          "[host][quality]") {
+  // The shape of a dqn A/A check (the same build twice) whose guard called
+  // the return 16.6% worse: three paired repeats, their differences -40, -15
+  // and -24, each evaluation's standard error about 10.6. Those errors make
+  // a variance a little above the differences' spread, and read with the
+  // normal's quantile they gave a bound 4.3x narrower than t's with 2
+  // degrees of freedom at the check's alpha (1.5% over 4 configs).
+  const std::vector<QualitySample> base = {{164, 10.6, 0}, {165, 10.6, 1}, {145, 10.6, 2}};
+  const std::vector<QualitySample> head = {{124, 10.6, 0}, {150, 10.6, 1}, {121, 10.6, 2}};
+  const double alpha = 0.015 / 4;
+  const auto q = compare_quality(base, head, true, 0.01, alpha);
+  REQUIRE(q);
+  CHECK(q->change == Approx(-79.0 / 474).epsilon(1e-6));
+  CHECK(q->verdict == QualityVerdict::inconclusive);
+  // The bound is the spread's: t(2) at alpha times the differences' standard
+  // error (sd 12.66 over sqrt(3)), over the base's mean.
+  CHECK(q->high - q->change == Approx(11.48 * 12.662 / std::sqrt(3.0) / 158).epsilon(0.01));
+}
+
 TEST_CASE("without a standard error: one repeat gives no verdict, agreeing repeats say so",
           "[host][quality]") {
   const auto one = compare_quality({{1.0, NAN}}, {{1.0, NAN}}, true, 0.01);
