@@ -156,6 +156,17 @@ TEST_CASE("history marks the step a slower build made, and --confirm re-measures
   CHECK(box.count("SELECT count(*) FROM sweeps WHERE name = 'confirm-spin_hist'") == 1);
   const auto again = box.gpusweep("history spin_build --db results.db --format json");
   CHECK(nlohmann::json::parse(again.output)["series"][0]["points"].size() == 6);
+  // --since: a date before every run keeps them all and says so, one after
+  // them leaves none, and a malformed one is refused with the form to give.
+  const auto all = box.gpusweep("history spin_build --db results.db --since 2000-01-01");
+  CHECK_THAT(all.output, Contains("runs from 2000-01-01 on (--since)"));
+  CHECK_THAT(all.output, Contains("change point at run 4 ("));
+  const auto later = box.gpusweep("history spin_build --db results.db --since '2999-01-01 00:00'");
+  CHECK(later.code == 0);
+  CHECK_THAT(later.output, Contains("no finished run matches"));
+  const auto bad = box.gpusweep("history spin_build --db results.db --since yesterday");
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.output, Contains("--since 'yesterday': give a UTC date or time"));
 
   // A build rebuilt in place cannot be re-measured: its file holds another.
   const std::string so = "/gpusweep_spin_build.so";

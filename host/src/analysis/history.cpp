@@ -200,6 +200,7 @@ bool matches(const HistoryPoint& point, const HistoryFilter& filter) {
   if (!filter.machine.empty() && point.machine.find(filter.machine) == std::string::npos) {
     return false;
   }
+  if (!filter.since.empty() && point.created_at < filter.since) return false;
   for (const auto& [key, value] : filter.config.items()) {
     if (!point.config.contains(key) || point.config[key] != value) return false;
   }
@@ -225,6 +226,7 @@ HistoryResult history_series(std::vector<HistoryPoint> points, const HistoryFilt
     s.points.push_back(std::move(p));
   }
   out.options = options;
+  out.since = filter.since;
   for (auto& [key, s] : keyed) {
     analyse(s, options);
     out.series.push_back(std::move(s));

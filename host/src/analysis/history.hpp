@@ -82,6 +82,10 @@ struct HistoryFilter {
   std::string workload;          // "" every workload
   Json config = Json::object();  // settings every point's config must have
   std::string machine;           // text its machine key must contain; "" any
+  // ISO 8601 UTC, a date or a date and time ("2026-11-28", "2026-11-28T20:10"):
+  // runs created before it are left out; "" every run. Compared as text with
+  // created_at, which sorts in time order.
+  std::string since;
 };
 
 struct HistoryResult {
@@ -91,6 +95,7 @@ struct HistoryResult {
   // before --config and --machine chose among them, which name a series.
   std::map<std::string, std::vector<std::string>> varying;
   ChangePointOptions options;
+  std::string since;  // the filter's: runs before it are in no series
 };
 
 // Whether a point passes the filter.

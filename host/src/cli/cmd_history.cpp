@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <regex>
 
 namespace gpusweep::host {
 
@@ -33,6 +34,21 @@ ChangePointOptions change_point_options(const po::variables_map& vm) {
   return options;
 }
 
+// --since: a UTC date, or a date and time to the minute or second, with 'T'
+// or a space between them, as the listing's "when" column shows a run.
+std::string since_option(const po::variables_map& vm) {
+  if (vm.count("since") == 0U) return "";
+  std::string when = vm["since"].as<std::string>();
+  static const std::regex form(R"(\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?)?)");
+  if (!std::regex_match(when, form)) {
+    throw UsageError("--since '" + when +
+                     "': give a UTC date or time as the listing shows them, e.g. 2026-11-28 "
+                     "or '2026-11-28 20:10'");
+  }
+  if (when.size() > 10) when[10] = 'T';
+  return when;
+}
+
 po::options_description history_options(const std::vector<OutputFormat>& formats) {
   po::options_description o;
   o.add_options()("workload", po::value<std::string>(), "the workload (default: every one)")(
@@ -41,6 +57,9 @@ po::options_description history_options(const std::vector<OutputFormat>& formats
       "config", po::value<std::vector<std::string>>()->composing(),
       "KEY=VALUE: only configs with this setting (repeatable)")(
       "machine", po::value<std::string>(), "only machines whose key (host|CPU|GPUs) contains TEXT")(
+      "since", po::value<std::string>(),
+      "only runs from this UTC date or time on (2026-11-28, '2026-11-28 20:10'): leaves out "
+      "a stretch before it, e.g. runs on a busy machine that hide a later step")(
       "html", po::value<std::string>(),
       "write the series as a self-contained HTML page (a chart each) to FILE instead")(
       "max-p", po::value<double>()->default_value(0.001, "0.001"),
@@ -69,8 +88,9 @@ int cmd_history(const Args& args) {
   pos.add("workload", 1);
   auto p = parse_command(
       "history",
-      "[WORKLOAD] [--db FILE ...] [--config K=V ...] [--machine TEXT] [--max-p P]\n"
-      "       [--min-segment N] [--format F | --html FILE] [--confirm [--budget-s S]]",
+      "[WORKLOAD] [--db FILE ...] [--config K=V ...] [--machine TEXT] [--since WHEN]\n"
+      "       [--max-p P] [--min-segment N] [--format F | --html FILE]\n"
+      "       [--confirm [--budget-s S]]",
       "Every finished run of the workload is a point of a series, one series per\n"
       "machine and config, oldest first: when, run, the plugin build (version and\n"
       "hash), the config's throughput (the median of its pooled blocks, as compare\n"
@@ -101,6 +121,7 @@ int cmd_history(const Args& args) {
   HistoryFilter filter;
   if (p.vm.count("workload") != 0U) filter.workload = p.vm["workload"].as<std::string>();
   if (p.vm.count("machine") != 0U) filter.machine = p.vm["machine"].as<std::string>();
+  filter.since = since_option(p.vm);
   filter.config = key_values(p.vm, "config", "batch_size=64");
   std::vector<HistoryPoint> points;
   for (const auto& path : dbs) {

@@ -127,6 +127,9 @@ std::vector<std::string> history_notes(const HistoryResult& result, size_t i) {
   std::vector<std::string> lines = {
       "first point's software: build " + first.build + ", torch " + known(first.torch) + ", CUDA " +
       known(first.cuda) + ", driver CUDA " + known(first.driver) + ", gpusweep " + first.gpusweep};
+  if (!result.since.empty()) {
+    lines.push_back("runs from " + result.since + " on (--since): earlier ones are left out");
+  }
   const size_t need = 2 * result.options.min_segment;
   if (s.too_short) {
     lines.push_back(std::to_string(s.points.size()) + " point" + (s.points.size() == 1 ? "" : "s") +
@@ -171,7 +174,8 @@ Json history_json(const HistoryResult& result) {
             {"max_p", o.max_p},
             {"window", o.window},
             {"min_segment", o.min_segment},
-            {"interval", kHistoryInterval}}},
+            {"interval", kHistoryInterval},
+            {"since", result.since.empty() ? Json() : Json(result.since)}}},
           {"series", series}};
 }
 

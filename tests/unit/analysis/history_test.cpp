@@ -187,3 +187,38 @@ TEST_CASE(
   REQUIRE(r.series.size() == 1);
   CHECK(r.varying.at("dqn") == std::vector<std::string>{"batch_size"});
 }
+
+TEST_CASE("since leaves out a busy stretch that hides a later step", "[history]") {
+  // A real series (bench/results/2026-11-28-history-real-series.md, series 1):
+  // runs 1 to 6 on a busy machine, then base at 500 steps/s and, from run 13,
+  // a build 5% slower at 476. Each run's throughput and log standard error
+  // as history read them.
+  const std::vector<std::pair<double, double>> runs = {
+      {444.4, 0.0087}, {397.8, 0.0513}, {414.0, 0.0546}, {471.8, 0.0236}, {473.4, 0.0050},
+      {394.2, 0.0373}, {500.0, 0.0000}, {500.0, 0.0000}, {500.0, 0.0000}, {500.0, 0.0000},
+      {500.0, 0.0000}, {500.0, 0.0000}, {476.2, 0.0000}, {476.2, 0.0000}, {476.2, 0.0000},
+      {476.2, 0.0000}, {476.2, 0.0000}, {476.2, 0.0000}, {476.2, 0.0000}, {459.9, 0.0029},
+      {475.7, 0.0009}, {476.2, 0.0000}, {476.2, 0.0000}, {476.2, 0.0000}};
+  std::vector<HistoryPoint> points;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    HistoryPoint p = point(static_cast<int64_t>(i + 1), 1);
+    p.throughput = runs[i].first;
+    // Three repeats spread by a around the level have a log standard error
+    // of a / sqrt(3).
+    const double a = runs[i].second * std::sqrt(3.0);
+    p.repeat_medians = {p.throughput * std::exp(-a), p.throughput, p.throughput * std::exp(a)};
+    points.push_back(p);
+  }
+  HistoryFilter quiet;
+  quiet.since = points[6].created_at.substr(0, 10);  // the day of run 7
+  const HistoryResult r = history_series(points, quiet);
+  REQUIRE(r.series.size() == 1);
+  const HistorySeries& s = r.series[0];
+  REQUIRE(s.points.size() == 18);
+  CHECK(s.points.front().run_id == 7);
+  REQUIRE(s.change_points.size() == 1);
+  CHECK(s.points[s.change_points[0].index].run_id == 13);
+  // The new level takes in run 20 (460), as history showed it: 0.950x.
+  CHECK(s.change_points[0].ratio == Approx(0.950).margin(0.001));
+  CHECK(r.since == quiet.since);
+}
