@@ -5,10 +5,12 @@
 #include "analysis/compare.hpp"
 #include "analysis/significance.hpp"
 #include "analysis/stored.hpp"
+#include "support/error.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <regex>
 #include <set>
 #include <tuple>
 
@@ -194,6 +196,18 @@ std::map<std::string, std::vector<std::string>> varying_settings(
 }
 
 }  // namespace
+
+std::string history_since(const std::string& when) {
+  static const std::regex form(R"(\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?)?)");
+  if (!std::regex_match(when, form)) {
+    throw UsageError("--since '" + when +
+                     "': give a UTC date or time as the listing shows them, e.g. 2026-11-28 "
+                     "or '2026-11-28 20:10'");
+  }
+  std::string since = when;
+  if (since.size() > 10) since[10] = 'T';
+  return since;
+}
 
 bool matches(const HistoryPoint& point, const HistoryFilter& filter) {
   if (!filter.workload.empty() && point.workload != filter.workload) return false;

@@ -98,6 +98,11 @@ struct HistoryResult {
   std::string since;  // the filter's: runs before it are in no series
 };
 
+// --since's text as HistoryFilter::since: a UTC date, or a date and time to
+// the minute or second with 'T' or a space between (as the listing shows a
+// run's time). Throws UsageError, naming the form, on anything else.
+std::string history_since(const std::string& when);
+
 // Whether a point passes the filter.
 bool matches(const HistoryPoint& point, const HistoryFilter& filter);
 

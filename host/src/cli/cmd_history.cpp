@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <regex>
 
 namespace gpusweep::host {
 
@@ -32,21 +31,6 @@ ChangePointOptions change_point_options(const po::variables_map& vm) {
   }
   options.min_segment = static_cast<size_t>(min_segment);
   return options;
-}
-
-// --since: a UTC date, or a date and time to the minute or second, with 'T'
-// or a space between them, as the listing's "when" column shows a run.
-std::string since_option(const po::variables_map& vm) {
-  if (vm.count("since") == 0U) return "";
-  std::string when = vm["since"].as<std::string>();
-  static const std::regex form(R"(\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?)?)");
-  if (!std::regex_match(when, form)) {
-    throw UsageError("--since '" + when +
-                     "': give a UTC date or time as the listing shows them, e.g. 2026-11-28 "
-                     "or '2026-11-28 20:10'");
-  }
-  if (when.size() > 10) when[10] = 'T';
-  return when;
 }
 
 po::options_description history_options(const std::vector<OutputFormat>& formats) {
@@ -121,7 +105,7 @@ int cmd_history(const Args& args) {
   HistoryFilter filter;
   if (p.vm.count("workload") != 0U) filter.workload = p.vm["workload"].as<std::string>();
   if (p.vm.count("machine") != 0U) filter.machine = p.vm["machine"].as<std::string>();
-  filter.since = since_option(p.vm);
+  if (p.vm.count("since") != 0U) filter.since = history_since(p.vm["since"].as<std::string>());
   filter.config = key_values(p.vm, "config", "batch_size=64");
   std::vector<HistoryPoint> points;
   for (const auto& path : dbs) {

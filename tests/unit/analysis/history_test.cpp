@@ -221,4 +221,8 @@ TEST_CASE("since leaves out a busy stretch that hides a later step", "[history]"
   // The new level takes in run 20 (460), as history showed it: 0.950x.
   CHECK(s.change_points[0].ratio == Approx(0.950).margin(0.001));
   CHECK(r.since == quiet.since);
+  // --since takes the listing's form of a time, and nothing else.
+  CHECK(history_since("2026-11-28 20:10") == "2026-11-28T20:10");
+  CHECK(history_since("2026-11-28T20:10:05") == "2026-11-28T20:10:05");
+  CHECK_THROWS_WITH(history_since("28/11/2026"), Catch::Contains("give a UTC date or time"));
 }
