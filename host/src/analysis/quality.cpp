@@ -24,6 +24,12 @@ struct Side {
   bool se_known = false;  // the plugin gave every evaluation's standard error
 };
 
+// A one-sided bound's half-width at alpha: t with df degrees of freedom
+// (at least 1) times the standard error; 0 for a variance of 0.
+double half_width(double variance, double df, double alpha) {
+  return variance > 0 ? t_quantile(1 - alpha, std::max(1.0, df)) * std::sqrt(variance) : 0;
+}
+
 // The two ways a side's mean is uncertain: the repeats' spread (n - 1
 // degrees of freedom) and the evaluations' standard errors (known from many
 // samples). The one kept is the one giving the wider one-sided bound at
@@ -50,11 +56,9 @@ Side side_of(const std::vector<QualitySample>& samples, double alpha) {
     evaluation = 0;
     for (const auto& q : samples) evaluation += q.se * q.se / (n * n);
   }
-  const auto bound = [alpha](double variance, double df) {
-    return t_quantile(1 - alpha, df) * std::sqrt(variance);
-  };
   if (std::isfinite(between) &&
-      !(std::isfinite(evaluation) && bound(evaluation, kManyDf) > bound(between, n - 1))) {
+      !(std::isfinite(evaluation) &&
+        half_width(evaluation, kManyDf, alpha) > half_width(between, n - 1, alpha))) {
     s.variance = between;
     s.df = n - 1;
   } else if (std::isfinite(evaluation)) {
@@ -125,33 +129,26 @@ std::optional<QualityComparison> compare_quality(const std::vector<QualitySample
       q.note = "no standard error from the plugin: no interval, so no verdict";
       return q;
     }
-    double t = 0;
-    if (d->variance > 0) {
-      t = t_quantile(1 - alpha, std::max(1.0, d->df));
-    } else if (!d->se_known) {
+    if (d->variance == 0 && !d->se_known) {
       q.note =
           "repeats agree exactly with the baseline's (the same seed, a deterministic run): the "
           "interval has no width and says nothing of other seeds";
     }
-    const double half = t * std::sqrt(d->variance) / scale;
-    return with_bounds(q, half, margin);
+    return with_bounds(q, half_width(d->variance, d->df, alpha) / scale, margin);
   }
   if (!std::isfinite(b.variance) || !std::isfinite(c.variance)) {
     q.note = "one repeat and no standard error from the plugin: no interval, so no verdict";
     return q;
   }
   const double variance = b.variance + c.variance;
-  double t = 0;
-  if (variance > 0) {
-    // Welch-Satterthwaite over the two sides' variances.
-    const double df = welch_df({{b.variance, b.df}, {c.variance, c.df}});
-    t = t_quantile(1 - alpha, std::max(1.0, df));
-  } else if (b.repeats_agree && c.repeats_agree && !(b.se_known && c.se_known)) {
+  if (variance == 0 && b.repeats_agree && c.repeats_agree && !(b.se_known && c.se_known)) {
     q.note =
         "repeats agree exactly (the same seed, a deterministic run): the interval has no "
         "width and says nothing of other seeds";
   }
-  return with_bounds(q, t * std::sqrt(variance) / scale, margin);
+  // Welch-Satterthwaite over the two sides' variances.
+  const double df = variance > 0 ? welch_df({{b.variance, b.df}, {c.variance, c.df}}) : 1;
+  return with_bounds(q, half_width(variance, df, alpha) / scale, margin);
 }
 
 }  // namespace gpusweep::host
