@@ -210,7 +210,7 @@ else:
     if not 0.9 < cp["ratio"] < 0.99:
         history_problems.append(f"the change point's ratio {cp['ratio']:.4f} is not slow5's 5% step")
     # As history_change_text says it.
-    cp_text = f"{cp['ratio']:.3f}x, p " + ("<0.0001" if cp["p_value"] < 0.0001 else f"{cp['p_value']:.4f}")
+    cp_text = f"{cp['ratio']:.3f}x, split p " + ("<0.0001" if cp["p_value"] < 0.0001 else f"{cp['p_value']:.4f}")
 history_s = time.time() - history_started
 
 # A finished run with a hostile name, of 3 configs and one repeat: compare

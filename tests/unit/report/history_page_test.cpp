@@ -68,8 +68,8 @@ TEST_CASE("the history page draws a chart a series with the step marked", "[hist
     // One change point, at run 6, labelled with its ratio and p.
     CHECK(count(svg, "class=\"cp\"") == 1);
     CHECK_THAT(svg, Catch::Contains("class=\"cp\" data-run=\"6\""));
-    CHECK_THAT(svg,
-               Catch::Matches(".*class=\"cp-label\"[^>]*>0\\.(899|90[01])x, p [^<]+</text>.*"));
+    CHECK_THAT(
+        svg, Catch::Matches(".*class=\"cp-label\"[^>]*>0\\.(899|90[01])x, split p [^<]+</text>.*"));
     // Two levels, and the new build and the new torch marked.
     CHECK(count(svg, "class=\"level\"") == 2);
     CHECK(count(svg, "class=\"env\"") == 2);
