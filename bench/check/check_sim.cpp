@@ -9,6 +9,9 @@
 //   cmake --build build --target check_sim && build/bench/check_sim [--checks N]
 //     [--rounds R] [--seed S] [--configs K] [--blocks B] [--process-sd X]
 //     [--block-sd X] [--position-rounds all|first|later] [--only NAME]
+//     [--promises] [--json]
+// --promises (or --json, the same as JSON) prints the check's promises cell
+// by cell instead, the replaced stopping rule beside the product's.
 #include "analysis/check.hpp"
 #include "analysis/compare.hpp"
 #include "analysis/ratio_model.hpp"
@@ -46,6 +49,20 @@ struct Model {
   // Which rounds a position effect acts in: all, the first (measure.repeats)
   // or the later ones, to tell where its false alarms come from.
   enum class Rounds { all, first, later } position_rounds = Rounds::all;
+  // How rounds stop: `after`, the product's check_status; `before`, the
+  // rule it replaced (a pair stopped as soon as check_pairs' verdict at the
+  // unspent 98.5% was decided, a quality loss included), for figures side
+  // by side.
+  enum class Rule { before, after } rule = Rule::after;
+  host::QualityGuard quality_guard = host::QualityGuard::not_worse;
+  // Quality, when a condition has it: a seed's effect shared by a round's
+  // base and head trials of a config, and each trial's own noise (log sd;
+  // about dqn's: its paired seeds differ by 8%).
+  double quality_seed_sd = 0.10;
+  double quality_trial_sd = 0.05;
+  // `check --resume` of the finished check this many times, each with
+  // max_rounds more rounds.
+  int resumes = 0;
 };
 
 enum class Position { none, ends, linear };
@@ -56,8 +73,9 @@ struct Condition {
   Position position = Position::none;
   double position_size = 0.03;  // log slowdown at the worst place
   bool drift = false;
-  bool heavy = false;  // t(3) noise, scaled to the same sd
-  double fail = 0;     // a trial's chance of failing outright
+  bool heavy = false;         // t(3) noise, scaled to the same sd
+  double fail = 0;            // a trial's chance of failing outright
+  double quality_loss = NAN;  // head's quality lower by this share; NaN: no quality
 };
 
 // A 64-bit hash of two words (splitmix64's finaliser over their mix): the
@@ -178,6 +196,18 @@ void run_round(const Model& m, const Condition& cond, const World& w, std::vecto
     host::index_run(l.run);
     auto& c = out[l.config];
     ++c.ok;
+    if (!std::isnan(cond.quality_loss)) {
+      // The seed's effect is drawn from (round, pair): base and head share it.
+      random::SplitMix64 seed_rng(
+          mix(w.seed, mix(static_cast<uint64_t>(round) + 3, 0x5EED00 + l.config / 2)));
+      random::SplitMix64 trial_rng(
+          mix(w.seed, mix(static_cast<uint64_t>(round) + 3, 0x9A11700 + l.config)));
+      const double level = m.quality_seed_sd * random::normal(seed_rng, 0.0, 1.0) +
+                           m.quality_trial_sd * random::normal(trial_rng, 0.0, 1.0);
+      const double loss = l.config % 2 == 1 ? cond.quality_loss : 0;
+      c.higher_is_better = true;
+      c.quality.push_back({100 * (1 - loss) * std::exp(level), NAN, round});
+    }
     c.throughput.insert(c.throughput.end(), l.run.values.begin(), l.run.values.end());
     c.runs.push_back(std::move(l.run));
   }
@@ -193,11 +223,14 @@ std::vector<uint64_t> all_configs(const Model& m) {
 enum class Call { none, regression, improvement, no_regression, inconclusive };
 
 struct CheckRun {
-  std::vector<Call> check;        // per pair: the product's verdict
-  std::vector<int> rounds;        // per pair: the rounds it ran
-  std::vector<bool> one_process;  // per pair: its ratio paired a single repeat
-  std::vector<Call> fixed;        // naive (a): ratio of medians after the first rounds
-  std::vector<Call> looked;       // naive (b): 95% interval after every round
+  std::vector<Call> check;         // per pair: the product's verdict
+  std::vector<bool> covered;       // per pair: its final interval holds the true ratio
+  std::vector<bool> quality_loss;  // per pair: the quality guard called it worse
+  CheckVerdict verdict = CheckVerdict::inconclusive;  // the check's (its exit status)
+  std::vector<int> rounds;                            // per pair: the rounds it ran
+  std::vector<bool> one_process;                      // per pair: its ratio paired a single repeat
+  std::vector<Call> fixed;   // naive (a): ratio of medians after the first rounds
+  std::vector<Call> looked;  // naive (b): 95% interval after every round
   std::vector<int> looked_rounds;
 };
 
@@ -221,6 +254,7 @@ CheckRun simulate_check(const Model& m, const Condition& cond, uint64_t seed) {
   CheckRun out;
   host::CheckOptions options;
   options.tolerance = m.tolerance;
+  options.quality_guard = m.quality_guard;
 
   // The check, as SweepRun's precision_rounds runs it.
   auto samples = fresh_samples(m);
@@ -241,12 +275,39 @@ CheckRun simulate_check(const Model& m, const Condition& cond, uint64_t seed) {
   }
   out.rounds.assign(k, static_cast<int>(m.repeats));
   std::set<int64_t> done;
+  int64_t cap = m.max_rounds;
+  int resumes_left = m.resumes;
   for (;;) {
-    const auto status = host::check_status(samples, options, done);
+    auto status = host::check_status(samples, options, done);
+    if (m.rule == Model::Rule::before) {
+      // The replaced rule: a pair is done once its verdict is.
+      for (const auto& p : host::check_pairs(samples, options)) {
+        const bool decided =
+            p.base->ok == 0 || p.head->ok == 0 || p.verdict != CheckVerdict::inconclusive;
+        for (auto& c : status.configs) {
+          if (c.config_index == p.base->config_index || c.config_index == p.head->config_index) {
+            c.separated = decided;
+            c.precise = false;
+          }
+        }
+      }
+      status.done = true;
+      for (const auto& c : status.configs) status.done = status.done && c.done();
+    }
     for (const auto& c : status.configs) {
       if (c.done()) done.insert(c.config_index);
     }
-    if (status.done || rounds >= m.max_rounds) break;
+    if (status.done || rounds >= cap) {
+      // A resume of the finished check: its first finish's rounds are
+      // judged, and the rounds go on from an empty done set, as
+      // SweepRun's do.
+      if (resumes_left == 0 || status.done) break;
+      --resumes_left;
+      if (!options.judged_rounds) options.judged_rounds = rounds;
+      cap += m.max_rounds;
+      done.clear();
+      continue;
+    }
     std::vector<uint64_t> open;
     for (const auto& c : status.configs) {
       if (!c.done()) open.push_back(static_cast<uint64_t>(c.config_index));
@@ -259,9 +320,16 @@ CheckRun simulate_check(const Model& m, const Condition& cond, uint64_t seed) {
   }
   out.check.assign(k, Call::none);
   out.one_process.assign(k, false);
-  for (const auto& p : host::check_pairs(samples, options)) {
+  out.covered.assign(k, false);
+  out.quality_loss.assign(k, false);
+  const auto pairs = host::check_pairs(samples, options);
+  out.verdict = host::overall(pairs);
+  const double truth = 1 - cond.slowdown;
+  for (const auto& p : pairs) {
     const size_t i = static_cast<size_t>(p.base->config_index / 2);
     out.check[i] = as_call(p.verdict);
+    out.covered[i] = p.ratio && p.ratio->low <= truth && truth <= p.ratio->high;
+    out.quality_loss[i] = p.quality_loss;
     out.one_process[i] = p.ratio && p.ratio->design == host::RatioDesign::one_process;
   }
 
@@ -308,15 +376,40 @@ CheckRun simulate_check(const Model& m, const Condition& cond, uint64_t seed) {
   return out;
 }
 
-// "4.1% [3.3, 5.1]": a share with its 95% Wilson interval.
+// A share k of n with its 95% Wilson interval.
+struct Share {
+  long k = 0, n = 0;
+  double p = 0, low = 0, high = 1;
+};
+
+Share wilson(long k, long n) {
+  Share s{k, n, 0, 0, 1};
+  if (n == 0) return s;
+  const double z = 1.959964, nn = static_cast<double>(n);
+  s.p = static_cast<double>(k) / nn;
+  const double mid = (s.p + z * z / (2 * nn)) / (1 + z * z / nn);
+  const double half =
+      z * std::sqrt(s.p * (1 - s.p) / nn + z * z / (4 * nn * nn)) / (1 + z * z / nn);
+  s.low = std::max(0.0, mid - half);
+  s.high = std::min(1.0, mid + half);
+  return s;
+}
+
+// "4.1% [3.3, 5.1]".
 std::string share(long k, long n) {
   if (n == 0) return "-";
-  const double z = 1.959964, nn = static_cast<double>(n), p = static_cast<double>(k) / nn;
-  const double mid = (p + z * z / (2 * nn)) / (1 + z * z / nn);
-  const double half = z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / (1 + z * z / nn);
+  const Share w = wilson(k, n);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f%% [%.1f, %.1f]", 100 * p, 100 * std::max(0.0, mid - half),
-                100 * std::min(1.0, mid + half));
+  std::snprintf(buf, sizeof buf, "%.1f%% [%.1f, %.1f]", 100 * w.p, 100 * w.low, 100 * w.high);
+  return buf;
+}
+
+std::string share_json(long k, long n) {
+  const Share w = wilson(k, n);
+  char buf[160];
+  std::snprintf(buf, sizeof buf,
+                "{\"k\": %ld, \"n\": %ld, \"share\": %.5f, \"low\": %.5f, \"high\": %.5f}", k, n,
+                w.p, w.low, w.high);
   return buf;
 }
 
@@ -414,10 +507,117 @@ std::vector<Condition> conditions() {
   return v;
 }
 
+// The check's promises, cell by cell: per config, the share of each verdict
+// and of final intervals holding the true ratio, at true ratios 1.00, 1 - t
+// and 0.95 and look caps 20 and 100, under the replaced rule and the
+// product's; then the quality guard's error under A/A throughput (no loss,
+// and a loss of exactly the margin) and its pass rate for a head 10% worse.
+void promises(Model m, int checks, uint64_t seed, bool json) {
+  struct Cell {
+    std::string rule, what;
+    int cap;
+    double ratio;
+    long pairs = 0, checks = 0, no_regression = 0, regression = 0, improvement = 0,
+         inconclusive = 0, covered = 0, passed = 0, failed = 0, guard = 0;
+    double rounds = 0;
+  };
+  std::vector<Cell> cells;
+  auto run = [&](Model mm, Condition c, Cell cell) {
+    for (int i = 0; i < checks; ++i) {
+      const CheckRun r = simulate_check(mm, c, mix(seed, static_cast<uint64_t>(i) + 17));
+      ++cell.checks;
+      bool guard = false;
+      for (size_t p = 0; p < r.check.size(); ++p) {
+        ++cell.pairs;
+        cell.no_regression += r.check[p] == Call::no_regression;
+        cell.regression += r.check[p] == Call::regression;
+        cell.improvement += r.check[p] == Call::improvement;
+        cell.inconclusive += r.check[p] == Call::inconclusive;
+        cell.covered += r.covered[p];
+        cell.rounds += r.rounds[p];
+        guard = guard || r.quality_loss[p];
+      }
+      cell.passed +=
+          r.verdict == CheckVerdict::no_regression || r.verdict == CheckVerdict::improvement;
+      cell.failed += r.verdict == CheckVerdict::regression;
+      cell.guard += guard;
+    }
+    cells.push_back(cell);
+  };
+  for (const auto rule : {Model::Rule::before, Model::Rule::after}) {
+    Model mm = m;
+    mm.rule = rule;
+    const std::string name = rule == Model::Rule::before ? "before" : "after";
+    for (int cap : {20, 100}) {
+      mm.max_rounds = cap;
+      for (double ratio : {1.0, 1 - m.tolerance, 0.95}) {
+        Condition c;
+        c.slowdown = 1 - ratio;
+        run(mm, c, Cell{name, "throughput", cap, ratio});
+      }
+    }
+    // A check resumed once after it finished at 20 rounds, 20 more.
+    mm.max_rounds = 20;
+    mm.resumes = 1;
+    for (double ratio : {1.0, 1 - m.tolerance, 0.95}) {
+      Condition c;
+      c.slowdown = 1 - ratio;
+      run(mm, c, Cell{name, "throughput, resumed once", 40, ratio});
+    }
+    mm.resumes = 0;
+    mm.max_rounds = 20;
+    for (const auto guard : {host::QualityGuard::not_worse, host::QualityGuard::non_inferiority}) {
+      mm.quality_guard = guard;
+      const std::string g = host::to_string(guard);
+      for (double loss : {0.0, 0.01, 0.10}) {
+        Condition c;
+        c.quality_loss = loss;
+        run(mm, c,
+            Cell{name, "quality " + g + ", head " + number(100 * loss, 0) + "% worse", 20, 1.0});
+      }
+    }
+  }
+  if (json) {
+    std::cout << "{\"checks_a_cell\": " << checks << ", \"configs\": " << m.pairs
+              << ", \"tolerance\": " << m.tolerance << ", \"process_sd\": " << m.process_sd
+              << ", \"block_sd\": " << m.block_sd << ", \"seed\": " << seed << ", \"cells\": [\n";
+    for (size_t i = 0; i < cells.size(); ++i) {
+      const Cell& c = cells[i];
+      std::cout << "  {\"rule\": \"" << c.rule << "\", \"what\": \"" << c.what
+                << "\", \"look_cap\": " << c.cap << ", \"ratio\": " << number(c.ratio, 3)
+                << ", \"no_regression\": " << share_json(c.no_regression, c.pairs)
+                << ", \"regression\": " << share_json(c.regression, c.pairs)
+                << ", \"improvement\": " << share_json(c.improvement, c.pairs)
+                << ", \"inconclusive\": " << share_json(c.inconclusive, c.pairs)
+                << ", \"coverage\": " << share_json(c.covered, c.pairs)
+                << ", \"check_exit_0\": " << share_json(c.passed, c.checks)
+                << ", \"check_regression\": " << share_json(c.failed, c.checks)
+                << ", \"check_failed_by_quality\": " << share_json(c.guard, c.checks)
+                << ", \"mean_rounds\": " << number(c.rounds / std::max(1L, c.pairs), 2) << "}"
+                << (i + 1 < cells.size() ? "," : "") << "\n";
+    }
+    std::cout << "]}\n";
+    return;
+  }
+  std::cout << "check_sim --promises: " << checks << " checks a cell, " << m.pairs
+            << " config(s) a check, process sd " << 100 * m.process_sd << "%, block sd "
+            << 100 * m.block_sd << "%, tolerance " << 100 * m.tolerance << "%, seed " << seed
+            << "\n\n| rule | what | look cap | true ratio | no regression | regression | "
+               "inconclusive | final interval covers | exit 0 | failed by quality | mean rounds |\n"
+               "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const Cell& c : cells) {
+    std::cout << "| " << c.rule << " | " << c.what << " | " << c.cap << " | " << number(c.ratio, 3)
+              << " | " << share(c.no_regression, c.pairs) << " | " << share(c.regression, c.pairs)
+              << " | " << share(c.inconclusive, c.pairs) << " | " << share(c.covered, c.pairs)
+              << " | " << share(c.passed, c.checks) << " | " << share(c.guard, c.checks) << " | "
+              << number(c.rounds / std::max(1L, c.pairs), 1) << " |\n";
+  }
+}
+
 [[noreturn]] void usage() {
   std::cerr << "usage: check_sim [--checks N] [--rounds R] [--seed S] [--configs K] [--blocks B] "
                "[--process-sd X] [--block-sd X] [--tolerance X] [--position-rounds "
-               "all|first|later] [--only SUBSTRING]\n";
+               "all|first|later] [--only SUBSTRING] [--promises] [--json]\n";
   std::exit(2);
 }
 
@@ -428,8 +628,17 @@ int main(int argc, char** argv) {
   int checks = 2000;
   uint64_t seed = 2026;
   std::string only;
+  bool promise = false, json = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
+    if (a == "--promises") {
+      promise = true;
+      continue;
+    }
+    if (a == "--json") {
+      json = true;
+      continue;
+    }
     if (i + 1 >= argc) usage();
     const char* v = argv[++i];
     if (a == "--checks") {
@@ -461,6 +670,10 @@ int main(int argc, char** argv) {
     }
   }
   if (checks < 1 || m.pairs < 1 || m.blocks < 2 || m.max_rounds < m.repeats) usage();
+  if (promise || json) {
+    promises(m, checks, seed, json);
+    return 0;
+  }
 
   std::cout << "check_sim: " << checks << " checks a condition, " << m.pairs
             << " configs x 2 builds, " << m.repeats << " rounds then up to " << m.max_rounds

@@ -36,6 +36,12 @@ void Store::set_sweep_status(int64_t sweep_id, const std::string& status) {
   st.run();
 }
 
+void Store::set_sweep_spec(int64_t sweep_id, const std::string& spec_json) {
+  auto st = db_.prepare("UPDATE sweeps SET spec_json = ? WHERE id = ?");
+  st.bind(1, spec_json).bind(2, sweep_id);
+  st.run();
+}
+
 std::vector<int64_t> Store::add_trials(int64_t sweep_id, const std::vector<TrialPlan>& trials) {
   Transaction tx(db_);
   auto ids = insert_trials(sweep_id, trials);

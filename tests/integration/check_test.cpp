@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <string>
+#include <tuple>
 
 using Catch::Matchers::Contains;
 using gpusweep::test::Sandbox;
@@ -185,4 +186,60 @@ TEST_CASE("history marks the step a slower build made, and --confirm re-measures
   CHECK_THAT(gone.output, Contains("run 3 ran: keep each build's file to confirm"));
   CHECK(gpusweep::test::count_in(box.path("inplace.db"),
                                  "SELECT count(*) FROM sweeps WHERE name LIKE 'confirm-%'") == 0);
+}
+
+TEST_CASE("run, resume and check keep their tables on stdout and progress on stderr",
+          "[integration]") {
+  Sandbox box;
+  box.write("s.json", R"({"name": "streams", "workload": "noop", "grid": {"batch_size": [1, 2]},
+    "measure": {"min_block_s": 0, "warmup_steps": 1, "steps_per_block": 20, "blocks": 5,
+                "repeats": 1}})");
+  auto apart = [&box](const std::string& args) {
+    const int code =
+        gpusweep::test::run_shell("cd '" + box.path("") + "' && GPUSWEEP_PLUGIN_PATH='" +
+                                  GPUSWEEP_TEST_PLUGIN_DIR + "' '" + GPUSWEEP_BIN + "' " + args +
+                                  " > out.txt 2> err.txt")
+            .code;
+    return std::tuple{code, box.read("out.txt"), box.read("err.txt")};
+  };
+  const auto [code, out, err] = apart("run s.json --db results.db");
+  INFO("stdout:\n" << out << "\nstderr:\n" << err);
+  CHECK(code == 0);
+  // The header and the results table on stdout, alone.
+  CHECK_THAT(out, Contains("sweep 'streams' (run 1) into results.db: 2 trials to run"));
+  CHECK_THAT(out, Contains("batch_size"));
+  CHECK_THAT(out, Contains("steps/s"));
+  CHECK_THAT(out, !Contains("[1/2]"));
+  // A line a trial on stderr, and nothing of the table.
+  CHECK_THAT(err, Contains("[1/2]"));
+  CHECK_THAT(err, Contains("[2/2]"));
+  CHECK_THAT(err, !Contains("sweep 'streams'"));
+
+  const auto [rcode, rout, rerr] = apart("resume streams --db results.db");
+  INFO("resume stdout:\n" << rout << "\nstderr:\n" << rerr);
+  CHECK(rcode == 0);
+  CHECK_THAT(rout, Contains("0 trials to run, 2 already finished"));
+  CHECK_THAT(rout, Contains("steps/s"));
+  CHECK_THAT(rerr, !Contains("steps/s"));
+
+  box.write("c.json", R"({"name": "streams_check", "workload": "spin_build",
+    "base": {"spin_us": 300},
+    "measure": {"warmup_steps": 2, "block_s": 0.05, "blocks": 5, "repeats": 3}})");
+  const std::string builds = " --base " + kBase + " --head " + kSame;
+  const auto [ccode, cout_, cerr] =
+      apart("check c.json --db results.db --budget-s 15 --inconclusive pass" + builds);
+  INFO("check stdout:\n" << cout_ << "\nstderr:\n" << cerr);
+  CHECK(ccode == 0);
+  CHECK_THAT(cout_, Contains("check 'streams_check' (run 2): "));
+  CHECK_THAT(cout_, Contains("head/base"));
+  CHECK_THAT(cerr, Contains("[1/"));
+  CHECK_THAT(cerr, !Contains("head/base"));
+  // A machine-readable format on stdout keeps everything else off it.
+  const auto [jcode, jout, jerr] = apart(
+      "check c.json --db results.db --budget-s 15 --inconclusive pass --format json" + builds);
+  INFO("check --format json stdout:\n" << jout << "\nstderr:\n" << jerr);
+  CHECK(jcode == 0);
+  const auto j = nlohmann::json::parse(jout);
+  CHECK(j["sweep"] == "streams_check");
+  CHECK_THAT(jerr, Contains("sweep 'streams_check'"));
 }

@@ -117,6 +117,7 @@ void write_text_file(const std::string& path, const std::string& text) {
 }
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
+bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
 
 namespace {
 

@@ -58,6 +58,7 @@ std::vector<std::string> strings_of(const po::variables_map& vm, const char* opt
 Json key_values(const po::variables_map& vm, const char* option, const std::string& example);
 
 bool stdout_is_terminal();
+bool stderr_is_terminal();
 
 // A fraction option given as a percentage ("3%") or a fraction ("0.03"),
 // in (0, 1); UsageError naming --NAME otherwise.

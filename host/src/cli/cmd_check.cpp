@@ -33,7 +33,10 @@ po::options_description check_options_description() {
       "memory-tolerance", po::value<std::string>()->default_value("10%"),
       "peak memory growth beyond this is a regression")(
       "max-quality-loss", po::value<std::string>()->default_value("1%"),
-      "a quality loss shown beyond this is a regression (compare's non-inferiority test)")(
+      "the quality margin: a loss shown beyond it is a regression")(
+      "quality-guard", po::value<std::string>()->default_value("not-worse"),
+      "not-worse: a regression only when quality is shown worse than the margin (its bound "
+      "printed); non-inferiority: quality not shown within the margin is inconclusive")(
       "budget-s", po::value<double>()->default_value(kDefaultCheckBudgetS, "300"),
       "seconds of measuring before an undecided config is called inconclusive")(
       "inconclusive", po::value<std::string>()->default_value("fail"),
@@ -62,6 +65,7 @@ int cmd_check(const Args& args) {
   auto p = parse_command(
       "check",
       "SWEEP.json --base PATH --head PATH [--tolerance 3%] [--budget-s 300]\n"
+      "       [--quality-guard not-worse|non-inferiority]\n"
       "       [--format text|md|json|junit] [--output FILE] [--inconclusive pass|fail]\n"
       "       [--base-label L] [--head-label L] [--allow-same] [--db FILE] [--resume]",
       "Runs every config of the sweep under two builds of its workload, base and head,\n"
@@ -75,9 +79,12 @@ int cmd_check(const Args& args) {
       "  regression     the interval lies wholly below 1 - tolerance\n"
       "  improvement    the interval lies wholly above 1 + tolerance\n"
       "  no regression  the interval rules out a slowdown beyond the tolerance\n"
-      "  inconclusive   the interval straddles 1 - tolerance when the budget ended\n"
-      "Quality worse beyond --max-quality-loss (non-inferiority, as compare's) or\n"
-      "peak memory beyond --memory-tolerance makes any config a regression.\n"
+      "  inconclusive   the interval straddles 1 - tolerance when its rounds stopped\n"
+      "A config's rounds stop once its interval is within a third of the tolerance,\n"
+      "or lies clearly apart from 1 - tolerance at a level spent over the looks, so\n"
+      "looking after every round keeps each verdict's error as docs/check.md states.\n"
+      "Quality (judged once, at the stop; --quality-guard) or peak memory beyond\n"
+      "--memory-tolerance makes any config a regression.\n"
       "Refused before anything runs: builds of different workloads, a setting a build\n"
       "lacks, a build that does not load, the same file twice (without --allow-same).\n\n"
       "Exit status: 0 no regression, 1 a regression, 2 usage error, 3 inconclusive\n"
@@ -87,9 +94,11 @@ int cmd_check(const Args& args) {
   if (p.help) return 0;
   const auto& vm = p.vm;
   const std::string file = vm["sweep"].as<std::string>();
-  Json check = {{"tolerance", fraction_option(vm, "tolerance")},
-                {"memory_tolerance", fraction_option(vm, "memory-tolerance")},
-                {"max_quality_loss", fraction_option(vm, "max-quality-loss")}};
+  Json check = {
+      {"tolerance", fraction_option(vm, "tolerance")},
+      {"memory_tolerance", fraction_option(vm, "memory-tolerance")},
+      {"max_quality_loss", fraction_option(vm, "max-quality-loss")},
+      {"quality_guard", to_string(parse_quality_guard(vm["quality-guard"].as<std::string>()))}};
   const double budget_s = vm["budget-s"].as<double>();
   if (!(budget_s > 0)) throw UsageError("--budget-s: give the seconds of measuring, above 0");
   const std::string inconclusive = vm["inconclusive"].as<std::string>();

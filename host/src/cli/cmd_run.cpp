@@ -57,7 +57,8 @@ int cmd_run(const Args& args) {
       "       [--dry-run] [--shard i/n [--run-key KEY]] [--fresh-workers]",
       "Runs every trial of a sweep file, each in its own worker process, and records the\n"
       "results in the database. The sweep is validated against the workload's manifest\n"
-      "before anything runs or is written.\n\n"
+      "before anything runs or is written. The run's header and its results table go to\n"
+      "stdout; progress (a line a trial, a line a round) goes to stderr.\n\n"
       "Each trial's process is forked from one that loaded the plugin once (LibTorch's\n"
       "load, about half a second, is paid once per run instead of once per trial);\n"
       "--fresh-workers starts every trial as a new process instead.\n\n"

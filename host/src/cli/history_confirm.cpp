@@ -48,17 +48,6 @@ RunBuild build_of(const Registry& registry, const SweepSpec& spec, const char* r
   return b;
 }
 
-// What a check of the two builds says of a change point.
-std::string judge(const ChangePoint& cp, const CheckRunReport& r) {
-  if (r.pairs.empty()) return "undecided: the check measured nothing";
-  const CheckPair& p = r.pairs.front();
-  const std::string measured = p.ratio ? "the builds re-measured together: " + p.reason : p.reason;
-  const CheckVerdict expected = cp.ratio < 1 ? CheckVerdict::regression : CheckVerdict::improvement;
-  if (p.verdict == expected) return "confirmed, the build's: " + measured;
-  if (p.verdict == CheckVerdict::inconclusive) return "undecided: " + measured;
-  return "not the build's (an environment change, or the machine): " + measured;
-}
-
 }  // namespace
 
 int confirm_change_points(const HistoryResult& result, const ConfirmOptions& options,
@@ -94,9 +83,13 @@ int confirm_change_points(const HistoryResult& result, const ConfirmOptions& opt
         job.request.db_path = after.source;
         job.request.fork_server = options.fork_server;
         job.on_report = [&](const CheckRunReport& r) {
-          line += judge(cp, r);
-          confirmed +=
-              r.verdict == (cp.ratio < 1 ? CheckVerdict::regression : CheckVerdict::improvement);
+          if (r.pairs.empty()) {
+            line += "undecided: the check measured nothing";
+            return;
+          }
+          const ChangeConfirmation c = confirm_change(cp.ratio, r.pairs.front());
+          line += c.text;
+          confirmed += c.call == ConfirmCall::confirmed;
         };
         out << "\nconfirming " << line << "a check of " << before.plugin_path << " against "
             << after.plugin_path << " into " << after.source << "\n";

@@ -33,7 +33,7 @@ RunnerCallbacks progress_callbacks(Progress& progress, LiveBlocks* live) {
 
 int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request, bool to_stderr,
               const RunEnd& end) {
-  std::ostream& out = to_stderr ? std::cerr : out;
+  std::ostream& out = to_stderr ? std::cerr : std::cout;
   const SlurmIds slurm = slurm_ids_from_env();
   request.scheduler_job_id = slurm.job_id;
   request.scheduler_task_id = slurm.task_id;
@@ -52,6 +52,12 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
   if (!jobs.empty()) {
     const InterleavePlan& plan = run.interleave_plan(jobs);
     out << plan.note << "\n";
+    if (!spec.check.is_null() && plan.interleave.window < 2) {
+      // A check's repeats still pair base and head of one round, but their
+      // blocks do not take turns: drift within a round reaches the ratio.
+      out << "warning: this check's builds run one after another, not block by block (" << plan.note
+          << "); set measure.interleave to 2 or more where the machine allows\n";
+    }
     if (!plan.gpus.note.empty()) out << plan.gpus.note << "\n";
   }
   if (request.jobs > 1) {
@@ -63,8 +69,9 @@ int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
   }
   out << std::flush;
 
-  Progress progress(jobs.size(), request.jobs, !to_stderr && stdout_is_terminal(),
-                    to_stderr ? stderr : stdout);
+  // Progress is a diagnostic: on stderr, as `run --help` says, so that
+  // `run SWEEP > out` keeps the header and the table alone in out.
+  Progress progress(jobs.size(), request.jobs, stderr_is_terminal(), stderr);
   LiveBlocks live(request.db_path, run.record().id);
   if (!live.off_reason().empty()) {
     progress.note("serve will show no block strips for this run: " + live.off_reason());
@@ -102,8 +109,9 @@ int run_check(CheckJob job) {
   make_check(job.spec, std::move(job.check), job.budget_s);
   job.request.builds = {{kBaseBuild, job.builds.base}, {kHeadBuild, job.builds.head}};
   RunEnd end = [&job](SweepRun& run, bool complete, std::ostream& out) {
-    const CheckRunReport report = check_report(
-        run.store(), run.record(), job.spec, job.request.db_path, complete, job.inconclusive_fails);
+    const CheckRunReport report =
+        check_report(run.store(), run.record(), run.spec(), job.request.db_path, complete,
+                     job.inconclusive_fails);
     write_check(report, job.format, job.files, out);
     if (job.on_report) job.on_report(report);
     return report.exit_code;

@@ -4,6 +4,7 @@
 #include "report/output.hpp"
 #include "report/report.hpp"
 #include "report/run_view.hpp"
+#include "spec/sweep.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
 
@@ -88,8 +89,11 @@ std::string headline(const CheckRunReport& r) {
 std::string tolerances(const CheckRunReport& r) {
   return "tolerance " + fixed(100 * r.options.tolerance, 1) + "% throughput, " +
          fixed(100 * r.options.memory_tolerance, 1) + "% peak memory, " +
-         fixed(100 * r.options.max_quality_loss, 1) + "% quality; intervals at " +
-         fixed(100 * kSequentialLevel, 1) + "% (rounds stop once decided)";
+         fixed(100 * r.options.max_quality_loss, 1) + "% quality (guard " +
+         to_string(r.options.quality_guard) + "); intervals at " +
+         fixed(100 * kSequentialLevel, 1) + "%, a config's rounds stop once it is within ±" +
+         fixed(100 * r.options.tolerance * kCheckPrecisionShare, 1) +
+         "% or clearly apart from 1 - tolerance";
 }
 
 std::string text_view(const CheckRunReport& r, OutputFormat format) {
@@ -107,8 +111,10 @@ std::string text_view(const CheckRunReport& r, OutputFormat format) {
     out << "exit " << r.exit_code << ": " << to_string(r.verdict);
     if (r.verdict == CheckVerdict::inconclusive) {
       out << (!r.inconclusive_fails ? " (--inconclusive pass)"
-                                    : "; a bigger --budget-s or --tolerance decides it (or "
-                                      "--inconclusive pass)");
+              : r.round_cap         ? "; more rounds cannot be added: a larger --tolerance "
+                                      "decides it (or --inconclusive pass)"
+                                    : "; a bigger --budget-s (or --resume) or --tolerance decides "
+                                      "it (or --inconclusive pass)");
     }
     out << "\n";
   } else {
@@ -133,6 +139,8 @@ std::string json_view(const CheckRunReport& r) {
   j["memory_tolerance"] = r.options.memory_tolerance;
   j["max_quality_loss"] = r.options.max_quality_loss;
   j["level"] = kSequentialLevel;
+  j["quality_guard"] = to_string(r.options.quality_guard);
+  j["judged_rounds"] = json_or_null(r.options.judged_rounds);
   j["base"] = build_json(r.check.value("base", Json::object()));
   j["head"] = build_json(r.check.value("head", Json::object()));
   j["configs"] = Json::array();
@@ -143,6 +151,15 @@ std::string json_view(const CheckRunReport& r) {
     c["notes"] = p.notes;
     c["throughput_verdict"] = to_string(p.throughput);
     c["quality_loss"] = p.quality_loss;
+    c["quality_verdict"] = p.quality ? Json(to_string(p.quality->verdict)) : Json();
+    // A bound nothing could be learnt for is NaN: null in JSON.
+    auto number = [](double v) { return std::isnan(v) ? Json() : Json(v); };
+    c["quality_change"] = p.quality ? number(p.quality->change) : Json();
+    c["quality_low"] = p.quality ? number(p.quality->low) : Json();
+    c["quality_high"] = p.quality ? number(p.quality->high) : Json();
+    c["head_failing"] = p.head_failing;
+    c["precise"] = p.precise;
+    c["apart"] = p.apart;
     c["memory_ratio"] = json_or_null(p.memory_ratio);
     c["memory_growth"] = p.memory_growth;
     c["base_trials"] = p.base->trials;
@@ -190,15 +207,27 @@ std::string junit_view(const CheckRunReport& r) {
   return out.str();
 }
 
-// What the check's rounds came to, for the report's header.
-std::string stopped_text(const std::vector<CheckPair>& pairs, double budget_s,
-                         const std::vector<StoredTrial>& trials) {
+int64_t rounds_of(const std::vector<StoredTrial>& trials) {
   int64_t rounds = 0;
   for (const auto& t : trials) rounds = std::max(rounds, t.row.plan.repeat + 1);
+  return rounds;
+}
+
+// What the check's rounds came to, for the report's header: what stopped
+// them while a config was open, the budget or the cap on rounds.
+std::string stopped_text(const CheckRunReport& r, double budget_s, int64_t rounds) {
   std::string out = std::to_string(rounds) + (rounds == 1 ? " round" : " rounds");
+  if (r.options.judged_rounds) {
+    out += " (resumed after it finished at " + std::to_string(*r.options.judged_rounds) +
+           ": later rounds decide a config only once it is precise or clearly apart)";
+  }
   bool open = false;
-  for (const auto& p : pairs) open = open || p.verdict == CheckVerdict::inconclusive;
+  for (const auto& p : r.pairs) open = open || p.verdict == CheckVerdict::inconclusive;
   if (!open) return out + "; every config decided";
+  if (r.round_cap) {
+    return out + "; the most rounds a run adds (" + std::to_string(kMaxRounds) +
+           ") ended before every config was decided";
+  }
   return out + "; --budget-s " + fixed(budget_s, 0) + " s ended before every config was decided";
 }
 
@@ -221,7 +250,9 @@ CheckRunReport check_report(db::Store& store, const db::SweepRecord& run, const 
   r.interrupted = !complete;
   r.verdict = overall(r.pairs);
   r.inconclusive_fails = inconclusive_fails;
-  r.stopped = stopped_text(r.pairs, spec.check.value("budget_s", 0.0), trials);
+  const int64_t rounds = rounds_of(trials);
+  r.round_cap = rounds >= kMaxRounds;
+  r.stopped = stopped_text(r, spec.check.value("budget_s", 0.0), rounds);
   r.exit_code = !complete                                                       ? 130
                 : r.verdict == CheckVerdict::regression                         ? 1
                 : r.verdict == CheckVerdict::inconclusive && inconclusive_fails ? kExitTrialsFailed

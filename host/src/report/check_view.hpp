@@ -39,6 +39,7 @@ struct CheckRunReport {
   // How the rounds ended ("every config decided", "measure.budget_s
   // spent"), and whether the run was interrupted.
   std::string stopped;
+  bool round_cap = false;  // the rounds reached kMaxRounds
   bool interrupted = false;
 };
 

@@ -32,6 +32,7 @@ db::SweepRecord sweep_record(const SweepSpec& spec) {
     // A check is its sweep, its builds and its tolerances: a new label (a
     // commit since), path or budget continues it on --resume.
     check->erase("budget_s");
+    check->erase("judged_rounds");
     for (const char* role : {kBaseBuild, kHeadBuild}) {
       if (auto b = check->find(role); b != check->end()) *b = Json{{"hash", b->value("hash", "")}};
     }
@@ -125,6 +126,7 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
                        "; wait for it to finish, or start a new run without --resume");
     }
     if (!request.allow_plugin_change) check_plugin_build(found->id);
+    if (!spec_.check.is_null()) keep_first_judgement(*found);
     store_->set_sweep_status(found->id, "running");
     record_ = *store_->sweep(found->id);
     return;
@@ -145,6 +147,20 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
                      "' was taken over by a `resume` as it was created; let that one run it");
   }
   record_ = *store_->sweep(id);
+}
+
+void SweepRun::keep_first_judgement(const db::SweepRecord& found) {
+  const Json stored = Json::parse(found.spec_json).value("check", Json::object());
+  if (auto r = stored.find("judged_rounds"); r != stored.end()) {
+    spec_.check["judged_rounds"] = *r;
+  } else if (found.status == "finished") {
+    int64_t rounds = 0;
+    for (const auto& t : store_->trials(found.id)) rounds = std::max(rounds, t.plan.repeat + 1);
+    spec_.check["judged_rounds"] = rounds;
+  } else {
+    return;
+  }
+  store_->set_sweep_spec(found.id, canonical_json(spec_.to_json()));
 }
 
 void SweepRun::check_plugin_build(int64_t run_id) {

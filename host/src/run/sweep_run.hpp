@@ -115,6 +115,8 @@ class SweepRun {
 
   db::Store& store() { return *store_; }
   const db::SweepRecord& record() const { return record_; }
+  // The run's spec as it runs: a resumed check's carries its first finish.
+  const SweepSpec& spec() const { return spec_; }
   // True when --resume found no earlier run and started one.
   bool started_instead_of_resuming() const { return started_instead_; }
 
@@ -174,6 +176,9 @@ class SweepRun {
   // Throws UsageError when a trial of the run is of another plugin build
   // than the one loaded now: a rebuilt plugin may measure something else.
   void check_plugin_build(int64_t run_id);
+  // A check resumed after it finished: the rounds it had judged then, kept in
+  // its stored spec (check.hpp's CheckOptions::judged_rounds).
+  void keep_first_judgement(const db::SweepRecord& found);
   // The build that runs a config: the check's build its "build" key names,
   // else the run's plugin.
   const PluginInfo& info_for(const Json& config) const;

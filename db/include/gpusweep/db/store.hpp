@@ -209,6 +209,10 @@ class Store {
   // A new run with its planned trials (as pending), in one transaction.
   int64_t create_sweep(const SweepRecord& sweep, const std::vector<TrialPlan>& trials = {});
   void set_sweep_status(int64_t sweep_id, const std::string& status);
+  // Rewrites a run's stored spec, its identity (spec_hash) kept: for what a
+  // run learns of itself that does not change what it measures (a resumed
+  // check's first finish).
+  void set_sweep_spec(int64_t sweep_id, const std::string& spec_json);
   std::optional<SweepRecord> latest_sweep(const std::string& name);
   std::optional<SweepRecord> latest_sweep();
   std::optional<SweepRecord> sweep(int64_t sweep_id);
