@@ -55,8 +55,12 @@ function(gpusweep_add_plugin name)
     target_link_libraries(${target} PRIVATE gpusweep::sdk)
   endif()
   # Refuse undefined symbols at link time instead of at dlopen time, and
-  # export only the entry symbol.
-  target_link_options(${target} PRIVATE -Wl,--no-undefined -Wl,--version-script=${map})
+  # export only the entry symbol. Not under Clang's sanitizers: their runtime
+  # is linked into the executable that loads the plugin, not into the plugin.
+  if(NOT (GPUSWEEP_SANITIZE AND CMAKE_CXX_COMPILER_ID MATCHES "Clang"))
+    target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  endif()
+  target_link_options(${target} PRIVATE -Wl,--version-script=${map})
   set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${map})
   if(DEFINED GPUSWEEP_PLUGIN_INSTALL_DIR)
     install(TARGETS ${target} LIBRARY DESTINATION ${GPUSWEEP_PLUGIN_INSTALL_DIR})

@@ -36,9 +36,10 @@
 #
 # Environment: DQN_BUDGET_S, SPIN_BUDGET_S and SLOW3_BUDGET_S, --budget-s of
 # the dqn checks, the spin_build checks and the slow3 one (default: check's
-# own, 300 s); SLOW3_EVERY (1), ANCHOR_EVERY (1), DQN_ANCHOR_EVERY (0:
-# never); DEADLINE_S: start no iteration after this many seconds (default:
-# no limit).
+# own, 300 s); SLOW3_EVERY (1; 0: never), ANCHOR_EVERY (1; 0: never),
+# DQN_ANCHOR_EVERY (0: never); CONDITIONS: the check conditions to run, of
+# dqn_aa_same spin_slow5 dqn_aa_folders spin_same (default all four);
+# DEADLINE_S: start no iteration after this many seconds (default: no limit).
 # Binaries and plugins are private copies, so that a rebuild of the build
 # tree during the measurement (others build on this machine) swaps nothing.
 # Usage: bench/check/real_runs.sh [BUILD] [RUNS] [OUT]
@@ -58,6 +59,7 @@ slow3_every=${SLOW3_EVERY:-1}
 anchor_every=${ANCHOR_EVERY:-1}
 dqn_anchor_every=${DQN_ANCHOR_EVERY:-0}
 deadline=${DEADLINE_S:-0}
+conditions=" ${CONDITIONS:-dqn_aa_same spin_slow5 dqn_aa_folders spin_same} "
 fixtures=$build/tests/fixtures/builds
 for f in "$build/gpusweep" "$build/gpusweep-worker" "$build/plugins/gpusweep_dqn.so" \
          "$fixtures"/{base,same,slow5,slow3}/gpusweep_spin_build.so; do
@@ -104,6 +106,7 @@ check() {
   local it=$1 cond=$2 sweep=$3 base=$4 head=$5 budget=$6
   shift 6
   local tag log0 t0 rc=0
+  [[ "$conditions" == *" $cond "* ]] || return 0
   tag=$(printf 'i%02d-%s' "$it" "$cond")
   rm -f "$work"/c.db*
   log0=$(load1) t0=$(now)
@@ -153,7 +156,7 @@ for it in $(seq 1 "$runs"); do
   check "$it" spin_slow5 "$spin" "$work/fx/base" "$work/fx/slow5" "$spin_budget"
   check "$it" dqn_aa_folders "$quick" "$work/a" "$work/b" "$dqn_budget"
   check "$it" spin_same "$spin" "$work/fx/base" "$work/fx/same" "$spin_budget"
-  if [ $(( it % slow3_every )) -eq 0 ]; then
+  if [ "$slow3_every" -gt 0 ] && [ $(( it % slow3_every )) -eq 0 ]; then
     check "$it" spin_slow3 "$spin" "$work/fx/base" "$work/fx/slow3" "$slow3_budget"
   fi
   if [ "$anchor_every" -gt 0 ] && [ $(( it % anchor_every )) -eq 0 ]; then

@@ -136,8 +136,9 @@ void validate_check_sweep(const SweepSpec& spec) {
   if (spec.measure.repeats < 3) {
     usage(spec.source, "measure.repeats",
           std::to_string(spec.measure.repeats) +
-              ": a check's rounds stop once decided, which keeps its intervals' coverage from 3 "
-              "repeats on: give 3 or more (--set measure.repeats=3)");
+              ": a check's verdict needs the spread of 3 paired repeats at least, and its "
+              "stopping rules are calibrated from there: give 3 or more "
+              "(--set measure.repeats=3)");
   }
 }
 

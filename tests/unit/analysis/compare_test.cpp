@@ -200,7 +200,8 @@ TEST_CASE("the Pareto front of memory against throughput", "[report]") {
   for (auto& p : many) p = {coord(rng), coord(rng)};
   const auto front = host::pareto_front(many);
   for (size_t i = 0; i < many.size(); ++i) {
-    const auto [x, y] = many[i];
+    // Named copies, not a structured binding: C++17 lets no lambda capture one.
+    const double x = many[i].first, y = many[i].second;
     const bool dominated = std::any_of(many.begin(), many.end(), [&](const auto& o) {
       return (o.first <= x && o.second > y) || (o.first < x && o.second >= y);
     });

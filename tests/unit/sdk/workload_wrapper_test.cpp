@@ -17,7 +17,13 @@ thread_local bool fail_allocations = false;
 // AddressSanitizer, whose own operator new serves the shared libraries'
 // allocations that this binary's delete would then free (a mismatch it
 // reports): there the test below says it checked nothing.
-#if defined(__SANITIZE_ADDRESS__)
+// GCC says so by __SANITIZE_ADDRESS__, Clang by __has_feature.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GPUSWEEP_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(GPUSWEEP_ASAN)
 #define GPUSWEEP_STARVING_NEW 0
 #else
 #define GPUSWEEP_STARVING_NEW 1
