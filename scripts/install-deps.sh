@@ -113,11 +113,31 @@ else
   apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
+# --test: the training libraries the script workload's tests run users'
+# scripts with (requirements-train.txt), into the torch's environment, when
+# any is missing; pip is told to leave torch as it is.
+train_libraries() {
+  [ "${1:-}" = "--test" ] || return 0
+  local py=$2
+  if "$py" -c 'import transformers, accelerate, lightning, jsonargparse' 2>/dev/null; then
+    echo "install-deps: transformers, accelerate and lightning present for $py"
+    return 0
+  fi
+  echo "install-deps: installing requirements-train.txt (transformers, lightning) for $py"
+  "$py" -m pip install --disable-pip-version-check -q -r requirements-train.txt
+  "$py" -c 'import torch, transformers, lightning' || {
+    echo "install-deps: $py cannot import transformers and lightning after installing" \
+         "requirements-train.txt; see pip's output above" >&2
+    exit 1
+  }
+}
+
 [ "$need_torch" = 1 ] || exit 0
 if [ -n "$torch_python" ]; then
   echo "install-deps: using the torch already importable by $torch_python:" \
        "$("$torch_python" -c 'import torch; print(torch.__version__, "CUDA", torch.version.cuda)' 2>/dev/null)"
   sdk_on_venv_path
+  train_libraries "${1:-}" "$torch_python"
   exit 0
 fi
 # The wheel and its NVIDIA libraries are about 4.5 GiB installed (about 3 GiB
@@ -135,3 +155,4 @@ torch_python=$(suitable_torch_python) || {
 }
 echo "install-deps: $("$torch_python" -c 'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)') in .venv/"
 sdk_on_venv_path
+train_libraries "${1:-}" "$torch_python"

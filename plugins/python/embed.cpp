@@ -191,7 +191,21 @@ void start() {
 const char* build_version() { return PY_VERSION; }
 
 std::string interpreter() {
-  if (const char* env = std::getenv("GPUSWEEP_PYTHON"); env != nullptr && *env != '\0') return env;
+  if (const char* env = std::getenv("GPUSWEEP_PYTHON"); env != nullptr && *env != '\0') {
+    // A virtual environment's folder means its interpreter: started as the
+    // folder, Python would find none of the environment's packages.
+    std::error_code ec;
+    if (std::filesystem::is_directory(env, ec)) {
+      const auto python = std::filesystem::path(env) / "bin" / "python3";
+      if (!std::filesystem::exists(python, ec)) {
+        throw std::runtime_error(std::string("GPUSWEEP_PYTHON=") + env +
+                                 " is a folder without bin/python3; give a Python interpreter "
+                                 "(a virtual environment's bin/python3)");
+      }
+      return python.string();
+    }
+    return env;
+  }
   return GPUSWEEP_PYTHON_EXECUTABLE;
 }
 
@@ -209,6 +223,15 @@ std::string module_digest(const std::string& spec) {
   Gil gil;
   const std::string where = "python module '" + spec + "'";
   Ref text(PyObject_CallMethod(g_bridge, "source_digest", "s", spec.c_str()));
+  if (!text) throw_pending(where);
+  return string_result(text.get(), where);
+}
+
+std::string script_digest(const std::string& script) {
+  start();
+  Gil gil;
+  const std::string where = "script '" + script + "'";
+  Ref text(PyObject_CallMethod(g_bridge, "script_digest", "s", script.c_str()));
   if (!text) throw_pending(where);
   return string_result(text.get(), where);
 }
@@ -237,11 +260,16 @@ Workload::Workload(const std::string& spec, const Json& config, const std::strin
   Gil gil;
   try {
     s_->spec = spec;
-    const std::string where = "python module '" + spec + "'";
+    const std::string where = spec.empty() ? "script '" + config.value("script", "") + "'"
+                                           : "python module '" + spec + "'";
     s_->instance =
-        Ref(PyObject_CallMethod(g_bridge, "create", "sssi", spec.c_str(), config.dump().c_str(),
-                                device.c_str(), diagnose ? 1 : 0));
-    if (!s_->instance) throw_pending(where + ", create(config)");
+        spec.empty()
+            ? Ref(PyObject_CallMethod(g_bridge, "create_script", "ssi", config.dump().c_str(),
+                                      device.c_str(), diagnose ? 1 : 0))
+            : Ref(PyObject_CallMethod(g_bridge, "create", "sssi", spec.c_str(),
+                                      config.dump().c_str(), device.c_str(), diagnose ? 1 : 0));
+    if (!s_->instance)
+      throw_pending(where + (spec.empty() ? ", until its first step" : ", create(config)"));
     PyObject* inst = s_->instance.get();
     s_->step = attribute(inst, "step", where);
     s_->evaluate = attribute(inst, "evaluate", where);

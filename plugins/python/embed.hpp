@@ -34,6 +34,11 @@ Json module_manifest(const std::string& spec);
 // folder or below (its siblings and packages), as hex; imports the module.
 std::string module_digest(const std::string& spec);
 
+// A digest of a training script (the `script` workload) and of the modules
+// it imports from its folder or below, found in its source (not run), as
+// hex.
+std::string script_digest(const std::string& script);
+
 // A live workload of a Python module. Every call holds the GIL only for
 // its duration, so Python threads of the workload (a DataLoader's pinning
 // thread) run between calls. Errors out of Python become gpusweep::Skipped
@@ -42,6 +47,8 @@ std::string module_digest(const std::string& spec);
 class Workload {
  public:
   // diagnose: a `gpusweep diagnose` trial (the SDK's Settings.phase times phases).
+  // An empty spec is the `script` workload: the script config.script names,
+  // run by the SDK's gpusweep._script.
   Workload(const std::string& spec, const Json& config, const std::string& device, bool diagnose);
   ~Workload();
   Workload(const Workload&) = delete;

@@ -35,6 +35,7 @@ Param module_param() {
                         "for a factory other than create), relative to the sweep file's folder; "
                         "it defines MANIFEST and create(config) (docs/writing-plugins.md)");
   p.selects = true;
+  p.path = true;
   return p;
 }
 

@@ -59,13 +59,14 @@ RunBuild resolve_build(const Registry& registry, const SweepSpec& spec, const st
   if (fs::path(arg).extension() == ".py") {
     const PluginInfo bridge = registry.describe(spec.workload);
     const ParamSpec* selects = nullptr;
+    // The parameter that names the selected file: the required one.
     for (const auto& p : bridge.manifest.params) {
-      if (p.selects) selects = &p;
+      if (names_selected_file(p) && selects == nullptr) selects = &p;
     }
     if (selects == nullptr) {
-      throw UsageError(option + ": a Python module, but the sweep's workload '" + spec.workload +
+      throw UsageError(option + ": a Python file, but the sweep's workload '" + spec.workload +
                        "' is a plugin: give the plugin's folder or .so, or a sweep of the " +
-                       "python workload");
+                       "python or script workload");
     }
     if (!fs::is_regular_file(arg)) throw UsageError(option + ": no such file");
     const std::string module = fs::absolute(arg).lexically_normal().string();

@@ -351,6 +351,12 @@ std::optional<event::Loaded> load_in_worker(const std::string& path, const Json&
               "`; gpusweep_add_plugin links with --no-undefined so that this shows at build time";
       } else if (reason.find("not a gpusweep plugin") != std::string::npos) {
         fix = "export the entry with GPUSWEEP_EXPORT_WORKLOAD(YourClass) in one source file";
+      } else if (reason.find("No module named") != std::string::npos) {
+        // A Python workload or script importing what its interpreter lacks.
+        fix =
+            "install it into the Python the workload runs in (GPUSWEEP_PYTHON, else the "
+            "project's .venv/bin/python3), or set GPUSWEEP_PYTHON to the python of an "
+            "environment that has it, with the same torch (docs/your-script.md)";
       }
       out.problem("it does not load: " + reason, fix);
     } else {

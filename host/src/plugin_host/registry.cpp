@@ -299,6 +299,15 @@ PluginInfo Registry::describe_sweep(SweepSpec& spec) const {
   PluginInfo info = describe(spec.workload);
   Json selection = Json::object();
   for (const auto& p : info.manifest.params) {
+    auto it = spec.base.find(p.name);
+    if (p.path && it != spec.base.end() && it->is_string() && !it->get<std::string>().empty()) {
+      *it = absolute_from(it->get<std::string>(), spec.source);
+    } else if (p.path && p.selects && it == spec.base.end() && p.default_value.is_string() &&
+               !p.default_value.get<std::string>().empty()) {
+      // A selecting path left out is its default, taken from the sweep's folder.
+      spec.base[p.name] = absolute_from(p.default_value.get<std::string>(), spec.source);
+      it = spec.base.find(p.name);
+    }
     if (!p.selects) continue;
     if (spec.grid.contains(p.name)) {
       throw UsageError(spec.source + ": grid." + p.name + ": '" + p.name +
@@ -306,14 +315,26 @@ PluginInfo Registry::describe_sweep(SweepSpec& spec) const {
                        "set it in base and write one sweep per " +
                        p.name);
     }
-    auto it = spec.base.find(p.name);
-    if (it == spec.base.end() || !it->is_string() || it->get<std::string>().empty()) {
+    const bool required = names_selected_file(p);
+    if (required && (it == spec.base.end() || !it->is_string() || it->get<std::string>().empty())) {
       throw UsageError(spec.source + ": base." + p.name + " is required by workload '" +
                        spec.workload + "' (" + p.description + "); for example \"base\": {\"" +
                        p.name + "\": \"train_step.py\"}");
     }
-    *it = absolute_from(it->get<std::string>(), spec.source);
-    selection[p.name] = *it;
+    selection[p.name] = it != spec.base.end() ? *it : p.default_value;
+  }
+  // A workload that selects may take settings of the selected one's own,
+  // named as its flags ("--optim"): the selected manifest declares them from
+  // the values the sweep gives (the first, for a grid axis).
+  if (!selection.empty()) {
+    for (const auto& [key, value] : spec.base.items()) {
+      if (key.rfind("--", 0) == 0) selection[key] = value;
+    }
+    for (const auto& [key, values] : spec.grid.items()) {
+      if (key.rfind("--", 0) == 0 && values.is_array() && !values.empty()) {
+        selection[key] = values.front();
+      }
+    }
   }
   if (selection.empty()) return info;
   try {

@@ -6,6 +6,7 @@
 #include "spec/hashing.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <functional>
 #include <limits>
 #include <map>
@@ -151,6 +152,29 @@ void make_check(SweepSpec& spec, Json check, double budget_s) {
   spec.check = std::move(check);
 }
 
+namespace {
+
+// How an unknown setting's error names the workload, and the command that
+// lists its settings: a bridge workload's are its selected file's, which the
+// user wrote (its name, and `--set module=...` in the command).
+std::pair<std::string, std::string> workload_words(const SweepSpec& spec,
+                                                   const PluginManifest& manifest) {
+  std::string list = "gpusweep plugins " + manifest.name;
+  std::string workload = "workload '" + manifest.name + "'";
+  for (const auto& p : manifest.params) {
+    const auto chosen = spec.base.find(p.name);
+    if (names_selected_file(p) && chosen != spec.base.end() && chosen->is_string()) {
+      list += " --set " + p.name + "=" + chosen->get<std::string>();
+      // The selected file is what the user wrote: name it, not the bridge.
+      workload += " (" + p.name + " " +
+                  std::filesystem::path(chosen->get<std::string>()).filename().string() + ")";
+    }
+  }
+  return {workload, list};
+}
+
+}  // namespace
+
 void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
   refuse_check(spec);
   // The size first: a billion-config grid is refused with its count, before
@@ -167,13 +191,7 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
   const auto names = manifest.param_names();
   // A bridge workload's settings are its selected module's: the command
   // that lists them names the module too.
-  std::string list = "gpusweep plugins " + manifest.name;
-  for (const auto& p : manifest.params) {
-    const auto chosen = spec.base.find(p.name);
-    if (p.selects && chosen != spec.base.end() && chosen->is_string()) {
-      list += " --set " + p.name + "=" + chosen->get<std::string>();
-    }
-  }
+  const auto [workload, list] = workload_words(spec, manifest);
   auto check = [&](const std::string& where, const std::string& key, const Json& value) {
     const ParamSpec* p = manifest.find(key);
     // A value a command's --set gave is that option's, not the file's.
@@ -184,8 +202,8 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
     const std::string at = set ? "" : where;
     if (p == nullptr) {
       usage(source, at,
-            "'" + key + "' is not a setting of workload '" + manifest.name + "'" +
-                suggestion(key, names) + " (list them with: " + list + ")");
+            "'" + key + "' is not a setting of " + workload + suggestion(key, names) +
+                " (list them with: " + list + ")");
     }
     if (auto problem = p->check(value)) usage(source, at, *problem);
   };

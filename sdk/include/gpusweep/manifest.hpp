@@ -83,8 +83,12 @@ struct Param {
   // True for a parameter that selects which workload runs (the python
   // bridge's `module`): the manifest of the selected workload comes from
   // GPUSWEEP_EXT_SELECTED_MANIFEST, so a sweep sets it in `base`, never as a
-  // grid axis. A relative path it names is taken from the sweep file's folder.
+  // grid axis. It is required when its default is an empty string (the
+  // file that selects), optional otherwise.
   bool selects = false;
+  // True for a file or folder path: the host makes a relative one absolute
+  // from the sweep file's folder (a default too, for a selecting parameter).
+  bool path = false;
 
   static Param boolean(std::string name, bool def, std::string description) {
     return Param{
@@ -140,6 +144,7 @@ struct Param {
            {"common", common}};
     if (!applies) j["applies"] = false;
     if (selects) j["selects"] = true;
+    if (path) j["path"] = true;
     if (!choices.empty()) j["choices"] = choices;
     if (min) j["min"] = *min;
     if (max) j["max"] = *max;
@@ -171,6 +176,7 @@ struct Param {
     p.common = j.value("common", false);
     p.applies = j.value("applies", true);
     p.selects = j.value("selects", false);
+    p.path = j.value("path", false);
     return p;
   }
 
@@ -232,6 +238,14 @@ struct Metric {
   std::optional<double> max;
   std::string description;
 };
+
+// The parameter that names the file a bridge workload runs (the python
+// workload's `module`, the script workload's `script`): selecting, a path,
+// no default. A sweep must set it in base.
+inline bool names_selected_file(const Param& p) {
+  return p.selects && p.path && p.default_value.is_string() &&
+         p.default_value.get<std::string>().empty();
+}
 
 struct Manifest {
   std::string name;

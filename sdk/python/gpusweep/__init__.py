@@ -42,10 +42,23 @@ import time
 
 from ._errors import SettingIgnored, Skipped
 from ._grad_step import GradStep
+from ._script import StopTraining, setting, step
+from ._script import report_quality as quality
 from ._watch import WATCHED_STEPS, _Watch
 
 __all__ = ["Param", "Quality", "Metric", "Supports", "Manifest", "Skipped", "SettingIgnored",
-           "Config", "Settings", "Batches", "GradStep"]
+           "Config", "Settings", "Batches", "GradStep", "step", "setting", "quality",
+           "StopTraining", "hf", "lightning"]
+
+
+def __getattr__(name):
+    """gpusweep.hf and gpusweep.lightning, imported when first named: a
+    script that uses neither needs neither library."""
+    if name in ("hf", "lightning"):
+        import importlib
+
+        return importlib.import_module("." + name, __name__)
+    raise AttributeError("module 'gpusweep' has no attribute %r" % name)
 
 # What autocast() at fp32 and phase() outside diagnose return: one reusable
 # no-op context, not a new object on every call of a step's hot path.

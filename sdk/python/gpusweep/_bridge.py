@@ -141,6 +141,69 @@ def source_digest(spec):
     return h.hexdigest()[:16]
 
 
+def _script_imports(path):
+    """The files in path's folder (or below) that its import statements
+    name: sibling modules and packages, found in the source, nothing run."""
+    import ast
+
+    root = os.path.dirname(path)
+    with open(path, "rb") as f:
+        tree = ast.parse(f.read(), filename=path)
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(node.module + "." + a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level > 0:
+            base = node.module or ""
+            names.update((base + "." if base else "") + a.name for a in node.names)
+            if base:
+                names.add(base)
+    found = set()
+    for name in names:
+        parts = name.split(".")
+        for n in range(len(parts), 0, -1):
+            candidate = os.path.join(root, *parts[:n])
+            for f in (candidate + ".py", os.path.join(candidate, "__init__.py")):
+                if os.path.isfile(f):
+                    found.add(os.path.abspath(f))
+    return found
+
+
+def script_digest(path):
+    """A digest of a training script and of every module of its folder it
+    imports (followed through those modules' imports): a change to any is a
+    changed workload. Read from the source: the script does not run."""
+    path = os.path.abspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError("script '%s' does not exist; base.script names the training "
+                                "script to run (train.py), from the sweep file's folder" % path)
+    seen, todo = set(), [path]
+    while todo:
+        f = todo.pop()
+        if f in seen:
+            continue
+        seen.add(f)
+        todo += sorted(_script_imports(f) - seen)
+    root = os.path.dirname(path)
+    h = hashlib.sha256()
+    for f in sorted(seen):
+        h.update(os.path.relpath(f, root).encode() + b"\0")
+        with open(f, "rb") as src:
+            h.update(hashlib.sha256(src.read()).digest())
+    return h.hexdigest()[:16]
+
+
+def create_script(config_json, device, diagnose=False):
+    """A script trial: the script config.script names, run up to its first
+    reported step (gpusweep._script)."""
+    from . import _script
+
+    return _script.Instance(json.loads(config_json), device, settings_table())
+
+
 def _number(x, what):
     if isinstance(x, bool) or not isinstance(x, (int, float)) or not math.isfinite(x):
         raise TypeError("%s must be a finite number, got %r" % (what, x))
@@ -275,6 +338,10 @@ def describe_exception(exc):
     # LibTorch's CPU allocator ("can't allocate memory", what measure.max_memory
     # triggers on the CPU) and the CUDA libraries' allocation failures too: the
     # markers the C++ boundary knows (sdk/include/gpusweep/workload.hpp).
+    if isinstance(exc, ModuleNotFoundError):
+        headline += (" (the workload runs in %s's environment: install it there, or set "
+                     "GPUSWEEP_PYTHON to the python of an environment that has it, with the same "
+                     "torch; docs/your-script.md)" % sys.executable)
     text = str(exc).lower()
     oom = isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError" or \
         (isinstance(exc, RuntimeError) and any(m.lower() in text for m in OOM_MARKERS))

@@ -1,0 +1,562 @@
+"""The `script` workload's Python side: a user's own training script run as
+`python train.py ARGS` would run it, on a thread of the trial's worker,
+stepped by the worker one optimiser step at a time.
+
+The script reports each optimiser step with one line (`gpusweep.step(...)`
+in a plain loop, `gpusweep.hf.Callback()` or `gpusweep.lightning.Callback()`
+for a Trainer). That call hands control to the worker and waits for the
+trial's next step: between turns the script stands still in it, and the
+processes it started (DataLoader workers) are stopped (SIGSTOP) until the
+trial's next turn. When the measurement is over the call stops training:
+the callbacks ask their Trainer to stop (it then runs what follows
+train()/fit(), its own evaluation included), and a plain loop gets
+StopTraining, which the runtime catches.
+
+What the trial set reaches the script as its own flags (a flag map:
+FLAG_MAPS, or the sweep's own) and through gpusweep.setting(name, default).
+"""
+import os
+import runpy
+import shlex
+import signal
+import sys
+import threading
+import traceback
+
+from ._errors import SettingIgnored, Skipped
+
+# The common settings each built-in map carries, as the flags the script's
+# parser takes: a setting's value either formats into the flag's argument
+# ("{}"), or picks flags from a table of values. A setting a map lacks
+# skips the trial that sets it, saying so.
+FLAG_MAPS = {
+    # transformers' TrainingArguments, parsed by HfArgumentParser.
+    "hf": {
+        "batch_size": "--per_device_train_batch_size",
+        "precision": {"fp32": [], "bf16": ["--bf16"], "fp16": ["--fp16"]},
+        "tf32": {"true": ["--tf32", "True"], "false": []},
+        "compile": {"true": ["--torch_compile"], "false": []},
+        "compile_mode": {"default": [], "reduce-overhead": ["--torch_compile_mode",
+                                                            "reduce-overhead"],
+                         "max-autotune": ["--torch_compile_mode", "max-autotune"],
+                         "max-autotune-no-cudagraphs": ["--torch_compile_mode",
+                                                        "max-autotune-no-cudagraphs"]},
+        "grad_accum": "--gradient_accumulation_steps",
+        "loader_workers": "--dataloader_num_workers",
+        "pin_memory": {"true": ["--dataloader_pin_memory", "True"],
+                       "false": ["--dataloader_pin_memory", "False"]},
+        "prefetch": "--dataloader_prefetch_factor",
+        "seed": "--seed",
+    },
+    # LightningCLI's trainer and data arguments.
+    "lightning": {
+        "batch_size": "--data.batch_size",
+        "precision": {"fp32": ["--trainer.precision", "32-true"],
+                      "bf16": ["--trainer.precision", "bf16-mixed"],
+                      "fp16": ["--trainer.precision", "16-mixed"]},
+        "grad_accum": "--trainer.accumulate_grad_batches",
+        "cudnn_benchmark": {"true": ["--trainer.benchmark", "true"],
+                            "false": ["--trainer.benchmark", "false"]},
+        "seed": "--seed_everything",
+    },
+    "none": {},
+}
+
+# Settings a trial sets that need no flag: the worker applies them to the
+# process before the script runs (threads, seed, TF32, cuDNN benchmark).
+PROCESS_WIDE = ("threads", "interop_threads", "seed", "tf32", "cudnn_benchmark", "device")
+
+# The script's own keys in a trial's config, not settings for it.
+SCRIPT_KEYS = ("script", "args", "flags", "cwd", "quality", "higher_is_better",
+               "step_timeout_s", "module")
+
+
+class StopTraining(BaseException):
+    """Raised by gpusweep.step() in a plain loop once the trial's measurement
+    is done. A BaseException, so that the script's `except Exception` does
+    not catch it; the runtime does."""
+
+
+StopTraining.__module__ = "gpusweep"
+
+# The running trial's script, or None: outside gpusweep every call of the
+# one line does nothing.
+CURRENT = None
+
+
+def _text(value):
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def flag_map(flags):
+    """The map a trial's `flags` names: a built-in's name, or a map of the
+    sweep's own (a dict, or its JSON text)."""
+    if isinstance(flags, str) and flags.lstrip().startswith("{"):
+        import json
+
+        try:
+            flags = json.loads(flags)
+        except ValueError as e:
+            raise ValueError("flags: a map of your own must be JSON: %s" % e) from None
+    if isinstance(flags, dict):
+        return flags
+    if flags in FLAG_MAPS:
+        return FLAG_MAPS[flags]
+    raise ValueError("flags %r: name a built-in map (%s) or give a map of your own, setting to "
+                     "flag ({\"batch_size\": \"--batch-size\", \"precision\": {\"bf16\": "
+                     "[\"--amp\"], \"fp32\": []}})" % (flags, ", ".join(sorted(FLAG_MAPS))))
+
+
+def mapped_flags(config, defaults, flags):
+    """The flags a trial's settings map to under `flags`, and the settings
+    it sets (not at their defaults) that the map has no flag for."""
+    table = flag_map(flags)
+    out, unmapped = [], []
+    for name, value in config.items():
+        if name in SCRIPT_KEYS or name.startswith("-"):
+            continue
+        # A DataLoader takes a prefetch factor only with worker processes.
+        if name == "prefetch" and not config.get("loader_workers"):
+            continue
+        rule = table.get(name)
+        if rule is None:
+            if name in defaults and value != defaults[name] and name not in PROCESS_WIDE:
+                unmapped.append(name)
+            continue
+        if isinstance(rule, str):
+            out += [rule, _text(value)]
+        elif isinstance(rule, dict):
+            key = _text(value)
+            if key not in rule:
+                raise ValueError("flags: %s=%s has no entry in the map's %s (it has %s)"
+                                 % (name, key, name, ", ".join(sorted(rule))))
+            out += [str(f) for f in rule[key]]
+        else:
+            raise ValueError("flags: the map's %s must be a flag (\"--x\") or a table of value to "
+                             "flags, not %r" % (name, rule))
+    return out, unmapped
+
+
+def own_flags(config):
+    """The grid's axes named as the script's own flags (`"--optim"`): true
+    gives the bare flag, false nothing, anything else `--flag value`."""
+    out = []
+    for name, value in config.items():
+        if not name.startswith("-"):
+            continue
+        if value is True:
+            out.append(name)
+        elif value is False or value is None:
+            continue
+        else:
+            out += [name, _text(value)]
+    return out
+
+
+def script_argv(config, defaults):
+    """The script's sys.argv for a trial, and the settings no flag carries."""
+    script = os.path.abspath(config["script"])
+    args = config.get("args", "")
+    args = shlex.split(args) if isinstance(args, str) else [str(a) for a in args]
+    flags, unmapped = mapped_flags(config, defaults, config.get("flags", "none"))
+    return [script] + args + flags + own_flags(config), unmapped
+
+
+def descendants(pid):
+    """Every process below pid (children, their children ...), from /proc."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % entry) as f:
+                stat = f.read()
+        except OSError:
+            continue
+        # The name is in parentheses and may hold spaces: the ppid follows it.
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], list(children.get(pid, []))
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo += children.get(p, [])
+    return out
+
+
+class Run:
+    """One trial's script on its own thread, and the handoff of its steps.
+
+    The worker calls step(); the script's gpusweep.step() (or a Trainer
+    callback) calls arrived() after each optimiser step. Exactly one of the
+    two runs at a time."""
+
+    def __init__(self, argv, cwd, timeout_s):
+        self.argv, self.cwd, self.timeout_s = argv, cwd, timeout_s
+        self._go = threading.Semaphore(0)
+        self._back = threading.Semaphore(0)
+        self.stopping = False      # the measurement is over: training should stop
+        self.finished = False      # the script's thread has ended
+        self.error = None          # its exception, with the traceback's text
+        self.exit_code = None      # its sys.exit() status
+        self.steps = 0
+        self.samples = self.tokens = None
+        self.quality = {}          # name -> (value, se)
+        self.stderr_tail = []
+        self.stopped = []          # processes pause() stopped
+        self.thread = threading.Thread(target=self._main, name="gpusweep-script", daemon=True)
+
+    # The script's side.
+    def _main(self):
+        script = self.argv[0]
+        old_argv, old_path = sys.argv, list(sys.path)
+        try:
+            sys.argv = list(self.argv)
+            sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+            runpy.run_path(script, run_name="__main__")
+        except StopTraining:
+            pass
+        except SystemExit as e:
+            code = e.code
+            self.exit_code = code if isinstance(code, int) else (0 if code is None else 1)
+            if not isinstance(code, (int, type(None))):
+                self.error = str(code)
+        except BaseException as e:  # noqa: BLE001 - the script's, whatever it is
+            self.error = "".join(traceback.format_exception(type(e), e, e.__traceback__))
+            sys.stderr.write(self.error)
+            sys.stderr.flush()
+        finally:
+            sys.argv = old_argv
+            sys.path[:] = old_path
+            self.finished = True
+            self._back.release()
+
+    def arrived(self, samples, tokens):
+        """An optimiser step is done: hand it to the worker and wait for the
+        next turn. True once training should stop."""
+        self.steps += 1
+        self.samples, self.tokens = samples, tokens
+        self._back.release()
+        self._go.acquire()
+        return self.stopping
+
+    # The worker's side.
+    def _wait(self, what):
+        if not self._back.acquire(timeout=self.timeout_s):
+            raise RuntimeError(
+                "the script %s reported no optimiser step for %.0f s (%s); add the one line: "
+                "gpusweep.step(samples=...) after each optimiser step of a plain loop, "
+                "callbacks=[gpusweep.hf.Callback()] for a transformers Trainer, "
+                "callbacks=[gpusweep.lightning.Callback()] for a Lightning Trainer (or raise "
+                "base.step_timeout_s if its steps are that slow)"
+                % (self.argv[0], self.timeout_s, what))
+        if self.finished:
+            raise RuntimeError(self._ended(what))
+
+    def _ended(self, what):
+        if self.error is not None:
+            last = self.error.strip().splitlines()[-1] if self.error.strip() else self.error
+            return "the script %s raised %s (%s, after %d steps; its traceback is in the trial's " \
+                   "log: gpusweep results --trial N)" % (self.argv[0], last, what, self.steps)
+        if self.exit_code not in (None, 0):
+            return "the script %s exited with status %d %s after %d steps%s" % (
+                self.argv[0], self.exit_code, what, self.steps,
+                " (its parser refused its arguments? they were: %s; the parser's message is in "
+                "the trial's log)" % " ".join(shlex.quote(a) for a in self.argv[1:])
+                if self.steps == 0 else "")
+        return "the script %s ended by itself after %d optimiser steps, %s: the measurement " \
+               "needs more (give it more steps: --max_steps, epochs, or a longer dataset; or " \
+               "measure fewer: measure.blocks, measure.warmup_steps)" % (
+                   self.argv[0], self.steps, what)
+
+    def start(self):
+        """Runs the script up to its first reported step (its setup)."""
+        self.thread.start()
+        self._wait("before its first step")
+
+    def step(self):
+        self._go.release()
+        self._wait("during the measurement")
+        return self.samples, self.tokens
+
+    def finish(self, timeout_s):
+        """Asks training to stop and lets the script run to its end (what
+        follows train()/fit(): its own evaluation); waits at most timeout_s."""
+        if self.finished:
+            return
+        self.stopping = True
+        self._go.release()
+        self.thread.join(timeout_s)
+
+    def pause(self):
+        """Stops the processes the script started, where they stand."""
+        if self.stopped:
+            return
+        for pid in descendants(os.getpid()):
+            try:
+                os.kill(pid, signal.SIGSTOP)
+                self.stopped.append(pid)
+            except ProcessLookupError:
+                pass
+
+    def resume(self):
+        stopped, self.stopped = self.stopped, []
+        for pid in stopped:
+            try:
+                os.kill(pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+
+
+def handoff(samples=None, tokens=None):
+    """An optimiser step done: hands it to gpusweep and waits for the trial's
+    next one. True once the trial's measurement is done (training should
+    stop); False, at once, outside gpusweep or off the script's thread."""
+    run = CURRENT
+    if run is None or threading.current_thread() is not run.thread:
+        return False
+    return run.arrived(samples, tokens)
+
+
+def step(samples=None, tokens=None):
+    """gpusweep.step: the one line of a plain loop, after each optimiser step.
+    Once the trial's measurement is done it raises StopTraining, which ends
+    the script's loop (gpusweep catches it)."""
+    if handoff(samples, tokens):
+        raise StopTraining()
+
+
+def setting(name, default=None):
+    """The trial's value of a setting (a common one: batch_size, precision,
+    grad_accum ...), or default outside gpusweep."""
+    run = CURRENT
+    if run is None:
+        return default
+    return run.config.get(name, default)
+
+
+def report_quality(name, value, se=None):
+    """Reports a quality metric of the script's own evaluation (the latest
+    value counts); does nothing outside gpusweep."""
+    run = CURRENT
+    if run is None:
+        return
+    run.quality[str(name)] = (float(value), None if se is None else float(se))
+
+
+# The script's steps watched before its settings are judged (the first
+# reported step, its setup's, is not among them).
+WATCHED_STEPS = 2
+
+
+class Watch:
+    """What the script's first steps did with the settings the trial set,
+    seen where they act, in code gpusweep did not write: autocast and weight
+    dtypes in the model's forward passes (a global forward pre-hook),
+    backward passes per optimiser step (Tensor.backward counted, optimiser
+    steps by torch's global step hook), DataLoader workers (the loaders
+    iterated), frames torch.compile compiled, and the samples each step
+    took. A setting that did nothing fails the trial (SettingIgnored) with
+    what was set and what was seen."""
+
+    def __init__(self, config, argv):
+        import torch
+
+        self.torch, self.config, self.argv = torch, config, argv
+        self.device = str(config.get("device", "cpu")).split(":")[0]
+        if self.device == "auto":
+            self.device = "cuda" if torch.cuda.is_available() else "cpu"
+        self.handles = []
+        self.autocast_dtypes, self.weight_dtypes = set(), set()
+        self.backwards = self.optimizer_steps = 0
+        self.per_step_backwards = []
+        self.loader_workers = set()
+        self.samples = []
+        self.done = False
+        self._patched = []
+        self._install()
+
+    def _install(self):
+        torch = self.torch
+        if not self.config.get("compile", False):
+            # A hook inside a compiled module would be traced into its graph:
+            # under compile, the compile counters speak instead.
+            def forward(module, args):
+                if torch.is_autocast_enabled(self.device):
+                    self.autocast_dtypes.add(torch.get_autocast_dtype(self.device))
+                for p in module.parameters(recurse=False):
+                    self.weight_dtypes.add(p.dtype)
+                    break
+            self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(forward))
+
+        def stepped(*_):
+            self.optimizer_steps += 1
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        self.handles.append(register_optimizer_step_post_hook(stepped))
+        backward = torch.Tensor.backward
+
+        def counted_backward(tensor, *args, **kwargs):
+            self.backwards += 1
+            return backward(tensor, *args, **kwargs)
+        torch.Tensor.backward = counted_backward
+        self._patched.append((torch.Tensor, "backward", backward))
+        loader = torch.utils.data.DataLoader
+        iterate = loader.__iter__
+
+        def iterated(dl):
+            self.loader_workers.add(dl.num_workers)
+            return iterate(dl)
+        loader.__iter__ = iterated
+        self._patched.append((loader, "__iter__", iterate))
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+        self.handles.clear()
+        for owner, name, original in self._patched:
+            setattr(owner, name, original)
+        self._patched.clear()
+
+    def after_step(self, samples):
+        """After each watched step; raises SettingIgnored at the end of the
+        watch when a setting did nothing. False once the watch is over."""
+        if self.done:
+            return False
+        self.per_step_backwards.append(self.backwards)
+        self.backwards = 0
+        self.samples.append(samples)
+        if len(self.samples) < WATCHED_STEPS:
+            return True
+        self.done = True
+        self.remove()
+        problems = self.problems()
+        if problems:
+            raise SettingIgnored("; also ".join(problems))
+        return False
+
+    def problems(self):
+        torch, c, out = self.torch, self.config, []
+        flags = " ".join(shlex.quote(a) for a in self.argv[1:]) or "(none)"
+
+        def ignored(name, seen, fix):
+            out.append("%s=%s did nothing: %s (the script was run with: %s); fix: %s"
+                       % (name, _text(c[name]), seen, flags, fix))
+        fix_map = ("check that base.flags maps it to the flag the script's parser reads, and "
+                   "that the script uses it")
+        want = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(c.get("precision"))
+        if want is not None and not c.get("compile", False) and                 want not in self.autocast_dtypes and want not in self.weight_dtypes:
+            ignored("precision", "no forward pass of its first %d steps ran under autocast to %s "
+                    "or with %s weights (seen: autocast %s, weights %s)"
+                    % (WATCHED_STEPS, want, want,
+                       sorted(str(d) for d in self.autocast_dtypes) or "off",
+                       sorted(str(d) for d in self.weight_dtypes) or "none"), fix_map)
+        g = int(c.get("grad_accum", 1))
+        accumulates = not (g > 1 and any(b != g for b in self.per_step_backwards))
+        if not accumulates:
+            ignored("grad_accum", "its first %d steps ran %s backward pass(es) each, not %d"
+                    % (WATCHED_STEPS, ", ".join(str(b) for b in self.per_step_backwards), g),
+                    fix_map)
+        workers = c.get("loader_workers")
+        if workers is not None and workers != 0 and self.loader_workers and                 workers not in self.loader_workers:
+            ignored("loader_workers", "its DataLoader has num_workers=%s"
+                    % ", ".join(str(w) for w in sorted(self.loader_workers)), fix_map)
+        if c.get("compile", False):
+            try:
+                from torch._dynamo.utils import counters
+                frames = counters["frames"]["ok"]
+            except (ImportError, KeyError):
+                frames = 0
+            if not frames:
+                ignored("compile", "torch.compile compiled no frame in its first steps", fix_map)
+        batch = c.get("batch_size")
+        seen = [s for s in self.samples if s is not None]
+        if batch is not None and seen and accumulates and \
+                "batch_size" in flag_map(c.get("flags", "none")):
+            expected = batch * g
+            if any(abs(s - expected) > 1e-9 for s in seen):
+                ignored("batch_size", "its steps took %s samples each, not %d (batch_size x "
+                        "grad_accum)" % (", ".join("%g" % s for s in seen), expected), fix_map)
+        return out
+
+
+class Instance:
+    """What the python plugin drives for a script trial (as _bridge.Instance
+    for a module): step, evaluate, stats, pause, resume."""
+
+    def __init__(self, config, device, table):
+        global CURRENT
+        self.config = dict(config)
+        # The manifest's defaults (the plugin passes them), else the table's.
+        defaults = self.config.pop("__defaults", None) or {e["name"]: e["default"] for e in table}
+        argv, unmapped = script_argv(self.config, defaults)
+        if unmapped:
+            name = unmapped[0]
+            flags = self.config.get("flags", "none")
+            raise Skipped("%s=%s: the flag map %s has no flag for %s, so the script would never "
+                          "see it; add one to a map of your own (base.flags: {\"%s\": "
+                          "\"--your-flag\"}) or read it with gpusweep.setting(\"%s\")"
+                          % (name, _text(self.config[name]),
+                             "'%s'" % flags if flags in FLAG_MAPS else "of the sweep",
+                             name, name, name))
+        self.metric = self.config.get("quality", "")
+        cwd = self.config.get("cwd") or os.path.dirname(os.path.abspath(argv[0]))
+        os.chdir(cwd)
+        self.run = Run(argv, cwd, float(self.config.get("step_timeout_s", 300)))
+        self.run.config = self.config
+        self.watch = Watch(self.config, argv)
+        CURRENT = self.run
+        try:
+            self.run.start()
+        except BaseException:
+            self.watch.remove()
+            raise
+        # The first reported step is its setup's (compilation, lazy state):
+        # the watch counts from the next.
+        self.watch.backwards = 0
+        self.watching = True
+
+    def step(self):
+        samples, tokens = self.run.step()
+        if self.watching:
+            self.watching = self.watch.after_step(samples)
+        if samples is None:
+            samples = self.config.get("batch_size", 1) * self.config.get("grad_accum", 1)
+        return (float(samples), float(tokens or 0))
+
+    def pause(self):
+        self.run.pause()
+
+    def resume(self):
+        self.run.resume()
+
+    def evaluate(self):
+        """Stops training and lets the script end (its own evaluation runs
+        then); its last reported quality is the trial's."""
+        import json
+
+        self.run.resume()
+        self.run.finish(float(self.config.get("step_timeout_s", 300)))
+        if self.run.error is not None:
+            raise RuntimeError(self.run._ended("after the measurement"))
+        out = {}
+        for name, (value, se) in self.run.quality.items():
+            out[name] = value
+            if se is not None:
+                out[name + "_se"] = se
+        if self.metric and self.metric in self.run.quality:
+            value, se = self.run.quality[self.metric]
+            out["quality"] = value
+            if se is not None:
+                out["quality_se"] = se
+        return json.dumps(out)
+
+    def stats(self):
+        import json
+
+        return json.dumps({"script_steps": self.run.steps})
+
+
+__all__ = ["StopTraining", "step", "setting", "report_quality", "handoff", "FLAG_MAPS"]
