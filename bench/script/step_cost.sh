@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What measuring a script under gpusweep costs a step: the plain loop of
-# tests/fixtures/scripts/loop_train.py timed by itself (its per-step time
-# from two runs of N1 and N2 steps, so that start-up and setup cancel) and
+# tests/fixtures/scripts/loop_train.py timed by itself (the mean step from
+# a clock read at each of its gpusweep.step calls, past its first 200) and
 # the same script's step as `gpusweep run` measures it (the script workload,
 # the step handed to the worker and back each time), PAIRS times, the two
 # taking turns. Prints each pair's step times and their ratio, and the
@@ -18,23 +18,21 @@ py=${GPUSWEEP_PYTHON:-$root/.venv/bin/python3}
 script=$root/tests/fixtures/scripts/loop_train.py
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-alone() {  # seconds a step, by itself
-  local n1=200 n2=2200 t1 t2
-  t1=$("$py" - "$script" "$n1" "$batch" "$width" <<'PY'
+alone() {  # seconds a step, by itself: the mean over steps 200 to 2200 of
+  # one run, timed at each gpusweep.step call (outside gpusweep a no-op, here
+  # a clock read)
+  "$py" - "$script" "$batch" "$width" <<'PY'
 import runpy, sys, time
-script, n, b, w = sys.argv[1:]
-sys.argv = [script, "--steps", n, "--batch-size", b, "--width", w]
-t = time.perf_counter(); runpy.run_path(script, run_name="__main__"); print(time.perf_counter() - t)
+import torch
+import gpusweep
+torch.set_num_threads(1)  # as the sweep's threads: 1
+script, b, w = sys.argv[1:]
+stamps = []
+gpusweep.step = lambda samples=None, tokens=None: stamps.append(time.perf_counter())
+sys.argv = [script, "--steps", "2200", "--batch-size", b, "--width", w]
+runpy.run_path(script, run_name="__main__")
+print((stamps[-1] - stamps[200]) / (len(stamps) - 1 - 200))
 PY
-)
-  t2=$("$py" - "$script" "$n2" "$batch" "$width" <<'PY'
-import runpy, sys, time
-script, n, b, w = sys.argv[1:]
-sys.argv = [script, "--steps", n, "--batch-size", b, "--width", w]
-t = time.perf_counter(); runpy.run_path(script, run_name="__main__"); print(time.perf_counter() - t)
-PY
-)
-  python3 -c "import sys; print((float(sys.argv[2]) - float(sys.argv[1])) / ($n2 - $n1))" "$t1" "$t2"
 }
 cat > "$work/s.json" <<JSON
 {"name": "step_cost", "workload": "script",

@@ -13,6 +13,7 @@
 // device from C++ too, and peak memory is read from the same allocator.
 #include <gpusweep/torchkit/torch_workload.hpp>
 
+#include "bridge_workload.hpp"
 #include "embed.hpp"
 
 #include <gpusweep/module_spec.hpp>
@@ -152,20 +153,11 @@ std::string module_of(const Json& config) {
   return it->get<std::string>();
 }
 
-Metrics numbers(const Json& j) {
-  Metrics m;
-  for (const auto& [k, v] : j.items()) {
-    if (v.is_number()) m[k] = v.get<double>();
-  }
-  return m;
-}
-
-class PythonWorkload : public TorchWorkload {
+class PythonWorkload : public python::BridgeWorkload {
  public:
   explicit PythonWorkload(const TrialConfig& config)
-      : TorchWorkload(config, selected(module_of(config.json())).support),
-        py_(module_of(config.json()), config.json(), settings_.device.str(),
-            diagnostics_enabled()) {}
+      : BridgeWorkload(config, selected(module_of(config.json())).support, module_of(config.json()),
+                       config.json()) {}
 
   static Manifest manifest() {
     Manifest m;
@@ -184,51 +176,6 @@ class PythonWorkload : public TorchWorkload {
   static Manifest selected_manifest(const Json& config) {
     return selected(module_of(config)).manifest;
   }
-
-  static Json runtime() {
-    Json r = TorchWorkload::runtime();
-    r["python"] = python::build_version();
-    r["python_interpreter"] = python::interpreter();
-    return r;
-  }
-
-  StepResult step() override {
-    const auto [samples, secondary] = py_.step();
-    return {samples, secondary};
-  }
-
-  Metrics evaluate() override { return numbers(py_.evaluate()); }
-
-  // torchkit's (peak memory, threads) under the module's own and its
-  // Settings' (loss reads, input wait, compile time).
-  Metrics stats() override {
-    Metrics m = TorchWorkload::stats();
-    for (const auto& [k, v] : numbers(py_.stats())) m[k] = v;
-    return m;
-  }
-
-  // The SDK's loaders (and the module's pause()/resume()) stop between
-  // turns and between measured windows (evaluations), as torchkit's do:
-  // nothing is built off the clock and served free in the next turn.
-  void pause_background() override {
-    TorchWorkload::pause_background();
-    py_.pause();
-  }
-  void resume_background() override {
-    TorchWorkload::resume_background();
-    py_.resume();
-  }
-  void begin_measurement() override {
-    py_.resume();
-    TorchWorkload::begin_measurement();
-  }
-  void end_measurement() override {
-    TorchWorkload::end_measurement();
-    py_.pause();
-  }
-
- private:
-  python::Workload py_;
 };
 
 }  // namespace

@@ -12,6 +12,7 @@
 // benchmark) are applied in C++ before the script starts, as for a module.
 #include <gpusweep/torchkit/torch_workload.hpp>
 
+#include "bridge_workload.hpp"
 #include "embed.hpp"
 
 #include <map>
@@ -122,14 +123,6 @@ Manifest script_manifest(const Json& config, const std::string& digest) {
   return m;
 }
 
-Metrics numbers(const Json& j) {
-  Metrics m;
-  for (const auto& [k, v] : j.items()) {
-    if (v.is_number()) m[k] = v.get<double>();
-  }
-  return m;
-}
-
 // The trial's config and, under "__defaults", every setting's default in
 // this manifest: a setting the sweep set (not at its default) that no flag
 // carries skips the trial.
@@ -141,11 +134,10 @@ Json with_defaults(const Json& config) {
   return c;
 }
 
-class ScriptWorkload : public TorchWorkload {
+class ScriptWorkload : public python::BridgeWorkload {
  public:
   explicit ScriptWorkload(const TrialConfig& config)
-      : TorchWorkload(config, script_support()),
-        py_("", with_defaults(config.json()), settings_.device.str(), diagnostics_enabled()) {}
+      : BridgeWorkload(config, script_support(), "", with_defaults(config.json())) {}
 
   static Manifest manifest() {
     Manifest m;
@@ -176,48 +168,6 @@ class ScriptWorkload : public TorchWorkload {
     }
     return script_manifest(config, digest);
   }
-
-  static Json runtime() {
-    Json r = TorchWorkload::runtime();
-    r["python"] = python::build_version();
-    r["python_interpreter"] = python::interpreter();
-    return r;
-  }
-
-  StepResult step() override {
-    const auto [samples, tokens] = py_.step();
-    return {samples, tokens};
-  }
-
-  Metrics evaluate() override { return numbers(py_.evaluate()); }
-
-  Metrics stats() override {
-    Metrics m = TorchWorkload::stats();
-    for (const auto& [k, v] : numbers(py_.stats())) m[k] = v;
-    return m;
-  }
-
-  // Between turns the script stands still in its step call; the processes
-  // it started (DataLoader workers) are stopped until its next turn.
-  void pause_background() override {
-    TorchWorkload::pause_background();
-    py_.pause();
-  }
-  void resume_background() override {
-    TorchWorkload::resume_background();
-    py_.resume();
-  }
-  void begin_measurement() override {
-    py_.resume();
-    TorchWorkload::begin_measurement();
-  }
-  void end_measurement() override {
-    TorchWorkload::end_measurement();
-    py_.pause();
-  }
-
- private:
-  python::Workload py_;
 };
 
 }  // namespace

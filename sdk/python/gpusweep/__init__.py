@@ -35,14 +35,13 @@ fails the trial with `SettingIgnored`, naming it. Nothing here needs more
 than torch.
 """
 import contextlib
-import os
 import random
 import signal
 import time
 
 from ._errors import SettingIgnored, Skipped
 from ._grad_step import GradStep
-from ._script import StopTraining, setting, step
+from ._script import StopTraining, setting, signal_processes, step
 from ._script import report_quality as quality
 from ._watch import WATCHED_STEPS, _Watch
 
@@ -218,19 +217,14 @@ class Batches:
         during the trial's own blocks."""
         if self._stopped:
             return
-        for w in getattr(self._it, "_workers", ()):
-            if w.pid is not None and w.is_alive():
-                os.kill(w.pid, signal.SIGSTOP)
-                self._stopped.append(w.pid)
+        alive = [w.pid for w in getattr(self._it, "_workers", ())
+                 if w.pid is not None and w.is_alive()]
+        self._stopped = signal_processes(alive, signal.SIGSTOP)
 
     def resume(self):
         """Lets the worker processes pause() stopped go on (SIGCONT)."""
         stopped, self._stopped = self._stopped, []
-        for pid in stopped:
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
+        signal_processes(stopped, signal.SIGCONT)
 
     def __iter__(self):
         return self

@@ -186,6 +186,18 @@ def descendants(pid):
     return out
 
 
+def signal_processes(pids, signum):
+    """Sends signum to each process; those that were there to take it."""
+    sent = []
+    for pid in pids:
+        try:
+            os.kill(pid, signum)
+            sent.append(pid)
+        except ProcessLookupError:
+            pass
+    return sent
+
+
 class Run:
     """One trial's script on its own thread, and the handoff of its steps.
 
@@ -294,20 +306,11 @@ class Run:
         """Stops the processes the script started, where they stand."""
         if self.stopped:
             return
-        for pid in descendants(os.getpid()):
-            try:
-                os.kill(pid, signal.SIGSTOP)
-                self.stopped.append(pid)
-            except ProcessLookupError:
-                pass
+        self.stopped = signal_processes(descendants(os.getpid()), signal.SIGSTOP)
 
     def resume(self):
         stopped, self.stopped = self.stopped, []
-        for pid in stopped:
-            try:
-                os.kill(pid, signal.SIGCONT)
-            except ProcessLookupError:
-                pass
+        signal_processes(stopped, signal.SIGCONT)
 
 
 def handoff(samples=None, tokens=None):
