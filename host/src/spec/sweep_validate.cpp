@@ -191,7 +191,10 @@ void validate_sweep(const SweepSpec& spec, const PluginManifest& manifest) {
   const auto names = manifest.param_names();
   // A bridge workload's settings are its selected module's: the command
   // that lists them names the module too.
-  const auto [workload, list] = workload_words(spec, manifest);
+  // Named copies, not a structured binding: the lambda below captures them.
+  const auto words = workload_words(spec, manifest);
+  const std::string& workload = words.first;
+  const std::string& list = words.second;
   auto check = [&](const std::string& where, const std::string& key, const Json& value) {
     const ParamSpec* p = manifest.find(key);
     // A value a command's --set gave is that option's, not the file's.
