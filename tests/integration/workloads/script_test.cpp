@@ -175,9 +175,12 @@ TEST_CASE("a transformers Trainer script with one added callback sweeps, with it
   INFO(r.output);
   REQUIRE(r.code == 0);
   CHECK(box.count("SELECT count(*) FROM trials WHERE status = 'ok'") == 12);
-  // Tokens beside samples: 32 a sequence.
-  CHECK(box.count("SELECT count(*) FROM trial_summary WHERE secondary_throughput_median > 31 * "
-                  "throughput_median") == 12);
+  // Tokens beside samples: every step's tokens are its samples' 32 (the
+  // sequence length the callback counted in the forward inputs), so the two
+  // throughputs of the same blocks stand exactly in that ratio; no timing
+  // is compared.
+  CHECK(box.count("SELECT count(*) FROM trial_summary WHERE abs(secondary_throughput_median - "
+                  "32 * throughput_median) <= 1e-9 * throughput_median") == 12);
   // The Trainer's own evaluation is each trial's quality.
   CHECK(box.count("SELECT count(*) FROM trial_summary WHERE quality > 0 AND quality_metric = "
                   "'quality'") == 12);
