@@ -209,31 +209,30 @@ std::string interpreter() {
   return GPUSWEEP_PYTHON_EXECUTABLE;
 }
 
-Json module_manifest(const std::string& spec) {
+namespace {
+
+// The text the bridge's function `name` returns for one string argument;
+// its exception rethrown against `where`.
+std::string bridge_text(const char* name, const std::string& arg, const std::string& where) {
   start();
   Gil gil;
-  const std::string where = "python module '" + spec + "'";
-  Ref text(PyObject_CallMethod(g_bridge, "manifest_json", "s", spec.c_str()));
+  Ref text(PyObject_CallMethod(g_bridge, name, "s", arg.c_str()));
   if (!text) throw_pending(where);
-  return Json::parse(string_result(text.get(), where));
+  return string_result(text.get(), where);
+}
+
+}  // namespace
+
+Json module_manifest(const std::string& spec) {
+  return Json::parse(bridge_text("manifest_json", spec, "python module '" + spec + "'"));
 }
 
 std::string module_digest(const std::string& spec) {
-  start();
-  Gil gil;
-  const std::string where = "python module '" + spec + "'";
-  Ref text(PyObject_CallMethod(g_bridge, "source_digest", "s", spec.c_str()));
-  if (!text) throw_pending(where);
-  return string_result(text.get(), where);
+  return bridge_text("source_digest", spec, "python module '" + spec + "'");
 }
 
 std::string script_digest(const std::string& script) {
-  start();
-  Gil gil;
-  const std::string where = "script '" + script + "'";
-  Ref text(PyObject_CallMethod(g_bridge, "script_digest", "s", script.c_str()));
-  if (!text) throw_pending(where);
-  return string_result(text.get(), where);
+  return bridge_text("script_digest", script, "script '" + script + "'");
 }
 
 struct Workload::State {
