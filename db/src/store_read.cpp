@@ -67,18 +67,18 @@ const std::vector<std::pair<const char*, bool>> kTrialColumns = {
     {"t.wall_s", true},
     {"m.trial_id", true},
     {"m.unit", true},
-    {"m.secondary_unit", false},
+    {"m.secondary_unit", true},
     {"m.warmup_steps", false},
     {"m.steps_per_block", false},
     {"m.blocks", false},
-    {"m.samples_per_step", false},
+    {"m.samples_per_step", true},
     {"m.throughput_median", true},
     {"m.throughput_mean", false},
     {"m.throughput_min", false},
     {"m.throughput_max", false},
     {"m.throughput_iqr", false},
     {"m.throughput_cv", false},
-    {"m.secondary_throughput_median", false},
+    {"m.secondary_throughput_median", true},
     {"m.step_time_median_s", false},
     {"m.step_time_min_s", false},
     {"m.step_time_max_s", false},
@@ -105,18 +105,19 @@ void read_summary(const Statement& st, bool all, Summary& m) {
   m.quality = st.get_optional_double(38);
   if (!st.is_null(40)) m.quality_higher_is_better = st.get_int(40) != 0;
   m.quality_metric = st.get_optional_text(37);
-  if (!all) return;
+  // compare's tokens/s and FLOP/s read these.
   m.secondary_unit = st.get_text(18);
+  m.samples_per_step = st.get_double(22);
+  m.secondary_throughput_median = st.get_optional_double(29);
+  if (!all) return;
   m.warmup_steps = st.get_int(19);
   m.steps_per_block = st.get_int(20);
   m.blocks = st.get_int(21);
-  m.samples_per_step = st.get_double(22);
   m.throughput_mean = st.get_double(24);
   m.throughput_min = st.get_double(25);
   m.throughput_max = st.get_double(26);
   m.throughput_iqr = st.get_double(27);
   m.throughput_cv = st.get_double(28);
-  m.secondary_throughput_median = st.get_optional_double(29);
   m.step_time_median_s = st.get_double(30);
   m.step_time_min_s = st.get_double(31);
   m.step_time_max_s = st.get_double(32);

@@ -24,6 +24,10 @@ class BridgeWorkload : public torchkit::TorchWorkload {
     Json r = TorchWorkload::runtime();
     r["python"] = build_version();
     r["python_interpreter"] = interpreter();
+    // Called after create(): the packages the workload imported by then.
+    if (Json packages = imported_packages(); !packages.empty()) {
+      r["python_packages"] = std::move(packages);
+    }
     return r;
   }
 

@@ -235,6 +235,16 @@ std::string script_digest(const std::string& script) {
   return bridge_text("script_digest", script, "script '" + script + "'");
 }
 
+Json imported_packages() {
+  if (Py_IsInitialized() == 0 || g_bridge == nullptr) return Json::object();
+  return Json::parse(bridge_text("imported_packages", "", "the imported packages"));
+}
+
+Json check_script_flags(const Json& flags, const Json& settings) {
+  const Json arg = {{"flags", flags}, {"settings", settings}};
+  return Json::parse(bridge_text("check_script_flags", arg.dump(), "the script's flag map"));
+}
+
 struct Workload::State {
   std::string spec;
   Ref instance, step, evaluate, stats, pause, resume;

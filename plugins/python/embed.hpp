@@ -39,6 +39,18 @@ std::string module_digest(const std::string& spec);
 // hex.
 std::string script_digest(const std::string& script);
 
+// The installed distributions of the top-level modules the interpreter has
+// imported, with their versions ({"transformers": "5.24.0", ...}): what a
+// trial's result depends on beside LibTorch. Empty before Python started.
+Json imported_packages();
+
+// A script sweep's flag map (base.flags: a built-in map's name or a map of
+// the sweep's own) checked: {"problem": what is wrong ("" when nothing: a
+// setting it names that settings, name -> the allowed values' texts or
+// null, lacks, with the nearest names, or a rule of the wrong shape),
+// "mapped": the settings it carries}.
+Json check_script_flags(const Json& flags, const Json& settings);
+
 // A live workload of a Python module. Every call holds the GIL only for
 // its duration, so Python threads of the workload (a DataLoader's pinning
 // thread) run between calls. Errors out of Python become gpusweep::Skipped

@@ -43,12 +43,20 @@ std::vector<Param> script_params() {
       Param::text("cwd", ".", "the folder the script runs in, relative to the sweep file's folder");
   cwd.selects = true;
   cwd.path = true;
+  // The flag map selects: it is checked, against the settings it names,
+  // before anything runs.
+  Param flags = Param::json_value(
+      "flags", "none",
+      "how the trial's settings reach the script's parser: hf (transformers' "
+      "TrainingArguments), lightning (LightningCLI), none, or a map of your own "
+      "({\"batch_size\": \"--batch-size\", \"precision\": {\"bf16\": [\"--amp\"], "
+      "\"fp32\": []}})");
+  flags.selects = true;
   return {script,
-          Param::text("args", "", "the script's arguments, as a shell would split them"),
-          Param::text("flags", "none",
-                      "how the trial's settings reach the script's parser: hf (transformers' "
-                      "TrainingArguments), lightning (LightningCLI), none, or a map of your own "
-                      "as JSON ({\"batch_size\": \"--batch-size\"})"),
+          Param::json_value("args", "",
+                            "the script's arguments: a list ([\"--output_dir\", \"out\"]), or "
+                            "one text as a shell would split it"),
+          flags,
           quality,
           higher,
           cwd,
@@ -166,7 +174,63 @@ class ScriptWorkload : public python::BridgeWorkload {
       if (it == digests.end()) it = digests.emplace(script, python::script_digest(script)).first;
       digest = it->second;
     }
-    return script_manifest(config, digest);
+    Manifest m = script_manifest(config, digest);
+    map_flags(m, config.value("flags", Json("none")));
+    return m;
+  }
+
+ private:
+  // Refuses a flag map naming a setting the manifest lacks (with the nearest
+  // names) or shaped wrong, and gives each setting it carries a value for
+  // `plugins --check` to try; the map is read once per process.
+  static void map_flags(Manifest& m, const Json& flags) {
+    static std::mutex mutex;
+    static std::map<std::string, Json> checked;
+    Json settings = Json::object();
+    for (const auto& p : m.params) {
+      if (!p.common) continue;
+      Json allowed = nullptr;
+      if (p.type == ParamType::boolean) allowed = {"true", "false"};
+      if (!p.choices.empty()) {
+        allowed = Json::array();
+        for (const auto& c : p.choices) {
+          allowed.push_back(c.is_string() ? c.get<std::string>() : c.dump());
+        }
+      }
+      settings[p.name] = allowed;
+    }
+    Json result;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = checked.find(flags.dump());
+      if (it == checked.end()) {
+        it = checked.emplace(flags.dump(), python::check_script_flags(flags, settings)).first;
+      }
+      result = it->second;
+    }
+    const std::string problem = result.value("problem", "");
+    if (!problem.empty()) throw std::invalid_argument(problem);
+    for (const auto& name : result.value("mapped", Json::array())) {
+      for (auto& p : m.params) {
+        if (p.name == name) p.check_value = check_value(p);
+      }
+    }
+  }
+
+  // A value of a mapped setting whose effect the script's watch can see,
+  // or can at least be run with; null where trying one shows nothing more
+  // (compile_mode, prefetch: they need another setting with them).
+  static Json check_value(const Param& p) {
+    const Json& d = p.default_value;
+    if (p.name == "precision") return d == Json("bf16") ? Json("fp32") : Json("bf16");
+    if (p.name == "batch_size" || p.name == "grad_accum") {
+      const long long twice = 2 * d.get<long long>();
+      return p.max && twice > *p.max ? Json(nullptr) : Json(twice);
+    }
+    if (p.name == "loader_workers") return d == Json(0) ? Json(1) : Json(0);
+    if (p.name == "seed") return d.get<long long>() + 1;
+    if (p.type == ParamType::boolean) return !d.get<bool>();
+    return nullptr;
   }
 };
 

@@ -63,3 +63,29 @@ TEST_CASE("doctor reports the LibTorch build: CUDA wherever the CUDA toolkit is 
     CHECK(doc.at("ready").get<bool>());
   }
 }
+
+TEST_CASE("doctor says whether the Python that scripts run in has the plugins' torch",
+          "[integration][torch][script]") {
+  const std::string doctor = std::string("GPUSWEEP_PLUGIN_PATH='") + GPUSWEEP_PLUGIN_DIR + "' '" +
+                             GPUSWEEP_BIN + "' doctor --format json --matmul-seconds 0";
+  // The project's own environment: the torch gpusweep was built against.
+  const auto ours = gpusweep::test::run_shell(doctor);
+  INFO(ours.output);
+  const auto doc = nlohmann::json::parse(ours.output);
+  const auto& py = doc.at("python");
+  CHECK_THAT(py.at("verdict").get<std::string>(), Contains("ready: its torch "));
+  CHECK_THAT(py.at("torch").at("version").get<std::string>(),
+             Contains(std::string(GPUSWEEP_TORCH_VERSION)));
+  CHECK(py.at("packages").contains("transformers"));
+  // Debian's own python3 has no torch: a script could not run in it, and
+  // doctor says so with the fix.
+  const auto debian = gpusweep::test::run_shell("GPUSWEEP_PYTHON=/usr/bin/python3 " + doctor);
+  INFO(debian.output);
+  CHECK(debian.code == 1);
+  const auto bad = nlohmann::json::parse(debian.output);
+  CHECK(bad.at("python").at("interpreter") == "/usr/bin/python3");
+  CHECK_THAT(bad.at("python").at("verdict").get<std::string>(),
+             Contains("it cannot import torch (ModuleNotFoundError"));
+  CHECK_THAT(bad.at("problems").dump(), Contains("set GPUSWEEP_PYTHON to the bin/python3 of an "
+                                                 "environment whose torch"));
+}

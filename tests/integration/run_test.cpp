@@ -282,6 +282,13 @@ TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinishe
     }
   }
   REQUIRE(static_cast<int64_t>(finished_before.size()) == ok_before);
+  // compare of the stopped run says how much of it is missing.
+  const auto partial = box.gpusweep("compare --db results.db");
+  INFO(partial.output);
+  CHECK_THAT(partial.output, Contains("note: run 1 stopped before it finished: " +
+                                      std::to_string(6 - ok_before) +
+                                      " of its 6 trials never ran (`gpusweep resume resumable "
+                                      "--db results.db` runs them)"));
 
   const auto r = box.gpusweep("run r.json --db results.db --resume");
   INFO(r.output);
@@ -292,6 +299,7 @@ TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinishe
   CHECK(box.count("SELECT count(*) FROM trials") == 6);
   CHECK(box.count("SELECT count(*) FROM sweeps") == 1);
   CHECK(box.text("SELECT status FROM sweeps") == "finished");
+  CHECK_THAT(box.gpusweep("compare --db results.db").output, !Contains("note: run 1"));
   // Trials finished before the interrupt were not run again.
   for (const auto& [id, at] : finished_before) {
     CHECK(box.text("SELECT finished_at FROM trials WHERE id = " + id) == at);

@@ -53,6 +53,28 @@ class Flags(unittest.TestCase):
             self.argv(flags="keras")
         with self.assertRaisesRegex(ValueError, "has no entry in the map's precision"):
             self.argv(flags='{"precision": {"fp32": []}}', precision="bf16")
+        # A map as a JSON object, and arguments as a list.
+        argv, _ = self.argv(flags={"batch_size": "--bs"}, batch_size=2, args=["--x", 3])
+        self.assertEqual(argv, ["/train.py", "--x", "3", "--bs", "2"])
+        with self.assertRaisesRegex(ValueError, "args: expected the script's arguments"):
+            self.argv(args={"--x": 3})
+
+    def test_a_map_is_checked_against_the_settings_before_anything_runs(self):
+        settings = {"batch_size": None, "precision": ["fp32", "bf16", "fp16"],
+                    "grad_accum": None, "pin_memory": ["true", "false"]}
+        self.assertEqual(_script.check_flags("hf", dict(settings, **{
+            n: None for n in _script.FLAG_MAPS["hf"]})), "")
+        self.assertEqual(_script.check_flags({"batch_size": "--bs"}, settings), "")
+        self.assertIn("the map names 'batchsize', which is not a setting of the script "
+                      "workload (did you mean batch_size?)",
+                      _script.check_flags({"batchsize": "--bs"}, settings))
+        self.assertIn("the map's precision has an entry for 'bf61', which precision cannot be "
+                      "(it takes fp32, bf16, fp16) (did you mean bf16?)",
+                      _script.check_flags({"precision": {"bf61": ["--amp"]}}, settings))
+        self.assertIn("the map's batch_size is 'bs', not a flag",
+                      _script.check_flags({"batch_size": "bs"}, settings))
+        self.assertIn("must be a flag", _script.check_flags({"grad_accum": 2}, settings))
+        self.assertIn("(did you mean hf?)", _script.check_flags("hff", settings))
 
 
 def state(pid):

@@ -2,6 +2,7 @@
 #include "analysis/best.hpp"
 
 #include "support/error.hpp"
+#include "support/stats.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -111,6 +112,14 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
     if (s == samples.end()) continue;
     if (const auto rate = config_throughput(*s->second)) m["throughput"] = *rate;
     if (s->second->peak_memory_bytes) m["peak_memory"] = *s->second->peak_memory_bytes;
+    // The step in the workload's own terms, as compare shows it.
+    if (const auto rate = config_secondary_throughput(*s->second)) {
+      m["secondary_throughput"] = *rate;
+      best.secondary_unit = s->second->secondary_unit;
+    }
+    if (const auto flops = config_achieved_flops(*s->second)) m["achieved_flops"] = *flops;
+    if (const auto mfu = config_mfu(*s->second)) m["mfu"] = *mfu;
+    if (!s->second->compile_s.empty()) m["compile_s"] = quantile(s->second->compile_s, 0.5);
   }
   for (const auto& [index, t] : time_to_target) {
     if (figures.count(index) != 0U) figures[index]["time_to_target"] = t;

@@ -32,6 +32,7 @@ struct BestChoice {
   std::optional<int64_t> config_index;
   Json config;
   std::string unit;        // throughput unit
+  std::string secondary_unit;  // the second throughput's (tokens), where a config has one
   ConfigMetrics metrics;   // its figures (throughput and peak memory as compare's)
   ConfigMetrics baseline;  // the baseline's (empty when it has no ok trial)
   std::optional<int64_t> baseline_index;

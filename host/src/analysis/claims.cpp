@@ -239,7 +239,9 @@ std::vector<ClaimResult> evaluate_claims(
       r.design = design_note(*estimate);
     } else if (mean(all_base) > 0) {
       r.ratio = mean(all_changed) / mean(all_base);
-      r.reason = "one value each: no interval, no verdict (set measure.repeats to 2 or more)";
+      r.reason =
+          "one value each: no interval, no verdict (it takes two or more ok repeats of each: "
+          "measure.repeats 1, or the other repeats failed or have not run yet)";
     } else {
       r.verdict = ClaimVerdict::not_measurable;
       r.reason = "the baseline's " + metric_words(claim.metric) + " is 0: no ratio";

@@ -57,6 +57,26 @@ std::optional<double> config_throughput(const ConfigSamples& c) {
   return quantile(c.throughput, 0.5);
 }
 
+std::optional<double> config_secondary_throughput(const ConfigSamples& c) {
+  const auto throughput = config_throughput(c);
+  if (!throughput || c.secondary_per_sample.empty()) return std::nullopt;
+  return *throughput * quantile(c.secondary_per_sample, 0.5);
+}
+
+std::optional<double> config_achieved_flops(const ConfigSamples& c) {
+  const auto throughput = config_throughput(c);
+  if (!throughput || c.flops_per_step.empty() || !c.samples_per_step || *c.samples_per_step <= 0) {
+    return std::nullopt;
+  }
+  return quantile(c.flops_per_step, 0.5) * *throughput / *c.samples_per_step;
+}
+
+std::optional<double> config_mfu(const ConfigSamples& c) {
+  const auto achieved = config_achieved_flops(c);
+  if (!achieved || !c.peak_flops || *c.peak_flops <= 0) return std::nullopt;
+  return *achieved / *c.peak_flops;
+}
+
 std::vector<std::string> comparison_notes(const ComparisonRow& r) {
   return comparison_notes(r, cv_of(r.config->throughput));
 }

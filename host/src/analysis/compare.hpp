@@ -50,7 +50,26 @@ struct ConfigSamples {
   // The intra-op threads its trials ran with (stat intra_op_threads, each
   // rank's at world_size > 1), when they said.
   std::optional<double> threads;
+  // The second throughput's unit (tokens) and how many of them a sample
+  // carries (each ok repeat's ratio of the two throughputs); the
+  // samples a step takes; torch.compile's seconds of each ok repeat; the
+  // FLOPs of a step where the workload counted them (each ok repeat's); the
+// device's matmul
+  // peak (FLOP/s) where a trial measured it.
+  std::string secondary_unit;
+  std::vector<double> secondary_per_sample;
+  std::optional<double> samples_per_step;
+  std::vector<double> compile_s;
+  std::vector<double> flops_per_step;
+  std::optional<double> peak_flops;
 };
+
+// A config's second throughput (tokens/s), achieved FLOP/s and its share of
+// the measured matmul peak (model FLOPs utilisation), from its throughput;
+// nothing where a part is unknown.
+std::optional<double> config_secondary_throughput(const ConfigSamples& c);
+std::optional<double> config_achieved_flops(const ConfigSamples& c);
+std::optional<double> config_mfu(const ConfigSamples& c);
 
 // A config that ran alongside others for more than this share of a repeat's
 // life is flagged wherever it is compared.

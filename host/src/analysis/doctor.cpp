@@ -299,4 +299,73 @@ void judge_cuda_section(DoctorFindings& f, const Json& runtime, bool probed, con
   f.doc["cuda"] = cu;
 }
 
+void judge_python(DoctorFindings& f, const std::string& interpreter, const Json& probe,
+                  const std::string& probe_error, const Json& runtime) {
+  Json py = {{"interpreter", interpreter}};
+  const std::string fix_env =
+      "set GPUSWEEP_PYTHON to the bin/python3 of an environment whose torch is the one "
+      "gpusweep was built against, or install that torch there (docs/your-script.md, \"Your "
+      "environment\")";
+  if (interpreter.empty()) {
+    py["verdict"] = "no Python plugin loads, so Python workloads and scripts cannot run";
+    f.doc["python"] = py;
+    return;
+  }
+  if (probe.is_null()) {
+    py["probe_error"] = probe_error;
+    py["verdict"] = "the interpreter does not run: " + probe_error;
+    f.problems.push_back("Python " + interpreter + " does not run (" + probe_error + "); " +
+                         fix_env);
+    f.doc["python"] = py;
+    return;
+  }
+  py["version"] = probe.value("version", "");
+  py["executable"] = probe.value("executable", "");
+  py["packages"] = probe.value("packages", Json::object());
+  const std::string plugins_torch = runtime.value("torch_version", "");
+  const std::string plugins_lib = runtime.value("torch_library", "");
+  if (!probe.contains("torch") || !probe["torch"].is_object()) {
+    const std::string why = probe.value("torch_error", std::string("no torch"));
+    py["verdict"] = "it cannot import torch (" + why + ")";
+    f.problems.push_back("Python " + interpreter + " cannot import torch (" + why +
+                         "): Python workloads and scripts would fail; " + fix_env);
+    f.doc["python"] = py;
+    return;
+  }
+  const Json& torch = probe["torch"];
+  py["torch"] = torch;
+  const std::string version = torch.value("version", "");
+  const std::string lib = torch.value("lib", "");
+  std::error_code ec;
+  const bool same_files =
+      !plugins_lib.empty() && !lib.empty() &&
+      std::filesystem::equivalent(std::filesystem::path(plugins_lib).parent_path(), lib, ec);
+  // "2.15.0+cu132" is the build "2.15.0" the plugins report with CUDA 13.2.
+  const std::string base = version.substr(0, version.find('+'));
+  const std::string cuda = torch.value("cuda", "");
+  const std::string plugins_cuda =
+      runtime.contains("cuda") && runtime["cuda"].is_object()
+          ? runtime["cuda"].value("torch_cuda", "")
+          : "";
+  const bool same_build = !plugins_torch.empty() && base == plugins_torch &&
+                          (plugins_cuda.empty() || cuda.rfind(plugins_cuda, 0) == 0);
+  py["same_libtorch"] = same_files;
+  if (same_files) {
+    py["verdict"] = "ready: its torch " + version + " is the LibTorch the plugins load";
+  } else if (same_build) {
+    py["verdict"] = "ready: its torch " + version + " (" + lib +
+                    ") is another copy of the build the plugins load (" + plugins_lib + ")";
+  } else {
+    py["verdict"] = "its torch " + version + (cuda.empty() ? "" : " (CUDA " + cuda + ")") +
+                    " is not the LibTorch the plugins load (" +
+                    (plugins_torch.empty() ? std::string("unknown") : plugins_torch) +
+                    (plugins_cuda.empty() ? "" : ", CUDA " + plugins_cuda) + ")";
+    f.problems.push_back("Python " + interpreter + ": " + py["verdict"].get<std::string>() +
+                         ", so a Python workload or script would load two builds of torch into "
+                         "one process; " +
+                         fix_env);
+  }
+  f.doc["python"] = py;
+}
+
 }  // namespace gpusweep::host

@@ -74,4 +74,13 @@ void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& ru
 void judge_cuda_section(DoctorFindings& f, const Json& runtime, bool probed, const Json& nvml,
                         const Json& nvml_devices, int nvml_gpus);
 
+// The python section: the interpreter the Python and script workloads embed
+// (interpreter: the plugin's python_interpreter, "" when no Python plugin
+// loads) and its probe (probe_python: null, with probe_error, when it did not
+// run). Its torch must be the LibTorch the plugins load (runtime's
+// torch_library, or the same version and CUDA build), or the embedded import
+// mixes two builds in one process; the training libraries it has are listed.
+void judge_python(DoctorFindings& f, const std::string& interpreter, const Json& probe,
+                  const std::string& probe_error, const Json& runtime);
+
 }  // namespace gpusweep::host

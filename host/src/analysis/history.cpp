@@ -31,23 +31,6 @@ std::string join_distinct(const std::vector<std::string>& values,
   return out;
 }
 
-// The software an environment row records: torch and gpusweep have columns
-// of their own, CUDA's versions are in the runtime the worker reported.
-HistoryVersions versions_of(const db::EnvironmentInfo& e) {
-  HistoryVersions v;
-  v.torch = e.torch_version;
-  v.gpusweep = e.gpusweep_version;
-  const Json details = Json::parse(e.details_json, nullptr, false);
-  if (details.is_object() && details.contains("runtime") && details["runtime"].is_object()) {
-    const Json& runtime = details["runtime"];
-    if (runtime.contains("cuda") && runtime["cuda"].is_object()) {
-      v.cuda = runtime["cuda"].value("torch_cuda", "");
-      v.driver = runtime["cuda"].value("driver_cuda", "");
-    }
-  }
-  return v;
-}
-
 std::string build_label(const db::TrialRecord& t) {
   const std::string hash = t.run_plugin_hash.value_or(t.plan.plugin_hash);
   return t.plan.plugin_version + (hash.empty() ? "" : " " + hash.substr(0, 8));
@@ -56,7 +39,8 @@ std::string build_label(const db::TrialRecord& t) {
 // What a config's ok trials of one run say, field by field, before joining.
 struct Gathered {
   std::vector<double> medians;
-  std::vector<std::string> machines, torch, cuda, driver, gpusweep, builds, paths, hashes;
+  std::vector<std::string> machines, torch, cuda, driver, gpusweep, builds, paths, hashes, python;
+  std::map<std::string, std::vector<std::string>> packages;
 };
 
 void add_trial(const db::TrialRecord& t, const std::map<int64_t, db::EnvironmentInfo>& envs,
@@ -74,6 +58,8 @@ void add_trial(const db::TrialRecord& t, const std::map<int64_t, db::Environment
   g.cuda.push_back(v.cuda);
   g.driver.push_back(v.driver);
   g.gpusweep.push_back(v.gpusweep);
+  g.python.push_back(v.python);
+  for (const auto& [name, version] : v.packages) g.packages[name].push_back(version);
 }
 
 // Each config of one finished run with a throughput, a point each.
@@ -112,9 +98,15 @@ void read_run(db::Store& store, const db::SweepRecord& run, const std::string& s
     p.machine = join_distinct(g->second.machines, " + ");
     p.plugin_path = join_distinct(g->second.paths);
     p.plugin_hash = join_distinct(g->second.hashes);
-    p.versions = {join_distinct(g->second.torch), join_distinct(g->second.cuda),
-                  join_distinct(g->second.driver), join_distinct(g->second.gpusweep),
-                  join_distinct(g->second.builds)};
+    p.versions.torch = join_distinct(g->second.torch);
+    p.versions.cuda = join_distinct(g->second.cuda);
+    p.versions.driver = join_distinct(g->second.driver);
+    p.versions.gpusweep = join_distinct(g->second.gpusweep);
+    p.versions.build = join_distinct(g->second.builds);
+    p.versions.python = join_distinct(g->second.python);
+    for (const auto& [name, versions] : g->second.packages) {
+      p.versions.packages[name] = join_distinct(versions);
+    }
     if (const auto b = c.config.find(kBuildKey); b != c.config.end() && spec.check.is_object()) {
       const std::string label =
           spec.check.value(b->get<std::string>(), Json::object()).value("label", "");
@@ -146,12 +138,21 @@ std::vector<std::string> changes_between(const HistoryVersions& before,
       {"torch", &before.torch, &after.torch},
       {"CUDA", &before.cuda, &after.cuda},
       {"driver CUDA", &before.driver, &after.driver},
-      {"gpusweep", &before.gpusweep, &after.gpusweep}};
+      {"gpusweep", &before.gpusweep, &after.gpusweep},
+      {"python", &before.python, &after.python}};
   std::vector<std::string> out;
-  for (const auto& [name, b, a] : fields) {
-    if (*b == *a) continue;
-    out.push_back(std::string(name) + " " + (b->empty() ? "none" : *b) + " -> " +
-                  (a->empty() ? "none" : *a));
+  auto changed = [&out](const std::string& name, const std::string& b, const std::string& a) {
+    if (b == a) return;
+    out.push_back(name + " " + (b.empty() ? "none" : b) + " -> " + (a.empty() ? "none" : a));
+  };
+  for (const auto& [name, b, a] : fields) changed(name, *b, *a);
+  // A package either point lacks is a change only where both name some:
+  // a point recorded before packages were gives no word on them.
+  if (!before.packages.empty() && !after.packages.empty()) {
+    std::map<std::string, std::pair<std::string, std::string>> both;
+    for (const auto& [name, version] : before.packages) both[name].first = version;
+    for (const auto& [name, version] : after.packages) both[name].second = version;
+    for (const auto& [name, versions] : both) changed(name, versions.first, versions.second);
   }
   return out;
 }
@@ -196,6 +197,61 @@ std::map<std::string, std::vector<std::string>> varying_settings(
 }
 
 }  // namespace
+
+// The software an environment row records: torch and gpusweep have columns
+// of their own, CUDA's versions are in the runtime the worker reported.
+HistoryVersions versions_of(const db::EnvironmentInfo& e) {
+  HistoryVersions v;
+  v.torch = e.torch_version;
+  v.gpusweep = e.gpusweep_version;
+  const Json details = Json::parse(e.details_json, nullptr, false);
+  if (details.is_object() && details.contains("runtime") && details["runtime"].is_object()) {
+    const Json& runtime = details["runtime"];
+    if (runtime.contains("cuda") && runtime["cuda"].is_object()) {
+      v.cuda = runtime["cuda"].value("torch_cuda", "");
+      v.driver = runtime["cuda"].value("driver_cuda", "");
+    }
+    if (runtime.contains("python") && runtime["python"].is_string()) v.python = runtime["python"];
+    v.interpreter = runtime.value("python_interpreter", "");
+    if (auto p = runtime.find("python_packages"); p != runtime.end() && p->is_object()) {
+      for (const auto& [name, version] : p->items()) {
+        if (version.is_string()) v.packages[name] = version.get<std::string>();
+      }
+    }
+  }
+  return v;
+}
+
+std::string packages_text(const std::map<std::string, std::string>& packages, bool headline) {
+  // The libraries a training step's speed depends on most, named first.
+  static const char* const kTraining[] = {"transformers", "lightning", "pytorch-lightning",
+                                          "accelerate",   "deepspeed", "peft",
+                                          "timm",         "diffusers", "flash-attn",
+                                          "triton"};
+  std::string out;
+  size_t shown = 0;
+  for (const char* name : kTraining) {
+    const auto it = packages.find(name);
+    if (it == packages.end()) continue;
+    out += (out.empty() ? "" : ", ") + it->first + " " + it->second;
+    ++shown;
+  }
+  if (headline) {
+    if (packages.size() > shown) {
+      out += (out.empty() ? "" : ", +") + std::to_string(packages.size() - shown) + " more";
+      if (shown == 0) out = std::to_string(packages.size()) + " packages";
+    }
+    return out;
+  }
+  for (const auto& [name, version] : packages) {
+    if (std::find(std::begin(kTraining), std::end(kTraining), name) != std::end(kTraining)) {
+      continue;
+    }
+    out += (out.empty() ? "" : ", ") + name + " " + version;
+  }
+  return out;
+}
+
 
 std::string history_since(const std::string& when) {
   static const std::regex form(R"(\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?)?)");

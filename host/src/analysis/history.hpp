@@ -30,7 +30,19 @@ struct HistoryVersions {
   std::string driver;    // the CUDA version the NVIDIA driver supports ("" none)
   std::string gpusweep;  // gpusweep's version
   std::string build;     // the plugin: "<version> <hash's first 8>"
+  // A Python workload's or script's interpreter version, and the installed
+  // packages it had imported by the end of its setup (transformers ...),
+  // each by its version.
+  std::string python;
+  std::string interpreter;  // its path (not a history change: a path is not a version)
+  std::map<std::string, std::string> packages;
 };
+
+// The software an environment row records (versions_of), and the packages'
+// text for a line: the training libraries first (transformers, lightning,
+// accelerate ...), then "+N more" where headline; all of them otherwise.
+HistoryVersions versions_of(const db::EnvironmentInfo& e);
+std::string packages_text(const std::map<std::string, std::string>& packages, bool headline);
 
 // One config of one finished run.
 struct HistoryPoint {

@@ -362,7 +362,8 @@ std::string design_note(const RatioEstimate& e) {
   if (e.design == RatioDesign::one_process) {
     note =
         "one process per config: the interval covers its blocks only, not differences between "
-        "processes (memory layout, thread placement); set measure.repeats to 2 or more";
+        "processes (memory layout, thread placement); it takes two or more ok repeats of each "
+        "(measure.repeats 1, or the other repeats failed or have not run yet)";
   } else if (e.design == RatioDesign::unpaired) {
     note = "repeats do not pair (failed or missing trials): runs compared unpaired";
   }

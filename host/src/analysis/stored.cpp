@@ -46,7 +46,7 @@ std::optional<TargetTime> StoredTrial::target() const {
 namespace {
 
 // The names stored_trials reads: the table's stats in its order (so that
-// the i-th is HostStatValues::set_at(i)), then torchkit's two.
+// the i-th is HostStatValues::set_at(i)), then the SDKs' four.
 const std::vector<std::string>& read_names() {
   static const std::vector<std::string> names = [] {
     std::vector<std::string> n;
@@ -55,6 +55,8 @@ const std::vector<std::string>& read_names() {
     }
     n.emplace_back("dp_allreduce_bytes_per_step");
     n.emplace_back("intra_op_threads");
+    n.emplace_back("compile_s");
+    n.emplace_back("flops_per_step");
     return n;
   }();
   return names;
@@ -62,12 +64,14 @@ const std::vector<std::string>& read_names() {
 
 void fill_stats(StoredTrial& t, const std::vector<std::optional<double>>& values) {
   const auto& names = read_names();
-  const size_t host = names.size() - 2;
+  const size_t host = names.size() - 4;
   for (size_t i = 0; i < host; ++i) {
     if (values[i]) t.stats.set_at(i, *values[i]);
   }
   t.dp_allreduce_bytes_per_step = values[host];
   t.intra_op_threads = values[host + 1];
+  t.compile_s = values[host + 2];
+  t.flops_per_step = values[host + 3];
 }
 
 }  // namespace

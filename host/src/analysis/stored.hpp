@@ -35,6 +35,10 @@ struct StoredTrial {
   // torchkit's own stats that views read (the SDK's names, not the host's).
   std::optional<double> dp_allreduce_bytes_per_step;
   std::optional<double> intra_op_threads;
+  // torch.compile's seconds (in the warmup), and the FLOPs of one step where
+  // the workload counted them (the script workload: PyTorch's FLOP counter).
+  std::optional<double> compile_s;
+  std::optional<double> flops_per_step;
   // The training clock at its last evaluation (the curve gpusweep.train_s).
   std::optional<double> last_eval_train_s;
   std::string machine;  // machine_key of its environment; "" when unknown

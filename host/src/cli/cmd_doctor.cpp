@@ -62,7 +62,9 @@ int cmd_doctor(const Args& args) {
       "were compiled against, the driver and the devices (LibTorch's view and NVML's, loaded\n"
       "at run time), and what they mean for a sweep (a wheel built for a newer CUDA than the\n"
       "driver supports is a problem, with the fix); every plugin on the plugin path and\n"
-      "whether it loads; the matmul throughput in GFLOP/s. LibTorch is probed in a worker\n"
+      "whether it loads; the matmul throughput in GFLOP/s; the Python that Python workloads\n"
+      "and scripts embed (GPUSWEEP_PYTHON picks another) and whether its torch is the\n"
+      "plugins' LibTorch, with its training libraries. LibTorch is probed in a worker\n"
       "process through a LibTorch plugin. Exits 1 when something a sweep needs is broken (no\n"
       "plugin loads, LibTorch cannot be probed, CUDA cannot start), 0 otherwise (warnings\n"
       "included).",
@@ -96,6 +98,12 @@ int cmd_doctor(const Args& args) {
   int nvml_gpus = -1;
   read_nvml(&nvml, &nvml_devices, &nvml_gpus);
   judge_cuda_section(f, runtime, torch != nullptr, nvml, nvml_devices, nvml_gpus);
+
+  // The environment Python workloads and scripts run in (GPUSWEEP_PYTHON's).
+  const std::string python = embedded_python(survey);
+  std::string python_why;
+  const Json python_probe = python.empty() ? Json() : probe_python(python, &python_why);
+  judge_python(f, python, python_probe, python_why, runtime);
 
   const Json& doc = f.finish();
   if (json) {

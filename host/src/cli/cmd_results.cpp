@@ -37,7 +37,14 @@ std::string sweep_list(db::Store& store, OutputFormat format) {
 
 // --trial ID, or --config N [--repeat R]: those trials whole.
 std::string whole_trials(const po::variables_map& vm, const db::SweepRecord& sweep,
-                         const std::vector<db::TrialRecord>& trials) {
+                         const std::vector<db::TrialRecord>& trials,
+                         const std::vector<db::EnvironmentInfo>& environments) {
+  auto environment_of = [&environments](const db::TrialRecord& t) -> const db::EnvironmentInfo* {
+    for (const auto& e : environments) {
+      if (t.environment_id && e.id == *t.environment_id) return &e;
+    }
+    return nullptr;
+  };
   const int64_t id = vm.count("trial") != 0U ? vm["trial"].as<int64_t>() : -1;
   const int64_t config = vm.count("config") != 0U ? vm["config"].as<int64_t>() - 1 : -1;
   const int64_t repeat = vm.count("repeat") != 0U ? vm["repeat"].as<int64_t>() - 1 : -1;
@@ -46,7 +53,7 @@ std::string whole_trials(const po::variables_map& vm, const db::SweepRecord& swe
     const bool match =
         id >= 0 ? t.id == id
                 : t.plan.config_index == config && (repeat < 0 || t.plan.repeat == repeat);
-    if (match) out += (out.empty() ? "" : "\n") + trial_details(sweep, t);
+    if (match) out += (out.empty() ? "" : "\n") + trial_details(sweep, t, environment_of(t));
   }
   if (!out.empty()) return out;
   const std::string asked =
@@ -108,7 +115,7 @@ int cmd_results(const Args& args) {
                      "in " + db_path + (names.empty() ? "" : " (sweeps: " + names + ")"));
   }
   if (p.vm.count("trial") + p.vm.count("config") != 0U) {
-    std::cout << whole_trials(p.vm, *sweep, store.trials(sweep->id));
+    std::cout << whole_trials(p.vm, *sweep, store.trials(sweep->id), store.environments(sweep->id));
     return 0;
   }
   std::cout << results_table(*sweep, read_results(store, *sweep), format);

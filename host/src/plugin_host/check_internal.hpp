@@ -28,13 +28,18 @@ std::string status_text(const event::End& end);
 struct SettingTry {
   std::string name;
   nlohmann::json value;
+  // The workload's own check_value: tried in a run of its own (a script
+  // starts afresh each time, and one setting can hide another's effect, as
+  // torch.compile hides the forward passes a precision is seen in).
+  bool alone = false;
   std::string label() const { return name + "=" + value.dump(); }
 };
 
-// The declared settings to try: grad_accum, channels_last,
-// zero_grad_to_none and loader_workers, where the manifest has them and
-// they apply (the workload's Supports), each at a value that must change
-// what a step does.
+// The declared settings to try: those the manifest gives a check_value
+// (each alone) when it gives any; else grad_accum, channels_last,
+// zero_grad_to_none and loader_workers, where the manifest has them and they
+// apply (the workload's Supports), each at a value that must change what a
+// step does.
 std::vector<SettingTry> settings_to_try(const nlohmann::json& manifest);
 
 // Runs the steps again with the settings in group at their tried values,

@@ -26,6 +26,8 @@ std::string factory_for(ParamType type) {
       return "Param::integer(name, default, min, max, description)";
     case ParamType::real:
       return "Param::real(name, default, min, max, description)";
+    case ParamType::json:
+      return "Param::json_value(name, default, description)";
     case ParamType::string:
       break;
   }
@@ -70,8 +72,9 @@ void check_param(const Json& p, size_t index, std::set<std::string>& seen, Check
   if (!type) {
     out.problem(label + " has type " +
                     (type_name ? "'" + *type_name + "'" : std::string("(none)")) +
-                    ", not bool, int, float or string",
-                "declare it with Param::boolean, Param::integer, Param::real or Param::choice");
+                    ", not bool, int, float, string or json",
+                "declare it with Param::boolean, Param::integer, Param::real, Param::choice or "
+                "Param::json_value");
     return;
   }
   if (json_string(p, "description").value_or("").empty()) {
@@ -94,7 +97,7 @@ void check_param(const Json& p, size_t index, std::set<std::string>& seen, Check
                   "give min and max as numbers, or leave them out");
       continue;
     }
-    if (*type == ParamType::boolean || *type == ParamType::string) {
+    if (*type == ParamType::boolean || *type == ParamType::string || *type == ParamType::json) {
       out.note(label + " is a " + *type_name + " with a '" + key + "', which is ignored",
                "remove it; restrict strings with choices instead");
       continue;
@@ -165,6 +168,17 @@ void check_param(const Json& p, size_t index, std::set<std::string>& seen, Check
   if (!choices.empty() && std::find(choices.begin(), choices.end(), def) == choices.end()) {
     out.problem(label + ": default " + def.dump() + " is not one of its choices",
                 "add it to the choices or pick one of them as the default");
+  }
+  if (p.contains("check_value") && !p.at("check_value").is_null()) {
+    ParamSpec spec = ParamSpec::from_json(p);
+    if (auto why = spec.check(p.at("check_value"))) {
+      out.problem(label + ": check_value " + p.at("check_value").dump() +
+                      " is not a value it can take (" + *why + ")",
+                  "give a value of its type and range, other than the default");
+    } else if (p.at("check_value") == def) {
+      out.note(label + ": check_value is its default, so trying it shows nothing",
+               "give a value other than the default");
+    }
   }
 }
 

@@ -341,8 +341,17 @@ PluginInfo Registry::describe_sweep(SweepSpec& spec) const {
     return describe(spec.workload, selection);
   } catch (const PluginError& e) {
     // The selected workload's own problem (a module that does not import,
-    // a bad MANIFEST), told against the sweep's key.
-    throw UsageError(spec.source + ": base." + selection.begin().key() + ": " + e.reason());
+    // a bad MANIFEST, a flag map naming no setting), told against the
+    // sweep's key: the one the reason starts with, else the selected file's.
+    const std::string reason = e.reason();
+    for (const auto& [key, value] : selection.items()) {
+      if (reason.rfind(key + ": ", 0) == 0) throw UsageError(spec.source + ": base." + reason);
+    }
+    std::string key = selection.begin().key();
+    for (const auto& p : info.manifest.params) {
+      if (names_selected_file(p)) key = p.name;
+    }
+    throw UsageError(spec.source + ": base." + key + ": " + reason);
   }
 }
 

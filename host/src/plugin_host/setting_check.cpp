@@ -83,6 +83,59 @@ std::string stat_text(const Json& stats, const char* key) {
   return number_text(stats[key].get<double>());
 }
 
+// The settings a script workload's watch observes in code gpusweep did not
+// write (its stats name what it saw); false when the stats say nothing of t.
+bool judge_seen(const SettingTry& t, const Json& stats, CheckItems& out) {
+  const auto seen = [&](const char* k) -> std::optional<double> {
+    if (!stats.is_object() || !stats.contains(k) || !stats[k].is_number()) return std::nullopt;
+    return stats[k].get<double>();
+  };
+  const std::string label = t.label();
+  const std::string fix = "map it to the flag the script's parser reads, and check that the "
+                          "script uses it";
+  if (t.name == "precision") {
+    const auto low = seen("forwards_low_precision");
+    const auto all = seen("forwards_seen");
+    if (!low) return false;
+    if (*low > 0) {
+      out.ok(label + " acts: " + number_text(*low) + " of " + number_text(all.value_or(*low)) +
+             " module forward passes of the watched steps ran in " + t.value.get<std::string>() +
+             " (autocast or weights)");
+    } else {
+      out.problem(label + " did nothing: no forward pass ran in " + t.value.get<std::string>(),
+                  fix);
+    }
+  } else if (t.name == "compile") {
+    const auto frames = seen("compiled_frames");
+    if (!frames) return false;
+    if (*frames > 0) {
+      out.ok(label + " acts: torch.compile compiled " + number_text(*frames) + " frame(s)");
+    } else {
+      out.problem(label + " did nothing: torch.compile compiled no frame", fix);
+    }
+  } else if (t.name == "batch_size") {
+    const auto samples = seen("samples_per_step");
+    if (!samples) return false;
+    const auto accum = seen("backward_passes_per_step").value_or(1);
+    out.ok(label + " acts: each step took " + number_text(*samples) + " samples" +
+           (accum > 1 ? " (" + number_text(accum) + " micro-batches)" : ""));
+  } else if (t.name == "loader_workers") {
+    const auto workers = seen("loader_num_workers");
+    if (!workers) return false;
+    if (*workers == t.value.get<double>()) {
+      out.ok(label + " acts: the script's DataLoader ran " + number_text(*workers) +
+             " worker process(es)");
+    } else {
+      out.problem(label + " did nothing: the script's DataLoader has num_workers=" +
+                      number_text(*workers),
+                  fix);
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
 // Judges one setting by what the run's stats observed.
 void judge_setting(const SettingTry& t, const Json& stats, CheckItems& out) {
   const auto has = [&](const char* k) {
@@ -139,6 +192,16 @@ void judge_setting(const SettingTry& t, const Json& stats, CheckItems& out) {
       out.problem(label + " did nothing: no batch came from the SDK's loader",
                   "draw the step's batches from it (Python: next() of s.loader(dataset))");
     }
+  } else if (judge_seen(t, stats, out)) {
+    return;
+  } else if (t.name == "tf32" || t.name == "seed" || t.name == "cudnn_benchmark") {
+    out.note(label + ": the steps ran with it; the worker applies it to the process (torch's "
+                     "own flag), and nothing in a step shows it",
+             "a sweep of it measures what it does to the steps' time");
+  } else if (t.name != "grad_accum" && t.name != "channels_last" &&
+             t.name != "zero_grad_to_none" && t.name != "loader_workers") {
+    out.note(label + ": the steps ran with it; nothing they report shows whether it acted",
+             "a sweep of it is taken on trust");
   } else {
     const char* stat = t.name == "grad_accum"          ? "backward_passes_per_step"
                        : t.name == "channels_last"     ? "channels_last_weights"
@@ -155,9 +218,21 @@ void judge_setting(const SettingTry& t, const Json& stats, CheckItems& out) {
 
 std::vector<SettingTry> settings_to_try(const Json& manifest) {
   std::vector<SettingTry> out;
+  // A workload that names values to try names all it can show: the host's
+  // own choices are for those that name none.
+  const Json params = manifest.value("params", Json::array());
+  const bool chosen = std::any_of(params.begin(), params.end(), [](const Json& p) {
+    return p.is_object() && p.contains("check_value") && !p["check_value"].is_null();
+  });
   for (const auto& p : manifest.value("params", Json::array())) {
-    if (!p.is_object() || !p.value("common", false) || !p.value("applies", true)) continue;
+    if (!p.is_object() || !p.value("applies", true)) continue;
     const std::string name = p.value("name", "");
+    // The workload's own choice of a value to try comes first.
+    if (p.contains("check_value") && !p["check_value"].is_null()) {
+      out.push_back({name, p["check_value"], true});
+      continue;
+    }
+    if (chosen || !p.value("common", false)) continue;
     const Json def = p.value("default", Json());
     if ((name == "channels_last" || name == "zero_grad_to_none") && def.is_boolean()) {
       out.push_back({name, !def.get<bool>()});

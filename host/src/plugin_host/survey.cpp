@@ -75,4 +75,60 @@ Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why) {
   return nullptr;
 }
 
+std::string embedded_python(const PluginSurvey& survey) {
+  for (const auto& info : survey.loaded) {
+    if (info.runtime.is_object() && info.runtime.contains("python_interpreter") &&
+        info.runtime["python_interpreter"].is_string()) {
+      return info.runtime["python_interpreter"].get<std::string>();
+    }
+  }
+  return "";
+}
+
+Json probe_python(const std::string& interpreter, std::string* why) {
+  // What a script's trial depends on in that environment; the torch is
+  // imported to find where its libraries are, which the embedded
+  // interpreter would load beside the plugins' LibTorch.
+  static const char* const kProbe = R"(import json, os, sys
+out = {"executable": sys.executable, "version": sys.version.split()[0], "prefix": sys.prefix}
+try:
+    import torch
+    out["torch"] = {"version": torch.__version__, "cuda": torch.version.cuda or "",
+                    "lib": os.path.realpath(os.path.join(os.path.dirname(torch.__file__), "lib"))}
+except Exception as e:
+    out["torch_error"] = "%s: %s" % (type(e).__name__, e)
+import importlib.metadata as md
+packages = {}
+for name in ("transformers", "lightning", "pytorch-lightning", "accelerate", "jsonargparse",
+             "datasets", "numpy"):
+    try:
+        packages[name] = md.version(name)
+    except md.PackageNotFoundError:
+        pass
+out["packages"] = packages
+print(json.dumps(out))
+)";
+  CaptureLimits limits;
+  limits.timeout_s = 120;
+  Captured c;
+  try {
+    c = capture(interpreter, {"-c", kProbe}, limits);
+  } catch (const Error& e) {
+    *why = e.what();
+    return nullptr;
+  }
+  if (c.timed_out || c.exit_code() != 0) {
+    *why = c.timed_out ? "it did not answer within 120 s"
+                       : "it exited with status " + std::to_string(c.exit_code());
+    if (!c.err.empty()) *why += ": " + c.err.substr(c.err.size() > 400 ? c.err.size() - 400 : 0);
+    return nullptr;
+  }
+  const Json out = Json::parse(c.out, nullptr, false);
+  if (!out.is_object()) {
+    *why = "it printed no report: " + c.out.substr(0, 200);
+    return nullptr;
+  }
+  return out;
+}
+
 }  // namespace gpusweep::host

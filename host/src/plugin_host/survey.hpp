@@ -28,4 +28,14 @@ const PluginInfo* libtorch_plugin(const PluginSurvey& survey);
 // null with why set (what the worker said, or how it ended).
 Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why);
 
+// The Python a loaded Python plugin embeds (its runtime's
+// python_interpreter, which GPUSWEEP_PYTHON picks), or "" when none loads.
+std::string embedded_python(const PluginSurvey& survey);
+
+// What that interpreter has, run as a process of its own (nothing is
+// embedded): {executable, version, torch: {version, cuda, lib} or
+// torch_error, packages: {transformers, lightning, accelerate ...}}; null
+// with why set when it does not run.
+Json probe_python(const std::string& interpreter, std::string* why);
+
 }  // namespace gpusweep::host

@@ -54,7 +54,17 @@ std::string render_best(const BestChoice& b, const std::string& sweep_name) {
   } else if (b.config_index == b.baseline_index) {
     out << " (the baseline)";
   }
+  if (b.metrics.count("secondary_throughput")) {
+    out << " (" << human_rate(metric("secondary_throughput"), b.secondary_unit) << ")";
+  }
   out << ", step time " << human_seconds(metric("step_time"));
+  if (b.metrics.count("achieved_flops")) {
+    out << ", " << human_rate(metric("achieved_flops"), "FLOP");
+    if (b.metrics.count("mfu")) out << " (" << fixed(100 * metric("mfu"), 0) << "% MFU)";
+  }
+  if (b.metrics.count("compile_s")) {
+    out << ", compile " << fixed(metric("compile_s"), 1) << " s (in the warmup)";
+  }
   if (b.metrics.count("peak_memory")) out << ", peak memory " << human_bytes(metric("peak_memory"));
   if (b.metrics.count("quality")) out << ", quality " << human_count(metric("quality"));
   if (b.metrics.count("time_to_target")) {

@@ -73,6 +73,15 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     rec["non_inferior"] =
         r.quality ? Json(r.quality->verdict == QualityVerdict::non_inferior) : Json();
     rec["peak_memory_bytes"] = json_or_null(c.peak_memory_bytes);
+    // The step in the workload's own terms, where it said: tokens/s beside
+    // samples/s, the FLOP/s it achieved and their share of the measured
+    // matmul peak, and torch.compile's seconds (spent in the warmup).
+    rec["secondary_unit"] = c.secondary_unit;
+    rec["secondary_throughput"] = json_or_null(config_secondary_throughput(c));
+    rec["achieved_flops"] = json_or_null(config_achieved_flops(c));
+    rec["mfu"] = json_or_null(config_mfu(c));
+    rec["compile_s"] =
+        c.compile_s.empty() ? Json() : Json(quantile(c.compile_s, 0.5));
     // Noise is reported, not hidden: a config whose blocks vary by more than 10%.
     const double cv = cv_of(c.throughput);
     rec["cv"] = cv;
@@ -86,10 +95,48 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
 
 namespace {
 
+// Which of compare's optional columns a table shows: those some row has.
+struct Extras {
+  bool secondary = false;
+  bool flops = false;
+  bool compile = false;
+};
+
+Extras extras_of(const std::vector<ComparisonRow>& rows) {
+  Extras e;
+  for (const auto& r : rows) {
+    e.secondary = e.secondary || config_secondary_throughput(*r.config).has_value();
+    e.flops = e.flops || config_achieved_flops(*r.config).has_value();
+    e.compile = e.compile || !r.config->compile_s.empty();
+  }
+  return e;
+}
+
+Extras extras_of(const std::vector<Json>& records) {
+  Extras e;
+  for (const auto& r : records) {
+    e.secondary = e.secondary || !r.value("secondary_throughput", Json()).is_null();
+    e.flops = e.flops || !r.value("achieved_flops", Json()).is_null();
+    e.compile = e.compile || !r.value("compile_s", Json()).is_null();
+  }
+  return e;
+}
+
+// "1.23 TFLOP/s (41% of peak)", or "-".
+std::string flops_text(const Json& r) {
+  if (r["achieved_flops"].is_null()) return "-";
+  std::string text = human_rate(r["achieved_flops"].get<double>(), "FLOP");
+  if (!r["mfu"].is_null()) text += " (" + fixed(100 * r["mfu"].get<double>(), 0) + "% MFU)";
+  return text;
+}
+
 // Long by design: compare's columns, one entry each. shared: notes that hold
 // for every compared row, said once under the table instead of on each.
+// The machine formats carry every column; a table, the optional ones some
+// row has (extras).
 std::vector<Column> comparison_columns(const std::vector<std::string>& keys, OutputFormat format,
-                                       const std::set<std::string>& shared = {}) {
+                                       const std::set<std::string>& shared = {},
+                                       Extras extras = {}) {
   std::vector<Column> cols = {{"config", "config", true, {}}};
   for (const auto& k : keys) cols.push_back({k, k, false, {}});
   cols.push_back({"throughput_median", "throughput", true, [](const Json& r) {
@@ -98,6 +145,20 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
                                : human_rate(r["throughput_median"].get<double>(),
                                             r["unit"].get<std::string>());
                   }});
+  const bool all = format == OutputFormat::csv || format == OutputFormat::json;
+  if (all || extras.secondary) {
+    cols.push_back({"secondary_throughput", all ? "secondary_throughput" : "also", true,
+                    [](const Json& r) {
+                      return r["secondary_throughput"].is_null()
+                                 ? std::string("-")
+                                 : human_rate(r["secondary_throughput"].get<double>(),
+                                              r["secondary_unit"].get<std::string>());
+                    }});
+  }
+  if (all || extras.flops) {
+    cols.push_back({"achieved_flops", all ? "achieved_flops" : "FLOP/s", true, flops_text});
+  }
+  if (all) cols.push_back({"mfu", "mfu", true, {}});
   cols.push_back({"ratio", "ratio", true, [](const Json& r) {
                     const bool yardstick =
                         r["baseline"].get<bool>() && r["trials_ok"].get<int64_t>() > 0;
@@ -130,6 +191,13 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
                                ? std::string("-")
                                : human_bytes(r["peak_memory_bytes"].get<double>());
                   }});
+  if (all || extras.compile) {
+    cols.push_back({"compile_s", all ? "compile_s" : "compile", true, [](const Json& r) {
+                      return r["compile_s"].is_null() ? std::string("-")
+                                                      : fixed(r["compile_s"].get<double>(), 1) +
+                                                            " s";
+                    }});
+  }
   cols.push_back({"notes", "note", false, [shared](const Json& r) {
                     std::string note;
                     for (const auto& n : r.value("notes", Json::array())) {
@@ -161,7 +229,7 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
 
 std::string render_comparison(const std::vector<Json>& records,
                               const std::vector<std::string>& keys, OutputFormat format) {
-  return render(records, comparison_columns(keys, format), format);
+  return render(records, comparison_columns(keys, format, {}, extras_of(records)), format);
 }
 
 namespace {
@@ -194,7 +262,7 @@ TextTable comparison_cells(const std::vector<ComparisonRow>& rows,
   const std::set<std::string> shared =
       rows.size() > 2 ? shared_notes(rows) : std::set<std::string>();
   TextTable t = table_cells(comparison_records(rows, keys),
-                            comparison_columns(keys, OutputFormat::table, shared));
+                            comparison_columns(keys, OutputFormat::table, shared, extras_of(rows)));
   for (const auto& n : shared) t.footer.push_back("note (every config): " + n);
   return t;
 }
@@ -208,7 +276,7 @@ std::string render_comparison(const std::vector<ComparisonRow>& rows,
   std::string out = render_chunks(
       rows.size(),
       [&](size_t begin, size_t end) { return comparison_records(rows, keys, begin, end); },
-      comparison_columns(keys, format, shared), format);
+      comparison_columns(keys, format, shared, extras_of(rows)), format);
   for (const auto& n : shared) out += "note (every config): " + n + "\n";
   return out;
 }

@@ -23,6 +23,10 @@ class DoctorText {
     libtorch(doc);
     out_ << "\ncuda\n";
     cuda(doc);
+    if (doc.contains("python")) {
+      out_ << "\npython (the Python workloads' and scripts' interpreter)\n";
+      python(doc.at("python"));
+    }
     plugins(doc);
     out_ << "\n";
     verdict(doc);
@@ -128,6 +132,28 @@ class DoctorText {
     }
     if (!c.value("verdict", "").empty()) line("for a sweep", wrap(c.value("verdict", ""), 64));
     if (!c.value("monitoring", "").empty()) line("monitoring", c.value("monitoring", ""));
+  }
+
+  void python(const nlohmann::json& py) {
+    const std::string interpreter = py.value("interpreter", "");
+    if (!interpreter.empty()) {
+      const std::string version = py.value("version", "");
+      line("interpreter", interpreter + (version.empty() ? "" : " (Python " + version + ")"));
+    }
+    if (py.contains("torch") && py["torch"].is_object()) {
+      line("torch", py["torch"].value("version", "") + " from " + py["torch"].value("lib", ""));
+    }
+    if (py.contains("packages") && py["packages"].is_object()) {
+      std::string list;
+      for (const auto& [name, version] : py["packages"].items()) {
+        list += (list.empty() ? "" : ", ") + name + " " + version.get<std::string>();
+      }
+      line("packages", list.empty() ? "no training library (transformers, lightning, accelerate)"
+                                    : list);
+    }
+    const std::string verdict = py.value("verdict", "");
+    const bool ready = verdict.rfind("ready", 0) == 0;
+    line("verdict", ready ? verdict : paint(verdict, "31"));
   }
 
   void plugins(const nlohmann::json& doc) {

@@ -44,6 +44,8 @@ Json point_json(const HistoryPoint& p) {
           {"cuda", p.versions.cuda},
           {"driver_cuda", p.versions.driver},
           {"gpusweep", p.versions.gpusweep},
+          {"python", p.versions.python},
+          {"packages", p.versions.packages},
           {"changes", changes},
           {"change_point", p.change_point ? Json{{"ratio", p.change_point->ratio},
                                                  {"p_value", p.change_point->p_value}}
@@ -127,7 +129,12 @@ std::vector<std::string> history_notes(const HistoryResult& result, size_t i) {
   auto known = [](const std::string& v) { return v.empty() ? std::string("none") : v; };
   std::vector<std::string> lines = {
       "first point's software: build " + first.build + ", torch " + known(first.torch) + ", CUDA " +
-      known(first.cuda) + ", driver CUDA " + known(first.driver) + ", gpusweep " + first.gpusweep};
+      known(first.cuda) + ", driver CUDA " + known(first.driver) + ", gpusweep " + first.gpusweep +
+      (first.python.empty() ? ""
+                            : ", python " + first.python +
+                                  (first.packages.empty()
+                                       ? ""
+                                       : " (" + packages_text(first.packages, true) + ")"))};
   if (!result.since.empty()) {
     lines.push_back("runs from " + result.since + " on (--since): earlier ones are left out");
   }

@@ -21,6 +21,7 @@ std::string allowed(const ParamSpec& p) {
   if (p.min && p.max) return num(*p.min) + " .. " + num(*p.max);
   if (p.min) return ">= " + num(*p.min);
   if (p.max) return "<= " + num(*p.max);
+  if (p.type == ParamType::json) return "any JSON value";
   return p.type == ParamType::boolean ? "true, false" : "any";
 }
 

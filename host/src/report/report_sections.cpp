@@ -5,6 +5,7 @@
 #include "report/report.hpp"
 
 #include "analysis/claims.hpp"
+#include "analysis/history.hpp"
 #include "analysis/tune_trials.hpp"
 #include "report/compare_view.hpp"
 #include "report/output.hpp"
@@ -217,15 +218,27 @@ std::string claims_html(db::Store& store, const db::SweepRecord& sweep, const Sw
 std::string environment_html(db::Store& store, const db::SweepRecord& sweep) {
   std::ostringstream h;
   std::vector<std::vector<std::string>> envs;
+  bool python = false;
   for (const auto& e : store.environments(sweep.id)) {
+    const HistoryVersions v = versions_of(e);
+    python = python || !v.python.empty();
     envs.push_back({e.hostname, e.os, e.cpu_model, std::to_string(e.cpu_cores), e.torch_version,
                     e.blas, std::to_string(e.threads), e.cuda_available ? "yes" : "no", e.gpus_json,
-                    e.gpusweep_version + " (" + e.git_commit + ")"});
+                    e.gpusweep_version + " (" + e.git_commit + ")",
+                    v.python.empty() ? "-"
+                                     : v.python + (v.packages.empty()
+                                                       ? ""
+                                                       : ": " + packages_text(v.packages, false))});
   }
-  h << "<h2>Environment</h2>"
-    << table_html({"host", "OS", "CPU", "cores", "LibTorch", "BLAS", "threads", "CUDA", "GPUs",
-                   "gpusweep"},
-                  envs);
+  std::vector<std::string> head = {"host",    "OS",   "CPU",  "cores", "LibTorch",
+                                   "BLAS",    "threads", "CUDA", "GPUs",  "gpusweep"};
+  // The Python workloads' interpreter and packages, where a trial had them.
+  if (python) {
+    head.push_back("Python and packages");
+  } else {
+    for (auto& row : envs) row.pop_back();
+  }
+  h << "<h2>Environment</h2>" << table_html(head, envs);
 
   return h.str();
 }

@@ -2,6 +2,7 @@
 #include "report/results.hpp"
 
 #include "analysis/compare.hpp"
+#include "analysis/history.hpp"
 #include "analysis/stored.hpp"
 #include "report/compare_view.hpp"
 #include "spec/stats.hpp"
@@ -254,7 +255,8 @@ std::string results_table(const db::SweepRecord& sweep, const RunResults& run,
   return out;
 }
 
-std::string trial_details(const db::SweepRecord& sweep, const db::TrialRecord& t) {
+std::string trial_details(const db::SweepRecord& sweep, const db::TrialRecord& t,
+                          const db::EnvironmentInfo* environment) {
   std::string out = "trial " + std::to_string(t.id) + " of sweep '" + sweep.name + "' (run " +
                     std::to_string(sweep.id) + "): config " +
                     std::to_string(t.plan.config_index + 1) + ", repeat " +
@@ -263,8 +265,19 @@ std::string trial_details(const db::SweepRecord& sweep, const db::TrialRecord& t
   out += std::string("status:   ") + db::status_name(t.status) + "\n";
   if (t.error) out += "error:    " + *t.error + "\n";
   if (t.summary) {
-    out += "throughput " + human_rate(t.summary->throughput_median, t.summary->unit) +
-           " (median of its blocks)\n";
+    out += "throughput " + human_rate(t.summary->throughput_median, t.summary->unit);
+    if (t.summary->secondary_throughput_median && !t.summary->secondary_unit.empty()) {
+      out += ", " + human_rate(*t.summary->secondary_throughput_median, t.summary->secondary_unit);
+    }
+    out += " (median of its blocks)\n";
+  }
+  if (environment != nullptr) {
+    const HistoryVersions v = versions_of(*environment);
+    if (!v.python.empty()) {
+      out += "python:   " + v.python +
+             (v.interpreter.empty() ? std::string() : " (" + v.interpreter + ")") + "\n";
+    }
+    if (!v.packages.empty()) out += "packages: " + packages_text(v.packages, false) + "\n";
   }
   if (t.stderr_tail && !t.stderr_tail->empty()) {
     out += "\nits log (stderr, the last part kept):\n" + *t.stderr_tail;

@@ -45,8 +45,10 @@ RunResults read_results(db::Store& store, const db::SweepRecord& sweep);
 std::string results_table(const db::SweepRecord& sweep, const RunResults& run,
                           OutputFormat format = OutputFormat::table);
 
-// One trial whole: its config and repeat, settings, status, error, and its
-// log's tail (stderr), for `gpusweep results --trial`.
-std::string trial_details(const db::SweepRecord& sweep, const db::TrialRecord& trial);
+// One trial whole: its config and repeat, settings, status, error, its
+// throughputs, the Python and packages it ran with (environment, when known)
+// and its log's tail (stderr), for `gpusweep results --trial`.
+std::string trial_details(const db::SweepRecord& sweep, const db::TrialRecord& trial,
+                          const db::EnvironmentInfo* environment = nullptr);
 
 }  // namespace gpusweep::host

@@ -11,10 +11,16 @@ namespace {
 double since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
+
+bool starting(const std::string& phase) { return phase == "setup" || phase == "warmup"; }
 }  // namespace
 
-Progress::Progress(size_t total, int jobs, bool terminal, std::FILE* out)
-    : total_(total), jobs_(jobs < 1 ? 1 : jobs), terminal_(terminal), out_(out) {}
+Progress::Progress(size_t total, int jobs, bool terminal, std::FILE* out, double long_phase_s)
+    : total_(total),
+      jobs_(jobs < 1 ? 1 : jobs),
+      terminal_(terminal),
+      out_(out),
+      long_phase_s_(long_phase_s) {}
 
 std::string Progress::eta() const {
   if (finished_ == 0) return "?";
@@ -33,9 +39,20 @@ void Progress::event(int64_t trial_id, const nlohmann::json& e) {
   auto it = running_.find(trial_id);
   if (it == running_.end()) return;
   const std::string kind = event::kind(e);
+  if (kind == event::heartbeat) return heartbeat(it->second);
   if (kind == event::phase) {
-    if (auto phase = event::Phase::from_json(e).phase; !phase.empty()) it->second.phase = phase;
-    if (e.contains("blocks")) it->second.blocks = e.value("blocks", int64_t{0});
+    Running& r = it->second;
+    if (auto phase = event::Phase::from_json(e).phase; !phase.empty() && phase != r.phase) {
+      const double took = since(r.phase_since);
+      if (starting(r.phase) && took >= long_phase_s_) {
+        note(truncate(r.label.empty() ? "(defaults)" : r.label, 60) + ": " + r.phase + " took " +
+             human_seconds(took) + "; now " + phase);
+      }
+      r.phase = phase;
+      r.phase_since = std::chrono::steady_clock::now();
+      r.next_notice_s = long_phase_s_;
+    }
+    if (e.contains("blocks")) r.blocks = e.value("blocks", int64_t{0});
   } else if (kind == event::block) {
     it->second.block = event::Block::from_json(e).idx + 1;
   } else {
@@ -65,6 +82,18 @@ void Progress::finished(int64_t trial_id, db::TrialStatus status, const std::str
   std::fflush(out_);
 }
 
+void Progress::heartbeat(Running& r) {
+  if (terminal_ && since(drawn_) >= 1) redraw();  // the phases' clocks move
+  if (!starting(r.phase) || r.next_notice_s <= 0) return;
+  const double in_phase = since(r.phase_since);
+  if (in_phase < r.next_notice_s) return;
+  r.next_notice_s *= 2;
+  note(truncate(r.label.empty() ? "(defaults)" : r.label, 60) + ": still in " + r.phase +
+       " after " + human_seconds(in_phase) +
+       (r.phase == "warmup" ? " (warmup steps; torch.compile compiles in them)"
+                            : " (loading, building the model, its first step)"));
+}
+
 void Progress::note(const std::string& text) {
   if (terminal_) std::fputs("\r\033[K", out_);
   std::fprintf(out_, "note: %s\n", text.c_str());
@@ -79,8 +108,11 @@ void Progress::redraw() {
     line += " | " + truncate(r.label, 40) + ": " + r.phase;
     if (r.phase == "measure" && r.blocks > 0) {
       line += " " + std::to_string(r.block) + "/" + std::to_string(r.blocks);
+    } else if (starting(r.phase)) {
+      line += " " + clock_time(since(r.phase_since));
     }
   }
+  drawn_ = std::chrono::steady_clock::now();
   std::fprintf(out_, "\r\033[K%s", truncate(line, 160).c_str());
   std::fflush(out_);
 }

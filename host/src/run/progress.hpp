@@ -15,7 +15,10 @@ namespace gpusweep::host {
 
 class Progress {
  public:
-  Progress(size_t total, int jobs, bool terminal, std::FILE* out = stdout);
+  // long_phase_s: a trial's setup or warmup this long gets a line of its
+  // own, and another each time it has lasted twice as long.
+  Progress(size_t total, int jobs, bool terminal, std::FILE* out = stdout,
+           double long_phase_s = 30);
 
   void started(int64_t trial_id, const std::string& label);
   void event(int64_t trial_id, const nlohmann::json& event);
@@ -32,8 +35,13 @@ class Progress {
     std::string phase = "start";
     int64_t block = 0;
     int64_t blocks = 0;
+    std::chrono::steady_clock::time_point phase_since = std::chrono::steady_clock::now();
+    double next_notice_s = 0;  // a long setup or warmup's next "still in" line
   };
   void redraw();
+  // A worker's heartbeat: a long setup or warmup (loading, torch.compile)
+  // says so as it goes, rather than nothing for minutes.
+  void heartbeat(Running& r);
   std::string eta() const;
 
   size_t total_;
@@ -45,6 +53,8 @@ class Progress {
   std::map<int64_t, Running> running_;
   std::map<int64_t, std::chrono::steady_clock::time_point> started_at_;
   std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point drawn_ = t0_;
+  double long_phase_s_;
 };
 
 }  // namespace gpusweep::host

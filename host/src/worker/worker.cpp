@@ -183,6 +183,10 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   // The first turn: loading, setup and warmup.
   gate.await_turn(args.parallel_starts);
 
+  // The trial's protocol, for a workload that runs someone else's loop (the
+  // script workload) to say how many steps it needs when that loop ends
+  // early: before the plugin is announced, which may start its interpreter.
+  if (!args.measure_json.empty()) ::setenv("GPUSWEEP_MEASURE", args.measure_json.c_str(), 1);
   LoadedPlugin plugin;
   if (preloaded != nullptr) {
     plugin = *preloaded;

@@ -22,8 +22,9 @@ namespace gpusweep {
 
 using Json = nlohmann::json;
 
-// A parameter's type, written in the manifest as its name.
-enum class ParamType { boolean, integer, real, string };
+// A parameter's type, written in the manifest as its name. `json` takes any
+// JSON value (a list of arguments, a map): the workload checks its shape.
+enum class ParamType { boolean, integer, real, string, json };
 
 inline const char* param_type_name(ParamType t) {
   switch (t) {
@@ -35,13 +36,16 @@ inline const char* param_type_name(ParamType t) {
       return "float";
     case ParamType::string:
       return "string";
+    case ParamType::json:
+      return "json";
   }
   return "?";
 }
 
-// The type named by a manifest ("bool", "int", "float", "string").
+// The type named by a manifest ("bool", "int", "float", "string", "json").
 inline std::optional<ParamType> parse_param_type(const std::string& name) {
-  for (ParamType t : {ParamType::boolean, ParamType::integer, ParamType::real, ParamType::string}) {
+  for (ParamType t : {ParamType::boolean, ParamType::integer, ParamType::real, ParamType::string,
+                      ParamType::json}) {
     if (name == param_type_name(t)) return t;
   }
   return std::nullopt;
@@ -89,51 +93,43 @@ struct Param {
   // True for a file or folder path: the host makes a relative one absolute
   // from the sweep file's folder (a default too, for a selecting parameter).
   bool path = false;
+  // A value other than the default at which `plugins --check` runs the steps
+  // to see the setting act (null: the host's own choice for the settings it
+  // knows to try, none for the rest). A bridge sets it on the settings its
+  // selected workload carries (the script workload: those its flag map maps).
+  Json check_value;
 
   static Param boolean(std::string name, bool def, std::string description) {
-    return Param{
-        std::move(name), ParamType::boolean, def, std::move(description), {}, {}, {}, false, true};
+    return make(std::move(name), ParamType::boolean, def, std::move(description));
   }
   static Param integer(std::string name, long long def, std::optional<double> min,
                        std::optional<double> max, std::string description) {
-    return Param{std::move(name),
-                 ParamType::integer,
-                 def,
-                 std::move(description),
-                 {},
-                 min,
-                 max,
-                 false,
-                 true};
+    Param p = make(std::move(name), ParamType::integer, def, std::move(description));
+    p.min = min;
+    p.max = max;
+    return p;
   }
   static Param real(std::string name, double def, std::optional<double> min,
                     std::optional<double> max, std::string description) {
-    return Param{
-        std::move(name), ParamType::real, def, std::move(description), {}, min, max, false, true};
+    Param p = make(std::move(name), ParamType::real, def, std::move(description));
+    p.min = min;
+    p.max = max;
+    return p;
   }
   // A free string (a path, a name); choice() for a closed set.
   static Param text(std::string name, std::string def, std::string description) {
-    return Param{std::move(name),
-                 ParamType::string,
-                 std::move(def),
-                 std::move(description),
-                 {},
-                 {},
-                 {},
-                 false,
-                 true};
+    return make(std::move(name), ParamType::string, std::move(def), std::move(description));
   }
   static Param choice(std::string name, std::string def, std::vector<Json> choices,
                       std::string description) {
-    return Param{std::move(name),
-                 ParamType::string,
-                 std::move(def),
-                 std::move(description),
-                 std::move(choices),
-                 {},
-                 {},
-                 false,
-                 true};
+    Param p = make(std::move(name), ParamType::string, std::move(def), std::move(description));
+    p.choices = std::move(choices);
+    return p;
+  }
+  // Any JSON value but null (a name, a list, a map); the workload checks what
+  // it holds when it reads it.
+  static Param json_value(std::string name, Json def, std::string description) {
+    return make(std::move(name), ParamType::json, std::move(def), std::move(description));
   }
 
   Json to_json() const {
@@ -145,6 +141,7 @@ struct Param {
     if (!applies) j["applies"] = false;
     if (selects) j["selects"] = true;
     if (path) j["path"] = true;
+    if (!check_value.is_null()) j["check_value"] = check_value;
     if (!choices.empty()) j["choices"] = choices;
     if (min) j["min"] = *min;
     if (max) j["max"] = *max;
@@ -177,6 +174,7 @@ struct Param {
     p.applies = j.value("applies", true);
     p.selects = j.value("selects", false);
     p.path = j.value("path", false);
+    if (auto v = j.find("check_value"); v != j.end()) p.check_value = *v;
     return p;
   }
 
@@ -190,6 +188,9 @@ struct Param {
       case ParamType::string:
         if (!v.is_string()) return "expected a string, got " + v.dump();
         break;
+      case ParamType::json:
+        if (v.is_null()) return "expected a value (a string, a list or a map), got null";
+        return std::nullopt;
       case ParamType::integer:
         if (!v.is_number_integer()) {
           if (v.is_number_float() && std::isfinite(v.get<double>())) {
@@ -215,6 +216,16 @@ struct Param {
       if (max && x > *max) return v.dump() + " is above the maximum " + number_text(*max);
     }
     return std::nullopt;
+  }
+
+ private:
+  static Param make(std::string name, ParamType type, Json def, std::string description) {
+    Param p;
+    p.name = std::move(name);
+    p.type = type;
+    p.default_value = std::move(def);
+    p.description = std::move(description);
+    return p;
   }
 };
 

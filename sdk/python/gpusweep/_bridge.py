@@ -196,6 +196,37 @@ def script_digest(path):
     return h.hexdigest()[:16]
 
 
+def imported_packages(_=""):
+    """The installed distributions behind the top-level modules imported so
+    far (the workload's or the script's imports), with their versions, as
+    JSON: part of a trial's recorded environment."""
+    import importlib.metadata as metadata
+
+    owners = metadata.packages_distributions()
+    out = {}
+    for name in sorted(sys.modules):
+        if "." in name or name.startswith("_"):
+            continue
+        for dist in owners.get(name, []):
+            try:
+                out[dist] = metadata.version(dist)
+            except metadata.PackageNotFoundError:
+                pass
+    return json.dumps(out, sort_keys=True)
+
+
+def check_script_flags(arg_json):
+    """What is wrong with a script sweep's flag map ("" when nothing) and the
+    settings it maps, as JSON {"problem", "mapped"}; arg: {"flags": the
+    sweep's value, "settings": name -> allowed value texts}."""
+    from . import _script
+
+    arg = json.loads(arg_json)
+    problem = _script.check_flags(arg["flags"], arg["settings"])
+    mapped = [] if problem else sorted(_script.flag_map(arg["flags"]))
+    return json.dumps({"problem": problem, "mapped": mapped})
+
+
 def create_script(config_json, device, diagnose=False):
     """A script trial: the script config.script names, run up to its first
     reported step (gpusweep._script)."""

@@ -15,6 +15,7 @@ StopTraining, which the runtime catches.
 What the trial set reaches the script as its own flags (a flag map:
 FLAG_MAPS, or the sweep's own) and through gpusweep.setting(name, default).
 """
+import json
 import os
 import runpy
 import shlex
@@ -94,8 +95,6 @@ def flag_map(flags):
     """The map a trial's `flags` names: a built-in's name, or a map of the
     sweep's own (a dict, or its JSON text)."""
     if isinstance(flags, str) and flags.lstrip().startswith("{"):
-        import json
-
         try:
             flags = json.loads(flags)
         except ValueError as e:
@@ -104,9 +103,50 @@ def flag_map(flags):
         return flags
     if flags in FLAG_MAPS:
         return FLAG_MAPS[flags]
-    raise ValueError("flags %r: name a built-in map (%s) or give a map of your own, setting to "
+    raise ValueError("flags %r: name a built-in map (%s)%s or give a map of your own, setting to "
                      "flag ({\"batch_size\": \"--batch-size\", \"precision\": {\"bf16\": "
-                     "[\"--amp\"], \"fp32\": []}})" % (flags, ", ".join(sorted(FLAG_MAPS))))
+                     "[\"--amp\"], \"fp32\": []}})"
+                     % (flags, ", ".join(sorted(FLAG_MAPS)), _nearest(flags, FLAG_MAPS)))
+
+
+def _nearest(name, names):
+    import difflib
+
+    close = difflib.get_close_matches(str(name), sorted(names), n=3, cutoff=0.6)
+    return " (did you mean %s?)" % " or ".join(close) if close else ""
+
+
+def check_flags(flags, settings):
+    """What is wrong with a sweep's flag map, before anything runs ("" when
+    nothing): a setting it names that the workload does not have, a rule
+    that is neither a flag nor a table of value to flags, a table's value
+    the setting cannot take. settings: name -> its allowed values' texts
+    (None where any value is allowed)."""
+    try:
+        table = flag_map(flags)
+    except ValueError as e:
+        return str(e)
+    for name, rule in table.items():
+        if name not in settings:
+            return ("flags: the map names %r, which is not a setting of the script workload%s; "
+                    "a map carries these: %s" % (name, _nearest(name, settings),
+                                                 ", ".join(sorted(settings))))
+        if isinstance(rule, str):
+            if not rule.startswith("-"):
+                return ("flags: the map's %s is %r, not a flag: give the flag that takes the "
+                        "value (\"--%s\")" % (name, rule, name.replace("_", "-")))
+            continue
+        if not isinstance(rule, dict) or not all(
+                isinstance(v, list) and all(isinstance(f, str) for f in v) for v in rule.values()):
+            return ("flags: the map's %s must be a flag (\"--x\") or a table of value to a list "
+                    "of flags ({\"bf16\": [\"--amp\"], \"fp32\": []}), not %s"
+                    % (name, json.dumps(rule)))
+        allowed = settings[name]
+        for value in rule:
+            if allowed is not None and value not in allowed:
+                return ("flags: the map's %s has an entry for %r, which %s cannot be (it takes "
+                        "%s)%s" % (name, value, name, ", ".join(allowed), _nearest(value, allowed)))
+    return ""
 
 
 def mapped_flags(config, defaults, flags):
@@ -159,7 +199,13 @@ def script_argv(config, defaults):
     """The script's sys.argv for a trial, and the settings no flag carries."""
     script = os.path.abspath(config["script"])
     args = config.get("args", "")
-    args = shlex.split(args) if isinstance(args, str) else [str(a) for a in args]
+    if isinstance(args, str):
+        args = shlex.split(args)
+    elif isinstance(args, list) and all(not isinstance(a, (list, dict)) for a in args):
+        args = [_text(a) for a in args]
+    else:
+        raise ValueError("args: expected the script's arguments as a list ([\"--output_dir\", "
+                         "\"out\"]) or one text, got %s" % json.dumps(args))
     flags, unmapped = mapped_flags(config, defaults, config.get("flags", "none"))
     return [script] + args + flags + own_flags(config), unmapped
 
@@ -198,6 +244,35 @@ def signal_processes(pids, signum):
     return sent
 
 
+def _measure():
+    """The trial's measure spec, which the worker puts in GPUSWEEP_MEASURE
+    ({} outside a measured trial: plugins --check)."""
+    try:
+        m = json.loads(os.environ.get("GPUSWEEP_MEASURE", ""))
+    except ValueError:
+        return {}
+    return m if isinstance(m, dict) else {}
+
+
+def warmup_steps():
+    """The trial's warmup steps (1 outside a measured trial)."""
+    return int(_measure().get("warmup_steps", 1))
+
+
+def steps_needed():
+    """How many optimiser steps the trial's protocol takes, in words."""
+    m = _measure()
+    if not m:
+        return "more"
+    warmup, blocks = int(m.get("warmup_steps", 0)), int(m.get("blocks", 0))
+    if "steps_per_block" in m:
+        per = int(m["steps_per_block"])
+        return "at least %d (%d warmup, then %d blocks of %d; one step before them is the " \
+               "script's setup)" % (1 + warmup + blocks * per, warmup, blocks, per)
+    return "at least %d warmup steps, then %d blocks of %g s each" % (
+        warmup, blocks, float(m.get("block_s", 0)))
+
+
 class Run:
     """One trial's script on its own thread, and the handoff of its steps.
 
@@ -218,6 +293,10 @@ class Run:
         self.quality = {}          # name -> (value, se)
         self.stderr_tail = []
         self.stopped = []          # processes pause() stopped
+        self.read = set()          # settings the script asked for (gpusweep.setting)
+        self.count_flops = False   # count the FLOPs of the step after setup's
+        self.flops_per_step = None
+        self._flops = None
         self.thread = threading.Thread(target=self._main, name="gpusweep-script", daemon=True)
 
     # The script's side.
@@ -249,9 +328,21 @@ class Run:
         """An optimiser step is done: hand it to the worker and wait for the
         next turn. True once training should stop."""
         self.steps += 1
+        if self._flops is not None:  # the step just done ran under the counter
+            self._flops.__exit__(None, None, None)
+            self.flops_per_step = float(self._flops.get_total_flops())
+            self._flops = None
         self.samples, self.tokens = samples, tokens
         self._back.release()
         self._go.acquire()
+        if self.steps == 1 and self.count_flops and not self.stopping:
+            # The first step after setup, a warmup step, runs under PyTorch's
+            # FLOP counter (on this thread, where the script's ops dispatch):
+            # the step's FLOPs, counted once, give its achieved FLOP/s.
+            from torch.utils.flop_counter import FlopCounterMode
+
+            self._flops = FlopCounterMode(display=False)
+            self._flops.__enter__()
         return self.stopping
 
     # The worker's side.
@@ -279,9 +370,9 @@ class Run:
                 "the trial's log)" % " ".join(shlex.quote(a) for a in self.argv[1:])
                 if self.steps == 0 else "")
         return "the script %s ended by itself after %d optimiser steps, %s: the measurement " \
-               "needs more (give it more steps: --max_steps, epochs, or a longer dataset; or " \
+               "needs %s (give it more steps: --max_steps, epochs, or a longer dataset; or " \
                "measure fewer: measure.blocks, measure.warmup_steps)" % (
-                   self.argv[0], self.steps, what)
+                   self.argv[0], self.steps, what, steps_needed())
 
     def start(self):
         """Runs the script up to its first reported step (its setup)."""
@@ -337,6 +428,7 @@ def setting(name, default=None):
     run = CURRENT
     if run is None:
         return default
+    run.read.add(name)
     return run.config.get(name, default)
 
 
@@ -352,6 +444,15 @@ def report_quality(name, value, se=None):
 # The script's steps watched before its settings are judged (the first
 # reported step, its setup's, is not among them).
 WATCHED_STEPS = 2
+
+
+def compiled_frames():
+    """Frames torch.compile has compiled in this process."""
+    try:
+        from torch._dynamo.utils import counters
+        return counters["frames"]["ok"]
+    except (ImportError, KeyError):
+        return 0
 
 
 class Watch:
@@ -377,6 +478,9 @@ class Watch:
         self.per_step_backwards = []
         self.loader_workers = set()
         self.samples = []
+        self.forwards = self.forwards_low = 0
+        self.want = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(config.get("precision"))
+        self.seen = {}             # what the watched steps showed, as stats
         self.done = False
         self._patched = []
         self._install()
@@ -387,11 +491,17 @@ class Watch:
             # A hook inside a compiled module would be traced into its graph:
             # under compile, the compile counters speak instead.
             def forward(module, args):
+                self.forwards += 1
+                low = False
                 if torch.is_autocast_enabled(self.device):
-                    self.autocast_dtypes.add(torch.get_autocast_dtype(self.device))
+                    dtype = torch.get_autocast_dtype(self.device)
+                    self.autocast_dtypes.add(dtype)
+                    low = dtype == self.want
                 for p in module.parameters(recurse=False):
                     self.weight_dtypes.add(p.dtype)
+                    low = low or p.dtype == self.want
                     break
+                self.forwards_low += low
             self.handles.append(torch.nn.modules.module.register_module_forward_pre_hook(forward))
 
         def stepped(*_):
@@ -423,6 +533,11 @@ class Watch:
             setattr(owner, name, original)
         self._patched.clear()
 
+    def reset(self):
+        """Forgets the setup's step (the first reported): the watch counts
+        from the next."""
+        self.backwards = self.forwards = self.forwards_low = 0
+
     def after_step(self, samples):
         """After each watched step; raises SettingIgnored at the end of the
         watch when a setting did nothing. False once the watch is over."""
@@ -435,10 +550,28 @@ class Watch:
             return True
         self.done = True
         self.remove()
+        self.seen = self.observed()
         problems = self.problems()
         if problems:
             raise SettingIgnored("; also ".join(problems))
         return False
+
+    def observed(self):
+        """What the watched steps showed, as the trial's stats (plugins
+        --check says by them what each setting did)."""
+        seen = {"backward_passes_per_step": sum(self.per_step_backwards) / WATCHED_STEPS}
+        samples = [s for s in self.samples if s is not None]
+        if samples:
+            seen["samples_per_step"] = sum(samples) / len(samples)
+        if self.forwards:
+            seen["forwards_seen"] = self.forwards
+            if self.want is not None:
+                seen["forwards_low_precision"] = self.forwards_low
+        if self.loader_workers:
+            seen["loader_num_workers"] = max(self.loader_workers)
+        if self.config.get("compile", False):
+            seen["compiled_frames"] = compiled_frames()
+        return seen
 
     def problems(self):
         torch, c, out = self.torch, self.config, []
@@ -467,12 +600,7 @@ class Watch:
             ignored("loader_workers", "its DataLoader has num_workers=%s"
                     % ", ".join(str(w) for w in sorted(self.loader_workers)), fix_map)
         if c.get("compile", False):
-            try:
-                from torch._dynamo.utils import counters
-                frames = counters["frames"]["ok"]
-            except (ImportError, KeyError):
-                frames = 0
-            if not frames:
+            if not compiled_frames():
                 ignored("compile", "torch.compile compiled no frame in its first steps", fix_map)
         batch = c.get("batch_size")
         seen = [s for s in self.samples if s is not None]
@@ -495,20 +623,14 @@ class Instance:
         # The manifest's defaults (the plugin passes them), else the table's.
         defaults = self.config.pop("__defaults", None) or {e["name"]: e["default"] for e in table}
         argv, unmapped = script_argv(self.config, defaults)
-        if unmapped:
-            name = unmapped[0]
-            flags = self.config.get("flags", "none")
-            raise Skipped("%s=%s: the flag map %s has no flag for %s, so the script would never "
-                          "see it; add one to a map of your own (base.flags: {\"%s\": "
-                          "\"--your-flag\"}) or read it with gpusweep.setting(\"%s\")"
-                          % (name, _text(self.config[name]),
-                             "'%s'" % flags if flags in FLAG_MAPS else "of the sweep",
-                             name, name, name))
         self.metric = self.config.get("quality", "")
         cwd = self.config.get("cwd") or os.path.dirname(os.path.abspath(argv[0]))
         os.chdir(cwd)
         self.run = Run(argv, cwd, float(self.config.get("step_timeout_s", 300)))
         self.run.config = self.config
+        # Not under torch.compile (its tracing and the counter's dispatch
+        # mode do not mix), nor where the step would be a measured one.
+        self.run.count_flops = not self.config.get("compile", False) and warmup_steps() >= 1
         self.watch = Watch(self.config, argv)
         CURRENT = self.run
         try:
@@ -516,9 +638,24 @@ class Instance:
         except BaseException:
             self.watch.remove()
             raise
+        # A setting no flag carries reaches the script only if it asked for
+        # it (gpusweep.setting) in its setup: else the trial would measure
+        # the script at its own default, under the setting's name.
+        unread = [name for name in unmapped if name not in self.run.read]
+        if unread:
+            self.watch.remove()
+            name, flags = unread[0], self.config.get("flags", "none")
+            raise Skipped("%s=%s: the flag map %s has no flag for %s, and the script did not ask "
+                          "for it (gpusweep.setting) before its first step, so it would never "
+                          "see it; add one to a map of your own (base.flags: {\"%s\": "
+                          "\"--your-flag\"}) or read it with gpusweep.setting(\"%s\")"
+                          % (name, _text(self.config[name]),
+                             "'%s'" % flags if isinstance(flags, str) and flags in FLAG_MAPS
+                             else "of the sweep",
+                             name, name, name))
         # The first reported step is its setup's (compilation, lazy state):
         # the watch counts from the next.
-        self.watch.backwards = 0
+        self.watch.reset()
         self.watching = True
 
     def step(self):
@@ -538,8 +675,6 @@ class Instance:
     def evaluate(self):
         """Stops training and lets the script end (its own evaluation runs
         then); its last reported quality is the trial's."""
-        import json
-
         self.run.resume()
         self.run.finish(float(self.config.get("step_timeout_s", 300)))
         if self.run.error is not None:
@@ -557,9 +692,14 @@ class Instance:
         return json.dumps(out)
 
     def stats(self):
-        import json
+        from . import compile_seconds
 
-        return json.dumps({"script_steps": self.run.steps})
+        out = dict(self.watch.seen, script_steps=self.run.steps)
+        if self.run.flops_per_step:
+            out["flops_per_step"] = self.run.flops_per_step
+        if self.config.get("compile", False):
+            out["compile_s"] = compile_seconds()
+        return json.dumps(out)
 
 
 __all__ = ["StopTraining", "step", "setting", "report_quality", "handoff", "FLAG_MAPS"]

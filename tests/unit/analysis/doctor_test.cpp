@@ -156,3 +156,36 @@ TEST_CASE("doctor: a failed probe or no LibTorch plugin makes the machine not re
   CHECK(none.doc.at("libtorch").at("probed") == false);
   CHECK(none.finish().at("problems").size() == 1);
 }
+
+TEST_CASE("doctor: a Python whose torch is another build than the plugins' is a problem",
+          "[analysis]") {
+  const Json runtime = {{"torch_version", "2.15.0"},
+                        {"torch_library", "/venv/lib/python3.11/site-packages/torch/lib/x.so"},
+                        {"cuda", {{"torch_cuda", "13.2"}}}};
+  auto probe = [](const std::string& version, const std::string& cuda) {
+    return Json{{"version", "3.11.2"},
+                {"torch", {{"version", version}, {"cuda", cuda}, {"lib", "/other/torch/lib"}}},
+                {"packages", {{"transformers", "5.24.0"}}}};
+  };
+  // Another copy of the very build: the embedded import reuses the loaded one.
+  DoctorFindings copy;
+  judge_python(copy, "/other/bin/python3", probe("2.15.0+cu132", "13.2"), "", runtime);
+  CHECK_THAT(copy.doc.at("python").at("verdict").get<std::string>(),
+             Contains("ready: its torch 2.15.0+cu132 (/other/torch/lib) is another copy"));
+  CHECK(copy.problems.empty());
+  // Another version, or the same version for another CUDA: two builds in one process.
+  const std::vector<std::pair<std::string, std::string>> others = {{"2.14.0+cu128", "12.8"},
+                                                                    {"2.15.0+cu128", "12.8"}};
+  for (const auto& [version, cuda] : others) {
+    DoctorFindings other;
+    judge_python(other, "/other/bin/python3", probe(version, cuda), "", runtime);
+    REQUIRE(other.problems.size() == 1);
+    CHECK_THAT(other.problems.front(),
+               Contains("its torch " + version + " (CUDA " + cuda +
+                        ") is not the LibTorch the plugins load (2.15.0, CUDA 13.2)"));
+    CHECK(other.finish().at("ready") == false);
+  }
+  DoctorFindings broken;
+  judge_python(broken, "/nowhere/python3", nullptr, "it exited with status 127", runtime);
+  CHECK_THAT(broken.problems.front(), Contains("does not run (it exited with status 127)"));
+}

@@ -32,7 +32,11 @@ HistoryPoint point(int64_t run, double throughput, const Json& config = {{"batch
   const double wobble = 1 + 0.005 * std::sin(static_cast<double>(run) * 2.1);
   p.throughput = throughput * wobble;
   for (const double f : {0.99, 1.0, 1.01}) p.repeat_medians.push_back(p.throughput * f);
-  p.versions = {"2.15.0", "13.2", "13.4", "0.1.0", "1.1.0 a411f1e6"};
+  p.versions.torch = "2.15.0";
+  p.versions.cuda = "13.2";
+  p.versions.driver = "13.4";
+  p.versions.gpusweep = "0.1.0";
+  p.versions.build = "1.1.0 a411f1e6";
   return p;
 }
 
@@ -100,6 +104,29 @@ TEST_CASE("environment and build changes are marked on the run where they happen
   CHECK(s.points[5].changes == std::vector<std::string>{"build 1.1.0 a411f1e6 -> 1.2.0 0badc0de"});
   CHECK(s.points[6].changes == std::vector<std::string>{"driver CUDA 13.4 -> none"});
   CHECK(s.points[7].changes == std::vector<std::string>{"driver CUDA none -> 13.4"});
+}
+
+TEST_CASE("a script's Python packages are marked where one changes, not where none were recorded",
+          "[history]") {
+  std::vector<HistoryPoint> points = step_series(6, 0, 1.0);
+  // Run 1 was recorded before packages were; then transformers moves on at
+  // run 4 and accelerate comes in at run 6.
+  for (size_t i = 1; i < points.size(); ++i) {
+    points[i].versions.python = "3.11.2";
+    points[i].versions.packages = {{"transformers", i < 3 ? "5.24.0" : "5.25.0"},
+                                   {"numpy", "2.4.6"}};
+  }
+  points[5].versions.packages["accelerate"] = "1.15.0";
+  const HistoryResult r = history_series(points, {});
+  const auto& s = r.series.at(0);
+  CHECK(s.points[1].changes == std::vector<std::string>{"python none -> 3.11.2"});
+  CHECK(s.points[2].changes.empty());
+  CHECK(s.points[3].changes == std::vector<std::string>{"transformers 5.24.0 -> 5.25.0"});
+  CHECK(s.points[5].changes == std::vector<std::string>{"accelerate none -> 1.15.0"});
+  CHECK(packages_text(s.points[5].versions.packages, true) ==
+        "transformers 5.25.0, accelerate 1.15.0, +1 more");
+  CHECK(packages_text(s.points[5].versions.packages, false) ==
+        "transformers 5.25.0, accelerate 1.15.0, numpy 2.4.6");
 }
 
 TEST_CASE("series are split by machine and by config and keep their runs apart", "[history]") {

@@ -227,7 +227,8 @@ class Store {
   // views that read every trial use (ids and place, config_json, status,
   // error, wall_s, environment, interleave group, started_at, stderr_tail,
   // and of the summary its unit, throughput median, peak memory, quality,
-  // its metric and direction), leaving the rest default: at 100,000 trials, 46
+  // its metric and direction, samples per step and second throughput and
+  // unit), leaving the rest default: at 100,000 trials, 46
   // columns a row cost twice the time of these.
   std::vector<TrialRecord> trials(int64_t sweep_id, TrialFields fields = TrialFields::all);
 
