@@ -186,6 +186,28 @@ class ScriptWorkload : public python::BridgeWorkload {
   static void map_flags(Manifest& m, const Json& flags) {
     static std::mutex mutex;
     static std::map<std::string, Json> checked;
+    Json result;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      const std::string key = flags.dump();
+      auto it = checked.find(key);
+      if (it == checked.end()) {
+        it = checked.emplace(key, python::check_script_flags(flags, mappable(m))).first;
+      }
+      result = it->second;
+    }
+    const std::string problem = result.value("problem", "");
+    if (!problem.empty()) throw std::invalid_argument(problem);
+    for (const auto& name : result.value("mapped", Json::array())) {
+      for (auto& p : m.params) {
+        if (p.name == name) p.check_value = check_value(p);
+      }
+    }
+  }
+
+  // The settings a flag map may name, each with the texts of the values it
+  // can take (null: any).
+  static Json mappable(const Manifest& m) {
     Json settings = Json::object();
     for (const auto& p : m.params) {
       if (!p.common) continue;
@@ -199,22 +221,7 @@ class ScriptWorkload : public python::BridgeWorkload {
       }
       settings[p.name] = allowed;
     }
-    Json result;
-    {
-      std::lock_guard<std::mutex> lock(mutex);
-      auto it = checked.find(flags.dump());
-      if (it == checked.end()) {
-        it = checked.emplace(flags.dump(), python::check_script_flags(flags, settings)).first;
-      }
-      result = it->second;
-    }
-    const std::string problem = result.value("problem", "");
-    if (!problem.empty()) throw std::invalid_argument(problem);
-    for (const auto& name : result.value("mapped", Json::array())) {
-      for (auto& p : m.params) {
-        if (p.name == name) p.check_value = check_value(p);
-      }
-    }
+    return settings;
   }
 
   // A value of a mapped setting whose effect the script's watch can see,

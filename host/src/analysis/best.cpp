@@ -110,15 +110,17 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
   for (auto& [index, m] : figures) {
     const auto s = samples.find(index);
     if (s == samples.end()) continue;
-    if (const auto rate = config_throughput(*s->second)) m["throughput"] = *rate;
+    const auto rate = config_throughput(*s->second);
+    if (rate) m["throughput"] = *rate;
     if (s->second->peak_memory_bytes) m["peak_memory"] = *s->second->peak_memory_bytes;
     // The step in the workload's own terms, as compare shows it.
-    if (const auto rate = config_secondary_throughput(*s->second)) {
-      m["secondary_throughput"] = *rate;
+    const StepFigures step = step_figures(*s->second, rate);
+    if (step.secondary_throughput) {
+      m["secondary_throughput"] = *step.secondary_throughput;
       best.secondary_unit = s->second->secondary_unit;
     }
-    if (const auto flops = config_achieved_flops(*s->second)) m["achieved_flops"] = *flops;
-    if (const auto mfu = config_mfu(*s->second)) m["mfu"] = *mfu;
+    if (step.achieved_flops) m["achieved_flops"] = *step.achieved_flops;
+    if (step.mfu) m["mfu"] = *step.mfu;
     if (!s->second->compile_s.empty()) m["compile_s"] = quantile(s->second->compile_s, 0.5);
   }
   for (const auto& [index, t] : time_to_target) {

@@ -57,24 +57,17 @@ std::optional<double> config_throughput(const ConfigSamples& c) {
   return quantile(c.throughput, 0.5);
 }
 
-std::optional<double> config_secondary_throughput(const ConfigSamples& c) {
-  const auto throughput = config_throughput(c);
-  if (!throughput || c.secondary_per_sample.empty()) return std::nullopt;
-  return *throughput * quantile(c.secondary_per_sample, 0.5);
-}
-
-std::optional<double> config_achieved_flops(const ConfigSamples& c) {
-  const auto throughput = config_throughput(c);
-  if (!throughput || c.flops_per_step.empty() || !c.samples_per_step || *c.samples_per_step <= 0) {
-    return std::nullopt;
+StepFigures step_figures(const ConfigSamples& c, std::optional<double> throughput) {
+  StepFigures f;
+  if (!throughput) return f;
+  if (!c.secondary_per_sample.empty()) {
+    f.secondary_throughput = *throughput * quantile(c.secondary_per_sample, 0.5);
   }
-  return quantile(c.flops_per_step, 0.5) * *throughput / *c.samples_per_step;
-}
-
-std::optional<double> config_mfu(const ConfigSamples& c) {
-  const auto achieved = config_achieved_flops(c);
-  if (!achieved || !c.peak_flops || *c.peak_flops <= 0) return std::nullopt;
-  return *achieved / *c.peak_flops;
+  if (!c.flops_per_step.empty() && c.samples_per_step && *c.samples_per_step > 0) {
+    f.achieved_flops = quantile(c.flops_per_step, 0.5) * *throughput / *c.samples_per_step;
+    if (c.peak_flops && *c.peak_flops > 0) f.mfu = *f.achieved_flops / *c.peak_flops;
+  }
+  return f;
 }
 
 std::vector<std::string> comparison_notes(const ComparisonRow& r) {

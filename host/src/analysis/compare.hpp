@@ -64,12 +64,17 @@ struct ConfigSamples {
   std::optional<double> peak_flops;
 };
 
-// A config's second throughput (tokens/s), achieved FLOP/s and its share of
-// the measured matmul peak (model FLOPs utilisation), from its throughput;
-// nothing where a part is unknown.
-std::optional<double> config_secondary_throughput(const ConfigSamples& c);
-std::optional<double> config_achieved_flops(const ConfigSamples& c);
-std::optional<double> config_mfu(const ConfigSamples& c);
+// A config's step in its own terms: its second throughput (tokens/s), the
+// FLOP/s it achieved and their share of the measured matmul peak (model
+// FLOPs utilisation); nothing where a part is unknown.
+struct StepFigures {
+  std::optional<double> secondary_throughput;
+  std::optional<double> achieved_flops;
+  std::optional<double> mfu;
+};
+// From the config's throughput (config_throughput's, which the caller has:
+// a median over every block, not computed again).
+StepFigures step_figures(const ConfigSamples& c, std::optional<double> throughput);
 
 // A config that ran alongside others for more than this share of a repeat's
 // life is flagged wherever it is compared.

@@ -1,14 +1,13 @@
 // `gpusweep compare`: configs against the baseline, with statistics.
 #include "analysis/claims.hpp"
 #include "analysis/compare.hpp"
+#include "analysis/run_alive.hpp"
 #include "cli/cli.hpp"
 #include "report/compare_page.hpp"
 #include "report/compare_view.hpp"
 #include "report/results.hpp"
 #include "spec/tune.hpp"
 #include "support/error.hpp"
-
-#include <gpusweep/db/run_lock.hpp>
 
 #include <future>
 #include <iostream>
@@ -83,7 +82,7 @@ std::string unfinished_note(db::Store& store, const std::string& db_path,
   const std::string left = std::to_string(c.total - c.finished) + " of its " +
                            std::to_string(c.total) + " trials";
   const std::string run = "run " + std::to_string(sweep.id);
-  if (db::RunLock::held(db_path, sweep.id)) {
+  if (run_alive(db_path, sweep.id)) {
     return run + " is still running: " + left +
            " are still to come (and more rounds where measure.precision asks); these figures "
            "are of the " +

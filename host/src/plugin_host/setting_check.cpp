@@ -136,6 +136,16 @@ bool judge_seen(const SettingTry& t, const Json& stats, CheckItems& out) {
   return true;
 }
 
+// The stat by which the SDKs show that a setting the host tries acted, or
+// nullptr for a setting the host does not try of its own accord.
+const char* host_stat_of(const std::string& name) {
+  if (name == "grad_accum") return "backward_passes_per_step";
+  if (name == "channels_last") return "channels_last_weights";
+  if (name == "zero_grad_to_none") return "zero_grad_calls_per_step";
+  if (name == "loader_workers") return "input_batches";
+  return nullptr;
+}
+
 // Judges one setting by what the run's stats observed.
 void judge_setting(const SettingTry& t, const Json& stats, CheckItems& out) {
   const auto has = [&](const char* k) {
@@ -194,23 +204,18 @@ void judge_setting(const SettingTry& t, const Json& stats, CheckItems& out) {
     }
   } else if (judge_seen(t, stats, out)) {
     return;
-  } else if (t.name == "tf32" || t.name == "seed" || t.name == "cudnn_benchmark") {
-    out.note(label + ": the steps ran with it; the worker applies it to the process (torch's "
-                     "own flag), and nothing in a step shows it",
-             "a sweep of it measures what it does to the steps' time");
-  } else if (t.name != "grad_accum" && t.name != "channels_last" &&
-             t.name != "zero_grad_to_none" && t.name != "loader_workers") {
-    out.note(label + ": the steps ran with it; nothing they report shows whether it acted",
-             "a sweep of it is taken on trust");
-  } else {
-    const char* stat = t.name == "grad_accum"          ? "backward_passes_per_step"
-                       : t.name == "channels_last"     ? "channels_last_weights"
-                       : t.name == "zero_grad_to_none" ? "zero_grad_calls_per_step"
-                                                       : "input_batches";
+  } else if (const char* stat = host_stat_of(t.name)) {
     out.note(label + ": not observable, stats() report no " + stat,
              "the Python SDK and torchkit report what they observe of the settings; without "
              "it a sweep of " +
                  t.name + " is taken on trust");
+  } else if (t.name == "tf32" || t.name == "seed" || t.name == "cudnn_benchmark") {
+    out.note(label + ": the steps ran with it; the worker applies it to the process (torch's "
+                     "own flag), and nothing in a step shows it",
+             "a sweep of it measures what it does to the steps' time");
+  } else {
+    out.note(label + ": the steps ran with it; nothing they report shows whether it acted",
+             "a sweep of it is taken on trust");
   }
 }
 
@@ -221,14 +226,15 @@ std::vector<SettingTry> settings_to_try(const Json& manifest) {
   // A workload that names values to try names all it can show: the host's
   // own choices are for those that name none.
   const Json params = manifest.value("params", Json::array());
-  const bool chosen = std::any_of(params.begin(), params.end(), [](const Json& p) {
+  const auto has_check_value = [](const Json& p) {
     return p.is_object() && p.contains("check_value") && !p["check_value"].is_null();
-  });
-  for (const auto& p : manifest.value("params", Json::array())) {
+  };
+  const bool chosen = std::any_of(params.begin(), params.end(), has_check_value);
+  for (const auto& p : params) {
     if (!p.is_object() || !p.value("applies", true)) continue;
     const std::string name = p.value("name", "");
     // The workload's own choice of a value to try comes first.
-    if (p.contains("check_value") && !p["check_value"].is_null()) {
+    if (has_check_value(p)) {
       out.push_back({name, p["check_value"], true});
       continue;
     }

@@ -48,7 +48,8 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     rec["trials_ok"] = c.ok;
     rec["blocks"] = c.throughput.size();
     rec["unit"] = c.unit;
-    rec["throughput_median"] = json_or_null(config_throughput(c));
+    const auto throughput = config_throughput(c);
+    rec["throughput_median"] = json_or_null(throughput);
     rec["ratio"] = r.ratio ? Json(r.ratio->ratio) : Json();
     rec["ci_low"] = r.ratio ? Json(r.ratio->low) : Json();
     rec["ci_high"] = r.ratio ? Json(r.ratio->high) : Json();
@@ -76,10 +77,11 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     // The step in the workload's own terms, where it said: tokens/s beside
     // samples/s, the FLOP/s it achieved and their share of the measured
     // matmul peak, and torch.compile's seconds (spent in the warmup).
+    const StepFigures step = step_figures(c, throughput);
     rec["secondary_unit"] = c.secondary_unit;
-    rec["secondary_throughput"] = json_or_null(config_secondary_throughput(c));
-    rec["achieved_flops"] = json_or_null(config_achieved_flops(c));
-    rec["mfu"] = json_or_null(config_mfu(c));
+    rec["secondary_throughput"] = json_or_null(step.secondary_throughput);
+    rec["achieved_flops"] = json_or_null(step.achieved_flops);
+    rec["mfu"] = json_or_null(step.mfu);
     rec["compile_s"] =
         c.compile_s.empty() ? Json() : Json(quantile(c.compile_s, 0.5));
     // Noise is reported, not hidden: a config whose blocks vary by more than 10%.
@@ -102,12 +104,16 @@ struct Extras {
   bool compile = false;
 };
 
+// What the rows' step figures are made of, without the medians: a config
+// that has them has a throughput (they come from its ok trials' blocks).
 Extras extras_of(const std::vector<ComparisonRow>& rows) {
   Extras e;
   for (const auto& r : rows) {
-    e.secondary = e.secondary || config_secondary_throughput(*r.config).has_value();
-    e.flops = e.flops || config_achieved_flops(*r.config).has_value();
-    e.compile = e.compile || !r.config->compile_s.empty();
+    const ConfigSamples& c = *r.config;
+    e.compile = e.compile || !c.compile_s.empty();
+    if (c.throughput.empty()) continue;
+    e.secondary = e.secondary || !c.secondary_per_sample.empty();
+    e.flops = e.flops || (!c.flops_per_step.empty() && c.samples_per_step.value_or(0) > 0);
   }
   return e;
 }

@@ -21,8 +21,4 @@ std::string run_kind(const SweepSpec& spec);
 // before a trial finished.
 std::optional<double> eta_s(const db::RunCounts& c, double mean_wall_s, int64_t running);
 
-// Whether the run's host is alive (db/live.hpp): its lock is held, or its
-// heartbeat file, written on another node, is younger than kLiveStaleS.
-bool run_alive(const std::string& db_path, int64_t run_id);
-
 }  // namespace gpusweep::host::detail

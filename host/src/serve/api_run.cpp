@@ -5,6 +5,7 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/race.hpp"
+#include "analysis/run_alive.hpp"
 #include "analysis/stored.hpp"
 #include "analysis/tune_trials.hpp"
 #include "report/compare_view.hpp"
@@ -173,7 +174,7 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   j["blocks_planned"] = spec.measure.blocks;
   // The running trials' blocks so far, while the run's host holds its lock
   // (a file left by a killed host is stale).
-  const bool alive = sweep->status == "running" && detail::run_alive(path, id);
+  const bool alive = sweep->status == "running" && run_alive(path, id);
   j["live"] = alive ? live_blocks(path, id) : Json::array();
   // The run's trials as the comparison reads them (one read for both), then
   // their rows on a thread of their own while the comparison is made.

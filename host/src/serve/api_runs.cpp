@@ -3,21 +3,19 @@
 // share_s; and what kind of run a spec makes.
 #include "serve/api.hpp"
 
+#include "analysis/run_alive.hpp"
 #include "analysis/stored.hpp"
 #include "serve/api_internal.hpp"
 #include "spec/hashing.hpp"
 #include "spec/tune.hpp"
 #include "support/format.hpp"
-#include "support/procfs.hpp"
 
 #include <gpusweep/db/live.hpp>
-#include <gpusweep/db/run_lock.hpp>
 #include <gpusweep/db/store.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 
 namespace gpusweep::host {
 
@@ -39,25 +37,6 @@ std::optional<double> eta_s(const db::RunCounts& c, double mean_wall_s, int64_t 
       std::min(c.started_s, 0.95 * mean_wall_s * static_cast<double>(running));
   const double left_s = static_cast<double>(c.total - c.finished) * mean_wall_s - running_done;
   return std::max(0.0, left_s) / static_cast<double>(std::max<int64_t>(1, running));
-}
-
-bool run_alive(const std::string& db_path, int64_t run_id) {
-  if (db::RunLock::held(db_path, run_id)) return true;
-  const std::string beat = db::live_beat_path(db_path, run_id);
-  std::string writer;
-  {
-    std::ifstream in(beat);
-    if (!(in >> writer)) return false;  // no heartbeat: a host of before it, or gone
-  }
-  if (writer == host_name()) {
-    return false;  // on the host's own node its lock is seen: not held, not alive
-  }
-  std::error_code ec;
-  const auto at = std::filesystem::last_write_time(beat, ec);
-  if (ec) return false;
-  const double age =
-      std::chrono::duration<double>(std::filesystem::file_time_type::clock::now() - at).count();
-  return age <= db::kLiveStaleS;
 }
 
 }  // namespace detail
@@ -147,7 +126,7 @@ Json ServeApi::list_runs() const {
       for (const auto& k : counts) {
         if (k.sweep_id == s.id) c = k;
       }
-      const bool live = s.status == "running" && detail::run_alive(path, s.id);
+      const bool live = s.status == "running" && run_alive(path, s.id);
       const int64_t running = live ? c.started : 0;
       Json r = {{"db", d},
                 {"id", s.id},
