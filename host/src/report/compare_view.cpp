@@ -82,8 +82,7 @@ std::vector<Json> comparison_records(const std::vector<ComparisonRow>& rows,
     rec["secondary_throughput"] = json_or_null(step.secondary_throughput);
     rec["achieved_flops"] = json_or_null(step.achieved_flops);
     rec["mfu"] = json_or_null(step.mfu);
-    rec["compile_s"] =
-        c.compile_s.empty() ? Json() : Json(quantile(c.compile_s, 0.5));
+    rec["compile_s"] = c.compile_s.empty() ? Json() : Json(quantile(c.compile_s, 0.5));
     // Noise is reported, not hidden: a config whose blocks vary by more than 10%.
     const double cv = cv_of(c.throughput);
     rec["cv"] = cv;
@@ -136,9 +135,33 @@ std::string flops_text(const Json& r) {
   return text;
 }
 
+// The second throughput's and achieved FLOP/s's columns, where extras has
+// them; named by their keys in the machine formats.
+void step_columns(std::vector<Column>& cols, Extras extras, bool machine) {
+  if (extras.secondary) {
+    cols.push_back({"secondary_throughput", machine ? "secondary_throughput" : "also", true,
+                    [](const Json& r) {
+                      return r["secondary_throughput"].is_null()
+                                 ? std::string("-")
+                                 : human_rate(r["secondary_throughput"].get<double>(),
+                                              r["secondary_unit"].get<std::string>());
+                    }});
+  }
+  if (extras.flops) {
+    cols.push_back({"achieved_flops", machine ? "achieved_flops" : "FLOP/s", true, flops_text});
+  }
+}
+
+Column compile_column(bool machine) {
+  return {"compile_s", machine ? "compile_s" : "compile", true, [](const Json& r) {
+            return r["compile_s"].is_null() ? std::string("-")
+                                            : fixed(r["compile_s"].get<double>(), 1) + " s";
+          }};
+}
+
 // Long by design: compare's columns, one entry each. shared: notes that hold
 // for every compared row, said once under the table instead of on each.
-// The machine formats carry every column; a table, the optional ones some
+// The machine formats carry every column; a table, the step figures some
 // row has (extras).
 std::vector<Column> comparison_columns(const std::vector<std::string>& keys, OutputFormat format,
                                        const std::set<std::string>& shared = {},
@@ -151,20 +174,11 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
                                : human_rate(r["throughput_median"].get<double>(),
                                             r["unit"].get<std::string>());
                   }});
-  const bool all = format == OutputFormat::csv || format == OutputFormat::json;
-  if (all || extras.secondary) {
-    cols.push_back({"secondary_throughput", all ? "secondary_throughput" : "also", true,
-                    [](const Json& r) {
-                      return r["secondary_throughput"].is_null()
-                                 ? std::string("-")
-                                 : human_rate(r["secondary_throughput"].get<double>(),
-                                              r["secondary_unit"].get<std::string>());
-                    }});
-  }
-  if (all || extras.flops) {
-    cols.push_back({"achieved_flops", all ? "achieved_flops" : "FLOP/s", true, flops_text});
-  }
-  if (all) cols.push_back({"mfu", "mfu", true, {}});
+  // A table shows the step figures some row has, beside the throughput; the
+  // machine formats carry them all, after the columns they had before them
+  // (a consumer reading columns by position keeps reading the same ones).
+  const bool machine = format == OutputFormat::csv || format == OutputFormat::json;
+  if (!machine) step_columns(cols, extras, false);
   cols.push_back({"ratio", "ratio", true, [](const Json& r) {
                     const bool yardstick =
                         r["baseline"].get<bool>() && r["trials_ok"].get<int64_t>() > 0;
@@ -172,7 +186,6 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
                                                 : fixed(r["ratio"].get<double>(), 3) + "x";
                   }});
   cols.push_back(interval_column("ci_low", "ci_high"));
-  const bool machine = format == OutputFormat::csv || format == OutputFormat::json;
   if (machine) cols.push_back({"ci_high", "ci_high", true, {}});
   cols.push_back({"p_value", "p", true, [](const Json& r) {
                     if (r["p_value"].is_null()) return std::string("-");
@@ -197,13 +210,7 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
                                ? std::string("-")
                                : human_bytes(r["peak_memory_bytes"].get<double>());
                   }});
-  if (all || extras.compile) {
-    cols.push_back({"compile_s", all ? "compile_s" : "compile", true, [](const Json& r) {
-                      return r["compile_s"].is_null() ? std::string("-")
-                                                      : fixed(r["compile_s"].get<double>(), 1) +
-                                                            " s";
-                    }});
-  }
+  if (!machine && extras.compile) cols.push_back(compile_column(false));
   cols.push_back({"notes", "note", false, [shared](const Json& r) {
                     std::string note;
                     for (const auto& n : r.value("notes", Json::array())) {
@@ -227,6 +234,9 @@ std::vector<Column> comparison_columns(const std::vector<std::string>& keys, Out
     cols.push_back({"design", "design", false, {}});
     cols.push_back({"repeats_paired", "repeats paired", true, {}});
     cols.push_back({"blocks_paired", "blocks paired", true, {}});
+    step_columns(cols, Extras{true, true, false}, true);
+    cols.push_back({"mfu", "mfu", true, {}});
+    cols.push_back(compile_column(true));
   }
   return cols;
 }
