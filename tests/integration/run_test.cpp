@@ -285,10 +285,10 @@ TEST_CASE("Ctrl-C leaves a resumable database and resume runs only the unfinishe
   // compare of the stopped run says how much of it is missing.
   const auto partial = box.gpusweep("compare --db results.db");
   INFO(partial.output);
-  CHECK_THAT(partial.output, Contains("note: run 1 stopped before it finished: " +
-                                      std::to_string(6 - ok_before) +
-                                      " of its 6 trials never ran (`gpusweep resume resumable "
-                                      "--db results.db` runs them)"));
+  CHECK_THAT(partial.output,
+             Contains("note: run 1 stopped before it finished: " + std::to_string(6 - ok_before) +
+                      " of its 6 trials never ran (`gpusweep resume resumable "
+                      "--db results.db` runs them)"));
 
   const auto r = box.gpusweep("run r.json --db results.db --resume");
   INFO(r.output);

@@ -31,10 +31,10 @@ struct BestChoice {
   // The pick (nothing when no config is eligible).
   std::optional<int64_t> config_index;
   Json config;
-  std::string unit;        // throughput unit
+  std::string unit;            // throughput unit
   std::string secondary_unit;  // the second throughput's (tokens), where a config has one
-  ConfigMetrics metrics;   // its figures (throughput and peak memory as compare's)
-  ConfigMetrics baseline;  // the baseline's (empty when it has no ok trial)
+  ConfigMetrics metrics;       // its figures (throughput and peak memory as compare's)
+  ConfigMetrics baseline;      // the baseline's (empty when it has no ok trial)
   std::optional<int64_t> baseline_index;
   std::string baseline_problem;  // the baseline's failure, when it has no ok trial
   // The pick against the baseline, as compare gives it (ratio, interval,

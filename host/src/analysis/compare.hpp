@@ -54,7 +54,7 @@ struct ConfigSamples {
   // carries (each ok repeat's ratio of the two throughputs); the
   // samples a step takes; torch.compile's seconds of each ok repeat; the
   // FLOPs of a step where the workload counted them (each ok repeat's); the
-// device's matmul
+  // device's matmul
   // peak (FLOP/s) where a trial measured it.
   std::string secondary_unit;
   std::vector<double> secondary_per_sample;

@@ -343,10 +343,9 @@ void judge_python(DoctorFindings& f, const std::string& interpreter, const Json&
   // "2.15.0+cu132" is the build "2.15.0" the plugins report with CUDA 13.2.
   const std::string base = version.substr(0, version.find('+'));
   const std::string cuda = torch.value("cuda", "");
-  const std::string plugins_cuda =
-      runtime.contains("cuda") && runtime["cuda"].is_object()
-          ? runtime["cuda"].value("torch_cuda", "")
-          : "";
+  const std::string plugins_cuda = runtime.contains("cuda") && runtime["cuda"].is_object()
+                                       ? runtime["cuda"].value("torch_cuda", "")
+                                       : "";
   const bool same_build = !plugins_torch.empty() && base == plugins_torch &&
                           (plugins_cuda.empty() || cuda.rfind(plugins_cuda, 0) == 0);
   py["same_libtorch"] = same_files;

@@ -224,10 +224,9 @@ HistoryVersions versions_of(const db::EnvironmentInfo& e) {
 
 std::string packages_text(const std::map<std::string, std::string>& packages, bool headline) {
   // The libraries a training step's speed depends on most, named first.
-  static const char* const kTraining[] = {"transformers", "lightning", "pytorch-lightning",
-                                          "accelerate",   "deepspeed", "peft",
-                                          "timm",         "diffusers", "flash-attn",
-                                          "triton"};
+  static const char* const kTraining[] = {
+      "transformers", "lightning", "pytorch-lightning", "accelerate", "deepspeed",
+      "peft",         "timm",      "diffusers",         "flash-attn", "triton"};
   std::string out;
   size_t shown = 0;
   for (const char* name : kTraining) {
@@ -251,7 +250,6 @@ std::string packages_text(const std::map<std::string, std::string>& packages, bo
   }
   return out;
 }
-
 
 std::string history_since(const std::string& when) {
   static const std::regex form(R"(\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?)?)");

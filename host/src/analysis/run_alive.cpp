@@ -31,4 +31,24 @@ bool run_alive(const std::string& db_path, int64_t run_id) {
   return age <= db::kLiveStaleS;
 }
 
+std::string unfinished_note(db::Store& store, const std::string& db_path,
+                            const db::SweepRecord& sweep) {
+  if (sweep.status == "finished") return "";
+  const auto counts = store.run_counts(sweep.id);
+  if (counts.empty() || counts.front().total <= counts.front().finished) return "";
+  const db::RunCounts& c = counts.front();
+  const std::string left =
+      std::to_string(c.total - c.finished) + " of its " + std::to_string(c.total) + " trials";
+  const std::string run = "run " + std::to_string(sweep.id);
+  if (run_alive(db_path, sweep.id)) {
+    return run + " is still running: " + left +
+           " are still to come (and more rounds where measure.precision asks); these figures "
+           "are of the " +
+           std::to_string(c.finished) + " finished so far and will change";
+  }
+  return run + " stopped before it finished: " + left + " never ran (`gpusweep resume " +
+         sweep.name + " --db " + db_path + "` runs them); these figures are of the " +
+         std::to_string(c.finished) + " that did";
+}
+
 }  // namespace gpusweep::host

@@ -1,6 +1,8 @@
 // Command-line plumbing; see cli.hpp.
 #include "cli/cli.hpp"
 
+#include "analysis/run_alive.hpp"
+
 #include "support/error.hpp"
 #include "support/format.hpp"
 
@@ -158,6 +160,13 @@ OpenedSweep open_sweep(const po::variables_map& vm) {
   }
   o.sweep = *sweep;
   return o;
+}
+
+void note_unfinished(const OpenedSweep& run, const po::variables_map& vm, OutputFormat format) {
+  const std::string note = unfinished_note(*run.store, vm["db"].as<std::string>(), run.sweep);
+  if (!note.empty()) {
+    (format == OutputFormat::table ? std::cout : std::cerr) << "note: " << note << "\n";
+  }
 }
 
 }  // namespace gpusweep::host

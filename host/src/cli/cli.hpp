@@ -81,6 +81,9 @@ struct OpenedSweep {
   db::SweepRecord sweep;
 };
 OpenedSweep open_sweep(const po::variables_map& vm);
+// A run not yet finished: its figures are of the trials done so far, which
+// a note says before them (on stderr where stdout is a machine format).
+void note_unfinished(const OpenedSweep& run, const po::variables_map& vm, OutputFormat format);
 
 // `run` and `resume`: runs the sweep's unfinished trials with progress, then
 // prints the results table; the exit code (130 when interrupted).

@@ -1,7 +1,6 @@
 // `gpusweep compare`: configs against the baseline, with statistics.
 #include "analysis/claims.hpp"
 #include "analysis/compare.hpp"
-#include "analysis/run_alive.hpp"
 #include "cli/cli.hpp"
 #include "report/compare_page.hpp"
 #include "report/compare_view.hpp"
@@ -69,32 +68,6 @@ CompareOptions options_of(const po::variables_map& vm, const SweepSpec& spec) {
 
 }  // namespace
 
-namespace {
-
-// What a reader of a run still running (or stopped part way) must know: how
-// many of its trials are still to come; "" for a finished run.
-std::string unfinished_note(db::Store& store, const std::string& db_path,
-                            const db::SweepRecord& sweep) {
-  if (sweep.status == "finished") return "";
-  const auto counts = store.run_counts(sweep.id);
-  if (counts.empty() || counts.front().total <= counts.front().finished) return "";
-  const db::RunCounts& c = counts.front();
-  const std::string left = std::to_string(c.total - c.finished) + " of its " +
-                           std::to_string(c.total) + " trials";
-  const std::string run = "run " + std::to_string(sweep.id);
-  if (run_alive(db_path, sweep.id)) {
-    return run + " is still running: " + left +
-           " are still to come (and more rounds where measure.precision asks); these figures "
-           "are of the " +
-           std::to_string(c.finished) + " finished so far and will change";
-  }
-  return run + " stopped before it finished: " + left + " never ran (`gpusweep resume " +
-         sweep.name + " --db " + db_path + "` runs them); these figures are of the " +
-         std::to_string(c.finished) + " that did";
-}
-
-}  // namespace
-
 int cmd_compare(const Args& args) {
   const po::options_description o = compare_options();
   po::positional_options_description pos;
@@ -142,11 +115,7 @@ int cmd_compare(const Args& args) {
     std::cout << render_claims(evaluate_claims(store, *sweep, spec), format);
     return 0;
   }
-  // A run not yet finished: its figures are of the trials done so far.
-  if (const std::string note = unfinished_note(store, vm["db"].as<std::string>(), *sweep);
-      !note.empty()) {
-    (format == OutputFormat::table ? std::cout : std::cerr) << "note: " << note << "\n";
-  }
+  note_unfinished(run, vm, format);
   const Rounds rounds = rounds_for(spec, vm.count("selection-data") != 0U);
   const auto configs = gather_configs(store, sweep->id, true, rounds);
   // The full table's knob effects, on a thread of their own while the main

@@ -49,4 +49,9 @@ std::vector<SettingTry> settings_to_try(const nlohmann::json& manifest);
 void try_settings(const WorkerArgs& base, const nlohmann::json& config,
                   std::vector<SettingTry> group, double timeout_s, CheckItems& out);
 
+// settings_to_try's settings, each of the workload's own choice in a run
+// of its own, the host's all in one (try_settings).
+void try_declared_settings(const WorkerArgs& base, const nlohmann::json& config,
+                           const nlohmann::json& manifest, double timeout_s, CheckItems& out);
+
 }  // namespace gpusweep::host::detail

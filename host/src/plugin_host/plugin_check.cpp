@@ -539,17 +539,7 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   // a value other than its default, and what its stats observed.
   // Only after a smoke run whose every call returned: else its problems come first.
   const bool smoke_ok = !s.timed_out && every_call_returned(first);
-  if (smoke_ok) {
-    std::vector<detail::SettingTry> together;
-    for (const auto& t : detail::settings_to_try(manifest)) {
-      if (t.alone) {
-        detail::try_settings(check, report.config, {t}, timeout_s, out);
-      } else {
-        together.push_back(t);
-      }
-    }
-    if (!together.empty()) detail::try_settings(check, report.config, together, timeout_s, out);
-  }
+  if (smoke_ok) detail::try_declared_settings(check, report.config, manifest, timeout_s, out);
   report.items = std::move(out.all());
   return report;
 }

@@ -91,8 +91,9 @@ bool judge_seen(const SettingTry& t, const Json& stats, CheckItems& out) {
     return stats[k].get<double>();
   };
   const std::string label = t.label();
-  const std::string fix = "map it to the flag the script's parser reads, and check that the "
-                          "script uses it";
+  const std::string fix =
+      "map it to the flag the script's parser reads, and check that the "
+      "script uses it";
   if (t.name == "precision") {
     const auto low = seen("forwards_low_precision");
     const auto all = seen("forwards_seen");
@@ -126,9 +127,9 @@ bool judge_seen(const SettingTry& t, const Json& stats, CheckItems& out) {
       out.ok(label + " acts: the script's DataLoader ran " + number_text(*workers) +
              " worker process(es)");
     } else {
-      out.problem(label + " did nothing: the script's DataLoader has num_workers=" +
-                      number_text(*workers),
-                  fix);
+      out.problem(
+          label + " did nothing: the script's DataLoader has num_workers=" + number_text(*workers),
+          fix);
     }
   } else {
     return false;
@@ -210,8 +211,9 @@ void judge_setting(const SettingTry& t, const Json& stats, CheckItems& out) {
              "it a sweep of " +
                  t.name + " is taken on trust");
   } else if (t.name == "tf32" || t.name == "seed" || t.name == "cudnn_benchmark") {
-    out.note(label + ": the steps ran with it; the worker applies it to the process (torch's "
-                     "own flag), and nothing in a step shows it",
+    out.note(label +
+                 ": the steps ran with it; the worker applies it to the process (torch's "
+                 "own flag), and nothing in a step shows it",
              "a sweep of it measures what it does to the steps' time");
   } else {
     out.note(label + ": the steps ran with it; nothing they report shows whether it acted",
@@ -289,6 +291,19 @@ void try_settings(const WorkerArgs& base, const Json& config, std::vector<Settin
     }
     group = rest;
   }
+}
+
+void try_declared_settings(const WorkerArgs& base, const Json& config, const Json& manifest,
+                           double timeout_s, CheckItems& out) {
+  std::vector<SettingTry> together;
+  for (const auto& t : settings_to_try(manifest)) {
+    if (t.alone) {
+      try_settings(base, config, {t}, timeout_s, out);
+    } else {
+      together.push_back(t);
+    }
+  }
+  if (!together.empty()) try_settings(base, config, together, timeout_s, out);
 }
 
 }  // namespace gpusweep::host::detail

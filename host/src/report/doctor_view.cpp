@@ -148,8 +148,8 @@ class DoctorText {
       for (const auto& [name, version] : py["packages"].items()) {
         list += (list.empty() ? "" : ", ") + name + " " + version.get<std::string>();
       }
-      line("packages", list.empty() ? "no training library (transformers, lightning, accelerate)"
-                                    : list);
+      line("packages",
+           list.empty() ? "no training library (transformers, lightning, accelerate)" : list);
     }
     const std::string verdict = py.value("verdict", "");
     const bool ready = verdict.rfind("ready", 0) == 0;

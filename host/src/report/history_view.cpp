@@ -130,11 +130,10 @@ std::vector<std::string> history_notes(const HistoryResult& result, size_t i) {
   std::vector<std::string> lines = {
       "first point's software: build " + first.build + ", torch " + known(first.torch) + ", CUDA " +
       known(first.cuda) + ", driver CUDA " + known(first.driver) + ", gpusweep " + first.gpusweep +
-      (first.python.empty() ? ""
-                            : ", python " + first.python +
-                                  (first.packages.empty()
-                                       ? ""
-                                       : " (" + packages_text(first.packages, true) + ")"))};
+      (first.python.empty()
+           ? ""
+           : ", python " + first.python +
+                 (first.packages.empty() ? "" : " (" + packages_text(first.packages, true) + ")"))};
   if (!result.since.empty()) {
     lines.push_back("runs from " + result.since + " on (--since): earlier ones are left out");
   }

@@ -222,16 +222,16 @@ std::string environment_html(db::Store& store, const db::SweepRecord& sweep) {
   for (const auto& e : store.environments(sweep.id)) {
     const HistoryVersions v = versions_of(e);
     python = python || !v.python.empty();
-    envs.push_back({e.hostname, e.os, e.cpu_model, std::to_string(e.cpu_cores), e.torch_version,
-                    e.blas, std::to_string(e.threads), e.cuda_available ? "yes" : "no", e.gpus_json,
-                    e.gpusweep_version + " (" + e.git_commit + ")",
-                    v.python.empty() ? "-"
-                                     : v.python + (v.packages.empty()
-                                                       ? ""
-                                                       : ": " + packages_text(v.packages, false))});
+    envs.push_back(
+        {e.hostname, e.os, e.cpu_model, std::to_string(e.cpu_cores), e.torch_version, e.blas,
+         std::to_string(e.threads), e.cuda_available ? "yes" : "no", e.gpus_json,
+         e.gpusweep_version + " (" + e.git_commit + ")",
+         v.python.empty()
+             ? "-"
+             : v.python + (v.packages.empty() ? "" : ": " + packages_text(v.packages, false))});
   }
-  std::vector<std::string> head = {"host",    "OS",   "CPU",  "cores", "LibTorch",
-                                   "BLAS",    "threads", "CUDA", "GPUs",  "gpusweep"};
+  std::vector<std::string> head = {"host", "OS",      "CPU",  "cores", "LibTorch",
+                                   "BLAS", "threads", "CUDA", "GPUs",  "gpusweep"};
   // The Python workloads' interpreter and packages, where a trial had them.
   if (python) {
     head.push_back("Python and packages");

@@ -210,9 +210,8 @@ TEST_CASE("a script that goes wrong says what happened and what to do",
                       "measurement needs at least 28 (2 warmup, then 5 blocks of 5"));
   CHECK_THAT(error_of("script=raises.py"), Contains("ValueError: the loss went NaN at step 6"));
   // Its traceback, with the script's line, is in the trial's log.
-  const auto trial = box.gpusweep(
-      "results --db results.db --trial " +
-      box.text("SELECT id FROM trials ORDER BY id DESC LIMIT 1"));
+  const auto trial = box.gpusweep("results --db results.db --trial " +
+                                  box.text("SELECT id FROM trials ORDER BY id DESC LIMIT 1"));
   INFO(trial.output);
   CHECK_THAT(trial.output, Contains("Traceback (most recent call last)"));
   CHECK_THAT(trial.output, Contains("raise ValueError('the loss went NaN at step 6')"));
@@ -232,7 +231,8 @@ TEST_CASE("a script that goes wrong says what happened and what to do",
   Sandbox box2;
   box2.write("m.json", loop_sweep("misnamed", "", R"({"batch_size": [8]})"));
   text = box2.read("m.json");
-  text.replace(text.find(R"({"batch_size": "--batch-size")"), 29, R"({"batchsize": "--batch-size")");
+  text.replace(text.find(R"({"batch_size": "--batch-size")"), 29,
+               R"({"batchsize": "--batch-size")");
   box2.write("m.json", text);
   const auto misnamed = box2.gpusweep("run m.json --db results.db");
   INFO(misnamed.output);

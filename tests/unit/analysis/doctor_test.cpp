@@ -175,7 +175,7 @@ TEST_CASE("doctor: a Python whose torch is another build than the plugins' is a 
   CHECK(copy.problems.empty());
   // Another version, or the same version for another CUDA: two builds in one process.
   const std::vector<std::pair<std::string, std::string>> others = {{"2.14.0+cu128", "12.8"},
-                                                                    {"2.15.0+cu128", "12.8"}};
+                                                                   {"2.15.0+cu128", "12.8"}};
   for (const auto& [version, cuda] : others) {
     DoctorFindings other;
     judge_python(other, "/other/bin/python3", probe(version, cuda), "", runtime);

@@ -9,8 +9,8 @@
 #include <string>
 #include <thread>
 
-using gpusweep::host::Progress;
 using Catch::Matchers::Contains;
+using gpusweep::host::Progress;
 using Json = nlohmann::json;
 
 namespace {
