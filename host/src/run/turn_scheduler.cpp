@@ -203,12 +203,16 @@ void TurnScheduler::next_cycle() {
 // trial waiting for a turn that measures nothing (its setup and warmup, its
 // final evaluation) takes it at once, the others' blocks held until all of
 // them are over; a trial just started, not yet at its gate, is waited for,
-// so that it sets up with the rest. Mid-cycle such a trial waits for the
+// so that it sets up with the rest, and so is the one that will take an
+// exited trial's place. Mid-cycle such a trial waits for the
 // cycle's end. Returns whether measured turns may be granted now.
 bool TurnScheduler::schedule_unmeasured(std::vector<Grant>& out) {
-  bool unmeasured_running = false, starting = false, mid_cycle = busy() > 0;
+  bool unmeasured_running = false, starting = false, leaving = false, mid_cycle = busy() > 0;
   std::vector<WorkerId> ready;
   for (const auto& [id, w] : workers_) {
+    // An exited trial not yet finished holds a place the next trial will
+    // take: its setup goes with the others' (finished schedules again).
+    leaving = leaving || !live(w);
     if (!live(w)) continue;
     unmeasured_running = unmeasured_running || (w.turn == Turn::running && w.in_unmeasured);
     starting = starting || w.turn == Turn::starting;
@@ -220,7 +224,7 @@ bool TurnScheduler::schedule_unmeasured(std::vector<Grant>& out) {
   }
   if (unmeasured_running) return false;
   if (mid_cycle) return true;
-  if (starting) return false;
+  if (starting || (leaving && !ready.empty())) return false;
   if (ready.empty()) return true;
   for (WorkerId id : ready) grant(id, workers_.at(id), out);
   return false;

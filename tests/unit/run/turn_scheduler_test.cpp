@@ -163,6 +163,30 @@ TEST_CASE("turn scheduler: parallel starts run setups and evaluations at once, b
   for (const Grant& e : g) CHECK(e.unmeasured);
 }
 
+TEST_CASE("turn scheduler: a window's next setups wait for the leaving trials' places", "[turns]") {
+  // Two at a time, four trials: the second pair sets up together even when
+  // the first trial started in a freed place reaches its gate while the
+  // other leaving trial has exited but is not yet finished (its pipes still
+  // open), and so not yet replaced.
+  TurnScheduler s(1, interleave(2, true), {}, {});
+  std::vector<QueuedTrial> queue(4);
+  REQUIRE(fill(s, queue) == Ids{1, 2});
+  CHECK(s.ready(1, true, 0).empty());
+  CHECK(granted(s.ready(2, true, 0)) == Ids{1, 2});
+  CHECK(s.ready(1, true, 0).empty());
+  CHECK(granted(s.ready(2, true, 0)) == Ids{1, 2});  // both evaluate at once
+  s.exited(1);
+  s.finished(1);
+  REQUIRE(fill(s, queue, 3) == Ids{3});
+  s.exited(2);
+  CHECK(s.ready(3, true, 0).empty());
+  CHECK(s.schedule().empty());
+  s.finished(2);
+  REQUIRE(fill(s, queue, 4) == Ids{4});
+  CHECK(s.schedule().empty());
+  CHECK(granted(s.ready(4, true, 0)) == Ids{3, 4});
+}
+
 TEST_CASE("turn scheduler: serial starts take an unmeasured turn as a measured one", "[turns]") {
   TurnScheduler s(1, interleave(2), {}, {});
   REQUIRE_FALSE(s.parallel_starts());
