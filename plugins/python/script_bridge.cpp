@@ -161,6 +161,15 @@ class ScriptWorkload : public python::BridgeWorkload {
     return m;
   }
 
+  // The script's first warmup step runs under PyTorch's FLOP counter: the
+  // host then has each trial measure its device's matmul peak too, for the
+  // step's share of it (model FLOPs utilisation).
+  static Json runtime() {
+    Json r = BridgeWorkload::runtime();
+    r["counts_flops"] = true;
+    return r;
+  }
+
   static Manifest selected_manifest(const Json& config) {
     // The digest reads the script and its siblings (it runs nothing): once
     // per script and process.

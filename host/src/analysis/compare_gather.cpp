@@ -119,11 +119,7 @@ void add_ok_trial(const StoredTrial& st, bool with_blocks, ConfigSamples& c) {
   if (sum.samples_per_step > 0) c.samples_per_step = sum.samples_per_step;
   if (st.compile_s && *st.compile_s > 0) c.compile_s.push_back(*st.compile_s);
   if (st.flops_per_step && *st.flops_per_step > 0) c.flops_per_step.push_back(*st.flops_per_step);
-  // The matmul peak a trial measured (a probe), on its device: a GPU trial
-  // probes its GPU, and may probe the CPU too.
-  const auto peak = st.stats.matmul_peak_gflops_cuda ? st.stats.matmul_peak_gflops_cuda
-                                                     : st.stats.matmul_peak_gflops_cpu;
-  if (peak && *peak > 0) c.peak_flops = std::max(c.peak_flops.value_or(0), *peak * 1e9);
+  if (const auto peak = st.peak_flops()) c.peak_flops = std::max(c.peak_flops.value_or(0), *peak);
   if (t.summary->quality) {
     c.quality.push_back({*t.summary->quality, st.stats.quality_se.value_or(NAN), t.plan.repeat});
   }

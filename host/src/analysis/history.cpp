@@ -5,6 +5,7 @@
 #include "analysis/compare.hpp"
 #include "analysis/significance.hpp"
 #include "analysis/stored.hpp"
+#include "spec/training_libraries.hpp"
 #include "support/error.hpp"
 
 #include <algorithm>
@@ -223,10 +224,7 @@ HistoryVersions versions_of(const db::EnvironmentInfo& e) {
 }
 
 std::string packages_text(const std::map<std::string, std::string>& packages, bool headline) {
-  // The libraries a training step's speed depends on most, named first.
-  static const char* const kTraining[] = {
-      "transformers", "lightning", "pytorch-lightning", "accelerate", "deepspeed",
-      "peft",         "timm",      "diffusers",         "flash-attn", "triton"};
+  const auto& kTraining = kTrainingLibraries;
   std::string out;
   size_t shown = 0;
   for (const char* name : kTraining) {

@@ -1,6 +1,8 @@
 // Stored sweeps and trials; see stored.hpp.
 #include "analysis/stored.hpp"
 
+#include "spec/device.hpp"
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -27,6 +29,20 @@ std::optional<TargetTime> target_time(int64_t repeat, std::optional<double> time
   if (!time) return std::nullopt;
   const bool never = diverged.value_or(0) > 0;
   return TargetTime{repeat, *time, censored.value_or(0) > 0 || never, never, ""};
+}
+
+std::optional<double> StoredTrial::peak_flops() const {
+  const bool cpu = device_setting(nlohmann::json::parse(row.plan.config_json)) == "cpu";
+  const auto gflops = stats.matmul_peak_gflops_cuda && !cpu ? stats.matmul_peak_gflops_cuda
+                                                            : stats.matmul_peak_gflops_cpu;
+  if (!gflops || *gflops <= 0) return std::nullopt;
+  return *gflops * 1e9;
+}
+
+std::optional<double> StoredTrial::achieved_flops() const {
+  if (!flops_per_step || *flops_per_step <= 0 || !row.summary || row.summary->samples_per_step <= 0)
+    return std::nullopt;
+  return *flops_per_step * row.summary->throughput_median / row.summary->samples_per_step;
 }
 
 std::optional<TargetTime> StoredTrial::target() const {

@@ -47,6 +47,11 @@ struct StoredTrial {
   // finished; when timeout_s killed it after an evaluation, censored at
   // that evaluation's clock; nothing otherwise.
   std::optional<TargetTime> target() const;
+  // The matmul peak (FLOP/s) it measured on its device (a probe): a GPU
+  // trial's GPU; a CPU trial's CPU, even where a GPU was probed too.
+  std::optional<double> peak_flops() const;
+  // Its step's FLOPs at its median throughput (FLOP/s), where it counted them.
+  std::optional<double> achieved_flops() const;
 };
 
 // Every trial of a run in ordinal order, in at most four reads whatever

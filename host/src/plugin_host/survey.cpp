@@ -4,6 +4,7 @@
 #include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
 #include "protocol/worker_args.hpp"
+#include "spec/training_libraries.hpp"
 #include "support/capture.hpp"
 #include "support/spawn.hpp"
 
@@ -54,11 +55,13 @@ const PluginInfo* libtorch_plugin(const PluginSurvey& survey) {
   return nullptr;
 }
 
-Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why) {
+Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why,
+                    const std::optional<std::string>& visible) {
   WorkerArgs w;
   w.mode = WorkerMode::probe;
   w.plugin_path = file.path;
   w.probe_matmul_s = matmul_s;
+  w.visible_devices = visible;
   const Captured c = run_worker_captured(w, 60 + 4 * matmul_s);
   for (const Json& e : event::parse(c.proto)) {
     if (event::kind(e) == event::probe) return e;
@@ -99,8 +102,7 @@ except Exception as e:
     out["torch_error"] = "%s: %s" % (type(e).__name__, e)
 import importlib.metadata as md
 packages = {}
-for name in ("transformers", "lightning", "pytorch-lightning", "accelerate", "jsonargparse",
-             "datasets", "numpy"):
+for name in sys.argv[1:] + ["jsonargparse", "datasets", "numpy"]:
     try:
         packages[name] = md.version(name)
     except md.PackageNotFoundError:
@@ -112,7 +114,9 @@ print(json.dumps(out))
   limits.timeout_s = 120;
   Captured c;
   try {
-    c = capture(interpreter, {"-c", kProbe}, limits);
+    std::vector<std::string> args = {"-c", kProbe};
+    args.insert(args.end(), kTrainingLibraries.begin(), kTrainingLibraries.end());
+    c = capture(interpreter, args, limits);
   } catch (const Error& e) {
     *why = e.what();
     return nullptr;

@@ -4,6 +4,7 @@
 
 #include "plugin_host/registry.hpp"
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,7 +27,9 @@ const PluginInfo* libtorch_plugin(const PluginSurvey& survey);
 
 // The probe worker's report ({libraries, matmul}) for a LibTorch plugin, or
 // null with why set (what the worker said, or how it ended).
-Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why);
+// visible: the CUDA_VISIBLE_DEVICES the worker gets (a run's first GPU).
+Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why,
+                    const std::optional<std::string>& visible = std::nullopt);
 
 // The Python a loaded Python plugin embeds (its runtime's
 // python_interpreter, which GPUSWEEP_PYTHON picks), or "" when none loads.

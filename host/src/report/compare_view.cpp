@@ -12,6 +12,15 @@
 
 namespace gpusweep::host {
 
+// compare_view.hpp
+std::string flops_text(const Json& r) {
+  if (!r.contains("achieved_flops") || r["achieved_flops"].is_null()) return "-";
+  std::string text = human_rate(r["achieved_flops"].get<double>(), "FLOP");
+  if (r.contains("mfu") && !r["mfu"].is_null())
+    text += " (" + fixed(100 * r["mfu"].get<double>(), 0) + "% MFU)";
+  return text;
+}
+
 namespace {
 
 std::string signed_percent(double v) { return (v >= 0 ? "+" : "") + fixed(100 * v, 1) + "%"; }
@@ -125,14 +134,6 @@ Extras extras_of(const std::vector<Json>& records) {
     e.compile = e.compile || !r.value("compile_s", Json()).is_null();
   }
   return e;
-}
-
-// "1.23 TFLOP/s (41% of peak)", or "-".
-std::string flops_text(const Json& r) {
-  if (r["achieved_flops"].is_null()) return "-";
-  std::string text = human_rate(r["achieved_flops"].get<double>(), "FLOP");
-  if (!r["mfu"].is_null()) text += " (" + fixed(100 * r["mfu"].get<double>(), 0) + "% MFU)";
-  return text;
 }
 
 // The second throughput's and achieved FLOP/s's columns, where extras has

@@ -36,6 +36,9 @@ TextTable comparison_cells(const std::vector<ComparisonRow>& rows,
 // quality change are made.
 std::string comparison_legend(double max_quality_loss);
 
+// A record's achieved_flops and mfu as "1.23 TFLOP/s (41% MFU)", or "-".
+std::string flops_text(const Json& record);
+
 std::string render_ablation(const std::vector<AblationRow>& knobs,
                             OutputFormat format = OutputFormat::table);
 

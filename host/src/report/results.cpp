@@ -116,13 +116,33 @@ std::vector<Json> result_records(const std::vector<const StoredTrial*>& sorted,
       r[host_stat::target_censored] = time->censored;
     }
     if (std::string note = monitor_note(st->stats); !note.empty()) r["monitor_note"] = note;
+    // The step's FLOPs at its throughput, and their share of its device's
+    // matmul peak, where the workload counted them (the script workload).
+    const auto achieved = st->achieved_flops();
+    const auto peak = st->peak_flops();
+    r["achieved_flops"] = json_or_null(achieved);
+    r["mfu"] = achieved && peak ? Json(*achieved / *peak) : Json();
     records.push_back(std::move(r));
   }
   return records;
 }
 
+// The machine formats' columns after the shared ones, named by their keys.
+void add_machine_columns(std::vector<Column>& cols, bool flops) {
+  for (const char* k :
+       {"trial_id", "unit", "quality_reference", "noisy", "error", "config_throughput",
+        "config_ratio", "config_ci_low", "config_ci_high", "config_verdict", "config_notes"}) {
+    cols.push_back({k, k, false, {}});
+  }
+  // After the old columns, so that a reader of them by position keeps working.
+  if (flops) {
+    cols.push_back({"achieved_flops", "achieved_flops", true, {}});
+    cols.push_back({"mfu", "mfu", true, {}});
+  }
+}
+
 std::vector<Column> result_columns(const std::vector<std::string>& keys, bool repeats,
-                                   OutputFormat format, bool target) {
+                                   OutputFormat format, bool target, bool flops) {
   auto get = [](const Json& r, const char* k) { return r.contains(k) ? r.at(k) : Json(); };
   std::vector<Column> cols = {{"config", "config", true, {}}};
   for (const auto& k : keys) {
@@ -147,6 +167,8 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
                     const Json v = get(r, "step_time_median_s");
                     return v.is_null() ? std::string("-") : human_seconds(v.get<double>());
                   }});
+  const bool table = format == OutputFormat::table || format == OutputFormat::md;
+  if (flops && table) cols.push_back({"achieved_flops", "FLOP/s", true, flops_text});
   cols.push_back({"peak_memory_bytes", "peak mem", true, [get](const Json& r) {
                     const Json v = get(r, "peak_memory_bytes");
                     return v.is_null() ? std::string("-") : human_bytes(v.get<double>());
@@ -191,11 +213,7 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
                       return note;
                     }});
   } else {
-    for (const char* k :
-         {"trial_id", "unit", "quality_reference", "noisy", "error", "config_throughput",
-          "config_ratio", "config_ci_low", "config_ci_high", "config_verdict", "config_notes"}) {
-      cols.push_back({k, k, false, {}});
-    }
+    add_machine_columns(cols, flops);
   }
   return cols;
 }
@@ -223,8 +241,11 @@ std::string results_table(const db::SweepRecord& sweep, const RunResults& run,
     return std::make_pair(a->row.plan.config_index, a->row.plan.repeat) <
            std::make_pair(b->row.plan.config_index, b->row.plan.repeat);
   });
+  const bool flops = std::any_of(run.trials.begin(), run.trials.end(), [](const StoredTrial& t) {
+    return t.achieved_flops().has_value();
+  });
   const std::vector<Column> cols =
-      result_columns(keys, repeats, format, spec.measure.target.has_value());
+      result_columns(keys, repeats, format, spec.measure.target.has_value(), flops);
   const std::string listing = render_chunks(
       sorted.size(),
       [&](size_t begin, size_t end) {

@@ -22,6 +22,10 @@
 
 namespace gpusweep::host {
 
+// Seconds of each matmul benchmark (CPU, and the GPU where there is one)
+// a FLOP-counting workload's trial runs after its warmup.
+constexpr double kFlopsPeakProbeS = 0.25;
+
 db::SweepRecord sweep_record(const SweepSpec& spec) {
   db::SweepRecord rec;
   rec.name = spec.name;
@@ -232,6 +236,11 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
     }
     job.worker.config_json = config.dump();
     job.worker.measure_json = measure_json;
+    // A workload that counts its step's FLOPs: the trial measures its
+    // device's matmul peak in its own dtype, for compare's MFU.
+    if (info.runtime.is_object() && info.runtime.value("counts_flops", false)) {
+      job.worker.probe_matmul_s = kFlopsPeakProbeS;
+    }
     job.worker.max_memory_bytes = std::floor(spec_.measure.max_memory_bytes);
     job.timeout_s = spec_.measure.timeout_s;
     job.silence_s = spec_.measure.silence_s;

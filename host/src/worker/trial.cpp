@@ -121,8 +121,9 @@ void Trial::setup() {
     runtime["cuda_visible_devices"] = visible;
   }
   out_.emit(event::Runtime{runtime, setup_s}.to_json());
-  if (args_.probe_matmul_s > 0) {
+  if (args_.probe_matmul_s > 0 && !args_.parallel_starts) {
     // With the trial's threads (applied by create): the peak this trial could reach.
+    // (With parallel starts the setup shares the device: warmup probes instead.)
     event::Probe probe;
     probe.matmul = probe_matmul(plugin_, args_.probe_matmul_s);
     out_.emit(probe.to_json());

@@ -89,11 +89,20 @@ void Trial::warmup() {
   // turn of its own, as a block does.
   // The wait for it is no warmup: warmup by time and warmup_s leave it out.
   double waited_s = 0;
-  if (args_.parallel_starts && (measure_.block_s > 0 || measure_.min_warmup_s > 0 ||
-                                measure_.stable_warmup || probes_busy())) {
+  if (args_.parallel_starts &&
+      (measure_.block_s > 0 || measure_.min_warmup_s > 0 || measure_.stable_warmup ||
+       probes_busy() || args_.probe_matmul_s > 0)) {
     const auto w0 = Clock::now();
     next_turn();
     waited_s = seconds_since(w0);
+  }
+  if (args_.parallel_starts && args_.probe_matmul_s > 0) {
+    // The matmul peak setup() leaves to a turn of the trial's own.
+    const auto p0 = Clock::now();
+    event::Probe probe;
+    probe.matmul = probe_matmul(plugin_, args_.probe_matmul_s);
+    out_.emit(probe.to_json());
+    waited_s += seconds_since(p0);
   }
   if (measure_.block_s > 0) {
     measure_.steps_per_block = steps_for(measure_.block_s);

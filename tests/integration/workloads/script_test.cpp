@@ -157,6 +157,32 @@ TEST_CASE("a setting the script ignores fails its trial, naming what was set and
   REQUIRE(row["achieved_flops"].is_number());
   CHECK(row["achieved_flops"].get<double>() ==
         Approx(flops * row["throughput_median"].get<double>() / 8).epsilon(1e-12));
+  // Each trial measured its CPU's matmul peak after warmup: the MFU is the
+  // achieved FLOP/s over the highest of its config's.
+  REQUIRE(box.count("SELECT count(*) FROM metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+                    "m.name = 'matmul_peak_gflops_cpu' AND m.value > 0 AND " +
+                    config_is("precision", "'fp32'")) == 3);
+  const double peak =
+      std::stod(box.text("SELECT CAST(max(m.value) AS TEXT) FROM metrics m JOIN trials t ON t.id = "
+                         "m.trial_id WHERE m.name = 'matmul_peak_gflops_cpu' AND " +
+                         config_is("precision", "'fp32'")));
+  REQUIRE(row["mfu"].is_number());
+  CHECK(row["mfu"].get<double>() ==
+        Approx(row["achieved_flops"].get<double>() / (peak * 1e9)).epsilon(1e-9));
+  // results: each trial's own, in the table and the machine formats.
+  const auto listed = box.gpusweep("results --db results.db --format json");
+  INFO(listed.output);
+  int with_mfu = 0;
+  for (const auto& t : nlohmann::json::parse(listed.output)) {
+    if (t["status"] != "ok") continue;
+    REQUIRE(t["achieved_flops"].is_number());
+    CHECK(t["achieved_flops"].get<double>() ==
+          Approx(flops * t["throughput_median"].get<double>() / 8).epsilon(1e-12));
+    with_mfu += t["mfu"].is_number() && t["mfu"].get<double>() > 0;
+  }
+  CHECK(with_mfu == 3);
+  CHECK_THAT(box.gpusweep("results --db results.db").output,
+             Contains("FLOP/s") && Contains("% MFU"));
   // A setting no flag carries skips the trial, saying which map lacks it.
   Sandbox box2;
   box2.write("s.json", loop_sweep("unmapped", "", R"({"grad_accum": [1, 2]})"));
