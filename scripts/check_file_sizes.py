@@ -3,10 +3,10 @@
 
 A non-test source (the host, the results store, the SDK, the plugins) over
 600 lines must say why at its top: a comment line starting "Long by design:"
-among its first 30 lines. A command of the command line
-(host/src/cli/cmd_*.cpp) stays under 150 lines, without exception: what it
-computes belongs to the layer below (docs/architecture.md, "The host's
-layers").
+among its first 30 lines. Every file of the command line (host/src/cli/)
+but cli.cpp, the shared option plumbing, stays under 150 lines, without
+exception: what a command computes belongs to the layer below
+(docs/architecture.md, "The host's layers").
 
 Usage: check_file_sizes.py [ROOT]   (default: the folder above this script's)
 """
@@ -31,9 +31,10 @@ for folder in folders:
                 lines = f.read().split("\n")
             n = len(lines) - (1 if lines and lines[-1] == "" else 0)
             checked += 1
-            if rel.startswith("host/src/cli/cmd_") and n >= COMMAND_LIMIT:
-                problems.append(f"{rel}: {n} lines; a command stays under {COMMAND_LIMIT}: move "
-                                "what it computes to the layer it belongs to")
+            if (rel.startswith("host/src/cli/") and rel != "host/src/cli/cli.cpp"
+                    and n >= COMMAND_LIMIT):
+                problems.append(f"{rel}: {n} lines; a file of cli/ stays under {COMMAND_LIMIT}: "
+                                "move what it computes to the layer it belongs to")
             elif n > FILE_LIMIT:
                 top = [l.lstrip("/#\" ") for l in lines[:30]]
                 if not any(t.startswith("Long by design:") for t in top):

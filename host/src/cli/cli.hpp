@@ -1,19 +1,15 @@
 // Shared command-line plumbing for the subcommands (Boost.Program_options).
 #pragma once
 
-#include "analysis/check.hpp"
-#include "analysis/history.hpp"
 #include "cli/commands.hpp"
-#include "plugin_host/builds.hpp"
-#include "report/check_view.hpp"
 #include "report/output.hpp"
-#include "run/sweep_run.hpp"
+#include "spec/sweep.hpp"
+#include "support/error.hpp"
 
 #include <gpusweep/db/store.hpp>
 
 #include <boost/program_options.hpp>
 
-#include <functional>
 #include <ostream>
 
 #include <memory>
@@ -84,58 +80,5 @@ OpenedSweep open_sweep(const po::variables_map& vm);
 // A run not yet finished: its figures are of the trials done so far, which
 // a note says before them (on stderr where stdout is a machine format).
 void note_unfinished(const OpenedSweep& run, const po::variables_map& vm, OutputFormat format);
-
-// `run` and `resume`: runs the sweep's unfinished trials with progress, then
-// prints the results table; the exit code (130 when interrupted).
-// to_stderr: its lines go to stderr (a command whose stdout is JSON).
-// end, when given, prints what follows the trials instead (check's
-// verdicts) and returns the exit code; complete is false when Ctrl-C
-// stopped the run.
-using RunEnd = std::function<int(SweepRun& run, bool complete, std::ostream& out)>;
-int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request,
-              bool to_stderr = false, const RunEnd& end = {});
-
-// A check as `check` and `history --confirm` run it: the sweep (checked by
-// validate_check_sweep, the builds resolved against it), the check's
-// record (tolerances and builds), and how to print its verdicts.
-struct CheckJob {
-  SweepSpec spec;
-  BuildPair builds;
-  Json check;
-  double budget_s = 0;
-  RunRequest request;  // the database, --resume, fork server, the sweep file
-  CheckFormat format = CheckFormat::text;
-  std::vector<std::string> files;  // --output
-  bool inconclusive_fails = true;
-  bool to_stderr = false;  // the run's lines (and the text table) to stderr
-  std::function<void(const CheckRunReport&)> on_report;  // sees the verdicts
-};
-// Adds the build axis, runs the check with progress, prints its verdicts;
-// the exit code (check_report's).
-int run_check(CheckJob job);
-
-// `history --confirm`: for each change point of the series, a check of the
-// build before it against the build at it (their files, if they still hold
-// those builds: the hash each run recorded), of the series' config with the
-// later run's protocol, into the later run's database; then a line each:
-// confirmed (the check calls the same change), not the build's, undecided,
-// or why it cannot be re-measured. Returns how many were confirmed, or -1
-// when Ctrl-C stopped a check.
-struct ConfirmOptions {
-  double tolerance = kDefaultCheckTolerance;
-  double budget_s = kDefaultCheckBudgetS;
-  bool fork_server = true;
-  std::vector<std::string> plugin_paths;
-};
-int confirm_change_points(const HistoryResult& result, const ConfirmOptions& options,
-                          std::ostream& out);
-
-// The runner's callbacks that draw progress: each trial's start, events,
-// end and the runner's notices (run, resume, tune).
-class Progress;
-class LiveBlocks;
-// The runner's callbacks that keep `progress` and, when given, the live
-// view's file of the running trials' blocks up to date.
-RunnerCallbacks progress_callbacks(Progress& progress, LiveBlocks* live = nullptr);
 
 }  // namespace gpusweep::host

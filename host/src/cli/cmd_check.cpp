@@ -2,6 +2,7 @@
 // interleaved run, and a verdict per config for CI (analysis/check.hpp).
 #include "analysis/check.hpp"
 #include "cli/cli.hpp"
+#include "cli/run_commands.hpp"
 #include "plugin_host/builds.hpp"
 #include "report/check_view.hpp"
 #include "run/sweep_run.hpp"
@@ -112,7 +113,8 @@ int cmd_check(const Args& args) {
   validate_check_sweep(spec);
   const std::string base_arg = vm["base"].as<std::string>();
   const std::string head_arg = vm["head"].as<std::string>();
-  CheckJob job;
+  CheckRun run;
+  CheckJob& job = run.job;
   job.builds = resolve_build_pair(Registry(plugin_paths(vm)), spec, base_arg, head_arg,
                                   vm["allow-same"].as<bool>());
   for (const auto& [role, arg, b] : {std::tuple{kBaseBuild, &base_arg, &job.builds.base},
@@ -129,12 +131,12 @@ int cmd_check(const Args& args) {
   job.request.fork_server = !vm["fresh-workers"].as<bool>();
   job.request.file_path = fs::absolute(file).string();
   job.request.file_hash = hash_file(file);
-  job.format = format;
-  job.files = strings_of(vm, "output");
-  job.inconclusive_fails = inconclusive == "fail";
+  run.format = format;
+  run.files = strings_of(vm, "output");
+  run.inconclusive_fails = inconclusive == "fail";
   // A machine-readable format on stdout keeps the run's lines on stderr.
-  job.to_stderr = job.files.empty() && format != CheckFormat::text;
-  return run_check(std::move(job));
+  run.to_stderr = run.files.empty() && format != CheckFormat::text;
+  return run_check(std::move(run));
 }
 
 }  // namespace gpusweep::host

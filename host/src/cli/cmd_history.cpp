@@ -3,6 +3,7 @@
 // changes marked.
 #include "analysis/history.hpp"
 #include "cli/cli.hpp"
+#include "cli/run_commands.hpp"
 #include "report/history_page.hpp"
 #include "report/history_view.hpp"
 #include "support/error.hpp"

@@ -1,6 +1,7 @@
 // `gpusweep resume`: continue the latest run of a sweep from the database.
 #include "analysis/stored.hpp"
 #include "cli/cli.hpp"
+#include "cli/run_commands.hpp"
 #include "run/sweep_run.hpp"
 #include "support/error.hpp"
 

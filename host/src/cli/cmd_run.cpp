@@ -1,6 +1,7 @@
 // `gpusweep run`: validate a sweep, record its trials, run each in its own
 // worker process, commit each result as it finishes (run/sweep_run.hpp).
 #include "cli/cli.hpp"
+#include "cli/run_commands.hpp"
 #include "plugin_host/registry.hpp"
 #include "report/run_view.hpp"
 #include "run/sweep_run.hpp"

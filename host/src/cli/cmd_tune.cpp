@@ -5,6 +5,7 @@
 #include "report/tune_view.hpp"
 #include "run/live_blocks.hpp"
 #include "run/progress.hpp"
+#include "run/run_session.hpp"
 #include "run/tune_run.hpp"
 #include "spec/hashing.hpp"
 

@@ -3,6 +3,7 @@
 // own worker, recorded in the database (run/batch_tuner.hpp runs the search).
 #include "analysis/compare.hpp"
 #include "cli/cli.hpp"
+#include "cli/run_commands.hpp"
 #include "plugin_host/registry.hpp"
 #include "report/batch_view.hpp"
 #include "run/batch_tuner.hpp"

@@ -1,54 +1,10 @@
-// `history --confirm`: each change point's builds, the one before it and the
-// one at it, measured again in one check, before the change is called the
-// build's.
-#include "analysis/stored.hpp"
-#include "cli/cli.hpp"
+// `history --confirm`'s lines: each change point's check (run/confirm.hpp)
+// and what it found.
+#include "cli/run_commands.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
 
-#include <algorithm>
-#include <filesystem>
-
 namespace gpusweep::host {
-
-namespace {
-
-// The sweep a confirmation runs: the later run's, cut to the series' config.
-SweepSpec confirm_spec(const HistoryPoint& after) {
-  db::Store store(after.source, db::Connection::Mode::read_only);
-  const auto run = store.sweep(after.run_id);
-  if (!run)
-    throw UsageError("run " + std::to_string(after.run_id) + " is gone from " + after.source);
-  SweepSpec spec = stored_spec(*run);
-  spec.name = "confirm-" + run->name;
-  spec.source = "history --confirm (run " + std::to_string(after.run_id) + ")";
-  spec.base = without_build(after.config);
-  spec.grid = Json::object();
-  spec.baseline = Json::object();
-  spec.claims.clear();
-  spec.tune = nullptr;
-  spec.check = nullptr;
-  spec.measure.repeats = std::max<int64_t>(spec.measure.repeats, 3);
-  validate_check_sweep(spec);
-  return spec;
-}
-
-// The build a point ran, if its file still holds it.
-RunBuild build_of(const Registry& registry, const SweepSpec& spec, const char* role,
-                  const HistoryPoint& point) {
-  if (point.plugin_path.find(", ") != std::string::npos) {
-    throw UsageError("run " + std::to_string(point.run_id) + " ran several builds");
-  }
-  RunBuild b = resolve_build(registry, spec, role, point.plugin_path);
-  if (b.info.hash != point.plugin_hash) {
-    throw UsageError(point.plugin_path + " now holds build " + b.info.hash.substr(0, 12) +
-                     ", not the build " + point.plugin_hash.substr(0, 12) + " run " +
-                     std::to_string(point.run_id) + " ran: keep each build's file to confirm");
-  }
-  return b;
-}
-
-}  // namespace
 
 int confirm_change_points(const HistoryResult& result, const ConfirmOptions& options,
                           std::ostream& out) {
@@ -69,20 +25,9 @@ int confirm_change_points(const HistoryResult& result, const ConfirmOptions& opt
         continue;
       }
       try {
-        CheckJob job;
-        job.spec = confirm_spec(after);
-        job.builds.base = build_of(registry, job.spec, kBaseBuild, before);
-        job.builds.head = build_of(registry, job.spec, kHeadBuild, after);
-        check_build_pair(job.spec, job.builds.base, job.builds.head, before.plugin_path,
-                         after.plugin_path);
-        job.check = {{"tolerance", options.tolerance},
-                     {"confirm", true},
-                     {kBaseBuild, build_record(job.builds.base, before.versions.build)},
-                     {kHeadBuild, build_record(job.builds.head, after.versions.build)}};
-        job.budget_s = options.budget_s;
-        job.request.db_path = after.source;
-        job.request.fork_server = options.fork_server;
-        job.on_report = [&](const CheckRunReport& r) {
+        CheckRun check;
+        check.job = confirm_job(registry, before, after, options);
+        check.on_report = [&](const CheckRunReport& r) {
           if (r.pairs.empty()) {
             line += "undecided: the check measured nothing";
             return;
@@ -93,7 +38,7 @@ int confirm_change_points(const HistoryResult& result, const ConfirmOptions& opt
         };
         out << "\nconfirming " << line << "a check of " << before.plugin_path << " against "
             << after.plugin_path << " into " << after.source << "\n";
-        if (run_check(std::move(job)) == 130) return -1;
+        if (run_check(std::move(check)) == 130) return -1;
       } catch (const UsageError& e) {
         line += std::string("cannot confirm: ") + e.what();
       }

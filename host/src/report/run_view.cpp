@@ -48,19 +48,6 @@ std::string plan_text(const SweepSpec& spec, const PluginManifest& manifest,
   return out.str();
 }
 
-std::string outcome_detail(const db::TrialOutcome& o) {
-  if (o.summary) {
-    std::string d = human_rate(o.summary->throughput_median, o.summary->unit) + ", cv " +
-                    fixed(100 * o.summary->throughput_cv, 1) + "%";
-    if (o.summary->quality) {
-      d += ", " + o.summary->quality_metric.value_or("quality") + " " +
-           human_count(*o.summary->quality);
-    }
-    return d;
-  }
-  return o.error ? truncate(*o.error, 120) : "";
-}
-
 namespace {
 
 bool failed(db::TrialStatus s) {

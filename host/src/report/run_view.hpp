@@ -1,5 +1,5 @@
-// What `gpusweep run` prints besides progress: the plan of a dry run and the
-// one-line outcome of each trial.
+// What `gpusweep run` prints besides progress: the plan of a dry run, and
+// the verdict of a run that ended.
 #pragma once
 
 #include "analysis/stored.hpp"
@@ -19,9 +19,6 @@ namespace gpusweep::host {
 std::string plan_text(const SweepSpec& spec, const PluginManifest& manifest,
                       const std::vector<PlannedTrial>& plan,
                       const std::optional<Shard>& shard = std::nullopt);
-
-// "1.20k samples/s, cv 2.1%, accuracy 0.91", or the error.
-std::string outcome_detail(const db::TrialOutcome& o);
 
 // `run`'s exit status when it completed but its baseline, or every trial,
 // ended failed (failed, oom, timeout, crashed; skipped is by design).

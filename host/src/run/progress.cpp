@@ -7,6 +7,19 @@
 
 namespace gpusweep::host {
 
+std::string outcome_detail(const db::TrialOutcome& o) {
+  if (o.summary) {
+    std::string d = human_rate(o.summary->throughput_median, o.summary->unit) + ", cv " +
+                    fixed(100 * o.summary->throughput_cv, 1) + "%";
+    if (o.summary->quality) {
+      d += ", " + o.summary->quality_metric.value_or("quality") + " " +
+           human_count(*o.summary->quality);
+    }
+    return d;
+  }
+  return o.error ? truncate(*o.error, 120) : "";
+}
+
 namespace {
 double since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();

@@ -2,6 +2,7 @@
 // line per finished trial otherwise (logs, CI).
 #pragma once
 
+#include <gpusweep/db/store.hpp>
 #include <gpusweep/db/trial_status.hpp>
 
 #include <nlohmann/json.hpp>
@@ -12,6 +13,10 @@
 #include <string>
 
 namespace gpusweep::host {
+
+// A finished trial's line: "1.20k samples/s, cv 2.1%, accuracy 0.91", or
+// its error.
+std::string outcome_detail(const db::TrialOutcome& o);
 
 class Progress {
  public:
