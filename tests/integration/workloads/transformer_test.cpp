@@ -182,7 +182,10 @@ TEST_CASE("transformer's fused attention trains as the written-out one", "[integ
   CHECK(std::abs(value("val_loss", "fused") - value("start_val_loss", "fused")) > 1e-2);
   // Each ran its own kernels: they sum in another order, so the losses
   // differ in their last bits (an ignored knob would give the same bits).
-  CHECK(value("last_loss", "fused") != value("last_loss", "explicit"));
+  // One of the two may round to the same float on a given CPU's kernels
+  // (an AVX2 machine's last training loss did): not both.
+  CHECK((value("last_loss", "fused") != value("last_loss", "explicit") ||
+         value("val_loss", "fused") != value("val_loss", "explicit")));
 }
 
 TEST_CASE("diagnose times every phase of the transformer's step and counts its FLOPs",
