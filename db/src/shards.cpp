@@ -145,9 +145,10 @@ class Merger {
     }
     auto ins = db_.prepare(
         "INSERT INTO main.sweeps (name, workload, file_path, file_hash, spec_json, spec_hash, "
-        "status, run_key, shard_count) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?)");
+        "status, run_key, shard_count, kind) VALUES (?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)");
     ins.bind(1, s.name).bind(2, s.workload).bind(3, s.file_path).bind(4, s.file_hash);
     ins.bind(5, s.spec_json).bind(6, s.spec_hash).bind(7, s.run_key).bind(8, s.shard_count);
+    ins.bind(9, run_kind_name(s.kind));
     ins.run();
     return db_.last_insert_rowid();
   }

@@ -20,15 +20,17 @@ int64_t Store::create_sweep(const SweepRecord& s, const std::vector<TrialPlan>& 
 int64_t Store::insert_sweep(const SweepRecord& s) {
   auto st = db_.prepare(
       "INSERT INTO sweeps (name, workload, file_path, file_hash, spec_json, spec_hash, status, "
-      "run_key, shard_index, shard_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+      "run_key, shard_index, shard_count, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
   st.bind(1, s.name).bind(2, s.workload).bind(3, s.file_path).bind(4, s.file_hash);
-  st.bind(5, s.spec_json).bind(6, s.spec_hash).bind(7, s.status);
+  st.bind(5, s.spec_json).bind(6, s.spec_hash).bind(7, sweep_status_name(s.status));
   st.bind(8, s.run_key).bind(9, s.shard_index).bind(10, s.shard_count);
+  st.bind(11, run_kind_name(s.kind));
   st.run();
   return db_.last_insert_rowid();
 }
 
-void Store::set_sweep_status(int64_t sweep_id, const std::string& status) {
+void Store::set_sweep_status(int64_t sweep_id, SweepStatus sweep_status) {
+  const std::string status = sweep_status_name(sweep_status);
   auto st = db_.prepare(
       "UPDATE sweeps SET status = ?, finished_at = CASE WHEN ? = 'running' THEN NULL "
       "ELSE strftime('%Y-%m-%dT%H:%M:%fZ', 'now') END WHERE id = ?");

@@ -11,7 +11,7 @@ namespace gpusweep::db {
 // The columns read_sweep reads, in its order: "SELECT " + kSweepColumns.
 inline constexpr const char* kSweepColumns =
     "id, name, workload, file_path, file_hash, spec_json, spec_hash, status, created_at, "
-    "run_key, shard_index, shard_count";
+    "run_key, shard_index, shard_count, kind";
 
 inline SweepRecord read_sweep(const Statement& st) {
   SweepRecord s;
@@ -22,11 +22,12 @@ inline SweepRecord read_sweep(const Statement& st) {
   s.file_hash = st.get_optional_text(4);
   s.spec_json = st.get_text(5);
   s.spec_hash = st.get_text(6);
-  s.status = st.get_text(7);
+  s.status = parse_sweep_status(st.get_text(7)).value_or(SweepStatus::running);
   s.created_at = st.get_text(8);
   s.run_key = st.get_optional_text(9);
   if (!st.is_null(10)) s.shard_index = st.get_int(10);
   if (!st.is_null(11)) s.shard_count = st.get_int(11);
+  s.kind = parse_run_kind(st.get_text(12)).value_or(RunKind::sweep);
   return s;
 }
 

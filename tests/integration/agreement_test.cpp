@@ -81,7 +81,7 @@ int64_t write_fixture(const std::string& path) {
     o.summary = m;
     store.commit_trial(t.id, o);
   }
-  store.set_sweep_status(id, "finished");
+  store.set_sweep_status(id, db::SweepStatus::finished);
   return id;
 }
 

@@ -465,7 +465,8 @@ TEST_CASE("read commands never write a database an older gpusweep wrote", "[inte
         "DROP TABLE block_series; DROP INDEX trials_by_ordinal; "
         "ALTER TABLE trials DROP COLUMN run_plugin_hash; "
         "ALTER TABLE trials DROP COLUMN interleave_group; ALTER TABLE blocks DROP COLUMN cycle; "
-        "ALTER TABLE blocks DROP COLUMN device_seconds; PRAGMA user_version = 3; "
+        "ALTER TABLE blocks DROP COLUMN device_seconds; ALTER TABLE sweeps DROP COLUMN kind; "
+        "PRAGMA user_version = 3; "
         "PRAGMA wal_checkpoint(TRUNCATE)");
   }
   const std::string before = box.read("results.db");

@@ -14,8 +14,9 @@ struct RunSpec {
   double level = 1000;  // each block's throughput, before its wobble
   std::string hash = "a411f1e6e63d4649";
   std::string torch = "2.15.0";
-  std::string status = "finished";
+  db::SweepStatus status = db::SweepStatus::finished;
   std::string workload = "noop";
+  db::RunKind kind = db::RunKind::sweep;
 };
 
 inline db::EnvironmentInfo environment(const std::string& torch) {
@@ -35,6 +36,7 @@ inline void write_run(db::Store& store, int index, const RunSpec& r) {
   db::SweepRecord s;
   s.name = "nightly";
   s.workload = r.workload;
+  s.kind = r.kind;
   s.spec_json = R"({"name": "nightly", "workload": "noop", "grid": {"batch_size": [16, 32]}})";
   s.spec_hash = "h";
   std::vector<db::TrialPlan> plans;

@@ -310,9 +310,9 @@ std::vector<HistoryPoint> read_history(db::Store& store, const std::string& sour
   for (auto& e : store.environments(std::nullopt)) envs[e.id] = std::move(e);
   std::vector<HistoryPoint> out;
   for (const auto& run : store.sweeps()) {
-    if (run.status != "finished") continue;
+    if (run.status != db::SweepStatus::finished) continue;
     if (!workload.empty() && run.workload != workload) continue;
-    if (run.name.rfind("diagnose-", 0) == 0) continue;
+    if (!db::measures_configs(run.kind)) continue;  // diagnose's and tune-batch's probes
     read_run(store, run, source, envs, out);
   }
   return out;

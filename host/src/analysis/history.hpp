@@ -125,9 +125,10 @@ HistoryResult history_series(std::vector<HistoryPoint> points, const HistoryFilt
                              const ChangePointOptions& options = {});
 
 // Every config of every finished run of `workload` ("" any) in the
-// database, a point each ("diagnose-" runs are left out: their trials are
-// instrumented; so are history --confirm's checks, which re-measure old
-// builds now). A check's two builds of a config are two points. A tune run gives its confirmation
+// database, a point each (diagnose's and tune-batch's runs are left out,
+// by their stored kind: their trials are instrumented or a few steps
+// long; so are history --confirm's checks, which re-measure old builds
+// now). A check's two builds of a config are two points. A tune run gives its confirmation
 // rounds, as compare reads it. source names the database in each point.
 std::vector<HistoryPoint> read_history(db::Store& store, const std::string& source,
                                        const std::string& workload);

@@ -33,7 +33,7 @@ bool run_alive(const std::string& db_path, int64_t run_id) {
 
 std::string unfinished_note(db::Store& store, const std::string& db_path,
                             const db::SweepRecord& sweep) {
-  if (sweep.status == "finished") return "";
+  if (sweep.status == db::SweepStatus::finished) return "";
   const auto counts = store.run_counts(sweep.id);
   if (counts.empty() || counts.front().total <= counts.front().finished) return "";
   const db::RunCounts& c = counts.front();

@@ -7,6 +7,7 @@
 #include "report/history_page.hpp"
 #include "report/history_view.hpp"
 #include "support/error.hpp"
+#include "support/exit_code.hpp"
 
 #include <gpusweep/db/store.hpp>
 
@@ -126,7 +127,7 @@ int cmd_history(const Args& args) {
     confirm.tolerance = fraction_option(p.vm, "tolerance");
     confirm.budget_s = p.vm["budget-s"].as<double>();
     confirm.plugin_paths = plugin_paths(p.vm);
-    return confirm_change_points(result, confirm, std::cout) < 0 ? 130 : 0;
+    return confirm_change_points(result, confirm, std::cout) < 0 ? kExitInterrupted : kExitOk;
   }
   std::string sources;
   for (const auto& path : dbs) sources += (sources.empty() ? "" : ", ") + path;

@@ -21,7 +21,7 @@ std::string sweep_list(db::Store& store, OutputFormat format) {
     rows.push_back({{"run", s.id},
                     {"name", s.name},
                     {"workload", s.workload},
-                    {"status", s.status},
+                    {"status", db::sweep_status_name(s.status)},
                     {"trials", store.trial_counts(s.id).total},
                     {"created", s.created_at}});
   }

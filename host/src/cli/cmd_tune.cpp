@@ -8,6 +8,7 @@
 #include "run/run_session.hpp"
 #include "run/tune_run.hpp"
 #include "spec/hashing.hpp"
+#include "support/exit_code.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -135,7 +136,7 @@ int cmd_tune(const Args& args) {
   }
   if (!complete) {
     std::cerr << "interrupted: `gpusweep tune " << file << " --resume` continues it\n";
-    return 130;
+    return kExitInterrupted;
   }
   return status.winner ? 0 : 1;
 }

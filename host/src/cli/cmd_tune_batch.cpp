@@ -8,6 +8,7 @@
 #include "report/batch_view.hpp"
 #include "run/batch_tuner.hpp"
 #include "spec/units.hpp"
+#include "support/exit_code.hpp"
 
 #include <algorithm>
 #include <iostream>
@@ -31,6 +32,7 @@ int target_stage(SweepSpec& target, const PluginInfo& info, const BatchTuneResul
   RunRequest run;
   run.db_path = db_path;
   run.fork_server = true;
+  run.kind = db::RunKind::tune_batch;
   progress << "\ntime to target: " << sizes.size() << " batch sizes x " << target.measure.repeats
            << " seeds, the baseline batch " << curve.best_batch << " (the most samples/s)\n"
            << std::flush;
@@ -122,7 +124,7 @@ int cmd_tune_batch(const Args& args) {
   if (search_sets.size() != sets.size()) target = target_sweep(workload, sets, info.manifest);
   const BatchTuneRequest request = batch_tune_request(spec, info.manifest, search, max_memory);
   const std::string db_path = vm["db"].as<std::string>();
-  ProbeSession session(db_path, spec, info);
+  ProbeSession session(db_path, spec, info, db::RunKind::tune_batch);
   // Progress goes to stderr when stdout carries the JSON document.
   std::ostream& progress = json ? std::cerr : std::cout;
   progress << tune_batch_header(spec.workload, request.search, max_memory, spec.name,
@@ -132,7 +134,7 @@ int cmd_tune_batch(const Args& args) {
   });
   Json out = json ? tune_batch_json(r, request.search) : Json();
   if (!json) std::cout << render_tune_batch(r, request.search, request.verify_measure);
-  int code = r.interrupted ? 130 : r.recommended ? 0 : 1;
+  int code = r.interrupted ? kExitInterrupted : r.recommended ? kExitOk : kExitFailed;
   if (target && code == 0) code = target_stage(*target, info, r, db_path, json, progress, out);
   if (json) std::cout << out.dump(2) << "\n";
   return code;

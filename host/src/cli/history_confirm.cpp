@@ -2,6 +2,7 @@
 // and what it found.
 #include "cli/run_commands.hpp"
 #include "support/error.hpp"
+#include "support/exit_code.hpp"
 #include "support/format.hpp"
 
 namespace gpusweep::host {
@@ -38,7 +39,7 @@ int confirm_change_points(const HistoryResult& result, const ConfirmOptions& opt
         };
         out << "\nconfirming " << line << "a check of " << before.plugin_path << " against "
             << after.plugin_path << " into " << after.source << "\n";
-        if (run_check(std::move(check)) == 130) return -1;
+        if (run_check(std::move(check)) == kExitInterrupted) return -1;
       } catch (const UsageError& e) {
         line += std::string("cannot confirm: ") + e.what();
       }

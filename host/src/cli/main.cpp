@@ -2,6 +2,7 @@
 // and records every measurement in SQLite. Dispatches the subcommands.
 #include "cli/commands.hpp"
 #include "support/error.hpp"
+#include "support/exit_code.hpp"
 #include "support/version.hpp"
 
 #include <gpusweep/db/sqlite.hpp>
@@ -63,29 +64,29 @@ void usage(std::ostream& out) {
 int main(int argc, char** argv) {
   if (argc < 2) {
     usage(std::cerr);
-    return 2;
+    return gpusweep::host::kExitUsage;
   }
   const std::string name = argv[1];
   if (name == "--help" || name == "-h" || name == "help") {
     usage(std::cout);
-    return 0;
+    return gpusweep::host::kExitOk;
   }
   if (name == "--version") {
     std::cout << "gpusweep " << gpusweep::host::build::version() << " ("
               << gpusweep::host::build::git_commit() << ")\n";
-    return 0;
+    return gpusweep::host::kExitOk;
   }
   auto it = commands().find(name);
   if (it == commands().end()) {
     std::cerr << "gpusweep: unknown command '" << name << "' (see gpusweep --help)\n";
-    return 2;
+    return gpusweep::host::kExitUsage;
   }
   const Args args(argv + 2, argv + argc);
   try {
     return it->second.fn(args);
   } catch (const gpusweep::UsageError& e) {
     std::cerr << "error: " << e.what() << "\n";
-    return 2;
+    return gpusweep::host::kExitUsage;
   } catch (const gpusweep::db::DbError& e) {
     std::cerr << "error: database: " << e.what() << "\n";
     if ((e.code() & 0xff) == SQLITE_FULL) {
@@ -93,7 +94,7 @@ int main(int argc, char** argv) {
       // rolled back whole. Nothing to repair, only space to free.
       std::cerr << "the disk holding the results database is full: free some space, then "
                    "run the same command with --resume to finish (finished trials are kept)\n";
-      return 2;
+      return gpusweep::host::kExitUsage;
     }
     // A --db the user can fix (not gpusweep's, too new, not writable, not
     // openable) is a usage error; anything else went wrong underneath.
@@ -102,12 +103,12 @@ int main(int argc, char** argv) {
       case SQLITE_CANTOPEN:
       case SQLITE_READONLY:
       case SQLITE_PERM:
-        return 2;
+        return gpusweep::host::kExitUsage;
       default:
-        return 1;
+        return gpusweep::host::kExitFailed;
     }
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
-    return 1;
+    return gpusweep::host::kExitFailed;
   }
 }

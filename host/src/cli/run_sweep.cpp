@@ -23,13 +23,13 @@ RunRequest with_slurm_ids(RunRequest request) {
 
 int run_sweep(const SweepSpec& spec, const PluginInfo& info, RunRequest request, bool to_stderr) {
   request = with_slurm_ids(std::move(request));
-  const RunEnd end = [&spec, &request](SweepRun& run, bool complete, std::ostream& out) {
+  const RunEnd end = [&spec, &request](SweepRun& run, bool complete, std::ostream& out) -> int {
     const RunResults results = read_results(run.store(), run.record());
     out << "\n" << results_table(run.record(), results);
     if (!complete) {
       out << "interrupted: finished trials are saved; continue with: gpusweep resume " << spec.name
           << " --db " << request.db_path << "\n";
-      return 130;
+      return kExitInterrupted;
     }
     const RunVerdict verdict = run_verdict(spec, results.trials);
     if (!verdict.advice.empty()) out << verdict.advice;

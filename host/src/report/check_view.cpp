@@ -6,6 +6,7 @@
 #include "report/run_view.hpp"
 #include "spec/sweep.hpp"
 #include "support/error.hpp"
+#include "support/exit_code.hpp"
 #include "support/format.hpp"
 
 #include <cmath>
@@ -253,8 +254,8 @@ CheckRunReport check_report(db::Store& store, const db::SweepRecord& run, const 
   const int64_t rounds = rounds_of(trials);
   r.round_cap = rounds >= kMaxRounds;
   r.stopped = stopped_text(r, spec.check.value("budget_s", 0.0), rounds);
-  r.exit_code = !complete                                                       ? 130
-                : r.verdict == CheckVerdict::regression                         ? 1
+  r.exit_code = !complete                                                       ? kExitInterrupted
+                : r.verdict == CheckVerdict::regression                         ? kExitFailed
                 : r.verdict == CheckVerdict::inconclusive && inconclusive_fails ? kExitTrialsFailed
                                                                                 : 0;
   return r;

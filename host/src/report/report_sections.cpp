@@ -106,8 +106,8 @@ std::string header_html(const db::SweepRecord& sweep, const SweepSpec& spec, siz
     << "</style></head><body>";
   h << "<h1>Sweep " << html_escape(sweep.name) << "</h1><p class=\"meta\">run " << sweep.id
     << " &middot; workload " << html_escape(sweep.workload) << " &middot; "
-    << html_escape(sweep.status) << " &middot; " << html_escape(sweep.created_at) << " &middot; "
-    << trials << " trials";
+    << html_escape(db::sweep_status_name(sweep.status)) << " &middot; "
+    << html_escape(sweep.created_at) << " &middot; " << trials << " trials";
   if (!spec.description.empty()) h << "<br>" << html_escape(spec.description);
   h << "<br>protocol: " << spec.measure.warmup_steps << " warmup steps, ";
   if (spec.measure.target) {
@@ -271,8 +271,8 @@ std::string race_html(db::Store& store, const db::SweepRecord& sweep, const Swee
   if (!tune.race) return "";
   const TuneSpace space(spec, PluginManifest{});
   const RaceOptions options = race_options(spec, space, tune);
-  const RaceStatus status =
-      race(space, race_trials(store, sweep.id, tune), options, sweep.status == "finished");
+  const RaceStatus status = race(space, race_trials(store, sweep.id, tune), options,
+                                 sweep.status == db::SweepStatus::finished);
   std::vector<std::vector<std::string>> rows;
   for (const RaceEvent& e : status.events) {
     rows.push_back({std::to_string(e.round), event_name(e.kind), std::to_string(e.config + 1),

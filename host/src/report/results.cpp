@@ -257,7 +257,8 @@ std::string results_table(const db::SweepRecord& sweep, const RunResults& run,
   if (format != OutputFormat::table) return listing;
 
   std::string out = "sweep '" + sweep.name + "' (run " + std::to_string(sweep.id) + ", " +
-                    sweep.workload + ", " + sweep.status + ", " + sweep.created_at + ")\n";
+                    sweep.workload + ", " + db::sweep_status_name(sweep.status) + ", " +
+                    sweep.created_at + ")\n";
   out += listing;
   bool base_ok = false;
   for (const auto& [index, f] : figures) {

@@ -5,6 +5,7 @@
 #include "analysis/stored.hpp"
 #include "spec/shard.hpp"
 #include "spec/sweep.hpp"
+#include "support/exit_code.hpp"
 
 #include <gpusweep/db/store.hpp>
 
@@ -19,10 +20,6 @@ namespace gpusweep::host {
 std::string plan_text(const SweepSpec& spec, const PluginManifest& manifest,
                       const std::vector<PlannedTrial>& plan,
                       const std::optional<Shard>& shard = std::nullopt);
-
-// `run`'s exit status when it completed but its baseline, or every trial,
-// ended failed (failed, oom, timeout, crashed; skipped is by design).
-constexpr int kExitTrialsFailed = 3;
 
 // What the end of a run says besides its table: why it failed (the baseline
 // or every trial ended failed: `run` exits kExitTrialsFailed), and what to

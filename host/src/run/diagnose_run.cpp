@@ -3,6 +3,7 @@
 
 #include "run/probe_session.hpp"
 #include "support/error.hpp"
+#include "support/exit_code.hpp"
 
 namespace gpusweep::host {
 
@@ -22,7 +23,7 @@ DiagnoseRun diagnose_new_trial(const SweepSpec& spec, const PluginInfo& info,
   WorkerArgs worker;
   worker.diagnose = true;
   worker.probe_matmul_s = matmul_s;
-  ProbeSession session(db_path, spec, info);
+  ProbeSession session(db_path, spec, info, db::RunKind::diagnose);
   progress << "diagnose " << spec.workload << ": one instrumented trial (" << protocol_text(spec)
            << "), trial recorded as sweep '" << spec.name << "' (run " << session.sweep_id()
            << ") in " << db_path << "\n"
@@ -31,7 +32,7 @@ DiagnoseRun diagnose_new_trial(const SweepSpec& spec, const PluginInfo& info,
   session.close(!r.interrupted);
   DiagnoseRun out;
   if (r.interrupted) {
-    out.code = 130;
+    out.code = kExitInterrupted;
     return out;
   }
   if (r.outcome.status != db::TrialStatus::ok) {

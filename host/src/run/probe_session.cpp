@@ -12,10 +12,12 @@
 namespace gpusweep::host {
 
 ProbeSession::ProbeSession(const std::string& db_path, const SweepSpec& spec,
-                           const PluginInfo& info)
+                           const PluginInfo& info, db::RunKind kind)
     : info_(info) {
   store_.emplace(db_path, db::Connection::Mode::read_write);
-  sweep_id_ = store_->create_sweep(sweep_record(spec), {});
+  db::SweepRecord record = sweep_record(spec);
+  record.kind = kind;
+  sweep_id_ = store_->create_sweep(record, {});
   lock_ = db::RunLock::try_acquire(db_path, sweep_id_);
   if (!lock_) {
     throw UsageError("run " + std::to_string(sweep_id_) + " of '" + spec.name +
@@ -68,7 +70,8 @@ TrialReadings ProbeResult::readings() const {
 }
 
 void ProbeSession::close(bool complete) {
-  store_->set_sweep_status(sweep_id_, complete ? "finished" : "interrupted");
+  store_->set_sweep_status(sweep_id_,
+                           complete ? db::SweepStatus::finished : db::SweepStatus::interrupted);
 }
 
 SweepSpec command_sweep(const std::string& command, const std::string& workload,

@@ -30,8 +30,10 @@ struct ProbeResult {
 
 class ProbeSession {
  public:
-  // Opens (creating) the database and records a new run of sweep `spec.name`.
-  ProbeSession(const std::string& db_path, const SweepSpec& spec, const PluginInfo& info);
+  // Opens (creating) the database and records a new run of sweep
+  // `spec.name`, of `kind` (diagnose, tune-batch).
+  ProbeSession(const std::string& db_path, const SweepSpec& spec, const PluginInfo& info,
+               db::RunKind kind);
 
   // Runs one trial of config (a resolved config) under measure; worker
   // carries the worker's other options (its plugin, config and measure are

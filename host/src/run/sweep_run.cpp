@@ -26,50 +26,6 @@ namespace gpusweep::host {
 // a FLOP-counting workload's trial runs after its warmup.
 constexpr double kFlopsPeakProbeS = 0.25;
 
-db::SweepRecord sweep_record(const SweepSpec& spec) {
-  db::SweepRecord rec;
-  rec.name = spec.name;
-  rec.workload = spec.workload;
-  rec.spec_json = canonical_json(spec.to_json());
-  Json identity = spec.to_json();
-  if (auto check = identity.find("check"); check != identity.end()) {
-    // A check is its sweep, its builds and its tolerances: a new label (a
-    // commit since), path or budget continues it on --resume.
-    check->erase("budget_s");
-    check->erase("judged_rounds");
-    for (const char* role : {kBaseBuild, kHeadBuild}) {
-      if (auto b = check->find(role); b != check->end()) *b = Json{{"hash", b->value("hash", "")}};
-    }
-  }
-  rec.spec_hash = hash_text(canonical_json(identity));
-  return rec;
-}
-
-db::TrialPlan trial_row(const PluginInfo& info, int64_t ordinal, int64_t config_index,
-                        int64_t repeat, const Json& config) {
-  db::TrialPlan r;
-  r.ordinal = ordinal;
-  r.config_index = config_index;
-  r.repeat = repeat;
-  r.workload = info.manifest.name;
-  r.plugin_version = info.manifest.version;
-  r.plugin_path = info.file.path;
-  r.plugin_hash = info.hash;
-  r.abi_version = info.abi;
-  r.config_json = canonical_json(config);
-  r.config_hash = config_hash(info.manifest.name, info.manifest.version, config);
-  return r;
-}
-
-std::vector<db::TrialPlan> to_rows(const std::vector<PlannedTrial>& plan, const PluginInfo& info) {
-  std::vector<db::TrialPlan> rows;
-  rows.reserve(plan.size());
-  for (const auto& p : plan) {
-    rows.push_back(trial_row(info, p.ordinal, p.config_index, p.repeat, p.config));
-  }
-  return rows;
-}
-
 void open_results(std::optional<db::Store>& store, const std::string& path) {
   const bool existed = std::filesystem::exists(path);
   try {
@@ -131,10 +87,11 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
     }
     if (!request.allow_plugin_change) check_plugin_build(found->id);
     if (!spec_.check.is_null()) keep_first_judgement(*found);
-    store_->set_sweep_status(found->id, "running");
+    store_->set_sweep_status(found->id, db::SweepStatus::running);
     record_ = *store_->sweep(found->id);
     return;
   }
+  if (request.kind) fresh.kind = *request.kind;
   fresh.file_path = request.file_path;
   fresh.file_hash = request.file_hash;
   auto plan = request.initial_plan ? *request.initial_plan : plan_trials(spec, info.manifest);
@@ -157,7 +114,7 @@ void SweepRun::keep_first_judgement(const db::SweepRecord& found) {
   const Json stored = Json::parse(found.spec_json).value("check", Json::object());
   if (auto r = stored.find("judged_rounds"); r != stored.end()) {
     spec_.check["judged_rounds"] = *r;
-  } else if (found.status == "finished") {
+  } else if (found.status == db::SweepStatus::finished) {
     int64_t rounds = 0;
     for (const auto& t : store_->trials(found.id)) rounds = std::max(rounds, t.plan.repeat + 1);
     spec_.check["judged_rounds"] = rounds;
@@ -572,7 +529,8 @@ bool SweepRun::run_more(const std::vector<db::TrialPlan>& rows, RunnerCallbacks 
 }
 
 void SweepRun::finish(bool complete) {
-  store_->set_sweep_status(record_.id, complete ? "finished" : "interrupted");
+  store_->set_sweep_status(record_.id,
+                           complete ? db::SweepStatus::finished : db::SweepStatus::interrupted);
   record_ = *store_->sweep(record_.id);
 }
 

@@ -64,6 +64,9 @@ struct RunRequest {
   // A check's builds by label; empty for any other run. Each config's
   // "build" key picks one; the worker's config goes without it.
   std::map<std::string, RunBuild> builds;
+  // What the run is recorded as when not what its spec says (a sweep, a
+  // tune, a check): tune-batch's target stage.
+  std::optional<db::RunKind> kind;
 };
 
 // Throws UsageError for --jobs outside 1..256.

@@ -87,7 +87,7 @@ void TuneRun::note_leader(const RaceStatus& st) {
 RaceStatus TuneRun::status() {
   // A finished run's confirmation ended, by its interval or by the budget.
   return race(space_, race_trials(run_->store(), run_->record().id, tune_), options_,
-              run_->record().status == "finished");
+              run_->record().status == db::SweepStatus::finished);
 }
 
 // Long by design: the loop of rounds reads top to bottom: run what is

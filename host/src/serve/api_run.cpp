@@ -174,7 +174,7 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
   j["blocks_planned"] = spec.measure.blocks;
   // The running trials' blocks so far, while the run's host holds its lock
   // (a file left by a killed host is stale).
-  const bool alive = sweep->status == "running" && run_alive(path, id);
+  const bool alive = sweep->status == db::SweepStatus::running && run_alive(path, id);
   j["live"] = alive ? live_blocks(path, id) : Json::array();
   // The run's trials as the comparison reads them (one read for both), then
   // their rows on a thread of their own while the comparison is made.
@@ -221,8 +221,8 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
     if (tune.race) {
       const TuneSpace space(spec, PluginManifest{});
       const RaceOptions options = race_options(spec, space, tune);
-      const RaceStatus status =
-          race(space, race_trials(store, id, tune), options, sweep->status == "finished");
+      const RaceStatus status = race(space, race_trials(store, id, tune), options,
+                                     sweep->status == db::SweepStatus::finished);
       j["race"] = tune_json(space, status, options.baseline, spec, tune);
       j["race"]["leader"] = status.leader ? Json(*status.leader + 1) : Json();
       j["race"]["alive"] = status.live.size();

@@ -57,10 +57,10 @@ std::string live_stamp(const std::string& db_path, int64_t run_id) {
 // a live run, its live file too).
 std::string run_version(const db::SweepRecord& s, const db::RunCounts& c, bool live,
                         const std::string& db_path) {
-  return hash_text(s.status + "|" + std::to_string(live) + "|" + std::to_string(c.total) + "|" +
-                   std::to_string(c.finished) + "|" + std::to_string(c.started) + "|" +
-                   std::to_string(c.max_trial_id) + "|" + c.last_finished_at + "|" +
-                   (live ? live_stamp(db_path, s.id) : ""));
+  return hash_text(std::string(db::sweep_status_name(s.status)) + "|" + std::to_string(live) + "|" +
+                   std::to_string(c.total) + "|" + std::to_string(c.finished) + "|" +
+                   std::to_string(c.started) + "|" + std::to_string(c.max_trial_id) + "|" +
+                   c.last_finished_at + "|" + (live ? live_stamp(db_path, s.id) : ""));
 }
 
 }  // namespace
@@ -126,23 +126,24 @@ Json ServeApi::list_runs() const {
       for (const auto& k : counts) {
         if (k.sweep_id == s.id) c = k;
       }
-      const bool live = s.status == "running" && run_alive(path, s.id);
+      const bool live = s.status == db::SweepStatus::running && run_alive(path, s.id);
       const int64_t running = live ? c.started : 0;
-      Json r = {{"db", d},
-                {"id", s.id},
-                {"name", s.name},
-                {"workload", s.workload},
-                {"status", live                    ? "running"
-                           : s.status == "running" ? "stopped"
-                                                   : s.status},
-                {"created_at", s.created_at},
-                {"total", c.total},
-                {"finished", c.finished},
-                {"ok", c.ok},
-                {"failed", c.failed},
-                {"running", running},
-                {"eta_s", nullptr},
-                {"eta_text", "-"}};
+      Json r = {
+          {"db", d},
+          {"id", s.id},
+          {"name", s.name},
+          {"workload", s.workload},
+          {"status", live                                   ? "running"
+                     : s.status == db::SweepStatus::running ? "stopped"
+                                                            : db::sweep_status_name(s.status)},
+          {"created_at", s.created_at},
+          {"total", c.total},
+          {"finished", c.finished},
+          {"ok", c.ok},
+          {"failed", c.failed},
+          {"running", running},
+          {"eta_s", nullptr},
+          {"eta_text", "-"}};
       try {
         r["kind"] = detail::run_kind(stored_spec(s));
       } catch (const std::exception&) {

@@ -403,3 +403,44 @@ TEST_CASE("last_stats: every trial's last value of each statistic, as last_stat 
   CHECK(stats.at(trials[1].id)[1] == 4);
   CHECK_FALSE(stats.at(trials[1].id)[0]);
 }
+
+TEST_CASE("a version 6 database's runs get their kind from what they were known by", "[db]") {
+  TempDb t;
+  {
+    Connection db(t.path, Connection::Mode::read_write);
+    for (const auto& m : embedded_migrations()) {
+      if (std::atoi(m.file.c_str()) <= 6) db.exec(m.sql);
+    }
+    db.exec("PRAGMA user_version = 6");
+    for (const char* row :
+         {"('nightly', '{\"name\": \"nightly\"}')", "('diagnose-dqn', '{}')",
+          "('tune-batch-restoration', '{}')", "('tune-batch-restoration-target', '{}')",
+          "('mine', '{\"check\": {\"tolerance\": 0.03}}')", "('race', '{\"tune\": {}}')",
+          "('plain', '{\"check\": null, \"tune\": null}')"}) {
+      db.exec(std::string("INSERT INTO sweeps (name, spec_json, workload, spec_hash) VALUES ") +
+              std::string(row).insert(std::string(row).size() - 1, ", 'noop', 'h'"));
+    }
+  }
+  Store store(t.path, Connection::Mode::read_write);
+  std::map<std::string, RunKind> kinds;
+  for (const auto& s : store.sweeps()) kinds[s.name] = s.kind;
+  CHECK(kinds.at("nightly") == RunKind::sweep);
+  CHECK(kinds.at("diagnose-dqn") == RunKind::diagnose);
+  CHECK(kinds.at("tune-batch-restoration") == RunKind::tune_batch);
+  CHECK(kinds.at("tune-batch-restoration-target") == RunKind::tune_batch);
+  CHECK(kinds.at("mine") == RunKind::check);
+  CHECK(kinds.at("race") == RunKind::tune);
+  CHECK(kinds.at("plain") == RunKind::sweep);
+  // A run recorded now keeps the kind it was given.
+  SweepRecord s;
+  s.name = "probes";
+  s.workload = "noop";
+  s.spec_json = "{}";
+  s.spec_hash = "h";
+  s.kind = RunKind::diagnose;
+  const int64_t id = store.create_sweep(s, {});
+  CHECK(store.sweep(id)->kind == RunKind::diagnose);
+  CHECK(store.sweep(id)->status == SweepStatus::running);
+  store.set_sweep_status(id, SweepStatus::interrupted);
+  CHECK(store.sweep(id)->status == SweepStatus::interrupted);
+}

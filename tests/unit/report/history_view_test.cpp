@@ -10,11 +10,43 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <set>
 
 using namespace gpusweep;
 using namespace gpusweep::host;
 using test::RunSpec;
 using test::write_run;
+
+TEST_CASE("history leaves out the runs of tune-batch and diagnose, by their stored kind",
+          "[history]") {
+  test::TempDir dir("history_kinds");
+  const std::string path = dir.file("h.db");
+  {
+    db::Store store(path, db::Connection::Mode::read_write);
+    for (int i = 0; i < 8; ++i) {
+      write_run(store, i, RunSpec{});
+      // Between the sweeps, a tune-batch's and a diagnose's short probes of
+      // the same configs at a tenth of the level (a few instrumented steps).
+      RunSpec probe;
+      probe.level = 100;
+      probe.kind = i % 2 == 0 ? db::RunKind::tune_batch : db::RunKind::diagnose;
+      write_run(store, 100 + i, probe);
+    }
+  }
+  db::Store store(path, db::Connection::Mode::read_only);
+  std::set<db::RunKind> kinds;
+  for (const auto& s : store.sweeps()) kinds.insert(s.kind);
+  CHECK(kinds.size() == 3);  // the kind each was written with
+  HistoryFilter filter;
+  filter.workload = "noop";
+  const HistoryResult result = history_series(read_history(store, path, "noop"), filter);
+  REQUIRE(result.series.size() == 2);
+  for (const auto& series : result.series) {
+    CHECK(series.points.size() == 8);
+    CHECK(series.change_points.empty());
+    for (const auto& p : series.points) CHECK(p.throughput > 500);
+  }
+}
 
 TEST_CASE(
     "history of a database of several runs: series by config with the step and the "
@@ -33,7 +65,7 @@ TEST_CASE(
     }
     RunSpec interrupted;
     interrupted.level = 10;
-    interrupted.status = "interrupted";
+    interrupted.status = db::SweepStatus::interrupted;
     write_run(store, 10, interrupted);
     RunSpec other;
     other.workload = "marl";

@@ -42,7 +42,7 @@ int64_t make_run(db::Store& store) {
   s.workload = "noop";
   s.spec_json = kSpec;
   s.spec_hash = "h";
-  s.status = "finished";
+  s.status = db::SweepStatus::finished;
   std::vector<db::TrialPlan> plans;
   for (int64_t i = 0; i < 6; ++i) {
     db::TrialPlan p;

@@ -419,7 +419,8 @@ TEST_CASE("an older gpusweep's database is upgraded once in a copy, not once a r
   finish(store, trials[1].id, db::TrialStatus::ok, 200);
   // Back to schema 5, as the gpusweep before migration 006 left it.
   store.connection().exec(
-      "DROP TABLE block_series; DROP INDEX trials_by_ordinal; PRAGMA user_version = 5");
+      "DROP TABLE block_series; DROP INDEX trials_by_ordinal; ALTER TABLE sweeps DROP COLUMN "
+      "kind; PRAGMA user_version = 5");
   const int64_t made_before = db::Store::upgraded_copies_made();
   const host::ServeApi api({watched.path}, /*share_s=*/0, host::ServeApi::Snapshot::never);
   CHECK_THAT(api.reading(0), Catch::Matchers::Contains("older gpusweep, schema 5"));

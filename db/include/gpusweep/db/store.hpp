@@ -3,6 +3,7 @@
 // is the only writer; each finished trial is committed in one transaction.
 #pragma once
 
+#include <gpusweep/db/run_status.hpp>
 #include <gpusweep/db/sqlite.hpp>
 #include <gpusweep/db/trial_status.hpp>
 
@@ -27,7 +28,8 @@ struct SweepRecord {
   std::optional<std::string> file_hash;
   std::string spec_json;
   std::string spec_hash;
-  std::string status = "running";
+  SweepStatus status = SweepStatus::running;
+  RunKind kind = RunKind::sweep;
   std::string created_at;
   // A run split into shards (`run --shard i/n`): the key its shards share,
   // and in a shard database its slice (1-based index of count). In the run
@@ -208,7 +210,7 @@ class Store {
 
   // A new run with its planned trials (as pending), in one transaction.
   int64_t create_sweep(const SweepRecord& sweep, const std::vector<TrialPlan>& trials = {});
-  void set_sweep_status(int64_t sweep_id, const std::string& status);
+  void set_sweep_status(int64_t sweep_id, SweepStatus status);
   // Rewrites a run's stored spec, its identity (spec_hash) kept: for what a
   // run learns of itself that does not change what it measures (a resumed
   // check's first finish).
