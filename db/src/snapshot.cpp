@@ -131,7 +131,7 @@ double Snapshots::interval_s() const {
   return interval_s_;
 }
 
-// Long by design: one attempt, each step's failure named.
+// One attempt, each step's failure named.
 std::shared_ptr<const std::string> Snapshots::copy_once(int attempt) {
   const std::string to =
       dir_ + "/copy-" + std::to_string(copies_) + "-" + std::to_string(attempt) + ".db";

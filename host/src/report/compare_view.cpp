@@ -160,7 +160,7 @@ Column compile_column(bool machine) {
           }};
 }
 
-// Long by design: compare's columns, one entry each. shared: notes that hold
+// Compare's columns, one entry each. shared: notes that hold
 // for every compared row, said once under the table instead of on each.
 // The machine formats carry every column; a table, the step figures some
 // row has (extras).

@@ -16,7 +16,7 @@ namespace gpusweep::host::detail {
 // against world_size, each config's interval as a whisker, from (1, 1),
 // and the ideal line (N ranks, N times the throughput); the table beside.
 // "" when no config has more than one rank.
-// Long by design: one SVG's axes, ideal line and marks, in drawing order.
+// One SVG's axes, ideal line and marks, in drawing order.
 std::string scaling_html(const std::vector<ScalingRow>& rows,
                          const std::vector<std::string>& keys) {
   if (rows.empty()) return "";

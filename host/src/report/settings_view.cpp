@@ -93,7 +93,7 @@ std::string settings_list(OutputFormat format) {
   return render(rows(), cols, format);
 }
 
-// Long by design: the page's prose and its three tables, in reading order.
+// The page's prose and its three tables, in reading order.
 std::string settings_markdown() {
   std::ostringstream md;
   md << "# The common settings\n\n"

@@ -450,7 +450,7 @@ PrecisionStatus SweepRun::look_status(int look, const std::set<int64_t>& done) {
   return precision_status(configs, spec_.baseline, spec_.measure.precision, look, done);
 }
 
-// Long by design: the loop of rounds until precise reads top to bottom: look,
+// The loop of rounds until precise reads top to bottom: look,
 // stop for one of three reasons, or plan, record and run the next round.
 bool SweepRun::precision_rounds(const RunnerCallbacks& callbacks, const LookCallback& on_look,
                                 Clock::time_point started, double first_round_s) {

@@ -90,7 +90,7 @@ RaceStatus TuneRun::status() {
               run_->record().status == db::SweepStatus::finished);
 }
 
-// Long by design: the loop of rounds reads top to bottom: run what is
+// The loop of rounds reads top to bottom: run what is
 // pending, look, decide whether the budget allows another round, plan it.
 bool TuneRun::execute(RunnerCallbacks callbacks, const LookCallback& on_look) {
   std::vector<db::TrialPlan> rows;

@@ -64,7 +64,7 @@ void ServeApi::update(Cached& entry, RunParts answer) {
   }
 }
 
-// Long by design: the three answers (unchanged, delta, whole) assembled
+// The three answers (unchanged, delta, whole) assembled
 // from the kept rows' text, without parsing or serialising them again.
 std::shared_ptr<const std::string> ServeApi::answer(Cached& entry, const std::string& since) const {
   // A cursor names the server and the run: another run's (a page that
@@ -116,7 +116,7 @@ std::shared_ptr<const std::string> ServeApi::answer(Cached& entry, const std::st
   return out;
 }
 
-// Long by design: the shared answer, the version check, the computation.
+// The shared answer, the version check, the computation.
 std::shared_ptr<const std::string> ServeApi::cached_run(size_t d, int64_t id,
                                                         const std::string& since) const {
   const auto seconds_since = [](std::chrono::steady_clock::time_point t) {

@@ -97,7 +97,7 @@ std::optional<std::pair<std::string, bool>> ServeApi::run_state(size_t d, int64_
   return std::nullopt;
 }
 
-// Long by design: one record a run, field after field.
+// One record a run, field after field.
 Json ServeApi::list_runs() const {
   Json out = Json::array();
   Json problems = Json::array();

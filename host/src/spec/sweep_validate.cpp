@@ -29,7 +29,7 @@ uint64_t grid_size(const SweepSpec& spec) {
   return n;
 }
 
-// Long by design: the checks of a sweep against the manifest in the order a
+// The checks of a sweep against the manifest in the order a
 // user reads the file (grid size, base, grid, baseline, claims), sharing the
 // expanded configs and the check and count helpers; each is a few lines.
 namespace {

@@ -174,7 +174,7 @@ double parse_duration(const std::string& what, const std::string& text) {
   return s;
 }
 
-// Long by design: one key after the other, each with its check and message.
+// One key after the other, each with its check and message.
 TuneSpec parse_tune(const std::string& source, const Json& tune) {
   TuneSpec t;
   if (tune.is_null()) return t;

@@ -154,7 +154,7 @@ int64_t requested_world_size(const std::string& config_json) {
   }
 }
 
-// Long by design: each rank's environment, devices, CPUs and descriptors,
+// Each rank's environment, devices, CPUs and descriptors,
 // in the order a rank needs them.
 Ranks::Ranks(const WorkerArgs& args, int64_t world_size) {
   // Named by this process's pid, so that the host removes it after reaping
@@ -290,7 +290,7 @@ void Ranks::emit_and_end(const RankFailure& failure) {
   finish(0);
 }
 
-// Long by design: the one loop that reads every rank's socket, start to end.
+// The one loop that reads every rank's socket, start to end.
 void Ranks::start_watch(EventWriter& out) {
   out_ = &out;
   std::thread([this] {

@@ -238,7 +238,7 @@ void effect_keep_freed_memory(const Settings& s) {
 // world_size > 1: the backend, the rank and rendezvous the worker put in the
 // environment (data_parallel.hpp). The dp_ settings mean nothing at one rank
 // and are not refused there.
-// Long by design: each refusal says what to change.
+// Each refusal says what to change.
 void resolve_world_size(Settings& s, const Json&, const Support& support) {
   if (s.world_size <= 1) return;
   if (!support.data_parallel) {
