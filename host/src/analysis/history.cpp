@@ -224,10 +224,9 @@ HistoryVersions versions_of(const db::EnvironmentInfo& e) {
 }
 
 std::string packages_text(const std::map<std::string, std::string>& packages, bool headline) {
-  const auto& kTraining = kTrainingLibraries;
   std::string out;
   size_t shown = 0;
-  for (const char* name : kTraining) {
+  for (const char* name : kTrainingLibraries) {
     const auto it = packages.find(name);
     if (it == packages.end()) continue;
     out += (out.empty() ? "" : ", ") + it->first + " " + it->second;
@@ -241,7 +240,8 @@ std::string packages_text(const std::map<std::string, std::string>& packages, bo
     return out;
   }
   for (const auto& [name, version] : packages) {
-    if (std::find(std::begin(kTraining), std::end(kTraining), name) != std::end(kTraining)) {
+    if (std::find(std::begin(kTrainingLibraries), std::end(kTrainingLibraries), name) !=
+        std::end(kTrainingLibraries)) {
       continue;
     }
     out += (out.empty() ? "" : ", ") + name + " " + version;

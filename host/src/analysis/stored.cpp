@@ -32,9 +32,12 @@ std::optional<TargetTime> target_time(int64_t repeat, std::optional<double> time
 }
 
 std::optional<double> StoredTrial::peak_flops() const {
-  const bool cpu = device_setting(nlohmann::json::parse(row.plan.config_json)) == "cpu";
-  const auto gflops = stats.matmul_peak_gflops_cuda && !cpu ? stats.matmul_peak_gflops_cuda
-                                                            : stats.matmul_peak_gflops_cpu;
+  // The config is read only where both devices were probed: compare asks
+  // this of every trial, and most have no peak at all.
+  const auto cuda = stats.matmul_peak_gflops_cuda;
+  const bool cpu = cuda && stats.matmul_peak_gflops_cpu &&
+                   device_setting(nlohmann::json::parse(row.plan.config_json)) == "cpu";
+  const auto gflops = cuda && !cpu ? cuda : stats.matmul_peak_gflops_cpu;
   if (!gflops || *gflops <= 0) return std::nullopt;
   return *gflops * 1e9;
 }
