@@ -12,18 +12,13 @@
 
 namespace gpusweep::host {
 
-CheckOptions check_options(const Json& check) {
+CheckOptions check_options(const CheckSpec& check) {
   CheckOptions o;
-  if (!check.is_object()) return o;
-  o.tolerance = check.value("tolerance", o.tolerance);
-  o.memory_tolerance = check.value("memory_tolerance", o.memory_tolerance);
-  o.max_quality_loss = check.value("max_quality_loss", o.max_quality_loss);
-  if (auto g = check.find("quality_guard"); g != check.end() && g->is_string()) {
-    o.quality_guard = parse_quality_guard(g->get<std::string>());
-  }
-  if (auto r = check.find("judged_rounds"); r != check.end() && r->is_number_integer()) {
-    o.judged_rounds = r->get<int64_t>();
-  }
+  o.tolerance = check.tolerance.value_or(o.tolerance);
+  o.memory_tolerance = check.memory_tolerance.value_or(o.memory_tolerance);
+  o.max_quality_loss = check.max_quality_loss.value_or(o.max_quality_loss);
+  if (check.quality_guard) o.quality_guard = parse_quality_guard(*check.quality_guard);
+  o.judged_rounds = check.judged_rounds;
   return o;
 }
 

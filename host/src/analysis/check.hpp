@@ -36,6 +36,7 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/precision.hpp"
+#include "spec/check_spec.hpp"
 
 #include <optional>
 #include <set>
@@ -85,9 +86,9 @@ struct CheckOptions {
   std::optional<int64_t> judged_rounds;
 };
 
-// A check's settings as its stored spec carries them ("check": {...});
-// defaults for what it leaves out.
-CheckOptions check_options(const Json& check);
+// A check's settings as its stored record carries them; defaults for what
+// it leaves out.
+CheckOptions check_options(const CheckSpec& check);
 
 enum class CheckVerdict { no_regression, improvement, inconclusive, regression };
 const char* to_string(CheckVerdict v);

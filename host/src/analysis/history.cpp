@@ -68,7 +68,7 @@ void read_run(db::Store& store, const db::SweepRecord& run, const std::string& s
               const std::map<int64_t, db::EnvironmentInfo>& envs, std::vector<HistoryPoint>& out) {
   const SweepSpec spec = stored_spec(run);
   // A confirmation re-measures old builds now: not points of the series.
-  if (spec.check.is_object() && spec.check.value("confirm", false)) return;
+  if (spec.check && spec.check->confirm) return;
   const Rounds rounds = rounds_for(spec, false);
   // The trials read once, for compare's figures and the points' own.
   const std::vector<StoredTrial> trials = stored_trials(store, run.id, db::TrialFields::all);
@@ -108,9 +108,8 @@ void read_run(db::Store& store, const db::SweepRecord& run, const std::string& s
     for (const auto& [name, versions] : g->second.packages) {
       p.versions.packages[name] = join_distinct(versions);
     }
-    if (const auto b = c.config.find(kBuildKey); b != c.config.end() && spec.check.is_object()) {
-      const std::string label =
-          spec.check.value(b->get<std::string>(), Json::object()).value("label", "");
+    if (const auto b = c.config.find(kBuildKey); b != c.config.end() && spec.check) {
+      const std::string label = spec.check->build(b->get<std::string>()).label;
       if (!label.empty()) p.versions.build = label + " (" + p.versions.build + ")";
     }
     out.push_back(std::move(p));

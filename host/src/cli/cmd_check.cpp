@@ -22,10 +22,10 @@ namespace {
 
 po::options_description check_options_description() {
   po::options_description o;
-  o.add_options()("sweep", po::value<std::string>()->required(), "sweep file (JSON)")(
-      "base", po::value<std::string>()->required(),
+  o.add_options()("sweep", po::value<std::string>(), "sweep file (JSON); with --show, its name")(
+      "base", po::value<std::string>(),
       "the build to compare against: a plugin folder or .so, or a Python workload's module")(
-      "head", po::value<std::string>()->required(), "the build under test, as --base")(
+      "head", po::value<std::string>(), "the build under test, as --base")(
       "base-label", po::value<std::string>(),
       "a name for base (default: its git commit, +dirty, where it lies in a git work tree)")(
       "head-label", po::value<std::string>(), "a name for head (default as --base-label)")(
@@ -51,7 +51,9 @@ po::options_description check_options_description() {
   o.add_options()("resume", po::bool_switch(),
                   "continue the latest run of this check: run only its unfinished trials")(
       "fresh-workers", po::bool_switch(),
-      "start each trial's worker as a new process instead of forking it");
+      "start each trial's worker as a new process instead of forking it")(
+      "show", po::bool_switch(), "print the latest stored check's verdicts; runs nothing")(
+      "run", po::value<int64_t>(), "with --show: the check run to show");
   add_set_option(o);
   add_plugin_path_option(o);
   return o;
@@ -68,38 +70,30 @@ int cmd_check(const Args& args) {
       "SWEEP.json --base PATH --head PATH [--tolerance 3%] [--budget-s 300]\n"
       "       [--quality-guard not-worse|non-inferiority]\n"
       "       [--format text|md|json|junit] [--output FILE] [--inconclusive pass|fail]\n"
-      "       [--base-label L] [--head-label L] [--allow-same] [--db FILE] [--resume]",
-      "Runs every config of the sweep under two builds of its workload, base and head,\n"
-      "in one run: the build is one more grid axis, so each config's two builds take\n"
-      "turns block by block with the others (measure.interleave), and each head/base\n"
-      "ratio is paired within cycles and over repeats. PATH is a plugin folder or\n"
-      "gpusweep_NAME.so, or a Python workload's module file (with a sweep of the python\n"
-      "workload). After the sweep's measure.repeats rounds, rounds of the configs not\n"
-      "yet decided follow until each is, or --budget-s ends.\n\n"
-      "Per config, with r = head/base throughput and its interval at 98.5%:\n"
+      "       [--base-label L] [--head-label L] [--allow-same] [--db FILE] [--resume]\n"
+      "       gpusweep check --show [SWEEP] [--run ID] [--db FILE] [--format F]",
+      "Runs every config of the sweep under two builds of its workload (PATH: a plugin\n"
+      "folder or .so, or a Python workload's module), interleaved block by block in\n"
+      "one run, and gives each config a verdict on r = head/base throughput and its\n"
+      "interval at 98.5%:\n"
       "  regression     the interval lies wholly below 1 - tolerance\n"
       "  improvement    the interval lies wholly above 1 + tolerance\n"
       "  no regression  the interval rules out a slowdown beyond the tolerance\n"
       "  inconclusive   the interval straddles 1 - tolerance when its rounds stopped\n"
-      "A config's rounds stop once its interval is within a third of the tolerance,\n"
-      "or lies clearly apart from 1 - tolerance at a level spent over the looks, so\n"
-      "looking after every round keeps each verdict's error as docs/check.md states.\n"
-      "Quality (judged once, at the stop; --quality-guard) or peak memory beyond\n"
-      "--memory-tolerance makes any config a regression.\n"
-      "Refused before anything runs: builds of different workloads, a setting a build\n"
-      "lacks, a build that does not load, the same file twice (without --allow-same).\n\n"
+      "Rounds follow until each config is decided or --budget-s ends; quality or peak\n"
+      "memory beyond its tolerance makes a config a regression. `check --show` prints\n"
+      "a stored check's verdicts again from --db alone.\n\n"
       "Exit status: 0 no regression, 1 a regression, 2 usage error, 3 inconclusive\n"
-      "(0 with --inconclusive pass), 130 interrupted (--resume continues it). Figures\n"
-      "behind the defaults, and what a check stores: docs/check.md.",
+      "(0 with --inconclusive pass), 130 interrupted (--resume continues it). Each\n"
+      "verdict's error, the defaults' figures and what is refused: docs/check.md.",
       o, pos, args);
   if (p.help) return 0;
   const auto& vm = p.vm;
-  const std::string file = vm["sweep"].as<std::string>();
-  Json check = {
-      {"tolerance", fraction_option(vm, "tolerance")},
-      {"memory_tolerance", fraction_option(vm, "memory-tolerance")},
-      {"max_quality_loss", fraction_option(vm, "max-quality-loss")},
-      {"quality_guard", to_string(parse_quality_guard(vm["quality-guard"].as<std::string>()))}};
+  CheckSpec check;
+  check.tolerance = fraction_option(vm, "tolerance");
+  check.memory_tolerance = fraction_option(vm, "memory-tolerance");
+  check.max_quality_loss = fraction_option(vm, "max-quality-loss");
+  check.quality_guard = to_string(parse_quality_guard(vm["quality-guard"].as<std::string>()));
   const double budget_s = vm["budget-s"].as<double>();
   if (!(budget_s > 0)) throw UsageError("--budget-s: give the seconds of measuring, above 0");
   const std::string inconclusive = vm["inconclusive"].as<std::string>();
@@ -107,6 +101,13 @@ int cmd_check(const Args& args) {
     throw UsageError("--inconclusive " + inconclusive + ": give pass or fail");
   }
   const CheckFormat format = parse_check_format(vm["format"].as<std::string>());
+  if (vm["show"].as<bool>()) return show_check(vm, format, inconclusive == "fail");
+  for (const char* needed : {"sweep", "base", "head"}) {
+    if (vm.count(needed) == 0U) {
+      throw UsageError(std::string("the option '--") + needed + "' is required but missing");
+    }
+  }
+  const std::string file = vm["sweep"].as<std::string>();
 
   SweepSpec spec = load_sweep_file(file);
   apply_overrides(spec, strings_of(vm, "set"));
@@ -120,7 +121,7 @@ int cmd_check(const Args& args) {
   for (const auto& [role, arg, b] : {std::tuple{kBaseBuild, &base_arg, &job.builds.base},
                                      std::tuple{kHeadBuild, &head_arg, &job.builds.head}}) {
     const std::string option = std::string(role) + "-label";
-    check[role] = build_record(
+    check.build(role) = build_record(
         *b, vm.count(option) != 0U ? vm[option].as<std::string>() : default_build_label(*arg, *b));
   }
   job.spec = std::move(spec);

@@ -3,6 +3,7 @@
 // it.
 #pragma once
 
+#include "cli/cli.hpp"
 #include "report/check_view.hpp"
 #include "run/confirm.hpp"
 #include "run/run_session.hpp"
@@ -32,6 +33,11 @@ struct CheckRun {
 // Adds the build axis, runs the check with progress, prints its verdicts;
 // the exit code (check_report's).
 int run_check(CheckRun check);
+
+// `check --show`: a stored check run's verdicts (--run, else the latest of
+// the sweep named, else the latest) in format, and to each --output; the
+// exit code the check gave.
+int show_check(const po::variables_map& vm, CheckFormat format, bool inconclusive_fails);
 
 // `history --confirm`: for each change point of the series, the check of
 // confirm_job, then a line each: confirmed (the check calls the same

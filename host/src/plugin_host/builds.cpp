@@ -109,17 +109,13 @@ std::string git_label(const std::string& path) {
   return label;
 }
 
-Json build_record(const RunBuild& b, const std::string& label) {
-  Json j{{"label", label},
-         {"path", b.info.file.path},
-         {"hash", b.info.hash},
-         {"version", b.info.manifest.version},
-         {"abi", b.info.abi}};
+CheckBuild build_record(const RunBuild& b, const std::string& label) {
+  CheckBuild r{label, b.info.file.path, b.info.hash, b.info.manifest.version, b.info.abi, ""};
   for (const auto& [key, value] : b.selection.items()) {
-    j["path"] = value;
-    j["plugin"] = b.info.file.path;
+    r.path = value.get<std::string>();
+    r.plugin = b.info.file.path;
   }
-  return j;
+  return r;
 }
 
 void check_build_pair(const SweepSpec& spec, const RunBuild& base, const RunBuild& head,

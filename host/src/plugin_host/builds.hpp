@@ -57,6 +57,6 @@ std::string git_label(const std::string& path);
 // What a check's stored sweep records of a build: label, path, hash,
 // version, ABI (and for a Python build the module as path, the bridge as
 // plugin).
-Json build_record(const RunBuild& b, const std::string& label);
+CheckBuild build_record(const RunBuild& b, const std::string& label);
 
 }  // namespace gpusweep::host

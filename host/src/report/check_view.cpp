@@ -32,12 +32,11 @@ std::string label_of(const CheckRunReport& r, const CheckPair& p) {
   return l.empty() ? "the sweep's config" : l;
 }
 
-std::string build_line(const Json& build) {
-  std::string out = build.value("label", "");
-  out += (out.empty() ? "" : ": ") + build.value("path", std::string("?"));
-  const std::string hash = build.value("hash", "");
-  out += " (version " + build.value("version", std::string("?"));
-  if (!hash.empty()) out += ", build " + hash.substr(0, 12);
+std::string build_line(const CheckBuild& build) {
+  std::string out = build.label;
+  out += (out.empty() ? "" : ": ") + build.path;
+  out += " (version " + build.version;
+  if (!build.hash.empty()) out += ", build " + build.hash.substr(0, 12);
   return out + ")";
 }
 
@@ -103,8 +102,8 @@ std::string text_view(const CheckRunReport& r, OutputFormat format) {
   std::ostringstream out;
   const bool md = format == OutputFormat::md;
   out << (md ? "### gpusweep " : "") << headline(r) << "\n\n";
-  out << (md ? "- " : "") << "base " << build_line(r.check.value("base", Json::object())) << "\n";
-  out << (md ? "- " : "") << "head " << build_line(r.check.value("head", Json::object())) << "\n";
+  out << (md ? "- " : "") << "base " << build_line(r.check.base) << "\n";
+  out << (md ? "- " : "") << "head " << build_line(r.check.head) << "\n";
   out << (md ? "- " : "") << tolerances(r) << "\n";
   if (!r.stopped.empty()) out << (md ? "- " : "") << "rounds: " << r.stopped << "\n";
   out << "\n" << render(records, columns(r, format), format);
@@ -125,8 +124,6 @@ std::string text_view(const CheckRunReport& r, OutputFormat format) {
   return out.str();
 }
 
-Json build_json(const Json& build) { return build.is_object() ? build : Json::object(); }
-
 std::string json_view(const CheckRunReport& r) {
   Json j = Json::object();
   j["sweep"] = r.sweep;
@@ -142,8 +139,8 @@ std::string json_view(const CheckRunReport& r) {
   j["level"] = kSequentialLevel;
   j["quality_guard"] = to_string(r.options.quality_guard);
   j["judged_rounds"] = json_or_null(r.options.judged_rounds);
-  j["base"] = build_json(r.check.value("base", Json::object()));
-  j["head"] = build_json(r.check.value("head", Json::object()));
+  j["base"] = r.check.base.to_json();
+  j["head"] = r.check.head.to_json();
   j["configs"] = Json::array();
   for (const auto& p : r.pairs) {
     Json c = pair_record(r, p);
@@ -241,11 +238,11 @@ CheckRunReport check_report(db::Store& store, const db::SweepRecord& run, const 
   r.sweep = spec.name;
   r.run_id = run.id;
   r.db_path = db_path;
-  r.check = spec.check;
+  r.check = spec.check.value_or(CheckSpec{});
   for (const auto& k : varying_keys(spec)) {
     if (k != kBuildKey) r.keys.push_back(k);
   }
-  r.options = check_options(spec.check);
+  r.options = check_options(r.check);
   r.configs = gather_configs(store, run.id, trials);
   r.pairs = check_pairs(r.configs, r.options);
   r.interrupted = !complete;
@@ -253,7 +250,7 @@ CheckRunReport check_report(db::Store& store, const db::SweepRecord& run, const 
   r.inconclusive_fails = inconclusive_fails;
   const int64_t rounds = rounds_of(trials);
   r.round_cap = rounds >= kMaxRounds;
-  r.stopped = stopped_text(r, spec.check.value("budget_s", 0.0), rounds);
+  r.stopped = stopped_text(r, r.check.budget_s.value_or(0.0), rounds);
   r.exit_code = !complete                                                       ? kExitInterrupted
                 : r.verdict == CheckVerdict::regression                         ? kExitFailed
                 : r.verdict == CheckVerdict::inconclusive && inconclusive_fails ? kExitTrialsFailed

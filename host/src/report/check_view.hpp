@@ -27,7 +27,7 @@ struct CheckRunReport {
   std::string sweep;  // the sweep's name
   int64_t run_id = 0;
   std::string db_path;
-  Json check;                     // the spec's "check": builds and tolerances
+  CheckSpec check;                // the spec's: builds and tolerances
   std::vector<std::string> keys;  // the sweep's own grid axes, for labels
   // The configs as read (the pairs point into them: a report is not copied).
   std::vector<ConfigSamples> configs;

@@ -25,7 +25,7 @@ SweepSpec confirm_spec(const HistoryPoint& after) {
   spec.baseline = Json::object();
   spec.claims.clear();
   spec.tune = nullptr;
-  spec.check = nullptr;
+  spec.check.reset();
   spec.measure.repeats = std::max<int64_t>(spec.measure.repeats, 3);
   validate_check_sweep(spec);
   return spec;
@@ -56,10 +56,10 @@ CheckJob confirm_job(const Registry& registry, const HistoryPoint& before,
   job.builds.head = build_of(registry, job.spec, kHeadBuild, after);
   check_build_pair(job.spec, job.builds.base, job.builds.head, before.plugin_path,
                    after.plugin_path);
-  job.check = {{"tolerance", options.tolerance},
-               {"confirm", true},
-               {kBaseBuild, build_record(job.builds.base, before.versions.build)},
-               {kHeadBuild, build_record(job.builds.head, after.versions.build)}};
+  job.check.tolerance = options.tolerance;
+  job.check.confirm = true;
+  job.check.base = build_record(job.builds.base, before.versions.build);
+  job.check.head = build_record(job.builds.head, after.versions.build);
   job.budget_s = options.budget_s;
   job.request.db_path = after.source;
   job.request.fork_server = options.fork_server;

@@ -27,7 +27,7 @@ void print_header(const SweepSpec& spec, const RunRequest& request, SweepRun& ru
   if (!jobs.empty()) {
     const InterleavePlan& plan = run.interleave_plan(jobs);
     out << plan.note << "\n";
-    if (!spec.check.is_null() && plan.interleave.window < 2) {
+    if (spec.check && plan.interleave.window < 2) {
       // A check's repeats still pair base and head of one round, but their
       // blocks do not take turns: drift within a round reaches the ratio.
       out << "warning: this check's builds run one after another, not block by block (" << plan.note

@@ -43,7 +43,7 @@ int run_session(const SweepSpec& spec, const PluginInfo& info, const RunRequest&
 struct CheckJob {
   SweepSpec spec;
   BuildPair builds;
-  Json check;
+  CheckSpec check;
   double budget_s = 0;
   RunRequest request;
 };

@@ -11,18 +11,11 @@ db::SweepRecord sweep_record(const SweepSpec& spec) {
   rec.name = spec.name;
   rec.workload = spec.workload;
   rec.spec_json = canonical_json(spec.to_json());
-  if (!spec.check.is_null()) rec.kind = db::RunKind::check;
+  if (spec.check) rec.kind = db::RunKind::check;
   if (!spec.tune.is_null()) rec.kind = db::RunKind::tune;
   Json identity = spec.to_json();
-  if (auto check = identity.find("check"); check != identity.end()) {
-    // A check is its sweep, its builds and its tolerances: a new label (a
-    // commit since), path or budget continues it on --resume.
-    check->erase("budget_s");
-    check->erase("judged_rounds");
-    for (const char* role : {kBaseBuild, kHeadBuild}) {
-      if (auto b = check->find(role); b != check->end()) *b = Json{{"hash", b->value("hash", "")}};
-    }
-  }
+  // A check is its sweep, its builds and its tolerances (CheckSpec::identity).
+  if (spec.check) identity["check"] = spec.check->identity();
   rec.spec_hash = hash_text(canonical_json(identity));
   return rec;
 }

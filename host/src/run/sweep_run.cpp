@@ -69,12 +69,11 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
   } else if (request.resume) {
     found = store_->latest_sweep(spec.name);
     if (found && found->spec_hash != fresh.spec_hash) {
-      throw UsageError(
-          "cannot resume sweep '" + spec.name + "' (run " + std::to_string(found->id) +
-          "): the sweep changed since it started " +
-          (spec.check.is_null() ? "" : "(for a check: a build's hash or a tolerance) ") +
-          "(stored spec " + found->spec_hash + ", now " + fresh.spec_hash +
-          "); run without --resume to start a new run");
+      throw UsageError("cannot resume sweep '" + spec.name + "' (run " + std::to_string(found->id) +
+                       "): the sweep changed since it started " +
+                       (!spec.check ? "" : "(for a check: a build's hash or a tolerance) ") +
+                       "(stored spec " + found->spec_hash + ", now " + fresh.spec_hash +
+                       "); run without --resume to start a new run");
     }
     started_instead_ = !found;
   }
@@ -86,7 +85,7 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
                        "; wait for it to finish, or start a new run without --resume");
     }
     if (!request.allow_plugin_change) check_plugin_build(found->id);
-    if (!spec_.check.is_null()) keep_first_judgement(*found);
+    if (spec_.check) keep_first_judgement(*found);
     store_->set_sweep_status(found->id, db::SweepStatus::running);
     record_ = *store_->sweep(found->id);
     return;
@@ -111,13 +110,13 @@ SweepRun::SweepRun(const SweepSpec& spec, const PluginInfo& info, const RunReque
 }
 
 void SweepRun::keep_first_judgement(const db::SweepRecord& found) {
-  const Json stored = Json::parse(found.spec_json).value("check", Json::object());
-  if (auto r = stored.find("judged_rounds"); r != stored.end()) {
-    spec_.check["judged_rounds"] = *r;
+  const SweepSpec stored = parse_sweep(found.spec_json, "run " + std::to_string(found.id));
+  if (stored.check && stored.check->judged_rounds) {
+    spec_.check->judged_rounds = stored.check->judged_rounds;
   } else if (found.status == db::SweepStatus::finished) {
     int64_t rounds = 0;
     for (const auto& t : store_->trials(found.id)) rounds = std::max(rounds, t.plan.repeat + 1);
-    spec_.check["judged_rounds"] = rounds;
+    spec_.check->judged_rounds = rounds;
   } else {
     return;
   }
@@ -446,7 +445,7 @@ bool SweepRun::run_jobs(std::vector<TrialJob> jobs, RunnerCallbacks callbacks) {
 
 PrecisionStatus SweepRun::look_status(int look, const std::set<int64_t>& done) {
   const auto configs = gather_configs(*store_, record_.id);
-  if (!spec_.check.is_null()) return check_status(configs, check_options(spec_.check), done);
+  if (spec_.check) return check_status(configs, check_options(*spec_.check), done);
   return precision_status(configs, spec_.baseline, spec_.measure.precision, look, done);
 }
 
@@ -470,8 +469,8 @@ bool SweepRun::precision_rounds(const RunnerCallbacks& callbacks, const LookCall
     look.index = static_cast<int>(max_repeat + 2 - m.repeats);
     look.rounds = max_repeat + 1;
     look.status = look_status(look.index, done);
-    look.summary = spec_.check.is_null() ? precision_summary(look.status, m.precision)
-                                         : check_summary(look.status);
+    look.summary =
+        !spec_.check ? precision_summary(look.status, m.precision) : check_summary(look.status);
     for (const auto& c : look.status.configs) {
       if (c.done()) done.insert(c.config_index);
     }
@@ -490,8 +489,8 @@ bool SweepRun::precision_rounds(const RunnerCallbacks& callbacks, const LookCall
                                 index, max_repeat + 1, config));
     }
     if (look.status.done) {
-      look.stop = spec_.check.is_null() ? "every config is within the target or clearly apart"
-                                        : "every config is decided";
+      look.stop = !spec_.check ? "every config is within the target or clearly apart"
+                               : "every config is decided";
     } else if (look.rounds >= kMaxRounds) {
       look.stop = "the most rounds a run adds (" + std::to_string(kMaxRounds) + ") are done";
     } else if (elapsed + round_s * static_cast<double>(round.size()) /
@@ -501,7 +500,7 @@ bool SweepRun::precision_rounds(const RunnerCallbacks& callbacks, const LookCall
                   fixed(m.budget_s, 0) + " s spent)";
     }
     look.added = look.stop.empty() ? round.size() : 0;
-    if (look.index == 1 && !look.status.done && spec_.check.is_null()) {
+    if (look.index == 1 && !look.status.done && !spec_.check) {
       const double open_round_s = round_s * static_cast<double>(round.size()) /
                                   static_cast<double>(std::max<size_t>(1, config_of.size()));
       look.forecast =
@@ -539,7 +538,7 @@ bool SweepRun::execute(std::vector<TrialJob> jobs, RunnerCallbacks callbacks,
   const auto started = Clock::now();
   const size_t first = jobs.size();
   bool complete = run_jobs(std::move(jobs), callbacks);
-  if (complete && (spec_.measure.precision > 0 || !spec_.check.is_null())) {
+  if (complete && (spec_.measure.precision > 0 || spec_.check)) {
     // What one round (one repeat of every config) took in the first batch.
     const double first_s = std::chrono::duration<double>(Clock::now() - started).count();
     const double per_round =

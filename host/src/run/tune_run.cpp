@@ -132,7 +132,7 @@ TuneSpec tune_settings(SweepSpec& spec, const TuneOverrides& overrides) {
   TuneSpec t = parse_tune(spec.source, spec.tune);
   if (overrides.objective) {
     t.objective = parse_tune("--objective", Json{{"objective", *overrides.objective}}).objective;
-  } else if (spec.measure.target && !(spec.tune.is_object() && spec.tune.contains("objective"))) {
+  } else if (spec.measure.target && !t.objective_given) {
     t.objective = "time_to_target";
   }
   if (overrides.constraints) t.constraints = *overrides.constraints;

@@ -2,6 +2,7 @@
 // manifest, grid expansion and the (seeded, interleaved) trial order.
 #pragma once
 
+#include "spec/check_spec.hpp"
 #include "spec/manifest.hpp"
 
 #include <cstdint>
@@ -152,8 +153,8 @@ struct SweepSpec {
   // parse_tune reads them); null when the file has none.
   Json tune;
   // A check's two builds and tolerances (`gpusweep check` writes it, with a
-  // grid axis "build": ["base", "head"]); null for any other run.
-  Json check;
+  // grid axis "build": ["base", "head"]); absent for any other run.
+  std::optional<CheckSpec> check;
   // The base keys a command's --set gave (apply_overrides): an error in
   // one is told against --set, not the file.
   std::vector<std::string> overridden;
@@ -161,12 +162,6 @@ struct SweepSpec {
   // The sweep as it will run (after overrides), for the database.
   Json to_json() const;
 };
-
-// The host's grid key that names a check's build (`gpusweep check`), and
-// its two values.
-inline constexpr char kBuildKey[] = "build";
-inline constexpr char kBaseBuild[] = "base";
-inline constexpr char kHeadBuild[] = "head";
 
 // UsageError for a check's sweep (spec.check set) given to a command that
 // runs one build (run, resume): it would hand the build axis to the
@@ -182,7 +177,7 @@ void validate_check_sweep(const SweepSpec& spec);
 // grid, the baseline on base, no precision rounds of its own (the check's
 // rounds replace them), budget_s its budget, and `check` (the builds and
 // tolerances) stored with it.
-void make_check(SweepSpec& spec, Json check, double budget_s);
+void make_check(SweepSpec& spec, CheckSpec check, double budget_s);
 
 // The largest grid gpusweep expands; bigger sweeps are refused up front.
 constexpr uint64_t kMaxConfigs = 100000;

@@ -230,7 +230,7 @@ Json SweepSpec::to_json() const {
     for (const auto& c : claims) j["claims"].push_back(c.to_json());
   }
   if (!tune.is_null()) j["tune"] = tune;
-  if (!check.is_null()) j["check"] = check;
+  if (check) j["check"] = check->to_json();
   return j;
 }
 
@@ -283,10 +283,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& source) {
     parse_tune(source, *it);  // refused here, with the sweep file's other mistakes
     s.tune = *it;
   }
-  if (auto it = j.find("check"); it != j.end()) {
-    if (!it->is_object()) usage(source, "check", "expected an object, got " + it->dump());
-    s.check = *it;
-  }
+  if (auto it = j.find("check"); it != j.end()) s.check = parse_check(source, *it);
   if (auto it = j.find("measure"); it != j.end()) s.measure = parse_measure(source, *it);
   if (auto it = j.find("claims"); it != j.end()) {
     if (!it->is_array()) usage(source, "claims", "expected a list of claims, got " + it->dump());

@@ -112,7 +112,7 @@ void validate_claims(
 }  // namespace
 
 void refuse_check(const SweepSpec& spec) {
-  if (spec.check.is_null()) return;
+  if (!spec.check) return;
   usage(spec.source, "check",
         "this sweep is a check of two builds (written by gpusweep check): continue it with "
         "`gpusweep check SWEEP --base PATH --head PATH --resume`, or drop \"check\" to run "
@@ -120,7 +120,7 @@ void refuse_check(const SweepSpec& spec) {
 }
 
 void validate_check_sweep(const SweepSpec& spec) {
-  if (!spec.check.is_null()) {
+  if (spec.check) {
     usage(spec.source, "check",
           "this is a check's stored sweep; give the sweep file it was made from");
   }
@@ -143,12 +143,12 @@ void validate_check_sweep(const SweepSpec& spec) {
   }
 }
 
-void make_check(SweepSpec& spec, Json check, double budget_s) {
+void make_check(SweepSpec& spec, CheckSpec check, double budget_s) {
   spec.grid[kBuildKey] = Json::array({kBaseBuild, kHeadBuild});
   if (!spec.baseline.empty()) spec.baseline[kBuildKey] = kBaseBuild;
   spec.measure.precision = 0;
   spec.measure.budget_s = budget_s;
-  check["budget_s"] = budget_s;
+  check.budget_s = budget_s;
   spec.check = std::move(check);
 }
 

@@ -197,6 +197,7 @@ TuneSpec parse_tune(const std::string& source, const Json& tune) {
                  it->dump());
     }
     t.objective = o;
+    t.objective_given = true;
   }
   if (auto it = tune.find("constraints"); it != tune.end()) {
     if (!it->is_array()) refuse(source, "tune.constraints", "expected a list of strings");

@@ -60,6 +60,9 @@ class TuneSpace {
 struct TuneSpec {
   // throughput | step_time | peak_memory | time_to_target (measure.target's)
   std::string objective = "throughput";
+  // Whether the file named it: a sweep with a measure.target races on time
+  // to target unless it did.
+  bool objective_given = false;
   // The race is on time to measure.target (RaceOptions::time_to_target).
   bool to_target() const { return objective == "time_to_target"; }
   std::vector<std::string> constraints;  // as `best --constraint` takes them

@@ -318,19 +318,19 @@ TEST_CASE("history --confirm judges a step by the re-measured interval against i
 }
 
 TEST_CASE("check's options read back from a stored check") {
-  const CheckOptions o =
-      check_options(Json{{"tolerance", 0.03}, {"memory_tolerance", 0.2}, {"budget_s", 60}});
+  const CheckOptions o = check_options(
+      parse_check("run 1", Json{{"tolerance", 0.03}, {"memory_tolerance", 0.2}, {"budget_s", 60}}));
   CHECK(o.tolerance == 0.03);
   CHECK(o.memory_tolerance == 0.2);
   CHECK(o.max_quality_loss == 0.01);
   CHECK(o.quality_guard == QualityGuard::not_worse);
   CHECK_FALSE(o.judged_rounds);
-  const CheckOptions later =
-      check_options(Json{{"quality_guard", "non-inferiority"}, {"judged_rounds", 20}});
+  const CheckOptions later = check_options(
+      parse_check("run 1", Json{{"quality_guard", "non-inferiority"}, {"judged_rounds", 20}}));
   CHECK(later.quality_guard == QualityGuard::non_inferiority);
   CHECK(later.judged_rounds == 20);
   CHECK_THROWS_WITH(parse_quality_guard("strict"), Contains("give not-worse or non-inferiority"));
-  CHECK(check_options(Json()).tolerance == kDefaultCheckTolerance);
+  CHECK(check_options(CheckSpec{}).tolerance == kDefaultCheckTolerance);
   CHECK(without_build(Json{{"build", "head"}, {"a", 1}}) == Json{{"a", 1}});
 }
 
