@@ -267,7 +267,7 @@ std::string problems_html(const std::vector<StoredTrial>& trials,
 // A tune run (`gpusweep tune`): how the race went, replayed from its trials.
 std::string race_html(db::Store& store, const db::SweepRecord& sweep, const SweepSpec& spec,
                       Rounds rounds) {
-  const TuneSpec tune = parse_tune(spec.source, spec.tune);
+  const TuneSpec tune = spec.tune.value_or(TuneSpec{});
   if (!tune.race) return "";
   const TuneSpace space(spec, PluginManifest{});
   const RaceOptions options = race_options(spec, space, tune);

@@ -24,7 +24,7 @@ SweepSpec confirm_spec(const HistoryPoint& after) {
   spec.grid = Json::object();
   spec.baseline = Json::object();
   spec.claims.clear();
-  spec.tune = nullptr;
+  spec.tune.reset();
   spec.check.reset();
   spec.measure.repeats = std::max<int64_t>(spec.measure.repeats, 3);
   validate_check_sweep(spec);

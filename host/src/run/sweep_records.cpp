@@ -3,6 +3,7 @@
 #include "run/sweep_run.hpp"
 
 #include "spec/hashing.hpp"
+#include "spec/tune.hpp"
 
 namespace gpusweep::host {
 
@@ -12,7 +13,7 @@ db::SweepRecord sweep_record(const SweepSpec& spec) {
   rec.workload = spec.workload;
   rec.spec_json = canonical_json(spec.to_json());
   if (spec.check) rec.kind = db::RunKind::check;
-  if (!spec.tune.is_null()) rec.kind = db::RunKind::tune;
+  if (is_tune_run(spec)) rec.kind = db::RunKind::tune;
   Json identity = spec.to_json();
   // A check is its sweep, its builds and its tolerances (CheckSpec::identity).
   if (spec.check) identity["check"] = spec.check->identity();

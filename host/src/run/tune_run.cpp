@@ -129,7 +129,7 @@ TuneSpec tune_settings(SweepSpec& spec, const TuneOverrides& overrides) {
                      ": measure.precision: tune decides its own rounds; drop measure.precision "
                      "(it is for `run`)");
   }
-  TuneSpec t = parse_tune(spec.source, spec.tune);
+  TuneSpec t = spec.tune.value_or(TuneSpec{});
   if (overrides.objective) {
     t.objective = parse_tune("--objective", Json{{"objective", *overrides.objective}}).objective;
   } else if (spec.measure.target && !t.objective_given) {
@@ -140,7 +140,7 @@ TuneSpec tune_settings(SweepSpec& spec, const TuneOverrides& overrides) {
   if (overrides.seed) t.seed = *overrides.seed;
   for (const auto& c : t.constraints) parse_constraint(c);  // refused before anything runs
   t.race = true;
-  spec.tune = t.to_json();
+  spec.tune = t;
   // Capping on by default in a race to a target: a capped trial is evidence.
   if (t.to_target() && spec.measure.target) spec.measure.target->cap_by_default();
   return t;

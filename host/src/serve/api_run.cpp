@@ -217,7 +217,7 @@ ServeApi::RunParts ServeApi::run_parts(size_t d, int64_t id) const {
     }
   }
   try {
-    const TuneSpec tune = parse_tune(spec.source, spec.tune);
+    const TuneSpec tune = spec.tune.value_or(TuneSpec{});
     if (tune.race) {
       const TuneSpace space(spec, PluginManifest{});
       const RaceOptions options = race_options(spec, space, tune);

@@ -23,7 +23,7 @@ namespace detail {
 
 // What kind of run a spec makes, as the page labels it.
 std::string run_kind(const SweepSpec& spec) {
-  if (parse_tune(spec.source, spec.tune).race) return "tune";
+  if (is_tune_run(spec)) return "tune";
   if (spec.measure.precision > 0) return "precision";
   if (spec.measure.target) return "target";
   return "grid";

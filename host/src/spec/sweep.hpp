@@ -4,6 +4,7 @@
 
 #include "spec/check_spec.hpp"
 #include "spec/manifest.hpp"
+#include "spec/tune_spec.hpp"
 
 #include <cstdint>
 #include <string>
@@ -149,9 +150,9 @@ struct SweepSpec {
   Json baseline = Json::object();
   MeasureSpec measure;
   std::vector<Claim> claims;
-  // `gpusweep tune`'s settings as the file gives them (spec/tune.hpp's
-  // parse_tune reads them); null when the file has none.
-  Json tune;
+  // `gpusweep tune`'s settings as the file gives them, or a race's own
+  // (tune.race); absent when the file has none.
+  std::optional<TuneSpec> tune;
   // A check's two builds and tolerances (`gpusweep check` writes it, with a
   // grid axis "build": ["base", "head"]); absent for any other run.
   std::optional<CheckSpec> check;
@@ -162,6 +163,9 @@ struct SweepSpec {
   // The sweep as it will run (after overrides), for the database.
   Json to_json() const;
 };
+
+// Whether the run of this spec is a race (`gpusweep tune` wrote tune.race).
+inline bool is_tune_run(const SweepSpec& spec) { return spec.tune && spec.tune->race; }
 
 // UsageError for a check's sweep (spec.check set) given to a command that
 // runs one build (run, resume): it would hand the build axis to the

@@ -229,7 +229,7 @@ Json SweepSpec::to_json() const {
     j["claims"] = Json::array();
     for (const auto& c : claims) j["claims"].push_back(c.to_json());
   }
-  if (!tune.is_null()) j["tune"] = tune;
+  if (tune) j["tune"] = tune->to_json();
   if (check) j["check"] = check->to_json();
   return j;
 }
@@ -280,8 +280,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& source) {
     }
   }
   if (auto it = j.find("tune"); it != j.end()) {
-    parse_tune(source, *it);  // refused here, with the sweep file's other mistakes
-    s.tune = *it;
+    s.tune = parse_tune(source, *it);
   }
   if (auto it = j.find("check"); it != j.end()) s.check = parse_check(source, *it);
   if (auto it = j.find("measure"); it != j.end()) s.measure = parse_measure(source, *it);

@@ -5,6 +5,7 @@
 
 #include "spec/manifest.hpp"
 #include "spec/sweep.hpp"
+#include "spec/tune_spec.hpp"
 
 #include <cstdint>
 #include <optional>
@@ -55,39 +56,5 @@ class TuneSpace {
   uint64_t size_ = 1;
   int memory_knob_ = -1;
 };
-
-// What tune optimises and within what.
-struct TuneSpec {
-  // throughput | step_time | peak_memory | time_to_target (measure.target's)
-  std::string objective = "throughput";
-  // Whether the file named it: a sweep with a measure.target races on time
-  // to target unless it did.
-  bool objective_given = false;
-  // The race is on time to measure.target (RaceOptions::time_to_target).
-  bool to_target() const { return objective == "time_to_target"; }
-  std::vector<std::string> constraints;  // as `best --constraint` takes them
-  double budget_s = 1200;                // wall time, confirmation included
-  double alpha = 0.05;                   // chance of dropping the true best, over the race
-  int confirm_repeats = 3;               // fresh rounds of the winner, runner-up and baseline
-  int max_live = 8;                      // candidates racing at once
-  uint64_t seed = 0;                     // the model's draws (large spaces)
-  // Written by `gpusweep tune` into the runs it starts: this run is a race
-  // (what `report` shows), not a grid.
-  bool race = false;
-
-  // What defines the race, as stored with its run: the budget is left out,
-  // so that a run resumes with more (or less) of it.
-  Json to_json() const;
-};
-
-// The sweep file's "tune" object (missing: the defaults). UsageError naming
-// source and tune.KEY for unknown keys and bad values.
-TuneSpec parse_tune(const std::string& source, const Json& tune);
-
-// Whether the run of this spec is a race (`gpusweep tune` wrote tune.race).
-bool is_tune_run(const SweepSpec& spec);
-
-// "20m", "90s", "1h", "1h30m" or a number of seconds; UsageError otherwise.
-double parse_duration(const std::string& what, const std::string& text);
 
 }  // namespace gpusweep::host
