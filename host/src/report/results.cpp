@@ -1,5 +1,6 @@
 // The results table; see results.hpp.
 #include "report/results.hpp"
+#include "report/trial_row.hpp"
 
 #include "analysis/compare.hpp"
 #include "analysis/history.hpp"
@@ -59,6 +60,20 @@ std::string monitor_note(const HostStatValues& s) {
               : std::string());
 }
 
+// The trial's own fields a result record holds (trial_row.hpp's names).
+const std::vector<TrialField> kResultFields = {TrialField::config,
+                                               TrialField::repeat,
+                                               TrialField::trial_id,
+                                               TrialField::status,
+                                               TrialField::error,
+                                               TrialField::unit,
+                                               TrialField::throughput_median,
+                                               TrialField::throughput_cv,
+                                               TrialField::step_time_median_s,
+                                               TrialField::peak_memory_bytes,
+                                               TrialField::quality,
+                                               TrialField::quality_reference};
+
 // One record per trial: its settings that vary, status, summary, ratio to
 // base, its time to a measure.target (`target`: the run has one), and its
 // monitor note.
@@ -79,22 +94,9 @@ std::vector<Json> result_records(const std::vector<const StoredTrial*>& sorted,
       parsed = t->plan.config_index;
     }
     Json r = settings;
-    r["config"] = t->plan.config_index + 1;
-    r["repeat"] = t->plan.repeat + 1;
-    r["trial_id"] = t->id;
-    r["status"] = t->status;
-    r["error"] = json_or_null(t->error);
-    if (t->summary) {
-      const auto& s = *t->summary;
-      r["unit"] = s.unit;
-      r["throughput_median"] = s.throughput_median;
-      r["throughput_cv"] = s.throughput_cv;
-      r["noisy"] = s.throughput_cv > kNoisyCv;
-      r["step_time_median_s"] = s.step_time_median_s;
-      r["peak_memory_bytes"] = json_or_null(s.peak_memory_bytes);
-      r["quality"] = json_or_null(s.quality);
-      r["quality_reference"] = json_or_null(s.quality_reference);
-    }
+    const TrialRow row(*t);
+    for (const auto f : kResultFields) r[field_name(f)] = row.value(f);
+    if (t->summary) r["noisy"] = t->summary->throughput_cv > kNoisyCv;
     r["ratio"] = Json();
     if (const auto f = figures.find(t->plan.config_index); f != figures.end()) {
       const Json& c = f->second.compared;

@@ -11,6 +11,7 @@
 #include "report/compare_view.hpp"
 #include "report/output.hpp"
 #include "report/report.hpp"
+#include "report/trial_row.hpp"
 #include "report/tune_view.hpp"
 #include "serve/api_internal.hpp"
 #include "spec/tune.hpp"
@@ -73,27 +74,28 @@ Json live_blocks(const std::string& db_path, int64_t run_id) {
 // started, its time and throughput, and for a failure its reason and the
 // end of its log.
 std::string trial_row(const db::TrialRecord& t, const RecordWriter& writer) {
-  std::vector<Json> cells = {t.id,
-                             t.plan.ordinal,
-                             t.plan.config_index + 1,
-                             t.plan.repeat + 1,
-                             db::status_name(t.status),
-                             t.started_at.has_value(),
-                             json_or_null(t.wall_s),
-                             t.summary ? Json(t.summary->throughput_median) : Json()};
+  const TrialRow row(t);
+  std::vector<Json> cells = {
+      row.value(TrialField::trial_id), t.plan.ordinal,
+      row.value(TrialField::config),   row.value(TrialField::repeat),
+      row.value(TrialField::status),   t.started_at.has_value(),
+      row.value(TrialField::wall_s),   row.value(TrialField::throughput_median)};
   if (db::has_finished(t.status) && t.status != db::TrialStatus::ok) {
     std::string tail = t.stderr_tail.value_or("");
     if (tail.size() > kLogTail) tail = tail.substr(tail.size() - kLogTail);
-    cells.emplace_back(t.error.value_or(""));
+    cells.emplace_back(t.error.value_or(""));  // error: "" rather than null, for the page
     cells.emplace_back(std::move(tail));
   }
   return "{" + writer.cells(cells) + "}";
 }
 
 // The keys of trial_row, in its cells' order.
-const std::vector<std::string> kTrialRowKeys = {"id",     "ordinal", "config", "repeat",
-                                                "status", "started", "wall_s", "throughput",
-                                                "reason", "log_tail"};
+const std::vector<std::string> kTrialRowKeys = {
+    field_name(TrialField::trial_id), "ordinal",
+    field_name(TrialField::config),   field_name(TrialField::repeat),
+    field_name(TrialField::status),   "started",
+    field_name(TrialField::wall_s),   field_name(TrialField::throughput_median),
+    field_name(TrialField::error),    "log_tail"};
 
 // compare's records as JSON text, made and written a chunk at a time (10,000
 // of them held at once as objects cost a fifth of a second to make, write

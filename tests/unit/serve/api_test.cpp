@@ -3,6 +3,8 @@
 // what a whole answer gives now; a cursor that has not moved says so; one
 // from another server or garbage gets the whole answer.
 #include "serve/api.hpp"
+#include "report/export.hpp"
+#include "report/results.hpp"
 #include "serve/api_internal.hpp"
 
 #include "history_runs.hpp"
@@ -94,10 +96,18 @@ Json answer(const host::ServeApi& api, int64_t run, const std::string& since) {
   return Json::parse(*body);
 }
 
+// The trials of a listing (a JSON array of records, or serve's answer) by
+// their id.
+std::map<int64_t, Json> trials_by_id(const Json& records) {
+  std::map<int64_t, Json> out;
+  for (const auto& t : records) out[t.at("trial_id").get<int64_t>()] = t;
+  return out;
+}
+
 // The trials of an answer by id.
 std::map<int64_t, Json> by_id(const Json& j) {
   std::map<int64_t, Json> out;
-  for (const auto& t : j["trials"]) out[t["id"].get<int64_t>()] = t;
+  for (const auto& t : j["trials"]) out[t["trial_id"].get<int64_t>()] = t;
   return out;
 }
 
@@ -132,10 +142,10 @@ TEST_CASE("a run's answer to a cursor carries only what changed, and adds up to 
   CHECK(delta["delta"] == true);
   CHECK(delta["cursor"] != cursor);
   std::vector<int64_t> changed;
-  for (const auto& t : delta["trials"]) changed.push_back(t["id"]);
+  for (const auto& t : delta["trials"]) changed.push_back(t["trial_id"]);
   CHECK(changed == std::vector<int64_t>{trials[2].id, trials[3].id, trials[4].id, trials[5].id});
   // The failure carries its reason, as text for the page to show as text.
-  CHECK(delta["trials"][2]["reason"] == "<b>boom</b>");
+  CHECK(delta["trials"][2]["error"] == "<b>boom</b>");
   CHECK(delta["trials"][3]["started"] == true);
   // The head came along: the comparison now has the new repeat.
   REQUIRE(delta["compare"].is_array());
@@ -501,4 +511,50 @@ TEST_CASE("history answers a workload's series as the report's page under its po
   first.path = "/";
   CHECK_THAT(api.handle(first).body,
              Catch::Contains("<a href=\"/api/history?db=0&amp;workload=noop\">noop</a>"));
+}
+
+TEST_CASE("results, export and serve give a trial's fields under the same names and values",
+          "[serve]") {
+  WatchedRun watched("serve_fields");
+  db::Store& store = watched.store;
+  const auto trials = store.trials(watched.run);
+  finish(store, trials[0].id, db::TrialStatus::ok, 100);
+  finish(store, trials[1].id, db::TrialStatus::ok, 200);
+  finish(store, trials[3].id, db::TrialStatus::failed, 0);
+  const db::SweepRecord sweep = *store.sweep(watched.run);
+
+  const host::ServeApi api({watched.path}, /*share_s=*/0);
+  const auto served = trials_by_id(answer(api, watched.run, "")["trials"]);
+  const auto results = trials_by_id(Json::parse(
+      host::results_table(sweep, host::read_results(store, sweep), host::OutputFormat::json)));
+  std::ostringstream text;
+  host::write_export(store, sweep, false, host::OutputFormat::json, text);
+  const auto exported = trials_by_id(Json::parse(text.str()));
+  REQUIRE(served.size() == 6);
+  REQUIRE(results.size() == 6);
+  REQUIRE(exported.size() == 6);
+
+  // Every name two of the listings share holds the same value in both, and
+  // the trial's place and figures are among them: numbered from 1.
+  for (const auto& [id, s] : served) {
+    const Json& r = results.at(id);
+    const Json& e = exported.at(id);
+    for (const auto& [a, b] : {std::pair{&s, &r}, std::pair{&s, &e}, std::pair{&r, &e}}) {
+      for (const auto& [key, value] : a->items()) {
+        if (b->contains(key)) CHECK(b->at(key) == value);
+      }
+    }
+    for (const char* key : {"trial_id", "config", "repeat", "status", "throughput_median"}) {
+      CHECK(s.contains(key));
+      CHECK(r.contains(key));
+      CHECK(e.contains(key));
+    }
+  }
+  const Json& second = served.at(trials[1].id);
+  CHECK(second["config"] == 2);
+  CHECK(second["repeat"] == 1);
+  CHECK(second["throughput_median"] == 200.0);
+  CHECK(exported.at(trials[1].id)["config_index"] == 1);  // export's old numbering, kept
+  CHECK(exported.at(trials[3].id)["error"] == "<b>boom</b>");
+  CHECK(results.at(trials[3].id)["error"] == "<b>boom</b>");
 }
