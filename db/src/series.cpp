@@ -53,11 +53,22 @@ std::string pack_cycles(const BlockSeries& s) {
 
 }  // namespace
 
+std::optional<double> block_throughput(const BlockSample& b) {
+  if (b.seconds <= 0 || b.steps <= 0) return std::nullopt;
+  return b.samples / b.seconds;
+}
+
+std::optional<double> block_step_time(const BlockSample& b) {
+  if (b.seconds <= 0 || b.steps <= 0) return std::nullopt;
+  return b.seconds / static_cast<double>(b.steps);
+}
+
 BlockSeries series_of(const std::vector<BlockSample>& blocks) {
   BlockSeries s;
   for (const auto& b : blocks) {
-    if (b.seconds <= 0) continue;
-    s.throughput.push_back(b.samples / b.seconds);
+    const auto throughput = block_throughput(b);
+    if (!throughput) continue;
+    s.throughput.push_back(*throughput);
     s.cycles.push_back(b.cycle);
   }
   return s;
@@ -101,8 +112,8 @@ void insert_series(Connection& db, int64_t trial_id, const BlockSeries& s) {
 
 void backfill_series(Connection& db) {
   // The blocks table's key is (trial_id, idx): read in that order, one pass.
-  auto st =
-      db.prepare("SELECT trial_id, samples, seconds, cycle FROM blocks ORDER BY trial_id, idx");
+  auto st = db.prepare(
+      "SELECT trial_id, samples, seconds, cycle, steps FROM blocks ORDER BY trial_id, idx");
   int64_t current = -1;
   std::vector<BlockSample> blocks;
   const auto flush = [&] {
@@ -119,6 +130,7 @@ void backfill_series(Connection& db) {
     b.samples = st.get_double(1);
     b.seconds = st.get_double(2);
     if (!st.is_null(3)) b.cycle = st.get_int(3);
+    b.steps = st.get_int(4);
   }
   flush();
 }

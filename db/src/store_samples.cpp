@@ -36,6 +36,15 @@ std::vector<BlockSample> Store::blocks(int64_t trial_id) {
   return out;
 }
 
+BlockSeries Store::series(int64_t trial_id) {
+  auto st = db_.prepare("SELECT blocks, throughput, cycles FROM block_series WHERE trial_id = ?");
+  st.bind(1, trial_id);
+  if (!st.step()) return series_of(blocks(trial_id));
+  BlockSeries s;
+  unpack_series(trial_id, st.get_int(0), st.get_blob(1), st.get_blob(2), s);
+  return s;
+}
+
 std::vector<MetricSample> Store::metrics(int64_t trial_id) {
   auto st = db_.prepare(
       "SELECT kind, at_step, name, value FROM metrics WHERE trial_id = ? "

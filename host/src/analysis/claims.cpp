@@ -307,11 +307,15 @@ RunSamples metric_run(db::Store& store, const StoredTrial& st, const ClaimStats&
                       const std::string& metric) {
   const db::TrialRecord& t = st.row;
   RunSamples run = run_of(st);
-  if (metric == "throughput" || metric == "step_time") {
+  if (metric == "throughput") {
+    db::BlockSeries s = store.series(t.id);
+    run.values = std::move(s.throughput);
+    run.cycles = std::move(s.cycles);
+  } else if (metric == "step_time") {
     for (const auto& b : store.blocks(t.id)) {
-      if (b.seconds <= 0 || b.steps <= 0) continue;
-      run.values.push_back(metric == "throughput" ? b.samples / b.seconds
-                                                  : b.seconds / static_cast<double>(b.steps));
+      const auto step_time = db::block_step_time(b);
+      if (!step_time) continue;
+      run.values.push_back(*step_time);
       run.cycles.push_back(b.cycle);
     }
   } else if (const std::string name = stat_of_metric(metric); name.empty()) {

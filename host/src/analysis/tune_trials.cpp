@@ -14,21 +14,24 @@
 
 namespace gpusweep::host {
 
-std::vector<double> objective_values(const std::string& objective, const db::TrialRecord& t,
-                                     const std::vector<db::BlockSample>& blocks) {
-  std::vector<double> out;
+void read_objective(db::Store& store, const std::string& objective, const db::TrialRecord& t,
+                    RaceTrial& r) {
   if (objective == "peak_memory") {
     if (t.summary && t.summary->peak_memory_bytes && *t.summary->peak_memory_bytes > 0) {
-      out.push_back(1 / *t.summary->peak_memory_bytes);
+      r.values.push_back(1 / *t.summary->peak_memory_bytes);
     }
-    return out;
+  } else if (objective == "step_time") {
+    for (const auto& b : store.blocks(t.id)) {
+      const auto step_time = db::block_step_time(b);
+      if (!step_time) continue;
+      r.values.push_back(1 / *step_time);
+      r.cycles.push_back(b.cycle);
+    }
+  } else {
+    db::BlockSeries s = store.series(t.id);
+    r.values = std::move(s.throughput);
+    r.cycles = std::move(s.cycles);
   }
-  for (const auto& b : blocks) {
-    if (b.seconds <= 0 || b.steps <= 0) continue;
-    out.push_back(objective == "step_time" ? static_cast<double>(b.steps) / b.seconds
-                                           : b.samples / b.seconds);
-  }
-  return out;
 }
 
 RaceOptions race_options(const SweepSpec& spec, const TuneSpace& space, const TuneSpec& tune) {
@@ -174,14 +177,8 @@ std::vector<RaceTrial> race_trials(db::Store& store, const std::vector<StoredTri
                                                  : time->time_s)};
           r.censored = time->censored || diverged;
         }
-      } else if (tune.objective == "peak_memory") {
-        r.values = objective_values(tune.objective, t, {});  // from the summary: no blocks
       } else {
-        const auto blocks = store.blocks(t.id);
-        r.values = objective_values(tune.objective, t, blocks);
-        for (const auto& b : blocks) {
-          if (b.seconds > 0 && b.steps > 0) r.cycles.push_back(b.cycle);
-        }
+        read_objective(store, tune.objective, t, r);
       }
       if (r.values.empty()) {
         r.outcome = O::failed;

@@ -14,11 +14,12 @@
 
 namespace gpusweep::host {
 
-// The objective's values of one ok trial, higher is better: block throughputs
-// (throughput), steps per second of each block (step_time), or one value,
-// 1 / peak memory (peak_memory). Empty when the trial reports none.
-std::vector<double> objective_values(const std::string& objective, const db::TrialRecord& t,
-                                     const std::vector<db::BlockSample>& blocks);
+// The objective's values of one ok trial into r, higher is better, with each
+// value's cycle: the block series compare reads (throughput), steps per
+// second of each block (step_time), or one value, 1 / peak memory
+// (peak_memory). None when the trial reports none.
+void read_objective(db::Store& store, const std::string& objective, const db::TrialRecord& t,
+                    RaceTrial& r);
 
 // Every trial of the run: a timeout or a crash is transient (retried once),
 // any other failure the config's own. The second form takes the run's trials

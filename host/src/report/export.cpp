@@ -79,7 +79,7 @@ int64_t write_export(db::Store& store, const db::SweepRecord& sweep, bool per_bl
         w.append_number(row, first + 1, static_cast<double>(b.steps));
         w.append_number(row, first + 2, b.seconds);
         w.append_number(row, first + 3, b.samples);
-        w.append_number(row, first + 4, b.seconds > 0 ? b.samples / b.seconds : NAN);
+        w.append_number(row, first + 4, db::block_throughput(b).value_or(NAN));
         w.append_number(row, first + 5, static_cast<double>(t.plan.config_index));
         w.append_number(row, first + 6, static_cast<double>(t.plan.repeat));
         w.emit(row);

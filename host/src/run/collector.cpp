@@ -3,6 +3,7 @@
 #include "analysis/diagnose.hpp"
 #include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
+#include "run/block_sample.hpp"
 #include "spec/stats.hpp"
 
 #include "spec/hashing.hpp"
@@ -130,14 +131,7 @@ void TrialCollector::on_event(const Json& e) {
     if (!r.runtime.empty()) runtime_ = r.runtime;
     if (r.setup_s) setup_s_ = r.setup_s;
   } else if (kind == event::block) {
-    const auto block = event::Block::from_json(e);
-    db::BlockSample b;
-    b.idx = block.idx;
-    b.steps = block.steps;
-    b.seconds = block.seconds;
-    b.samples = block.samples;
-    b.secondary_samples = block.secondary_samples;
-    b.device_seconds = block.device_seconds;
+    db::BlockSample b = block_sample(event::Block::from_json(e));
     b.cycle = cycle_;
     blocks_seconds_ += b.seconds;
     blocks_.push_back(b);
@@ -204,14 +198,15 @@ db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure
   std::vector<double> throughput, secondary, step_time;
   double samples = 0, steps = 0;
   for (const auto& b : blocks) {
-    const double sec = b.seconds > 0 ? b.seconds : 1e-12;
-    throughput.push_back(b.samples / sec);
-    secondary.push_back(b.secondary_samples / sec);
-    step_time.push_back(b.steps > 0 ? b.seconds / static_cast<double>(b.steps) : 0);
+    const auto t = db::block_throughput(b);
+    if (!t) continue;  // a block that ran nothing measures nothing
+    throughput.push_back(*t);
+    secondary.push_back(b.secondary_samples / b.seconds);
+    step_time.push_back(*db::block_step_time(b));
     samples += b.samples;
     steps += static_cast<double>(b.steps);
   }
-  if (!blocks.empty()) {
+  if (!throughput.empty()) {
     const Distribution t = describe(throughput);
     s.throughput_median = t.median;
     s.throughput_mean = t.mean;

@@ -1,5 +1,6 @@
 // The running trials' blocks beside the database; see live_blocks.hpp.
 #include "run/live_blocks.hpp"
+#include "run/block_sample.hpp"
 
 #include "protocol/event_payloads.hpp"
 #include "protocol/events.hpp"
@@ -94,8 +95,9 @@ void LiveBlocks::event(int64_t trial_id, const nlohmann::json& e) {
   if (kind == event::phase) {
     if (auto phase = event::Phase::from_json(e).phase; !phase.empty()) it->second.phase = phase;
   } else if (kind == event::block) {
-    const auto block = event::Block::from_json(e);
-    if (block.seconds > 0) it->second.throughput.push_back(block.samples / block.seconds);
+    if (auto t = db::block_throughput(block_sample(event::Block::from_json(e)))) {
+      it->second.throughput.push_back(*t);
+    }
   } else {
     return;
   }

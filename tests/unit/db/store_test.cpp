@@ -310,15 +310,20 @@ TEST_CASE(
     "numbers",
     "[db][series]") {
   TempDb t;
-  // Blocks as a run writes them: a block without time (left out of the
-  // series), one without a cycle, two blocks in one cycle, a cycle back.
+  // Blocks as a run writes them: a block without time and one without steps
+  // (left out of the series), one without a cycle, two blocks in one cycle,
+  // a cycle back.
   std::vector<BlockSample> blocks = {{0, 10, 0.5, 40, 0, 3, std::nullopt},
                                      {1, 10, 0.0, 40, 0, 4, std::nullopt},
                                      {2, 10, 0.25, 41, 0, std::nullopt, std::nullopt},
                                      {3, 10, 0.125, 42, 0, 5, std::nullopt},
                                      {4, 10, 0.3, 43, 0, 5, std::nullopt},
-                                     {5, 10, 0.7, 44, 0, 2, std::nullopt}};
+                                     {5, 10, 0.7, 44, 0, 2, std::nullopt},
+                                     {6, 0, 0.2, 0, 0, 2, std::nullopt}};
   const BlockSeries expected = series_of(blocks);
+  CHECK_FALSE(block_throughput(blocks[1]));
+  CHECK_FALSE(block_step_time(blocks[6]));
+  CHECK(block_step_time(blocks[0]) == 0.05);
   REQUIRE(expected.throughput.size() == 5);
   CHECK(expected.throughput[0] == 40 / 0.5);
   CHECK_FALSE(expected.cycles[1]);
@@ -376,6 +381,8 @@ TEST_CASE(
   const auto series = series_by_trial(store, sweep);
   REQUIRE(series.size() == 1);
   same(series.at(trials[0].id));
+  same(store.series(trials[0].id));  // one trial's, as the race and claims read it
+  CHECK(store.series(trials[1].id).throughput.empty());
   // Series of trials of another run are not read.
   CHECK(series_by_trial(store, 1).size() == 2);
 }

@@ -31,7 +31,7 @@ Json read(const std::string& path) {
 }
 
 Json block(double seconds, double samples) {
-  return {{"event", "block"}, {"idx", 0}, {"seconds", seconds}, {"samples", samples}};
+  return {{"event", "block"}, {"idx", 0}, {"steps", 5}, {"seconds", seconds}, {"samples", samples}};
 }
 
 }  // namespace

@@ -93,8 +93,14 @@ struct BlockSample {
   std::optional<double> device_seconds;
 };
 
+// A block's throughput, samples / seconds, and its step time, seconds /
+// steps: none for a block that ran no step or took no time. Every reader of
+// blocks (the summary, the series, race, claims, export) takes them here.
+std::optional<double> block_throughput(const BlockSample& b);
+std::optional<double> block_step_time(const BlockSample& b);
+
 // A trial's blocks as the commands that read whole runs take them (the
-// block_series table): samples / seconds of every block with seconds > 0, in
+// block_series table): the block_throughput of every block that has one, in
 // idx order, and each one's cycle.
 struct BlockSeries {
   std::vector<double> throughput;
@@ -269,6 +275,9 @@ class Store {
 
   // A trial's blocks in idx order (the query is prepared once per store).
   std::vector<BlockSample> blocks(int64_t trial_id);
+  // A trial's block series as compare reads it: its stored row, else (blocks
+  // inserted by hand) made from its blocks.
+  BlockSeries series(int64_t trial_id);
   std::vector<MetricSample> metrics(int64_t trial_id);
   // The last value (highest step) of statistic `name` of a trial, if any.
   std::optional<double> last_stat(int64_t trial_id, const std::string& name);
