@@ -2,7 +2,7 @@
 // fixture (tests/fixtures/plugins/spin_build.cpp), one 5% slower a step,
 // judged in one interleaved run; an identical build from another folder
 // passes; every refusal named before anything runs. The measured ones run
-// alone ([serial]): a spinning step beside another test's processes on two
+// alone ([timing]): a spinning step beside another test's processes on two
 // cores varied by 30-40% a block, and the checks ran out of budget.
 #include "harness.hpp"
 
@@ -32,7 +32,7 @@ const char* kSweep = R"({"name": "spin_check", "workload": "spin_build",
 }  // namespace
 
 TEST_CASE("check calls a build 5% slower a step a regression and exits 1",
-          "[integration][serial]") {
+          "[integration][timing]") {
   Sandbox box;
   box.write("s.json", kSweep);
   const auto r = box.gpusweep("check s.json --db results.db --base " + kBase + " --head " + kSlow5 +
@@ -66,7 +66,7 @@ TEST_CASE("check calls a build 5% slower a step a regression and exits 1",
 }
 
 TEST_CASE("check passes an identical build from another folder and says so in JSON",
-          "[integration][serial]") {
+          "[integration][timing]") {
   Sandbox box;
   box.write("s.json", kSweep);
   const auto r = box.gpusweep("check s.json --db results.db --base " + kBase + " --head " + kSame +
@@ -131,7 +131,7 @@ TEST_CASE("check refuses, before anything runs, what cannot be a check", "[integ
 }
 
 TEST_CASE("history marks the step a slower build made, and --confirm re-measures its builds",
-          "[integration][serial]") {
+          "[integration][timing]") {
   Sandbox box;
   box.write("h.json", R"({"name": "spin_hist", "workload": "spin_build",
     "base": {"spin_us": 2000},

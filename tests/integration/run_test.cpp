@@ -349,7 +349,7 @@ TEST_CASE("resume refuses a rebuilt plugin unless told, and each trial records i
 
 // Serial: the 3x slower step is told apart on measured times (a pipeline
 // check with a margin no load beside it has come near).
-TEST_CASE("compare tells a 3x slower step from the baseline", "[integration][compare][serial]") {
+TEST_CASE("compare tells a 3x slower step from the baseline", "[integration][compare][timing]") {
   Sandbox box;
   box.write("c.json", R"({"name": "spin", "workload": "noop",
     "grid": {"spin_us": [100, 300, 100.0001]},
@@ -492,7 +492,7 @@ TEST_CASE("read commands never write a database an older gpusweep wrote", "[inte
   CHECK(box.text("PRAGMA user_version") == std::to_string(db::schema_version()));
 }
 
-TEST_CASE("best picks the fastest config under constraints", "[integration][best][serial]") {
+TEST_CASE("best picks the fastest config under constraints", "[integration][best][timing]") {
   Sandbox box;
   box.write("b.json", R"({"name": "best", "workload": "noop",
     "grid": {"spin_us": [200, 20], "batch_size": [1, 2]},
@@ -500,7 +500,7 @@ TEST_CASE("best picks the fastest config under constraints", "[integration][best
   REQUIRE(box.gpusweep("run b.json --db results.db").code == 0);
   // Three repeats: batch 2's twice the samples a step are told from batch 1's
   // (one process each could not tell them apart, and best would call a tie).
-  // It runs alone ([serial]): beside the suite's other processes on two
+  // It runs alone ([timing]): beside the suite's other processes on two
   // cores, its 2-ms blocks once failed to tell the two batch sizes apart.
   auto r = box.gpusweep("best --db results.db");
   INFO(r.output);

@@ -327,11 +327,11 @@ TEST_CASE("serve is read-only, keeps to its routes, and answers only its own pag
 // The ETA on a sweep of known length: 16 trials of about 0.5 s each, one
 // at a time; at the halfway mark the ETA it gives is within 15% of the time
 // the sweep then took to finish.
-// [serial]: a prediction of wall time against the wall time that followed;
+// [timing]: a prediction of wall time against the wall time that followed;
 // a test starting beside it (ctest runs two at a time) slows the second half
 // and not the first.
 TEST_CASE("serve's ETA at the halfway mark of a steady sweep is within 15%",
-          "[integration][serve][serial]") {
+          "[integration][serve][timing]") {
   Sandbox box;
   box.write("first.json", R"({"name": "first", "workload": "noop",
     "measure": {"warmup_steps": 0, "steps_per_block": 2, "blocks": 5, "repeats": 1,

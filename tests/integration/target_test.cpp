@@ -478,7 +478,7 @@ TEST_CASE("a capped run killed after its round's fastest trial caps the rest whe
 }
 
 TEST_CASE("tune-batch with a target trains every batch size that fits to it, capped, by seed",
-          "[integration][target][tune-batch][serial]") {
+          "[integration][target][tune-batch][timing]") {
   Sandbox box;
   // noop learns in steps, whatever the batch: every size reaches quality
   // 0.9 after the same steps (about 55 ms of 200 us steps, by seed), while

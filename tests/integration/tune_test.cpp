@@ -31,7 +31,7 @@ int64_t doubles(const Sandbox& box) {
 }  // namespace
 
 TEST_CASE("tune races a space to its best config, confirmed against the baseline",
-          "[integration][tune]") {
+          "[integration][tune][timing]") {
   Sandbox box;
   box.write("s.json", kSpace);
   const auto r = box.gpusweep("tune s.json --db results.db --budget 5m");

@@ -444,7 +444,7 @@ TEST_CASE("the docs' Python example runs as written, and its grad_accum trials a
 }
 
 TEST_CASE("check judges two versions of a Python step as it judges two plugin builds",
-          "[integration][torch][python][serial]") {
+          "[integration][torch][python][timing]") {
   Sandbox box;
   // The step busy-waits: v2 waits 15% longer, v1_again is v1 in another file.
   const std::string module = R"(import time
