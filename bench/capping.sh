@@ -40,17 +40,14 @@ print(json.dumps(b['best']['settings'], sort_keys=True).replace(' ', ''))")
   done
   echo "$line" | tee -a "$work/pairs"
 done
-python3 - "$work/pairs" <<'PY'
-import math, statistics, sys
+PYTHONPATH="$here" python3 - "$work/pairs" <<'PY'
+import statistics, sys
+from wilson import wilson
 rows = [l.split() for l in open(sys.argv[1])]
 same = sum(r[3] == r[6] for r in rows)
 ratios = [float(r[4]) / float(r[1]) for r in rows]
 n = len(rows)
-def wilson(k, n, z=1.96):
-    p = k / n; d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d; h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return 100 * (c - h), 100 * (c + h)
-lo, hi = wilson(same, n)
+_, lo, hi = (100 * v for v in wilson(same, n))
 print(f"same winner: {same} of {n} ({100 * same / n:.0f}%, Wilson 95% [{lo:.1f}%, {hi:.1f}%])")
 print(f"wall time, capped / uncapped: median {statistics.median(ratios):.3f} "
       f"(range {min(ratios):.3f} to {max(ratios):.3f}); "

@@ -44,11 +44,8 @@ if r.get("ci_low") is None: print("no interval (%s) 0" % r.get("verdict")); sys.
 miss = int(r["ci_low"] > 1 or r["ci_high"] < 1)
 print("%s (%.3fx, +-%.2f%%) %d" % (r["verdict"], r["ratio"], 50 * (r["ci_high"] - r["ci_low"]) / r["ratio"], miss))'
 }
-rate() {  # "k of n (p%, 95% interval [lo%, hi%])", Wilson
-  python3 -c 'import math,sys
-k,n=int(sys.argv[1]),int(sys.argv[2]);z=1.959964;p=k/n
-mid=(p+z*z/(2*n))/(1+z*z/n);h=z*math.sqrt(p*(1-p)/n+z*z/(4*n*n))/(1+z*z/n)
-print("%d of %d (%.1f%%, 95%% interval [%.1f%%, %.1f%%])"%(k,n,100*p,100*max(0,mid-h),100*(mid+h)))' "$1" "$2"
+rate() {  # "k of n (p%, 95% Wilson interval [lo%, hi%])"
+  python3 "$(dirname "$0")/wilson.py" "$1" "$2"
 }
 aa_miss=0 aa_called=0 dqn_miss=0 dqn_called=0 ab_ok=0
 : > "$work/widths"

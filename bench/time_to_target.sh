@@ -47,14 +47,11 @@ print(int(covered), int(different), censored)
 PY
   echo "run $i: $(tail -n 1 "$work/results") (covered, A/A different, censored trials of 20)"
 done
-python3 - "$work/results" "$(( $(date +%s) - t0 ))" <<'PY'
-import math, sys
+PYTHONPATH="$here" python3 - "$work/results" "$(( $(date +%s) - t0 ))" <<'PY'
+import sys
+from wilson import rate as wilson
 rows = [list(map(int, l.split())) for l in open(sys.argv[1])]
 n = len(rows)
-def wilson(k, n, z=1.96):
-    p = k / n; d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d; h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return f"{k} of {n} ({100 * p:.1f}%, 95% Wilson [{max(0, 100 * (c - h)):.1f}%, {min(100, 100 * (c + h)):.1f}%])"
 print("the median's interval covers the true median:", wilson(sum(r[0] for r in rows), n))
 print("A/A called faster or slower to target:", wilson(sum(r[1] for r in rows), n))
 print(f"censored: {sum(r[2] for r in rows)} of {20 * n} trials; {sys.argv[2]} s")

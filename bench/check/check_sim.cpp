@@ -16,6 +16,7 @@
 #include "analysis/compare.hpp"
 #include "analysis/ratio_model.hpp"
 #include "spec/sweep.hpp"
+#include "wilson.hpp"
 
 #include <gpusweep/random.hpp>
 
@@ -376,40 +377,23 @@ CheckRun simulate_check(const Model& m, const Condition& cond, uint64_t seed) {
   return out;
 }
 
-// A share k of n with its 95% Wilson interval.
-struct Share {
-  long k = 0, n = 0;
-  double p = 0, low = 0, high = 1;
-};
-
-Share wilson(long k, long n) {
-  Share s{k, n, 0, 0, 1};
-  if (n == 0) return s;
-  const double z = 1.959964, nn = static_cast<double>(n);
-  s.p = static_cast<double>(k) / nn;
-  const double mid = (s.p + z * z / (2 * nn)) / (1 + z * z / nn);
-  const double half =
-      z * std::sqrt(s.p * (1 - s.p) / nn + z * z / (4 * nn * nn)) / (1 + z * z / nn);
-  s.low = std::max(0.0, mid - half);
-  s.high = std::min(1.0, mid + half);
-  return s;
-}
+using gpusweep::test::wilson;
 
 // "4.1% [3.3, 5.1]".
 std::string share(long k, long n) {
   if (n == 0) return "-";
-  const Share w = wilson(k, n);
+  const gpusweep::test::Wilson w = wilson(k, n);
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.1f%% [%.1f, %.1f]", 100 * w.p, 100 * w.low, 100 * w.high);
+  std::snprintf(buf, sizeof buf, "%.1f%% [%.1f, %.1f]", 100 * w.share, 100 * w.low, 100 * w.high);
   return buf;
 }
 
 std::string share_json(long k, long n) {
-  const Share w = wilson(k, n);
+  const gpusweep::test::Wilson w = wilson(k, n);
   char buf[160];
   std::snprintf(buf, sizeof buf,
                 "{\"k\": %ld, \"n\": %ld, \"share\": %.5f, \"low\": %.5f, \"high\": %.5f}", k, n,
-                w.p, w.low, w.high);
+                w.share, w.low, w.high);
   return buf;
 }
 

@@ -27,6 +27,9 @@ import statistics
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from wilson import wilson  # noqa: E402
+
 # verdict is the run's overall verdict (check's own, quality and memory guards
 # included); throughput_verdict the worst of its configs' throughput verdicts
 # alone; guard names what turned a config's verdict into a regression besides
@@ -208,14 +211,12 @@ def cmd_anchors(out, it, condition, rc, wall, load0, base_csv, head_csv):
                "one after another, 3 repeats each", configs)
 
 
-def wilson(k, n, z=1.959964):
+def share_text(k, n):
+    """"k/n = p% [lo, hi]", the 95% Wilson interval (bench/wilson.py)."""
     if n == 0:
         return "-"
-    p = k / n
-    mid = (p + z * z / (2 * n)) / (1 + z * z / n)
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return "%d/%d = %.0f%% [%.0f, %.0f]" % (k, n, 100 * p, 100 * max(0, mid - h),
-                                           100 * min(1, mid + h))
+    p, lo, hi = wilson(k, n)
+    return "%d/%d = %.0f%% [%.0f, %.0f]" % (k, n, 100 * p, 100 * lo, 100 * hi)
 
 
 CONDITIONS = {
@@ -256,8 +257,8 @@ def cmd_table(out):
         err = sum(x == "error" for x in v)
         rounds = [float(r["rounds"]) for r in rs if r["rounds"]]
         print("| %s | %s | %d | %s | %s | %s | %d | %s | %.0f |" % (
-            CONDITIONS.get(key[0], key[0]), RULES.get(key[1], key[1]), n, wilson(called, n),
-            wilson(reg, n), wilson(inc, n), err,
+            CONDITIONS.get(key[0], key[0]), RULES.get(key[1], key[1]), n, share_text(called, n),
+            share_text(reg, n), share_text(inc, n), err,
             "%g" % statistics.median(rounds) if rounds else "-",
             statistics.median(float(r["wall_s"]) for r in rs)))
     # Per config: each spin_build check's interval against the ratio compiled
@@ -280,9 +281,9 @@ def cmd_table(out):
                 continue
             n = len(cs)
             cover = sum(float(c["low"]) <= truth[cond] <= float(c["high"]) for c in cs)
-            count = lambda v: wilson(sum(c["verdict"] == v for c in cs), n)
+            count = lambda v: share_text(sum(c["verdict"] == v for c in cs), n)
             print("| %s (%.4f) | %d | %s | %s | %s | %s |" % (
-                CONDITIONS[cond], truth[cond], n, wilson(cover, n), count("regression"),
+                CONDITIONS[cond], truth[cond], n, share_text(cover, n), count("regression"),
                 count("inconclusive"), count("no regression")))
     loads = [float(r["load1_end"]) for r in rows if r["rule"] != "fixed5"]
     print()

@@ -44,6 +44,11 @@ import os
 for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(var, "1")
 
+import sys  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from wilson import wilson  # noqa: E402
+
 import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -83,14 +88,6 @@ def half_width(log_half):
     """The relative half-width precision.cpp prints: (high - low) / 2 / ratio
     for an interval ratio * exp(+-log_half)."""
     return np.sinh(log_half)
-
-
-def wilson(k, n, z=1.959964):
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return c - h, c + h
 
 
 # ---------------------------------------------------------------------------
@@ -771,7 +768,7 @@ def evaluate(design, noise, costs, n, seed):
     hw, covered, wall, rounds = run_sweeps(design, noise, costs, n, rng)
     med = np.median(hw, 1)  # the median over configs, as the run's note prints it
     k = int(covered.sum())
-    lo, hi = wilson(k, covered.size)
+    _, lo, hi = wilson(k, covered.size)
     return Result(design, noise.label, float(np.median(med)), float(np.percentile(med, 10)),
                   float(np.percentile(med, 90)), float(np.median(wall)), float(np.median(rounds)),
                   k / covered.size, lo, hi, med)

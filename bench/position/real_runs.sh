@@ -47,8 +47,5 @@ print("%.3fx [%.3f, %.3f] %s %d" % (r["ratio"], r["ci_low"], r["ci_high"], r["ve
   echo "run $i: $line  (starts: $starts...)"
   called=$((called + ${line##* }))
 done
-python3 -c 'import math,sys
-k,n=int(sys.argv[1]),int(sys.argv[2]);z=1.959964;p=k/n
-mid=(p+z*z/(2*n))/(1+z*z/n);h=z*math.sqrt(p*(1-p)/n+z*z/(4*n*n))/(1+z*z/n)
-print("mode %s: A/A called different (interval excludes 1) in %d of %d runs (%.1f%%, 95%% Wilson interval [%.1f%%, %.1f%%]); %d s"%(sys.argv[3],k,n,100*p,100*max(0,mid-h),100*(mid+h),int(sys.argv[4])))' \
-  "$called" "$runs" "$mode" "$(( $(date +%s) - start ))"
+echo "mode $mode: A/A called different (interval excludes 1) in" \
+  "$(python3 "$(dirname "$0")/../wilson.py" "$called" "$runs") runs; $(( $(date +%s) - start )) s"

@@ -15,10 +15,7 @@ namespace {
 // below it (a rate truly at 6% passes such a check about 97.5% of the time;
 // a broken design at 10-25% fails it).
 bool at_most_6_percent(const PositionOutcome& o) {
-  const double z = 1.959964, n = o.runs, p = o.different / n;
-  const double mid = (p + z * z / (2 * n)) / (1 + z * z / n);
-  const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n);
-  return mid - half <= 0.06;
+  return wilson(static_cast<long>(o.different), static_cast<long>(o.runs)).low <= 0.06;
 }
 
 }  // namespace
