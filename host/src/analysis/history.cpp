@@ -118,16 +118,10 @@ void read_run(db::Store& store, const db::SweepRecord& run, const std::string& s
 
 // The interval and standard error over a point's repeats.
 void set_interval(HistoryPoint& p) {
-  const size_t n = p.repeat_medians.size();
-  std::tie(p.low, p.high) = geometric_mean_interval(p.repeat_medians);
-  p.log_se = 0;
-  if (n < 2) return;
-  double mean = 0;
-  for (const double v : p.repeat_medians) mean += std::log(v);
-  mean /= static_cast<double>(n);
-  double ss = 0;
-  for (const double v : p.repeat_medians) ss += (std::log(v) - mean) * (std::log(v) - mean);
-  p.log_se = std::sqrt(ss / static_cast<double>(n - 1) / static_cast<double>(n));
+  const LogSummary s = log_summary(p.repeat_medians);
+  p.low = s.low;
+  p.high = s.high;
+  p.log_se = s.log_se;
 }
 
 // "what before -> after" for each field that differs from the previous point.

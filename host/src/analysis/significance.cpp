@@ -121,56 +121,6 @@ double t_quantile(double p, double df) {
   return t;
 }
 
-namespace {
-
-// A sample's logs: their mean, their variance (n - 1) and their count.
-struct LogStats {
-  double mean = 0, var = 0, n = 0;
-};
-
-LogStats log_stats(const std::vector<double>& v) {
-  thread_local std::vector<double> logs;  // one buffer for every interval
-  logs.resize(v.size());
-  std::transform(v.begin(), v.end(), logs.begin(), [](double a) { return std::log(a); });
-  LogStats s;
-  s.n = static_cast<double>(v.size());
-  s.mean = std::accumulate(logs.begin(), logs.end(), 0.0) / s.n;
-  double ss = 0;
-  for (double l : logs) ss += (l - s.mean) * (l - s.mean);
-  s.var = ss / (s.n - 1);
-  return s;
-}
-
-// Welch's interval of exp(mean y - mean x) from the two samples' log stats.
-RatioInterval welch_interval(const LogStats& x, const LogStats& y, double level) {
-  const double se2 = x.var / x.n + y.var / y.n;
-  RatioInterval ci;
-  ci.ratio = std::exp(y.mean - x.mean);
-  if (se2 <= 0) {
-    ci.low = ci.high = ci.ratio;
-    return ci;
-  }
-  // Welch-Satterthwaite degrees of freedom.
-  const double df =
-      se2 * se2 /
-      ((x.var / x.n) * (x.var / x.n) / (x.n - 1) + (y.var / y.n) * (y.var / y.n) / (y.n - 1));
-  const double t = t_quantile(0.5 + level / 2, df);
-  ci.low = std::exp(y.mean - x.mean - t * std::sqrt(se2));
-  ci.high = std::exp(y.mean - x.mean + t * std::sqrt(se2));
-  return ci;
-}
-
-}  // namespace
-
-RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<double>& y,
-                             double level) {
-  if (x.size() < 2 || y.size() < 2) {
-    throw std::invalid_argument("a ratio interval needs at least two values in each sample");
-  }
-  const LogStats lx = log_stats(x);
-  return welch_interval(lx, log_stats(y), level);
-}
-
 const char* to_string(Verdict v) {
   switch (v) {
     case Verdict::faster:
@@ -185,14 +135,25 @@ const char* to_string(Verdict v) {
   return "?";
 }
 
-std::pair<double, double> geometric_mean_interval(const std::vector<double>& samples) {
-  if (samples.size() < 2) return {NAN, NAN};
-  // Against a constant 1 (its logs' mean and variance 0) the ratio interval
-  // is the interval of the samples' own geometric mean.
-  LogStats ones;
-  ones.n = static_cast<double>(samples.size());
-  const RatioInterval self = welch_interval(ones, log_stats(samples), 0.95);
-  return {self.low, self.high};
+LogSummary log_summary(const std::vector<double>& samples) {
+  LogSummary out;
+  const auto n = static_cast<double>(samples.size());
+  if (samples.size() < 2) return out;
+  double sum = 0;
+  for (const double v : samples) sum += std::log(v);
+  out.log_mean = sum / n;
+  double ss = 0;
+  for (const double v : samples) ss += (std::log(v) - out.log_mean) * (std::log(v) - out.log_mean);
+  const double se2 = ss / (n - 1) / n;
+  out.log_se = std::sqrt(se2);
+  if (se2 <= 0) {
+    out.low = out.high = std::exp(out.log_mean);
+    return out;
+  }
+  const double t = t_quantile(0.975, n - 1);
+  out.low = std::exp(out.log_mean - t * out.log_se);
+  out.high = std::exp(out.log_mean + t * out.log_se);
+  return out;
 }
 
 }  // namespace gpusweep::host

@@ -13,17 +13,12 @@
 
 namespace gpusweep::host {
 
+// A ratio with its interval, as the verdicts read it.
 struct RatioInterval {
-  double ratio = 1;  // geometric mean of y over geometric mean of x
+  double ratio = 1;
   double low = 1;
   double high = 1;
 };
-
-// CI of the ratio y/x of typical values: Welch's t interval on log values,
-// exponentiated (throughput ratios are multiplicative). level in (0, 1).
-// Needs at least two values in each sample.
-RatioInterval ratio_interval(const std::vector<double>& x, const std::vector<double>& y,
-                             double level = 0.95);
 
 // Student's t quantile (inverse CDF) for df degrees of freedom.
 double t_quantile(double p, double df);
@@ -56,8 +51,14 @@ Verdict verdict(const Interval& ci, double min_effect = 0) {
 }
 const char* to_string(Verdict v);
 
-// The 95% interval of the geometric mean of positive samples (the t interval
-// of their logs); NaN, NaN with fewer than two.
-std::pair<double, double> geometric_mean_interval(const std::vector<double>& samples);
+// Positive samples on the log scale: the mean of their logs, its standard
+// error, and the 95% t interval of their geometric mean (NaN, NaN and a
+// standard error of 0 with fewer than two samples).
+struct LogSummary {
+  double log_mean = 0;
+  double log_se = 0;
+  double low = NAN, high = NAN;
+};
+LogSummary log_summary(const std::vector<double>& samples);
 
 }  // namespace gpusweep::host

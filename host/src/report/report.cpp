@@ -82,9 +82,9 @@ ChartData chart_data(const std::vector<ComparisonRow>& rows, const std::vector<s
         keep(blocks);
   }
   for (const auto* b : blocks) {
-    const auto [lo, hi] = geometric_mean_interval(*b);
-    d.lows.push_back(lo);
-    d.highs.push_back(hi);
+    const LogSummary s = log_summary(*b);
+    d.lows.push_back(s.low);
+    d.highs.push_back(s.high);
     d.samples.push_back(*b);
   }
   return d;
