@@ -5,6 +5,7 @@
 #include "analysis/compare.hpp"
 #include "analysis/significance.hpp"
 #include "analysis/stored.hpp"
+#include "spec/hashing.hpp"
 #include "spec/training_libraries.hpp"
 #include "support/error.hpp"
 
@@ -268,14 +269,14 @@ bool matches(const HistoryPoint& point, const HistoryFilter& filter) {
 
 HistoryResult history_series(std::vector<HistoryPoint> points, const HistoryFilter& filter,
                              const ChangePointOptions& options) {
-  // Keyed by workload, machine and the config's canonical JSON (nlohmann
-  // keeps an object's keys sorted, so dump() is canonical).
+  // Keyed by workload, machine and the config's canonical JSON, as check
+  // keys its pairs.
   std::map<std::tuple<std::string, std::string, std::string>, HistorySeries> keyed;
   HistoryResult out;
   out.varying = varying_settings(points, filter.workload);
   for (auto& p : points) {
     if (!matches(p, filter) || !(p.throughput > 0)) continue;
-    HistorySeries& s = keyed[{p.workload, p.machine, p.config.dump()}];
+    HistorySeries& s = keyed[{p.workload, p.machine, canonical_json(p.config)}];
     if (s.points.empty()) {
       s.workload = p.workload;
       s.machine = p.machine;
