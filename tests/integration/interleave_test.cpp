@@ -100,7 +100,7 @@ TEST_CASE("an interleaved trial's timeout counts its own turns, not its waits",
 }
 
 TEST_CASE("measure.precision adds rounds until the ratios are precise, within the budget",
-          "[integration][precision]") {
+          "[integration][precision][timing]") {
   Sandbox box;
   // A/A (seed 0 and 1) and a config 30% slower; short trials.
   box.write("p.json", R"({"name": "precise", "workload": "noop",

@@ -95,8 +95,7 @@ void judge_throughput(CheckPair& p, const CheckOptions& o) {
   const double threshold = 1 - o.tolerance;
   p.look = static_cast<int>(
       std::max<int64_t>(1, std::max(p.base->trials, p.head->trials) - kFewRepeats + 1));
-  p.precise =
-      (p.ratio->high - p.ratio->low) / 2 / p.ratio->ratio <= o.tolerance * kCheckPrecisionShare;
+  p.precise = p.ratio->relative_half_width() <= o.tolerance * kCheckPrecisionShare;
   const RatioEstimate strict = with_level(*p.ratio, separation_level(p.look));
   p.apart = strict.high < threshold || strict.low > threshold;
   const RatioEstimate e = judged_interval(p, o);
@@ -269,7 +268,7 @@ PrecisionStatus check_status(const std::vector<ConfigSamples>& configs, const Ch
     // judged at every look would spend its error once a look.
     const bool decided = p.precise || p.apart || p.memory_growth;
     std::optional<double> width;
-    if (p.ratio) width = (p.ratio->high - p.ratio->low) / 2 / p.ratio->ratio;
+    if (p.ratio) width = p.ratio->relative_half_width();
     for (const ConfigSamples* side : {p.base, p.head}) {
       ConfigPrecision c;
       c.config_index = side->config_index;

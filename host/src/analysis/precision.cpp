@@ -31,7 +31,7 @@ PrecisionStatus precision_status(const std::vector<ConfigSamples>& configs, cons
     if (!p.baseline && base != nullptr) {
       const auto e = estimate_ratio(base->runs, c.runs, kSequentialLevel);
       if (e && e->ratio > 0) {
-        p.half_width = (e->high - e->low) / 2 / e->ratio;
+        p.half_width = e->relative_half_width();
         p.precise = *p.half_width <= target;
         const RatioEstimate strict = with_level(*e, separation_level(look));
         p.separated = strict.low > 1 + target || strict.high < 1 - target;

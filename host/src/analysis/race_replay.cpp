@@ -178,9 +178,9 @@ void confirm(const RaceState& state, const RaceOptions& options, bool decide, Ra
   for (const auto& [round, n] : state.confirmation_rounds()) st.confirm_rounds += n > 0;
   state.estimate_confirmation(st);
   const auto& target = st.vs_baseline ? st.vs_baseline : st.vs_runner_up;
-  const bool precise = options.time_to_target || !target ||
-                       (target->ratio > 0 && (target->high - target->low) / 2 / target->ratio <=
-                                                 options.confirm_precision);
+  const bool precise =
+      options.time_to_target || !target ||
+      (target->ratio > 0 && target->relative_half_width() <= options.confirm_precision);
   if (st.confirm_rounds >= options.confirm_repeats &&
       (decide || precise || st.confirm_rounds >= options.max_confirm_rounds)) {
     st.phase = RacePhase::done;

@@ -92,6 +92,10 @@ struct RatioEstimate {
   int repeats = 0;               // repeat pairs (repeats design), else runs compared
   int64_t paired_blocks = 0;     // blocks paired by cycle, over all repeats
   bool across_machines = false;  // a pair ran on different machines
+
+  // Half the interval's width over the ratio: how precisely it is known,
+  // the figure measure.precision, check and the race's confirmation stop on.
+  double relative_half_width() const { return (high - low) / 2 / ratio; }
 };
 
 // nullopt when either side has too few values for an interval (one value in
