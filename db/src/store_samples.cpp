@@ -37,11 +37,17 @@ std::vector<BlockSample> Store::blocks(int64_t trial_id) {
 }
 
 BlockSeries Store::series(int64_t trial_id) {
-  auto st = db_.prepare("SELECT blocks, throughput, cycles FROM block_series WHERE trial_id = ?");
+  if (!series_query_) {
+    series_query_.emplace(
+        db_.prepare("SELECT blocks, throughput, cycles FROM block_series WHERE trial_id = ?"));
+  }
+  Statement& st = *series_query_;
+  st.reset();
   st.bind(1, trial_id);
   if (!st.step()) return series_of(blocks(trial_id));
   BlockSeries s;
   unpack_series(trial_id, st.get_int(0), st.get_blob(1), st.get_blob(2), s);
+  st.reset();  // ends the read, as a statement prepared per call would
   return s;
 }
 

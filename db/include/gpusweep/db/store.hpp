@@ -309,6 +309,7 @@ class Store {
   std::unique_ptr<TempFile> copy_;  // before db_: removed after it closes
   Connection db_;
   std::optional<Statement> blocks_query_;  // after db_: finalized before it closes
+  std::optional<Statement> series_query_;
 };
 
 }  // namespace gpusweep::db
