@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <map>
+#include <sstream>
 #include <thread>
 
 using namespace gpusweep;
@@ -202,17 +203,31 @@ TEST_CASE("invalid sweeps fail with exit code 2 and write nothing", "[integratio
   CHECK_FALSE(std::filesystem::exists(box.db()));
 }
 
-TEST_CASE("every command has help", "[integration]") {
+TEST_CASE("every command has help, from the same table as its parser", "[integration]") {
   Sandbox box;
-  for (const char* cmd : {"run", "resume", "plugins", "results", "new-plugin"}) {
-    const auto r = box.gpusweep(std::string(cmd) + " --help");
-    INFO(cmd);
-    CHECK(r.code == 0);
-    CHECK_THAT(r.output, Contains(std::string("usage: gpusweep ") + cmd) && Contains("--help"));
-  }
   const auto top = box.gpusweep("--help");
   CHECK(top.code == 0);
-  CHECK_THAT(top.output, Contains("run") && Contains("results") && Contains("plugins"));
+  // The commands the overview lists: "  NAME   summary" lines after "commands:".
+  std::vector<std::string> commands;
+  std::istringstream lines(top.output.substr(top.output.find("commands:")));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  ", 0) == 0) commands.push_back(line.substr(2, line.find(' ', 2) - 2));
+  }
+  CHECK(commands.size() >= 21);
+  for (const auto& cmd : commands) {
+    INFO(cmd);
+    const auto r = box.gpusweep(cmd + " --help");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.output,
+               Contains("usage: gpusweep " + cmd) && Contains("--help") && Contains("More: docs/"));
+    CHECK(box.gpusweep("help " + cmd).output == r.output);
+  }
+  // The default shown is the parser's, written from its constant.
+  CHECK_THAT(box.gpusweep("check --help").output, Contains("--tolerance PCT (=3%)"));
+  const auto md = box.gpusweep("help --format md");
+  CHECK(md.code == 0);
+  CHECK_THAT(md.output, Contains("### gpusweep check") && Contains("| `--tolerance PCT` | `3%` |"));
+  CHECK(box.gpusweep("help frobnicate").code == 2);
   CHECK(box.gpusweep("frobnicate").code == 2);
 }
 

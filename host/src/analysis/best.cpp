@@ -12,41 +12,12 @@
 
 namespace gpusweep::host {
 
-Objective parse_objective(const std::string& text) {
-  if (text == "throughput") return Objective::throughput;
-  if (text == "memory") return Objective::memory;
-  if (text == "time") return Objective::time;
-  if (text == "time_to_target") return Objective::time_to_target;
-  throw UsageError("--objective " + text + ": use throughput, memory, time or time_to_target");
-}
-
-const char* objective_name(Objective o) {
-  switch (o) {
-    case Objective::memory:
-      return "memory";
-    case Objective::time:
-      return "time";
-    case Objective::time_to_target:
-      return "time_to_target";
-    default:
-      return "throughput";
-  }
+Objective objective_option(const std::string& text) {
+  if (auto o = parse_objective(text)) return *o;
+  throw UsageError("--objective " + text + ": use " + objective_names());
 }
 
 namespace {
-
-const char* objective_key(Objective o) {
-  switch (o) {
-    case Objective::memory:
-      return "peak_memory";
-    case Objective::time:
-      return "step_time";
-    case Objective::time_to_target:
-      return "time_to_target";
-    default:
-      return "throughput";
-  }
-}
 
 // How many of the grid's settings a config sets differently from the baseline.
 int changes_from(const Json& config, const Json& baseline, const Json& grid) {
@@ -139,7 +110,7 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
     break;
   }
 
-  const char* key = objective_key(objective);
+  const char* key = objective_name(objective);
   const bool maximise = objective == Objective::throughput;
   std::vector<int64_t> eligible;
   for (const auto& [index, m] : figures) {
@@ -177,7 +148,7 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
 
   // Ties with the leader, as compare's table shows them where it can.
   best.config_index = best.leader;
-  const bool by_rate = objective == Objective::throughput || objective == Objective::time;
+  const bool by_rate = objective == Objective::throughput || objective == Objective::step_time;
   const auto leader = samples.find(*best.leader);
   const auto base = best.baseline_index ? samples.find(*best.baseline_index) : samples.end();
   const bool compared = base != samples.end() && base->second->ok > 0;

@@ -4,6 +4,7 @@
 #include "analysis/compare.hpp"
 #include "analysis/constraints.hpp"
 #include "analysis/metrics.hpp"
+#include "spec/objective.hpp"
 #include "spec/sweep.hpp"
 
 #include <gpusweep/db/store.hpp>
@@ -15,12 +16,8 @@
 
 namespace gpusweep::host {
 
-enum class Objective { throughput, memory, time, time_to_target };
-
-// "throughput" | "memory" | "time" | "time_to_target"; throws UsageError
-// otherwise.
-Objective parse_objective(const std::string& text);
-const char* objective_name(Objective o);
+// --objective TEXT (spec/objective.hpp's names); UsageError otherwise.
+Objective objective_option(const std::string& text);
 
 struct BestChoice {
   Objective objective = Objective::throughput;

@@ -77,7 +77,7 @@ QualityGuard parse_quality_guard(const std::string& text);
 struct CheckOptions {
   double tolerance = kDefaultCheckTolerance;
   double memory_tolerance = kDefaultMemoryTolerance;
-  double max_quality_loss = 0.01;  // relative, as compare's
+  double max_quality_loss = kDefaultMaxQualityLoss;  // relative, as compare's
   QualityGuard quality_guard = QualityGuard::not_worse;
   // Set once a finished check is resumed: the rounds it had run when it
   // first finished. Its one judgement of open configs at the budget's end

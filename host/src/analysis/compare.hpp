@@ -130,16 +130,21 @@ struct ComparisonRow {
   std::optional<QualityComparison> quality;
 };
 
+// One minus the intervals' level, and the relative quality loss still called
+// non-inferior, unless a command is told otherwise.
+constexpr double kDefaultAlpha = 0.05;
+constexpr double kDefaultMaxQualityLoss = 0.01;
+
 struct CompareOptions {
   Json baseline = Json::object();  // partial config; empty = config #1
-  double alpha = 0.05;
+  double alpha = kDefaultAlpha;
   // The run looked after every round (measure.precision): intervals at the
   // sequential level (precision.hpp), which keeps 1 - alpha coverage.
   bool sequential = false;
   // Give verdicts for pairs whose trials ran on different machines (a merged
   // cluster run); by default their ratio is shown and the verdict withheld.
   bool across_machines = false;
-  double max_quality_loss = 0.01;  // relative
+  double max_quality_loss = kDefaultMaxQualityLoss;  // relative
   // The smallest throughput change called faster or slower (significance.hpp).
   double min_effect = kMinEffect;
 };

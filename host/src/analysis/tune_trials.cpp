@@ -14,13 +14,12 @@
 
 namespace gpusweep::host {
 
-void read_objective(db::Store& store, const std::string& objective, const db::TrialRecord& t,
-                    RaceTrial& r) {
-  if (objective == "peak_memory") {
+void read_objective(db::Store& store, Objective objective, const db::TrialRecord& t, RaceTrial& r) {
+  if (objective == Objective::peak_memory) {
     if (t.summary && t.summary->peak_memory_bytes && *t.summary->peak_memory_bytes > 0) {
       r.values.push_back(1 / *t.summary->peak_memory_bytes);
     }
-  } else if (objective == "step_time") {
+  } else if (objective == Objective::step_time) {
     for (const auto& b : store.blocks(t.id)) {
       const auto step_time = db::block_step_time(b);
       if (!step_time) continue;
@@ -182,7 +181,7 @@ std::vector<RaceTrial> race_trials(db::Store& store, const std::vector<StoredTri
       }
       if (r.values.empty()) {
         r.outcome = O::failed;
-        r.reason = "reports no " + tune.objective;
+        r.reason = std::string("reports no ") + objective_name(tune.objective);
       }
     }
     if (r.outcome == O::ok && t.summary) {

@@ -18,8 +18,7 @@ namespace gpusweep::host {
 // value's cycle: the block series compare reads (throughput), steps per
 // second of each block (step_time), or one value, 1 / peak memory
 // (peak_memory). None when the trial reports none.
-void read_objective(db::Store& store, const std::string& objective, const db::TrialRecord& t,
-                    RaceTrial& r);
+void read_objective(db::Store& store, Objective objective, const db::TrialRecord& t, RaceTrial& r);
 
 // Every trial of the run: a timeout or a crash is transient (retried once),
 // any other failure the config's own. The second form takes the run's trials

@@ -12,62 +12,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 
 namespace gpusweep::host {
 
-Parsed parse_command(const std::string& name, const std::string& synopsis,
-                     const std::string& description, const po::options_description& options,
-                     const po::positional_options_description& positional, const Args& args) {
-  po::options_description all("Options");
-  all.add_options()("help,h", "show this help");
-  all.add(options);
-  Parsed p;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), p.vm);
-    if (p.vm.count("help") != 0U) {
-      std::cout << "usage: gpusweep " << name << " " << synopsis << "\n\n"
-                << description << "\n\n"
-                << all << "\n";
-      p.help = true;
-      return p;
-    }
-    po::notify(p.vm);
-  } catch (const po::error& e) {
-    throw UsageError("gpusweep " + name + ": " + e.what() + " (see: gpusweep " + name + " --help)");
-  }
-  return p;
-}
-
-void add_db_option(po::options_description& o) {
-  o.add_options()("db", po::value<std::string>()->default_value("gpusweep.db"),
-                  "results database (SQLite)");
-}
-
-void add_plugin_path_option(po::options_description& o) {
-  o.add_options()("plugin-path", po::value<std::vector<std::string>>()->composing(),
-                  "extra folder to search for gpusweep_<name>.so plugins (repeatable)");
-}
-
-void add_allow_plugin_change_option(po::options_description& o) {
-  o.add_options()("allow-plugin-change", po::bool_switch(),
-                  "continue a run although the plugin file differs from the build its trials "
-                  "ran (another hash): each trial records the build that ran it "
-                  "(trials.run_plugin_hash)");
-}
-
-void add_set_option(po::options_description& o) {
-  o.add_options()("set", po::value<std::vector<std::string>>()->composing(),
-                  "override a setting: key=value (base), measure.key=value (protocol); repeatable");
-}
-
-void add_gpus_option(po::options_description& o) {
-  o.add_options()("gpus", po::value<std::string>(),
-                  "GPUs for the workers, one each: positions among the visible GPUs (0,1 or "
-                  "0-3) or all (the default when --jobs > 1 runs trials on GPUs); each worker "
-                  "sees only its own, as cuda:0 (CUDA_VISIBLE_DEVICES)");
-}
-
-std::optional<std::string> gpus_option(const po::variables_map& vm) {
+std::optional<std::string> gpus_of(const po::variables_map& vm) {
   if (vm.count("gpus") == 0U) return std::nullopt;
   return vm["gpus"].as<std::string>();
 }
@@ -113,6 +62,14 @@ double fraction_option(const po::variables_map& vm, const char* name) {
   return v;
 }
 
+int int_option(const po::variables_map& vm, const char* name) {
+  const int64_t v = vm[name].as<int64_t>();
+  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max()) {
+    throw UsageError(std::string("--") + name + " " + std::to_string(v) + ": out of range");
+  }
+  return static_cast<int>(v);
+}
+
 void write_text_file(const std::string& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   if (!(f << text) || !f.flush()) throw Error("cannot write '" + path + "'");
@@ -121,29 +78,15 @@ void write_text_file(const std::string& path, const std::string& text) {
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
 bool stderr_is_terminal() { return ::isatty(STDERR_FILENO) == 1; }
 
-namespace {
-
-std::string format_names(const std::vector<OutputFormat>& offered) {
-  std::vector<std::string> names;
-  for (OutputFormat f : offered) names.emplace_back(output_format_name(f));
-  return name_list(names);
-}
-
-}  // namespace
-
-void add_format_option(po::options_description& o, const std::vector<OutputFormat>& offered) {
-  o.add_options()("format",
-                  po::value<std::string>()->default_value(output_format_name(offered.front())),
-                  format_names(offered).c_str());
-}
-
 OutputFormat format_of(const po::variables_map& vm, const std::vector<OutputFormat>& offered) {
   const std::string text = vm["format"].as<std::string>();
   const OutputFormat f = parse_output_format(text);
   for (OutputFormat o : offered) {
     if (o == f) return f;
   }
-  throw UsageError("--format " + text + ": this command prints " + format_names(offered));
+  std::vector<std::string> names;
+  for (OutputFormat o : offered) names.emplace_back(output_format_name(o));
+  throw UsageError("--format " + text + ": this command prints " + name_list(names));
 }
 
 OpenedSweep open_sweep(const po::variables_map& vm) {

@@ -2,13 +2,12 @@
 #pragma once
 
 #include "cli/commands.hpp"
+#include "cli/options.hpp"
 #include "report/output.hpp"
 #include "spec/sweep.hpp"
 #include "support/error.hpp"
 
 #include <gpusweep/db/store.hpp>
-
-#include <boost/program_options.hpp>
 
 #include <ostream>
 
@@ -19,30 +18,8 @@
 
 namespace gpusweep::host {
 
-namespace po = boost::program_options;
-
-struct Parsed {
-  po::variables_map vm;
-  bool help = false;
-};
-
-// Parses args for command `name`; prints usage and sets help on --help.
-// Throws UsageError (exit code 2) naming the command on bad arguments.
-Parsed parse_command(const std::string& name, const std::string& synopsis,
-                     const std::string& description, const po::options_description& options,
-                     const po::positional_options_description& positional, const Args& args);
-
-// Adds --db and --plugin-path.
-void add_db_option(po::options_description& o);
-void add_plugin_path_option(po::options_description& o);
-// --allow-plugin-change, for the commands that continue a run (run --resume,
-// run --shard, resume, merge).
-void add_allow_plugin_change_option(po::options_description& o);
-// --set key=value, repeatable (run, launch, check): strings_of(vm, "set").
-void add_set_option(po::options_description& o);
-// --gpus LIST (run, resume): the GPUs the workers get, one each (spec/gpus.hpp).
-void add_gpus_option(po::options_description& o);
-std::optional<std::string> gpus_option(const po::variables_map& vm);
+// The folders of --plugin-path, and the GPUs of --gpus (none when not given).
+std::optional<std::string> gpus_of(const po::variables_map& vm);
 std::vector<std::string> plugin_paths(const po::variables_map& vm);
 
 // The values of a repeatable option (none when it was not given).
@@ -60,13 +37,15 @@ bool stderr_is_terminal();
 // in (0, 1); UsageError naming --NAME otherwise.
 double fraction_option(const po::variables_map& vm, const char* name);
 
+// An integer option that must fit an int; UsageError naming --NAME otherwise.
+int int_option(const po::variables_map& vm, const char* name);
+
 // Writes text to the file at path (replacing it); Error "cannot write
 // 'PATH'" when it cannot.
 void write_text_file(const std::string& path, const std::string& text);
 
-// Adds --format FORMAT with the formats a command offers (the first is the
-// default), and reads it back, refusing one the command does not offer.
-void add_format_option(po::options_description& o, const std::vector<OutputFormat>& offered);
+// --format (format_option's) read back, refusing one the command does not
+// offer.
 OutputFormat format_of(const po::variables_map& vm, const std::vector<OutputFormat>& offered);
 
 // The database of --db, opened read-only, and the run --sweep names (its

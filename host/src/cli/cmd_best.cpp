@@ -11,52 +11,25 @@
 
 namespace gpusweep::host {
 
-int cmd_best(const Args& args) {
-  po::options_description o;
-  o.add_options()("sweep", po::value<std::string>(), "sweep name (default: the latest run)");
-  add_db_option(o);
-  o.add_options()("objective", po::value<std::string>(),
-                  "throughput (highest), memory (lowest peak), time (lowest step time) or "
-                  "time_to_target (lowest median time to measure.target); default: "
-                  "time_to_target on a run with a target, else throughput")(
-      "constraint", po::value<std::vector<std::string>>()->composing(),
-      "NAME OP VALUE, e.g. peak_memory<8GiB, quality>=0.99*baseline, step_time<=2ms, "
-      "batch_size<=256, precision==bf16 (repeatable)")(
-      "selection-data",
-      "a tune run: choose among every round's trials, the racing rounds included (by default "
-      "only its fresh confirmation rounds count: the racing rounds flatter what they picked)");
-  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json};
-  add_format_option(o, formats);
-  po::positional_options_description pos;
-  pos.add("sweep", 1);
-  auto p = parse_command(
-      "best",
-      "[--sweep NAME] [--objective throughput|memory|time|time_to_target] "
-      "[--constraint EXPR ...] "
-      "[--format table|json]",
-      "Picks the best config of a sweep under constraints and prints its settings as a\n"
-      "sweep-file \"base\" snippet. Metrics: throughput, peak_memory, step_time, quality,\n"
-      "cv, input_wait (medians over a config's ok repeats); any setting by name. Values\n"
-      "take units (KiB MiB GiB = powers of 1024, kB MB GB = powers of 1000, ns us ms s, %)\n"
-      "or a factor of the baseline's value. On a tune run only the confirmation rounds\n"
-      "count (the winner, the runner-up and the baseline), unless --selection-data.",
-      o, pos, args);
-  if (p.help) return 0;
-  const auto& vm = p.vm;
-  const OutputFormat format = format_of(vm, formats);
+namespace {
+
+const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json};
+
+int run_best(const po::variables_map& vm) {
+  const OutputFormat format = format_of(vm, kFormats);
   std::vector<Constraint> constraints;
   for (const auto& c : strings_of(vm, "constraint")) constraints.push_back(parse_constraint(c));
   const OpenedSweep run = open_sweep(vm);
   const SweepSpec spec = stored_spec(run.sweep);
   const Objective objective = vm.count("objective") != 0U
-                                  ? parse_objective(vm["objective"].as<std::string>())
+                                  ? objective_option(vm["objective"].as<std::string>())
                               : spec.measure.target ? Objective::time_to_target
                                                     : Objective::throughput;
   if (objective == Objective::time_to_target && !spec.measure.target) {
     throw UsageError("--objective time_to_target: sweep '" + run.sweep.name +
                      "' has no measure.target (see docs/time-to-target.md)");
   }
-  const Rounds rounds = rounds_for(spec, vm.count("selection-data") != 0U);
+  const Rounds rounds = rounds_for(spec, vm["selection-data"].as<bool>());
   const auto configs = gather_configs(*run.store, run.sweep.id, true, rounds);
   const BestChoice best =
       best_of_run(*run.store, run.sweep, spec, configs, rounds, objective, constraints);
@@ -66,6 +39,37 @@ int cmd_best(const Args& args) {
     std::cout << render_best(best, run.sweep.name);
   }
   return best.config_index ? 0 : 1;
+}
+
+}  // namespace
+
+CommandDef cmd_best() {
+  return {"best",
+          "the best config under constraints, as a sweep snippet",
+          "Picks the best config of a sweep under constraints and prints its settings as a\n"
+          "sweep-file \"base\" snippet. Metrics: throughput, peak_memory, step_time, quality,\n"
+          "cv, input_wait (medians over a config's ok repeats); any setting by name. Values\n"
+          "take units (KiB MiB GiB = powers of 1024, kB MB GB = powers of 1000, ns us ms s, %)\n"
+          "or a factor of the baseline's value. On a tune run only the confirmation rounds\n"
+          "count (the winner, the runner-up and the baseline), unless --selection-data.",
+          "",
+          {sweep_name_option(), db_option(),
+           text("objective", "OBJECTIVE",
+                "throughput (highest), peak_memory (lowest; memory is an older spelling), "
+                "step_time (lowest; time) or time_to_target (lowest median time to "
+                "measure.target); default: time_to_target on a run with a target, else "
+                "throughput"),
+           texts("constraint", "EXPR",
+                 "NAME OP VALUE, e.g. peak_memory<8GiB, quality>=0.99*baseline, step_time<=2ms, "
+                 "batch_size<=256, precision==bf16"),
+           flag("selection-data",
+                "a tune run: choose among every round's trials, the racing rounds included (by "
+                "default only its fresh confirmation rounds count: the racing rounds flatter "
+                "what they picked)"),
+           format_option(kFormats)},
+          {"sweep"},
+          {},
+          run_best};
 }
 
 }  // namespace gpusweep::host

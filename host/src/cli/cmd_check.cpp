@@ -20,75 +20,46 @@ namespace fs = std::filesystem;
 
 namespace {
 
-po::options_description check_options_description() {
-  po::options_description o;
-  o.add_options()("sweep", po::value<std::string>(), "sweep file (JSON); with --show, its name")(
-      "base", po::value<std::string>(),
-      "the build to compare against: a plugin folder or .so, or a Python workload's module")(
-      "head", po::value<std::string>(), "the build under test, as --base")(
-      "base-label", po::value<std::string>(),
-      "a name for base (default: its git commit, +dirty, where it lies in a git work tree)")(
-      "head-label", po::value<std::string>(), "a name for head (default as --base-label)")(
-      "tolerance", po::value<std::string>()->default_value("3%"),
-      "the throughput change a regression or improvement must surely exceed (3% or 0.03)")(
-      "memory-tolerance", po::value<std::string>()->default_value("10%"),
-      "peak memory growth beyond this is a regression")(
-      "max-quality-loss", po::value<std::string>()->default_value("1%"),
-      "the quality margin: a loss shown beyond it is a regression")(
-      "quality-guard", po::value<std::string>()->default_value("not-worse"),
-      "not-worse: a regression only when quality is shown worse than the margin (its bound "
-      "printed); non-inferiority: quality not shown within the margin is inconclusive")(
-      "budget-s", po::value<double>()->default_value(kDefaultCheckBudgetS, "300"),
-      "seconds of measuring before an undecided config is called inconclusive")(
-      "inconclusive", po::value<std::string>()->default_value("fail"),
-      "pass|fail: whether an inconclusive check exits 0, or 3 (the default) to fail CI")(
-      "format", po::value<std::string>()->default_value("text"), "text|md|json|junit")(
-      "output", po::value<std::vector<std::string>>()->composing(),
-      "write the verdicts to FILE too, repeatable: .md, .json, .xml (JUnit), .txt by the "
-      "suffix, else in --format; the text table then goes to stdout")(
-      "allow-same", po::bool_switch(), "let --base and --head be the same file (an A/A check)");
-  add_db_option(o);
-  o.add_options()("resume", po::bool_switch(),
-                  "continue the latest run of this check: run only its unfinished trials")(
-      "fresh-workers", po::bool_switch(),
-      "start each trial's worker as a new process instead of forking it")(
-      "show", po::bool_switch(), "print the latest stored check's verdicts; runs nothing")(
-      "run", po::value<int64_t>(), "with --show: the check run to show");
-  add_set_option(o);
-  add_plugin_path_option(o);
+std::vector<Option> check_options() {
+  std::vector<Option> o = {
+      text("sweep", "SWEEP.json", "sweep file (JSON); with --show, its name"),
+      text("base", "PATH",
+           "the build to compare against: a plugin folder or .so, or a Python workload's module"),
+      text("head", "PATH", "the build under test, as --base"),
+      text("base-label", "LABEL",
+           "a name for base (default: its git commit, +dirty, where it lies in a git work tree)"),
+      text("head-label", "LABEL", "a name for head (default as --base-label)"),
+      percent("tolerance",
+              "the throughput change a regression or improvement must surely exceed (3% or 0.03)",
+              kDefaultCheckTolerance),
+      percent("memory-tolerance", "peak memory growth beyond this is a regression",
+              kDefaultMemoryTolerance),
+      percent("max-quality-loss", "the quality margin: a loss shown beyond it is a regression",
+              kDefaultMaxQualityLoss),
+      text("quality-guard", "GUARD",
+           "not-worse: a regression only when quality is shown worse than the margin (its bound "
+           "printed); non-inferiority: quality not shown within the margin is inconclusive",
+           to_string(QualityGuard::not_worse)),
+      number("budget-s", "S",
+             "seconds of measuring before an undecided config is called inconclusive",
+             kDefaultCheckBudgetS),
+      text("inconclusive", "pass|fail",
+           "whether an inconclusive check exits 0, or 3 (the default) to fail CI", "fail"),
+      text("format", "FORMAT", "text, md, json or junit", "text"),
+      texts("output", "FILE",
+            "write the verdicts to FILE too: .md, .json, .xml (JUnit), .txt by the suffix, else "
+            "in --format; the text table then goes to stdout"),
+      flag("allow-same", "let --base and --head be the same file (an A/A check)"),
+      flag("show", "print the latest stored check's verdicts; runs nothing"),
+      integer("run", "ID", "with --show: the check run to show")};
+  for (Option& r :
+       run_options("continue the latest run of this check: run only its unfinished trials")) {
+    o.push_back(std::move(r));
+  }
   return o;
 }
 
-}  // namespace
-
-int cmd_check(const Args& args) {
-  po::options_description o = check_options_description();
-  po::positional_options_description pos;
-  pos.add("sweep", 1);
-  auto p = parse_command(
-      "check",
-      "SWEEP.json --base PATH --head PATH [--tolerance 3%] [--budget-s 300]\n"
-      "       [--quality-guard not-worse|non-inferiority]\n"
-      "       [--format text|md|json|junit] [--output FILE] [--inconclusive pass|fail]\n"
-      "       [--base-label L] [--head-label L] [--allow-same] [--db FILE] [--resume]\n"
-      "       gpusweep check --show [SWEEP] [--run ID] [--db FILE] [--format F]",
-      "Runs every config of the sweep under two builds of its workload (PATH: a plugin\n"
-      "folder or .so, or a Python workload's module), interleaved block by block in\n"
-      "one run, and gives each config a verdict on r = head/base throughput and its\n"
-      "interval at 98.5%:\n"
-      "  regression     the interval lies wholly below 1 - tolerance\n"
-      "  improvement    the interval lies wholly above 1 + tolerance\n"
-      "  no regression  the interval rules out a slowdown beyond the tolerance\n"
-      "  inconclusive   the interval straddles 1 - tolerance when its rounds stopped\n"
-      "Rounds follow until each config is decided or --budget-s ends; quality or peak\n"
-      "memory beyond its tolerance makes a config a regression. `check --show` prints\n"
-      "a stored check's verdicts again from --db alone.\n\n"
-      "Exit status: 0 no regression, 1 a regression, 2 usage error, 3 inconclusive\n"
-      "(0 with --inconclusive pass), 130 interrupted (--resume continues it). Each\n"
-      "verdict's error, the defaults' figures and what is refused: docs/check.md.",
-      o, pos, args);
-  if (p.help) return 0;
-  const auto& vm = p.vm;
+int run_check_command(const po::variables_map& vm) {
   CheckSpec check;
   check.tolerance = fraction_option(vm, "tolerance");
   check.memory_tolerance = fraction_option(vm, "memory-tolerance");
@@ -138,6 +109,24 @@ int cmd_check(const Args& args) {
   // A machine-readable format on stdout keeps the run's lines on stderr.
   run.to_stderr = run.files.empty() && format != CheckFormat::text;
   return run_check(std::move(run));
+}
+
+}  // namespace
+
+CommandDef cmd_check() {
+  return {"check",
+          "base and head builds interleaved: a verdict per config for CI",
+          "Runs every config of the sweep under two builds of its workload, interleaved block\n"
+          "by block in one run, and gives each config a verdict on head/base throughput and\n"
+          "its interval: regression, improvement, no regression or inconclusive against\n"
+          "--tolerance, quality and peak memory guarded too. Exit status: 0 no regression,\n"
+          "1 a regression, 2 usage error, 3 inconclusive (0 with --inconclusive pass), 130\n"
+          "interrupted (--resume continues it). --show prints a stored check's verdicts.",
+          "check.md",
+          check_options(),
+          {"sweep"},
+          {"SWEEP.json --base PATH --head PATH [options]", "--show [SWEEP] [--run ID] [options]"},
+          run_check_command};
 }
 
 }  // namespace gpusweep::host

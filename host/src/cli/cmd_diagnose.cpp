@@ -19,6 +19,8 @@ namespace gpusweep::host {
 
 namespace {
 
+const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json};
+
 void write_sweep_file(const std::string& path, const Json& sweep, std::ostream& progress) {
   std::ofstream f(path);
   if (!(f << sweep.dump(2) << "\n")) throw Error("cannot write " + path);
@@ -75,50 +77,8 @@ int diagnose_new(const po::variables_map& vm, bool json, std::ostream& progress)
   return 0;
 }
 
-}  // namespace
-
-int cmd_diagnose(const Args& args) {
-  po::options_description o;
-  o.add_options()("workload", po::value<std::string>(), "workload (plugin) name")(
-      "trial", po::value<int64_t>(),
-      "re-diagnose this trial of --db instead of running one (no workload argument)")(
-      "peak", po::value<double>(),
-      "with --trial: the device's matmul peak in GFLOP/s (doctor measures it), where the "
-      "trial stored none")(
-      "cpu-peak", po::value<double>(),
-      "with --trial: the CPU's matmul peak in GFLOP/s (doctor's CPU figure), for whether the "
-      "CPU would run the model faster")(
-      "set", po::value<std::vector<std::string>>()->composing(),
-      "a setting of the diagnosed trial: key=value, or measure.key=value for its protocol "
-      "(repeatable)")(
-      "matmul-seconds", po::value<double>()->default_value(1.0, "1"),
-      "length of the matmul peak measurement the FLOP/s are compared with (0: skip)")(
-      "sweep-out", po::value<std::string>(), "also write the suggested sweep file here");
-  add_db_option(o);
-  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json};
-  add_format_option(o, formats);
-  add_plugin_path_option(o);
-  po::positional_options_description pos;
-  pos.add("workload", 1);
-  auto p = parse_command(
-      "diagnose",
-      "WORKLOAD [--set key=value ...] [--matmul-seconds S] [--sweep-out FILE] [--db FILE] "
-      "[--format table|json]\n       gpusweep diagnose --db FILE --trial ID [--peak GFLOPS] "
-      "[--cpu-peak GFLOPS]",
-      "Runs one instrumented trial and splits its step time into input wait, host-to-device\n"
-      "copies, forward, backward, optimiser, host syncs (reads of device values) and the\n"
-      "rest; names the bottleneck (input-bound, sync-bound, launch/overhead-bound,\n"
-      "compute-bound, memory-bound) and prints a ready-to-run sweep of the settings worth\n"
-      "trying. With FLOPs per step from the plugin, compares the achieved FLOP/s with the\n"
-      "machine's measured matmul peak. The phases are timed with a device sync at each edge,\n"
-      "so the diagnosed step is slower than a swept one on a GPU. The trial is recorded in\n"
-      "the database as sweep diagnose-WORKLOAD. On a device, a step whose device is busy a\n"
-      "small share of its time is launch/overhead-bound, whatever its phase split.\n"
-      "--trial re-diagnoses a recorded trial on any machine (a cluster's database on a laptop).",
-      o, pos, args);
-  if (p.help) return 0;
-  const auto& vm = p.vm;
-  const bool json = format_of(vm, formats) == OutputFormat::json;
+int run_diagnose(const po::variables_map& vm) {
+  const bool json = format_of(vm, kFormats) == OutputFormat::json;
   // Progress goes to stderr when stdout carries the JSON document.
   std::ostream& progress = json ? std::cerr : std::cout;
   if (vm.count("trial") != 0U) {
@@ -136,6 +96,39 @@ int cmd_diagnose(const Args& args) {
     throw UsageError("--peak and --cpu-peak go with --trial; a new trial measures the peaks");
   }
   return diagnose_new(vm, json, progress);
+}
+
+}  // namespace
+
+CommandDef cmd_diagnose() {
+  return {
+      "diagnose",
+      "where a step's time goes, and what to sweep about it",
+      "Runs one instrumented trial and splits its step time into input wait, host-to-device\n"
+      "copies, forward, backward, optimiser, host syncs and the rest; names the bottleneck\n"
+      "(input-, sync-, launch/overhead-, compute- or memory-bound) and writes a ready-to-run\n"
+      "sweep of the settings worth trying. The trial is recorded as sweep\n"
+      "diagnose-WORKLOAD; --trial re-diagnoses a recorded trial on any machine.",
+      "diagnose.md",
+      {text("workload", "WORKLOAD", "workload (plugin) name"),
+       integer("trial", "ID",
+               "re-diagnose this trial of --db instead of running one (no workload argument)"),
+       number("peak", "GFLOPS",
+              "with --trial: the device's matmul peak in GFLOP/s (doctor measures it), where "
+              "the trial stored none"),
+       number("cpu-peak", "GFLOPS",
+              "with --trial: the CPU's matmul peak in GFLOP/s (doctor's CPU figure), for "
+              "whether the CPU would run the model faster"),
+       texts("set", "KEY=VALUE",
+             "a setting of the diagnosed trial: key=value, or measure.key=value for its "
+             "protocol"),
+       number("matmul-seconds", "S",
+              "length of the matmul peak measurement the FLOP/s are compared with (0: skip)", 1),
+       text("sweep-out", "FILE", "also write the suggested sweep file here"), db_option(),
+       format_option(kFormats), plugin_path_option()},
+      {"workload"},
+      {"WORKLOAD [options]", "--db FILE --trial ID [--peak GFLOPS] [--cpu-peak GFLOPS]"},
+      run_diagnose};
 }
 
 }  // namespace gpusweep::host

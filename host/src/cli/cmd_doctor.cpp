@@ -21,6 +21,8 @@ namespace gpusweep::host {
 
 namespace {
 
+const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json};
+
 // NVML's view: {loaded, library, driver_version} or {loaded: false, why}, its
 // devices, and their count (-1 when it did not load).
 void read_nvml(Json* nvml, Json* devices, int* count) {
@@ -45,36 +47,12 @@ void read_nvml(Json* nvml, Json* devices, int* count) {
   }
 }
 
-}  // namespace
-
-int cmd_doctor(const Args& args) {
-  po::options_description o;
-  o.add_options()("matmul-seconds", po::value<double>()->default_value(2.0, "2"),
-                  "length of the float32 matmul benchmark (0: skip it)");
-  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json};
-  add_format_option(o, formats);
-  add_plugin_path_option(o);
-  auto p = parse_command(
-      "doctor", "[--plugin-path DIR] [--matmul-seconds S] [--format table|json]",
-      "Checks what this machine offers for sweeps: the CPU; the LibTorch the plugins run on\n"
-      "(version, the file it was loaded from, the CUDA and cuDNN versions it was built for,\n"
-      "the CPU kernels it dispatches to, its BLAS and threads); the CUDA toolkit the plugins\n"
-      "were compiled against, the driver and the devices (LibTorch's view and NVML's, loaded\n"
-      "at run time), and what they mean for a sweep (a wheel built for a newer CUDA than the\n"
-      "driver supports is a problem, with the fix); every plugin on the plugin path and\n"
-      "whether it loads; the matmul throughput in GFLOP/s; the Python that Python workloads\n"
-      "and scripts embed (GPUSWEEP_PYTHON picks another) and whether its torch is the\n"
-      "plugins' LibTorch, with its training libraries. LibTorch is probed in a worker\n"
-      "process through a LibTorch plugin. Exits 1 when something a sweep needs is broken (no\n"
-      "plugin loads, LibTorch cannot be probed, CUDA cannot start), 0 otherwise (warnings\n"
-      "included).",
-      o, {}, args);
-  if (p.help) return 0;
-  const double matmul_s = p.vm["matmul-seconds"].as<double>();
+int run_doctor(const po::variables_map& vm) {
+  const double matmul_s = vm["matmul-seconds"].as<double>();
   if (matmul_s < 0 || matmul_s > 600) {
     throw UsageError("--matmul-seconds " + fixed(matmul_s, 1) + ": use 0 to 600");
   }
-  const bool json = format_of(p.vm, formats) == OutputFormat::json;
+  const bool json = format_of(vm, kFormats) == OutputFormat::json;
   DoctorFindings f;
   const CpuInfo cpu = parse_cpuinfo(read_text("/proc/cpuinfo"));
   utsname u{};
@@ -83,7 +61,7 @@ int cmd_doctor(const Args& args) {
                  static_cast<int>(std::thread::hardware_concurrency()));
 
   // Plugins first: the LibTorch probe goes through one of them.
-  const PluginSurvey survey = survey_plugins(Registry(plugin_paths(p.vm)));
+  const PluginSurvey survey = survey_plugins(Registry(plugin_paths(vm)));
   f.doc["plugins"] = survey.rows;
   f.doc["plugin_path"] = survey.search_path;
   f.problems = survey.problems;
@@ -112,6 +90,24 @@ int cmd_doctor(const Args& args) {
     std::cout << render_doctor(doc, use_colour());
   }
   return f.problems.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+CommandDef cmd_doctor() {
+  return {"doctor",
+          "check this machine: CPU, BLAS, LibTorch, GPUs, plugins",
+          "Checks what this machine offers for sweeps, for real: the CPU; the LibTorch the\n"
+          "plugins run on (probed in a worker through a plugin); the CUDA toolkit, driver and\n"
+          "devices (LibTorch's and NVML's view) and what they mean for a sweep; every plugin and\n"
+          "whether it loads; a matmul benchmark; the Python that Python workloads embed. Exits\n"
+          "1 when something a sweep needs is broken, 0 otherwise (warnings included).",
+          "machine.md",
+          {number("matmul-seconds", "S", "length of the float32 matmul benchmark (0: skip it)", 2),
+           format_option(kFormats), plugin_path_option()},
+          {},
+          {},
+          run_doctor};
 }
 
 }  // namespace gpusweep::host

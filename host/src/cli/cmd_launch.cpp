@@ -36,45 +36,7 @@ LaunchRequest launch_request(const po::variables_map& vm) {
   return request;
 }
 
-}  // namespace
-
-int cmd_launch(const Args& args) {
-  po::options_description o;
-  o.add_options()("sweep", po::value<std::string>()->required(), "sweep file (JSON)")(
-      "slurm", po::bool_switch(), "submit to Slurm as a job array (required: the only scheduler)")(
-      "partition", po::value<std::string>(), "Slurm partition (sbatch --partition)")(
-      "gpus-per-task", po::value<int64_t>(), "GPUs for each task (sbatch --gpus-per-task)")(
-      "cpus-per-task", po::value<int64_t>(), "CPUs for each task (sbatch --cpus-per-task)")(
-      "time", po::value<int64_t>(), "time limit of each task in minutes (sbatch --time)")(
-      "array-parallelism", po::value<int64_t>(), "at most N tasks at once (sbatch --array=1-T%N)")(
-      "trials-per-task", po::value<int64_t>()->default_value(1),
-      "trials each task runs (raised to fit the 1000 tasks an array may have)")(
-      "sbatch-arg", po::value<std::vector<std::string>>()->composing(),
-      "another #SBATCH line for the script, e.g. --sbatch-arg=--qos=high (repeatable)")(
-      "wait", po::bool_switch(),
-      "follow the job: progress, merge shards as tasks finish, report failed tasks")(
-      "run-dir", po::value<std::string>(),
-      "folder for the sweep, the script, shards and logs, on storage every node sees "
-      "(default: gpusweep-runs/NAME-TIME)");
-  add_set_option(o);
-  add_db_option(o);
-  add_plugin_path_option(o);
-  po::positional_options_description pos;
-  pos.add("sweep", 1);
-  auto p = parse_command(
-      "launch",
-      "SWEEP.json --slurm [--partition P] [--gpus-per-task N] [--cpus-per-task N]\n"
-      "       [--time MIN] [--array-parallelism N] [--trials-per-task N]\n"
-      "       [--sbatch-arg=ARG ...] [--wait] [--db FILE] [--run-dir DIR]",
-      "Runs a sweep as a Slurm job array: task i of n runs `gpusweep run --shard i/n`\n"
-      "(every n-th trial) into its own shard database in the run folder, so that no\n"
-      "SQLite file is written from two nodes; a requeued task resumes its shard. The\n"
-      "run and the job id are recorded in --db, where `gpusweep merge RUN_DIR` (or\n"
-      "--wait, as tasks finish) gathers the shards. The run folder must be on a file\n"
-      "system the nodes share, and this gpusweep and its plugins reachable there.",
-      o, pos, args);
-  if (p.help) return 0;
-  const auto& vm = p.vm;
+int run_launch(const po::variables_map& vm) {
   if (!vm["slurm"].as<bool>()) {
     throw UsageError(
         "gpusweep launch: pass --slurm (Slurm is the scheduler gpusweep launches on; "
@@ -102,6 +64,39 @@ int cmd_launch(const Args& args) {
   std::cout << "\n" << results_table(sweep, read_results(store, sweep));
   std::cout << launch_summary(l, r);
   return r.failed > 0 || r.finished < r.total ? 1 : 0;
+}
+
+}  // namespace
+
+CommandDef cmd_launch() {
+  return {
+      "launch",
+      "run a sweep as a Slurm job array of shards",
+      "Runs a sweep as a Slurm job array: task i of n runs `gpusweep run --shard i/n` into\n"
+      "its own shard database in the run folder, so that no SQLite file is written from two\n"
+      "nodes; a requeued task resumes its shard. The run and the job id are recorded in\n"
+      "--db, where `gpusweep merge RUN_DIR` (or --wait, as tasks finish) gathers the shards.\n"
+      "The run folder must be on a file system the nodes share.",
+      "cluster.md",
+      {text("sweep", "SWEEP.json", "sweep file (JSON)").required(),
+       flag("slurm", "submit to Slurm as a job array (required: the only scheduler)"),
+       text("partition", "P", "Slurm partition (sbatch --partition)"),
+       integer("gpus-per-task", "N", "GPUs for each task (sbatch --gpus-per-task)"),
+       integer("cpus-per-task", "N", "CPUs for each task (sbatch --cpus-per-task)"),
+       integer("time", "MIN", "time limit of each task in minutes (sbatch --time)"),
+       integer("array-parallelism", "N", "at most N tasks at once (sbatch --array=1-T%N)"),
+       integer("trials-per-task", "N",
+               "trials each task runs (raised to fit the 1000 tasks an array may have)", 1),
+       texts("sbatch-arg", "ARG",
+             "another #SBATCH line for the script, e.g. --sbatch-arg=--qos=high"),
+       flag("wait", "follow the job: progress, merge shards as tasks finish, report failed tasks"),
+       text("run-dir", "DIR",
+            "folder for the sweep, the script, shards and logs, on storage every node sees "
+            "(default: gpusweep-runs/NAME-TIME)"),
+       set_option(), db_option(), plugin_path_option()},
+      {"sweep"},
+      {"SWEEP.json --slurm [options]"},
+      run_launch};
 }
 
 }  // namespace gpusweep::host

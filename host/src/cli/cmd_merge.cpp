@@ -19,25 +19,9 @@ namespace gpusweep::host {
 
 namespace fs = std::filesystem;
 
-int cmd_merge(const Args& args) {
-  po::options_description o;
-  o.add_options()("inputs", po::value<std::vector<std::string>>()->composing(),
-                  "launch run folders and shard databases (positional)");
-  add_db_option(o);
-  add_allow_plugin_change_option(o);
-  po::positional_options_description pos;
-  pos.add("inputs", -1);
-  auto p = parse_command(
-      "merge", "RUN_DIR|SHARD.db ... [--db FILE] [--allow-plugin-change]",
-      "Imports shard databases (written by `gpusweep run --shard i/n`, by hand or as\n"
-      "the tasks of `gpusweep launch`) into one database: the shards of a run become\n"
-      "one run there, each trial with its environment and Slurm ids. A run folder\n"
-      "stands for all its shards/*.db, and its database (from launch.json) is the\n"
-      "default --db. Merging again changes nothing; a shard still running or killed\n"
-      "gives only its finished trials, the rest stay pending until merged again.",
-      o, pos, args);
-  if (p.help) return 0;
-  const auto& vm = p.vm;
+namespace {
+
+int run_merge(const po::variables_map& vm) {
   if (vm.count("inputs") == 0U) {
     throw UsageError(
         "gpusweep merge: name the run folders or shard databases to merge (see: "
@@ -93,6 +77,24 @@ int cmd_merge(const Args& args) {
   }
   std::cout << "\n";
   return 0;
+}
+
+}  // namespace
+
+CommandDef cmd_merge() {
+  return {"merge",
+          "import shard databases (run --shard, launch) into one",
+          "Imports shard databases (written by `gpusweep run --shard i/n`, by hand or as the\n"
+          "tasks of `gpusweep launch`) into one database: the shards of a run become one run\n"
+          "there. A run folder stands for all its shards/*.db, and its database (from\n"
+          "launch.json) is the default --db. Merging again changes nothing; a shard still\n"
+          "running gives only its finished trials.",
+          "cluster.md",
+          {texts("inputs", "RUN_DIR|SHARD.db", "launch run folders and shard databases"),
+           db_option(), allow_plugin_change_option()},
+          {"inputs"},
+          {},
+          run_merge};
 }
 
 }  // namespace gpusweep::host

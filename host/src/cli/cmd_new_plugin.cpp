@@ -54,34 +54,12 @@ int new_python_workload(const std::string& name, const std::string& dir) {
   return 0;
 }
 
-}  // namespace
-
-int cmd_new_plugin(const Args& args) {
-  po::options_description o;
-  o.add_options()("name", po::value<std::string>()->required(), "the plugin's name")(
-      "dir", po::value<std::string>()->value_name("DIR"),
-      "folder to create (default: ./NAME); it must not exist or be empty")(
-      "python", po::bool_switch(),
-      "a workload in Python instead: NAME.py (MANIFEST and create(config) over the SDK's "
-      "gpusweep.Settings), README.md and sweep.json, run by the python workload; nothing to "
-      "build");
-  po::positional_options_description pos;
-  pos.add("name", 1);
-  auto p = parse_command(
-      "new-plugin", "NAME [--dir DIR] [--python]",
-      "Writes a minimal workload plugin project that builds against an installed\n"
-      "gpusweep: CMakeLists.txt (find_package(gpusweep CONFIG) and gpusweep_add_plugin),\n"
-      "NAME.cpp (a small LibTorch model with one knob, the common settings applied by\n"
-      "torchkit), README.md and sweep.json (a two-config sweep). The guide is\n"
-      "docs/writing-plugins.md (installed under share/doc/gpusweep). With --python,\n"
-      "a Python workload instead (docs/writing-plugins.md, \"Python workloads\").",
-      o, pos, args);
-  if (p.help) return 0;
-  const std::string name = p.vm["name"].as<std::string>();
+int run_new_plugin(const po::variables_map& vm) {
+  const std::string name = vm["name"].as<std::string>();
   validate_plugin_name(name);
-  const std::string dir = p.vm.count("dir") != 0U ? p.vm["dir"].as<std::string>() : name;
+  const std::string dir = vm.count("dir") != 0U ? vm["dir"].as<std::string>() : name;
 
-  if (p.vm["python"].as<bool>()) return new_python_workload(name, dir);
+  if (vm["python"].as<bool>()) return new_python_workload(name, dir);
   // A name already on the plugin path would shadow, or be shadowed by, that plugin.
   if (auto existing = Registry({}).find(name)) {
     throw UsageError("new-plugin: a plugin named '" + name + "' already exists (" + existing->path +
@@ -112,6 +90,26 @@ int cmd_new_plugin(const Args& args) {
                  "BUILD --prefix PREFIX) and pass that PREFIX; guide: docs/writing-plugins.md\n";
   }
   return 0;
+}
+
+}  // namespace
+
+CommandDef cmd_new_plugin() {
+  return {"new-plugin",
+          "write a new workload plugin project to start from",
+          "Writes a minimal workload plugin project that builds against an installed gpusweep:\n"
+          "CMakeLists.txt, NAME.cpp (a small LibTorch model with one knob, the common settings\n"
+          "applied by torchkit), README.md and sweep.json. With --python, a Python workload\n"
+          "instead: NAME.py over the Python SDK, a sweep.json and a README; nothing to build.",
+          "writing-plugins.md",
+          {text("name", "NAME", "the plugin's name").required(),
+           text("dir", "DIR", "folder to create (default: ./NAME); it must not exist or be empty"),
+           flag("python",
+                "a workload in Python instead: NAME.py (MANIFEST and create(config) over the "
+                "SDK's gpusweep.Settings), README.md and sweep.json, run by the python workload")},
+          {"name"},
+          {},
+          run_new_plugin};
 }
 
 }  // namespace gpusweep::host

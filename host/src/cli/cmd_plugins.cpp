@@ -29,43 +29,17 @@ int check(const Registry& registry, const po::variables_map& vm, OutputFormat fo
   return report.problems() == 0 ? 0 : 1;
 }
 
-}  // namespace
-
-int cmd_plugins(const Args& args) {
-  po::options_description o;
-  o.add_options()("name", po::value<std::string>(), "plugin to describe")(
-      "check", po::value<std::string>()->value_name("FILE"),
-      "validate one plugin (a gpusweep_<name>.so file, or a name on the plugin path): ABI, "
-      "manifest schema, and a create/step/evaluate/destroy smoke run with the smallest config, "
-      "in worker processes; exit code 1 when problems are found")(
-      "steps", po::value<int64_t>()->default_value(5), "steps of the --check smoke run")(
-      "timeout-s", po::value<double>()->default_value(300),
-      "--check: give up on a worker after this many seconds")(
-      "set", po::value<std::vector<std::string>>()->value_name("KEY=VALUE"),
-      "the parameter that selects the workload of a bridge plugin, for NAME and --check: "
-      "python's module (--set module=path/to/step.py)");
-  add_format_option(o, kFormats);
-  add_plugin_path_option(o);
-  po::positional_options_description pos;
-  pos.add("name", 1);
-  auto p =
-      parse_command("plugins", "[NAME] [--plugin-path DIR ...] | --check FILE [--set module=FILE]",
-                    "Lists the workload plugins found on the plugin path, or prints one\n"
-                    "plugin's manifest: its settings, their types, defaults and ranges.\n"
-                    "With --check, validates one plugin file and prints every problem\n"
-                    "with its fix (docs/writing-plugins.md, \"Testing a plugin\").",
-                    o, pos, args);
-  if (p.help) return 0;
-  const OutputFormat format = format_of(p.vm, kFormats);
-  const bool one = p.vm.count("check") != 0U || p.vm.count("name") != 0U;
+int run_plugins(const po::variables_map& vm) {
+  const OutputFormat format = format_of(vm, kFormats);
+  const bool one = vm.count("check") != 0U || vm.count("name") != 0U;
   if (one && format != OutputFormat::table && format != OutputFormat::json) {
     throw UsageError("plugins --format: NAME and --check print table or json");
   }
-  Registry registry(plugin_paths(p.vm));
-  if (p.vm.count("check") != 0U) return check(registry, p.vm, format);
-  if (p.vm.count("name") != 0U) {
-    const PluginInfo info = registry.describe(p.vm["name"].as<std::string>(),
-                                              key_values(p.vm, "set", "module=step.py"));
+  Registry registry(plugin_paths(vm));
+  if (vm.count("check") != 0U) return check(registry, vm, format);
+  if (vm.count("name") != 0U) {
+    const PluginInfo info =
+        registry.describe(vm["name"].as<std::string>(), key_values(vm, "set", "module=step.py"));
     std::cout << (format == OutputFormat::json
                       ? plugin_json(info).dump(2) + "\n"
                       : plugin_text(info.manifest, info.file.path, info.abi, info.runtime));
@@ -78,6 +52,30 @@ int cmd_plugins(const Args& args) {
   }
   std::cout << plugin_list(survey, format);
   return survey.problems.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+CommandDef cmd_plugins() {
+  return {"plugins",
+          "list workload plugins, show one's settings, --check one",
+          "Lists the workload plugins found on the plugin path, or prints one plugin's\n"
+          "manifest: its settings, their types, defaults and ranges. With --check, validates\n"
+          "one plugin file (ABI, manifest, a smoke run in worker processes, each setting it\n"
+          "declares seen to act) and prints every problem with its fix; exit 1 when there are.",
+          "writing-plugins.md",
+          {text("name", "NAME", "plugin to describe"),
+           text("check", "FILE",
+                "validate one plugin (a gpusweep_<name>.so file, or a name on the plugin path)"),
+           integer("steps", "N", "steps of the --check smoke run", 5),
+           number("timeout-s", "S", "--check: give up on a worker after this many seconds", 300),
+           texts("set", "KEY=VALUE",
+                 "the parameter that selects the workload of a bridge plugin, for NAME and "
+                 "--check: python's module (--set module=path/to/step.py)"),
+           format_option(kFormats), plugin_path_option()},
+          {"name"},
+          {"[NAME] [options]", "--check FILE [--set module=FILE] [options]"},
+          run_plugins};
 }
 
 }  // namespace gpusweep::host

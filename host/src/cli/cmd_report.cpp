@@ -9,32 +9,40 @@
 
 namespace gpusweep::host {
 
-int cmd_report(const Args& args) {
-  po::options_description o;
-  o.add_options()("sweep", po::value<std::string>(), "sweep name (default: the latest run)");
-  add_db_option(o);
-  o.add_options()("html", po::value<std::string>()->required(), "the HTML file to write")(
-      "selection-data",
-      "a tune run: its charts and tables from every round, the racing rounds included (by "
-      "default from its fresh confirmation rounds only: the racing rounds flatter the winner)");
-  auto p = parse_command(
-      "report", "[--sweep NAME] [--db FILE] [--selection-data] --html FILE",
-      "Writes one self-contained HTML file (inline SVG charts, no scripts, no network):\n"
-      "throughput per config with 95% whiskers, speed-up against the baseline, block\n"
-      "throughput distributions, peak memory against throughput with the Pareto front,\n"
-      "quality against speed, the environment, and trials that failed or were skipped.\n"
-      "A tune run adds its race; its charts and tables then come from the confirmation\n"
-      "rounds (the winner, the runner-up and the baseline), unless --selection-data.",
-      o, {}, args);
-  if (p.help) return 0;
-  const OpenedSweep run = open_sweep(p.vm);
+namespace {
+
+int run_report(const po::variables_map& vm) {
+  const OpenedSweep run = open_sweep(vm);
   const db::SweepRecord* sweep = &run.sweep;
-  const std::string html = render_report(*run.store, run.sweep, p.vm.count("selection-data") != 0U);
-  const std::string out = p.vm["html"].as<std::string>();
+  const std::string html = render_report(*run.store, run.sweep, vm["selection-data"].as<bool>());
+  const std::string out = vm["html"].as<std::string>();
   write_text_file(out, html);
   std::cout << "wrote " << out << " (" << html.size() / 1024 << " KiB): sweep '" << sweep->name
             << "' run " << sweep->id << "\n";
   return 0;
+}
+
+}  // namespace
+
+CommandDef cmd_report() {
+  return {
+      "report",
+      "write a self-contained HTML report with charts",
+      "Writes one self-contained HTML file (inline SVG charts, no scripts, no network):\n"
+      "throughput per config with 95% whiskers, speed-up against the baseline, block\n"
+      "distributions, peak memory against throughput with the Pareto front, quality\n"
+      "against speed, best's pick, compare's tables, the environment and the trials that\n"
+      "failed. A tune run adds its race, its charts from the confirmation rounds unless\n"
+      "--selection-data.",
+      "",
+      {sweep_name_option(), db_option(), text("html", "FILE", "the HTML file to write").required(),
+       flag("selection-data",
+            "a tune run: its charts and tables from every round, the racing rounds included "
+            "(by default from its fresh confirmation rounds only: the racing rounds flatter "
+            "the winner)")},
+      {},
+      {},
+      run_report};
 }
 
 }  // namespace gpusweep::host

@@ -66,60 +66,60 @@ std::string whole_trials(const po::variables_map& vm, const db::SweepRecord& swe
                    "); --sweep NAME picks another run");
 }
 
-}  // namespace
-
-int cmd_results(const Args& args) {
-  po::options_description o;
-  o.add_options()("sweep", po::value<std::string>(), "sweep name (default: the latest run)");
-  add_db_option(o);
-  o.add_options()("list", po::bool_switch(), "list the sweeps in the database instead")(
-      "trial", po::value<int64_t>(),
-      "one trial whole, by its id (a failed trial's note gives it): settings, status, "
-      "error and its log's tail")(
-      "config", po::value<int64_t>(),
-      "every trial of config N whole (numbered from 1, as every table numbers them)")(
-      "repeat", po::value<int64_t>(), "with --config: only repeat R (from 1)")(
-      "format", po::value<std::string>()->default_value("table"), "table, csv, json or md");
-  po::positional_options_description pos;
-  pos.add("sweep", 1);
-  auto p = parse_command("results",
-                         "[--sweep NAME] [--db FILE] [--list] [--trial ID | --config N [--repeat "
-                         "R]] [--format F]",
-                         "Prints the trials of a sweep: the settings that vary, status,\n"
-                         "throughput (median over blocks) with its coefficient of variation,\n"
-                         "step time, peak memory, quality and each repeat's ratio to the\n"
-                         "baseline's same repeat (csv and json add each config's figures as\n"
-                         "compare gives them). --trial ID or --config N prints trials whole:\n"
-                         "their error and the tail of their log.",
-                         o, pos, args);
-  if (p.help) return 0;
-  const std::string db_path = p.vm["db"].as<std::string>();
+int run_results(const po::variables_map& vm) {
+  const std::string db_path = vm["db"].as<std::string>();
   if (!std::filesystem::exists(db_path)) {
     throw UsageError("no database at '" + db_path + "'; pass --db or run a sweep first");
   }
-  const OutputFormat format = parse_output_format(p.vm["format"].as<std::string>());
+  const OutputFormat format = parse_output_format(vm["format"].as<std::string>());
   db::Store store(db_path, db::Connection::Mode::read_only);
-  if (p.vm["list"].as<bool>()) {
+  if (vm["list"].as<bool>()) {
     std::cout << sweep_list(store, format);
     return 0;
   }
-  std::optional<db::SweepRecord> sweep = p.vm.count("sweep") != 0U
-                                             ? store.latest_sweep(p.vm["sweep"].as<std::string>())
+  std::optional<db::SweepRecord> sweep = vm.count("sweep") != 0U
+                                             ? store.latest_sweep(vm["sweep"].as<std::string>())
                                              : store.latest_sweep();
   if (!sweep) {
     std::string names;
     for (const auto& s : store.sweeps()) names += (names.empty() ? "" : ", ") + s.name;
     throw UsageError("no sweep " +
-                     (p.vm.count("sweep") != 0U ? "named '" + p.vm["sweep"].as<std::string>() + "' "
-                                                : std::string()) +
+                     (vm.count("sweep") != 0U ? "named '" + vm["sweep"].as<std::string>() + "' "
+                                              : std::string()) +
                      "in " + db_path + (names.empty() ? "" : " (sweeps: " + names + ")"));
   }
-  if (p.vm.count("trial") + p.vm.count("config") != 0U) {
-    std::cout << whole_trials(p.vm, *sweep, store.trials(sweep->id), store.environments(sweep->id));
+  if (vm.count("trial") + vm.count("config") != 0U) {
+    std::cout << whole_trials(vm, *sweep, store.trials(sweep->id), store.environments(sweep->id));
     return 0;
   }
   std::cout << results_table(*sweep, read_results(store, *sweep), format);
   return 0;
+}
+
+}  // namespace
+
+CommandDef cmd_results() {
+  return {
+      "results",
+      "print a sweep's trials as a table",
+      "Prints the trials of a sweep: the settings that vary, status, throughput (median\n"
+      "over blocks) with its coefficient of variation, step time, peak memory, quality and\n"
+      "each repeat's ratio to the baseline's same repeat (csv and json add each config's\n"
+      "figures as compare gives them). --trial ID or --config N prints trials whole: their\n"
+      "error and the tail of their log.",
+      "commands.md#reading-results",
+      {sweep_name_option(), db_option(), flag("list", "list the sweeps in the database instead"),
+       integer("trial", "ID",
+               "one trial whole, by its id (a failed trial's note gives it): settings, "
+               "status, error and its log's tail"),
+       integer("config", "N",
+               "every trial of config N whole (numbered from 1, as every table numbers them)"),
+       integer("repeat", "R", "with --config: only repeat R (from 1)"),
+       format_option(
+           {OutputFormat::table, OutputFormat::csv, OutputFormat::json, OutputFormat::md})},
+      {"sweep"},
+      {},
+      run_results};
 }
 
 }  // namespace gpusweep::host

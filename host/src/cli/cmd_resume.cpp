@@ -9,27 +9,9 @@
 
 namespace gpusweep::host {
 
-int cmd_resume(const Args& args) {
-  po::options_description o;
-  o.add_options()("name", po::value<std::string>(), "sweep name (default: the latest sweep)");
-  add_db_option(o);
-  o.add_options()("jobs,j", po::value<int>()->default_value(1), "worker processes at a time")(
-      "fresh-workers", po::bool_switch(),
-      "start each trial's worker as a new process that loads the plugin itself, instead of "
-      "forking it from a process that loaded the plugin once (the default)");
-  add_plugin_path_option(o);
-  add_allow_plugin_change_option(o);
-  add_gpus_option(o);
-  po::positional_options_description pos;
-  pos.add("name", 1);
-  auto p = parse_command("resume",
-                         "[NAME] [--db FILE] [--jobs N] [--gpus LIST] [--fresh-workers]\n"
-                         "       [--allow-plugin-change]",
-                         "Continues the latest run of a sweep from the database (no sweep file\n"
-                         "needed): runs its pending and interrupted trials.",
-                         o, pos, args);
-  if (p.help) return 0;
-  const auto& vm = p.vm;
+namespace {
+
+int run_resume(const po::variables_map& vm) {
   const std::string db_path = vm["db"].as<std::string>();
   if (!std::filesystem::exists(db_path)) {
     throw UsageError("no database at '" + db_path + "'; pass --db or run a sweep first");
@@ -56,10 +38,27 @@ int cmd_resume(const Args& args) {
   opt.resume = true;
   opt.allow_plugin_change = vm["allow-plugin-change"].as<bool>();
   opt.fork_server = !vm["fresh-workers"].as<bool>();
-  opt.jobs = vm["jobs"].as<int>();
-  opt.gpus = gpus_option(vm);
+  opt.jobs = int_option(vm, "jobs");
+  opt.gpus = gpus_of(vm);
   check_jobs(opt.jobs);
   return run_sweep(spec, info, opt);
+}
+
+}  // namespace
+
+CommandDef cmd_resume() {
+  return {
+      "resume",
+      "continue an interrupted sweep from the database",
+      "Continues the latest run of a sweep from the database (no sweep file needed):\n"
+      "runs its pending and interrupted trials.",
+      "",
+      {text("name", "NAME", "sweep name (default: the latest sweep)"), db_option(),
+       integer("jobs", "N", "worker processes at a time", 1).with_short('j'),
+       fresh_workers_option(), plugin_path_option(), allow_plugin_change_option(), gpus_option()},
+      {"name"},
+      {},
+      run_resume};
 }
 
 }  // namespace gpusweep::host

@@ -21,65 +21,32 @@ namespace gpusweep::host {
 
 namespace {
 
-po::options_description run_options() {
-  po::options_description o;
-  o.add_options()("sweep", po::value<std::string>()->required(), "sweep file (JSON)");
-  add_db_option(o);
-  o.add_options()("resume", po::bool_switch(),
-                  "continue the latest run of this sweep: run only "
-                  "its unfinished trials")("jobs,j", po::value<int>()->default_value(1),
-                                           "worker processes at a time")(
-      "dry-run", po::bool_switch(), "validate and print the plan; run and write nothing")(
-      "fresh-workers", po::bool_switch(),
-      "start each trial's worker as a new process that loads the plugin itself, instead of "
-      "forking it from a process that loaded the plugin once (the default)")(
-      "shard", po::value<std::string>(),
-      "i/n: run only shard i of n (1-based) of the planned trials, into its own database "
-      "(default --db gpusweep-shard-I-of-N.db); running it again resumes it")(
-      "run-key", po::value<std::string>(),
-      "with --shard: the key the shards of one run share, so that merge gathers them "
-      "(default: the sweep's hash and n)");
-  add_set_option(o);
-  add_plugin_path_option(o);
-  add_allow_plugin_change_option(o);
-  add_gpus_option(o);
+std::vector<Option> run_command_options() {
+  std::vector<Option> o = {text("sweep", "SWEEP.json", "sweep file (JSON)").required()};
+  for (Option& r :
+       run_options("continue the latest run of this sweep: run only its unfinished trials")) {
+    o.push_back(std::move(r));
+  }
+  for (Option& r : std::vector<Option>{
+           integer("jobs", "N", "worker processes at a time", 1).with_short('j'), gpus_option(),
+           flag("dry-run", "validate and print the plan; run and write nothing"),
+           text("shard", "i/n",
+                "run only shard i of n (1-based) of the planned trials, into its own database "
+                "(default --db gpusweep-shard-I-of-N.db); running it again resumes it"),
+           text("run-key", "KEY",
+                "with --shard: the key the shards of one run share, so that merge gathers them "
+                "(default: the sweep's hash and n)"),
+           allow_plugin_change_option()}) {
+    o.push_back(std::move(r));
+  }
   return o;
 }
 
-}  // namespace
-
-int cmd_run(const Args& args) {
-  po::options_description o = run_options();
-  po::positional_options_description pos;
-  pos.add("sweep", 1);
-  auto p = parse_command(
-      "run",
-      "SWEEP.json [--db FILE] [--resume] [--jobs N] [--gpus LIST] [--set key=value ...]\n"
-      "       [--dry-run] [--shard i/n [--run-key KEY]] [--fresh-workers]",
-      "Runs every trial of a sweep file, each in its own worker process, and records the\n"
-      "results in the database. The sweep is validated against the workload's manifest\n"
-      "before anything runs or is written. The run's header and its results table go to\n"
-      "stdout; progress (a line a trial, a line a round) goes to stderr.\n\n"
-      "Each trial's process is forked from one that loaded the plugin once (LibTorch's\n"
-      "load, about half a second, is paid once per run instead of once per trial);\n"
-      "--fresh-workers starts every trial as a new process instead.\n\n"
-      "With --shard i/n it runs only every n-th trial of the plan, starting at the i-th,\n"
-      "so that n machines (or Slurm array tasks) share a sweep; each shard writes its\n"
-      "own database, and `gpusweep merge` gathers the shards into one.\n\n"
-      "On a GPU machine, --jobs N > 1 gives each running trial a GPU of its own (from\n"
-      "--gpus, default all visible), set before CUDA starts in its process; more jobs than\n"
-      "GPUs is refused. On the CPU, trials at once share the cores (see overlap_fraction).\n\n"
-      "Exit status: 0 when the run completed, 2 for a usage error (nothing run), 3 when it\n"
-      "completed but its baseline or every trial failed (failed, oom, timeout, crashed;\n"
-      "skipped trials do not count), 130 when interrupted (resume continues it).\n\n" +
-          measure_keys_help(),
-      o, pos, args);
-  if (p.help) return 0;
-  const auto& vm = p.vm;
+int run_run(const po::variables_map& vm) {
   const std::string file = vm["sweep"].as<std::string>();
   SweepSpec spec = load_sweep_file(file);
   apply_overrides(spec, strings_of(vm, "set"));
-  const int jobs = vm["jobs"].as<int>();
+  const int jobs = int_option(vm, "jobs");
   check_jobs(jobs);
 
   refuse_check(spec);
@@ -111,7 +78,7 @@ int cmd_run(const Args& args) {
   opt.allow_plugin_change = vm["allow-plugin-change"].as<bool>();
   opt.fork_server = !vm["fresh-workers"].as<bool>();
   opt.jobs = jobs;
-  opt.gpus = gpus_option(vm);
+  opt.gpus = gpus_of(vm);
   {
     // Refused before the run is recorded: GPUs that cannot be handed out.
     std::vector<Json> configs;
@@ -121,6 +88,25 @@ int cmd_run(const Args& args) {
   opt.file_path = std::filesystem::absolute(file).string();
   opt.file_hash = hash_file(file);
   return run_sweep(spec, info, opt);
+}
+
+}  // namespace
+
+CommandDef cmd_run() {
+  return {"run",
+          "run a sweep file into the results database",
+          "Runs every trial of a sweep file, each in its own worker process (forked from one\n"
+          "that loaded the plugin once), and records the results in the database, validated\n"
+          "against the workload's manifest before anything runs or is written. The header and\n"
+          "results table go to stdout, progress to stderr. Exit status: 0 the run completed,\n"
+          "2 usage error (nothing run), 3 it completed but its baseline or every trial failed,\n"
+          "130 interrupted (gpusweep resume continues it).",
+          "sweep-file.md",
+          run_command_options(),
+          {"sweep"},
+          {},
+          run_run,
+          measure_keys_help};
 }
 
 }  // namespace gpusweep::host

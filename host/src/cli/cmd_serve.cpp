@@ -21,8 +21,10 @@ namespace {
 HttpOptions http_options(const po::variables_map& vm) {
   HttpOptions options;
   options.bind = vm["bind"].as<std::string>();
-  const unsigned port = vm["port"].as<unsigned>();
-  if (port > 65535) throw UsageError("--port " + std::to_string(port) + ": at most 65535");
+  const int64_t port = vm["port"].as<int64_t>();
+  if (port < 0 || port > 65535) {
+    throw UsageError("--port " + std::to_string(port) + ": give 0 to 65535");
+  }
   options.port = static_cast<uint16_t>(port);
   const char* env_token = std::getenv("GPUSWEEP_SERVE_TOKEN");
   if (vm.count("token") != 0U || (env_token != nullptr && *env_token != '\0')) {
@@ -50,56 +52,7 @@ std::string not_there_yet(const std::vector<std::string>& given) {
   return waiting;
 }
 
-}  // namespace
-
-int cmd_serve(const Args& args) {
-  po::options_description o;
-  o.add_options()("db", po::value<std::vector<std::string>>()->composing(),
-                  "results database to show, or a folder of them (a run folder's shards); "
-                  "repeatable (default gpusweep.db)")(
-      "port", po::value<unsigned>()->default_value(8080),
-      "TCP port (0: any free port; the line it prints says which)")(
-      "bind", po::value<std::string>()->default_value("127.0.0.1"),
-      "address to listen on (0.0.0.0: every address; plain HTTP, so off this machine "
-      "prefer an SSH tunnel to the loopback address)")(
-      "token", po::value<std::string>(),
-      "the access token every request must carry (default: $GPUSWEEP_SERVE_TOKEN, else a "
-      "random one, printed in the URL; the page keeps it in a cookie of this server's)")(
-      "allow-host", po::value<std::vector<std::string>>()->composing(),
-      "a host name (or name:port) the browser may use for this server besides the loopback "
-      "address, localhost and --bind's address (a proxy's or tunnel's name); repeatable")(
-      "snapshot", po::value<std::string>()->default_value("auto"),
-      "read databases through local copies: auto (those on a network filesystem: NFS, SMB, "
-      "Lustre, GPFS, Ceph, FUSE...), always, or never");
-  po::positional_options_description pos;
-  auto p = parse_command(
-      "serve",
-      "[--db FILE|FOLDER ...] [--port 8080] [--bind 127.0.0.1] [--token T] [--allow-host NAME]",
-      "Serves a live view of result databases to a browser: every run with its\n"
-      "progress (done, running and failed trials of those planned) and an ETA, each\n"
-      "config's ratio to the baseline with its interval as rounds arrive, a tune's\n"
-      "race, failures with their reason and log tail, and a finished run's report.\n"
-      "The page updates itself about once a second and asks only for what changed.\n\n"
-      "It never disturbs the sweeps it shows: it only reads (GET and HEAD; every\n"
-      "connection read-only, opened and closed within one request, so no read\n"
-      "transaction outlives a request and the writer's checkpoints go on), and\n"
-      "kill -9 of it at any moment leaves the databases as they were. It binds\n"
-      "127.0.0.1 unless told otherwise, and every request must carry the access token\n"
-      "in the URL it prints, so that other users of the machine read nothing; it\n"
-      "answers only requests that name it (the Host header: its address, localhost\n"
-      "or --allow-host's names) and, but for the page itself, only those of its own\n"
-      "page, so that no other web page reads through the browser. A database that\n"
-      "cannot be read is named in the list and the others go on; a folder given with\n"
-      "--db is looked at again as the list refreshes, so shards that start later\n"
-      "appear. It runs at niceness 10 and the lowest best-effort\n"
-      "I/O priority, so that the sweeps on the same machine get the CPU and disk\n"
-      "first. A database on a network filesystem (a Slurm run folder's shards,\n"
-      "written from other hosts) is never opened by SQLite there, whose WAL cannot be\n"
-      "shared across hosts: it is read through local copies, checked to be whole and\n"
-      "made again when it changed (at most every 2 s, or ten times what a copy took).",
-      o, pos, args);
-  if (p.help) return 0;
-  const auto& vm = p.vm;
+int run_serve(const po::variables_map& vm) {
   const std::vector<std::string> given = vm.count("db") != 0U
                                              ? vm["db"].as<std::vector<std::string>>()
                                              : std::vector<std::string>{"gpusweep.db"};
@@ -129,6 +82,42 @@ int cmd_serve(const Args& args) {
   std::cout << std::flush;
   server.run();
   return 0;
+}
+
+}  // namespace
+
+CommandDef cmd_serve() {
+  return {
+      "serve",
+      "watch sweeps and races live in a browser (read-only)",
+      "Serves a live view of result databases to a browser: every run with its progress\n"
+      "and ETA, each config's ratio to the baseline as rounds arrive, a tune's race,\n"
+      "failures with their log tail, and a finished run's report. It only reads, never\n"
+      "disturbs the sweeps it shows, binds 127.0.0.1 unless told otherwise, and every\n"
+      "request must carry the access token in the URL it prints.",
+      "serve.md",
+      {texts("db", "FILE|FOLDER",
+             "results database to show, or a folder of them (a run folder's shards) "
+             "(default gpusweep.db)"),
+       integer("port", "PORT", "TCP port (0: any free port; the line it prints says which)", 8080),
+       text("bind", "ADDR",
+            "address to listen on (0.0.0.0: every address; plain HTTP, so off this machine "
+            "prefer an SSH tunnel to the loopback address)",
+            "127.0.0.1"),
+       text("token", "TOKEN",
+            "the access token every request must carry (default: $GPUSWEEP_SERVE_TOKEN, else "
+            "a random one, printed in the URL; the page keeps it in a cookie of this "
+            "server's)"),
+       texts("allow-host", "NAME",
+             "a host name (or name:port) the browser may use for this server besides the "
+             "loopback address, localhost and --bind's address (a proxy's or tunnel's name)"),
+       text("snapshot", "MODE",
+            "read databases through local copies: auto (those on a network filesystem: NFS, "
+            "SMB, Lustre, GPFS, Ceph, FUSE...), always, or never",
+            "auto")},
+      {},
+      {},
+      run_serve};
 }
 
 }  // namespace gpusweep::host

@@ -14,6 +14,9 @@ namespace gpusweep::host {
 
 namespace {
 
+const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::csv,
+                                            OutputFormat::json, OutputFormat::md};
+
 // The measure keys' table as a listing; md is the table in docs/sweep-file.md.
 std::string measure_listing(OutputFormat format) {
   std::vector<nlohmann::json> records;
@@ -30,28 +33,12 @@ std::string measure_listing(OutputFormat format) {
   return render(records, columns, format);
 }
 
-}  // namespace
-
-int cmd_settings(const Args& args) {
-  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::csv,
-                                             OutputFormat::json, OutputFormat::md};
-  po::options_description o;
-  add_format_option(o, formats);
-  o.add_options()("measure", po::bool_switch(),
-                  "list the sweep file's measure keys instead: allowed values, default and "
-                  "meaning (md is the table in docs/sweep-file.md)");
-  auto p = parse_command("settings", "[--measure] [--format table|csv|json|md]",
-                         "Lists the common settings: their types, defaults and allowed values,\n"
-                         "the devices their values need, what they act on, what a workload\n"
-                         "must have for them, and what diagnose suggests sweeping. json is the\n"
-                         "whole table (the Python SDK reads the same); md is docs/settings.md.",
-                         o, {}, args);
-  if (p.help) return 0;
-  if (p.vm["measure"].as<bool>()) {
-    std::cout << measure_listing(format_of(p.vm, formats));
+int run_settings(const po::variables_map& vm) {
+  if (vm["measure"].as<bool>()) {
+    std::cout << measure_listing(format_of(vm, kFormats));
     return 0;
   }
-  switch (format_of(p.vm, formats)) {
+  switch (format_of(vm, kFormats)) {
     case OutputFormat::json:
       std::cout << common_settings_json().dump(2) << "\n";
       break;
@@ -66,6 +53,25 @@ int cmd_settings(const Args& args) {
       break;
   }
   return 0;
+}
+
+}  // namespace
+
+CommandDef cmd_settings() {
+  return {"settings",
+          "the common settings every workload accepts, and their rules",
+          "Lists the common settings: their types, defaults and allowed values, the devices\n"
+          "their values need, what they act on, what a workload must have for them, and what\n"
+          "diagnose suggests sweeping. json is the whole table (the Python SDK reads the same);\n"
+          "md is docs/settings.md. --measure lists the sweep file's measure keys instead.",
+          "settings.md",
+          {format_option(kFormats),
+           flag("measure",
+                "list the sweep file's measure keys instead: allowed values, default and meaning "
+                "(md is the table in docs/sweep-file.md)")},
+          {},
+          {},
+          run_settings};
 }
 
 }  // namespace gpusweep::host

@@ -31,28 +31,12 @@ std::vector<Column> plain_columns(const std::vector<std::string>& names) {
   return cols;
 }
 
-}  // namespace
-
-int cmd_sql(const Args& args) {
-  po::options_description o;
-  o.add_options()("query", po::value<std::string>()->required(), "one SQL statement");
-  add_db_option(o);
-  o.add_options()("format", po::value<std::string>()->default_value("table"),
-                  "table, csv, json or md");
-  po::positional_options_description pos;
-  pos.add("query", 1);
-  auto p = parse_command("sql", "\"SELECT ...\" [--db FILE] [--format F]",
-                         "Runs one read-only SQL query on the results database (opened\n"
-                         "read-only: statements that write fail and change nothing). The\n"
-                         "schema and example queries are in db/README.md; the view\n"
-                         "trial_results joins trials with their sweep and summary.",
-                         o, pos, args);
-  if (p.help) return 0;
-  const OutputFormat format = parse_output_format(p.vm["format"].as<std::string>());
-  const std::string path = p.vm["db"].as<std::string>();
+int run_sql(const po::variables_map& vm) {
+  const OutputFormat format = parse_output_format(vm["format"].as<std::string>());
+  const std::string path = vm["db"].as<std::string>();
   require_db(path);
   db::Store store(path, db::Connection::Mode::read_only);
-  const std::string sql = p.vm["query"].as<std::string>();
+  const std::string sql = vm["query"].as<std::string>();
   db::Store::QueryResult result;
   try {
     result = store.read_query(sql);
@@ -62,6 +46,24 @@ int cmd_sql(const Args& args) {
   std::cout << render(result.rows, plain_columns(result.columns), format);
   if (format == OutputFormat::table) std::cout << "(" << result.rows.size() << " rows)\n";
   return 0;
+}
+
+}  // namespace
+
+CommandDef cmd_sql() {
+  return {"sql",
+          "run a read-only SQL query on the results",
+          "Runs one read-only SQL query on the results database (opened read-only: a\n"
+          "statement that writes fails and changes nothing). The schema and example queries\n"
+          "are in db/README.md; the view trial_results joins trials with their sweep and\n"
+          "summary.",
+          "",
+          {text("query", "\"SELECT ...\"", "one SQL statement").required(), db_option(),
+           format_option(
+               {OutputFormat::table, OutputFormat::csv, OutputFormat::json, OutputFormat::md})},
+          {"query"},
+          {},
+          run_sql};
 }
 
 }  // namespace gpusweep::host

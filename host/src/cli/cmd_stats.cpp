@@ -7,20 +7,29 @@
 
 namespace gpusweep::host {
 
-int cmd_stats(const Args& args) {
-  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::csv,
-                                             OutputFormat::json, OutputFormat::md};
-  po::options_description o;
-  add_format_option(o, formats);
-  auto p = parse_command("stats", "[--format table|csv|json|md]",
-                         "Lists the statistics gpusweep itself stores about each trial (besides\n"
-                         "the plugin's own): name, unit, how the views combine a config's\n"
-                         "repeats, and meaning. Query them with gpusweep sql on the metrics\n"
-                         "table (kind 'stat'); md is docs/stats.md.",
-                         o, {}, args);
-  if (p.help) return 0;
-  std::cout << stats_listing(format_of(p.vm, formats));
+namespace {
+
+const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::csv,
+                                            OutputFormat::json, OutputFormat::md};
+
+int run_stats(const po::variables_map& vm) {
+  std::cout << stats_listing(format_of(vm, kFormats));
   return 0;
+}
+
+}  // namespace
+
+CommandDef cmd_stats() {
+  return {"stats",
+          "the statistics gpusweep stores about each trial, and their meaning",
+          "Lists the statistics gpusweep itself stores about each trial (besides the plugin's\n"
+          "own): name, unit, how the views combine a config's repeats, and meaning. Query them\n"
+          "with gpusweep sql on the metrics table (kind 'stat'); md is docs/stats.md.",
+          "stats.md",
+          {format_option(kFormats)},
+          {},
+          {},
+          run_stats};
 }
 
 }  // namespace gpusweep::host

@@ -44,61 +44,37 @@ int target_stage(SweepSpec& target, const PluginInfo& info, const BatchTuneResul
   return code;
 }
 
-po::options_description tune_batch_options() {
-  po::options_description o;
-  o.add_options()("workload", po::value<std::string>()->required(), "workload (plugin) name")(
-      "set", po::value<std::vector<std::string>>()->composing(),
-      "a setting for every probe: key=value; measure.key=value sets the final verification's "
-      "protocol (repeatable)")(
-      "mode", po::value<std::string>()->default_value("power"),
-      "power: double until a size does not fit; binsearch: then bisect between the last fit "
-      "and the first failure")(
-      "max-memory", po::value<std::string>(),
-      "cap on what each probe may allocate, such as 2GiB: on a CUDA device the caching "
-      "allocator's (its per-process memory fraction), on the CPU the worker's address space "
-      "beyond the loaded plugin; allocations past it fail as out-of-memory")(
-      "margin", po::value<double>()->default_value(0.05, "0.05"),
-      "fraction taken off the largest fit: the recommendation is at most that (0 to 0.9)")(
-      "min", po::value<int64_t>()->default_value(1), "first batch size probed")(
-      "max", po::value<int64_t>(), "largest batch size probed (default: the setting's maximum)")(
-      "objective", po::value<std::string>(),
-      "throughput (the most samples/s) or time_to_target (first to measure.target, given "
-      "with --set; then the default)");
-  add_db_option(o);
-  add_format_option(o, {OutputFormat::table, OutputFormat::json});
-  add_plugin_path_option(o);
-  return o;
+const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json};
+
+std::vector<Option> tune_batch_options() {
+  return {text("workload", "WORKLOAD", "workload (plugin) name").required(),
+          texts("set", "KEY=VALUE",
+                "a setting for every probe: key=value; measure.key=value sets the final "
+                "verification's protocol"),
+          text("mode", "MODE",
+               "power: double until a size does not fit; binsearch: then bisect between the last "
+               "fit and the first failure",
+               "power"),
+          text("max-memory", "SIZE",
+               "cap on what each probe may allocate, such as 2GiB: on a CUDA device the caching "
+               "allocator's (its per-process memory fraction), on the CPU the worker's address "
+               "space beyond the loaded plugin; allocations past it fail as out-of-memory"),
+          number("margin", "FRACTION",
+                 "fraction taken off the largest fit: the recommendation is at most that (0 to "
+                 "0.9)",
+                 0.05),
+          integer("min", "B", "first batch size probed", 1),
+          integer("max", "B", "largest batch size probed (default: the setting's maximum)"),
+          text("objective", "OBJECTIVE",
+               "throughput (the most samples/s) or time_to_target (first to measure.target, "
+               "given with --set; then the default)"),
+          db_option(),
+          format_option(kFormats),
+          plugin_path_option()};
 }
 
-}  // namespace
-
-int cmd_tune_batch(const Args& args) {
-  const po::options_description o = tune_batch_options();
-  const std::vector<OutputFormat> formats = {OutputFormat::table, OutputFormat::json};
-  po::positional_options_description pos;
-  pos.add("workload", 1);
-  auto p = parse_command(
-      "tune-batch",
-      "WORKLOAD [--set key=value ...] [--mode power|binsearch] [--max-memory SIZE] "
-      "[--margin 0.05] [--min B] [--max B] [--objective throughput|time_to_target]\n"
-      "       [--db FILE] [--format table|json]",
-      "Finds the largest batch size that fits and the one with the best throughput. Each\n"
-      "probe is a short trial in its own worker: batch sizes double from --min until one\n"
-      "runs out of memory (or reaches --max); --mode binsearch then bisects between the last\n"
-      "fit and the first failure. The recommendation, the fastest size that fits with\n"
-      "--margin (a larger one only within 5% of the fastest), is re-verified with a full\n"
-      "measurement. Every probe is a trial in the database (status oom for those that did\n"
-      "not fit), in a sweep named tune-batch-WORKLOAD.\n\n"
-      "With --set measure.target={\"value\": V, \"max_s\": T} a second stage trains every\n"
-      "size that fit to the target, 6 seeds each (measure.repeats), adaptively capped\n"
-      "(unless the target says \"cap\": false), in a sweep named tune-batch-WORKLOAD-target,\n"
-      "and prints the size first to the target beside the one with the most samples/s,\n"
-      "with the paired ratio of their times (--objective time_to_target, the default\n"
-      "with a target).",
-      o, pos, args);
-  if (p.help) return 0;
-  const auto& vm = p.vm;
-  const bool json = format_of(vm, formats) == OutputFormat::json;
+int run_tune_batch(const po::variables_map& vm) {
+  const bool json = format_of(vm, kFormats) == OutputFormat::json;
   SearchOptions search;
   search.mode = parse_search_mode(vm["mode"].as<std::string>());
   search.margin = vm["margin"].as<double>();
@@ -138,6 +114,24 @@ int cmd_tune_batch(const Args& args) {
   if (target && code == 0) code = target_stage(*target, info, r, db_path, json, progress, out);
   if (json) std::cout << out.dump(2) << "\n";
   return code;
+}
+
+}  // namespace
+
+CommandDef cmd_tune_batch() {
+  return {"tune-batch",
+          "find the largest and the fastest batch size",
+          "Finds the largest batch size that fits and the one with the best throughput: each\n"
+          "probe a short trial in its own worker, batch sizes doubling from --min until one runs\n"
+          "out of memory (--mode binsearch then bisects). The recommendation, the fastest size\n"
+          "that fits with --margin, is re-verified with a full measurement. With --set\n"
+          "measure.target=... a second stage trains every size that fit to the target and\n"
+          "names the size first to it. Every probe is a trial in the database.",
+          "tune.md",
+          tune_batch_options(),
+          {"workload"},
+          {},
+          run_tune_batch};
 }
 
 }  // namespace gpusweep::host

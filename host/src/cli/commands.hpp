@@ -1,34 +1,36 @@
-// The gpusweep subcommands. Each takes the arguments after its name and
-// returns the process exit code; errors are thrown as gpusweep::Error.
+// The gpusweep subcommands: each cmd_NAME() gives its definition (options,
+// help, and the function that runs it), which commands.cpp gathers into the
+// command table (options.hpp).
 #pragma once
 
-#include <string>
-#include <vector>
+#include "cli/options.hpp"
 
 namespace gpusweep::host {
 
-using Args = std::vector<std::string>;
+CommandDef cmd_run();
+CommandDef cmd_resume();
+CommandDef cmd_check();
+CommandDef cmd_tune();
+CommandDef cmd_tune_batch();
+CommandDef cmd_diagnose();
+CommandDef cmd_results();
+CommandDef cmd_compare();
+CommandDef cmd_best();
+CommandDef cmd_report();
+CommandDef cmd_export();
+CommandDef cmd_history();
+CommandDef cmd_sql();
+CommandDef cmd_serve();
+CommandDef cmd_launch();
+CommandDef cmd_merge();
+CommandDef cmd_plugins();
+CommandDef cmd_new_plugin();
+CommandDef cmd_settings();
+CommandDef cmd_stats();
+CommandDef cmd_doctor();
+CommandDef cmd_help();
 
-int cmd_run(const Args& args);
-int cmd_resume(const Args& args);
-int cmd_plugins(const Args& args);
-int cmd_results(const Args& args);
-int cmd_compare(const Args& args);
-int cmd_sql(const Args& args);
-int cmd_best(const Args& args);
-int cmd_tune(const Args& args);
-int cmd_report(const Args& args);
-int cmd_export(const Args& args);
-int cmd_new_plugin(const Args& args);
-int cmd_doctor(const Args& args);
-int cmd_tune_batch(const Args& args);
-int cmd_diagnose(const Args& args);
-int cmd_launch(const Args& args);
-int cmd_merge(const Args& args);
-int cmd_serve(const Args& args);
-int cmd_settings(const Args& args);
-int cmd_stats(const Args& args);
-int cmd_history(const Args& args);
-int cmd_check(const Args& args);
+// What `gpusweep --help` prints: the commands and their summaries.
+std::string overview();
 
 }  // namespace gpusweep::host

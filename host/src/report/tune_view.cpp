@@ -94,7 +94,8 @@ std::string render_tune(const TuneSpace& space, const RaceStatus& status, uint64
   }
   const uint64_t w = *status.winner;
   const bool to_target = tune.to_target();
-  out << "best " << tune.objective << ": " << number(w) << " (" << space.label(w) << ")\n";
+  out << "best " << objective_name(tune.objective) << ": " << number(w) << " (" << space.label(w)
+      << ")\n";
   out << "  the race: " << status.stop << ", after " << status.rounds << " rounds; "
       << status.tried.size() << " of " << space.size() << " configs tried\n";
   if (w == baseline) {
@@ -134,7 +135,7 @@ nlohmann::json tune_json(const TuneSpace& space, const RaceStatus& status, uint6
     if (e.evidence) j["evidence"] = estimate_json(e.evidence);
     events.push_back(j);
   }
-  Json j = {{"objective", tune.objective},
+  Json j = {{"objective", objective_name(tune.objective)},
             {"phase", phase_name(status.phase)},
             {"stop", status.stop},
             {"rounds", status.rounds},

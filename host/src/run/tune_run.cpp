@@ -29,10 +29,10 @@ TuneRun::TuneRun(const SweepSpec& spec, const PluginInfo& info, RunRequest reque
     throw UsageError(spec.source +
                      ": measure.target: a tune with a target races on time to "
                      "target, not on " +
-                     tune_.objective +
+                     objective_name(tune_.objective) +
                      ": use --objective time_to_target (the default when the sweep has a "
                      "target), or drop measure.target to race on " +
-                     tune_.objective);
+                     objective_name(tune_.objective));
   }
   options_ = race_options(spec, space_, tune_);
   refuse_gpu_interleave();
@@ -133,7 +133,7 @@ TuneSpec tune_settings(SweepSpec& spec, const TuneOverrides& overrides) {
   if (overrides.objective) {
     t.objective = parse_tune("--objective", Json{{"objective", *overrides.objective}}).objective;
   } else if (spec.measure.target && !t.objective_given) {
-    t.objective = "time_to_target";
+    t.objective = Objective::time_to_target;
   }
   if (overrides.constraints) t.constraints = *overrides.constraints;
   if (overrides.budget_s) t.budget_s = *overrides.budget_s;

@@ -19,9 +19,9 @@ namespace {
 
 Json TuneSpec::to_json() const {
   if (!race) return written;
-  Json j = {{"objective", objective}, {"constraints", constraints},
-            {"alpha", alpha},         {"confirm_repeats", confirm_repeats},
-            {"max_live", max_live},   {"seed", seed}};
+  Json j = {
+      {"objective", objective_name(objective)}, {"constraints", constraints}, {"alpha", alpha},
+      {"confirm_repeats", confirm_repeats},     {"max_live", max_live},       {"seed", seed}};
   if (race) j["race"] = true;
   return j;
 }
@@ -59,14 +59,13 @@ TuneSpec parse_tune(const std::string& source, const Json& tune) {
     }
   }
   if (auto it = tune.find("objective"); it != tune.end()) {
-    const std::string o = it->is_string() ? it->get<std::string>() : "";
-    if (o != "throughput" && o != "step_time" && o != "peak_memory" && o != "time_to_target") {
+    const auto o = it->is_string() ? parse_objective(it->get<std::string>()) : std::nullopt;
+    if (!o) {
       refuse(source, "tune.objective",
-             "expected \"throughput\", \"step_time\", \"peak_memory\" or \"time_to_target\" "
-             "(with measure.target), got " +
-                 it->dump());
+             std::string("expected ") + objective_names() +
+                 "; time_to_target with measure.target; got " + it->dump());
     }
-    t.objective = o;
+    t.objective = *o;
     t.objective_given = true;
   }
   if (auto it = tune.find("constraints"); it != tune.end()) {

@@ -2,6 +2,8 @@
 // object or the command line give, and a race's stored record of them.
 #pragma once
 
+#include "spec/objective.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -14,13 +16,13 @@ using Json = nlohmann::json;
 
 // What tune optimises and within what.
 struct TuneSpec {
-  // throughput | step_time | peak_memory | time_to_target (measure.target's)
-  std::string objective = "throughput";
+  // time_to_target races to measure.target
+  Objective objective = Objective::throughput;
   // Whether the file named it: a sweep with a measure.target races on time
   // to target unless it did.
   bool objective_given = false;
   // The race is on time to measure.target (RaceOptions::time_to_target).
-  bool to_target() const { return objective == "time_to_target"; }
+  bool to_target() const { return objective == Objective::time_to_target; }
   std::vector<std::string> constraints;  // as `best --constraint` takes them
   double budget_s = 1200;                // wall time, confirmation included
   double alpha = 0.05;                   // chance of dropping the true best, over the race

@@ -106,7 +106,7 @@ TEST_CASE("best picks the fastest config that meets every constraint", "[analysi
   CHECK(capped.ratio->low > 1.5);
   CHECK(capped.base == Json{{"lr", 0.1}, {"batch_size", 64}});
 
-  const BestChoice smallest = choose_best(spec, trials, configs, Objective::memory, {});
+  const BestChoice smallest = choose_best(spec, trials, configs, Objective::peak_memory, {});
   CHECK(smallest.config_index == 0);
   CHECK(choose_best(spec, trials, configs, Objective::throughput,
                     {parse_constraint("peak_memory<1GB")})
@@ -120,7 +120,7 @@ TEST_CASE("best's baseline is the sweep's, not the first config, when the sweep 
   const std::vector<db::TrialRecord> trials = {trial(0, 0, settings_of(32), 100, 1e9, 0.90),
                                                trial(1, 0, settings_of(64), 200, 2e9, 0.95)};
   // Relative to config 2's quality (0.95), config 1's 0.90 is not within 1%.
-  const BestChoice b = choose_best(spec, trials, pooled(trials), Objective::memory,
+  const BestChoice b = choose_best(spec, trials, pooled(trials), Objective::peak_memory,
                                    {parse_constraint("quality>=0.99*baseline")});
   CHECK(b.config_index == 1);
 }

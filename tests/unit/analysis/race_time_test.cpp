@@ -324,7 +324,7 @@ TEST_CASE("race_trials: a diverged trial is censored at the longest time of its 
     store.commit_trial(t.id, o);
   }
   TuneSpec tune;
-  tune.objective = "time_to_target";
+  tune.objective = Objective::time_to_target;
   std::map<std::pair<int64_t, uint64_t>, RaceTrial> by;
   for (auto& r : race_trials(store, id, tune)) by[{r.round, r.config}] = r;
   REQUIRE(by.size() == 4);
@@ -363,7 +363,7 @@ TEST_CASE("race_trials: a target trial killed by timeout_s after evaluating is c
     store.commit_trial(t.id, o);
   }
   TuneSpec tune;
-  tune.objective = "time_to_target";
+  tune.objective = Objective::time_to_target;
   std::map<uint64_t, RaceTrial> by;
   for (auto& r : race_trials(store, id, tune)) by[r.config] = r;
   REQUIRE(by.size() == 3);
@@ -391,7 +391,7 @@ TEST_CASE("race_trials: a target met at time 0 is the fastest trial, not a failu
     store.commit_trial(t.id, o);
   }
   TuneSpec tune;
-  tune.objective = "time_to_target";
+  tune.objective = Objective::time_to_target;
   std::map<uint64_t, RaceTrial> by;
   for (auto& r : race_trials(store, id, tune)) by[r.config] = r;
   REQUIRE(by.size() == 2);

@@ -17,7 +17,7 @@ TEST_CASE("a sweep's tune settings are stored as written until a race records it
   SweepSpec s = parse_sweep(text, "t.json");
   REQUIRE(s.tune);
   CHECK(s.tune->budget_s == 1200);
-  CHECK(s.tune->objective == "step_time");
+  CHECK(s.tune->objective == Objective::step_time);
   CHECK(s.tune->objective_given);
   CHECK_FALSE(is_tune_run(s));
   // A plain run stores the file's object untouched: the budget as written.
@@ -38,4 +38,19 @@ TEST_CASE("a tune key the file misspells is refused with the sweep", "[host][tun
   CHECK_THROWS_WITH(
       parse_sweep(R"({"name": "t", "workload": "noop", "tune": {"budjet": 9}})", "t.json"),
       Contains("t.json: tune.budjet: unknown key"));
+}
+
+TEST_CASE("best and tune take one objective vocabulary, best's old spellings as aliases",
+          "[host][tune]") {
+  CHECK(parse_objective("memory") == Objective::peak_memory);
+  CHECK(parse_objective("time") == Objective::step_time);
+  CHECK_FALSE(parse_objective("speed"));
+  // A tune file may use either spelling; the race records the canonical one.
+  SweepSpec s = parse_sweep(R"({"name": "t", "workload": "noop", "grid": {"batch_size": [1, 2]},
+    "tune": {"objective": "memory"}})",
+                            "t.json");
+  REQUIRE(s.tune);
+  CHECK(s.tune->objective == Objective::peak_memory);
+  s.tune->race = true;
+  CHECK(s.to_json()["tune"]["objective"] == "peak_memory");
 }

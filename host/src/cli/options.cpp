@@ -1,0 +1,88 @@
+// Options as data, and the parser they build; see options.hpp.
+#include "cli/options.hpp"
+
+#include "support/error.hpp"
+#include "support/format.hpp"
+
+#include <algorithm>
+#include <iostream>
+
+namespace gpusweep::host {
+
+namespace {
+
+template <typename T>
+po::typed_value<T>* typed(const Option& o) {
+  auto* v = po::value<T>()->value_name(o.value);
+  if (o.is_required) v->required();
+  return v;
+}
+
+// The option's value semantic: what program_options parses its text into.
+const po::value_semantic* semantic(const Option& o) {
+  switch (o.kind) {
+    case OptionKind::flag:
+      return po::bool_switch();
+    case OptionKind::text: {
+      auto* v = typed<std::string>(o);
+      return o.default_text.empty() ? v : v->default_value(o.default_text);
+    }
+    case OptionKind::number: {
+      auto* v = typed<double>(o);
+      return o.default_text.empty() ? v
+                                    : v->default_value(std::stod(o.default_text), o.default_text);
+    }
+    case OptionKind::integer: {
+      auto* v = typed<int64_t>(o);
+      return o.default_text.empty() ? v
+                                    : v->default_value(std::stoll(o.default_text), o.default_text);
+    }
+    case OptionKind::texts:
+      return typed<std::vector<std::string>>(o)->composing();
+  }
+  return po::bool_switch();
+}
+
+}  // namespace
+
+const CommandDef* find_command(const std::string& name) {
+  for (const auto& c : command_table()) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+po::options_description option_descriptions(const CommandDef& c) {
+  po::options_description all("Options");
+  all.add_options()("help,h", "show this help");
+  for (const auto& o : c.options) {
+    const std::string spec = o.short_name != 0 ? o.name + "," + o.short_name : o.name;
+    all.add_options()(spec.c_str(), semantic(o), o.described().c_str());
+  }
+  return all;
+}
+
+int run_command(const CommandDef& c, const Args& args) {
+  const po::options_description all = option_descriptions(c);
+  po::positional_options_description positional;
+  for (const auto& name : c.positional) {
+    const auto it = std::find_if(c.options.begin(), c.options.end(),
+                                 [&](const Option& o) { return o.name == name; });
+    positional.add(name.c_str(), it != c.options.end() && it->kind == OptionKind::texts ? -1 : 1);
+  }
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    if (vm.count("help") != 0U) {
+      std::cout << help_text(c);
+      return 0;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError("gpusweep " + c.name + ": " + e.what() + " (see: gpusweep " + c.name +
+                     " --help)");
+  }
+  return c.run(vm);
+}
+
+}  // namespace gpusweep::host
