@@ -5,6 +5,7 @@
 #include "replay.hpp"
 
 #include <gpusweep/random.hpp>
+#include <gpusweep/stat_names.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/estimate.hpp>
 #include <gpusweep/torchkit/fused_adam.hpp>
@@ -222,7 +223,7 @@ class Dqn final : public torchkit::TorchWorkload {
                                                    : 0.0},
               {"epsilon", epsilon()},
               {"skipped_steps", static_cast<double>(grad_->skipped_steps())},
-              {"flops_per_step", flops_per_step()}};
+              {stat::flops_per_step, flops_per_step()}};
     transfers_.add_stats(m, /*copies_per_step=*/1);  // one batch per update, host mode
     return m;
   }

@@ -5,6 +5,7 @@
 #include "coverage_env.hpp"
 #include "networks.hpp"
 
+#include <gpusweep/stat_names.hpp>
 #include <gpusweep/torchkit/estimate.hpp>
 #include <gpusweep/torchkit/fused_adam.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
@@ -206,7 +207,7 @@ class Coma final : public torchkit::TorchWorkload {
               {"skipped_steps",
                static_cast<double>(actor_grad_->skipped_steps() + critic_grad_->skipped_steps())}};
     // Read only here: stats() is called once at the end of a trial.
-    m["flops_per_step"] = flops_per_step();
+    m[stat::flops_per_step] = flops_per_step();
     if (actor_loss_.defined()) m["last_actor_loss"] = actor_loss_.item<double>();
     if (steps_ > 0) m["train_coverage"] = env_.covered().mean().item<double>();
     return m;

@@ -5,6 +5,7 @@
 #include "images.hpp"
 
 #include <gpusweep/random.hpp>
+#include <gpusweep/stat_names.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/estimate.hpp>
 #include <gpusweep/torchkit/fused_adam.hpp>
@@ -270,7 +271,7 @@ class Restoration final : public torchkit::TorchWorkload {
  protected:
   Metrics extra_stats() override {
     Metrics m = grad_.counters();
-    m["flops_per_step"] = flops_per_step();
+    m[stat::flops_per_step] = flops_per_step();
     m["channels_last_weights"] = static_cast<double>(torchkit::channels_last_weights(*model_));
     return m;
   }

@@ -6,6 +6,7 @@
 #include "markov_chain.hpp"
 #include "model.hpp"
 
+#include <gpusweep/stat_names.hpp>
 #include <gpusweep/torchkit/estimate.hpp>
 #include <gpusweep/torchkit/fused_adam.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
@@ -233,7 +234,7 @@ class Transformer final : public torchkit::TorchWorkload {
     m["checkpoints_saved"] = static_cast<double>(checkpoints_);
     m["start_step"] = static_cast<double>(start_step_);
     m["step"] = static_cast<double>(steps_);
-    m["flops_per_step"] = flops_per_step();
+    m[stat::flops_per_step] = flops_per_step();
     return m;
   }
 

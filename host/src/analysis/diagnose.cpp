@@ -3,6 +3,8 @@
 
 #include "support/error.hpp"
 
+#include <gpusweep/stat_names.hpp>
+
 #include <gpusweep/plugin.h>
 #include <gpusweep/common_settings.hpp>
 
@@ -351,7 +353,7 @@ Json suggested_sweep(const SweepSpec& spec, const Diagnosis& d, const Json& grid
 namespace {
 
 bool has_phase_timings(const std::map<std::string, double>& stats) {
-  return stats.count("phase_forward_s") != 0U || stats.count("phase_input_wait_s") != 0U;
+  return stats.count(stat::phase_forward_s) != 0U || stats.count(stat::phase_input_wait_s) != 0U;
 }
 
 std::string no_timings_why(const std::string& workload) {

@@ -6,6 +6,8 @@
 #include "spec/stats.hpp"
 #include "support/error.hpp"
 
+#include <gpusweep/stat_names.hpp>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -41,27 +43,27 @@ PhaseBreakdown breakdown_from_stats(const Json& snapshot, const Json& final_stat
   if (steps <= 0) return b;
   b.measured_steps = static_cast<int64_t>(steps);
   b.step_s = seconds / steps;
-  b.input_wait_s = delta(final_stats, snapshot, "phase_input_wait_s") / steps;
-  b.host_to_device_s = delta(final_stats, snapshot, "phase_host_to_device_s") / steps;
-  b.forward_s = delta(final_stats, snapshot, "phase_forward_s") / steps;
-  b.backward_s = delta(final_stats, snapshot, "phase_backward_s") / steps;
-  b.optimizer_s = delta(final_stats, snapshot, "phase_optimizer_s") / steps;
-  b.host_sync_s = delta(final_stats, snapshot, "phase_host_sync_s") / steps;
-  b.host_syncs_per_step = delta(final_stats, snapshot, "host_syncs") / steps;
+  b.input_wait_s = delta(final_stats, snapshot, stat::phase_input_wait_s) / steps;
+  b.host_to_device_s = delta(final_stats, snapshot, stat::phase_host_to_device_s) / steps;
+  b.forward_s = delta(final_stats, snapshot, stat::phase_forward_s) / steps;
+  b.backward_s = delta(final_stats, snapshot, stat::phase_backward_s) / steps;
+  b.optimizer_s = delta(final_stats, snapshot, stat::phase_optimizer_s) / steps;
+  b.host_sync_s = delta(final_stats, snapshot, stat::phase_host_sync_s) / steps;
+  b.host_syncs_per_step = delta(final_stats, snapshot, stat::host_syncs) / steps;
   // The least any rank waited (what is communication, not imbalance), when
   // rank 0 summed the ranks up; else its own wait.
-  if (final_stats.is_object() && final_stats.contains("dp_comm_exposed_measured_s") &&
-      final_stats.at("dp_comm_exposed_measured_s").is_number()) {
-    b.comm_exposed_s = final_stats.at("dp_comm_exposed_measured_s").get<double>() / steps;
+  if (final_stats.is_object() && final_stats.contains(stat::dp_comm_exposed_measured_s) &&
+      final_stats.at(stat::dp_comm_exposed_measured_s).is_number()) {
+    b.comm_exposed_s = final_stats.at(stat::dp_comm_exposed_measured_s).get<double>() / steps;
   } else {
-    b.comm_exposed_s = delta(final_stats, snapshot, "dp_comm_exposed_s") / steps;
+    b.comm_exposed_s = delta(final_stats, snapshot, stat::dp_comm_exposed_s) / steps;
   }
   const double timed = b.input_wait_s + b.host_to_device_s + b.forward_s + b.backward_s +
                        b.optimizer_s + b.host_sync_s;
   b.rest_s = std::max(0.0, b.step_s - timed);
-  if (final_stats.is_object() && final_stats.contains("flops_per_step") &&
-      final_stats.at("flops_per_step").is_number()) {
-    b.flops_per_step = final_stats.at("flops_per_step").get<double>();
+  if (final_stats.is_object() && final_stats.contains(stat::flops_per_step) &&
+      final_stats.at(stat::flops_per_step).is_number()) {
+    b.flops_per_step = final_stats.at(stat::flops_per_step).get<double>();
   }
   return b;
 }
@@ -80,7 +82,7 @@ std::vector<std::pair<std::string, double>> warmup_end_stats(const Json& snapsho
   std::vector<std::pair<std::string, double>> out;
   if (!snapshot.is_object()) return out;
   for (const auto& [name, value] : snapshot.items()) {
-    if (value.is_number() && (name.rfind("phase_", 0) == 0 || name == "host_syncs")) {
+    if (value.is_number() && (name.rfind("phase_", 0) == 0 || name == stat::host_syncs)) {
       out.emplace_back(kWarmupEndPrefix + name, value.get<double>());
     }
   }
@@ -152,7 +154,7 @@ PhaseBreakdown breakdown_from_record(const TrialRecordView& trial) {
   // phase edges) only for trials recorded before that figure.
   b.host_cpu_cores = host.monitor_cpu_util_measured_mean;
   if (!b.host_cpu_cores) b.host_cpu_cores = host.monitor_cpu_util_mean;
-  b.graphed = stat_of(trial.stats, "cuda_graphs_captured").value_or(0) > 0;  // torchkit's
+  b.graphed = stat_of(trial.stats, stat::cuda_graphs_captured).value_or(0) > 0;  // torchkit's
   if (b.cuda) {
     auto samples = host.monitor_gpu_util_samples;
     if (!samples) samples = host.monitor_gpu_samples_measured;

@@ -3,6 +3,8 @@
 
 #include "spec/device.hpp"
 
+#include <gpusweep/stat_names.hpp>
+
 #include <algorithm>
 #include <unordered_map>
 
@@ -72,10 +74,10 @@ const std::vector<std::string>& read_names() {
     for (const auto& s : host_stats()) {
       if (!s.series) n.emplace_back(s.name);
     }
-    n.emplace_back("dp_allreduce_bytes_per_step");
-    n.emplace_back("intra_op_threads");
+    n.emplace_back(stat::dp_allreduce_bytes_per_step);
+    n.emplace_back(stat::intra_op_threads);
     n.emplace_back("compile_s");
-    n.emplace_back("flops_per_step");
+    n.emplace_back(stat::flops_per_step);
     return n;
   }();
   return names;

@@ -13,7 +13,8 @@ const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::c
                                             OutputFormat::json, OutputFormat::md};
 
 int run_stats(const po::variables_map& vm) {
-  std::cout << stats_listing(format_of(vm, kFormats));
+  const OutputFormat format = format_of(vm, kFormats);
+  std::cout << (vm["reported"].as<bool>() ? reported_stats_listing(format) : stats_listing(format));
   return 0;
 }
 
@@ -24,9 +25,13 @@ CommandDef cmd_stats() {
           "the statistics gpusweep stores about each trial, and their meaning",
           "Lists the statistics gpusweep itself stores about each trial (besides the plugin's\n"
           "own): name, unit, how the views combine a config's repeats, and meaning. Query them\n"
-          "with gpusweep sql on the metrics table (kind 'stat'); md is docs/stats.md.",
+          "with gpusweep sql on the metrics table (kind 'stat'); md is docs/stats.md.\n"
+          "--reported lists the stats workloads report that gpusweep reads by name.",
           "stats.md",
-          {format_option(kFormats)},
+          {format_option(kFormats),
+           flag("reported",
+                "list the stats workloads report that gpusweep reads by name instead (torchkit's, "
+                "the Python SDK's, the worker's)")},
           {},
           {},
           run_stats};

@@ -10,6 +10,8 @@
 #include "support/format.hpp"
 #include "support/spawn.hpp"
 
+#include <gpusweep/stat_names.hpp>
+
 #include <gpusweep/plugin.h>
 
 #include <sys/wait.h>
@@ -219,7 +221,7 @@ class SmokeCheck {
     for (const auto& bad : non_numbers(stats)) {
       late_.problem("stats(): " + bad, "return finite numbers only");
     }
-    if (!stats.contains("peak_memory_bytes")) {
+    if (!stats.contains(stat::peak_memory_bytes)) {
       late_.note("stats() reports no peak_memory_bytes, so the memory columns stay empty",
                  "derive from torchkit::TorchWorkload (it reports peak memory), or add "
                  "torchkit::peak_memory_bytes(device) to stats()");

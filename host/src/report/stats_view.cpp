@@ -3,11 +3,25 @@
 
 #include "spec/stats.hpp"
 
+#include <gpusweep/stat_names.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <vector>
 
 namespace gpusweep::host {
+
+std::string reported_stats_listing(OutputFormat format) {
+  std::vector<nlohmann::json> records;
+  for (const auto& s : reported_stats()) {
+    records.push_back({{"name", s.name}, {"unit", s.unit}, {"by", s.by}, {"meaning", s.meaning}});
+  }
+  const std::vector<Column> columns = {{"name", "name", false, {}},
+                                       {"unit", "unit", false, {}},
+                                       {"by", "reported by", false, {}},
+                                       {"meaning", "meaning", false, {}}};
+  return render(records, columns, format);
+}
 
 std::string stats_listing(OutputFormat format) {
   std::vector<nlohmann::json> records;
@@ -37,7 +51,14 @@ std::string stats_listing(OutputFormat format) {
          "plugin stats at the end of warmup), `dp_rank<r>_...` (each rank's figures in a "
          "data-parallel trial), and the evaluation curve's `gpusweep.train_s` and "
          "`gpusweep.samples` (kind `eval`).\n\n" +
-         listing;
+         listing +
+         "\n## What workloads report\n\n"
+         "The stats a workload reports (its `stats()`) that gpusweep reads by name, from the "
+         "table in sdk/include/gpusweep/stat_names.hpp (`gpusweep stats --reported`): torchkit "
+         "and the Python SDK write them under these names, and a test checks the Python SDK "
+         "against the table. They are stored with the plugin's own stats (kind `stat`, under "
+         "these names); a workload's other stats are stored and shown as they are.\n\n" +
+         reported_stats_listing(OutputFormat::md);
 }
 
 }  // namespace gpusweep::host

@@ -12,6 +12,8 @@
 #include "support/stats.hpp"
 #include "support/version.hpp"
 
+#include <gpusweep/stat_names.hpp>
+
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -222,12 +224,12 @@ db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure
     if (!manifest.secondary_unit.empty())
       s.secondary_throughput_median = describe(secondary).median;
   }
-  s.peak_memory_bytes = number(stats, "peak_memory_bytes");
-  if (auto wait = number(stats, "input_wait_s")) {
+  s.peak_memory_bytes = number(stats, stat::peak_memory_bytes);
+  if (auto wait = number(stats, stat::input_wait_s)) {
     // The plugin counts its input wait from the start; what warmup waited
     // (the snapshot after it) is not part of the measured blocks. The
     // evaluations call no loader, so the rest is the blocks'.
-    const double measured_wait = *wait - number(warmup_stats, "input_wait_s").value_or(0);
+    const double measured_wait = *wait - number(warmup_stats, stat::input_wait_s).value_or(0);
     double total = 0;
     for (const auto& b : blocks) total += b.seconds;
     if (total > 0) s.input_wait_fraction = std::max(0.0, measured_wait) / total;
@@ -268,17 +270,17 @@ void add_data_parallel_stats(const Json& stats, const Json& warmup_stats,
   if (total <= 0) return;
   // The measured blocks' communication (the least any rank waited) and
   // imbalance, from rank 0's summary; else rank 0's own wait since warmup.
-  if (const auto comm = number(stats, "dp_comm_exposed_measured_s")) {
+  if (const auto comm = number(stats, stat::dp_comm_exposed_measured_s)) {
     metrics.push_back({"stat", 0, host_stat::dp_comm_share, std::max(0.0, *comm) / total});
-    if (const auto imbalance = number(stats, "dp_imbalance_s")) {
+    if (const auto imbalance = number(stats, stat::dp_imbalance_s)) {
       metrics.push_back(
           {"stat", 0, host_stat::dp_imbalance_share, std::max(0.0, *imbalance) / total});
     }
     return;
   }
-  const auto exposed = number(stats, "dp_comm_exposed_s");
+  const auto exposed = number(stats, stat::dp_comm_exposed_s);
   if (!exposed) return;
-  const double measured = *exposed - number(warmup_stats, "dp_comm_exposed_s").value_or(0);
+  const double measured = *exposed - number(warmup_stats, stat::dp_comm_exposed_s).value_or(0);
   metrics.push_back({"stat", 0, host_stat::dp_comm_share, std::max(0.0, measured) / total});
 }
 

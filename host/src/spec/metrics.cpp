@@ -2,6 +2,8 @@
 #include "spec/metrics.hpp"
 #include "spec/stats.hpp"
 
+#include <gpusweep/stat_names.hpp>
+
 namespace gpusweep::host {
 
 const std::vector<Metric>& metrics() {
@@ -20,7 +22,7 @@ const std::vector<Metric>& metrics() {
        true, ""},
       {"transfer_time",
        "seconds per step copying batches host to device (CUDA events on the trial's device)",
-       MetricUnit::seconds, false, false, true, "host_to_device_s_per_step"},
+       MetricUnit::seconds, false, false, true, stat::host_to_device_s_per_step},
       {"gpu_utilization",
        "mean utilisation of the trial's GPU over its measured phase (NVML's driver samples, "
        "else 0.5 s polls; device-wide)",

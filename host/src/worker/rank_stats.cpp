@@ -5,6 +5,8 @@
 
 #include "worker/ranks.hpp"
 
+#include <gpusweep/stat_names.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -39,25 +41,25 @@ void Trial::add_rank_stats(Json& stats) {
   std::vector<std::vector<double>> series = {take_series(stats)};
   for (Json& other : others) series.push_back(take_series(other));
   if (const auto per_step = per_step_comm(series)) {
-    stats["dp_comm_exposed_measured_s"] = per_step->comm_s;
-    stats["dp_imbalance_s"] = per_step->imbalance_s;
+    stats[stat::dp_comm_exposed_measured_s] = per_step->comm_s;
+    stats[stat::dp_imbalance_s] = per_step->imbalance_s;
     stats["dp_comm_steps"] = per_step->steps;
   } else {
     const auto [low, high] = std::minmax_element(measured.begin(), measured.end());
-    stats["dp_comm_exposed_measured_s"] = *low;
-    stats["dp_imbalance_s"] = *high - *low;
+    stats[stat::dp_comm_exposed_measured_s] = *low;
+    stats[stat::dp_imbalance_s] = *high - *low;
     stats["dp_comm_from_totals"] = 1;
   }
   for (size_t i = 0; i < others.size(); ++i) {
     const std::string prefix = "dp_rank" + std::to_string(i + 1) + "_";
-    for (const std::string key : {"peak_memory_bytes", "input_wait_s"}) {
+    for (const std::string key : {stat::peak_memory_bytes, stat::input_wait_s}) {
       if (others[i].contains(key)) stats[prefix + key] = others[i][key];
     }
   }
 }
 
 double Trial::exposed_of(const Json& stats) {
-  return stats.is_object() ? stats.value("dp_comm_exposed_s", 0.0) : 0.0;
+  return stats.is_object() ? stats.value(stat::dp_comm_exposed_s, 0.0) : 0.0;
 }
 // A rank's exposed all-reduce per measured step (stats_series'
 // dp_comm_exposed_steps_s), taken out of its stats: the host needs the

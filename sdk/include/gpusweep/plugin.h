@@ -105,8 +105,10 @@ typedef struct gpusweep_plugin {
    * of numbers (owned by the plugin, valid until the next call). */
   gpusweep_status (*evaluate)(gpusweep_instance* instance, const char** metrics_json);
 
-  /* Runtime statistics of the instance so far as a JSON object of numbers:
-   * peak_memory_bytes, input_wait_s and any workload-specific counters. */
+  /* Runtime statistics of the instance so far as a JSON object of numbers.
+   * The names gpusweep reads (peak_memory_bytes, input_wait_s, flops_per_step,
+   * the diagnose phases...) are the table in gpusweep/stat_names.hpp; any
+   * other counter is stored under the workload's own name. */
   gpusweep_status (*stats)(gpusweep_instance* instance, const char** stats_json);
 
   /* The message of the last failed call on instance, or of the last failed

@@ -2,6 +2,7 @@
 // data_parallel.hpp.
 #include <gpusweep/torchkit/data_parallel.hpp>
 
+#include <gpusweep/stat_names.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
 
 #include <torch/csrc/distributed/c10d/FileStore.hpp>
@@ -269,10 +270,10 @@ Metrics data_parallel_stats() {
   for (DeviceTimer* t : g.exposed) exposed += t->total_seconds();
   return {{"dp_world_size", static_cast<double>(g.world_size)},
           {"dp_rank", static_cast<double>(g.rank)},
-          {"dp_allreduce_bytes_per_step", g.bytes_per_step},
+          {stat::dp_allreduce_bytes_per_step, g.bytes_per_step},
           {"dp_buckets", static_cast<double>(g.buckets)},
           {"dp_synced_steps", static_cast<double>(g.synced_steps)},
-          {"dp_comm_exposed_s", exposed}};
+          {stat::dp_comm_exposed_s, exposed}};
 }
 
 std::vector<double> data_parallel_measured_steps() {

@@ -1,4 +1,5 @@
 // Step-phase timing and the matmul probe; see diagnostics.hpp.
+#include <gpusweep/stat_names.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/settings.hpp>
 
@@ -18,6 +19,7 @@
 #endif
 
 #include <algorithm>
+#include <iterator>
 #include <set>
 
 namespace gpusweep::torchkit {
@@ -114,11 +116,12 @@ Metrics phase_stats() {
   Metrics m;
   if (!diagnostics_enabled()) return m;
   const Totals& t = totals();
+  static_assert(std::size(stat::kPhases) == static_cast<size_t>(Phase::count),
+                "a phase's stat name for every phase");
   for (int i = 0; i < static_cast<int>(Phase::count); ++i) {
-    m[std::string("phase_") + phase_name(static_cast<Phase>(i)) + "_s"] =
-        t.seconds[static_cast<size_t>(i)];
+    m[stat::kPhases[i]] = t.seconds[static_cast<size_t>(i)];
   }
-  m["host_syncs"] = static_cast<double>(t.host_syncs);
+  m[stat::host_syncs] = static_cast<double>(t.host_syncs);
   return m;
 }
 
@@ -263,7 +266,7 @@ void TransferTimes::add_stats(Metrics& m, double copies_per_step) {
   const auto copies = static_cast<double>(timer->spans());
   m["host_to_device_s"] = total;
   m["host_to_device_copies"] = copies;
-  m["host_to_device_s_per_step"] = total / copies * copies_per_step;
+  m[stat::host_to_device_s_per_step] = total / copies * copies_per_step;
 }
 
 double union_length(std::vector<std::pair<uint64_t, uint64_t>> spans) {

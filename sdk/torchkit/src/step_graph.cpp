@@ -1,6 +1,7 @@
 // CUDA graphs for a training step; see step_graph.hpp.
 #include <gpusweep/torchkit/step_graph.hpp>
 
+#include <gpusweep/stat_names.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/runtime.hpp>
 
@@ -115,7 +116,7 @@ Metrics StepGraph::stats_for(const Settings& settings) {
     replays += static_cast<double>(g->replays_);
     capture_s += g->capture_s_;
   }
-  return {{"cuda_graphs_captured", captured},
+  return {{stat::cuda_graphs_captured, captured},
           {"cuda_graph_replays", replays},
           {"cuda_graph_capture_s", capture_s},
           {"cuda_graph_pool_bytes", pool_bytes_for_locked(settings)},

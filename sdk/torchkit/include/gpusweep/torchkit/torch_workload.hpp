@@ -3,6 +3,7 @@
 // (peak memory, input wait and transfer time, loss reads, the fp16 scaler).
 #pragma once
 
+#include <gpusweep/stat_names.hpp>
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/grad_step.hpp>
 #include <gpusweep/torchkit/input_pipeline.hpp>
@@ -33,7 +34,8 @@ class TorchWorkload : public Workload {
   Metrics stats() override {
     Metrics m = extra_stats();
     // Over the measured windows when the host marked them, else the trial's.
-    m["peak_memory_bytes"] = windows_ > 0 ? measured_peak_ : peak_memory_bytes(settings_.device);
+    m[stat::peak_memory_bytes] =
+        windows_ > 0 ? measured_peak_ : peak_memory_bytes(settings_.device);
     // On CUDA, beside the allocated peak: the reserved peak, what a memory cap limits.
     if (const auto reserved = peak_reserved_bytes(settings_.device)) {
       m["peak_reserved_bytes"] = windows_ > 0 ? measured_reserved_peak_ : *reserved;
@@ -42,7 +44,7 @@ class TorchWorkload : public Workload {
     m["os_threads"] = process_threads();
     if (read_any_) m["last_loss"] = last_loss_;
     if (pipeline_ != nullptr) {
-      m["input_wait_s"] = pipeline_->wait_seconds();
+      m[stat::input_wait_s] = pipeline_->wait_seconds();
       m["input_wait_cpu_s"] = pipeline_->wait_cpu_seconds();
       m["input_batches"] = static_cast<double>(pipeline_->batches());  // taken by the steps
       // On CUDA: the measured steps' copies to the device, grad_accum per step.
@@ -57,7 +59,7 @@ class TorchWorkload : public Workload {
     for (const auto& [name, value] : StepGraph::stats_for(settings_)) m[name] = value;  // graphs
     // The intra-op threads the trial ran with: data-parallel efficiency
     // pairs N ranks with one process of as many threads as each rank.
-    m["intra_op_threads"] = static_cast<double>(at::get_num_threads());
+    m[stat::intra_op_threads] = static_cast<double>(at::get_num_threads());
     return m;
   }
 
