@@ -2,6 +2,7 @@
 // interleaved run, and a verdict per config for CI (analysis/check.hpp).
 #include "analysis/check.hpp"
 #include "cli/cli.hpp"
+#include "cli/requests.hpp"
 #include "cli/run_commands.hpp"
 #include "plugin_host/builds.hpp"
 #include "report/check_view.hpp"
@@ -60,11 +61,7 @@ std::vector<Option> check_options() {
 }
 
 int run_check_command(const po::variables_map& vm) {
-  CheckSpec check;
-  check.tolerance = fraction_option(vm, "tolerance");
-  check.memory_tolerance = fraction_option(vm, "memory-tolerance");
-  check.max_quality_loss = fraction_option(vm, "max-quality-loss");
-  check.quality_guard = to_string(parse_quality_guard(vm["quality-guard"].as<std::string>()));
+  CheckSpec check = check_spec_of(vm);
   const double budget_s = vm["budget-s"].as<double>();
   if (!(budget_s > 0)) throw UsageError("--budget-s: give the seconds of measuring, above 0");
   const std::string inconclusive = vm["inconclusive"].as<std::string>();
@@ -112,6 +109,15 @@ int run_check_command(const po::variables_map& vm) {
 }
 
 }  // namespace
+
+CheckSpec check_spec_of(const po::variables_map& vm) {
+  CheckSpec check;
+  check.tolerance = fraction_option(vm, "tolerance");
+  check.memory_tolerance = fraction_option(vm, "memory-tolerance");
+  check.max_quality_loss = fraction_option(vm, "max-quality-loss");
+  check.quality_guard = to_string(parse_quality_guard(vm["quality-guard"].as<std::string>()));
+  return check;
+}
 
 CommandDef cmd_check() {
   return {"check",

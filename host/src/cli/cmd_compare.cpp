@@ -2,6 +2,7 @@
 #include "analysis/claims.hpp"
 #include "analysis/compare.hpp"
 #include "cli/cli.hpp"
+#include "cli/requests.hpp"
 #include "report/compare_page.hpp"
 #include "report/compare_view.hpp"
 #include "report/results.hpp"
@@ -50,30 +51,13 @@ std::vector<Option> compare_options() {
            "best in them)")};
 }
 
-// The comparison's options from the command line and the run's spec.
-CompareOptions options_of(const po::variables_map& vm, const SweepSpec& spec) {
-  CompareOptions opt;
-  opt.baseline = vm.count("baseline") != 0U ? key_values(vm, "baseline", "replay_on_device=false")
-                                            : spec.baseline;
-  opt.alpha = vm["alpha"].as<double>();
-  opt.sequential = stops_when_precise(spec);
-  opt.across_machines = vm["across-machines"].as<bool>();
-  opt.max_quality_loss = vm["max-quality-loss"].as<double>();
-  opt.min_effect = vm["min-effect"].as<double>();
-  if (opt.min_effect < 0 || opt.min_effect >= 1) {
-    throw UsageError("--min-effect " + std::to_string(opt.min_effect) +
-                     ": give a fraction in [0, 1), e.g. 0.01 for 1%");
-  }
-  return opt;
-}
-
 int run_compare(const po::variables_map& vm) {
   const OutputFormat format = parse_output_format(vm["format"].as<std::string>());
   const OpenedSweep run = open_sweep(vm);
   db::Store& store = *run.store;
   const db::SweepRecord* sweep = &run.sweep;
   const SweepSpec spec = stored_spec(*sweep);
-  const CompareOptions opt = options_of(vm, spec);
+  const CompareOptions opt = compare_options_of(vm, spec);
   if (vm["claims"].as<bool>()) {
     if (spec.claims.empty()) {
       throw UsageError("sweep '" + sweep->name +
@@ -115,6 +99,23 @@ int run_compare(const po::variables_map& vm) {
 }
 
 }  // namespace
+
+// The comparison's options from the command line and the run's spec.
+CompareOptions compare_options_of(const po::variables_map& vm, const SweepSpec& spec) {
+  CompareOptions opt;
+  opt.baseline = vm.count("baseline") != 0U ? key_values(vm, "baseline", "replay_on_device=false")
+                                            : spec.baseline;
+  opt.alpha = vm["alpha"].as<double>();
+  opt.sequential = stops_when_precise(spec);
+  opt.across_machines = vm["across-machines"].as<bool>();
+  opt.max_quality_loss = vm["max-quality-loss"].as<double>();
+  opt.min_effect = vm["min-effect"].as<double>();
+  if (opt.min_effect < 0 || opt.min_effect >= 1) {
+    throw UsageError("--min-effect " + std::to_string(opt.min_effect) +
+                     ": give a fraction in [0, 1), e.g. 0.01 for 1%");
+  }
+  return opt;
+}
 
 CommandDef cmd_compare() {
   return {"compare",

@@ -3,6 +3,7 @@
 // changes marked.
 #include "analysis/history.hpp"
 #include "cli/cli.hpp"
+#include "cli/requests.hpp"
 #include "cli/run_commands.hpp"
 #include "report/history_page.hpp"
 #include "report/history_view.hpp"
@@ -18,22 +19,6 @@
 namespace gpusweep::host {
 
 namespace {
-
-// --max-p and --min-segment, checked before anything is read.
-ChangePointOptions change_point_options(const po::variables_map& vm) {
-  ChangePointOptions options;
-  options.max_p = vm["max-p"].as<double>();
-  if (!(options.max_p > 0 && options.max_p < 1)) {
-    throw UsageError("--max-p: give a p-value between 0 and 1, e.g. 0.001");
-  }
-  const int64_t min_segment = vm["min-segment"].as<int64_t>();
-  if (min_segment < 1 || static_cast<size_t>(min_segment) * 2 > options.window) {
-    throw UsageError("--min-segment " + std::to_string(min_segment) + ": give 1 to " +
-                     std::to_string(options.window / 2) + " runs");
-  }
-  options.min_segment = static_cast<size_t>(min_segment);
-  return options;
-}
 
 const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json,
                                             OutputFormat::md, OutputFormat::csv};
@@ -72,7 +57,7 @@ int run_history(const po::variables_map& vm) {
   const std::vector<std::string> dbs = vm.count("db") != 0U
                                            ? vm["db"].as<std::vector<std::string>>()
                                            : std::vector<std::string>{"gpusweep.db"};
-  const ChangePointOptions options = change_point_options(vm);
+  const ChangePointOptions options = change_point_options_of(vm);
   HistoryFilter filter;
   if (vm.count("workload") != 0U) filter.workload = vm["workload"].as<std::string>();
   if (vm.count("machine") != 0U) filter.machine = vm["machine"].as<std::string>();
@@ -110,6 +95,22 @@ int run_history(const po::variables_map& vm) {
 }
 
 }  // namespace
+
+// --max-p and --min-segment, checked before anything is read.
+ChangePointOptions change_point_options_of(const po::variables_map& vm) {
+  ChangePointOptions options;
+  options.max_p = vm["max-p"].as<double>();
+  if (!(options.max_p > 0 && options.max_p < 1)) {
+    throw UsageError("--max-p: give a p-value between 0 and 1, e.g. 0.001");
+  }
+  const int64_t min_segment = vm["min-segment"].as<int64_t>();
+  if (min_segment < 1 || static_cast<size_t>(min_segment) * 2 > options.window) {
+    throw UsageError("--min-segment " + std::to_string(min_segment) + ": give 1 to " +
+                     std::to_string(options.window / 2) + " runs");
+  }
+  options.min_segment = static_cast<size_t>(min_segment);
+  return options;
+}
 
 CommandDef cmd_history() {
   return {"history",

@@ -1,5 +1,6 @@
 // `gpusweep launch --slurm`: a sweep as a Slurm job array (cluster/launch.hpp).
 #include "cli/cli.hpp"
+#include "cli/requests.hpp"
 #include "cluster/launch.hpp"
 #include "report/results.hpp"
 #include "support/error.hpp"
@@ -21,28 +22,13 @@ std::optional<int64_t> positive(const po::variables_map& vm, const std::string& 
   return v;
 }
 
-// The request's Slurm options from the command line, each checked.
-LaunchRequest launch_request(const po::variables_map& vm) {
-  LaunchRequest request;
-  BatchScript& b = request.script;
-  b.gpus_per_task = positive(vm, "gpus-per-task", 1024);
-  b.cpus_per_task = positive(vm, "cpus-per-task", 100000);
-  b.time_min = positive(vm, "time", 525600);
-  b.parallelism = positive(vm, "array-parallelism", kMaxArrayTasks);
-  request.trials_per_task = *positive(vm, "trials-per-task", 1000000);
-  b.extra = strings_of(vm, "sbatch-arg");
-  if (vm.count("partition") != 0U) b.partition = vm["partition"].as<std::string>();
-  check_script_options(b);
-  return request;
-}
-
 int run_launch(const po::variables_map& vm) {
   if (!vm["slurm"].as<bool>()) {
     throw UsageError(
         "gpusweep launch: pass --slurm (Slurm is the scheduler gpusweep launches on; "
         "to split a sweep by hand, use gpusweep run --shard i/n)");
   }
-  LaunchRequest request = launch_request(vm);
+  LaunchRequest request = launch_request_of(vm);
   const std::string file = vm["sweep"].as<std::string>();
   SweepSpec spec = load_sweep_file(file);
   apply_overrides(spec, strings_of(vm, "set"));
@@ -68,6 +54,21 @@ int run_launch(const po::variables_map& vm) {
 
 }  // namespace
 
+// The request's Slurm options from the command line, each checked.
+LaunchRequest launch_request_of(const po::variables_map& vm) {
+  LaunchRequest request;
+  BatchScript& b = request.script;
+  b.gpus_per_task = positive(vm, "gpus-per-task", 1024);
+  b.cpus_per_task = positive(vm, "cpus-per-task", 100000);
+  b.time_min = positive(vm, "time", 525600);
+  b.parallelism = positive(vm, "array-parallelism", kMaxArrayTasks);
+  request.trials_per_task = *positive(vm, "trials-per-task", 1000000);
+  b.extra = strings_of(vm, "sbatch-arg");
+  if (vm.count("partition") != 0U) b.partition = vm["partition"].as<std::string>();
+  check_script_options(b);
+  return request;
+}
+
 CommandDef cmd_launch() {
   return {
       "launch",
@@ -86,7 +87,8 @@ CommandDef cmd_launch() {
        integer("time", "MIN", "time limit of each task in minutes (sbatch --time)"),
        integer("array-parallelism", "N", "at most N tasks at once (sbatch --array=1-T%N)"),
        integer("trials-per-task", "N",
-               "trials each task runs (raised to fit the 1000 tasks an array may have)", 1),
+               "trials each task runs (raised to fit the 1000 tasks an array may have)",
+               LaunchRequest{}.trials_per_task),
        texts("sbatch-arg", "ARG",
              "another #SBATCH line for the script, e.g. --sbatch-arg=--qos=high"),
        flag("wait", "follow the job: progress, merge shards as tasks finish, report failed tasks"),

@@ -1,6 +1,7 @@
 // `gpusweep run`: validate a sweep, record its trials, run each in its own
 // worker process, commit each result as it finishes (run/sweep_run.hpp).
 #include "cli/cli.hpp"
+#include "cli/requests.hpp"
 #include "cli/run_commands.hpp"
 #include "plugin_host/registry.hpp"
 #include "report/run_view.hpp"
@@ -46,39 +47,17 @@ int run_run(const po::variables_map& vm) {
   const std::string file = vm["sweep"].as<std::string>();
   SweepSpec spec = load_sweep_file(file);
   apply_overrides(spec, strings_of(vm, "set"));
-  const int jobs = int_option(vm, "jobs");
-  check_jobs(jobs);
-
+  RunRequest opt = run_request_of(vm, spec);
   refuse_check(spec);
   Registry registry(plugin_paths(vm));
   const PluginInfo info = registry.describe_sweep(spec);
   validate_sweep(spec, info.manifest);
   const auto plan = plan_trials(spec, info.manifest);
-  std::optional<Shard> shard;
-  if (vm.count("shard") != 0U) shard = parse_shard(vm["shard"].as<std::string>());
-  if (vm.count("run-key") != 0U && !shard) {
-    throw UsageError("--run-key names the run a shard belongs to: use it with --shard i/n");
-  }
   if (vm["dry-run"].as<bool>()) {
-    std::cout << plan_text(spec, info.manifest, plan, shard)
+    std::cout << plan_text(spec, info.manifest, plan, opt.shard)
               << "dry run: nothing was run or written\n";
     return 0;
   }
-  RunRequest opt;
-  opt.db_path = vm["db"].as<std::string>();
-  if (shard) {
-    if (vm["db"].defaulted()) opt.db_path = default_shard_db(*shard);
-    opt.shard = shard;
-    opt.run_key = vm.count("run-key") != 0U
-                      ? vm["run-key"].as<std::string>()
-                      : default_run_key(hash_text(canonical_json(spec.to_json())), shard->count);
-    if (opt.run_key.empty()) throw UsageError("--run-key: give a non-empty key");
-  }
-  opt.resume = vm["resume"].as<bool>();
-  opt.allow_plugin_change = vm["allow-plugin-change"].as<bool>();
-  opt.fork_server = !vm["fresh-workers"].as<bool>();
-  opt.jobs = jobs;
-  opt.gpus = gpus_of(vm);
   {
     // Refused before the run is recorded: GPUs that cannot be handed out.
     std::vector<Json> configs;
@@ -91,6 +70,29 @@ int run_run(const po::variables_map& vm) {
 }
 
 }  // namespace
+
+RunRequest run_request_of(const po::variables_map& vm, const SweepSpec& spec) {
+  RunRequest opt;
+  opt.jobs = int_option(vm, "jobs");
+  check_jobs(opt.jobs);
+  opt.db_path = vm["db"].as<std::string>();
+  if (vm.count("shard") != 0U) {
+    const Shard shard = parse_shard(vm["shard"].as<std::string>());
+    if (vm["db"].defaulted()) opt.db_path = default_shard_db(shard);
+    opt.shard = shard;
+    opt.run_key = vm.count("run-key") != 0U
+                      ? vm["run-key"].as<std::string>()
+                      : default_run_key(hash_text(canonical_json(spec.to_json())), shard.count);
+    if (opt.run_key.empty()) throw UsageError("--run-key: give a non-empty key");
+  } else if (vm.count("run-key") != 0U) {
+    throw UsageError("--run-key names the run a shard belongs to: use it with --shard i/n");
+  }
+  opt.resume = vm["resume"].as<bool>();
+  opt.allow_plugin_change = vm["allow-plugin-change"].as<bool>();
+  opt.fork_server = !vm["fresh-workers"].as<bool>();
+  opt.gpus = gpus_of(vm);
+  return opt;
+}
 
 CommandDef cmd_run() {
   return {"run",

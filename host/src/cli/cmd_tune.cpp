@@ -2,6 +2,7 @@
 // whole grid, by racing candidates and dropping them on evidence
 // (analysis/race.hpp, run/tune_run.hpp).
 #include "cli/cli.hpp"
+#include "cli/requests.hpp"
 #include "report/tune_view.hpp"
 #include "run/live_blocks.hpp"
 #include "run/progress.hpp"
@@ -42,21 +43,11 @@ std::vector<Option> tune_options() {
   return o;
 }
 
-TuneOverrides tune_overrides(const po::variables_map& vm) {
-  TuneOverrides o;
-  if (vm.count("objective") != 0U) o.objective = vm["objective"].as<std::string>();
-  if (vm.count("constraint") != 0U) o.constraints = strings_of(vm, "constraint");
-  if (vm.count("budget") != 0U)
-    o.budget_s = parse_duration("--budget", vm["budget"].as<std::string>());
-  if (vm.count("seed") != 0U) o.seed = static_cast<uint64_t>(vm["seed"].as<int64_t>());
-  return o;
-}
-
 int run_tune(const po::variables_map& vm) {
   const std::string file = vm["sweep"].as<std::string>();
   SweepSpec spec = load_sweep_file(file);
   apply_overrides(spec, strings_of(vm, "set"));
-  const TuneSpec tune = tune_settings(spec, tune_overrides(vm));
+  const TuneSpec tune = tune_settings(spec, tune_overrides_of(vm));
   const OutputFormat format = format_of(vm, kFormats);
   Registry registry(plugin_paths(vm));
   const PluginInfo info = registry.describe_sweep(spec);
@@ -106,6 +97,16 @@ int run_tune(const po::variables_map& vm) {
 }
 
 }  // namespace
+
+TuneOverrides tune_overrides_of(const po::variables_map& vm) {
+  TuneOverrides o;
+  if (vm.count("objective") != 0U) o.objective = vm["objective"].as<std::string>();
+  if (vm.count("constraint") != 0U) o.constraints = strings_of(vm, "constraint");
+  if (vm.count("budget") != 0U)
+    o.budget_s = parse_duration("--budget", vm["budget"].as<std::string>());
+  if (vm.count("seed") != 0U) o.seed = static_cast<uint64_t>(vm["seed"].as<int64_t>());
+  return o;
+}
 
 CommandDef cmd_tune() {
   return {"tune",

@@ -3,6 +3,7 @@
 // own worker, recorded in the database (run/batch_tuner.hpp runs the search).
 #include "analysis/compare.hpp"
 #include "cli/cli.hpp"
+#include "cli/requests.hpp"
 #include "cli/run_commands.hpp"
 #include "plugin_host/registry.hpp"
 #include "report/batch_view.hpp"
@@ -62,8 +63,8 @@ std::vector<Option> tune_batch_options() {
           number("margin", "FRACTION",
                  "fraction taken off the largest fit: the recommendation is at most that (0 to "
                  "0.9)",
-                 0.05),
-          integer("min", "B", "first batch size probed", 1),
+                 SearchOptions{}.margin),
+          integer("min", "B", "first batch size probed", SearchOptions{}.min),
           integer("max", "B", "largest batch size probed (default: the setting's maximum)"),
           text("objective", "OBJECTIVE",
                "throughput (the most samples/s) or time_to_target (first to measure.target, "
@@ -75,11 +76,7 @@ std::vector<Option> tune_batch_options() {
 
 int run_tune_batch(const po::variables_map& vm) {
   const bool json = format_of(vm, kFormats) == OutputFormat::json;
-  SearchOptions search;
-  search.mode = parse_search_mode(vm["mode"].as<std::string>());
-  search.margin = vm["margin"].as<double>();
-  search.min = vm["min"].as<int64_t>();
-  if (vm.count("max") != 0U) search.max = vm["max"].as<int64_t>();
+  const SearchOptions search = search_options_of(vm);
   const double max_memory = vm.count("max-memory") != 0U
                                 ? parse_size(vm["max-memory"].as<std::string>(), "--max-memory")
                                 : 0;
@@ -117,6 +114,15 @@ int run_tune_batch(const po::variables_map& vm) {
 }
 
 }  // namespace
+
+SearchOptions search_options_of(const po::variables_map& vm) {
+  SearchOptions search;
+  search.mode = parse_search_mode(vm["mode"].as<std::string>());
+  search.margin = vm["margin"].as<double>();
+  search.min = vm["min"].as<int64_t>();
+  if (vm.count("max") != 0U) search.max = vm["max"].as<int64_t>();
+  return search;
+}
 
 CommandDef cmd_tune_batch() {
   return {"tune-batch",

@@ -62,7 +62,7 @@ po::options_description option_descriptions(const CommandDef& c) {
   return all;
 }
 
-int run_command(const CommandDef& c, const Args& args) {
+po::variables_map parse_args(const CommandDef& c, const Args& args, bool* help) {
   const po::options_description all = option_descriptions(c);
   po::positional_options_description positional;
   for (const auto& name : c.positional) {
@@ -73,14 +73,22 @@ int run_command(const CommandDef& c, const Args& args) {
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    if (vm.count("help") != 0U) {
-      std::cout << help_text(c);
-      return 0;
-    }
-    po::notify(vm);
+    const bool asked = vm.count("help") != 0U;
+    if (help != nullptr) *help = asked;
+    if (!asked) po::notify(vm);
   } catch (const po::error& e) {
     throw UsageError("gpusweep " + c.name + ": " + e.what() + " (see: gpusweep " + c.name +
                      " --help)");
+  }
+  return vm;
+}
+
+int run_command(const CommandDef& c, const Args& args) {
+  bool help = false;
+  const po::variables_map vm = parse_args(c, args, &help);
+  if (help) {
+    std::cout << help_text(c);
+    return 0;
   }
   return c.run(vm);
 }

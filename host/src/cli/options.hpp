@@ -94,6 +94,11 @@ std::string help_text(const CommandDef& c);
 // defaults.
 std::string commands_markdown();
 
+// Parses args with c's table: its options, defaults and positional ones.
+// Throws UsageError (exit code 2) naming the command on bad arguments;
+// *help set on --help (nothing else is then checked).
+po::variables_map parse_args(const CommandDef& c, const Args& args, bool* help = nullptr);
+
 // Parses args for c and runs it; prints the help on --help. Throws
 // UsageError (exit code 2) naming the command on bad arguments.
 int run_command(const CommandDef& c, const Args& args);
