@@ -38,6 +38,13 @@ for layer in sorted(os.listdir(src)):
                 if re.search(r"\.connection\(\)", text):
                     problems.append(f"{path}:{number}: raw SQL outside db/ (Store::connection()); "
                                     f"add a Store method for what it reads")
+                # The user's own query (`gpusweep sql`) is the one SQL text
+                # the host hands the store.
+                if re.search(r"\bread_query\(", text) and path != os.path.join(src, "cli",
+                                                                              "cmd_sql.cpp"):
+                    problems.append(f"{path}:{number}: SQL text outside db/ (Store::read_query is "
+                                    f"for gpusweep sql's query); add a Store method for what it "
+                                    f"reads")
                 m = re.match(r'\s*#\s*include\s*([<"])([^>"]+)[>"]', text)
                 if not m:
                     continue

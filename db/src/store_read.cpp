@@ -129,13 +129,56 @@ void read_summary(const Statement& st, bool all, Summary& m) {
 
 }  // namespace
 
-std::vector<TrialRecord> Store::trials(int64_t sweep_id, TrialFields fields) {
-  const bool all = fields == TrialFields::all;
+namespace {
+
+// The columns kTrialColumns names, those a brief read leaves out as NULL.
+std::string trial_columns(bool all) {
   std::string columns;
   for (const auto& [column, brief] : kTrialColumns) {
     columns += (columns.empty() ? "" : ", ") + std::string(all || brief ? column : "NULL");
   }
-  auto st = db_.prepare("SELECT " + columns +
+  return columns;
+}
+
+// One row of trial_columns into r.
+void read_trial_row(Statement& st, bool all, TrialRecord& r) {
+  r.id = st.get_int(0);
+  r.sweep_id = st.get_int(1);
+  r.plan.ordinal = st.get_int(2);
+  r.plan.config_index = st.get_int(3);
+  r.plan.repeat = st.get_int(4);
+  r.plan.config_json = st.get_text(10);
+  const std::string_view status = st.get_text_view(12);
+  const auto parsed = parse_trial_status(status);
+  if (!parsed) {
+    throw DbError(
+        "trial " + std::to_string(r.id) + " has an unknown status '" + std::string(status) + "'",
+        SQLITE_CORRUPT);
+  }
+  r.status = *parsed;
+  r.error = st.get_optional_text(13);
+  r.wall_s = st.get_optional_double(15);
+  if (!st.is_null(16)) read_summary(st, all, r.summary.emplace());
+  if (!st.is_null(41)) r.environment_id = st.get_int(41);
+  r.interleave_group = st.get_optional_text(42);
+  r.started_at = st.get_optional_text(44);
+  r.stderr_tail = st.get_optional_text(45);
+  if (!all) return;
+  r.plan.workload = st.get_text(5);
+  r.plan.plugin_version = st.get_text(6);
+  r.plan.plugin_path = st.get_text(7);
+  r.plan.plugin_hash = st.get_text(8);
+  r.plan.abi_version = st.get_text(9);
+  r.plan.config_hash = st.get_text(11);
+  if (!st.is_null(14)) r.signal = st.get_int(14);
+  r.run_plugin_hash = st.get_optional_text(43);
+}
+
+}  // namespace
+
+std::vector<TrialRecord> Store::trials(int64_t sweep_id, TrialFields fields) {
+  const bool all = fields == TrialFields::all;
+  auto st = db_.prepare("SELECT " + trial_columns(all) +
                         " FROM trials t LEFT JOIN trial_summary m ON m.trial_id = t.id "
                         "WHERE t.sweep_id = ? ORDER BY t.ordinal");
   st.bind(1, sweep_id);
@@ -143,41 +186,20 @@ std::vector<TrialRecord> Store::trials(int64_t sweep_id, TrialFields fields) {
   // Sized first: a run of 100,000 trials grown by doubling moved every
   // record about twice.
   out.reserve(static_cast<size_t>(trial_counts(sweep_id).total));
-  while (st.step()) {
-    // Built in place: a record is 700 bytes.
-    TrialRecord& r = out.emplace_back();
-    r.id = st.get_int(0);
-    r.sweep_id = st.get_int(1);
-    r.plan.ordinal = st.get_int(2);
-    r.plan.config_index = st.get_int(3);
-    r.plan.repeat = st.get_int(4);
-    r.plan.config_json = st.get_text(10);
-    const std::string_view status = st.get_text_view(12);
-    const auto parsed = parse_trial_status(status);
-    if (!parsed) {
-      throw DbError(
-          "trial " + std::to_string(r.id) + " has an unknown status '" + std::string(status) + "'",
-          SQLITE_CORRUPT);
-    }
-    r.status = *parsed;
-    r.error = st.get_optional_text(13);
-    r.wall_s = st.get_optional_double(15);
-    if (!st.is_null(16)) read_summary(st, all, r.summary.emplace());
-    if (!st.is_null(41)) r.environment_id = st.get_int(41);
-    r.interleave_group = st.get_optional_text(42);
-    r.started_at = st.get_optional_text(44);
-    r.stderr_tail = st.get_optional_text(45);
-    if (!all) continue;
-    r.plan.workload = st.get_text(5);
-    r.plan.plugin_version = st.get_text(6);
-    r.plan.plugin_path = st.get_text(7);
-    r.plan.plugin_hash = st.get_text(8);
-    r.plan.abi_version = st.get_text(9);
-    r.plan.config_hash = st.get_text(11);
-    if (!st.is_null(14)) r.signal = st.get_int(14);
-    r.run_plugin_hash = st.get_optional_text(43);
-  }
+  // Built in place: a record is 700 bytes.
+  while (st.step()) read_trial_row(st, all, out.emplace_back());
   return out;
+}
+
+std::optional<TrialRecord> Store::trial(int64_t trial_id) {
+  auto st = db_.prepare("SELECT " + trial_columns(true) +
+                        " FROM trials t LEFT JOIN trial_summary m ON m.trial_id = t.id "
+                        "WHERE t.id = ?");
+  st.bind(1, trial_id);
+  if (!st.step()) return std::nullopt;
+  TrialRecord r;
+  read_trial_row(st, true, r);
+  return r;
 }
 
 Store::TrialCounts Store::trial_counts(int64_t sweep_id) {
@@ -212,36 +234,52 @@ std::vector<RunCounts> Store::run_counts(std::optional<int64_t> sweep_id) {
   return out;
 }
 
+namespace {
+
+const char kEnvironmentColumns[] =
+    "SELECT e.fingerprint, e.hostname, e.os, e.cpu_model, e.cpu_cores, e.torch_version, e.blas, "
+    "e.threads, e.cuda_available, e.gpus, e.gpusweep_version, e.git_commit, e.details_json, "
+    "e.id FROM environments e ";
+
+EnvironmentInfo read_environment_row(Statement& st) {
+  EnvironmentInfo e;
+  e.fingerprint = st.get_text(0);
+  e.hostname = st.get_text(1);
+  e.os = st.get_text(2);
+  e.cpu_model = st.get_text(3);
+  e.cpu_cores = st.get_int(4);
+  e.torch_version = st.get_text(5);
+  e.blas = st.get_text(6);
+  e.threads = st.get_int(7);
+  e.cuda_available = st.get_int(8) != 0;
+  e.gpus_json = st.get_text(9);
+  e.gpusweep_version = st.get_text(10);
+  e.git_commit = st.get_text(11);
+  e.details_json = st.get_text(12);
+  e.id = st.get_int(13);
+  return e;
+}
+
+}  // namespace
+
 std::vector<EnvironmentInfo> Store::environments(std::optional<int64_t> sweep_id) {
   auto st = db_.prepare(
-      "SELECT e.fingerprint, e.hostname, e.os, e.cpu_model, e.cpu_cores, e.torch_version, e.blas, "
-      "e.threads, e.cuda_available, e.gpus, e.gpusweep_version, e.git_commit, e.details_json, "
-      "e.id FROM environments e " +
+      kEnvironmentColumns +
       std::string(sweep_id ? "WHERE e.id IN (SELECT environment_id FROM trials WHERE sweep_id = ? "
                              "AND environment_id IS NOT NULL) "
                            : "") +
       "ORDER BY e.id");
   if (sweep_id) st.bind(1, *sweep_id);
   std::vector<EnvironmentInfo> out;
-  while (st.step()) {
-    EnvironmentInfo e;
-    e.fingerprint = st.get_text(0);
-    e.hostname = st.get_text(1);
-    e.os = st.get_text(2);
-    e.cpu_model = st.get_text(3);
-    e.cpu_cores = st.get_int(4);
-    e.torch_version = st.get_text(5);
-    e.blas = st.get_text(6);
-    e.threads = st.get_int(7);
-    e.cuda_available = st.get_int(8) != 0;
-    e.gpus_json = st.get_text(9);
-    e.gpusweep_version = st.get_text(10);
-    e.git_commit = st.get_text(11);
-    e.details_json = st.get_text(12);
-    e.id = st.get_int(13);
-    out.push_back(std::move(e));
-  }
+  while (st.step()) out.push_back(read_environment_row(st));
   return out;
+}
+
+std::optional<EnvironmentInfo> Store::environment(int64_t environment_id) {
+  auto st = db_.prepare(kEnvironmentColumns + std::string("WHERE e.id = ?"));
+  st.bind(1, environment_id);
+  if (!st.step()) return std::nullopt;
+  return read_environment_row(st);
 }
 
 }  // namespace gpusweep::db

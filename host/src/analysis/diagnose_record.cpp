@@ -174,33 +174,24 @@ PhaseBreakdown breakdown_from_record(const TrialRecordView& trial) {
 }
 
 DiagnosedTrial load_diagnosed_trial(db::Store& store, int64_t trial_id) {
-  const auto found =
-      store.read_query("SELECT sweep_id FROM trials WHERE id = " + std::to_string(trial_id));
-  if (found.rows.empty()) {
+  const std::optional<db::TrialRecord> r = store.trial(trial_id);
+  if (!r) {
     throw UsageError("--trial " + std::to_string(trial_id) + ": no such trial in " + store.path() +
                      " (`gpusweep results` lists them)");
   }
-  const int64_t sweep_id = found.rows.front().at("sweep_id").get<int64_t>();
   DiagnosedTrial t;
-  for (const db::TrialRecord& r : store.trials(sweep_id)) {
-    if (r.id != trial_id) continue;
-    t.workload = r.plan.workload;
-    t.status = r.status;
-    t.error = r.error.value_or("");
-    t.view.config = Json::parse(r.plan.config_json);
-    if (r.summary) {
-      t.throughput = r.summary->throughput_median;
-      t.unit = r.summary->unit;
-      t.view.warmup_steps = r.summary->warmup_steps;
-    }
-    for (const auto& env : store.environments(sweep_id)) {
-      if (r.environment_id && env.id == *r.environment_id) {
-        const Json details = Json::parse(env.details_json, nullptr, false);
-        if (details.is_object() && details.contains("runtime")) {
-          t.view.runtime = details.at("runtime");
-        }
-      }
-    }
+  t.workload = r->plan.workload;
+  t.status = r->status;
+  t.error = r->error.value_or("");
+  t.view.config = Json::parse(r->plan.config_json);
+  if (r->summary) {
+    t.throughput = r->summary->throughput_median;
+    t.unit = r->summary->unit;
+    t.view.warmup_steps = r->summary->warmup_steps;
+  }
+  if (const auto env = r->environment_id ? store.environment(*r->environment_id) : std::nullopt) {
+    const Json details = Json::parse(env->details_json, nullptr, false);
+    if (details.is_object() && details.contains("runtime")) t.view.runtime = details.at("runtime");
   }
   t.view.blocks = store.blocks(trial_id);
   for (const auto& m : store.metrics(trial_id)) {

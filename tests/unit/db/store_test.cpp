@@ -191,6 +191,21 @@ TEST_CASE("trials commit atomically with summary, blocks and metrics", "[db]") {
 
   CHECK_THROWS_AS(store.commit_trial(99999, o), DbError);
   CHECK(count(store.connection(), "SELECT count(*) FROM trial_results WHERE status = 'ok'") == 2);
+
+  // One trial by its id reads as the run's listing reads it, with its
+  // environment; an id that is none reads as nothing.
+  const auto one = store.trial(trials[1].id);
+  REQUIRE(one);
+  CHECK(one->plan.config_json == store.trials(id)[1].plan.config_json);
+  CHECK(one->plan.workload == "noop");
+  REQUIRE(one->summary);
+  CHECK(one->summary->throughput_median == 123);
+  REQUIRE(one->environment_id);
+  const auto where = store.environment(*one->environment_id);
+  REQUIRE(where);
+  CHECK(where->hostname == "h");
+  CHECK_FALSE(store.trial(99999));
+  CHECK_FALSE(store.environment(99999));
 }
 
 TEST_CASE("read-only stores refuse writes and non-gpusweep files", "[db]") {

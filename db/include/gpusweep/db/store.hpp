@@ -239,6 +239,8 @@ class Store {
   // unit), leaving the rest default: at 100,000 trials, 46
   // columns a row cost twice the time of these.
   std::vector<TrialRecord> trials(int64_t sweep_id, TrialFields fields = TrialFields::all);
+  // One trial, every field, by its id; none when there is no such trial.
+  std::optional<TrialRecord> trial(int64_t trial_id);
 
   // How many trials a run has, and how many of them have finished (neither
   // pending nor interrupted).
@@ -258,6 +260,8 @@ class Store {
   // table: reading it whole is cheaper than finding a big run's, which
   // reads every trial).
   std::vector<EnvironmentInfo> environments(std::optional<int64_t> sweep_id);
+  // One environment by its id; none when there is no such row.
+  std::optional<EnvironmentInfo> environment(int64_t environment_id);
 
   // One read-only statement of the user's (`gpusweep sql`): the column names
   // and each row as a JSON object (integers, reals, text, null). Throws
