@@ -54,33 +54,34 @@ bool tied_in_compare(const Versus& a, const Versus& b, double min_effect) {
          std::fabs(std::log(b.ratio / a.ratio)) <= std::log1p(min_effect);
 }
 
-}  // namespace
-
-// Long by design: the figures, the eligible configs, the leader, its ties
-// and the pick among them, in the order a reader checks them.
-BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials,
-                       const std::vector<ConfigSamples>& configs, Objective objective,
-                       const std::vector<Constraint>& constraints, const CompareOptions& options,
-                       const std::map<int64_t, double>& time_to_target) {
-  BestChoice best;
-  best.objective = objective;
-  best.constraints = static_cast<int>(constraints.size());
+// What choosing reads, config by config: its settings, throughput unit,
+// pooled samples and figures (medians, compare's throughput and step
+// figures, time to target), and the baseline's settings.
+struct Candidates {
   std::map<int64_t, Json> settings;
   std::map<int64_t, std::string> units;
-  for (const auto& t : trials) {
-    if (settings.count(t.plan.config_index) == 0U) {
-      settings[t.plan.config_index] = Json::parse(t.plan.config_json);
-    }
-    if (t.summary) units[t.plan.config_index] = t.summary->unit;
-  }
-  best.configs = static_cast<int>(settings.size());
   std::map<int64_t, const ConfigSamples*> samples;
-  for (const auto& c : configs) samples[c.config_index] = &c;
-  auto figures = medians_by_config(trials);
-  best.ran_ok = static_cast<int>(figures.size());
-  for (auto& [index, m] : figures) {
-    const auto s = samples.find(index);
-    if (s == samples.end()) continue;
+  std::map<int64_t, ConfigMetrics> figures;  // configs with an ok trial
+  Json baseline_config;
+};
+
+Candidates gather_candidates(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials,
+                             const std::vector<ConfigSamples>& configs,
+                             const std::map<int64_t, double>& time_to_target, BestChoice& best) {
+  Candidates c;
+  for (const auto& t : trials) {
+    if (c.settings.count(t.plan.config_index) == 0U) {
+      c.settings[t.plan.config_index] = Json::parse(t.plan.config_json);
+    }
+    if (t.summary) c.units[t.plan.config_index] = t.summary->unit;
+  }
+  best.configs = static_cast<int>(c.settings.size());
+  for (const auto& config : configs) c.samples[config.config_index] = &config;
+  c.figures = medians_by_config(trials);
+  best.ran_ok = static_cast<int>(c.figures.size());
+  for (auto& [index, m] : c.figures) {
+    const auto s = c.samples.find(index);
+    if (s == c.samples.end()) continue;
     const auto rate = config_throughput(*s->second);
     if (rate) m["throughput"] = *rate;
     if (s->second->peak_memory_bytes) m["peak_memory"] = *s->second->peak_memory_bytes;
@@ -95,36 +96,104 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
     if (!s->second->compile_s.empty()) m["compile_s"] = quantile(s->second->compile_s, 0.5);
   }
   for (const auto& [index, t] : time_to_target) {
-    if (figures.count(index) != 0U) figures[index]["time_to_target"] = t;
+    if (c.figures.count(index) != 0U) c.figures[index]["time_to_target"] = t;
   }
-  Json baseline_config;
-  for (const auto& [index, config] : settings) {
+  for (const auto& [index, config] : c.settings) {
     if (!is_baseline(spec.baseline, index, config)) continue;
     best.baseline_index = index;
-    baseline_config = config;
-    if (figures.count(index) != 0U) {
-      best.baseline = figures.at(index);
-    } else if (const auto s = samples.find(index); s != samples.end()) {
+    c.baseline_config = config;
+    if (c.figures.count(index) != 0U) {
+      best.baseline = c.figures.at(index);
+    } else if (const auto s = c.samples.find(index); s != c.samples.end()) {
       best.baseline_problem = s->second->problem;
     }
     break;
   }
+  return c;
+}
 
+// The configs that have the objective's figure and meet every constraint,
+// and among them the leader by that figure.
+std::vector<int64_t> eligible_configs(const Candidates& c, Objective objective,
+                                      const std::vector<Constraint>& constraints,
+                                      BestChoice& best) {
   const char* key = objective_name(objective);
   const bool maximise = objective == Objective::throughput;
   std::vector<int64_t> eligible;
-  for (const auto& [index, m] : figures) {
+  for (const auto& [index, m] : c.figures) {
     bool ok = m.count(key) > 0;
-    for (const auto& c : constraints) ok = ok && satisfies(c, m, settings.at(index), best.baseline);
+    for (const auto& k : constraints)
+      ok = ok && satisfies(k, m, c.settings.at(index), best.baseline);
     if (!ok) continue;
     eligible.push_back(index);
     const double v = m.at(key);
-    if (!best.leader ||
-        (maximise ? v > figures.at(*best.leader).at(key) : v < figures.at(*best.leader).at(key))) {
-      best.leader = index;
-    }
+    const double lead = best.leader ? c.figures.at(*best.leader).at(key) : 0;
+    if (!best.leader || (maximise ? v > lead : v < lead)) best.leader = index;
   }
   best.eligible = static_cast<int>(eligible.size());
+  return eligible;
+}
+
+// The configs tied with the leader, as compare's table shows them where it
+// can (by rate objectives only), and the pick among them: the baseline,
+// else the one changing the fewest settings, then the smallest peak memory.
+void break_ties(const SweepSpec& spec, const Candidates& c, Objective objective,
+                const std::vector<int64_t>& eligible,
+                const std::map<int64_t, const ComparisonRow*>& row_of,
+                const CompareOptions& options, BestChoice& best) {
+  const auto versus = [&](int64_t index) -> std::optional<Versus> {
+    const auto it = row_of.find(index);
+    if (it == row_of.end()) return std::nullopt;
+    if (it->second->baseline) return Versus{};
+    if (!it->second->ratio) return std::nullopt;
+    const RatioEstimate& e = *it->second->ratio;
+    return Versus{e.ratio, e.low, e.high};
+  };
+  best.config_index = best.leader;
+  const bool by_rate = objective == Objective::throughput || objective == Objective::step_time;
+  const auto leader = c.samples.find(*best.leader);
+  const auto base = best.baseline_index ? c.samples.find(*best.baseline_index) : c.samples.end();
+  const bool compared = base != c.samples.end() && base->second->ok > 0;
+  if (by_rate && leader != c.samples.end()) {
+    const auto theirs = versus(*best.leader);
+    for (const int64_t index : eligible) {
+      const auto s = c.samples.find(index);
+      const auto mine = versus(index);
+      const bool tie =
+          index == *best.leader ||
+          (compared ? mine && theirs && tied_in_compare(*theirs, *mine, options.min_effect)
+                    : s != c.samples.end() && tied_directly(*leader->second, *s->second, options));
+      if (tie) best.tied.push_back(index);
+    }
+  }
+  if (best.tied.size() == 1) best.tied.clear();
+  if (best.tied.empty()) return;
+  const auto order = [&](int64_t index) {
+    const auto& m = c.figures.at(index);
+    const double memory = m.count("peak_memory") != 0U ? m.at("peak_memory") : 0.0;
+    return std::make_tuple(index == best.baseline_index ? 0 : 1,
+                           changes_from(c.settings.at(index), c.baseline_config, spec.grid), memory,
+                           index == *best.leader ? 0 : 1);
+  };
+  best.config_index = *std::min_element(best.tied.begin(), best.tied.end(),
+                                        [&](int64_t a, int64_t b) { return order(a) < order(b); });
+  best.rule = best.config_index == best.baseline_index
+                  ? "the baseline is among them: none is surely better than its settings"
+                  : "the one changing the fewest settings from the baseline, then the smallest "
+                    "peak memory";
+}
+
+}  // namespace
+
+BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>& trials,
+                       const std::vector<ConfigSamples>& configs, Objective objective,
+                       const std::vector<Constraint>& constraints, const CompareOptions& options,
+                       const std::map<int64_t, double>& time_to_target) {
+  BestChoice best;
+  best.objective = objective;
+  best.constraints = static_cast<int>(constraints.size());
+  const Candidates c = gather_candidates(spec, trials, configs, time_to_target, best);
+  const std::vector<int64_t> eligible = eligible_configs(c, objective, constraints, best);
   if (!best.leader) return best;
 
   // compare's rows: the intervals ties are judged on, and the pick's ratio,
@@ -137,55 +206,12 @@ BestChoice choose_best(const SweepSpec& spec, const std::vector<db::TrialRecord>
   }
   std::map<int64_t, const ComparisonRow*> row_of;
   for (const auto& r : rows) row_of[r.config->config_index] = &r;
-  const auto versus = [&](int64_t index) -> std::optional<Versus> {
-    const auto it = row_of.find(index);
-    if (it == row_of.end()) return std::nullopt;
-    if (it->second->baseline) return Versus{};
-    if (!it->second->ratio) return std::nullopt;
-    const RatioEstimate& e = *it->second->ratio;
-    return Versus{e.ratio, e.low, e.high};
-  };
-
-  // Ties with the leader, as compare's table shows them where it can.
-  best.config_index = best.leader;
-  const bool by_rate = objective == Objective::throughput || objective == Objective::step_time;
-  const auto leader = samples.find(*best.leader);
-  const auto base = best.baseline_index ? samples.find(*best.baseline_index) : samples.end();
-  const bool compared = base != samples.end() && base->second->ok > 0;
-  if (by_rate && leader != samples.end()) {
-    const auto theirs = versus(*best.leader);
-    for (const int64_t index : eligible) {
-      const auto s = samples.find(index);
-      const auto mine = versus(index);
-      const bool tie =
-          index == *best.leader ||
-          (compared ? mine && theirs && tied_in_compare(*theirs, *mine, options.min_effect)
-                    : s != samples.end() && tied_directly(*leader->second, *s->second, options));
-      if (tie) best.tied.push_back(index);
-    }
-  }
-  if (best.tied.size() == 1) best.tied.clear();
-  if (!best.tied.empty()) {
-    const auto order = [&](int64_t index) {
-      const auto& m = figures.at(index);
-      const double memory = m.count("peak_memory") != 0U ? m.at("peak_memory") : 0.0;
-      return std::make_tuple(index == best.baseline_index ? 0 : 1,
-                             changes_from(settings.at(index), baseline_config, spec.grid), memory,
-                             index == *best.leader ? 0 : 1);
-    };
-    best.config_index =
-        *std::min_element(best.tied.begin(), best.tied.end(),
-                          [&](int64_t a, int64_t b) { return order(a) < order(b); });
-    best.rule = best.config_index == best.baseline_index
-                    ? "the baseline is among them: none is surely better than its settings"
-                    : "the one changing the fewest settings from the baseline, then the smallest "
-                      "peak memory";
-  }
+  break_ties(spec, c, objective, eligible, row_of, options, best);
 
   const int64_t pick = *best.config_index;
-  best.config = settings.at(pick);
-  best.metrics = figures.at(pick);
-  best.unit = units[pick];
+  best.config = c.settings.at(pick);
+  best.metrics = c.figures.at(pick);
+  best.unit = c.units.count(pick) != 0U ? c.units.at(pick) : "";
   if (const auto row = row_of.find(pick); row != row_of.end() && !row->second->baseline) {
     best.ratio = row->second->ratio;
     best.verdict = row->second->verdict;

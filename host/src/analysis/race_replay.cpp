@@ -46,69 +46,73 @@ double race_level(double alpha, int64_t look, size_t tests) {
 namespace detail {
 
 std::vector<uint64_t> RaceState::proposals() const {
-  if (!leader_) return {};
-  const size_t room = static_cast<size_t>(std::max(0, options_.max_live)) > still_racing_.size()
-                          ? static_cast<size_t>(options_.max_live) - still_racing_.size()
-                          : 0;
-  return propose(space_, levels_, failed_digits_, tried_, oom_digits_,
-                 constraint_avoid(space_, breaking_when_last_judged_, meeting_when_last_judged_,
-                                  arms_, last_round_),
-                 *leader_,
+  if (!facts_.leader) return {};
+  const size_t room =
+      static_cast<size_t>(std::max(0, options_.max_live)) > facts_.still_racing.size()
+          ? static_cast<size_t>(options_.max_live) - facts_.still_racing.size()
+          : 0;
+  return propose(space_, facts_.levels, facts_.failed_digits, facts_.tried, facts_.oom_digits,
+                 constraint_avoid(space_, facts_.breaking_when_last_judged,
+                                  facts_.meeting_when_last_judged, arms_, facts_.last_round),
+                 *facts_.leader,
                  std::min<size_t>(room, static_cast<size_t>(options_.proposals_per_round)),
-                 options_.seed, last_round_ + 1);
+                 options_.seed, facts_.last_round + 1);
 }
 
 bool RaceState::races_on(const std::vector<uint64_t>& proposals) const {
-  const bool equivalent = all_equivalent_ && still_racing_.size() > 1 && proposals.empty();
-  return (still_racing_.size() > 1 && !equivalent) || !proposals.empty() || !leader_;
+  const bool equivalent =
+      facts_.all_equivalent && facts_.still_racing.size() > 1 && proposals.empty();
+  return (facts_.still_racing.size() > 1 && !equivalent) || !proposals.empty() || !facts_.leader;
 }
 
 std::vector<uint64_t> RaceState::next_round(const std::vector<uint64_t>& proposals) const {
-  std::vector<uint64_t> next = still_racing_;
+  std::vector<uint64_t> next = facts_.still_racing;
   next.insert(next.end(), proposals.begin(), proposals.end());
   // A constraint relative to the baseline's noisy metric needs the baseline
   // measured alongside, round by round, also once it is out of the running:
   // its paired rounds are what the test stands on.
-  if (needs_reference(options_) && shown_slower_.count(options_.baseline) != 0U &&
-      written_off_.count(options_.baseline) == 0U) {
+  if (needs_reference(options_) && facts_.shown_slower.count(options_.baseline) != 0U &&
+      facts_.written_off.count(options_.baseline) == 0U) {
     next.push_back(options_.baseline);
   }
   return next;
 }
 
 std::string RaceState::why_ended(bool decide, const std::vector<uint64_t>& proposals) const {
-  const std::string left = std::to_string(still_racing_.size());
+  const std::string left = std::to_string(facts_.still_racing.size());
   const std::string within = "the " + left + " candidates left are within " +
                              fixed(100 * options_.equivalence, 0) + "% of each other";
   if (confirming() || decide) {
-    if (still_racing_.size() <= 1 && confirming()) {
+    if (facts_.still_racing.size() <= 1 && confirming()) {
       return "one candidate left, and the model proposes none";
     }
-    if (all_equivalent_ && confirming()) return within;
+    if (facts_.all_equivalent && confirming()) return within;
     return "the budget ended the race with " + left + " candidates left";
   }
-  const bool equivalent = all_equivalent_ && still_racing_.size() > 1 && proposals.empty();
+  const bool equivalent =
+      facts_.all_equivalent && facts_.still_racing.size() > 1 && proposals.empty();
   return equivalent ? within + ", and the model proposes none"
                     : "one candidate left, and the model proposes none";
 }
 
 std::optional<uint64_t> RaceState::winner(std::string* stop) const {
-  if (leader_ || !fastest_constraints_aside_) return leader_;
+  if (facts_.leader || !facts_.fastest_constraints_aside) return facts_.leader;
   // Every candidate left has an estimate beyond a constraint, none shown.
   *stop +=
       "; no candidate's estimates meet every constraint (none is shown to break one): the "
       "winner is the fastest of them";
-  return fastest_constraints_aside_;
+  return facts_.fastest_constraints_aside;
 }
 
 std::optional<uint64_t> RaceState::runner_up(uint64_t winner) const {
   std::optional<uint64_t> best;
-  for (const auto& [c, y] : levels_) {
-    if (c == winner || written_off_.count(c) != 0U || meeting_at_last_look_.count(c) == 0U ||
-        runs_of(arm(c).trials, last_round_).size() < 2) {
+  for (const auto& [c, y] : facts_.levels) {
+    if (c == winner || facts_.written_off.count(c) != 0U ||
+        facts_.meeting_at_last_look.count(c) == 0U ||
+        runs_of(arm(c).trials, facts_.last_round).size() < 2) {
       continue;
     }
-    if (!best || y > levels_.at(*best)) best = c;
+    if (!best || y > facts_.levels.at(*best)) best = c;
   }
   return best;
 }
@@ -118,7 +122,7 @@ std::vector<uint64_t> RaceState::confirmation_configs(
   std::vector<uint64_t> configs = {winner};
   if (runner_up) configs.push_back(*runner_up);
   if (options_.baseline != winner && (!runner_up || options_.baseline != *runner_up) &&
-      written_off_.count(options_.baseline) == 0U) {
+      facts_.written_off.count(options_.baseline) == 0U) {
     configs.push_back(options_.baseline);
   }
   return configs;
@@ -175,7 +179,7 @@ RaceStatus screening(const TuneSpace& space, const RaceOptions& options,
 // The confirmation of st's winner: its estimates, and whether it is done
 // or which configs run its next round.
 void confirm(const RaceState& state, const RaceOptions& options, bool decide, RaceStatus& st) {
-  for (const auto& [round, n] : state.confirmation_rounds()) st.confirm_rounds += n > 0;
+  for (const auto& [round, n] : state.facts().confirmation_rounds) st.confirm_rounds += n > 0;
   state.estimate_confirmation(st);
   const auto& target = st.vs_baseline ? st.vs_baseline : st.vs_runner_up;
   const bool precise =
@@ -196,27 +200,27 @@ void confirm(const RaceState& state, const RaceOptions& options, bool decide, Ra
 RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
                 const RaceOptions& options, bool decide) {
   RaceState state(space, trials, options);
-  if (state.racing_rounds().empty()) return screening(space, options, state.tried());
-  for (const auto& [r, configs] : state.racing_rounds()) state.look(r);
+  if (state.facts().racing_rounds.empty()) return screening(space, options, state.facts().tried);
+  for (const auto& [r, configs] : state.facts().racing_rounds) state.look(r);
 
   RaceStatus st;
-  st.tried = state.tried();
-  st.rounds = state.last_round() + 1;
-  st.leader = state.leader();
-  st.live = state.still_racing();
-  for (const auto& [c, y] : state.levels()) st.levels.push_back({c, y});
-  st.events = state.events();
+  st.tried = state.facts().tried;
+  st.rounds = state.facts().last_round + 1;
+  st.leader = state.facts().leader;
+  st.live = state.facts().still_racing;
+  for (const auto& [c, y] : state.facts().levels) st.levels.push_back({c, y});
+  st.events = state.facts().events;
   std::vector<uint64_t> proposals;
   if (!state.confirming() && !decide) {
     proposals = state.proposals();
     if (state.races_on(proposals)) {
-      if (state.still_racing().empty() && proposals.empty()) {
+      if (state.facts().still_racing.empty() && proposals.empty()) {
         st.phase = RacePhase::done;
         st.stop = "no config of the space can run here (every candidate failed)";
         return st;
       }
       st.next = state.next_round(proposals);
-      st.next_round = state.last_round() + 1;
+      st.next_round = state.facts().last_round + 1;
       return st;
     }
   }
@@ -230,7 +234,7 @@ RaceStatus race(const TuneSpace& space, const std::vector<RaceTrial>& trials,
   st.leader = winner;
   st.winner = winner;
   st.runner_up = state.runner_up(*winner);
-  st.events.push_back({state.last_round(), RaceEventKind::decided, *winner, st.stop, {}, {}});
+  st.events.push_back({state.facts().last_round, RaceEventKind::decided, *winner, st.stop, {}, {}});
   confirm(state, options, decide, st);
   return st;
 }

@@ -15,14 +15,14 @@ RaceState::RaceState(const TuneSpace& space, const std::vector<RaceTrial>& trial
                      const RaceOptions& options)
     : space_(space), options_(options) {
   for (const RaceTrial& t : trials) {
-    tried_.insert(t.config);
+    facts_.tried.insert(t.config);
     if (t.outcome == Outcome::pending) continue;
     if (t.round >= kConfirmRound) {
       arms_[t.config].confirm.push_back(&t);
-      ++confirmation_rounds_[t.round];
+      ++facts_.confirmation_rounds[t.round];
     } else {
       arms_[t.config].trials.push_back(&t);
-      racing_rounds_[t.round].push_back(t.config);
+      facts_.racing_rounds[t.round].push_back(t.config);
     }
   }
   for (auto& [c, a] : arms_) {
@@ -38,7 +38,7 @@ const Arm& RaceState::arm(uint64_t c) const {
 }
 
 void RaceState::look(int64_t r) {
-  last_round_ = r;
+  facts_.last_round = r;
   join(r);
   std::vector<uint64_t> racing = write_off_failures(r);
   const double level = look_level(r, racing);
@@ -48,9 +48,9 @@ void RaceState::look(int64_t r) {
 }
 
 void RaceState::join(int64_t r) {
-  for (uint64_t c : racing_rounds_.at(r)) {
+  for (uint64_t c : facts_.racing_rounds.at(r)) {
     if (!joined_.insert(c).second) continue;
-    events_.push_back(
+    facts_.events.push_back(
         {r,
          RaceEventKind::joined,
          c,
@@ -62,29 +62,29 @@ void RaceState::join(int64_t r) {
 
 std::vector<uint64_t> RaceState::write_off_failures(int64_t r) {
   std::vector<uint64_t> racing;
-  for (uint64_t c : racing_rounds_.at(r)) {
+  for (uint64_t c : facts_.racing_rounds.at(r)) {
     // Dropped: it runs on only as the reference of a relative constraint.
-    if (written_off_.count(c) != 0U || shown_slower_.count(c) != 0U) continue;
+    if (facts_.written_off.count(c) != 0U || facts_.shown_slower.count(c) != 0U) continue;
     const std::string why = infeasible_reason(arm(c), r);
     if (why.empty()) {
       racing.push_back(c);
       for (const RaceTrial* t : arm(c).trials) {
         if (t->round == r && t->outcome == Outcome::transient) {
-          events_.push_back({r,
-                             RaceEventKind::retried,
-                             c,
-                             t->reason + ": it runs again in round " + std::to_string(r + 1),
-                             {},
-                             {}});
+          facts_.events.push_back({r,
+                                   RaceEventKind::retried,
+                                   c,
+                                   t->reason + ": it runs again in round " + std::to_string(r + 1),
+                                   {},
+                                   {}});
         }
       }
       continue;
     }
-    written_off_.insert(c);
-    events_.push_back({r, RaceEventKind::infeasible, c, why, {}, {}});
+    facts_.written_off.insert(c);
+    facts_.events.push_back({r, RaceEventKind::infeasible, c, why, {}, {}});
     for (const RaceTrial* t : arm(c).trials) {
-      if (t->outcome == Outcome::oom) oom_digits_.push_back(space_.digits(c));
-      if (t->outcome == Outcome::failed) failed_digits_.push_back(space_.digits(c));
+      if (t->outcome == Outcome::oom) facts_.oom_digits.push_back(space_.digits(c));
+      if (t->outcome == Outcome::failed) facts_.failed_digits.push_back(space_.digits(c));
     }
   }
   return racing;
@@ -102,15 +102,15 @@ double RaceState::look_level(int64_t r, const std::vector<uint64_t>& racing) {
   if (!options_.time_to_target) return race_level(options_.alpha, std::max<int64_t>(1, r), tests);
   // The series' next term, spent only where a sign test over the r + 1
   // rounds so far could reject at it (see race.hpp).
-  const double level = race_level(options_.alpha, looks_spent_ + 1, tests);
+  const double level = race_level(options_.alpha, facts_.looks_spent + 1, tests);
   if (std::pow(0.5, static_cast<double>(r + 1)) > 1 - level) return 1;
-  ++looks_spent_;
+  ++facts_.looks_spent;
   return level;
 }
 
 std::vector<uint64_t> RaceState::apply_constraints(int64_t r, double level,
                                                    const std::vector<uint64_t>& racing) {
-  meeting_at_last_look_.clear();
+  facts_.meeting_at_last_look.clear();
   const auto base_it = arms_.find(options_.baseline);
   const Arm* base = base_it == arms_.end() ? nullptr : &base_it->second;
   std::vector<uint64_t> kept;
@@ -118,98 +118,100 @@ std::vector<uint64_t> RaceState::apply_constraints(int64_t r, double level,
     const ConstraintStanding s = judge_constraints(space_, c, arm(c), base, c == options_.baseline,
                                                    options_.constraints, r, level);
     if (!s.infeasible.empty()) {
-      written_off_.insert(c);
-      breaking_when_last_judged_.insert(c);
-      meeting_when_last_judged_.erase(c);
-      events_.push_back({r, RaceEventKind::infeasible, c, s.infeasible, {}, {}});
+      facts_.written_off.insert(c);
+      facts_.breaking_when_last_judged.insert(c);
+      facts_.meeting_when_last_judged.erase(c);
+      facts_.events.push_back({r, RaceEventKind::infeasible, c, s.infeasible, {}, {}});
       continue;
     }
     kept.push_back(c);
     if (s.point_ok) {
-      meeting_at_last_look_.insert(c);
-      meeting_when_last_judged_.insert(c);
-      breaking_when_last_judged_.erase(c);
+      facts_.meeting_at_last_look.insert(c);
+      facts_.meeting_when_last_judged.insert(c);
+      facts_.breaking_when_last_judged.erase(c);
     } else {
-      breaking_when_last_judged_.insert(c);
-      meeting_when_last_judged_.erase(c);
+      facts_.breaking_when_last_judged.insert(c);
+      facts_.meeting_when_last_judged.erase(c);
     }
   }
   return kept;
 }
 
 void RaceState::choose_leader(int64_t r, const std::vector<uint64_t>& racing) {
-  levels_ = fit_levels(arms_, r);
-  leader_.reset();
-  fastest_constraints_aside_.reset();
+  facts_.levels = fit_levels(arms_, r);
+  facts_.leader.reset();
+  facts_.fastest_constraints_aside.reset();
   for (uint64_t c : racing) {
     if (runs_of(arm(c).trials, r).size() < 2) continue;
-    const double y = levels_.at(c);
-    if (!fastest_constraints_aside_ || y > levels_.at(*fastest_constraints_aside_)) {
-      fastest_constraints_aside_ = c;
+    const double y = facts_.levels.at(c);
+    if (!facts_.fastest_constraints_aside ||
+        y > facts_.levels.at(*facts_.fastest_constraints_aside)) {
+      facts_.fastest_constraints_aside = c;
     }
-    if (meeting_at_last_look_.count(c) == 0U) continue;
-    if (!leader_ || y > levels_.at(*leader_)) leader_ = c;
+    if (facts_.meeting_at_last_look.count(c) == 0U) continue;
+    if (!facts_.leader || y > facts_.levels.at(*facts_.leader)) facts_.leader = c;
   }
 }
 
 void RaceState::eliminate(int64_t r, double level, const std::vector<uint64_t>& racing) {
-  still_racing_.clear();
-  all_equivalent_ = false;
-  if (!leader_) {
-    still_racing_ = racing;
+  facts_.still_racing.clear();
+  facts_.all_equivalent = false;
+  if (!facts_.leader) {
+    facts_.still_racing = racing;
     return;
   }
-  const auto leader_runs = runs_of(arm(*leader_).trials, r);
+  const auto leader_runs = runs_of(arm(*facts_.leader).trials, r);
   std::vector<uint64_t> tested;  // two or more rounds paired with the leader's
   for (uint64_t c : racing) {
-    if (c != *leader_ && paired_rounds(leader_runs, runs_of(arm(c).trials, r)) >= 2) {
+    if (c != *facts_.leader && paired_rounds(leader_runs, runs_of(arm(c).trials, r)) >= 2) {
       tested.push_back(c);
     }
   }
   // Not on time to target (see race.hpp).
-  all_equivalent_ = tested.size() + 1 == racing.size() && !options_.time_to_target;
+  facts_.all_equivalent = tested.size() + 1 == racing.size() && !options_.time_to_target;
   for (uint64_t c : racing) {
     if (std::find(tested.begin(), tested.end(), c) == tested.end()) {
-      still_racing_.push_back(c);
+      facts_.still_racing.push_back(c);
       continue;
     }
     if (options_.time_to_target) {
-      if (!drop_if_slower_to_target(r, level, c)) still_racing_.push_back(c);
+      if (!drop_if_slower_to_target(r, level, c)) facts_.still_racing.push_back(c);
       continue;
     }
     // A one-sided bound at `level` is a two-sided interval at 2 level - 1.
     const auto est = estimate_ratio(leader_runs, runs_of(arm(c).trials, r), 2 * level - 1);
     if (drop_if_slower(r, level, c, est)) continue;
-    still_racing_.push_back(c);
-    all_equivalent_ = all_equivalent_ && equivalent_to_leader(est, c);
+    facts_.still_racing.push_back(c);
+    facts_.all_equivalent = facts_.all_equivalent && equivalent_to_leader(est, c);
   }
 }
 
 bool RaceState::drop_if_slower_to_target(int64_t r, double level, uint64_t c) {
-  const auto lt = times_of(arm(*leader_).trials, r);
+  const auto lt = times_of(arm(*facts_.leader).trials, r);
   const auto ct = times_of(arm(c).trials, r);
   const SignTest sign = slower_by_sign(lt, ct);
   if (!(level < 1 && sign.p <= 1 - level)) return false;
-  shown_slower_.insert(c);
-  events_.push_back({r, RaceEventKind::dropped, c,
-                     "slower to the target than the leader in " + std::to_string(sign.slower) +
-                         " of " + std::to_string(sign.pairs) +
-                         " paired rounds (censored rounds counted slower only when known to be): "
-                         "one-sided sign test p " +
-                         fixed(sign.p, 5) + " <= " + fixed(1 - level, 5),
-                     speed_of(paired_time_ratio(lt, ct)), leader_});
+  facts_.shown_slower.insert(c);
+  facts_.events.push_back(
+      {r, RaceEventKind::dropped, c,
+       "slower to the target than the leader in " + std::to_string(sign.slower) + " of " +
+           std::to_string(sign.pairs) +
+           " paired rounds (censored rounds counted slower only when known to be): "
+           "one-sided sign test p " +
+           fixed(sign.p, 5) + " <= " + fixed(1 - level, 5),
+       speed_of(paired_time_ratio(lt, ct)), facts_.leader});
   return true;
 }
 
 bool RaceState::drop_if_slower(int64_t r, double level, uint64_t c,
                                const std::optional<RatioEstimate>& est) {
   if (!est || est->design != RatioDesign::repeats || !(est->high < 1)) return false;
-  shown_slower_.insert(c);
-  events_.push_back({r, RaceEventKind::dropped, c,
-                     fixed(est->ratio, 3) + "x of the leader, below " + fixed(est->high, 3) +
-                         " at " + fixed(100 * level, 2) + "% (one-sided) over " +
-                         std::to_string(est->repeats) + " paired rounds",
-                     est, leader_});
+  facts_.shown_slower.insert(c);
+  facts_.events.push_back({r, RaceEventKind::dropped, c,
+                           fixed(est->ratio, 3) + "x of the leader, below " + fixed(est->high, 3) +
+                               " at " + fixed(100 * level, 2) + "% (one-sided) over " +
+                               std::to_string(est->repeats) + " paired rounds",
+                           est, facts_.leader});
   return true;
 }
 
@@ -222,7 +224,7 @@ bool RaceState::equivalent_to_leader(const std::optional<RatioEstimate>& est, ui
   if (!est) return false;
   const RatioEstimate eq = with_level(*est, sequential_level(0.05));
   return eq.design == RatioDesign::repeats && eq.low >= 1 - options_.equivalence &&
-         eq.high <= 1 + options_.equivalence && meeting_at_last_look_.count(c) != 0U;
+         eq.high <= 1 + options_.equivalence && facts_.meeting_at_last_look.count(c) != 0U;
 }
 
 }  // namespace gpusweep::host::detail

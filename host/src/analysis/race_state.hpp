@@ -17,6 +17,31 @@
 
 namespace gpusweep::host::detail {
 
+// The race as the looks so far left it.
+struct RaceFacts {
+  std::map<int64_t, std::vector<uint64_t>> racing_rounds;  // round -> the configs it ran
+  std::map<int64_t, int> confirmation_rounds;              // round -> its trials run
+  std::set<uint64_t> tried;                                // every config with a trial
+  std::vector<RaceEvent> events;
+  std::set<uint64_t> written_off;   // failed, out of memory, or breaks a constraint
+  std::set<uint64_t> shown_slower;  // dropped by a test (it may run on as a reference)
+  // The digits of the written-off configs' out-of-memory and failed trials.
+  std::vector<std::vector<size_t>> oom_digits, failed_digits;
+  // At the last look: the racing configs whose every constraint estimate holds.
+  std::set<uint64_t> meeting_at_last_look;
+  // When each config was last judged: shown or estimated to break a
+  // constraint, or estimated to meet every one.
+  std::set<uint64_t> breaking_when_last_judged, meeting_when_last_judged;
+  std::map<uint64_t, double> levels;  // at the last look
+  std::optional<uint64_t> leader;     // at the last look
+  // At the last look: the best level, constraint estimates aside.
+  std::optional<uint64_t> fastest_constraints_aside;
+  std::vector<uint64_t> still_racing;  // after the last look
+  bool all_equivalent = false;         // at the last look: they are all as fast as the leader
+  int64_t last_round = -1;
+  int64_t looks_spent = 0;  // time to target: the looks that spent alpha so far
+};
+
 class RaceState {
  public:
   // Sorts the trials (pending ones only count as tried) into racing and
@@ -69,28 +94,10 @@ class RaceState {
   // The confirmation rounds' estimates (fresh rounds only) into st.
   void estimate_confirmation(RaceStatus& st) const;
 
-  const std::set<uint64_t>& tried() const { return tried_; }
-  const std::map<int64_t, std::vector<uint64_t>>& racing_rounds() const { return racing_rounds_; }
-  const std::map<int64_t, int>& confirmation_rounds() const { return confirmation_rounds_; }
-  bool confirming() const { return !confirmation_rounds_.empty(); }
-  int64_t last_round() const { return last_round_; }
-  const std::vector<RaceEvent>& events() const { return events_; }
-  std::vector<RaceEvent>& events() { return events_; }
-  const std::set<uint64_t>& written_off() const { return written_off_; }
-  const std::set<uint64_t>& shown_slower() const { return shown_slower_; }
-  const std::vector<std::vector<size_t>>& oom_digits() const { return oom_digits_; }
-  const std::vector<std::vector<size_t>>& failed_digits() const { return failed_digits_; }
-  const std::set<uint64_t>& meeting_at_last_look() const { return meeting_at_last_look_; }
-  const std::set<uint64_t>& breaking_when_last_judged() const { return breaking_when_last_judged_; }
-  const std::set<uint64_t>& meeting_when_last_judged() const { return meeting_when_last_judged_; }
-  const std::map<uint64_t, double>& levels() const { return levels_; }
-  const std::optional<uint64_t>& leader() const { return leader_; }
-  const std::optional<uint64_t>& fastest_constraints_aside() const {
-    return fastest_constraints_aside_;
-  }
-  const std::vector<uint64_t>& still_racing() const { return still_racing_; }
-  bool all_equivalent() const { return all_equivalent_; }
-  int64_t looks_spent() const { return looks_spent_; }
+  // What the looks so far decided, for the replay to report and the tests
+  // to read.
+  const RaceFacts& facts() const { return facts_; }
+  bool confirming() const { return !facts_.confirmation_rounds.empty(); }
 
  private:
   const Arm& arm(uint64_t c) const;
@@ -103,29 +110,9 @@ class RaceState {
 
   const TuneSpace& space_;
   const RaceOptions& options_;
-  std::map<uint64_t, Arm> arms_;                            // each config's trials
-  std::map<int64_t, std::vector<uint64_t>> racing_rounds_;  // round -> the configs it ran
-  std::map<int64_t, int> confirmation_rounds_;              // round -> its trials run
-  std::set<uint64_t> tried_;                                // every config with a trial
-  std::vector<RaceEvent> events_;
-  std::set<uint64_t> joined_;        // every config that ran a racing round
-  std::set<uint64_t> written_off_;   // failed, out of memory, or breaks a constraint
-  std::set<uint64_t> shown_slower_;  // dropped by a test (it may run on as a reference)
-  // The digits of the written-off configs' out-of-memory and failed trials.
-  std::vector<std::vector<size_t>> oom_digits_, failed_digits_;
-  // At the last look: the racing configs whose every constraint estimate holds.
-  std::set<uint64_t> meeting_at_last_look_;
-  // When each config was last judged: shown or estimated to break a
-  // constraint, or estimated to meet every one.
-  std::set<uint64_t> breaking_when_last_judged_, meeting_when_last_judged_;
-  std::map<uint64_t, double> levels_;  // at the last look
-  std::optional<uint64_t> leader_;     // at the last look
-  // At the last look: the best level, constraint estimates aside.
-  std::optional<uint64_t> fastest_constraints_aside_;
-  std::vector<uint64_t> still_racing_;  // after the last look
-  bool all_equivalent_ = false;         // at the last look: they are all as fast as the leader
-  int64_t last_round_ = -1;
-  int64_t looks_spent_ = 0;  // time to target: the looks that spent alpha so far
+  std::map<uint64_t, Arm> arms_;  // each config's trials
+  std::set<uint64_t> joined_;     // every config that ran a racing round
+  RaceFacts facts_;
 };
 
 }  // namespace gpusweep::host::detail

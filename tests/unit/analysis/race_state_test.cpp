@@ -81,7 +81,7 @@ double quality(double q, int r) { return q + (r % 2 == 0 ? -0.05 : 0.05); }
 
 size_t count_events(const RaceState& state, RaceEventKind kind, uint64_t c) {
   size_t n = 0;
-  for (const auto& e : state.events()) n += e.kind == kind && e.config == c;
+  for (const auto& e : state.facts().events) n += e.kind == kind && e.config == c;
   return n;
 }
 
@@ -95,11 +95,11 @@ TEST_CASE("race step join: a config joins once, on its first round, saying why",
   RaceState state(s.space, trials, options);
   state.join(0);
   state.join(1);
-  REQUIRE(state.events().size() == 3);
-  CHECK(state.events()[0].reason == "screening: the baseline or one knob changed");
-  CHECK(state.events()[2].config == 2);
-  CHECK(state.events()[2].round == 1);
-  CHECK(state.events()[2].reason == "proposed by the model");
+  REQUIRE(state.facts().events.size() == 3);
+  CHECK(state.facts().events[0].reason == "screening: the baseline or one knob changed");
+  CHECK(state.facts().events[2].config == 2);
+  CHECK(state.facts().events[2].round == 1);
+  CHECK(state.facts().events[2].reason == "proposed by the model");
 }
 
 TEST_CASE("race step write_off_failures: a failure writes a config off, a first timeout retries",
@@ -115,15 +115,15 @@ TEST_CASE("race step write_off_failures: a failure writes a config off, a first 
                                          failed(3, 1, O::transient, "timeout")};
   RaceState state(s.space, trials, options);
   CHECK(state.write_off_failures(0) == std::vector<uint64_t>{0, 3});
-  CHECK(state.written_off() == std::set<uint64_t>{1, 2});
-  CHECK(state.oom_digits() == std::vector<std::vector<size_t>>{s.space.digits(1)});
-  CHECK(state.failed_digits() == std::vector<std::vector<size_t>>{s.space.digits(2)});
+  CHECK(state.facts().written_off == std::set<uint64_t>{1, 2});
+  CHECK(state.facts().oom_digits == std::vector<std::vector<size_t>>{s.space.digits(1)});
+  CHECK(state.facts().failed_digits == std::vector<std::vector<size_t>>{s.space.digits(2)});
   CHECK(count_events(state, RaceEventKind::infeasible, 1) == 1);
   CHECK(count_events(state, RaceEventKind::retried, 3) == 1);
   // The retry fails too: written off. The configs written off before are
   // not judged again.
   CHECK(state.write_off_failures(1) == std::vector<uint64_t>{0});
-  CHECK(state.written_off() == std::set<uint64_t>{1, 2, 3});
+  CHECK(state.facts().written_off == std::set<uint64_t>{1, 2, 3});
   CHECK(count_events(state, RaceEventKind::infeasible, 3) == 1);
   CHECK(count_events(state, RaceEventKind::infeasible, 1) == 1);
 }
@@ -154,13 +154,13 @@ TEST_CASE(
   // One test: the series' first term is 0.05 * 6 / pi^2 = 0.030, and 2^-n
   // is within it from six rounds on.
   for (int64_t r = 0; r < 5; ++r) CHECK(state.look_level(r, {}) == 1);
-  CHECK(state.looks_spent() == 0);
+  CHECK(state.facts().looks_spent == 0);
   CHECK(state.look_level(5, {}) == race_level(options.alpha, 1, 0));
-  CHECK(state.looks_spent() == 1);
+  CHECK(state.facts().looks_spent == 1);
   // The second term (a quarter of the first) needs eight.
   CHECK(state.look_level(6, {}) == 1);
   CHECK(state.look_level(7, {}) == race_level(options.alpha, 2, 0));
-  CHECK(state.looks_spent() == 2);
+  CHECK(state.facts().looks_spent == 2);
 }
 
 TEST_CASE(
@@ -182,12 +182,12 @@ TEST_CASE(
   RaceState state(s.space, trials, options);
   const auto kept = state.apply_constraints(3, 0.95, {meets, below, shown, too_big});
   CHECK(kept == std::vector<uint64_t>{meets, below});
-  CHECK(state.written_off() == std::set<uint64_t>{shown, too_big});
-  CHECK(state.meeting_at_last_look() == std::set<uint64_t>{meets});
-  CHECK(state.meeting_when_last_judged() == std::set<uint64_t>{meets});
-  CHECK(state.breaking_when_last_judged() == std::set<uint64_t>{below, shown, too_big});
+  CHECK(state.facts().written_off == std::set<uint64_t>{shown, too_big});
+  CHECK(state.facts().meeting_at_last_look == std::set<uint64_t>{meets});
+  CHECK(state.facts().meeting_when_last_judged == std::set<uint64_t>{meets});
+  CHECK(state.facts().breaking_when_last_judged == std::set<uint64_t>{below, shown, too_big});
   CHECK(count_events(state, RaceEventKind::infeasible, shown) == 1);
-  CHECK(state.events().back().reason.find("set to 64") != std::string::npos);
+  CHECK(state.facts().events.back().reason.find("set to 64") != std::string::npos);
 }
 
 TEST_CASE("race step choose_leader: the fastest that meets the constraints and ran twice leads",
@@ -204,16 +204,16 @@ TEST_CASE("race step choose_leader: the fastest that meets the constraints and r
   RaceState state(s.space, trials, options);
   const auto racing = state.apply_constraints(1, 0.95, {0, 1, 2});
   state.choose_leader(1, racing);
-  CHECK(state.leader() == std::optional<uint64_t>(0));
-  CHECK(state.fastest_constraints_aside() == std::optional<uint64_t>(1));
-  CHECK(state.levels().at(2) > state.levels().at(1));
+  CHECK(state.facts().leader == std::optional<uint64_t>(0));
+  CHECK(state.facts().fastest_constraints_aside == std::optional<uint64_t>(1));
+  CHECK(state.facts().levels.at(2) > state.facts().levels.at(1));
   // No leader, so the decision takes the fastest, and says so.
   RaceOptions strict = options;
   strict.constraints = {parse_constraint("quality>=0.99")};
   RaceState none(s.space, trials, strict);
   none.choose_leader(1, none.apply_constraints(1, 0.95, {0, 1, 2}));
   std::string stop = "the budget ended the race";
-  CHECK_FALSE(none.leader());
+  CHECK_FALSE(none.facts().leader);
   CHECK(none.winner(&stop) == std::optional<uint64_t>(1));
   CHECK(stop.find("the winner is the fastest of them") != std::string::npos);
 }
@@ -225,12 +225,12 @@ TEST_CASE("race step eliminate: a candidate shown slower than the leader is drop
   trials.push_back(ok(2, 5, 99));  // one round: no test against the leader yet
   RaceState state(s.space, trials, options);
   for (int64_t r = 0; r < 6; ++r) state.look(r);
-  CHECK(state.leader() == std::optional<uint64_t>(0));
-  CHECK(state.shown_slower() == std::set<uint64_t>{1});
-  CHECK(state.still_racing() == std::vector<uint64_t>{0, 2});
+  CHECK(state.facts().leader == std::optional<uint64_t>(0));
+  CHECK(state.facts().shown_slower == std::set<uint64_t>{1});
+  CHECK(state.facts().still_racing == std::vector<uint64_t>{0, 2});
   REQUIRE(count_events(state, RaceEventKind::dropped, 1) == 1);
   const RaceEvent& drop = *std::find_if(
-      state.events().begin(), state.events().end(),
+      state.facts().events.begin(), state.facts().events.end(),
       [](const RaceEvent& e) { return e.config == 1 && e.kind == RaceEventKind::dropped; });
   CHECK(drop.leader == std::optional<uint64_t>(0));
   REQUIRE(drop.evidence);
@@ -246,14 +246,14 @@ TEST_CASE("race step eliminate: candidates within the band of the leader are all
   const auto same_trials = rounds_of({{0, 100}, {1, 100.1}}, 6);
   RaceState same(s.space, same_trials, options);
   for (int64_t r = 0; r < 6; ++r) same.look(r);
-  CHECK(same.shown_slower().empty());
-  CHECK(same.all_equivalent());
+  CHECK(same.facts().shown_slower.empty());
+  CHECK(same.facts().all_equivalent);
   // 4% apart over two rounds 6% apart: neither dropped nor shown within 2%.
   const auto apart_trials = rounds_of({{0, 100}, {1, 96}}, 2, 0.03);
   RaceState apart(s.space, apart_trials, options);
   for (int64_t r = 0; r < 2; ++r) apart.look(r);
-  CHECK(apart.shown_slower().empty());
-  CHECK_FALSE(apart.all_equivalent());
+  CHECK(apart.facts().shown_slower.empty());
+  CHECK_FALSE(apart.facts().all_equivalent);
 }
 
 TEST_CASE("race step proposals: as many as max_live leaves room for, none without a leader",
@@ -264,10 +264,10 @@ TEST_CASE("race step proposals: as many as max_live leaves room for, none withou
   const auto trials = rounds_of({{0, 100}, {1, 103}}, 2, 0.03);
   RaceState state(s.space, trials, options);
   for (int64_t r = 0; r < 2; ++r) state.look(r);
-  REQUIRE(state.still_racing().size() == 2);
+  REQUIRE(state.facts().still_racing.size() == 2);
   const auto proposals = state.proposals();
   CHECK(proposals.size() == 2);
-  for (uint64_t c : proposals) CHECK(state.tried().count(c) == 0);
+  for (uint64_t c : proposals) CHECK(state.facts().tried.count(c) == 0);
   RaceOptions full = options;
   full.max_live = 3;  // room for one
   RaceState one(s.space, trials, full);
@@ -276,7 +276,7 @@ TEST_CASE("race step proposals: as many as max_live leaves room for, none withou
   const auto first_trials = rounds_of({{0, 100}, {1, 103}}, 1);
   RaceState first(s.space, first_trials, options);
   first.look(0);  // one round: nobody can lead yet
-  CHECK_FALSE(first.leader());
+  CHECK_FALSE(first.facts().leader);
   CHECK(first.proposals().empty());
 }
 
@@ -297,7 +297,7 @@ TEST_CASE(
   const auto apart_trials = rounds_of({{0, 100}, {1, 96}}, 2, 0.03);
   RaceState apart(s.space, apart_trials, options);
   for (int64_t r = 0; r < 2; ++r) apart.look(r);
-  REQUIRE(apart.still_racing().size() == 2);
+  REQUIRE(apart.facts().still_racing.size() == 2);
   CHECK(apart.races_on({}));
 }
 
@@ -314,13 +314,13 @@ TEST_CASE("race step next_round: a dropped baseline runs on as a relative constr
   }
   RaceState state(s.space, trials, options);
   for (int64_t r = 0; r < 6; ++r) state.look(r);
-  REQUIRE(state.shown_slower().count(1) == 1);
+  REQUIRE(state.facts().shown_slower.count(1) == 1);
   CHECK(state.next_round({5}) == std::vector<uint64_t>{0, 5, 1});
   RaceOptions absolute = options;
   absolute.constraints = {parse_constraint("quality>=0.9")};
   RaceState plain(s.space, trials, absolute);
   for (int64_t r = 0; r < 6; ++r) plain.look(r);
-  REQUIRE(plain.shown_slower().count(1) == 1);
+  REQUIRE(plain.facts().shown_slower.count(1) == 1);
   CHECK(plain.next_round({5}) == std::vector<uint64_t>{0, 5});
 }
 
