@@ -117,8 +117,8 @@ void judge_throughput(CheckPair& p, const CheckOptions& o) {
 // The quality test's one-sided alpha in a check of `pairs` configs: the
 // check's, split over its configs (Bonferroni: its verdict is the worst of
 // its configs'). Quality is judged once, at a pair's stop, so no look
-// spends it. At 5% a config, dqn A/A checks of the quickstart's 4 configs
-// called quality worse in 3 of 16 (bench/results/2026-11-28-check-real-runs.md).
+// spends it. Unsplit, A/A checks called quality worse too often
+// (bench/results/2026-11-28-check-real-runs.md).
 double quality_alpha(size_t pairs) {
   return (1 - kSequentialLevel) / static_cast<double>(std::max<size_t>(1, pairs));
 }

@@ -24,9 +24,8 @@
 //            on one side of 1 - t (or above 1 + t): the looks share one
 //            error budget, kSeparationAlpha.
 // A config still open when the budget or the round cap ends is judged once
-// there, at kSequentialLevel. Stopping as soon as I located the ratio at the
-// unspent level (the earlier rule) passed a head exactly t slower in 4.75%
-// of checks within 20 rounds and 7.4% within 100.
+// there, at kSequentialLevel. Why these rules and their measured error:
+// docs/check.md.
 //
 // The guards judge once, at the pair's stop, never stopping it themselves:
 // quality (compare's test, its alpha split over the configs) under
@@ -45,12 +44,8 @@
 
 namespace gpusweep::host {
 
-// The default throughput tolerance (a ratio's distance from 1). Simulated
-// checks of 4 configs at this machine's spread (processes 1.5% apart, at most
-// 20 rounds: bench/results/2026-11-28-check-simulated.md): at 3%, A/A checks
-// ended undecided in 0.1-10.7% of runs under position effects, drift, heavy
-// tails and failures, false alarms in at most 0.2%, and a 5% slowdown was
-// caught in at least 99.8%; at 2%, 16.7-71.2% of A/A checks ended undecided.
+// The default throughput tolerance (a ratio's distance from 1), from
+// bench/results/2026-11-28-check-simulated.md (docs/check.md, "Why 3%").
 constexpr double kDefaultCheckTolerance = 0.03;
 constexpr double kDefaultMemoryTolerance = 0.10;
 // Seconds of measuring before a check calls its undecided configs

@@ -1,69 +1,14 @@
-// `gpusweep tune`'s race: candidates run in rounds (one trial each per
-// round), and after each round a look drops the candidates whose interval
-// shows them worse than the leader, proposes new ones from a model of the
-// knobs' effects fitted to every trial so far, and ends the race when one
-// candidate is left; the winner is then confirmed by fresh rounds of its
-// own, the runner-up's and the baseline's. It also ends when the candidates
-// left are all within +-2% of the leader (options.equivalence), by
-// intervals at kSequentialLevel: the race need not tell apart what is
-// equally fast, and ending it drops nobody (no alpha is spent on it).
-//
-// Error control: a test is possible from the second round on (a drop needs
-// two paired rounds), so look k is the one after round k + 1 (1-based k).
-// At look k each of the m tests that may involve the true best (a pair
-// (leader, candidate) for every config that could have led, and each noisy
-// constraint) is one-sided at level alpha * 6 / (pi^2 k^2) / m (Bonferroni
-// over a look's tests, and a series over the looks that sums to alpha). The
-// true best is dropped by a test only when one of them rejects falsely, so
-// over the whole race that happens with probability at most alpha, however
-// many looks and candidates. What no test decides is outside that bound: a
-// deterministic failure (the plugin's own error, out of memory, a setting
-// or a peak memory beyond a constraint) writes a config off on its first
-// trial; a transient one (a timeout, a crash) only when its retry in the
-// next round fails again. (A time-to-target trial killed by timeout after
-// evaluating is no failure: it is censored at its last evaluation's
-// training clock, evidence for the tests, as a capped trial is.)
-//
-// Noisy constraints (quality, throughput, step time, cv, input wait: they
-// vary from seed to seed and run to run) drop a config only when a
-// one-sided t interval over its rounds (paired with the baseline's, for a
-// constraint relative to the baseline) lies beyond the threshold. A config
-// whose estimate is beyond it but not yet shown to be races on, and cannot
-// lead or win. With a constraint relative to the baseline's noisy metric
-// (quality>=0.99*baseline) the baseline runs in every round, also once it
-// is dropped, as the reference the tests pair with. Every judgement at round r uses the trials up
-// to round r, so a replay says what was decided live.
-//
-// On time to target (RaceOptions::time_to_target, tune --objective
-// time_to_target): each trial trains to measure.target, adaptively capped,
-// and gives one value, 1 / its time, censored (a lower bound on the time)
-// when its budget or the cap stopped it first. A capped trial is evidence,
-// not a failure (and the runner never caps the race's leader, nor the
-// others of its round before or below its time: run/runner.hpp Capping, so
-// a capped trial is known slower than a leader that reached). The drop
-// test is then the paired sign test of
-// slower_by_sign (analysis/time_to_target.hpp) over the rounds (seeds) both
-// ran: a round counts as "candidate slower" only when it is known to be,
-// so censoring can only make the test more conservative, and its level
-// holds whatever the times' distribution. A sign test over n rounds cannot
-// reach a p-value below 2^-n, so a look spends alpha (the series' next
-// term, k = the looks that spent so far + 1) only where 2^-n is within
-// that term's level; at the others no test runs. The spending is decided
-// before the look's outcomes are read, so the series still bounds the
-// whole race by alpha; the first drop comes after 6 rounds with one other
-// contender at alpha 0.05, 8 with seven. No
-// equivalence ending (a 2% band is out of a sign test's reach at these
-// seeds): one candidate left, or the budget, ends the race. The
-// confirmation runs max(confirm_repeats, 6) rounds, and its ratios are the
-// paired time ratios with the sign test's 95% interval (6 the fewest that
-// give one), as speeds (baseline's time over the winner's: above 1 is
-// faster).
-//
-// The race is a pure function of the trials: replaying it from the
-// database gives the same drops, joins and winner, so that a tune run
-// resumes after SIGKILL, and `report` shows how it went. Rounds from
-// kConfirmRound on are confirmation rounds: their trials say the race was
-// decided, and which configs it was decided between.
+// `gpusweep tune`'s race: candidates run in rounds, one trial each a round;
+// after each round a look drops a candidate that a one-sided test shows
+// worse than the leader (or past a noisy constraint), proposes new ones from
+// a model of the knobs' effects, and ends the race when one candidate is
+// left or all left are within options.equivalence of the leader. Look k
+// tests at alpha * 6 / (pi^2 k^2) / m (m tests at that look), so the true
+// best is dropped with probability at most alpha over the whole race. On
+// time to target the test is a paired sign test that counts a censored
+// round as slower only when it is known to be. The race is a pure function
+// of the trials: a replay from the database gives the same drops and
+// winner. The rule, its error bound and what lies outside it: docs/tune.md.
 #pragma once
 
 #include "analysis/constraints.hpp"
