@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
     std::ofstream(dir / "dqn_min.json") << R"({"name": "dqn_min", "workload": "dqn",
       "base": {"device": "cpu", "threads": 1, "num_envs": 1, "batch_size": 8},
       "grid": {"seed": [)" << seeds << R"(]},
-      "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5}})";
+      "measure": {"warmup_steps": 0, "steps_per_block": 1, "blocks": 5, "min_block_s": 0}})";
     const double dqn_fixed = run(bin + " run " + (dir / "dqn_min.json").string() + " --dry-run");
     double per[2] = {0, 0};
     int ran = 0;

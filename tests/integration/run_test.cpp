@@ -387,7 +387,7 @@ TEST_CASE("compare tells a 3x slower step from the baseline", "[integration][com
   // interval holds 1 is a wall-time comparison of 10 ms blocks, which a
   // machine building beside the suite moved by 14% (0.86): its false
   // verdict rate is ratio_model_test's, on simulated runs, and
-  // bench/stat_honesty.sh's, on real ones.
+  // bench/cases/stat_honesty.json's, on real ones.
   CHECK(rows[2]["ratio"].get<double>() > 0);
   CHECK(rows[2]["p_value"].is_number());
   CHECK(rows[2]["ci_low"].get<double>() < rows[2]["ratio"].get<double>());

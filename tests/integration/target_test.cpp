@@ -582,7 +582,7 @@ TEST_CASE("compare on a target run: times to target paired by seed, the inversio
   for (const auto& row : rows) by[{row["spin_us"], row["learn_steps"]}] = row;
   // What this test checks is the pipeline, not measured speeds (the
   // verdicts rest on times this machine's load stretches: they are
-  // compare_test's, on synthetic times, and bench/time_to_target.sh's):
+  // compare_test's, on synthetic times, and bench/cases/time_to_target.json's):
   // every config's six seeds reached, paired with the baseline's, with a
   // verdict of compare's; twice the learning took twice the steps, seed by
   // seed; the inversion flag is what the table and the report show.
