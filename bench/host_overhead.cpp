@@ -20,7 +20,7 @@
 #include <gpusweep/db/shards.hpp>
 #include <gpusweep/db/store.hpp>
 
-#include "support/stats.hpp"
+#include "support/descriptive.hpp"
 
 #include <unistd.h>
 #include <array>

@@ -1,8 +1,8 @@
 // Choosing the best config; see best.hpp.
 #include "analysis/best.hpp"
 
+#include "support/descriptive.hpp"
 #include "support/error.hpp"
-#include "support/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

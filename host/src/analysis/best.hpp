@@ -3,7 +3,7 @@
 
 #include "analysis/compare.hpp"
 #include "analysis/constraints.hpp"
-#include "analysis/metrics.hpp"
+#include "analysis/metric_values.hpp"
 #include "spec/objective.hpp"
 #include "spec/sweep.hpp"
 

@@ -2,9 +2,9 @@
 #include "analysis/check.hpp"
 
 #include "spec/hashing.hpp"
+#include "support/descriptive.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
-#include "support/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

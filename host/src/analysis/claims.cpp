@@ -6,7 +6,7 @@
 #include "analysis/compare.hpp"
 #include "analysis/precision.hpp"
 
-#include "analysis/metrics.hpp"
+#include "analysis/metric_values.hpp"
 #include "spec/metrics.hpp"
 
 #include "analysis/significance.hpp"

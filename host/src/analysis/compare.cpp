@@ -4,9 +4,9 @@
 #include "analysis/compare_internal.hpp"
 
 #include "analysis/precision.hpp"
+#include "support/descriptive.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
-#include "support/stats.hpp"
 
 #include <map>
 

@@ -5,8 +5,8 @@
 #include "analysis/race_internal.hpp"
 
 #include "analysis/significance.hpp"
+#include "support/descriptive.hpp"
 #include "support/format.hpp"
-#include "support/stats.hpp"
 
 #include <cmath>
 #include <map>

@@ -3,7 +3,7 @@
 // and why a config cannot be the answer from its trials' outcomes.
 #include "analysis/race_internal.hpp"
 
-#include "support/stats.hpp"
+#include "support/descriptive.hpp"
 
 #include <cmath>
 #include <map>

@@ -3,7 +3,7 @@
 
 #include "analysis/precision.hpp"
 #include "spec/gpus.hpp"
-#include "support/stats.hpp"
+#include "support/descriptive.hpp"
 
 #include <cmath>
 

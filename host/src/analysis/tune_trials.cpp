@@ -2,7 +2,7 @@
 #include "analysis/tune_trials.hpp"
 
 #include "analysis/compare.hpp"
-#include "analysis/metrics.hpp"
+#include "analysis/metric_values.hpp"
 #include "spec/metrics.hpp"
 #include "spec/stats.hpp"
 

@@ -22,10 +22,11 @@ int check(const Registry& registry, const po::variables_map& vm, OutputFormat fo
   const auto timeout = vm["timeout-s"].as<double>();
   if (steps < 1 || steps > 100000) throw UsageError("plugins --steps: must be in 1..100000");
   if (!(timeout > 0)) throw UsageError("plugins --timeout-s: must be positive");
-  const CheckReport report = check_plugin(registry.file_for(vm["check"].as<std::string>()), steps,
-                                          timeout, key_values(vm, "set", "module=step.py"));
-  std::cout << (format == OutputFormat::json ? check_json(report).dump(2) + "\n"
-                                             : check_text(report));
+  const PluginCheckReport report =
+      check_plugin(registry.file_for(vm["check"].as<std::string>()), steps, timeout,
+                   key_values(vm, "set", "module=step.py"));
+  std::cout << (format == OutputFormat::json ? plugin_check_json(report).dump(2) + "\n"
+                                             : plugin_check_text(report));
   return report.problems() == 0 ? 0 : 1;
 }
 

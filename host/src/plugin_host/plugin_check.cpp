@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 using Json = nlohmann::json;
 using Level = CheckItem::Level;
 
-int CheckReport::count(Level level) const {
+int PluginCheckReport::count(Level level) const {
   return static_cast<int>(std::count_if(items.begin(), items.end(),
                                         [level](const CheckItem& i) { return i.level == level; }));
 }
@@ -467,9 +467,9 @@ bool every_call_returned(const std::vector<Json>& events) {
 
 }  // namespace
 
-CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s,
-                         const Json& selection) {
-  CheckReport report;
+PluginCheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s,
+                               const Json& selection) {
+  PluginCheckReport report;
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) {
     throw UsageError("plugins --check: no plugin file at '" + path +
@@ -525,7 +525,7 @@ CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_
   report.config = smallest_config(manifest);
   report.config.update(selection);
   WorkerArgs check;
-  check.mode = WorkerMode::check;
+  check.mode = WorkerMode::plugin_check;
   check.plugin_path = report.path;
   check.config_json = report.config.dump();
   check.check_steps = steps;

@@ -13,7 +13,7 @@
 
 namespace gpusweep::host {
 
-struct CheckReport {
+struct PluginCheckReport {
   std::string path;
   nlohmann::json config;  // the smoke run's config (null when it did not run)
   std::vector<CheckItem> items;
@@ -32,7 +32,7 @@ struct CheckReport {
 // channels_last, zero_grad_to_none, loader_workers) at values other than
 // their defaults, and each must be seen to act in what the run's stats
 // observed (backward_passes_per_step, ...), or is named as a problem.
-CheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s,
-                         const nlohmann::json& selection = nlohmann::json::object());
+PluginCheckReport check_plugin(const std::string& path, int64_t steps, double timeout_s,
+                               const nlohmann::json& selection = nlohmann::json::object());
 
 }  // namespace gpusweep::host

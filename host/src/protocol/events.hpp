@@ -1,32 +1,8 @@
 // The worker's events: one JSON object per line on the protocol pipe, each
 // with "event" set to one of these names. The worker writes them
 // (event_writer.hpp); the host's collector, progress, probe commands and
-// plugin checks read them. Spelled here once. Each has a typed payload
-// (event_payloads.hpp): their writers and readers use those.
-//
-//   hello           {pid}                      the process started
-//   heartbeat       {}                         twice a second, from its own thread
-//   loaded          {abi, struct_size, manifest, runtime}
-//   probe           {libraries?, matmul?}      doctor's and diagnose's measurements
-//   memory_cap      {kind: "address_space", cap_bytes, baseline_bytes, limit_bytes} or
-//                   {kind: "device", cap_bytes, device, limit_bytes, device_bytes, fraction}
-//   phase           {phase, steps?, blocks?}   setup, warmup, eval_before, measure, ...
-//   runtime         {runtime, setup_s}         after create
-//   warmup_done     {seconds, first_step_s?, window_steps?, windows?, stable?}
-//   stats_snapshot  {at_step, stats}           after warmup
-//   eval            {at_step, seconds, metrics, train_s?, samples?}   (train_s and
-//                   samples: the training clock and samples so far, under measure.target)
-//   target          {reached, time_s, at_step, train_s, evaluations, eval_s, metric, value,
-//                   diverged, capped?}
-//                   the time to quality (measure.target): interpolated when reached, the
-//                   training time so far when censored (capped: by the adaptive cap)
-//   block           {idx, steps, seconds, device_seconds?, ...}
-//   await           {turn, unmeasured?}        gated trials: waits for its turn
-//   stats           {stats}                    after the last block
-//   result          {status, phase?, message?, steps?}   the last event
-//   begin           {fn, idx?}                 before each call of a plugins --check run
-//   end             {fn, idx?, status, status_name, seconds, message?, instance?,
-//                   samples?, secondary_samples?, metrics?, stats?}   after it returned
+// plugin checks read them. Each event's fields are its typed payload's
+// (event_payloads.hpp), which both sides use: the list lives there alone.
 #pragma once
 
 #include <nlohmann/json.hpp>

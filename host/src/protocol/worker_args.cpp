@@ -22,7 +22,7 @@ struct Mode {
   const char* flag;
 };
 constexpr Mode kModes[] = {{WorkerMode::describe, "--describe"},
-                           {WorkerMode::check, "--check"},
+                           {WorkerMode::plugin_check, "--check"},
                            {WorkerMode::probe, "--probe"}};
 
 std::string number(double v) {
@@ -66,7 +66,8 @@ std::vector<std::string> WorkerArgs::to_argv() const {
   if (gate_fd >= 0) a.insert(a.end(), {"--gate-fd", std::to_string(gate_fd)});
   if (parallel_starts) a.emplace_back("--parallel-starts");
   if (visible_devices) a.insert(a.end(), {"--visible-devices", *visible_devices});
-  if (mode == WorkerMode::check) a.insert(a.end(), {"--check-steps", std::to_string(check_steps)});
+  if (mode == WorkerMode::plugin_check)
+    a.insert(a.end(), {"--check-steps", std::to_string(check_steps)});
   if (config_json != "{}") a.insert(a.end(), {"--config", config_json});
   if (measure_json != "{}") a.insert(a.end(), {"--measure", measure_json});
   if (max_memory_bytes > 0) a.insert(a.end(), {"--max-memory", number(max_memory_bytes)});

@@ -13,11 +13,11 @@
 namespace gpusweep::host {
 
 enum class WorkerMode {
-  trial,     // run one trial and report its blocks (the default)
-  describe,  // only load and report manifest + runtime (the registry)
-  check,     // smoke-test every table function (`plugins --check`)
-  probe,     // only load, then report mapped libraries and the matmul peak (`doctor`)
-  serve,     // a fork server reading requests on serve_fd (run/fork_server.hpp)
+  trial,         // run one trial and report its blocks (the default)
+  describe,      // only load and report manifest + runtime (the registry)
+  plugin_check,  // smoke-test every table function (`plugins --check`)
+  probe,         // only load, then report mapped libraries and the matmul peak (`doctor`)
+  serve,         // a fork server reading requests on serve_fd (run/fork_server.hpp)
 };
 
 struct WorkerArgs {

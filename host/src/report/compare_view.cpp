@@ -3,8 +3,8 @@
 
 #include "report/output.hpp"
 #include "spec/stats.hpp"
+#include "support/descriptive.hpp"
 #include "support/format.hpp"
-#include "support/stats.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -105,7 +105,7 @@ std::string plugin_list(const PluginSurvey& survey, OutputFormat format) {
   return render(rows, cols, format);
 }
 
-std::string check_text(const CheckReport& r) {
+std::string plugin_check_text(const PluginCheckReport& r) {
   std::ostringstream os;
   os << "checking " << r.path << "\n";
   for (const auto& item : r.items) {
@@ -133,7 +133,7 @@ std::string check_text(const CheckReport& r) {
   return os.str();
 }
 
-Json check_json(const CheckReport& r) {
+Json plugin_check_json(const PluginCheckReport& r) {
   Json items = Json::array();
   for (const auto& item : r.items) {
     const char* level = item.level == CheckItem::Level::ok     ? "ok"

@@ -26,10 +26,10 @@ Json plugin_json(const PluginInfo& info);
 std::string plugin_list(const PluginSurvey& survey, OutputFormat format);
 
 // `plugins --check`: one line per item, fixes indented below, then the tally.
-std::string check_text(const CheckReport& report);
+std::string plugin_check_text(const PluginCheckReport& report);
 
 // `plugins --check --format json`: {path, config, problems, notes, items:
 // [{level, what, fix}]}.
-Json check_json(const CheckReport& report);
+Json plugin_check_json(const PluginCheckReport& report);
 
 }  // namespace gpusweep::host

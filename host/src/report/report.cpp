@@ -10,7 +10,7 @@
 #include "analysis/scaling.hpp"
 #include "report/report_internal.hpp"
 #include "report/results.hpp"
-#include "support/stats.hpp"
+#include "support/descriptive.hpp"
 
 #include <algorithm>
 #include <cmath>

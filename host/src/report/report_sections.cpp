@@ -12,8 +12,8 @@
 #include "report/report_internal.hpp"
 #include "report/tune_view.hpp"
 #include "spec/tune.hpp"
+#include "support/descriptive.hpp"
 #include "support/format.hpp"
-#include "support/stats.hpp"
 
 #include <cmath>
 #include <sstream>

@@ -10,8 +10,8 @@
 #include "support/error.hpp"
 
 #include "report/output.hpp"
+#include "support/descriptive.hpp"
 #include "support/format.hpp"
-#include "support/stats.hpp"
 
 #include <cmath>
 #include <map>

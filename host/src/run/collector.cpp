@@ -7,9 +7,9 @@
 #include "spec/stats.hpp"
 
 #include "spec/hashing.hpp"
+#include "support/descriptive.hpp"
 #include "support/procfs.hpp"
 #include "support/spawn.hpp"
-#include "support/stats.hpp"
 #include "support/version.hpp"
 
 #include <gpusweep/stat_names.hpp>

@@ -1,7 +1,7 @@
 // The metric vocabulary, defined once: what `best --objective/--constraint`,
 // the claims of a sweep file and the comparisons can name, with its unit and
 // direction. Where a value comes from (a trial's summary, its blocks, a
-// statistic) is said here too; analysis/metrics.hpp reads it from the records.
+// statistic) is said here too; analysis/metric_values.hpp reads it from the records.
 #pragma once
 
 #include "spec/stats.hpp"

@@ -7,7 +7,7 @@
 #include "protocol/event_writer.hpp"
 #include "protocol/events.hpp"
 #include "spec/sweep.hpp"
-#include "support/stats.hpp"
+#include "support/descriptive.hpp"
 #include "worker/gate.hpp"
 #include "worker/ranks.hpp"
 

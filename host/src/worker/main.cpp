@@ -34,8 +34,8 @@ int worker_main(const std::vector<std::string>& args) {
   switch (w.mode) {
     case WorkerMode::serve:
       return run_fork_server(w);
-    case WorkerMode::check:
-      return run_check_worker(w);
+    case WorkerMode::plugin_check:
+      return run_plugin_check_worker(w);
     default:
       if (w.peer_fd >= 0) run_follower(w);  // a data-parallel trial's rank > 0
       return run_worker(w);

@@ -32,7 +32,7 @@ int run_worker(const WorkerArgs& args);
 // step (check_steps times), synchronize, evaluate, stats and destroy with
 // config_json, each call bracketed by "begin" and "end" events so that the
 // host can name the function that crashed or hung. Never returns normally.
-int run_check_worker(const WorkerArgs& args);
+int run_plugin_check_worker(const WorkerArgs& args);
 
 // Loads the plugin and announces it with a "loaded" event (ABI, table size,
 // manifest, runtime); when it cannot be loaded, reports a failed result in

@@ -51,7 +51,7 @@ class Calls {
 
 }  // namespace
 
-int run_check_worker(const WorkerArgs& args) {
+int run_plugin_check_worker(const WorkerArgs& args) {
   std::signal(SIGPIPE, SIG_IGN);
   EventWriter out(protect_protocol_fd(args.proto_fd));
   out.emit(event::Hello{::getpid()}.to_json());

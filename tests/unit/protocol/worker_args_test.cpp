@@ -23,11 +23,11 @@ TEST_CASE("worker args survive to_argv and parse in every mode", "[protocol]") {
   w.diagnose = true;
   w.probe_matmul_s = 0.25;
   w.proto_fd = 7;
-  for (WorkerMode mode : {WorkerMode::trial, WorkerMode::describe, WorkerMode::check,
+  for (WorkerMode mode : {WorkerMode::trial, WorkerMode::describe, WorkerMode::plugin_check,
                           WorkerMode::probe, WorkerMode::serve}) {
     w.mode = mode;
     w.serve_fd = mode == WorkerMode::serve ? 5 : -1;
-    w.check_steps = mode == WorkerMode::check ? 9 : 5;
+    w.check_steps = mode == WorkerMode::plugin_check ? 9 : 5;
     const WorkerArgs r = round_trip(w);
     CHECK(r.mode == mode);
     CHECK(r.plugin_path == w.plugin_path);
@@ -52,7 +52,7 @@ TEST_CASE("only plain trials go to a fork server", "[protocol]") {
   w.probe_matmul_s = 1;
   CHECK_FALSE(w.servable());
   w.probe_matmul_s = 0;
-  w.mode = WorkerMode::check;
+  w.mode = WorkerMode::plugin_check;
   CHECK_FALSE(w.servable());
 }
 

@@ -1,4 +1,5 @@
-// Summary statistics of block samples (median, quartiles, CV).
+// Descriptive statistics of block samples (median, quartiles, CV), apart
+// from spec/stats.hpp, the table of the stats gpusweep stores.
 #pragma once
 
 #include <vector>

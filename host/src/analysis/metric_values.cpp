@@ -1,8 +1,8 @@
-// Metric values; see metrics.hpp.
-#include "analysis/metrics.hpp"
+// Metric values; see metric_values.hpp.
+#include "analysis/metric_values.hpp"
 
 #include "spec/metrics.hpp"
-#include "support/stats.hpp"
+#include "support/descriptive.hpp"
 
 namespace gpusweep::host {
 

@@ -1,5 +1,5 @@
-// Summary statistics; see stats.hpp.
-#include "support/stats.hpp"
+// Descriptive statistics; see descriptive.hpp.
+#include "support/descriptive.hpp"
 
 #include <algorithm>
 #include <cmath>

@@ -1,5 +1,5 @@
 // Block-sample statistics and content hashes.
-#include "support/stats.hpp"
+#include "support/descriptive.hpp"
 
 #include <catch2/catch.hpp>
 
