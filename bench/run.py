@@ -136,11 +136,12 @@ def namespace(case, record):
 
 def summarise(case, records):
     lines = []
+    spaces = [namespace(case, record) for record in records]  # the derived values, once a run
     for s in case["summaries"]:
         kind = next(k for k in ("rate", "median", "max", "sum") if k in s)
         values = []
-        for record in records:
-            v = eval(s[kind], namespace(case, record))  # noqa: S307
+        for ns in spaces:
+            v = eval(s[kind], ns)  # noqa: S307
             values.extend(v if isinstance(v, list) else [v])
         values = [v for v in values if v is not None]
         if kind == "rate":

@@ -22,42 +22,38 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<Option> check_options() {
-  std::vector<Option> o = {
-      text("sweep", "SWEEP.json", "sweep file (JSON); with --show, its name"),
-      text("base", "PATH",
-           "the build to compare against: a plugin folder or .so, or a Python workload's module"),
-      text("head", "PATH", "the build under test, as --base"),
-      text("base-label", "LABEL",
-           "a name for base (default: its git commit, +dirty, where it lies in a git work tree)"),
-      text("head-label", "LABEL", "a name for head (default as --base-label)"),
-      percent("tolerance",
-              "the throughput change a regression or improvement must surely exceed (3% or 0.03)",
-              kDefaultCheckTolerance),
-      percent("memory-tolerance", "peak memory growth beyond this is a regression",
-              kDefaultMemoryTolerance),
-      percent("max-quality-loss", "the quality margin: a loss shown beyond it is a regression",
-              kDefaultMaxQualityLoss),
-      text("quality-guard", "GUARD",
-           "not-worse: a regression only when quality is shown worse than the margin (its bound "
-           "printed); non-inferiority: quality not shown within the margin is inconclusive",
-           to_string(QualityGuard::not_worse)),
-      number("budget-s", "S",
-             "seconds of measuring before an undecided config is called inconclusive",
-             kDefaultCheckBudgetS),
-      text("inconclusive", "pass|fail",
-           "whether an inconclusive check exits 0, or 3 (the default) to fail CI", "fail"),
-      text("format", "FORMAT", "text, md, json or junit", "text"),
-      texts("output", "FILE",
-            "write the verdicts to FILE too: .md, .json, .xml (JUnit), .txt by the suffix, else "
-            "in --format; the text table then goes to stdout"),
-      flag("allow-same", "let --base and --head be the same file (an A/A check)"),
-      flag("show", "print the latest stored check's verdicts; runs nothing"),
-      integer("run", "ID", "with --show: the check run to show")};
-  for (Option& r :
-       run_options("continue the latest run of this check: run only its unfinished trials")) {
-    o.push_back(std::move(r));
-  }
-  return o;
+  return with_run_options(
+      {text("sweep", "SWEEP.json", "sweep file (JSON); with --show, its name"),
+       text("base", "PATH",
+            "the build to compare against: a plugin folder or .so, or a Python workload's module"),
+       text("head", "PATH", "the build under test, as --base"),
+       text("base-label", "LABEL",
+            "a name for base (default: its git commit, +dirty, where it lies in a git work tree)"),
+       text("head-label", "LABEL", "a name for head (default as --base-label)"),
+       percent("tolerance",
+               "the throughput change a regression or improvement must surely exceed (3% or 0.03)",
+               kDefaultCheckTolerance),
+       percent("memory-tolerance", "peak memory growth beyond this is a regression",
+               kDefaultMemoryTolerance),
+       percent("max-quality-loss", "the quality margin: a loss shown beyond it is a regression",
+               kDefaultMaxQualityLoss),
+       text("quality-guard", "GUARD",
+            "not-worse: a regression only when quality is shown worse than the margin (its bound "
+            "printed); non-inferiority: quality not shown within the margin is inconclusive",
+            to_string(QualityGuard::not_worse)),
+       number("budget-s", "S",
+              "seconds of measuring before an undecided config is called inconclusive",
+              kDefaultCheckBudgetS),
+       text("inconclusive", "pass|fail",
+            "whether an inconclusive check exits 0, or 3 (the default) to fail CI", "fail"),
+       text("format", "FORMAT", "text, md, json or junit", "text"),
+       texts("output", "FILE",
+             "write the verdicts to FILE too: .md, .json, .xml (JUnit), .txt by the suffix, else "
+             "in --format; the text table then goes to stdout"),
+       flag("allow-same", "let --base and --head be the same file (an A/A check)"),
+       flag("show", "print the latest stored check's verdicts; runs nothing"),
+       integer("run", "ID", "with --show: the check run to show")},
+      "continue the latest run of this check: run only its unfinished trials");
 }
 
 int run_check_command(const po::variables_map& vm) {

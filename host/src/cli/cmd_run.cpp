@@ -23,23 +23,19 @@ namespace gpusweep::host {
 namespace {
 
 std::vector<Option> run_command_options() {
-  std::vector<Option> o = {text("sweep", "SWEEP.json", "sweep file (JSON)").required()};
-  for (Option& r :
-       run_options("continue the latest run of this sweep: run only its unfinished trials")) {
-    o.push_back(std::move(r));
-  }
-  for (Option& r : std::vector<Option>{
-           integer("jobs", "N", "worker processes at a time", 1).with_short('j'), gpus_option(),
-           flag("dry-run", "validate and print the plan; run and write nothing"),
-           text("shard", "i/n",
-                "run only shard i of n (1-based) of the planned trials, into its own database "
-                "(default --db gpusweep-shard-I-of-N.db); running it again resumes it"),
-           text("run-key", "KEY",
-                "with --shard: the key the shards of one run share, so that merge gathers them "
-                "(default: the sweep's hash and n)"),
-           allow_plugin_change_option()}) {
-    o.push_back(std::move(r));
-  }
+  std::vector<Option> o =
+      with_run_options({text("sweep", "SWEEP.json", "sweep file (JSON)").required()},
+                       "continue the latest run of this sweep: run only its unfinished trials");
+  o.insert(o.end(),
+           {integer("jobs", "N", "worker processes at a time", 1).with_short('j'), gpus_option(),
+            flag("dry-run", "validate and print the plan; run and write nothing"),
+            text("shard", "i/n",
+                 "run only shard i of n (1-based) of the planned trials, into its own database "
+                 "(default --db gpusweep-shard-I-of-N.db); running it again resumes it"),
+            text("run-key", "KEY",
+                 "with --shard: the key the shards of one run share, so that merge gathers them "
+                 "(default: the sweep's hash and n)"),
+            allow_plugin_change_option()});
   return o;
 }
 

@@ -21,26 +21,22 @@ namespace {
 const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json};
 
 std::vector<Option> tune_options() {
-  std::vector<Option> o = {
-      text("sweep", "SWEEP.json", "sweep file (JSON)").required(),
-      text("budget", "DURATION",
-           "wall time for the whole tune, confirmation included: 20m, 90s, 1h30m (default: the "
-           "file's tune.budget, else 20m)"),
-      text("objective", "OBJECTIVE",
-           "throughput (highest), step_time (lowest), peak_memory (lowest) or time_to_target "
-           "(lowest, training to measure.target); default time_to_target when the sweep has a "
-           "measure.target, else throughput"),
-      texts("constraint", "EXPR",
-            "NAME OP VALUE as `best` takes it, e.g. peak_memory<8GiB, quality>=0.99*baseline "
-            "(replaces the file's)"),
-      integer("seed", "N", "seed of the model's draws in large spaces"),
-      allow_plugin_change_option(),
-      format_option(kFormats)};
-  for (Option& r : run_options("continue the latest tune of this sweep (after a kill or "
-                               "Ctrl-C): nothing that finished runs again")) {
-    o.push_back(std::move(r));
-  }
-  return o;
+  return with_run_options(
+      {text("sweep", "SWEEP.json", "sweep file (JSON)").required(),
+       text("budget", "DURATION",
+            "wall time for the whole tune, confirmation included: 20m, 90s, 1h30m (default: the "
+            "file's tune.budget, else 20m)"),
+       text("objective", "OBJECTIVE",
+            "throughput (highest), step_time (lowest), peak_memory (lowest) or time_to_target "
+            "(lowest, training to measure.target); default time_to_target when the sweep has a "
+            "measure.target, else throughput"),
+       texts("constraint", "EXPR",
+             "NAME OP VALUE as `best` takes it, e.g. peak_memory<8GiB, quality>=0.99*baseline "
+             "(replaces the file's)"),
+       integer("seed", "N", "seed of the model's draws in large spaces"),
+       allow_plugin_change_option(), format_option(kFormats)},
+      "continue the latest tune of this sweep (after a kill or Ctrl-C): nothing that finished "
+      "runs again");
 }
 
 int run_tune(const po::variables_map& vm) {

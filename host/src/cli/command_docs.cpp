@@ -9,13 +9,6 @@ namespace gpusweep::host {
 
 namespace {
 
-const Option* option_named(const CommandDef& c, const std::string& name) {
-  for (const auto& o : c.options) {
-    if (o.name == name) return &o;
-  }
-  return nullptr;
-}
-
 bool is_positional(const CommandDef& c, const std::string& name) {
   return std::find(c.positional.begin(), c.positional.end(), name) != c.positional.end();
 }
@@ -46,7 +39,7 @@ std::vector<std::string> usage_lines(const CommandDef& c) {
   if (!c.forms.empty()) return c.forms;
   std::string line;
   for (const auto& name : c.positional) {
-    const Option* o = option_named(c, name);
+    const Option* o = c.option(name);
     std::string arg = o->value + (o->kind == OptionKind::texts ? " ..." : "");
     line += (line.empty() ? "" : " ") + (o->is_required ? arg : "[" + arg + "]");
   }
@@ -86,7 +79,7 @@ std::string commands_markdown() {
       for (const auto& o : c.options) {
         std::string name = "--" + o.name + (o.value.empty() ? "" : " " + o.value);
         if (o.short_name != 0) name = std::string("-") + o.short_name + ", " + name;
-        // An option given by position is shown by its placeholder first.
+        // An option given by position is shown first as the value it is.
         if (is_positional(c, o.name)) name = o.value + "`, `" + name;
         out << "| `" << cell(name) << "` | "
             << (o.default_text.empty() ? "" : "`" + cell(o.default_text) + "`") << " | "

@@ -45,6 +45,13 @@ const po::value_semantic* semantic(const Option& o) {
 
 }  // namespace
 
+const Option* CommandDef::option(const std::string& option_name) const {
+  for (const auto& o : options) {
+    if (o.name == option_name) return &o;
+  }
+  return nullptr;
+}
+
 const CommandDef* find_command(const std::string& name) {
   for (const auto& c : command_table()) {
     if (c.name == name) return &c;
@@ -66,9 +73,8 @@ po::variables_map parse_args(const CommandDef& c, const Args& args, bool* help) 
   const po::options_description all = option_descriptions(c);
   po::positional_options_description positional;
   for (const auto& name : c.positional) {
-    const auto it = std::find_if(c.options.begin(), c.options.end(),
-                                 [&](const Option& o) { return o.name == name; });
-    positional.add(name.c_str(), it != c.options.end() && it->kind == OptionKind::texts ? -1 : 1);
+    const Option* o = c.option(name);
+    positional.add(name.c_str(), o != nullptr && o->kind == OptionKind::texts ? -1 : 1);
   }
   po::variables_map vm;
   try {

@@ -25,7 +25,7 @@ enum class OptionKind { flag, text, number, integer, texts };
 struct Option {
   std::string name;  // --NAME
   OptionKind kind = OptionKind::flag;
-  std::string value;         // the value's placeholder ("FILE"); none for a flag
+  std::string value;         // its value as help and docs name it ("FILE"); none for a flag
   std::string help;          // one line
   std::string default_text;  // as a user would write it ("3%"); empty: none
   char short_name = 0;       // -o
@@ -57,9 +57,10 @@ Option gpus_option();
 Option allow_plugin_change_option();
 Option fresh_workers_option();
 Option format_option(const std::vector<OutputFormat>& offered);
-// What every command that runs trials takes: --db, --resume (with what it
-// continues), --fresh-workers, --set and --plugin-path.
-std::vector<Option> run_options(const std::string& resume_help);
+// A command's own options, then what every command that runs trials takes:
+// --db, --resume (with what it continues), --fresh-workers, --set and
+// --plugin-path.
+std::vector<Option> with_run_options(std::vector<Option> own, const std::string& resume_help);
 
 struct CommandDef {
   std::string name;
@@ -75,6 +76,9 @@ struct CommandDef {
   int (*run)(const po::variables_map& vm) = nullptr;
   // More help after the options (run's measure keys), or null.
   std::string (*more_help)() = nullptr;
+
+  // The option of that name, or nullptr.
+  const Option* option(const std::string& option_name) const;
 };
 
 // Every command, in the order `gpusweep --help` and docs/commands.md list
@@ -85,7 +89,7 @@ const CommandDef* find_command(const std::string& name);
 // The parser's view of c's options (with --help).
 po::options_description option_descriptions(const CommandDef& c);
 
-// The usage lines: c.forms, else one of the positional placeholders, the
+// The usage lines: c.forms, else one naming the positional values, the
 // required options and [options].
 std::vector<std::string> usage_lines(const CommandDef& c);
 // What `gpusweep NAME --help` prints.

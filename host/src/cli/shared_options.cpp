@@ -117,9 +117,10 @@ Option format_option(const std::vector<OutputFormat>& offered) {
   return text("format", "FORMAT", name_list(names), names.front());
 }
 
-std::vector<Option> run_options(const std::string& resume_help) {
-  return {db_option(), flag("resume", resume_help), fresh_workers_option(), set_option(),
-          plugin_path_option()};
+std::vector<Option> with_run_options(std::vector<Option> own, const std::string& resume_help) {
+  own.insert(own.end(), {db_option(), flag("resume", resume_help), fresh_workers_option(),
+                         set_option(), plugin_path_option()});
+  return own;
 }
 
 }  // namespace gpusweep::host
