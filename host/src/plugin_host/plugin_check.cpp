@@ -285,22 +285,21 @@ class SmokeCheck {
   std::vector<double> step_seconds_;
 };
 
-void check_smoke(const std::string& path, const std::vector<Json>& events, const Captured& c,
-                 const Json& manifest, const Json& config, int64_t steps, double timeout_s,
-                 CheckItems& out) {
+void check_smoke(const std::string& path, const std::vector<event::Event>& events,
+                 const Captured& c, const Json& manifest, const Json& config, int64_t steps,
+                 double timeout_s, CheckItems& out) {
   SmokeCheck check(path, manifest, config, out);
   std::vector<event::End> ends;
   std::optional<event::Begin> open;  // a call that began and never ended
   Json runtime;
   for (const auto& e : events) {
-    const std::string kind = event::kind(e);
-    if (kind == event::begin) open = event::Begin::from_json(e);
-    if (kind == event::end) {
-      ends.push_back(event::End::from_json(e));
+    if (const auto* b = std::get_if<event::Begin>(&e)) open = *b;
+    if (const auto* end = std::get_if<event::End>(&e)) {
+      ends.push_back(*end);
       open.reset();
       check.judge(ends.back());
     }
-    if (kind == event::runtime) runtime = e.value("runtime", Json());
+    if (const auto* r = std::get_if<event::Runtime>(&e)) runtime = r->runtime;
   }
   check.finish();
   const std::string& rerun = check.rerun();
@@ -339,8 +338,8 @@ std::optional<event::Loaded> load_in_worker(const std::string& path, const Json&
   std::optional<event::Loaded> loaded;
   std::optional<event::Result> failure;
   for (const auto& e : event::parse(d.proto)) {
-    if (event::kind(e) == event::loaded) loaded = event::Loaded::from_json(e);
-    if (event::kind(e) == event::result) failure = event::Result::from_json(e);
+    if (const auto* l = std::get_if<event::Loaded>(&e)) loaded = *l;
+    if (const auto* r = std::get_if<event::Result>(&e)) failure = *r;
   }
   if (!loaded) {
     if (failure) {
@@ -372,16 +371,16 @@ std::optional<event::Loaded> load_in_worker(const std::string& path, const Json&
 }
 
 // A run's end events, in order.
-std::vector<event::End> ends_of(const std::vector<Json>& events) {
+std::vector<event::End> ends_of(const std::vector<event::Event>& events) {
   std::vector<event::End> ends;
   for (const auto& e : events) {
-    if (event::kind(e) == event::end) ends.push_back(event::End::from_json(e));
+    if (const auto* end = std::get_if<event::End>(&e)) ends.push_back(*end);
   }
   return ends;
 }
 
 // What the smoke run's evaluate() returned (null when it did not return).
-Json evaluated(const std::vector<Json>& events) {
+Json evaluated(const std::vector<event::Event>& events) {
   for (const auto& end : ends_of(events)) {
     if (end.fn == "evaluate" && end.status == GPUSWEEP_STATUS_OK) {
       return end.metrics.value_or(Json());
@@ -457,7 +456,7 @@ bool judge_manifest(const Json& manifest, const std::string& expected, CheckItem
 }
 
 // Whether a smoke run reached destroy() with every call returning OK.
-bool every_call_returned(const std::vector<Json>& events) {
+bool every_call_returned(const std::vector<event::Event>& events) {
   const std::vector<event::End> ends = ends_of(events);
   return std::any_of(ends.begin(), ends.end(),
                      [](const event::End& e) { return e.fn == "destroy"; }) &&
@@ -530,7 +529,7 @@ PluginCheckReport check_plugin(const std::string& path, int64_t steps, double ti
   check.config_json = report.config.dump();
   check.check_steps = steps;
   const Captured s = run_worker_captured(check, timeout_s);
-  const std::vector<Json> first = event::parse(s.proto);
+  const std::vector<event::Event> first = event::parse(s.proto);
   check_smoke(report.path, first, s, manifest, report.config, steps, timeout_s, out);
   // 4. Determinism, where the workload claims it: a second run, the same metrics.
   if (manifest.value("deterministic", false)) {

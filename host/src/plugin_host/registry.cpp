@@ -234,12 +234,11 @@ PluginInfo Registry::describe_file(const PluginFile& file, const Json& selection
   std::optional<event::Loaded> loaded;
   std::string failure;
   std::string reason;
-  for (const Json& e : event::parse(c.proto)) {
-    if (event::kind(e) == event::loaded) loaded = event::Loaded::from_json(e);
-    if (event::kind(e) == event::result) {
-      const auto result = event::Result::from_json(e);
-      failure = result.message.value_or("");
-      reason = result.reason.value_or(failure);
+  for (const auto& e : event::parse(c.proto)) {
+    if (const auto* l = std::get_if<event::Loaded>(&e)) loaded = *l;
+    if (const auto* result = std::get_if<event::Result>(&e)) {
+      failure = result->message.value_or("");
+      reason = result->reason.value_or(failure);
     }
   }
   if (!loaded) {

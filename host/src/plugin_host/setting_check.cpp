@@ -36,11 +36,11 @@ SettingRun run_with(const WorkerArgs& base, const Json& config, const std::vecto
   SettingRun out;
   std::optional<event::Begin> open;
   for (const auto& e : event::parse(run.proto)) {
-    const std::string kind = event::kind(e);
-    if (kind == event::begin) open = event::Begin::from_json(e);
-    if (kind != event::end) continue;
+    if (const auto* b = std::get_if<event::Begin>(&e)) open = *b;
+    const auto* ended = std::get_if<event::End>(&e);
+    if (ended == nullptr) continue;
     open.reset();
-    const event::End end = event::End::from_json(e);
+    const event::End& end = *ended;
     if (end.status != GPUSWEEP_STATUS_OK && !out.failed) out.failed = end;
     if (end.fn == "stats") out.stats = end.stats.value_or(Json());
   }

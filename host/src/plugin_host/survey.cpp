@@ -63,10 +63,9 @@ Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why,
   w.probe_matmul_s = matmul_s;
   w.visible_devices = visible;
   const Captured c = run_worker_captured(w, 60 + 4 * matmul_s);
-  for (const Json& e : event::parse(c.proto)) {
-    if (event::kind(e) == event::probe) return e;
-    if (event::kind(e) == event::result)
-      *why = event::Result::from_json(e).message.value_or("failed");
+  for (const auto& e : event::parse(c.proto)) {
+    if (const auto* p = std::get_if<event::Probe>(&e)) return p->to_json();
+    if (const auto* r = std::get_if<event::Result>(&e)) *why = r->message.value_or("failed");
   }
   if (why->empty()) {
     *why = c.timed_out ? "the probe did not finish in time"

@@ -1,40 +1,42 @@
 // The worker's events: one JSON object per line on the protocol pipe, each
-// with "event" set to one of these names. The worker writes them
-// (event_writer.hpp); the host's collector, progress, probe commands and
-// plugin checks read them. Each event's fields are its typed payload's
-// (event_payloads.hpp), which both sides use: the list lives there alone.
+// with "event" set to its name. The worker writes them (event_writer.hpp);
+// the host decodes each line once, into an Event, and the collector,
+// progress, the monitor, probe commands and plugin checks take that. Each
+// event's fields are its typed payload's (event_payloads.hpp).
 #pragma once
+
+#include "protocol/event_payloads.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace gpusweep::host::event {
 
-inline constexpr char hello[] = "hello";
-inline constexpr char heartbeat[] = "heartbeat";
-inline constexpr char loaded[] = "loaded";
-inline constexpr char probe[] = "probe";
-inline constexpr char memory_cap[] = "memory_cap";
-inline constexpr char phase[] = "phase";
-inline constexpr char runtime[] = "runtime";
-inline constexpr char stats_snapshot[] = "stats_snapshot";
-inline constexpr char warmup_done[] = "warmup_done";
-inline constexpr char eval[] = "eval";
-inline constexpr char block[] = "block";
-inline constexpr char target[] = "target";
-inline constexpr char await[] = "await";
-inline constexpr char stats[] = "stats";
-inline constexpr char result[] = "result";
-inline constexpr char begin[] = "begin";
-inline constexpr char end[] = "end";
+// An event of a name the host does not know (a newer worker's), kept whole.
+struct Other {
+  std::string name;
+  nlohmann::json json;
+};
+
+using Event =
+    std::variant<Hello, Heartbeat, Loaded, Probe, MemoryCap, Phase, Runtime, StatsSnapshot,
+                 WarmupDone, Eval, Block, Target, Await, Stats, Result, Begin, End, Other>;
 
 // An event's name ("" when it has none).
 std::string kind(const nlohmann::json& e);
+const char* kind(const Event& e);
 
-// The events in protocol text, in order; a torn last line (a worker that
-// died mid-write) and anything else that is not JSON is skipped.
-std::vector<nlohmann::json> parse(const std::string& text);
+// A protocol object decoded by its name into its payload.
+Event decode(const nlohmann::json& e);
+// The event as the worker writes it.
+nlohmann::json encode(const Event& e);
+
+// The events in protocol text, in order, decoded; a torn last line (a
+// worker that died mid-write) and anything else that is not a JSON object
+// is skipped.
+std::vector<Event> parse(const std::string& text);
 
 }  // namespace gpusweep::host::event

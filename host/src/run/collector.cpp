@@ -66,27 +66,69 @@ std::string trim(std::string s) {
 
 }  // namespace
 
-std::optional<Json> TrialCollector::on_line(const std::string& line) {
+std::optional<event::Event> TrialCollector::on_line(const std::string& line) {
   if (line.empty()) return std::nullopt;
-  Json event;
+  Json json;
   try {
-    event = Json::parse(line);
+    json = Json::parse(line);
   } catch (const Json::parse_error&) {
     ++malformed_lines_;
     return std::nullopt;
   }
-  if (!event.is_object()) {
+  if (!json.is_object()) {
     ++malformed_lines_;
     return std::nullopt;
   }
-  on_event(event);
-  return event;
+  auto e = event::decode(json);
+  on_event(e);
+  return e;
 }
 
-void TrialCollector::on_target(const Json& json) {
+void TrialCollector::on_event(const event::Event& e) {
+  std::visit([this](const auto& payload) { on(payload); }, e);
+}
+
+void TrialCollector::on(const event::Phase& e) {
+  if (e.phase) phase_ = *e.phase;
+}
+
+void TrialCollector::on(const event::Loaded& e) {
+  if (!e.runtime.empty()) runtime_ = e.runtime;
+}
+
+void TrialCollector::on(const event::Runtime& e) {
+  if (e.runtime.is_object() && !e.runtime.empty()) runtime_ = e.runtime;
+  if (e.setup_s) setup_s_ = e.setup_s;
+}
+
+void TrialCollector::on(const event::Block& e) {
+  db::BlockSample b = block_sample(e);
+  b.cycle = cycle_;
+  blocks_seconds_ += b.seconds;
+  blocks_.push_back(b);
+}
+
+void TrialCollector::on(const event::Eval& e) {
+  evaluate_s_ += e.seconds;
+  if (e.metrics.is_object()) {
+    last_eval_ = e.metrics;
+    for (const auto& [name, value] : e.metrics.items()) {
+      if (value.is_number()) metrics_.push_back({"eval", e.at_step, name, value.get<double>()});
+    }
+  }
+  // Under measure.target, the curve's clock beside its metrics: the
+  // training seconds and samples at this evaluation.
+  if (e.train_s) {
+    metrics_.push_back({"eval", e.at_step, std::string(kCurvePrefix) + "train_s", *e.train_s});
+  }
+  if (e.samples) {
+    metrics_.push_back({"eval", e.at_step, std::string(kCurvePrefix) + "samples", *e.samples});
+  }
+}
+
+void TrialCollector::on(const event::Target& e) {
   // Time to quality: the time (interpolated, or a lower bound when
   // censored) and what it rests on.
-  const auto e = event::Target::from_json(json);
   if (e.time_s) metrics_.push_back({"stat", 0, host_stat::target_time_s, *e.time_s});
   metrics_.push_back({"stat", 0, host_stat::target_censored, e.reached ? 0.0 : 1.0});
   if (e.diverged) metrics_.push_back({"stat", 0, host_stat::target_diverged, 1.0});
@@ -100,9 +142,8 @@ void TrialCollector::on_target(const Json& json) {
   metrics_.push_back({"stat", 0, host_stat::target_steps, static_cast<double>(e.at_step)});
 }
 
-void TrialCollector::on_warmup_done(const Json& json) {
+void TrialCollector::on(const event::WarmupDone& e) {
   // The transient, apart from the steady state the blocks measure.
-  const auto e = event::WarmupDone::from_json(json);
   auto add = [this](const char* name, std::optional<double> v) {
     if (v) metrics_.push_back({"stat", 0, name, *v});
   };
@@ -118,73 +159,33 @@ void TrialCollector::on_warmup_done(const Json& json) {
   }
 }
 
-void TrialCollector::add_stats(const std::vector<std::pair<std::string, double>>& stats) {
-  for (const auto& [name, value] : stats) metrics_.push_back({"stat", 0, name, value});
+void TrialCollector::on(const event::StatsSnapshot& e) {
+  if (e.stats.empty()) return;
+  warmup_stats_ = e.stats;
+  // Diagnose's phase totals here: `diagnose --db --trial` counts the
+  // measured steps alone from the database.
+  add_stats(warmup_end_stats(e.stats));
 }
 
-void TrialCollector::on_event(const Json& e) {
-  const std::string kind = event::kind(e);
-  if (kind == event::phase) {
-    if (auto phase = event::Phase::from_json(e).phase; !phase.empty()) phase_ = phase;
-  } else if (kind == event::loaded) {
-    if (auto runtime = event::Loaded::from_json(e).runtime; !runtime.empty()) runtime_ = runtime;
-  } else if (kind == event::runtime) {
-    const auto r = event::Runtime::from_json(e);
-    if (!r.runtime.empty()) runtime_ = r.runtime;
-    if (r.setup_s) setup_s_ = r.setup_s;
-  } else if (kind == event::block) {
-    db::BlockSample b = block_sample(event::Block::from_json(e));
-    b.cycle = cycle_;
-    blocks_seconds_ += b.seconds;
-    blocks_.push_back(b);
-  } else if (kind == event::eval) {
-    const auto eval = event::Eval::from_json(e);
-    evaluate_s_ += eval.seconds;
-    if (eval.metrics.is_object()) {
-      last_eval_ = eval.metrics;
-      for (const auto& [name, value] : eval.metrics.items()) {
-        if (value.is_number())
-          metrics_.push_back({"eval", eval.at_step, name, value.get<double>()});
-      }
-    }
-    // Under measure.target, the curve's clock beside its metrics: the
-    // training seconds and samples at this evaluation.
-    if (eval.train_s) {
-      metrics_.push_back(
-          {"eval", eval.at_step, std::string(kCurvePrefix) + "train_s", *eval.train_s});
-    }
-    if (eval.samples) {
-      metrics_.push_back(
-          {"eval", eval.at_step, std::string(kCurvePrefix) + "samples", *eval.samples});
-    }
-  } else if (kind == event::target) {
-    on_target(e);
-  } else if (kind == event::warmup_done) {
-    on_warmup_done(e);
-  } else if (kind == event::stats_snapshot) {
-    if (const auto snapshot = event::Stats::from_json(e); !snapshot.stats.empty()) {
-      warmup_stats_ = snapshot.stats;
-      // Diagnose's phase totals here: `diagnose --db --trial` counts the
-      // measured steps alone from the database.
-      add_stats(warmup_end_stats(snapshot.stats));
-    }
-  } else if (kind == event::probe) {
-    // A diagnose trial's peaks.
-    add_stats(matmul_peak_stats(event::Probe::from_json(e).matmul.value_or(Json())));
-  } else if (kind == event::stats) {
-    if (const auto last = event::Stats::from_json(e); !last.stats.empty()) {
-      stats_ = last.stats;
-      for (const auto& [name, value] : stats_.items()) {
-        if (value.is_number()) metrics_.push_back({"stat", 0, name, value.get<double>()});
-      }
-    }
-  } else if (kind == event::memory_cap) {
-    add_stats(memory_cap_stats(event::MemoryCap::from_json(e)));
-  } else if (kind == event::heartbeat) {
-    // Liveness only; the runner notes the time of every line.
-  } else if (kind == event::result) {
-    result_ = e;
+void TrialCollector::on(const event::Probe& e) {
+  // A diagnose trial's peaks.
+  add_stats(matmul_peak_stats(e.matmul.value_or(Json())));
+}
+
+void TrialCollector::on(const event::Stats& e) {
+  if (e.stats.empty()) return;
+  stats_ = e.stats;
+  for (const auto& [name, value] : stats_.items()) {
+    if (value.is_number()) metrics_.push_back({"stat", 0, name, value.get<double>()});
   }
+}
+
+void TrialCollector::on(const event::MemoryCap& e) { add_stats(memory_cap_stats(e)); }
+
+void TrialCollector::on(const event::Result& e) { result_ = e; }
+
+void TrialCollector::add_stats(const std::vector<std::pair<std::string, double>>& stats) {
+  for (const auto& [name, value] : stats) metrics_.push_back({"stat", 0, name, value});
 }
 
 db::Summary summarize(const PluginManifest& manifest, const MeasureSpec& measure,
@@ -294,8 +295,8 @@ void add_quality_se(const PluginManifest& manifest, const Json& last_eval,
 
 std::string TrialCollector::timeout_error(const ExitInfo& exit) const {
   char buf[64];
-  const std::string where =
-      "phase " + phase_ + ", " + std::to_string(blocks_.size()) + " blocks done";
+  const std::string where = "phase " + std::string(phase_name(phase_)) + ", " +
+                            std::to_string(blocks_.size()) + " blocks done";
   if (exit.silent_s > 0) {
     std::snprintf(buf, sizeof buf, "%.1f", exit.silent_s);
     return "worker silent for " + std::string(buf) + " s (no heartbeat; " + where +
@@ -340,7 +341,7 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
 
   if (exit.interrupted) {
     o.status = db::TrialStatus::interrupted;
-    o.error = "interrupted by the user during " + phase_;
+    o.error = std::string("interrupted by the user during ") + phase_name(phase_);
   } else if (exit.silent_s > 0 || exit.timed_out) {
     o.status = db::TrialStatus::timeout;
     o.error = timeout_error(exit);
@@ -348,7 +349,7 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
     // The worker's word for how the plugin's call ended (ok, failed, oom,
     // skipped; crashed: another rank of a data-parallel trial died); anything
     // else is a worker this host does not understand.
-    const auto result = event::Result::from_json(*result_);
+    const event::Result& result = *result_;
     const auto said = db::parse_trial_status(result.status);
     const bool a_result = said == db::TrialStatus::ok || said == db::TrialStatus::failed ||
                           said == db::TrialStatus::oom || said == db::TrialStatus::skipped ||
@@ -356,25 +357,25 @@ db::TrialOutcome TrialCollector::finish(const ExitInfo& exit, const std::string&
     o.status = a_result ? *said : db::TrialStatus::failed;
     if (o.status != db::TrialStatus::ok) {
       o.error = result.message.value_or("no message");
-      if (!result.phase.empty() && o.status != db::TrialStatus::skipped)
-        *o.error += " (during " + result.phase + ")";
+      if (result.phase && o.status != db::TrialStatus::skipped)
+        *o.error += std::string(" (during ") + phase_name(*result.phase) + ")";
     }
   } else if (exit.signal && *exit.signal == SIGKILL && exit.oom_kills > 0) {
     // A SIGKILL the host did not send while the cgroup's OOM killer killed.
     o.status = db::TrialStatus::oom;
-    o.error = "worker killed by the kernel's OOM killer during " + phase_ +
+    o.error = "worker killed by the kernel's OOM killer during " + std::string(phase_name(phase_)) +
               " (SIGKILL; the memory cgroup counted " + std::to_string(exit.oom_kills) +
               " OOM kill(s) meanwhile): the machine or the job's memory limit ran out; lower "
               "batch_size, or set measure.max_memory so that the trial fails inside the plugin";
   } else if (exit.signal) {
     o.status = db::TrialStatus::crashed;
     o.error = with_stderr_hint("worker killed by " + signal_description(*exit.signal) + " during " +
-                               phase_);
+                               phase_name(phase_));
   } else {
     o.status = db::TrialStatus::crashed;
     o.error =
         with_stderr_hint("worker exited with code " + std::to_string(exit.exit_code.value_or(-1)) +
-                         " before reporting a result (during " + phase_ + ")");
+                         " before reporting a result (during " + phase_name(phase_) + ")");
   }
   if (o.status == db::TrialStatus::ok) {
     if (blocks_.empty()) {

@@ -3,6 +3,7 @@
 // evaluations, statistics, environment and the summary of the protocol.
 #pragma once
 
+#include "protocol/events.hpp"
 #include "spec/manifest.hpp"
 #include "spec/sweep.hpp"
 
@@ -30,10 +31,10 @@ class TrialCollector {
   TrialCollector(const PluginManifest& manifest, const MeasureSpec& measure)
       : manifest_(manifest), measure_(measure) {}
 
-  // Feeds one protocol line and returns the parsed event; malformed lines
-  // are counted (and reported with the outcome), not fatal.
-  std::optional<Json> on_line(const std::string& line);
-  void on_event(const Json& event);
+  // Feeds one protocol line and returns its event, decoded; malformed
+  // lines are counted (and reported with the outcome), not fatal.
+  std::optional<event::Event> on_line(const std::string& line);
+  void on_event(const event::Event& event);
 
   // The outcome after the worker is gone. stderr_tail/bytes are the
   // captured stream.
@@ -48,17 +49,30 @@ class TrialCollector {
     metrics_.push_back({"stat", 0, name, value});
   }
 
-  const std::string& phase() const { return phase_; }
+  Phase phase() const { return phase_; }
   int64_t blocks_done() const { return static_cast<int64_t>(blocks_.size()); }
   // The measured blocks' seconds so far (adaptive capping's turn order).
   double blocks_seconds() const { return blocks_seconds_; }
   const Json& runtime() const { return runtime_; }
 
  private:
-  // A `target` event: the time to quality and what it rests on.
+  // What each event adds to the outcome; the events that add nothing
+  // (hello, heartbeat, await...) are heard by others.
+  void on(const event::Phase& e);
+  void on(const event::Loaded& e);
+  void on(const event::Runtime& e);
+  void on(const event::Block& e);
+  void on(const event::Eval& e);
+  void on(const event::Target& e);
+  void on(const event::WarmupDone& e);
+  void on(const event::StatsSnapshot& e);
+  void on(const event::Probe& e);
+  void on(const event::Stats& e);
+  void on(const event::MemoryCap& e);
+  void on(const event::Result& e);
+  template <class Unheard>
+  void on(const Unheard&) {}
   void add_stats(const std::vector<std::pair<std::string, double>>& stats);  // as stats at step 0
-  void on_target(const Json& event);
-  void on_warmup_done(const Json& event);
   // Why a trial timed out: silent (no heartbeat) or past timeout_s, and
   // where it was (phase, blocks done).
   std::string timeout_error(const ExitInfo& exit) const;
@@ -67,7 +81,7 @@ class TrialCollector {
   void add_derived_stats(std::vector<db::MetricSample>& metrics) const;
   const PluginManifest& manifest_;
   MeasureSpec measure_;
-  std::string phase_ = "start";
+  Phase phase_ = Phase::start;
   std::vector<db::BlockSample> blocks_;
   double blocks_seconds_ = 0;
   std::vector<db::MetricSample> metrics_;
@@ -76,7 +90,7 @@ class TrialCollector {
   Json warmup_stats_ = Json::object();  // the plugin's stats after warmup
   std::optional<int64_t> cycle_;
   Json runtime_ = Json::object();
-  std::optional<Json> result_;
+  std::optional<event::Result> result_;
   std::optional<double> setup_s_;
   double evaluate_s_ = 0;
   int64_t malformed_lines_ = 0;

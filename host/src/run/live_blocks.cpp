@@ -88,14 +88,13 @@ void LiveBlocks::started(int64_t trial_id) {
   write(true);
 }
 
-void LiveBlocks::event(int64_t trial_id, const nlohmann::json& e) {
+void LiveBlocks::event(int64_t trial_id, const event::Event& e) {
   const auto it = running_.find(trial_id);
   if (it == running_.end()) return;
-  const std::string kind = event::kind(e);
-  if (kind == event::phase) {
-    if (auto phase = event::Phase::from_json(e).phase; !phase.empty()) it->second.phase = phase;
-  } else if (kind == event::block) {
-    if (auto t = db::block_throughput(block_sample(event::Block::from_json(e)))) {
+  if (const auto* p = std::get_if<event::Phase>(&e)) {
+    if (p->phase) it->second.phase = *p->phase;
+  } else if (const auto* b = std::get_if<event::Block>(&e)) {
+    if (auto t = db::block_throughput(block_sample(*b))) {
       it->second.throughput.push_back(*t);
     }
   } else {
@@ -115,7 +114,8 @@ void LiveBlocks::write(bool now) {
   if (!now && std::chrono::duration<double>(t - written_).count() < kWriteEveryS) return;
   nlohmann::json trials = nlohmann::json::array();
   for (const auto& [id, trial] : running_) {
-    trials.push_back({{"id", id}, {"phase", trial.phase}, {"throughput", trial.throughput}});
+    trials.push_back(
+        {{"id", id}, {"phase", phase_name(trial.phase)}, {"throughput", trial.throughput}});
   }
   const std::string tmp = path_ + ".tmp";
   {

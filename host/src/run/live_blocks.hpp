@@ -14,6 +14,8 @@
 // folder, a full disk) turns it off, with a note saying why.
 #pragma once
 
+#include "protocol/events.hpp"
+
 #include <gpusweep/db/live.hpp>
 
 #include <nlohmann/json.hpp>
@@ -40,7 +42,7 @@ class LiveBlocks {
 
   void started(int64_t trial_id);
   // A worker's event: phase and block events count, others are ignored.
-  void event(int64_t trial_id, const nlohmann::json& e);
+  void event(int64_t trial_id, const event::Event& e);
   void finished(int64_t trial_id);
 
   // Why it stopped writing ("" while it writes).
@@ -48,7 +50,7 @@ class LiveBlocks {
 
  private:
   struct Trial {
-    std::string phase = "start";
+    Phase phase = Phase::start;
     std::vector<double> throughput;  // samples / seconds of each block so far
   };
   void write(bool now);

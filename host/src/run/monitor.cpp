@@ -111,12 +111,11 @@ TrialMonitor::TrialMonitor(pid_t pid, const Nvml* nvml, nlohmann::json config)
       t0_(now_s()),
       ticks_(::sysconf(_SC_CLK_TCK)) {}
 
-void TrialMonitor::on_event(const nlohmann::json& e) {
-  const std::string kind = event::kind(e);
-  if (kind == event::phase) {
-    set_measuring(event::Phase::from_json(e).phase == "measure");
-  } else if (kind == event::runtime && nvml_ != nullptr) {
-    const auto bus = trial_gpu_bus_id(config_, e.value("runtime", nlohmann::json::object()));
+void TrialMonitor::on_event(const event::Event& e) {
+  if (const auto* p = std::get_if<event::Phase>(&e)) {
+    set_measuring(p->phase == Phase::measure);
+  } else if (const auto* r = std::get_if<event::Runtime>(&e); r != nullptr && nvml_ != nullptr) {
+    const auto bus = trial_gpu_bus_id(config_, r->runtime);
     if (bus) {
       if (auto index = nvml_->index_of_pci_bus_id(*bus)) use_gpu(*index);
     }

@@ -28,6 +28,7 @@
 // unmonitored one does.
 #pragma once
 
+#include "protocol/events.hpp"
 #include "support/nvml.hpp"
 
 #include <gpusweep/db/store.hpp>
@@ -81,7 +82,7 @@ class TrialMonitor {
 
   // A worker event: its runtime report names the GPU to sample (found in
   // NVML by bus id); "phase" events open and close the measured window.
-  void on_event(const nlohmann::json& e);
+  void on_event(const event::Event& e);
   // Samples NVML device index from now on (on_event, and tests).
   void use_gpu(unsigned index) { gpu_ = index; }
   // Whether readings from now on fall in the measured phase: opens or

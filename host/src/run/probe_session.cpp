@@ -43,8 +43,8 @@ ProbeResult ProbeSession::run(const Json& config, const MeasureSpec& measure, Wo
   job.collector = std::make_unique<TrialCollector>(info_.manifest, measure);
 
   RunnerCallbacks cb;
-  cb.on_event = [&result](const TrialJob&, const Json& e) {
-    if (event::kind(e) != event::heartbeat) result.events.push_back(e);
+  cb.on_event = [&result](const TrialJob&, const event::Event& e) {
+    if (!std::holds_alternative<event::Heartbeat>(e)) result.events.push_back(e);
   };
   cb.on_finish = [&](const TrialJob& j, db::TrialOutcome&& o) {
     store_->commit_trial(j.trial_id, o);
@@ -60,11 +60,12 @@ ProbeResult ProbeSession::run(const Json& config, const MeasureSpec& measure, Wo
 TrialReadings ProbeResult::readings() const {
   TrialReadings r;
   for (const auto& e : events) {
-    const std::string kind = event::kind(e);
-    if (kind == event::stats_snapshot) r.stats_snapshot = event::Stats::from_json(e).stats;
-    if (kind == event::stats) r.stats = event::Stats::from_json(e).stats;
-    if (kind == event::probe) r.matmul = event::Probe::from_json(e).matmul.value_or(Json());
-    if (kind == event::runtime) r.runtime = event::Runtime::from_json(e).runtime;
+    if (const auto* s = std::get_if<event::StatsSnapshot>(&e)) r.stats_snapshot = s->stats;
+    if (const auto* s = std::get_if<event::Stats>(&e)) r.stats = s->stats;
+    if (const auto* p = std::get_if<event::Probe>(&e)) r.matmul = p->matmul.value_or(Json());
+    if (const auto* rt = std::get_if<event::Runtime>(&e)) {
+      r.runtime = rt->runtime.is_object() ? rt->runtime : Json::object();
+    }
   }
   return r;
 }

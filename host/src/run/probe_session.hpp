@@ -22,8 +22,8 @@ namespace gpusweep::host {
 struct ProbeResult {
   int64_t trial_id = 0;
   db::TrialOutcome outcome;
-  std::vector<Json> events;  // every protocol event but heartbeats, in order
-  bool interrupted = false;  // Ctrl-C
+  std::vector<event::Event> events;  // every protocol event but heartbeats, in order
+  bool interrupted = false;          // Ctrl-C
 
   TrialReadings readings() const;
 };

@@ -25,7 +25,7 @@ double since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-bool starting(const std::string& phase) { return phase == "setup" || phase == "warmup"; }
+bool starting(Phase phase) { return phase == Phase::setup || phase == Phase::warmup; }
 }  // namespace
 
 Progress::Progress(size_t total, int jobs, bool terminal, std::FILE* out, double long_phase_s)
@@ -48,26 +48,25 @@ void Progress::started(int64_t trial_id, const std::string& label) {
   if (terminal_) redraw();
 }
 
-void Progress::event(int64_t trial_id, const nlohmann::json& e) {
+void Progress::event(int64_t trial_id, const event::Event& e) {
   auto it = running_.find(trial_id);
   if (it == running_.end()) return;
-  const std::string kind = event::kind(e);
-  if (kind == event::heartbeat) return heartbeat(it->second);
-  if (kind == event::phase) {
+  if (std::holds_alternative<event::Heartbeat>(e)) return heartbeat(it->second);
+  if (const auto* p = std::get_if<event::Phase>(&e)) {
     Running& r = it->second;
-    if (auto phase = event::Phase::from_json(e).phase; !phase.empty() && phase != r.phase) {
+    if (p->phase && *p->phase != r.phase) {
       const double took = since(r.phase_since);
       if (starting(r.phase) && took >= long_phase_s_) {
-        note(truncate(r.label.empty() ? "(defaults)" : r.label, 60) + ": " + r.phase + " took " +
-             human_seconds(took) + "; now " + phase);
+        note(truncate(r.label.empty() ? "(defaults)" : r.label, 60) + ": " + phase_name(r.phase) +
+             " took " + human_seconds(took) + "; now " + phase_name(*p->phase));
       }
-      r.phase = phase;
+      r.phase = *p->phase;
       r.phase_since = std::chrono::steady_clock::now();
       r.next_notice_s = long_phase_s_;
     }
-    if (e.contains("blocks")) r.blocks = e.value("blocks", int64_t{0});
-  } else if (kind == event::block) {
-    it->second.block = event::Block::from_json(e).idx + 1;
+    if (p->blocks) r.blocks = *p->blocks;
+  } else if (const auto* b = std::get_if<event::Block>(&e)) {
+    it->second.block = b->idx + 1;
   } else {
     return;
   }
@@ -101,10 +100,10 @@ void Progress::heartbeat(Running& r) {
   const double in_phase = since(r.phase_since);
   if (in_phase < r.next_notice_s) return;
   r.next_notice_s *= 2;
-  note(truncate(r.label.empty() ? "(defaults)" : r.label, 60) + ": still in " + r.phase +
-       " after " + human_seconds(in_phase) +
-       (r.phase == "warmup" ? " (warmup steps; torch.compile compiles in them)"
-                            : " (loading, building the model, its first step)"));
+  note(truncate(r.label.empty() ? "(defaults)" : r.label, 60) + ": still in " +
+       phase_name(r.phase) + " after " + human_seconds(in_phase) +
+       (r.phase == Phase::warmup ? " (warmup steps; torch.compile compiles in them)"
+                                 : " (loading, building the model, its first step)"));
 }
 
 void Progress::note(const std::string& text) {
@@ -118,8 +117,8 @@ void Progress::redraw() {
   std::string line = "[" + std::to_string(finished_) + "/" + std::to_string(total_) + " done] " +
                      clock_time(since(t0_)) + " elapsed, eta " + eta();
   for (const auto& [id, r] : running_) {
-    line += " | " + truncate(r.label, 40) + ": " + r.phase;
-    if (r.phase == "measure" && r.blocks > 0) {
+    line += " | " + truncate(r.label, 40) + ": " + phase_name(r.phase);
+    if (r.phase == Phase::measure && r.blocks > 0) {
       line += " " + std::to_string(r.block) + "/" + std::to_string(r.blocks);
     } else if (starting(r.phase)) {
       line += " " + clock_time(since(r.phase_since));

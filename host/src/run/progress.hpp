@@ -2,6 +2,8 @@
 // line per finished trial otherwise (logs, CI).
 #pragma once
 
+#include "protocol/events.hpp"
+
 #include <gpusweep/db/store.hpp>
 #include <gpusweep/db/trial_status.hpp>
 
@@ -26,7 +28,7 @@ class Progress {
            double long_phase_s = 30);
 
   void started(int64_t trial_id, const std::string& label);
-  void event(int64_t trial_id, const nlohmann::json& event);
+  void event(int64_t trial_id, const event::Event& event);
   void finished(int64_t trial_id, db::TrialStatus status, const std::string& detail);
   void done();
   // More trials to come (a round added by measure.precision).
@@ -37,7 +39,7 @@ class Progress {
  private:
   struct Running {
     std::string label;
-    std::string phase = "start";
+    Phase phase = Phase::start;
     int64_t block = 0;
     int64_t blocks = 0;
     std::chrono::steady_clock::time_point phase_since = std::chrono::steady_clock::now();

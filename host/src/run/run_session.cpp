@@ -53,7 +53,7 @@ RunnerCallbacks progress_callbacks(Progress& progress, LiveBlocks* live) {
     progress.started(j.trial_id, j.label);
     if (live != nullptr) live->started(j.trial_id);
   };
-  cb.on_event = [&progress, live](const TrialJob& j, const Json& e) {
+  cb.on_event = [&progress, live](const TrialJob& j, const event::Event& e) {
     progress.event(j.trial_id, e);
     if (live != nullptr) live->event(j.trial_id, e);
   };

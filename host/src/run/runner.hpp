@@ -37,7 +37,7 @@ struct TrialJob {
 
 struct RunnerCallbacks {
   std::function<void(const TrialJob&)> on_start;
-  std::function<void(const TrialJob&, const Json& event)> on_event;
+  std::function<void(const TrialJob&, const event::Event& event)> on_event;
   std::function<void(const TrialJob&, db::TrialOutcome&& outcome)> on_finish;
   std::function<void(const std::string& notice)> on_notice;  // e.g. a fork server that cannot serve
 };

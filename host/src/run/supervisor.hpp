@@ -119,7 +119,7 @@ class Supervisor {
   void open(const std::vector<Grant>& grants);
   void grant(Worker* w, const Grant& g);
   void schedule();
-  void note_target(const TrialJob& job, const Json& event);
+  void note_target(const TrialJob& job, const event::Target& target);
 
   // trial_gpus.cpp: what the scheduler needs to know of a queued trial.
   QueuedTrial queued(const TrialJob& job) const;

@@ -42,15 +42,14 @@ void Supervisor::open(const std::vector<Grant>& grants) {
 void Supervisor::grant(Worker* w, const Grant& g) {
   w->turn_since = Clock::now();
   w->job.collector->on_turn(g.cycle);
-  w->monitor.set_measuring(!g.unmeasured && w->job.collector->phase() == "measure");
+  w->monitor.set_measuring(!g.unmeasured && w->job.collector->phase() == Phase::measure);
   arm_timeout(w);
   // A worker that died meanwhile is reaped as usual.
   open_gate(w->gate, g.cap_s);
 }
 
 // A trial reached its target: its round's best time, and so its cap.
-void Supervisor::note_target(const TrialJob& job, const Json& e) {
-  const auto t = event::Target::from_json(e);
+void Supervisor::note_target(const TrialJob& job, const event::Target& t) {
   scheduler_.trained(job.round, job.config, t.reached ? t.time_s : std::nullopt);
 }
 

@@ -110,14 +110,13 @@ void Supervisor::read_proto(Worker* w) {
         w->line.append(w->proto_buf.data(), n);
         size_t start = 0;
         for (size_t nl; (nl = w->line.find('\n', start)) != std::string::npos; start = nl + 1) {
-          auto event = w->job.collector->on_line(w->line.substr(start, nl - start));
+          const auto event = w->job.collector->on_line(w->line.substr(start, nl - start));
           if (!event) continue;
-          const std::string kind = event::kind(*event);
           w->monitor.on_event(*event);
-          if (kind == event::target) note_target(w->job, *event);
+          if (const auto* t = std::get_if<event::Target>(&*event)) note_target(w->job, *t);
           if (cb_.on_event) cb_.on_event(w->job, *event);
-          if (w->gate >= 0 && kind == event::await)
-            end_turn(w, event::Await::from_json(*event).unmeasured);
+          const auto* await = std::get_if<event::Await>(&*event);
+          if (w->gate >= 0 && await != nullptr) end_turn(w, await->unmeasured);
         }
         w->line.erase(0, start);
         if (w->line.size() > kMaxLine) {

@@ -29,7 +29,7 @@ namespace gpusweep::host::detail {
 // one: begins before measured steps, ends before an evaluation.
 void Trial::mark_window(bool begin) {
   if (window_ == nullptr) return;
-  check(begin ? window_->begin(inst_) : window_->end(inst_), "measure", steps_done_);
+  check(begin ? window_->begin(inst_) : window_->end(inst_), Phase::measure, steps_done_);
   if (ranks_ != nullptr) ranks_->command({{"op", "window"}, {"begin", begin}});
 }
 
@@ -37,17 +37,17 @@ void Trial::mark_window(bool begin) {
 // that none of it runs in another trial's turn, and starts again after.
 void Trial::next_turn(bool unmeasured) {
   if (!gate_.gated()) return;
-  if (turns_ != nullptr) check(turns_->pause(inst_), "measure", steps_done_);
+  if (turns_ != nullptr) check(turns_->pause(inst_), Phase::measure, steps_done_);
   if (ranks_ != nullptr) ranks_->command({{"op", "pause"}});
   gate_.await_turn(unmeasured);
-  if (turns_ != nullptr) check(turns_->resume(inst_), "measure", steps_done_);
+  if (turns_ != nullptr) check(turns_->resume(inst_), Phase::measure, steps_done_);
   if (ranks_ != nullptr) ranks_->command({{"op", "resume"}});
 }
 
 // The block's device time by the plugin's device clock (CUDA events), or
 // nothing on a device without one: then it is not asked again.
 void Trial::begin_device_clock() {
-  if (clock_ != nullptr) check(clock_->begin(inst_), "measure", steps_done_);
+  if (clock_ != nullptr) check(clock_->begin(inst_), Phase::measure, steps_done_);
 }
 std::optional<double> Trial::end_device_clock() {
   if (clock_ == nullptr) return std::nullopt;
@@ -57,7 +57,7 @@ std::optional<double> Trial::end_device_clock() {
     clock_ = nullptr;
     return std::nullopt;
   }
-  check(st, "measure", steps_done_);
+  check(st, Phase::measure, steps_done_);
   return seconds;
 }
 
@@ -71,9 +71,9 @@ double Trial::run_block(int64_t b, double* samples, bool turn_taken) {
   *samples = 0;
   const auto t0 = Clock::now();
   begin_device_clock();
-  run_steps(measure_.steps_per_block, "measure", samples, &secondary);
+  run_steps(measure_.steps_per_block, Phase::measure, samples, &secondary);
   const std::optional<double> device_seconds = end_device_clock();
-  check(plugin_->synchronize(inst_), "measure", steps_done_);
+  check(plugin_->synchronize(inst_), Phase::measure, steps_done_);
   const double seconds = lockstep(seconds_since(t0), samples, &secondary);
   steps_done_ += measure_.steps_per_block;
   event::Block block;
@@ -114,8 +114,8 @@ void Trial::check_block_length(const std::vector<double>& seconds, bool device_t
   const auto run_of = [&](int64_t n) {
     double samples = 0, secondary = 0;
     const auto t0 = Clock::now();
-    run_steps(n, "measure", &samples, &secondary);
-    check(plugin_->synchronize(inst_), "measure", steps_done_);
+    run_steps(n, Phase::measure, &samples, &secondary);
+    check(plugin_->synchronize(inst_), Phase::measure, steps_done_);
     steps_done_ += n;
     return lockstep(seconds_since(t0), &samples, &secondary);
   };
@@ -148,7 +148,7 @@ void Trial::check_block_length(const std::vector<double>& seconds, bool device_t
                 : gate_.gated()           ? " (auto, for blocks taking turns: each starts cold)"
                                           : " (auto)",
                 fix);
-  end_trial("failed", "measure", steps_done_, text);
+  end_trial("failed", Phase::measure, steps_done_, text);
 }
 
 }  // namespace gpusweep::host::detail

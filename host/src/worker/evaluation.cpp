@@ -20,8 +20,7 @@ namespace gpusweep::host::detail {
 // measuring resumes after one between blocks. `clock` joins the event
 // (the training clock under measure.target); returns the metrics and sets
 // *seconds to the evaluation's time when asked.
-Json Trial::evaluate(const char* phase, std::optional<std::pair<double, double>> clock,
-                     double* seconds) {
+Json Trial::evaluate(Phase phase, std::optional<std::pair<double, double>> clock, double* seconds) {
   out_.emit(event::Phase{phase}.to_json());
   const auto t0 = Clock::now();
   const char* metrics = nullptr;
@@ -45,7 +44,7 @@ void Trial::measure() {
     measure_to_target(*measure_.target);
     return;
   }
-  out_.emit(event::Phase{"measure", std::nullopt, measure_.blocks}.to_json());
+  out_.emit(event::Phase{Phase::measure, std::nullopt, measure_.blocks}.to_json());
   mark_window(true);
   bool evaluated_last = false;
   for (int64_t b = 0; b < measure_.blocks; ++b) {
@@ -57,10 +56,10 @@ void Trial::measure() {
     evaluated_last = false;
     if (measure_.eval_every_blocks > 0 && (b + 1) % measure_.eval_every_blocks == 0) {
       mark_window(false);
-      evaluate("evaluate");
+      evaluate(Phase::evaluate);
       evaluated_last = true;
       if (b + 1 < measure_.blocks) {
-        out_.emit(event::Phase{"measure"}.to_json());
+        out_.emit(event::Phase{Phase::measure}.to_json());
         mark_window(true);
       }
     }
@@ -68,7 +67,7 @@ void Trial::measure() {
   check_block_length(block_seconds_, device_timed_);
   if (!evaluated_last) {
     mark_window(false);
-    evaluate("evaluate");
+    evaluate(Phase::evaluate);
   }
 }
 

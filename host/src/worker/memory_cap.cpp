@@ -42,7 +42,7 @@ void cap_memory(double cap_bytes, std::future<void>& first_beat, EventWriter& ou
   rlimit cap{};
   cap.rlim_cur = cap.rlim_max = static_cast<rlim_t>(baseline + cap_bytes);
   if (baseline <= 0 || ::setrlimit(RLIMIT_AS, &cap) != 0) {
-    out.emit(event::Result::failed("args", "cannot cap the worker's memory (RLIMIT_AS)"));
+    out.emit(event::Result::failed(Phase::args, "cannot cap the worker's memory (RLIMIT_AS)"));
     finish(0);
   }
   event::MemoryCap capped;
@@ -74,7 +74,7 @@ void cap_trial_memory(const gpusweep_plugin* table, const WorkerArgs& args,
   }
   const std::string text = result != nullptr ? result : "";
   if (st != GPUSWEEP_STATUS_OK) {
-    out.emit(event::Result::failed("args", "cannot cap the device's memory: " + text));
+    out.emit(event::Result::failed(Phase::args, "cannot cap the device's memory: " + text));
     finish(0);
   }
   // The plugin's report (device, limit_bytes, device_bytes, fraction) as it gave it.

@@ -26,7 +26,7 @@ namespace gpusweep::host::detail {
 // of the ranks' totals since warmup, which keeps the waits of a straggler
 // that changes from step to step (dp_comm_from_totals 1).
 void Trial::add_rank_stats(Json& stats) {
-  ranks_->set_phase("stats", steps_done_);
+  ranks_->set_phase(Phase::stats, steps_done_);
   std::vector<Json> others = ranks_->stats();
   if (!stats.is_object()) stats = Json::object();
   for (size_t r = 0; r < slowest_.size(); ++r) {

@@ -268,7 +268,7 @@ std::optional<Json> Ranks::read_reply(Peer& p, RankFailure* failure, bool* close
   return reply;
 }
 
-void Ranks::set_phase(const char* phase, int64_t at_step) {
+void Ranks::set_phase(Phase phase, int64_t at_step) {
   phase_.store(phase);
   at_step_.store(at_step);
 }

@@ -16,6 +16,7 @@
 // The host sees one trial, one process group, one stream of events.
 #pragma once
 
+#include "protocol/phase.hpp"
 #include "protocol/worker_args.hpp"
 
 #include <nlohmann/json.hpp>
@@ -79,7 +80,7 @@ class Ranks {
   // rendezvous, or in a collective that waits for the dead rank (NCCL's
   // would wait out its timeout).
   void start_watch(EventWriter& out);
-  void set_phase(const char* phase, int64_t at_step);
+  void set_phase(Phase phase, int64_t at_step);
   // Every follower's setup done (the rendezvous' store is kept until
   // end_ranks).
   void await_ready();
@@ -126,7 +127,7 @@ class Ranks {
   std::string folder_;  // the rendezvous' folder
   std::mutex mutex_;
   std::condition_variable replied_;
-  std::atomic<const char*> phase_{"setup"};
+  std::atomic<Phase> phase_{Phase::setup};
   std::atomic<int64_t> at_step_{0};
   EventWriter* out_ = nullptr;        // the trial's events (start_watch)
   std::atomic<bool> noticed_{false};  // the watch saw a rank fail

@@ -81,7 +81,7 @@ void Trial::measure_to_target(const TargetSpec& target) {
     auto it = metrics.is_object() ? metrics.find(metric) : metrics.end();
     if (it != metrics.end() && it->is_null()) return std::nan("");
     if (it == metrics.end() || !it->is_number()) {
-      end_trial("failed", "evaluate", steps_done_,
+      end_trial("failed", Phase::evaluate, steps_done_,
                 "measure.target: evaluate() did not report '" + metric +
                     "' as a number (it reported " + metrics.dump() + ")");
     }
@@ -89,7 +89,7 @@ void Trial::measure_to_target(const TargetSpec& target) {
   };
   auto evaluate_now = [&] {
     double took = 0;
-    const Json metrics = evaluate("evaluate", std::make_pair(train_s, samples), &took);
+    const Json metrics = evaluate(Phase::evaluate, std::make_pair(train_s, samples), &took);
     eval_s += took;
     ++evaluations;
     return value_of(metrics);
@@ -148,7 +148,7 @@ void Trial::measure_to_target(const TargetSpec& target) {
   };
   // Reached before training: time 0, after one block (the throughput's).
   const bool at_start = reached(prev_v);
-  out_.emit(event::Phase{"measure", std::nullopt, std::nullopt, target.to_json()}.to_json());
+  out_.emit(event::Phase{Phase::measure, std::nullopt, std::nullopt, target.to_json()}.to_json());
   mark_window(true);
   for (int64_t b = 0;; ++b) {
     next_turn();  // gated: the turn, and with it perhaps a cap
@@ -187,7 +187,7 @@ void Trial::measure_to_target(const TargetSpec& target) {
     }
     blocks_since = 0;
     since_eval_s = 0;
-    out_.emit(event::Phase{"measure"}.to_json());
+    out_.emit(event::Phase{Phase::measure}.to_json());
     mark_window(true);
   }
   check_block_length(block_seconds_, device_timed_);

@@ -27,7 +27,7 @@ namespace gpusweep::host::detail {
   warmup();
   measure();
   const char* stats = nullptr;
-  check(plugin_->stats(inst_, &stats), "stats", steps_done_);
+  check(plugin_->stats(inst_, &stats), Phase::stats, steps_done_);
   Json all = parse_or_raw(stats);
   if (ranks_ != nullptr) add_rank_stats(all);
   out_.emit(event::Stats{all}.to_json());
@@ -42,7 +42,7 @@ namespace gpusweep::host::detail {
 
 // Ends the trial with its result: a failed plugin call's status and
 // message, or the harness's own verdict.
-[[noreturn]] void Trial::end_trial(const std::string& status, const char* phase, int64_t at_step,
+[[noreturn]] void Trial::end_trial(const std::string& status, Phase phase, int64_t at_step,
                                    const std::string& message) {
   await_claim();
   event::Result r;
@@ -62,7 +62,7 @@ void Trial::await_claim() {
   for (;;) ::pause();
 }
 
-void Trial::check(gpusweep_status st, const char* phase, int64_t at_step) {
+void Trial::check(gpusweep_status st, Phase phase, int64_t at_step) {
   if (st == GPUSWEEP_STATUS_OK) return;
   if (ranks_ == nullptr) end_trial(status_name(st), phase, at_step, plugin_->error_message(inst_));
   // A rank that died makes the collectives fail on the others: it is the
@@ -77,7 +77,7 @@ void Trial::check(gpusweep_status st, const char* phase, int64_t at_step) {
 
 // n steps here (`phase` names a failure), after the other ranks of a
 // data-parallel trial were told to run as many; samples summed.
-void Trial::run_steps(int64_t n, const char* phase, double* samples, double* secondary) {
+void Trial::run_steps(int64_t n, Phase phase, double* samples, double* secondary) {
   if (ranks_ != nullptr) {
     ranks_->set_phase(phase, steps_done_);
     ranks_->send_steps(n, steps_done_);
@@ -104,14 +104,14 @@ double Trial::lockstep(double own, double* samples, double* secondary) {
 }
 
 void Trial::setup() {
-  out_.emit(event::Phase{"setup"}.to_json());
+  out_.emit(event::Phase{Phase::setup}.to_json());
   const auto t0 = Clock::now();
   // The other ranks create theirs meanwhile: the rendezvous is in create().
   if (ranks_ != nullptr) ranks_->start_watch(out_);
   gpusweep_status st = plugin_->create(args_.config_json.c_str(), &inst_);
   const double setup_s = seconds_since(t0);
   if (st == GPUSWEEP_STATUS_OK && inst_ == nullptr) st = GPUSWEEP_STATUS_ERROR;
-  check(st, "setup", 0);
+  check(st, Phase::setup, 0);
   if (ranks_ != nullptr) ranks_->await_ready();
   // Settings such as threads apply in create(): report the runtime as used,
   // with the GPUs this process was given.

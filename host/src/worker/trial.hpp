@@ -6,6 +6,7 @@
 // those share.
 #pragma once
 
+#include "protocol/phase.hpp"
 #include "protocol/worker_args.hpp"
 #include "spec/sweep.hpp"
 #include "worker/loader.hpp"
@@ -64,11 +65,11 @@ class Trial {
 
  private:
   // trial.cpp: the trial's end, and the steps every phase runs.
-  [[noreturn]] void end_trial(const std::string& status, const char* phase, int64_t at_step,
+  [[noreturn]] void end_trial(const std::string& status, Phase phase, int64_t at_step,
                               const std::string& message);
   void await_claim();
-  void check(gpusweep_status st, const char* phase, int64_t at_step);
-  void run_steps(int64_t n, const char* phase, double* samples, double* secondary);
+  void check(gpusweep_status st, Phase phase, int64_t at_step);
+  void run_steps(int64_t n, Phase phase, double* samples, double* secondary);
   double lockstep(double own, double* samples, double* secondary);
   void setup();
 
@@ -89,7 +90,7 @@ class Trial {
 
   // evaluation.cpp: evaluations, and the measured phase of a number of blocks.
   // clock: under measure.target, the training seconds and samples so far.
-  Json evaluate(const char* phase, std::optional<std::pair<double, double>> clock = std::nullopt,
+  Json evaluate(Phase phase, std::optional<std::pair<double, double>> clock = std::nullopt,
                 double* seconds = nullptr);
   void measure();
 

@@ -26,9 +26,9 @@ namespace gpusweep::host::detail {
 double Trial::warm(int64_t steps) {
   double samples = 0, secondary = 0;
   const auto t0 = Clock::now();
-  run_steps(steps, "warmup", &samples, &secondary);
+  run_steps(steps, Phase::warmup, &samples, &secondary);
   steps_done_ += steps;
-  check(plugin_->synchronize(inst_), "warmup", steps_done_);
+  check(plugin_->synchronize(inst_), Phase::warmup, steps_done_);
   return lockstep(seconds_since(t0), &samples, &secondary);
 }
 
@@ -61,24 +61,24 @@ bool Trial::probes_busy() const {
 std::optional<double> Trial::busy_share() {
   const gpusweep_status started = busy_->begin(inst_);
   if (started == GPUSWEEP_STATUS_SKIPPED) return std::nullopt;  // the CPU: no extra steps
-  check(started, "warmup", steps_done_);
+  check(started, Phase::warmup, steps_done_);
   const auto t0 = Clock::now();
   double samples = 0, secondary = 0;
-  run_steps(measure_.steps_per_block, "warmup", &samples, &secondary);
+  run_steps(measure_.steps_per_block, Phase::warmup, &samples, &secondary);
   steps_done_ += measure_.steps_per_block;
   // The steps' wall time to the device's sync, before end() turns the
   // records into events (which takes its own time, none of it the steps').
-  check(plugin_->synchronize(inst_), "warmup", steps_done_);
+  check(plugin_->synchronize(inst_), Phase::warmup, steps_done_);
   const double wall_s = seconds_since(t0);
   double busy_s = 0;
   const gpusweep_status st = busy_->end(inst_, &busy_s);
   if (st == GPUSWEEP_STATUS_SKIPPED || !(wall_s > 0)) return std::nullopt;
-  check(st, "warmup", steps_done_);
+  check(st, Phase::warmup, steps_done_);
   return std::min(1.0, busy_s / wall_s);
 }
 
 void Trial::warmup() {
-  out_.emit(event::Phase{"warmup", measure_.warmup_steps}.to_json());
+  out_.emit(event::Phase{Phase::warmup, measure_.warmup_steps}.to_json());
   const auto t0 = Clock::now();
   event::WarmupDone done;
   // The first step on its own: the transient the rest of warmup hides.
@@ -138,13 +138,13 @@ void Trial::warmup() {
     // The totals so far (input wait; diagnose's phase times), so that the
     // host counts the measured steps only.
     const char* stats = nullptr;
-    check(plugin_->stats(inst_, &stats), "warmup", steps_done_);
+    check(plugin_->stats(inst_, &stats), Phase::warmup, steps_done_);
     const Json snapshot = parse_or_raw(stats);
-    out_.emit(event::Stats{snapshot, steps_done_}.to_json());
+    out_.emit(event::StatsSnapshot{snapshot, steps_done_}.to_json());
     if (ranks_ != nullptr) {
       // Every rank's all-reduce wait so far, to count the measured one.
       comm_before_ = {exposed_of(snapshot)};
-      ranks_->set_phase("warmup", steps_done_);
+      ranks_->set_phase(Phase::warmup, steps_done_);
       for (const Json& other : ranks_->stats()) comm_before_.push_back(exposed_of(other));
     }
   }

@@ -102,7 +102,7 @@ namespace {
 // trial's failed result, and ends the process.
 [[noreturn]] void fail_load(const std::exception& e, EventWriter& out) {
   event::Result result;
-  result.phase = "load";
+  result.phase = Phase::load;
   result.message = e.what();
   if (const auto* pe = dynamic_cast<const PluginError*>(&e)) result.reason = pe->reason();
   out.emit(result.to_json());
@@ -220,7 +220,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
     try {
       ranks = new Ranks(args, world);  // lives until the process ends
     } catch (const std::exception& e) {
-      out.emit(event::Result::failed("setup", e.what()));
+      out.emit(event::Result::failed(Phase::setup, e.what()));
       finish(0);
     }
   }
@@ -229,7 +229,7 @@ int run_trial(const WorkerArgs& args, const LoadedPlugin* preloaded) {
   try {
     m = MeasureSpec::from_json(Json::parse(args.measure_json), "--measure");
   } catch (const std::exception& e) {
-    out.emit(event::Result::failed("args", std::string("bad --measure: ") + e.what()));
+    out.emit(event::Result::failed(Phase::args, std::string("bad --measure: ") + e.what()));
     finish(2);
   }
   Trial(plugin, args, m, out, gate, ranks).run();

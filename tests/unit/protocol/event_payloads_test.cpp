@@ -143,17 +143,17 @@ TEST_CASE("a result event round-trips, ok or failed, and a failure says where an
   auto back = event::Result::from_json(j);
   CHECK(back.status == "ok");
   CHECK(back.steps == 120);
-  CHECK(back.phase.empty());
+  CHECK_FALSE(back.phase);
 
-  const auto failed = event::Result::from_json(event::Result::failed("setup", "no GPU"));
+  const auto failed = event::Result::from_json(event::Result::failed(Phase::setup, "no GPU"));
   CHECK(failed.status == "failed");
-  CHECK(failed.phase == "setup");
+  CHECK(failed.phase == Phase::setup);
   CHECK(failed.message == "no GPU");
   CHECK(event::Result::from_json(event::Result::done()).status == "done");
 
   event::Result full;
   full.status = "oom";
-  full.phase = "measure";
+  full.phase = Phase::measure;
   full.at_step = 40;
   full.message = "CUDA out of memory";
   full.reason = "r";
@@ -163,25 +163,26 @@ TEST_CASE("a result event round-trips, ok or failed, and a failure says where an
 }
 
 TEST_CASE("phase, stats and runtime events round-trip, a snapshot as its own event", "[protocol]") {
-  const event::Phase warmup{"warmup", 12};
+  const event::Phase warmup{Phase::warmup, 12};
   CHECK(event::kind(warmup.to_json()) == event::phase);
   auto phase = event::Phase::from_json(warmup.to_json());
-  CHECK(phase.phase == "warmup");
+  CHECK(phase.phase == Phase::warmup);
+  CHECK(warmup.to_json().at("phase") == "warmup");
   CHECK(phase.steps == 12);
   CHECK_FALSE(phase.blocks);
-  const event::Phase to_target{"measure", std::nullopt, std::nullopt, Json{{"value", 0.9}}};
+  const event::Phase to_target{Phase::measure, std::nullopt, std::nullopt, Json{{"value", 0.9}}};
   phase = event::Phase::from_json(to_target.to_json());
   CHECK(phase.target == Json{{"value", 0.9}});
   CHECK(phase.to_json() == to_target.to_json());
 
   const event::Stats last{{{"peak_memory_bytes", 1e6}}};
   CHECK(event::kind(last.to_json()) == event::stats);
-  const event::Stats snapshot{{{"input_wait_s", 0.3}}, 40};
+  const event::StatsSnapshot snapshot{{{"input_wait_s", 0.3}}, 40};
   CHECK(event::kind(snapshot.to_json()) == event::stats_snapshot);
-  const auto back = event::Stats::from_json(snapshot.to_json());
+  const auto back = event::StatsSnapshot::from_json(snapshot.to_json());
   CHECK(back.at_step == 40);
   CHECK(back.stats == Json{{"input_wait_s", 0.3}});
-  CHECK_FALSE(event::Stats::from_json(last.to_json()).at_step);
+  CHECK(event::Stats::from_json(last.to_json()).stats == last.stats);
 
   const event::Runtime runtime{{{"torch_version", "2.15.0"}, {"threads", 2}}, 0.25};
   const auto r = event::Runtime::from_json(runtime.to_json());
@@ -428,4 +429,41 @@ TEST_CASE("an end event's left-out fields read as the host has always read them"
   CHECK(odd.status == 1);
   CHECK_FALSE(odd.instance);
   CHECK(odd.seconds == 0);
+}
+
+TEST_CASE("a protocol object decodes once into its event, an unknown one kept whole",
+          "[protocol]") {
+  event::Block b;
+  b.idx = 2;
+  b.seconds = 0.5;
+  const event::Event decoded = event::decode(b.to_json());
+  REQUIRE(std::holds_alternative<event::Block>(decoded));
+  CHECK(std::get<event::Block>(decoded).idx == 2);
+  CHECK(std::string(event::kind(decoded)) == "block");
+  CHECK(event::encode(decoded) == b.to_json());
+  // A snapshot and the last stats are two events, told apart by name.
+  CHECK(std::holds_alternative<event::StatsSnapshot>(
+      event::decode(event::StatsSnapshot{{{"a", 1}}, 3}.to_json())));
+  CHECK(std::holds_alternative<event::Stats>(event::decode(event::Stats{{{"a", 1}}}.to_json())));
+
+  const Json newer = {{"event", "telemetry"}, {"watts", 300}};
+  const event::Event other = event::decode(newer);
+  REQUIRE(std::holds_alternative<event::Other>(other));
+  CHECK(std::string(event::kind(other)) == "telemetry");
+  CHECK(event::encode(other) == newer);
+
+  // Text: each line its event, in order; a torn last line is dropped.
+  const auto events = event::parse(event::Hello{7}.to_json().dump() + "\n" +
+                                   event::Heartbeat{}.to_json().dump() + "\n{\"event\": \"blo");
+  REQUIRE(events.size() == 2);
+  CHECK(std::get<event::Hello>(events[0]).pid == 7);
+  CHECK(std::holds_alternative<event::Heartbeat>(events[1]));
+}
+
+TEST_CASE("every phase reads back from its name, and a name that is none as none", "[protocol]") {
+  for (Phase p : kPhases) CHECK(phase_of(phase_name(p)) == p);
+  CHECK(std::string(phase_name(Phase::evaluate)) == "evaluate");
+  CHECK_FALSE(phase_of("measuring"));
+  // A phase event of an unknown phase reads as one without a phase.
+  CHECK_FALSE(event::Phase::from_json({{"event", "phase"}, {"phase", "lunch"}}).phase);
 }

@@ -4,6 +4,7 @@
 // blocks arrive, and is gone (folder too) when the run ends; a folder it
 // cannot write turns it off with the reason, never an exception.
 #include "run/live_blocks.hpp"
+#include "protocol/events.hpp"
 
 #include "temp_dir.hpp"
 
@@ -48,18 +49,18 @@ TEST_CASE("the live file follows the running trials' blocks and goes with the ru
     CHECK(read(path)["trials"][0]["id"] == 11);
     CHECK(read(path)["trials"][0]["phase"] == "start");
     // Blocks within half a second of the last write wait for the next one.
-    live.event(11, {{"event", "phase"}, {"phase", "measure"}});
-    live.event(11, block(0.5, 10));
-    live.event(11, block(0.25, 10));
+    live.event(11, host::event::decode({{"event", "phase"}, {"phase", "measure"}}));
+    live.event(11, host::event::decode(block(0.5, 10)));
+    live.event(11, host::event::decode(block(0.25, 10)));
     CHECK(read(path)["trials"][0]["throughput"].empty());
     std::this_thread::sleep_for(std::chrono::milliseconds(600));
-    live.event(11, block(0.1, 10));
+    live.event(11, host::event::decode(block(0.1, 10)));
     const Json j = read(path);
     CHECK(j["trials"][0]["phase"] == "measure");
     CHECK(j["trials"][0]["throughput"] == Json::array({20.0, 40.0, 100.0}));
     // An event of a trial it does not follow, and one of no interest: nothing.
-    live.event(99, block(1, 1));
-    live.event(11, {{"event", "eval"}, {"at_step", 3}});
+    live.event(99, host::event::decode(block(1, 1)));
+    live.event(11, host::event::decode({{"event", "eval"}, {"at_step", 3}}));
     // A trial's end is written at once.
     live.started(12);
     live.finished(11);
@@ -77,7 +78,7 @@ TEST_CASE("a live file that cannot be written turns itself off with the reason",
   host::LiveBlocks live(dir.path + "/r.db", 1);
   CHECK_FALSE(live.off_reason().empty());
   live.started(1);
-  live.event(1, block(1, 1));
+  live.event(1, host::event::decode(block(1, 1)));
   live.finished(1);
   CHECK(std::filesystem::is_regular_file(dir.path + "/r.db-live"));
 }

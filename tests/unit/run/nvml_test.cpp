@@ -1,6 +1,7 @@
 // The NVML loader against a fake libnvidia-ml.so.1 built in the test tree,
 // and the trial monitor's summary of readings.
 #include "support/nvml.hpp"
+#include "protocol/events.hpp"
 #include "run/monitor.hpp"
 #include "run/sweep_run.hpp"
 #include "temp_dir.hpp"
@@ -116,8 +117,8 @@ TEST_CASE("the GPU a trial uses is found by the bus id its worker reports", "[ho
 
   // The monitor binds that device from the worker's runtime event.
   TrialMonitor m(0, nvml.get(), {{"device", "cuda:0"}});
-  m.on_event({{"event", "runtime"}, {"runtime", runtime}});
-  m.on_event({{"event", "phase"}, {"phase", "measure"}});
+  m.on_event(gpusweep::host::event::decode({{"event", "runtime"}, {"runtime", runtime}}));
+  m.on_event(gpusweep::host::event::decode({{"event", "phase"}, {"phase", "measure"}}));
   m.sample();  // pid 0: no /proc reading, the GPU one only
   const auto s = summary(m.metrics(nullptr, 1.0));
   CHECK(s.at("monitor_gpu_index") == 1);
@@ -131,10 +132,10 @@ TEST_CASE("GPU figures cover the measured phase only, the timeline everything", 
   gpusweep::host::GpuSample busy{90.0, 5e9, {}, {}, {}};
   gpusweep::host::GpuSample evaluating{30.0, 8e9, {}, {}, {}};
   m.add_gpu_reading(setup);  // before the first "measure" phase
-  m.on_event({{"event", "phase"}, {"phase", "measure"}});
+  m.on_event(gpusweep::host::event::decode({{"event", "phase"}, {"phase", "measure"}}));
   m.add_gpu_reading(busy);
   m.add_gpu_reading(busy);
-  m.on_event({{"event", "phase"}, {"phase", "evaluate"}});
+  m.on_event(gpusweep::host::event::decode({{"event", "phase"}, {"phase", "evaluate"}}));
   m.add_gpu_reading(evaluating);
   const auto rows = m.metrics(nullptr, 1.0);
   const auto s = summary(rows);

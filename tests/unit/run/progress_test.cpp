@@ -1,6 +1,7 @@
 // A sweep's progress in a log (not a terminal): a long setup or warmup says
 // so as it goes, at doubling intervals, and says how long it took.
 #include "run/progress.hpp"
+#include "protocol/events.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -38,18 +39,19 @@ TEST_CASE("a long setup says so as it goes and how long it took, in a log", "[pr
   // Lines at 0.1 s of setup and again at 0.2 s; none sooner.
   Progress progress(2, 1, false, out, 0.1);
   progress.started(1, "batch_size=8 compile=true");
-  progress.event(1, {{"event", "phase"}, {"phase", "setup"}});
-  progress.event(1, {{"event", "heartbeat"}});
+  progress.event(1, gpusweep::host::event::decode({{"event", "phase"}, {"phase", "setup"}}));
+  progress.event(1, gpusweep::host::event::decode({{"event", "heartbeat"}}));
   CHECK(read_all(out).empty());
   const auto heartbeats_for = [&](double seconds) {
     const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
     while (std::chrono::steady_clock::now() < end) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      progress.event(1, {{"event", "heartbeat"}});
+      progress.event(1, gpusweep::host::event::decode({{"event", "heartbeat"}}));
     }
   };
   heartbeats_for(0.25);
-  progress.event(1, {{"event", "phase"}, {"phase", "measure"}, {"blocks", 5}});
+  progress.event(
+      1, gpusweep::host::event::decode({{"event", "phase"}, {"phase", "measure"}, {"blocks", 5}}));
   const std::string text = read_all(out);
   INFO(text);
   CHECK(count(text, "note: batch_size=8 compile=true: still in setup after ") == 2);
