@@ -3,6 +3,7 @@
 // object's (embed.hpp), with torchkit's settings, device and statistics.
 #pragma once
 
+#include <gpusweep/runtime_info.hpp>
 #include <gpusweep/torchkit/torch_workload.hpp>
 
 #include "embed.hpp"
@@ -21,14 +22,12 @@ class BridgeWorkload : public torchkit::TorchWorkload {
         py_(spec, py_config, settings_.device.str(), torchkit::diagnostics_enabled()) {}
 
   static Json runtime() {
-    Json r = TorchWorkload::runtime();
-    r["python"] = build_version();
-    r["python_interpreter"] = interpreter();
+    auto r = RuntimeInfo::from_json(TorchWorkload::runtime());
+    r.python = build_version();
+    r.python_interpreter = interpreter();
     // Called after create(): the packages the workload imported by then.
-    if (Json packages = imported_packages(); !packages.empty()) {
-      r["python_packages"] = std::move(packages);
-    }
-    return r;
+    if (Json packages = imported_packages(); !packages.empty()) r.python_packages = packages;
+    return r.to_json();
   }
 
   StepResult step() override {

@@ -165,9 +165,9 @@ class ScriptWorkload : public python::BridgeWorkload {
   // host then has each trial measure its device's matmul peak too, for the
   // step's share of it (model FLOPs utilisation).
   static Json runtime() {
-    Json r = BridgeWorkload::runtime();
-    r["counts_flops"] = true;
-    return r;
+    auto r = RuntimeInfo::from_json(BridgeWorkload::runtime());
+    r.counts_flops = true;
+    return r.to_json();
   }
 
   static Manifest selected_manifest(const Json& config) {

@@ -4,6 +4,7 @@
 #include "support/procfs.hpp"
 
 #include <gpusweep/common_settings.hpp>
+#include <gpusweep/runtime_info.hpp>
 
 #include <sys/utsname.h>
 
@@ -128,14 +129,15 @@ std::string cuda_only() {
 
 }  // namespace
 
-CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus) {
+CudaVerdict judge_cuda(const nlohmann::json& report, int nvml_gpus) {
   CudaVerdict v;
-  const bool cuda_build = runtime.value("cuda_build", false);
-  const auto cuda = runtime.value("cuda", nlohmann::json::object());
-  const std::string built_for = cuda.value("torch_cuda", "");
-  const std::string driver = cuda.value("driver_cuda", "");
-  const std::string toolkit = cuda.value("toolkit", "");
-  const auto devices = runtime.value("devices", nlohmann::json::array());
+  const auto runtime = RuntimeInfo::from_json(report);
+  const auto cuda = runtime.cuda.value_or(RuntimeCuda{});
+  const bool cuda_build = runtime.cuda_build.value_or(false);
+  const std::string built_for = cuda.torch_cuda.value_or("");
+  const std::string driver = cuda.driver_cuda.value_or("");
+  const std::string toolkit = cuda.toolkit.value_or("");
+  const auto devices = runtime.devices.value_or(nlohmann::json::array());
   if (!cuda_build) {
     v.summary =
         "LibTorch here is a CPU-only build: device=cuda trials are skipped and "
@@ -209,9 +211,10 @@ void record_machine(DoctorFindings& f, const CpuInfo& cpu, const std::string& ar
                       {"kernel", kernel}};
 }
 
-void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& runtime,
+void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& report,
                     const Json& probe, const std::string& probe_error, double matmul_s,
                     const CpuInfo& cpu, const std::string& blas_alternative) {
+  const auto runtime = RuntimeInfo::from_json(report);
   Json lt = Json::object();
   if (plugin.empty()) {
     lt["probed"] = false;
@@ -220,18 +223,18 @@ void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& ru
     f.doc["libtorch"] = lt;
     return;
   }
-  const Json cuda = runtime.value("cuda", Json::object());
+  const auto cuda = runtime.cuda.value_or(RuntimeCuda{});
   lt["probed"] = true;
   lt["plugin"] = plugin;
-  lt["version"] = runtime.value("torch_version", "");
-  lt["cuda_build"] = runtime.value("cuda_build", false);
-  lt["cuda"] = cuda.value("torch_cuda", "");
-  lt["cudnn"] = cuda.value("torch_cudnn", "");
-  lt["library"] = runtime.value("torch_library", "");
-  lt["cpu_capability"] = runtime.value("cpu_capability", "");
-  const int threads = runtime.value("threads", 0);
+  lt["version"] = runtime.torch_version.value_or("");
+  lt["cuda_build"] = runtime.cuda_build.value_or(false);
+  lt["cuda"] = cuda.torch_cuda.value_or("");
+  lt["cudnn"] = cuda.torch_cudnn.value_or("");
+  lt["library"] = runtime.torch_library.value_or("");
+  lt["cpu_capability"] = runtime.cpu_capability.value_or("");
+  const int threads = static_cast<int>(runtime.threads.value_or(0));
   lt["threads"] = threads;
-  lt["interop_threads"] = runtime.value("interop_threads", 0);
+  lt["interop_threads"] = runtime.interop_threads.value_or(0);
   if (cpu.logical > 0 && threads > 0 && threads < cpu.logical) {
     lt["threads_advice"] = "LibTorch's default uses " + std::to_string(threads) + " of the " +
                            std::to_string(cpu.logical) +
@@ -248,11 +251,11 @@ void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& ru
   }
   const auto libs = probe.value("libraries", std::vector<std::string>{});
   BlasVerdict blas = classify_blas(libs, blas_alternative);
-  const std::string linked = runtime.value("blas", "");
+  const std::string linked = runtime.blas.value_or("");
   if (blas.name == "unknown" && !linked.empty() && linked != "unknown") {
     // No BLAS library mapped: the torch wheel links MKL into libtorch_cpu.
     blas.name = linked;
-    blas.path = "linked into " + runtime.value("torch_library", std::string("LibTorch"));
+    blas.path = "linked into " + runtime.torch_library.value_or("LibTorch");
   }
   lt["blas"] = {{"name", blas.name},
                 {"path", blas.path},
@@ -278,20 +281,21 @@ void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& ru
   f.doc["libtorch"] = lt;
 }
 
-void judge_cuda_section(DoctorFindings& f, const Json& runtime, bool probed, const Json& nvml,
+void judge_cuda_section(DoctorFindings& f, const Json& report, bool probed, const Json& nvml,
                         const Json& nvml_devices, int nvml_gpus) {
+  const auto runtime = RuntimeInfo::from_json(report);
   Json cu = Json::object();
-  const Json rcuda = runtime.value("cuda", Json::object());
-  cu["toolkit"] = rcuda.value("toolkit", "");
-  cu["driver"] = rcuda.value("driver_cuda", "");
-  cu["devices"] = runtime.value("devices", Json::array());
+  const auto rcuda = runtime.cuda.value_or(RuntimeCuda{});
+  cu["toolkit"] = rcuda.toolkit.value_or("");
+  cu["driver"] = rcuda.driver_cuda.value_or("");
+  cu["devices"] = runtime.devices.value_or(Json::array());
   cu["nvml"] = nvml;
   if (!nvml.value("loaded", false)) {
     cu["monitoring"] = "trials record CPU utilisation and resident memory only";
   }
   cu["nvml_devices"] = nvml_devices;
   if (probed) {
-    CudaVerdict verdict = judge_cuda(runtime, nvml_gpus);
+    CudaVerdict verdict = judge_cuda(report, nvml_gpus);
     cu["verdict"] = verdict.summary;
     for (auto& w : verdict.warnings) f.warnings.push_back(std::move(w));
     for (auto& e : verdict.problems) f.problems.push_back(std::move(e));
@@ -300,7 +304,8 @@ void judge_cuda_section(DoctorFindings& f, const Json& runtime, bool probed, con
 }
 
 void judge_python(DoctorFindings& f, const std::string& interpreter, const Json& probe,
-                  const std::string& probe_error, const Json& runtime) {
+                  const std::string& probe_error, const Json& report) {
+  const auto runtime = RuntimeInfo::from_json(report);
   Json py = {{"interpreter", interpreter}};
   const std::string fix_env =
       "set GPUSWEEP_PYTHON to the bin/python3 of an environment whose torch is the one "
@@ -322,8 +327,8 @@ void judge_python(DoctorFindings& f, const std::string& interpreter, const Json&
   py["version"] = probe.value("version", "");
   py["executable"] = probe.value("executable", "");
   py["packages"] = probe.value("packages", Json::object());
-  const std::string plugins_torch = runtime.value("torch_version", "");
-  const std::string plugins_lib = runtime.value("torch_library", "");
+  const std::string plugins_torch = runtime.torch_version.value_or("");
+  const std::string plugins_lib = runtime.torch_library.value_or("");
   if (!probe.contains("torch") || !probe["torch"].is_object()) {
     const std::string why = probe.value("torch_error", std::string("no torch"));
     py["verdict"] = "it cannot import torch (" + why + ")";
@@ -343,9 +348,8 @@ void judge_python(DoctorFindings& f, const std::string& interpreter, const Json&
   // "2.15.0+cu132" is the build "2.15.0" the plugins report with CUDA 13.2.
   const std::string base = version.substr(0, version.find('+'));
   const std::string cuda = torch.value("cuda", "");
-  const std::string plugins_cuda = runtime.contains("cuda") && runtime["cuda"].is_object()
-                                       ? runtime["cuda"].value("torch_cuda", "")
-                                       : "";
+  const std::string plugins_cuda =
+      runtime.cuda ? runtime.cuda->torch_cuda.value_or("") : std::string();
   const bool same_build = !plugins_torch.empty() && base == plugins_torch &&
                           (plugins_cuda.empty() || cuda.rfind(plugins_cuda, 0) == 0);
   py["same_libtorch"] = same_files;

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <gpusweep/runtime_info.hpp>
 #include <map>
 #include <regex>
 #include <set>
@@ -201,14 +202,14 @@ HistoryVersions versions_of(const db::EnvironmentInfo& e) {
   v.gpusweep = e.gpusweep_version;
   const Json details = Json::parse(e.details_json, nullptr, false);
   if (details.is_object() && details.contains("runtime") && details["runtime"].is_object()) {
-    const Json& runtime = details["runtime"];
-    if (runtime.contains("cuda") && runtime["cuda"].is_object()) {
-      v.cuda = runtime["cuda"].value("torch_cuda", "");
-      v.driver = runtime["cuda"].value("driver_cuda", "");
+    const auto runtime = RuntimeInfo::from_json(details["runtime"]);
+    if (runtime.cuda) {
+      v.cuda = runtime.cuda->torch_cuda.value_or("");
+      v.driver = runtime.cuda->driver_cuda.value_or("");
     }
-    if (runtime.contains("python") && runtime["python"].is_string()) v.python = runtime["python"];
-    v.interpreter = runtime.value("python_interpreter", "");
-    if (auto p = runtime.find("python_packages"); p != runtime.end() && p->is_object()) {
+    if (runtime.python) v.python = *runtime.python;
+    v.interpreter = runtime.python_interpreter.value_or("");
+    if (const auto& p = runtime.python_packages; p && p->is_object()) {
       for (const auto& [name, version] : p->items()) {
         if (version.is_string()) v.packages[name] = version.get<std::string>();
       }

@@ -9,6 +9,7 @@
 #include "support/spawn.hpp"
 
 #include <sys/wait.h>
+#include <gpusweep/runtime_info.hpp>
 
 namespace gpusweep::host {
 
@@ -24,7 +25,7 @@ PluginSurvey survey_plugins(const Registry& registry) {
       row["unit"] = info.manifest.unit;
       row["description"] = info.manifest.description;
       row["abi"] = info.abi;
-      row["torch_version"] = info.runtime.value("torch_version", "");
+      row["torch_version"] = RuntimeInfo::from_json(info.runtime).torch_version.value_or("");
       s.loaded.push_back(std::move(info));
     } catch (const PluginError& e) {
       row["loads"] = false;
@@ -50,7 +51,7 @@ PluginSurvey survey_plugins(const Registry& registry) {
 
 const PluginInfo* libtorch_plugin(const PluginSurvey& survey) {
   for (const auto& info : survey.loaded) {
-    if (!info.runtime.value("torch_version", "").empty()) return &info;
+    if (!RuntimeInfo::from_json(info.runtime).torch_version.value_or("").empty()) return &info;
   }
   return nullptr;
 }
@@ -79,9 +80,8 @@ Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why,
 
 std::string embedded_python(const PluginSurvey& survey) {
   for (const auto& info : survey.loaded) {
-    if (info.runtime.is_object() && info.runtime.contains("python_interpreter") &&
-        info.runtime["python_interpreter"].is_string()) {
-      return info.runtime["python_interpreter"].get<std::string>();
+    if (auto interpreter = RuntimeInfo::from_json(info.runtime).python_interpreter) {
+      return *interpreter;
     }
   }
   return "";

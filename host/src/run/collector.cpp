@@ -12,6 +12,7 @@
 #include "support/spawn.hpp"
 #include "support/version.hpp"
 
+#include <gpusweep/runtime_info.hpp>
 #include <gpusweep/stat_names.hpp>
 
 #include <sys/utsname.h>
@@ -403,11 +404,12 @@ db::EnvironmentInfo make_environment(const Json& runtime) {
          " " + u.machine;
   e.cpu_model = trim(read_first_line_with("/proc/cpuinfo", "model name"));
   e.cpu_cores = static_cast<int64_t>(std::thread::hardware_concurrency());
-  e.torch_version = runtime.value("torch_version", "");
-  e.blas = runtime.value("blas", "");
-  e.threads = runtime.value("threads", int64_t{0});
-  e.cuda_available = runtime.value("cuda_available", false);
-  e.gpus_json = runtime.contains("devices") ? runtime.at("devices").dump() : "[]";
+  const auto r = RuntimeInfo::from_json(runtime);
+  e.torch_version = r.torch_version.value_or("");
+  e.blas = r.blas.value_or("");
+  e.threads = r.threads.value_or(0);
+  e.cuda_available = r.cuda_available.value_or(false);
+  e.gpus_json = r.devices ? r.devices->dump() : "[]";
   e.gpusweep_version = build::version();
   e.git_commit = build::git_commit();
   Json details = {{"hostname", e.hostname},

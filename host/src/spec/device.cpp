@@ -1,6 +1,7 @@
 // A trial's device; see device.hpp.
 #include "spec/device.hpp"
 
+#include <gpusweep/runtime_info.hpp>
 #include <string>
 
 namespace gpusweep::host {
@@ -17,7 +18,8 @@ bool on_gpu(const std::string& device, unsigned gpus) {
 
 TrialDevice trial_device(const nlohmann::json& config, const nlohmann::json& runtime) {
   const std::string device = device_setting(config);
-  const bool cuda_available = runtime.is_object() && runtime.value("cuda_available", false);
+  const auto info = RuntimeInfo::from_json(runtime);
+  const bool cuda_available = info.cuda_available.value_or(false);
   TrialDevice d;
   size_t index = 0;
   if (device.rfind("cuda:", 0) == 0) {
@@ -30,8 +32,8 @@ TrialDevice trial_device(const nlohmann::json& config, const nlohmann::json& run
   } else {
     d.cuda = device == "cuda" || (device == "auto" && cuda_available);
   }
-  if (!d.cuda || !runtime.is_object() || !runtime.contains("devices")) return d;
-  const auto& devices = runtime["devices"];
+  if (!d.cuda || !info.devices) return d;
+  const auto& devices = *info.devices;
   if (devices.is_array() && index < devices.size() && devices[index].is_object()) {
     d.info = devices[index];
   }

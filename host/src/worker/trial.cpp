@@ -10,6 +10,7 @@
 #include "worker/worker.hpp"
 
 #include <gpusweep/plugin.h>
+#include <gpusweep/runtime_info.hpp>
 
 #include <nlohmann/json.hpp>
 
@@ -118,7 +119,9 @@ void Trial::setup() {
   Json runtime = parse_or_raw(plugin_->runtime());
   if (const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
       visible != nullptr && runtime.is_object()) {
-    runtime["cuda_visible_devices"] = visible;
+    auto info = RuntimeInfo::from_json(runtime);
+    info.cuda_visible_devices = visible;
+    runtime = info.to_json();
   }
   out_.emit(event::Runtime{runtime, setup_s}.to_json());
   if (args_.probe_matmul_s > 0 && !args_.parallel_starts) {

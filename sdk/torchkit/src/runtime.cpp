@@ -4,6 +4,8 @@
 #include <gpusweep/torchkit/diagnostics.hpp>
 #include <gpusweep/torchkit/settings.hpp>
 
+#include <gpusweep/runtime_info.hpp>
+
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
@@ -113,18 +115,19 @@ std::string blas_in_use() {
 }
 
 Json runtime_info() {
+  RuntimeInfo info;
   Json devices = Json::array();
-  Json cuda = Json::object();
+  info.cuda = RuntimeCuda{};
 #if defined(GPUSWEEP_TORCH_CUDA)
-  const bool cuda_build = true;
+  info.cuda_build = true;
   // What LibTorch was built with (its own cudart and cuDNN), what this
   // torchkit was compiled against (the toolkit's headers), and the driver
   // (0 when none is installed: the call needs no GPU).
   const auto& hooks = at::detail::getCUDAHooks();
-  cuda["torch_cuda"] = dotted(hooks.versionCUDART(), 1000, 10);
-  cuda["torch_cudnn"] = dotted(hooks.versionCuDNN(), 10000, 100);
-  cuda["toolkit"] = dotted(CUDART_VERSION, 1000, 10);
-  cuda["driver_cuda"] = cuda_driver_version();
+  info.cuda->torch_cuda = dotted(hooks.versionCUDART(), 1000, 10);
+  info.cuda->torch_cudnn = dotted(hooks.versionCuDNN(), 10000, 100);
+  info.cuda->toolkit = dotted(CUDART_VERSION, 1000, 10);
+  info.cuda->driver_cuda = cuda_driver_version();
   const int count = static_cast<int>(torch::cuda::device_count());
   for (int i = 0; i < count; ++i) {
     cudaDeviceProp prop{};
@@ -141,19 +144,17 @@ Json runtime_info() {
     }
   }
 #else
-  const bool cuda_build = false;
+  info.cuda_build = false;
 #endif
-  Json info{{"torch_version", TORCH_VERSION},
-            {"torch_library", torch_library_path()},
-            {"cpu_capability", at::get_cpu_capability()},
-            {"cuda_build", cuda_build},
-            {"cuda", cuda},
-            {"cuda_available", torch::cuda::is_available()},
-            {"blas", blas_in_use()},
-            {"threads", at::get_num_threads()},
-            {"interop_threads", at::get_num_interop_threads()},
-            {"devices", devices}};
-  return info;
+  info.torch_version = TORCH_VERSION;
+  info.torch_library = torch_library_path();
+  info.cpu_capability = at::get_cpu_capability();
+  info.cuda_available = torch::cuda::is_available();
+  info.blas = blas_in_use();
+  info.threads = at::get_num_threads();
+  info.interop_threads = at::get_num_interop_threads();
+  info.devices = devices;
+  return info.to_json();
 }
 
 Json matmul_probe(double seconds) {
