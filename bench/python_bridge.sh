@@ -16,6 +16,7 @@
 #      and compiled Python over eager Python.
 # Each figure: the mean over rounds with its 95% t interval, and each round's.
 # Usage: bench/python_bridge.sh BUILD [ROUNDS] [bridge|restoration|all]
+#   (SPIN_STEPS: a spin block's steps, 100000)
 set -euo pipefail
 bin=$(cd "$1" && pwd)/gpusweep
 rounds=${2:-5}
@@ -47,7 +48,8 @@ print(row[0], row[1])
 PY
 }
 
-spin_measure='{"warmup_steps": 2000, "steps_per_block": 100000, "blocks": 5, "repeats": 1, "interleave": 1}'
+spin_steps=${SPIN_STEPS:-100000}  # a spin block's steps (the smoke test's fewer)
+spin_measure="{\"warmup_steps\": 2000, \"steps_per_block\": $spin_steps, \"blocks\": 5, \"repeats\": 1, \"interleave\": 1}"
 restoration_measure='{"warmup_steps": 5, "steps_per_block": 20, "blocks": 5, "repeats": 1, "interleave": 1}'
 results=$work/results.txt
 t0=$(date +%s)
@@ -57,8 +59,8 @@ for r in $(seq 1 "$rounds"); do
       read -r gs_step gs_rate < <(trial "spin$w" python \
         "{\"module\": \"$here/python/spin.py\", \"threads\": 1, \"device\": \"cpu\", \"work\": $w, \"keep_freed_memory\": false}" \
         "$spin_measure")
-      read -r loop_step loop_rate < <("$py" "$here/python/plain_loop.py" "$here/python/spin.py" \
-        "$(cat "$work/spin$w.config")" 2000 5 100000 |
+      read -r loop_step loop_rate < <(GPUSWEEP_BIN="$bin" "$py" "$here/python/plain_loop.py" "$here/python/spin.py" \
+        "$(cat "$work/spin$w.config")" 2000 5 "$spin_steps" |
         "$py" -c 'import json,sys; d=json.load(sys.stdin); print(d["step_s"], d["throughput"])')
       echo "spin$w $r $gs_step $gs_rate $loop_step $loop_rate" >> "$results"
     done

@@ -86,7 +86,7 @@ struct InterleavePlan {
 // measure.interleave as set, or "auto": one window per sweep's configs (up
 // to kAutoInterleave), and none when a config runs more than one intra-op
 // thread (threads other than 1: a multi-threaded block taking turns ran far
-// slower than one after another, bench/interleave_cost.sh). Where a trial
+// slower than one after another, bench/run.py interleave_cost). Where a trial
 // may run on a GPU (a config naming cuda, or auto on a machine with a GPU),
 // trials waiting at their gates would hold device memory: with NVML
 // (`footprint_measurable`) the plan asks for a footprint probe (the window is

@@ -31,7 +31,7 @@ constexpr double kMinBlockCpuS = 1e-4;
 constexpr double kMinBlockDeviceS = 5e-3;
 // Interleaved on the CPU, a block also starts cold: another trial's turn
 // used the caches. The automatic minimum is then long enough for that start
-// to be a small share of the block: bench/interleave_cost.sh measured dqn
+// to be a small share of the block: bench/run.py interleave_cost measured dqn
 // at one thread 0.03-0.3 ms slower a block of 2-32 steps taking turns (and
 // a few percent slower per step, alike for every config), so 5 ms keeps the
 // start within a few percent; the default 20 steps of dqn (5.6 ms) pass.
