@@ -22,7 +22,7 @@ OUT/<date>-<case>.md (OUT: bench/results, or --out).
 A program case ("kind": "program") runs one command, its logic its own (a
 simulation, a script): COMMAND, then ARGS (after `--`); the page keeps its
 output. Exit 77 is "skipped" (no GPU, a missing tool), and the runner exits
-77 too.
+77 too; a program of the build that is missing is a failure, not a skip.
 
 --smoke runs the case once at its smoke settings into a temporary folder:
 the test suite does that for every case, so that none rots.
@@ -371,6 +371,12 @@ def run_program(case, args, ns):
     params, _ = parse_params(case, args.param, smoke)
     ns.update(fill(params, ns))
     need = missing(case, ns)
+    if need and need.startswith(os.path.join(ns["build"], "")):
+        # Every program is built with everything: one missing is a broken
+        # build, which a skip would hide.
+        print("%s: %s is not built (cmake --build %s --target %s)"
+              % (case["name"], need, ns["build"], os.path.basename(need)))
+        return 1, ["Not built: %s." % need]
     if need:
         print("skipped: needs %s" % need)
         return SKIPPED, ["Skipped: needs %s." % need]

@@ -114,17 +114,19 @@ else
 fi
 
 # --test: the training libraries the script workload's tests run users'
-# scripts with (requirements-train.txt), into the torch's environment, when
+# scripts with (requirements-train.txt) and what the benchmarks' smoke runs
+# import (requirements-bench.txt), into the torch's environment, when
 # any is missing; pip is told to leave torch as it is.
 train_libraries() {
   [ "${1:-}" = "--test" ] || return 0
   local py=$2
-  if "$py" -c 'import transformers, accelerate, lightning, jsonargparse' 2>/dev/null; then
-    echo "install-deps: transformers, accelerate and lightning present for $py"
+  if "$py" -c 'import transformers, accelerate, lightning, jsonargparse, scipy' 2>/dev/null; then
+    echo "install-deps: transformers, accelerate, lightning and scipy present for $py"
     return 0
   fi
-  echo "install-deps: installing requirements-train.txt (transformers, lightning) for $py"
-  "$py" -m pip install --disable-pip-version-check -q -r requirements-train.txt
+  echo "install-deps: installing requirements-train.txt and requirements-bench.txt for $py"
+  "$py" -m pip install --disable-pip-version-check -q -r requirements-train.txt \
+    -r requirements-bench.txt
   "$py" -c 'import torch, transformers, lightning' || {
     echo "install-deps: $py cannot import transformers and lightning after installing" \
          "requirements-train.txt; see pip's output above" >&2
