@@ -120,7 +120,7 @@ const torchkit::Support kSupport = [] {
   s.channels_last = true;
   // Channels-last by default: oneDNN's convolutions run it without reordering
   // to and from their blocked layout on every call (1.24x the images/s on an
-  // AVX-512 CPU, bench/eager/README.md "Against torch.compile"), and it is what
+  // AVX-512 CPU, bench/results/2026-11-22-eager-references.md), and it is what
   // torch.compile's layout optimisation picks for this net.
   s.defaults["channels_last"] = true;
   s.input_pipeline = true;
