@@ -1,6 +1,6 @@
 // The runner's event loop (internal to run/): the Supervisor that
 // Runner::run drives, and the Worker it keeps for each live trial. Its
-// members live in runner.cpp (the run's life: signals, starting, reaping
+// members live in supervisor.cpp (the run's life: signals, starting, reaping
 // and finishing workers), worker_io.cpp (a worker's pipes and timers),
 // turns.cpp (the turns the TurnScheduler opens, and their clocks) and
 // trial_gpus.cpp (what it needs to know of a queued trial).
@@ -93,7 +93,7 @@ class Supervisor {
   bool run();
 
  private:
-  // runner.cpp: the signals, and workers started, reaped and finished.
+  // supervisor.cpp: the signals, and workers started, reaped and finished.
   void wait_stop();
   void wait_child();
   void reap();
