@@ -1,7 +1,6 @@
-// Worker supervision on Boost.Asio; see runner.hpp. Runner::run, and the
-// supervisor's (supervisor.hpp) life: Ctrl-C and SIGCHLD, workers started
-// (forked by a fork server or fresh processes), reaped and their trials
-// finished.
+// The supervisor's (supervisor.hpp) life on Boost.Asio: Ctrl-C and SIGCHLD,
+// workers started (forked by a fork server or fresh processes), reaped and
+// their trials finished; and Runner::run (runner.hpp), which drives it.
 #include "run/runner.hpp"
 
 #include "run/fork_server.hpp"
