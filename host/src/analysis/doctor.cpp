@@ -4,7 +4,6 @@
 #include "support/procfs.hpp"
 
 #include <gpusweep/common_settings.hpp>
-#include <gpusweep/runtime_info.hpp>
 
 #include <sys/utsname.h>
 
@@ -129,9 +128,8 @@ std::string cuda_only() {
 
 }  // namespace
 
-CudaVerdict judge_cuda(const nlohmann::json& report, int nvml_gpus) {
+CudaVerdict judge_cuda(const RuntimeInfo& runtime, int nvml_gpus) {
   CudaVerdict v;
-  const auto runtime = RuntimeInfo::from_json(report);
   const auto cuda = runtime.cuda.value_or(RuntimeCuda{});
   const bool cuda_build = runtime.cuda_build.value_or(false);
   const std::string built_for = cuda.torch_cuda.value_or("");
@@ -211,10 +209,9 @@ void record_machine(DoctorFindings& f, const CpuInfo& cpu, const std::string& ar
                       {"kernel", kernel}};
 }
 
-void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& report,
+void judge_libtorch(DoctorFindings& f, const std::string& plugin, const RuntimeInfo& runtime,
                     const Json& probe, const std::string& probe_error, double matmul_s,
                     const CpuInfo& cpu, const std::string& blas_alternative) {
-  const auto runtime = RuntimeInfo::from_json(report);
   Json lt = Json::object();
   if (plugin.empty()) {
     lt["probed"] = false;
@@ -281,9 +278,8 @@ void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& re
   f.doc["libtorch"] = lt;
 }
 
-void judge_cuda_section(DoctorFindings& f, const Json& report, bool probed, const Json& nvml,
-                        const Json& nvml_devices, int nvml_gpus) {
-  const auto runtime = RuntimeInfo::from_json(report);
+void judge_cuda_section(DoctorFindings& f, const RuntimeInfo& runtime, bool probed,
+                        const Json& nvml, const Json& nvml_devices, int nvml_gpus) {
   Json cu = Json::object();
   const auto rcuda = runtime.cuda.value_or(RuntimeCuda{});
   cu["toolkit"] = rcuda.toolkit.value_or("");
@@ -295,7 +291,7 @@ void judge_cuda_section(DoctorFindings& f, const Json& report, bool probed, cons
   }
   cu["nvml_devices"] = nvml_devices;
   if (probed) {
-    CudaVerdict verdict = judge_cuda(report, nvml_gpus);
+    CudaVerdict verdict = judge_cuda(runtime, nvml_gpus);
     cu["verdict"] = verdict.summary;
     for (auto& w : verdict.warnings) f.warnings.push_back(std::move(w));
     for (auto& e : verdict.problems) f.problems.push_back(std::move(e));
@@ -304,8 +300,7 @@ void judge_cuda_section(DoctorFindings& f, const Json& report, bool probed, cons
 }
 
 void judge_python(DoctorFindings& f, const std::string& interpreter, const Json& probe,
-                  const std::string& probe_error, const Json& report) {
-  const auto runtime = RuntimeInfo::from_json(report);
+                  const std::string& probe_error, const RuntimeInfo& runtime) {
   Json py = {{"interpreter", interpreter}};
   const std::string fix_env =
       "set GPUSWEEP_PYTHON to the bin/python3 of an environment whose torch is the one "

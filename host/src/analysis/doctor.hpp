@@ -7,6 +7,7 @@
 #include "spec/manifest.hpp"
 #include "support/procfs.hpp"
 
+#include <gpusweep/runtime_info.hpp>
 #include <nlohmann/json.hpp>
 
 #include <string>
@@ -40,7 +41,7 @@ struct CudaVerdict {
 // Judges the LibTorch probe's runtime report (torchkit's runtime_info():
 // cuda_build, cuda {torch_cuda, torch_cudnn, toolkit, driver_cuda}, devices)
 // together with what NVML saw (nvml_gpus: -1 when NVML did not load).
-CudaVerdict judge_cuda(const nlohmann::json& runtime, int nvml_gpus);
+CudaVerdict judge_cuda(const RuntimeInfo& runtime, int nvml_gpus);
 
 // What doctor found: its JSON document (machine, plugins, plugin_path,
 // libtorch, cuda, warnings, problems, ready) as the checks fill it in.
@@ -63,7 +64,7 @@ void record_machine(DoctorFindings& f, const CpuInfo& cpu, const std::string& ar
 // with probe_error, when the probe failed): version, build, threads (and
 // advice when LibTorch uses fewer threads than the machine has cores), the
 // BLAS it mapped or linked, OpenMP, the matmul peak.
-void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& runtime,
+void judge_libtorch(DoctorFindings& f, const std::string& plugin, const RuntimeInfo& runtime,
                     const Json& probe, const std::string& probe_error, double matmul_s,
                     const CpuInfo& cpu, const std::string& blas_alternative);
 
@@ -71,8 +72,8 @@ void judge_libtorch(DoctorFindings& f, const std::string& plugin, const Json& ru
 // (nvml: {loaded, library, driver_version} or {loaded: false, why}, and its
 // devices; nvml_gpus -1 when it did not load) and, when LibTorch was probed,
 // judge_cuda's verdict.
-void judge_cuda_section(DoctorFindings& f, const Json& runtime, bool probed, const Json& nvml,
-                        const Json& nvml_devices, int nvml_gpus);
+void judge_cuda_section(DoctorFindings& f, const RuntimeInfo& runtime, bool probed,
+                        const Json& nvml, const Json& nvml_devices, int nvml_gpus);
 
 // The python section: the interpreter the Python and script workloads embed
 // (interpreter: the plugin's python_interpreter, "" when no Python plugin
@@ -81,6 +82,6 @@ void judge_cuda_section(DoctorFindings& f, const Json& runtime, bool probed, con
 // torch_library, or the same version and CUDA build), or the embedded import
 // mixes two builds in one process; the training libraries it has are listed.
 void judge_python(DoctorFindings& f, const std::string& interpreter, const Json& probe,
-                  const std::string& probe_error, const Json& runtime);
+                  const std::string& probe_error, const RuntimeInfo& runtime);
 
 }  // namespace gpusweep::host

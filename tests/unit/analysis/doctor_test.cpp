@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 using namespace gpusweep::host;
+using gpusweep::RuntimeInfo;
 using Catch::Matchers::Contains;
 
 TEST_CASE("Debian's reference BLAS is flagged with the fix", "[host]") {
@@ -68,7 +69,7 @@ TEST_CASE("cpuinfo gives the model and logical and physical cores", "[host]") {
 
 namespace {
 
-nlohmann::json cuda_runtime(const std::string& built_for, const std::string& driver, int devices) {
+RuntimeInfo cuda_runtime(const std::string& built_for, const std::string& driver, int devices) {
   nlohmann::json rt = {{"cuda_build", true},
                        {"cuda",
                         {{"torch_cuda", built_for},
@@ -79,7 +80,7 @@ nlohmann::json cuda_runtime(const std::string& built_for, const std::string& dri
   for (int i = 0; i < devices; ++i) {
     rt["devices"].push_back({{"index", i}, {"name", "Test GPU"}, {"memory_bytes", 8e9}});
   }
-  return rt;
+  return RuntimeInfo::from_json(rt);
 }
 
 }  // namespace
@@ -112,7 +113,7 @@ TEST_CASE("doctor: a wheel built for a newer CUDA major than the driver is a pro
 }
 
 TEST_CASE("doctor: GPUs that a CPU-only LibTorch cannot use are flagged", "[host]") {
-  const nlohmann::json cpu_only = {{"cuda_build", false}};
+  const auto cpu_only = RuntimeInfo::from_json({{"cuda_build", false}});
   CHECK(judge_cuda(cpu_only, -1).warnings.empty());
   const CudaVerdict v = judge_cuda(cpu_only, 4);
   CHECK_THAT(v.summary, Contains("CPU-only build"));
@@ -124,10 +125,10 @@ TEST_CASE("doctor judges LibTorch: thread advice, MKL linked in, a missing matmu
           "[analysis]") {
   CpuInfo cpu;
   cpu.logical = 8;
-  const Json runtime = {{"torch_version", "2.15.0"},
-                        {"threads", 4},
-                        {"blas", "mkl"},
-                        {"torch_library", "/t/libtorch_cpu.so"}};
+  const auto runtime = RuntimeInfo::from_json({{"torch_version", "2.15.0"},
+                                               {"threads", 4},
+                                               {"blas", "mkl"},
+                                               {"torch_library", "/t/libtorch_cpu.so"}});
   const Json probe = {{"libraries", {"/t/libtorch_cpu.so", "/t/libgomp.so.1"}}};
   DoctorFindings f;
   judge_libtorch(f, "dqn", runtime, probe, "", 2.0, cpu, "");
@@ -145,23 +146,24 @@ TEST_CASE("doctor judges LibTorch: thread advice, MKL linked in, a missing matmu
 TEST_CASE("doctor: a failed probe or no LibTorch plugin makes the machine not ready",
           "[analysis]") {
   DoctorFindings failed;
-  judge_libtorch(failed, "dqn", {{"torch_version", "2.15.0"}}, nullptr, "killed by SIGSEGV", 0,
-                 CpuInfo{}, "");
+  judge_libtorch(failed, "dqn", RuntimeInfo::from_json({{"torch_version", "2.15.0"}}), nullptr,
+                 "killed by SIGSEGV", 0, CpuInfo{}, "");
   CHECK(failed.doc.at("libtorch").at("probe_error") == "killed by SIGSEGV");
   CHECK(failed.finish().at("ready") == false);
   CHECK_THAT(failed.problems.front(), Contains("LibTorch probe failed: killed by SIGSEGV"));
 
   DoctorFindings none;
-  judge_libtorch(none, "", Json::object(), nullptr, "", 0, CpuInfo{}, "");
+  judge_libtorch(none, "", RuntimeInfo{}, nullptr, "", 0, CpuInfo{}, "");
   CHECK(none.doc.at("libtorch").at("probed") == false);
   CHECK(none.finish().at("problems").size() == 1);
 }
 
 TEST_CASE("doctor: a Python whose torch is another build than the plugins' is a problem",
           "[analysis]") {
-  const Json runtime = {{"torch_version", "2.15.0"},
-                        {"torch_library", "/venv/lib/python3.11/site-packages/torch/lib/x.so"},
-                        {"cuda", {{"torch_cuda", "13.2"}}}};
+  const auto runtime = RuntimeInfo::from_json(
+      {{"torch_version", "2.15.0"},
+       {"torch_library", "/venv/lib/python3.11/site-packages/torch/lib/x.so"},
+       {"cuda", {{"torch_cuda", "13.2"}}}});
   auto probe = [](const std::string& version, const std::string& cuda) {
     return Json{{"version", "3.11.2"},
                 {"torch", {{"version", version}, {"cuda", cuda}, {"lib", "/other/torch/lib"}}},
