@@ -10,10 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace gpusweep {
 
@@ -60,14 +62,19 @@ template <class S>
 S read(const nlohmann::json& j, nlohmann::json* rest) {
   S s;
   if (!j.is_object()) return s;
-  if (rest != nullptr) *rest = j;
+  std::vector<std::string> taken;
   S::fields(s, [&](const char* key, auto& member) {
     const auto it = j.find(key);
     if (it == j.end()) return;
     using T = typename std::decay_t<decltype(member)>::value_type;
     member = as<T>(*it);
-    if (member && rest != nullptr) rest->erase(key);
+    if (member) taken.emplace_back(key);
   });
+  if (rest != nullptr) {
+    for (const auto& [key, value] : j.items()) {
+      if (std::find(taken.begin(), taken.end(), key) == taken.end()) (*rest)[key] = value;
+    }
+  }
   return s;
 }
 
