@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 
 using namespace gpusweep::host;
-using gpusweep::RuntimeInfo;
 using Catch::Matchers::Contains;
+using gpusweep::RuntimeInfo;
 
 TEST_CASE("Debian's reference BLAS is flagged with the fix", "[host]") {
   const std::vector<std::string> libs = {"/usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13",
