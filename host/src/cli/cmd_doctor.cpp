@@ -66,7 +66,7 @@ int run_doctor(const po::variables_map& vm) {
   f.doc["plugin_path"] = survey.search_path;
   f.problems = survey.problems;
   const PluginInfo* torch = libtorch_plugin(survey);
-  const RuntimeInfo runtime = RuntimeInfo::from_json(torch != nullptr ? torch->runtime : Json());
+  const RuntimeInfo runtime = torch != nullptr ? torch->runtime_info : RuntimeInfo{};
   std::string why;
   const Json probe = torch != nullptr ? probe_libtorch(torch->file, matmul_s, &why) : Json();
   judge_libtorch(f, torch != nullptr ? torch->file.name : "", runtime, probe, why, matmul_s, cpu,

@@ -266,6 +266,7 @@ PluginInfo Registry::describe_file(const PluginFile& file, const Json& selection
                 "'; rename the file to gpusweep_" + info.manifest.name + ".so");
   }
   info.runtime = loaded->runtime;
+  info.runtime_info = RuntimeInfo::from_json(info.runtime);
   info.abi = loaded->abi.value_or("");
   info.hash = hash_file(file.path);
   // A selected workload is part of what runs: a changed module is a changed

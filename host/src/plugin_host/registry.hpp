@@ -8,6 +8,8 @@
 #include "support/capture.hpp"
 #include "support/error.hpp"
 
+#include <gpusweep/runtime_info.hpp>
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,7 +24,8 @@ struct PluginFile {
 struct PluginInfo {
   PluginFile file;
   PluginManifest manifest;
-  Json runtime;
+  Json runtime;              // as the plugin reported it (shown as it came)
+  RuntimeInfo runtime_info;  // the same, read once into its fields
   std::string abi;
   std::string hash;  // of the .so file
 };

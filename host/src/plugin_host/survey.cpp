@@ -9,7 +9,6 @@
 #include "support/spawn.hpp"
 
 #include <sys/wait.h>
-#include <gpusweep/runtime_info.hpp>
 
 namespace gpusweep::host {
 
@@ -25,7 +24,7 @@ PluginSurvey survey_plugins(const Registry& registry) {
       row["unit"] = info.manifest.unit;
       row["description"] = info.manifest.description;
       row["abi"] = info.abi;
-      row["torch_version"] = RuntimeInfo::from_json(info.runtime).torch_version.value_or("");
+      row["torch_version"] = info.runtime_info.torch_version.value_or("");
       s.loaded.push_back(std::move(info));
     } catch (const PluginError& e) {
       row["loads"] = false;
@@ -51,7 +50,7 @@ PluginSurvey survey_plugins(const Registry& registry) {
 
 const PluginInfo* libtorch_plugin(const PluginSurvey& survey) {
   for (const auto& info : survey.loaded) {
-    if (!RuntimeInfo::from_json(info.runtime).torch_version.value_or("").empty()) return &info;
+    if (!info.runtime_info.torch_version.value_or("").empty()) return &info;
   }
   return nullptr;
 }
@@ -80,7 +79,7 @@ Json probe_libtorch(const PluginFile& file, double matmul_s, std::string* why,
 
 std::string embedded_python(const PluginSurvey& survey) {
   for (const auto& info : survey.loaded) {
-    if (auto interpreter = RuntimeInfo::from_json(info.runtime).python_interpreter) {
+    if (auto interpreter = info.runtime_info.python_interpreter) {
       return *interpreter;
     }
   }

@@ -17,7 +17,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <gpusweep/runtime_info.hpp>
 #include <map>
 #include <set>
 
@@ -195,7 +194,7 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
     job.worker.measure_json = measure_json;
     // A workload that counts its step's FLOPs: the trial measures its
     // device's matmul peak in its own dtype, for compare's MFU.
-    if (RuntimeInfo::from_json(info.runtime).counts_flops.value_or(false)) {
+    if (info.runtime_info.counts_flops.value_or(false)) {
       job.worker.probe_matmul_s = kFlopsPeakProbeS;
     }
     job.worker.max_memory_bytes = std::floor(spec_.measure.max_memory_bytes);
