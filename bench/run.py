@@ -69,6 +69,8 @@ from wilson import rate  # noqa: E402
 
 SKIPPED = 77  # what ctest's SKIP_RETURN_CODE and the scripts call skipped
 KINDS = ("rate", "median", "min", "max", "sum", "of_runs")
+# What a summary reduces its values with, and what its expressions may call.
+REDUCERS = {"median": statistics.median, "min": min, "max": max, "sum": sum}
 
 
 class Row(dict):
@@ -235,7 +237,7 @@ def one_run(case, files, work, ns, sets):
 
 
 def namespace(case, record):
-    ns = {"wall": Row(record["wall"]), "median": statistics.median, "max": max, "min": min}
+    ns = dict(REDUCERS, wall=Row(record["wall"]))
     ns.update(record.get("point", {}))
     for name, rows in record["reads"].items():
         rows = rows_of(rows)
@@ -252,7 +254,7 @@ def figure(s, spaces):
     kind = next(k for k in KINDS if k in s)
     if kind == "of_runs":
         runs = [Row({k: v for k, v in ns.items() if not callable(v)}) for ns in spaces]
-        v = eval(s[kind], {"runs": runs, "median": statistics.median, "max": max, "min": min})  # noqa: S307
+        v = eval(s[kind], dict(REDUCERS, runs=runs))  # noqa: S307
         return "none" if v is None else s.get("format", "%.3g") % v
     values = []
     for ns in spaces:
@@ -263,7 +265,7 @@ def figure(s, spaces):
         return rate(sum(bool(v) for v in values), len(values))
     if not values:
         return "none"
-    v = {"median": statistics.median, "min": min, "max": max, "sum": sum}[kind](values)
+    v = REDUCERS[kind](values)
     return s.get("format", "%.3g") % v
 
 
