@@ -4,8 +4,9 @@
 // with its 95% Wilson interval. The figures are in
 // bench/results/2026-11-28-change-points.md.
 //
-//   cmake --build build --target change_points_sim && build/bench/change_points_sim [series]
+//   bench/run.py change_points_sim [-- --series N]
 #include "analysis/change_points.hpp"
+#include "sim_flags.hpp"
 #include "wilson.hpp"
 
 #include <algorithm>
@@ -130,7 +131,16 @@ Row simulate(double sd, Shape shape, int n_series, std::uint32_t seed) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int n = argc > 1 ? std::atoi(argv[1]) : 1000;
+  int n = 1000;
+  gpusweep::bench::SimFlags("change_points_sim",
+                            "find_change_points on simulated throughput histories: false points "
+                            "and a 5% step's detection and delay.")
+      .option("--series", &n, "simulated series a row")
+      .parse(argc, argv);
+  if (n < 1) {
+    std::fprintf(stderr, "change_points_sim: --series >= 1\n");
+    return 2;
+  }
   std::printf(
       "find_change_points defaults (p = 0.001, window 50, min segment 3), %d series a row\n", n);
   std::printf(

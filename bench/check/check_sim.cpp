@@ -6,15 +6,13 @@
 // same simulated trials. The figures are in
 // bench/results/2026-11-28-check-simulated.md.
 //
-//   cmake --build build --target check_sim && build/bench/check_sim [--checks N]
-//     [--rounds R] [--seed S] [--configs K] [--blocks B] [--process-sd X]
-//     [--block-sd X] [--position-rounds all|first|later] [--only NAME]
-//     [--promises] [--json]
+//   bench/run.py check_sim [-- OPTIONS]   (build/bench/check_sim --help)
 // --promises (or --json, the same as JSON) prints the check's promises cell
 // by cell instead, the replaced stopping rule beside the product's.
 #include "analysis/check.hpp"
 #include "analysis/compare.hpp"
 #include "analysis/ratio_model.hpp"
+#include "sim_flags.hpp"
 #include "spec/sweep.hpp"
 #include "wilson.hpp"
 
@@ -598,62 +596,40 @@ void promises(Model m, int checks, uint64_t seed, bool json) {
   }
 }
 
-[[noreturn]] void usage() {
-  std::cerr << "usage: check_sim [--checks N] [--rounds R] [--seed S] [--configs K] [--blocks B] "
-               "[--process-sd X] [--block-sd X] [--tolerance X] [--position-rounds "
-               "all|first|later] [--only SUBSTRING] [--promises] [--json]\n";
-  std::exit(2);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   Model m;
   int checks = 2000;
   uint64_t seed = 2026;
-  std::string only;
+  std::string only, position_rounds = "all";
   bool promise = false, json = false;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--promises") {
-      promise = true;
-      continue;
-    }
-    if (a == "--json") {
-      json = true;
-      continue;
-    }
-    if (i + 1 >= argc) usage();
-    const char* v = argv[++i];
-    if (a == "--checks") {
-      checks = std::atoi(v);
-    } else if (a == "--rounds") {
-      m.max_rounds = std::atoi(v);
-    } else if (a == "--seed") {
-      seed = std::strtoull(v, nullptr, 10);
-    } else if (a == "--configs") {
-      m.pairs = std::atoi(v);
-    } else if (a == "--blocks") {
-      m.blocks = std::atoi(v);
-    } else if (a == "--process-sd") {
-      m.process_sd = std::atof(v);
-    } else if (a == "--tolerance") {
-      m.tolerance = std::atof(v);
-    } else if (a == "--block-sd") {
-      m.block_sd = std::atof(v);
-    } else if (a == "--position-rounds") {
-      const std::string r = v;
-      if (r != "all" && r != "first" && r != "later") usage();
-      m.position_rounds = r == "first"   ? Model::Rounds::first
-                          : r == "later" ? Model::Rounds::later
-                                         : Model::Rounds::all;
-    } else if (a == "--only") {
-      only = v;
-    } else {
-      usage();
-    }
+  gpusweep::bench::SimFlags flags(
+      "check_sim", "gpusweep check's false verdicts and power, simulated, beside two naive rules.");
+  flags.option("--checks", &checks, "checks a condition")
+      .option("--rounds", &m.max_rounds, "most rounds a check runs")
+      .option("--seed", &seed, "random seed")
+      .option("--configs", &m.pairs, "configs a check, each run in both builds")
+      .option("--blocks", &m.blocks, "blocks a trial")
+      .option("--process-sd", &m.process_sd, "sd of a process's mean, as a fraction")
+      .option("--block-sd", &m.block_sd, "sd of a block about its process's mean, as a fraction")
+      .option("--tolerance", &m.tolerance, "the check's tolerance, as a fraction")
+      .option("--position-rounds", &position_rounds, "the rounds a position effect acts in",
+              {"all", "first", "later"})
+      .option("--only", &only, "only the conditions whose name holds this text")
+      .flag("--promises", &promise,
+            "the promises cell by cell instead, the replaced stopping rule beside")
+      .flag("--json", &json, "the promises as JSON");
+  flags.parse(argc, argv);
+  m.position_rounds = position_rounds == "first"   ? Model::Rounds::first
+                      : position_rounds == "later" ? Model::Rounds::later
+                                                   : Model::Rounds::all;
+  if (checks < 1 || m.pairs < 1 || m.blocks < 2 || m.max_rounds < m.repeats) {
+    std::cerr << "check_sim: --checks and --configs >= 1, --blocks >= 2, --rounds >= " << m.repeats
+              << "\n"
+              << flags.usage();
+    return 2;
   }
-  if (checks < 1 || m.pairs < 1 || m.blocks < 2 || m.max_rounds < m.repeats) usage();
   if (promise || json) {
     promises(m, checks, seed, json);
     return 0;

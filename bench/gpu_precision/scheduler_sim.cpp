@@ -4,8 +4,8 @@
 // time, --jobs 1. simulate.py times the turns and draws the noise; which
 // process runs when, and what runs beside what, is decided here.
 //
-//   cmake --build build --target scheduler_sim
 //   build/bench/scheduler_sim --procs 4 --blocks 6 --starts parallel --windows 3 --seed 1
+//   (--help lists the options)
 //
 // One line a window: its turns in the order granted, a space between turns
 // granted one after another, a comma between turns granted at once. A turn
@@ -16,6 +16,7 @@
 //   L  the last measured block, its final evaluation in the same turn (serial)
 //   E  the final evaluation (parallel starts: unmeasured, between cycles)
 #include "run/turn_scheduler.hpp"
+#include "sim_flags.hpp"
 
 #include <cstdint>
 #include <cstdlib>
@@ -31,7 +32,7 @@ namespace {
 struct Options {
   int procs = 4;
   int blocks = 5;
-  std::string starts = "parallel";  // serial | parallel | built
+  std::string starts = "parallel";
   int windows = 1;
   uint64_t seed = 1;
 };
@@ -111,27 +112,17 @@ std::string window(const Options& o, uint64_t seed) {
 
 Options parse(int argc, char** argv) {
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string key = argv[i], value = argv[i + 1];
-    if (key == "--procs") {
-      o.procs = std::atoi(value.c_str());
-    } else if (key == "--blocks") {
-      o.blocks = std::atoi(value.c_str());
-    } else if (key == "--starts") {
-      o.starts = value;
-    } else if (key == "--windows") {
-      o.windows = std::atoi(value.c_str());
-    } else if (key == "--seed") {
-      o.seed = std::strtoull(value.c_str(), nullptr, 10);
-    } else {
-      fail("unknown option " + key);
-    }
-  }
-  if (argc % 2 == 0) fail("an option without its value");
+  gpusweep::bench::SimFlags flags("scheduler_sim",
+                                  "The turns of interleaved windows as the TurnScheduler grants "
+                                  "them: one line a window.");
+  flags.option("--procs", &o.procs, "worker processes a window")
+      .option("--blocks", &o.blocks, "measured blocks a process")
+      .option("--starts", &o.starts, "how a window's processes start",
+              {"serial", "parallel", "built"})
+      .option("--windows", &o.windows, "windows to print")
+      .option("--seed", &o.seed, "random seed");
+  flags.parse(argc, argv);
   if (o.procs < 1 || o.blocks < 1 || o.windows < 1) fail("--procs, --blocks, --windows: >= 1");
-  if (o.starts != "serial" && o.starts != "parallel" && o.starts != "built") {
-    fail("--starts: serial, parallel or built");
-  }
   return o;
 }
 

@@ -3,8 +3,9 @@
 // precision rule (tests/unit/analysis/position_sim.hpp), each rate with its
 // 95% Wilson interval. bench/README.md has the figures.
 //
-//   ninja -C build position_sim && build/bench/position_sim [runs]
+//   bench/run.py position_sim [-- --runs N]
 #include "position_sim.hpp"
+#include "sim_flags.hpp"
 #include "wilson.hpp"
 
 #include <cstdio>
@@ -29,7 +30,16 @@ const char* windows_name(Windows w) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int runs = argc > 1 ? std::atoi(argv[1]) : 400;
+  int runs = 400;
+  gpusweep::bench::SimFlags("position_sim",
+                            "A/A pairs under start-order effects through the real round orders, "
+                            "ratio model and precision rule.")
+      .option("--runs", &runs, "simulated runs a line")
+      .parse(argc, argv);
+  if (runs < 1) {
+    std::cerr << "position_sim: --runs >= 1\n";
+    return 2;
+  }
   std::cout << "A/A pair (2 configs, 3 repeats, 10 blocks), start-order effect 5%, process sd "
                "0.2%, block sd 0.5%, "
             << runs << " runs a line\n";
