@@ -183,10 +183,15 @@ def sweep_files(case, work, ns, smoke):
     return files
 
 
+# --retry: a long run keeps going across a rebuild of the binary it calls.
+RETRY = False
+
+
 def gpusweep(binary, *args, ok=(0, 1, 3)):
-    """(its stdout, the seconds it took); a failure to start it, or an odd exit,
-    tried again once in 60 s (a binary being relinked is back by then)."""
-    for attempt in (1, 2):
+    """(its stdout, the seconds it took). Under --retry a failure to start it,
+    or an odd exit, is tried again once in 60 s (a binary being relinked is
+    back by then); otherwise it ends the run at once."""
+    for attempt in (1, 2) if RETRY else (2,):
         t0 = time.monotonic()
         try:
             done = subprocess.run([binary, *args], capture_output=True, text=True)
@@ -424,13 +429,18 @@ def parse_args():
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                     help="a param or a matrix axis of the case (VALUE JSON, or a string)")
     ap.add_argument("--list", action="store_true", help="the cases and what each measures")
+    ap.add_argument("--retry", action="store_true",
+                    help="a gpusweep call that fails to start or exits oddly is tried again once "
+                         "in 60 s (for long runs while the binary is rebuilt)")
     args = ap.parse_args(argv)
     args.args = rest
     return args
 
 
 def main():
+    global RETRY
     args = parse_args()
+    RETRY = args.retry
     if args.list or not args.case:
         return list_cases()
     case = load_case(args.case)
