@@ -168,13 +168,13 @@ std::vector<TrialJob> SweepRun::pending_jobs(size_t* finished_before) {
     job.trial_id = t.id;
     // The config and repeat first, numbered as every table numbers them, so
     // that a label cut to fit a progress line keeps them.
-    const std::string settings = config_label(Json::parse(t.plan.config_json), keys);
+    const Json planned = Json::parse(t.plan.config_json);
+    const std::string settings = config_label(planned, keys);
     job.label = "config " + std::to_string(t.plan.config_index + 1);
     if (spec_.measure.repeats > 1 || t.plan.repeat > 0) {
       job.label += " repeat " + std::to_string(t.plan.repeat + 1);
     }
     if (!settings.empty()) job.label += ": " + settings;
-    const Json planned = Json::parse(t.plan.config_json);
     const PluginInfo& info = info_for(planned);
     job.worker.plugin_path = info.file.path;
     Json config = worker_config(planned);
