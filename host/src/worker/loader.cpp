@@ -91,7 +91,7 @@ LoadedPlugin load_plugin(const std::string& path) {
     throw PluginLoadError(path, std::string(GPUSWEEP_ENTRY_SYMBOL) + " returned NULL");
   }
   if (auto problem = abi_problem(table); !problem.empty()) throw PluginLoadError(path, problem);
-  return LoadedPlugin{table, path, version(table->abi_major, table->abi_minor)};
+  return LoadedPlugin{table, path, version(table->abi_major, table->abi_minor), {}};
 }
 
 std::string workload_manifest(const LoadedPlugin& plugin, const std::string& config_json) {
