@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -35,6 +36,11 @@ class SimFlags {
                    std::vector<std::string> choices = {}) {
     add(std::move(name), target, std::move(help));
     options_.back().choices = std::move(choices);
+    return *this;
+  }
+  // The last option declared (an integer) takes no value below `least`.
+  SimFlags& at_least(long least) {
+    options_.back().least = least;
     return *this;
   }
   // An option without a value: present sets it true.
@@ -67,6 +73,7 @@ class SimFlags {
       out << "  " << o.name;
       if (!std::holds_alternative<bool*>(o.target)) out << " " << value_name(o);
       out << "\n      " << o.help;
+      if (o.least) out << ", at least " << *o.least;
       const std::string d = default_text(o);
       if (!d.empty()) out << " (default " << d << ")";
       out << "\n";
@@ -82,6 +89,7 @@ class SimFlags {
     Target target;
     std::string help;
     std::vector<std::string> choices;
+    std::optional<long> least;
   };
 
   SimFlags& add(std::string name, Target target, std::string help) {
@@ -108,6 +116,7 @@ class SimFlags {
     if (auto* p = std::get_if<int*>(&o.target)) {
       const long n = std::strtol(v.c_str(), &end, 10);
       if (*end != '\0' || v.empty() || errno != 0 || n < -2147483647L || n > 2147483647L) bad();
+      if (o.least && n < *o.least) fail(o.name + ": at least " + std::to_string(*o.least));
       **p = static_cast<int>(n);
     } else if (auto* u = std::get_if<std::uint64_t*>(&o.target)) {
       const unsigned long long n = std::strtoull(v.c_str(), &end, 10);

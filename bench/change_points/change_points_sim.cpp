@@ -136,11 +136,8 @@ int main(int argc, char** argv) {
                             "find_change_points on simulated throughput histories: false points "
                             "and a 5% step's detection and delay.")
       .option("--series", &n, "simulated series a row")
+      .at_least(1)
       .parse(argc, argv);
-  if (n < 1) {
-    std::fprintf(stderr, "change_points_sim: --series >= 1\n");
-    return 2;
-  }
   std::printf(
       "find_change_points defaults (p = 0.001, window 50, min segment 3), %d series a row\n", n);
   std::printf(

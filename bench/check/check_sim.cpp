@@ -607,10 +607,14 @@ int main(int argc, char** argv) {
   gpusweep::bench::SimFlags flags(
       "check_sim", "gpusweep check's false verdicts and power, simulated, beside two naive rules.");
   flags.option("--checks", &checks, "checks a condition")
+      .at_least(1)
       .option("--rounds", &m.max_rounds, "most rounds a check runs")
+      .at_least(m.repeats)
       .option("--seed", &seed, "random seed")
       .option("--configs", &m.pairs, "configs a check, each run in both builds")
+      .at_least(1)
       .option("--blocks", &m.blocks, "blocks a trial")
+      .at_least(2)
       .option("--process-sd", &m.process_sd, "sd of a process's mean, as a fraction")
       .option("--block-sd", &m.block_sd, "sd of a block about its process's mean, as a fraction")
       .option("--tolerance", &m.tolerance, "the check's tolerance, as a fraction")
@@ -624,12 +628,6 @@ int main(int argc, char** argv) {
   m.position_rounds = position_rounds == "first"   ? Model::Rounds::first
                       : position_rounds == "later" ? Model::Rounds::later
                                                    : Model::Rounds::all;
-  if (checks < 1 || m.pairs < 1 || m.blocks < 2 || m.max_rounds < m.repeats) {
-    std::cerr << "check_sim: --checks and --configs >= 1, --blocks >= 2, --rounds >= " << m.repeats
-              << "\n"
-              << flags.usage();
-    return 2;
-  }
   if (promise || json) {
     promises(m, checks, seed, json);
     return 0;

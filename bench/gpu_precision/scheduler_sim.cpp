@@ -116,13 +116,15 @@ Options parse(int argc, char** argv) {
                                   "The turns of interleaved windows as the TurnScheduler grants "
                                   "them: one line a window.");
   flags.option("--procs", &o.procs, "worker processes a window")
+      .at_least(1)
       .option("--blocks", &o.blocks, "measured blocks a process")
+      .at_least(1)
       .option("--starts", &o.starts, "how a window's processes start",
               {"serial", "parallel", "built"})
       .option("--windows", &o.windows, "windows to print")
+      .at_least(1)
       .option("--seed", &o.seed, "random seed");
   flags.parse(argc, argv);
-  if (o.procs < 1 || o.blocks < 1 || o.windows < 1) fail("--procs, --blocks, --windows: >= 1");
   return o;
 }
 

@@ -35,11 +35,8 @@ int main(int argc, char** argv) {
                             "A/A pairs under start-order effects through the real round orders, "
                             "ratio model and precision rule.")
       .option("--runs", &runs, "simulated runs a line")
+      .at_least(1)
       .parse(argc, argv);
-  if (runs < 1) {
-    std::cerr << "position_sim: --runs >= 1\n";
-    return 2;
-  }
   std::cout << "A/A pair (2 configs, 3 repeats, 10 blocks), start-order effect 5%, process sd "
                "0.2%, block sd 0.5%, "
             << runs << " runs a line\n";
