@@ -150,7 +150,7 @@ class SimFlags {
     if (auto* p = std::get_if<int*>(&o.target)) out << **p;
     if (auto* u = std::get_if<std::uint64_t*>(&o.target)) out << **u;
     if (auto* d = std::get_if<double*>(&o.target)) out << **d;
-    if (auto* s = std::get_if<std::string*>(&o.target)) out << (**s).c_str();
+    if (auto* s = std::get_if<std::string*>(&o.target)) out << **s;
     return out.str();
   }
 
