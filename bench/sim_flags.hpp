@@ -93,7 +93,7 @@ class SimFlags {
   };
 
   SimFlags& add(std::string name, Target target, std::string help) {
-    options_.push_back({std::move(name), target, std::move(help), {}});
+    options_.push_back({std::move(name), target, std::move(help), {}, std::nullopt});
     return *this;
   }
 

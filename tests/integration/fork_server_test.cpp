@@ -10,7 +10,7 @@ using gpusweep::test::Sandbox;
 
 namespace {
 
-const char* kSweep = R"({"name": "forks", "workload": "faults",
+const char* kForkSweep = R"({"name": "forks", "workload": "faults",
   "grid": {"mode": ["ok", "segfault", "throw_step"], "seed": [0, 1]},
   "measure": {"min_block_s": 0, "repeats": 1, "warmup_steps": 1, "steps_per_block": 2, "blocks": 5, "timeout_s": 20}})";
 
@@ -19,7 +19,7 @@ const char* kSweep = R"({"name": "forks", "workload": "faults",
 TEST_CASE("forked trials each run in their own process and a crash ends only its trial",
           "[integration][fork]") {
   Sandbox box;
-  box.write("f.json", kSweep);
+  box.write("f.json", kForkSweep);
   for (const bool fresh : {false, true}) {
     INFO((fresh ? "--fresh-workers" : "fork server"));
     const std::string db = fresh ? "fresh.db" : "forked.db";

@@ -21,7 +21,7 @@ using gpusweep::test::Sandbox;
 namespace {
 
 // Three configs of about 0.35 s of spinning each (6 blocks of 20 steps).
-constexpr const char* kSweep = R"({"name": "turns", "workload": "noop",
+constexpr const char* kTurnsSweep = R"({"name": "turns", "workload": "noop",
   "base": {"spin_us": 1500}, "grid": {"seed": [0, 1, 2]},
   "measure": {"repeats": 1, "warmup_steps": 5, "steps_per_block": 20, "blocks": 6, "timeout_s": 60)";
 
@@ -30,7 +30,7 @@ constexpr const char* kSweep = R"({"name": "turns", "workload": "noop",
 TEST_CASE("interleaved trials take one turn each per cycle and never run at once",
           "[integration][interleave]") {
   Sandbox box;
-  box.write("s.json", std::string(kSweep) + "}}");
+  box.write("s.json", std::string(kTurnsSweep) + "}}");
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);
@@ -57,7 +57,7 @@ TEST_CASE("interleaved trials take one turn each per cycle and never run at once
 TEST_CASE("measure.interleave 1 runs trials one after another, without gates",
           "[integration][interleave]") {
   Sandbox box;
-  box.write("s.json", std::string(kSweep) + R"(, "interleave": 1}})");
+  box.write("s.json", std::string(kTurnsSweep) + R"(, "interleave": 1}})");
   const auto r = box.gpusweep("run s.json --db results.db");
   INFO(r.output);
   REQUIRE(r.code == 0);

@@ -13,10 +13,10 @@ namespace gpusweep::host {
 
 namespace {
 
-const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json};
+const std::vector<OutputFormat> kBestFormats = {OutputFormat::table, OutputFormat::json};
 
 int run_best(const po::variables_map& vm) {
-  const OutputFormat format = format_of(vm, kFormats);
+  const OutputFormat format = format_of(vm, kBestFormats);
   std::vector<Constraint> constraints;
   for (const auto& c : strings_of(vm, "constraint")) constraints.push_back(parse_constraint(c));
   const OpenedSweep run = open_sweep(vm);
@@ -66,7 +66,7 @@ CommandDef cmd_best() {
                 "a tune run: choose among every round's trials, the racing rounds included (by "
                 "default only its fresh confirmation rounds count: the racing rounds flatter "
                 "what they picked)"),
-           format_option(kFormats)},
+           format_option(kBestFormats)},
           {"sweep"},
           {},
           run_best};

@@ -19,7 +19,7 @@ namespace gpusweep::host {
 
 namespace {
 
-const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json};
+const std::vector<OutputFormat> kDiagnoseFormats = {OutputFormat::table, OutputFormat::json};
 
 void write_sweep_file(const std::string& path, const Json& sweep, std::ostream& progress) {
   std::ofstream f(path);
@@ -78,7 +78,7 @@ int diagnose_new(const po::variables_map& vm, bool json, std::ostream& progress)
 }
 
 int run_diagnose(const po::variables_map& vm) {
-  const bool json = format_of(vm, kFormats) == OutputFormat::json;
+  const bool json = format_of(vm, kDiagnoseFormats) == OutputFormat::json;
   // Progress goes to stderr when stdout carries the JSON document.
   std::ostream& progress = json ? std::cerr : std::cout;
   if (vm.count("trial") != 0U) {
@@ -125,7 +125,7 @@ CommandDef cmd_diagnose() {
        number("matmul-seconds", "S",
               "length of the matmul peak measurement the FLOP/s are compared with (0: skip)", 1),
        text("sweep-out", "FILE", "also write the suggested sweep file here"), db_option(),
-       format_option(kFormats), plugin_path_option()},
+       format_option(kDiagnoseFormats), plugin_path_option()},
       {"workload"},
       {"WORKLOAD [options]", "--db FILE --trial ID [--peak GFLOPS] [--cpu-peak GFLOPS]"},
       run_diagnose};

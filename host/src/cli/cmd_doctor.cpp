@@ -21,7 +21,7 @@ namespace gpusweep::host {
 
 namespace {
 
-const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json};
+const std::vector<OutputFormat> kDoctorFormats = {OutputFormat::table, OutputFormat::json};
 
 // NVML's view: {loaded, library, driver_version} or {loaded: false, why}, its
 // devices, and their count (-1 when it did not load).
@@ -52,7 +52,7 @@ int run_doctor(const po::variables_map& vm) {
   if (matmul_s < 0 || matmul_s > 600) {
     throw UsageError("--matmul-seconds " + fixed(matmul_s, 1) + ": use 0 to 600");
   }
-  const bool json = format_of(vm, kFormats) == OutputFormat::json;
+  const bool json = format_of(vm, kDoctorFormats) == OutputFormat::json;
   DoctorFindings f;
   const CpuInfo cpu = parse_cpuinfo(read_text("/proc/cpuinfo"));
   utsname u{};
@@ -104,7 +104,7 @@ CommandDef cmd_doctor() {
           "1 when something a sweep needs is broken, 0 otherwise (warnings included).",
           "machine.md",
           {number("matmul-seconds", "S", "length of the float32 matmul benchmark (0: skip it)", 2),
-           format_option(kFormats), plugin_path_option()},
+           format_option(kDoctorFormats), plugin_path_option()},
           {},
           {},
           run_doctor};

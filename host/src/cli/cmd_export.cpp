@@ -10,10 +10,10 @@ namespace gpusweep::host {
 
 namespace {
 
-const std::vector<OutputFormat> kFormats = {OutputFormat::csv, OutputFormat::json};
+const std::vector<OutputFormat> kExportFormats = {OutputFormat::csv, OutputFormat::json};
 
 int run_export(const po::variables_map& vm) {
-  const OutputFormat format = format_of(vm, kFormats);
+  const OutputFormat format = format_of(vm, kExportFormats);
   const OpenedSweep run = open_sweep(vm);
   const bool per_block = vm["blocks"].as<bool>();
   if (vm.count("output") == 0U) {
@@ -38,7 +38,7 @@ CommandDef cmd_export() {
           "or its block samples, for pandas, spreadsheets and notebooks. A trial's fields are\n"
           "named as results and serve name them (see \"A trial's fields\" below).",
           "commands.md#a-trials-fields",
-          {sweep_name_option(), db_option(), format_option(kFormats),
+          {sweep_name_option(), db_option(), format_option(kExportFormats),
            flag("blocks", "one row per measured block instead of per trial"),
            text("output", "FILE", "write to this file instead of stdout").with_short('o')},
           {},

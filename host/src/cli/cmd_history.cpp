@@ -20,8 +20,8 @@ namespace gpusweep::host {
 
 namespace {
 
-const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json,
-                                            OutputFormat::md, OutputFormat::csv};
+const std::vector<OutputFormat> kHistoryFormats = {OutputFormat::table, OutputFormat::json,
+                                                   OutputFormat::md, OutputFormat::csv};
 
 std::vector<Option> history_options() {
   const ChangePointOptions defaults;
@@ -47,7 +47,7 @@ std::vector<Option> history_options() {
       number("budget-s", "S", "with --confirm: as check's, for each change point",
              kDefaultCheckBudgetS),
       plugin_path_option(),
-      format_option(kFormats)};
+      format_option(kHistoryFormats)};
 }
 
 int run_history(const po::variables_map& vm) {
@@ -75,7 +75,7 @@ int run_history(const po::variables_map& vm) {
   }
   const HistoryResult result = history_series(std::move(points), filter, options);
   if (vm.count("html") == 0U) {
-    std::cout << history_listing(result, format_of(vm, kFormats));
+    std::cout << history_listing(result, format_of(vm, kHistoryFormats));
     if (!vm["confirm"].as<bool>()) return 0;
     ConfirmOptions confirm;
     confirm.tolerance = fraction_option(vm, "tolerance");

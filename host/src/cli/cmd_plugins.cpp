@@ -13,8 +13,8 @@ namespace gpusweep::host {
 
 namespace {
 
-const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::csv,
-                                            OutputFormat::json, OutputFormat::md};
+const std::vector<OutputFormat> kPluginsFormats = {OutputFormat::table, OutputFormat::csv,
+                                                   OutputFormat::json, OutputFormat::md};
 
 int check(const Registry& registry, const po::variables_map& vm, OutputFormat format) {
   if (vm.count("name") != 0U) throw UsageError("plugins: give either NAME or --check FILE");
@@ -31,7 +31,7 @@ int check(const Registry& registry, const po::variables_map& vm, OutputFormat fo
 }
 
 int run_plugins(const po::variables_map& vm) {
-  const OutputFormat format = format_of(vm, kFormats);
+  const OutputFormat format = format_of(vm, kPluginsFormats);
   const bool one = vm.count("check") != 0U || vm.count("name") != 0U;
   if (one && format != OutputFormat::table && format != OutputFormat::json) {
     throw UsageError("plugins --format: NAME and --check print table or json");
@@ -73,7 +73,7 @@ CommandDef cmd_plugins() {
            texts("set", "KEY=VALUE",
                  "the parameter that selects the workload of a bridge plugin, for NAME and "
                  "--check: python's module (--set module=path/to/step.py)"),
-           format_option(kFormats), plugin_path_option()},
+           format_option(kPluginsFormats), plugin_path_option()},
           {"name"},
           {"[NAME] [options]", "--check FILE [--set module=FILE] [options]"},
           run_plugins};

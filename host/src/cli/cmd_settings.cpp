@@ -14,8 +14,8 @@ namespace gpusweep::host {
 
 namespace {
 
-const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::csv,
-                                            OutputFormat::json, OutputFormat::md};
+const std::vector<OutputFormat> kSettingsFormats = {OutputFormat::table, OutputFormat::csv,
+                                                    OutputFormat::json, OutputFormat::md};
 
 // The measure keys' table as a listing; md is the table in docs/sweep-file.md.
 std::string measure_listing(OutputFormat format) {
@@ -35,10 +35,10 @@ std::string measure_listing(OutputFormat format) {
 
 int run_settings(const po::variables_map& vm) {
   if (vm["measure"].as<bool>()) {
-    std::cout << measure_listing(format_of(vm, kFormats));
+    std::cout << measure_listing(format_of(vm, kSettingsFormats));
     return 0;
   }
-  switch (format_of(vm, kFormats)) {
+  switch (format_of(vm, kSettingsFormats)) {
     case OutputFormat::json:
       std::cout << common_settings_json().dump(2) << "\n";
       break;
@@ -65,7 +65,7 @@ CommandDef cmd_settings() {
           "diagnose suggests sweeping. json is the whole table (the Python SDK reads the same);\n"
           "md is docs/settings.md. --measure lists the sweep file's measure keys instead.",
           "settings.md",
-          {format_option(kFormats),
+          {format_option(kSettingsFormats),
            flag("measure",
                 "list the sweep file's measure keys instead: allowed values, default and meaning "
                 "(md is the table in docs/sweep-file.md)")},

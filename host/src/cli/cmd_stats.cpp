@@ -9,11 +9,11 @@ namespace gpusweep::host {
 
 namespace {
 
-const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::csv,
-                                            OutputFormat::json, OutputFormat::md};
+const std::vector<OutputFormat> kStatsFormats = {OutputFormat::table, OutputFormat::csv,
+                                                 OutputFormat::json, OutputFormat::md};
 
 int run_stats(const po::variables_map& vm) {
-  const OutputFormat format = format_of(vm, kFormats);
+  const OutputFormat format = format_of(vm, kStatsFormats);
   std::cout << (vm["reported"].as<bool>() ? reported_stats_listing(format) : stats_listing(format));
   return 0;
 }
@@ -28,7 +28,7 @@ CommandDef cmd_stats() {
           "with gpusweep sql on the metrics table (kind 'stat'); md is docs/stats.md.\n"
           "--reported lists the stats workloads report that gpusweep reads by name.",
           "stats.md",
-          {format_option(kFormats),
+          {format_option(kStatsFormats),
            flag("reported",
                 "list the stats workloads report that gpusweep reads by name instead (torchkit's, "
                 "the Python SDK's, the worker's)")},

@@ -18,7 +18,7 @@ namespace gpusweep::host {
 
 namespace {
 
-const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json};
+const std::vector<OutputFormat> kTuneFormats = {OutputFormat::table, OutputFormat::json};
 
 std::vector<Option> tune_options() {
   return with_run_options(
@@ -34,7 +34,7 @@ std::vector<Option> tune_options() {
              "NAME OP VALUE as `best` takes it, e.g. peak_memory<8GiB, quality>=0.99*baseline "
              "(replaces the file's)"),
        integer("seed", "N", "seed of the model's draws in large spaces"),
-       allow_plugin_change_option(), format_option(kFormats)},
+       allow_plugin_change_option(), format_option(kTuneFormats)},
       "continue the latest tune of this sweep (after a kill or Ctrl-C): nothing that finished "
       "runs again");
 }
@@ -44,7 +44,7 @@ int run_tune(const po::variables_map& vm) {
   SweepSpec spec = load_sweep_file(file);
   apply_overrides(spec, strings_of(vm, "set"));
   const TuneSpec tune = tune_settings(spec, tune_overrides_of(vm));
-  const OutputFormat format = format_of(vm, kFormats);
+  const OutputFormat format = format_of(vm, kTuneFormats);
   Registry registry(plugin_paths(vm));
   const PluginInfo info = registry.describe_sweep(spec);
   validate_sweep(spec, info.manifest);

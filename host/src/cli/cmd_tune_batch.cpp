@@ -45,7 +45,7 @@ int target_stage(SweepSpec& target, const PluginInfo& info, const BatchTuneResul
   return code;
 }
 
-const std::vector<OutputFormat> kFormats = {OutputFormat::table, OutputFormat::json};
+const std::vector<OutputFormat> kTuneBatchFormats = {OutputFormat::table, OutputFormat::json};
 
 std::vector<Option> tune_batch_options() {
   return {text("workload", "WORKLOAD", "workload (plugin) name").required(),
@@ -70,12 +70,12 @@ std::vector<Option> tune_batch_options() {
                "throughput (the most samples/s) or time_to_target (first to measure.target, "
                "given with --set; then the default)"),
           db_option(),
-          format_option(kFormats),
+          format_option(kTuneBatchFormats),
           plugin_path_option()};
 }
 
 int run_tune_batch(const po::variables_map& vm) {
-  const bool json = format_of(vm, kFormats) == OutputFormat::json;
+  const bool json = format_of(vm, kTuneBatchFormats) == OutputFormat::json;
   const SearchOptions search = search_options_of(vm);
   const double max_memory = vm.count("max-memory") != 0U
                                 ? parse_size(vm["max-memory"].as<std::string>(), "--max-memory")

@@ -25,14 +25,6 @@ namespace {
 
 std::string signed_percent(double v) { return (v >= 0 ? "+" : "") + fixed(100 * v, 1) + "%"; }
 
-std::string settings_text(const Json& change) {
-  std::string out;
-  for (const auto& [k, v] : change.items()) {
-    out += (out.empty() ? "" : " ") + k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
-  }
-  return out;
-}
-
 // A row's first fields: the config's number, its varying settings, and
 // whether it is the baseline.
 Json config_record(const ConfigSamples& c, const std::vector<std::string>& keys, bool baseline) {
@@ -445,10 +437,9 @@ std::string render_ablation(const std::vector<AblationRow>& knobs, OutputFormat 
   if (knobs.empty()) return "";
   Table t({"knob", "from", "to", "pairs", "repeats", "ratio", "95% CI", "pairs range", "note"});
   for (size_t c = 3; c <= 7; ++c) t.right_align(c);
-  auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   for (const auto& k : knobs) {
     const bool range = k.pairs > 1 && std::isfinite(k.pair_min);
-    t.add_row({k.knob, text(k.from), text(k.to), std::to_string(k.pairs),
+    t.add_row({k.knob, value_text(k.from), value_text(k.to), std::to_string(k.pairs),
                k.repeats > 0 ? std::to_string(k.repeats) : "-",
                k.pairs > 0 ? fixed(k.ratio, 3) + "x" : "-", interval_text(k.low, k.high),
                range ? fixed(k.pair_min, 3) + "-" + fixed(k.pair_max, 3) + "x" : "-",
@@ -548,7 +539,7 @@ std::string render_scaling(const std::vector<ScalingRow>& rows,
     std::vector<std::string> cells = {std::to_string(r.config->config_index + 1)};
     for (const auto& k : keys) {
       const Json v = r.config->config.contains(k) ? r.config->config.at(k) : Json();
-      cells.push_back(v.is_string() ? v.get<std::string>() : v.dump());
+      cells.push_back(value_text(v));
     }
     cells.push_back(r.kind);
     cells.push_back(r.single != nullptr ? std::to_string(r.single->config_index + 1) : "-");

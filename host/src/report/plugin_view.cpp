@@ -11,8 +11,7 @@ namespace {
 
 std::string allowed(const ParamSpec& p) {
   std::string out;
-  for (const auto& c : p.choices)
-    out += (out.empty() ? "" : ", ") + (c.is_string() ? c.get<std::string>() : c.dump());
+  for (const auto& c : p.choices) out += (out.empty() ? "" : ", ") + value_text(c);
   if (!out.empty()) return out;
   auto num = [&p](double v) {
     return p.type == ParamType::integer ? std::to_string(static_cast<long long>(v))
@@ -24,8 +23,6 @@ std::string allowed(const ParamSpec& p) {
   if (p.type == ParamType::json) return "any JSON value";
   return p.type == ParamType::boolean ? "true, false" : "any";
 }
-
-std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 }  // namespace
 

@@ -196,11 +196,7 @@ std::string claims_html(db::Store& store, const db::SweepRecord& sweep, const Sw
   if (!spec.claims.empty()) {
     std::vector<std::vector<std::string>> claim_rows;
     for (const auto& r : evaluate_claims(store, sweep, spec)) {
-      std::string change;
-      for (const auto& [k, v] : r.claim->change.items()) {
-        change += (change.empty() ? "" : " ") + k + "=" +
-                  (v.is_string() ? v.get<std::string>() : v.dump());
-      }
+      const std::string change = settings_text(r.claim->change);
       claim_rows.push_back({r.claim->text, change, r.claim->metric, expected_text(*r.claim),
                             r.ratio ? fixed(*r.ratio, 3) + "x" : "-", interval_text(r.low, r.high),
                             verdict_name(r.verdict), r.reason, r.claim->source});

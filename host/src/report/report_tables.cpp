@@ -54,10 +54,9 @@ TextTable knob_table(const std::vector<AblationRow>& knobs) {
               {false, false, false, true, true, true, true, true, false},
               {},
               {}};
-  auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
   for (const auto& k : knobs) {
     const bool range = k.pairs > 1 && std::isfinite(k.pair_min);
-    t.rows.push_back({k.knob, text(k.from), text(k.to), std::to_string(k.pairs),
+    t.rows.push_back({k.knob, value_text(k.from), value_text(k.to), std::to_string(k.pairs),
                       k.repeats > 0 ? std::to_string(k.repeats) : "-",
                       k.pairs > 0 ? fixed(k.ratio, 3) + "x" : "-", interval_text(k.low, k.high),
                       range ? fixed(k.pair_min, 3) + "-" + fixed(k.pair_max, 3) + "x" : "-",

@@ -148,10 +148,7 @@ std::vector<Column> result_columns(const std::vector<std::string>& keys, bool re
   auto get = [](const Json& r, const char* k) { return r.contains(k) ? r.at(k) : Json(); };
   std::vector<Column> cols = {{"config", "config", true, {}}};
   for (const auto& k : keys) {
-    cols.push_back({k, k, false, [k](const Json& r) {
-                      const Json& v = r.at(k);
-                      return v.is_string() ? v.get<std::string>() : v.dump();
-                    }});
+    cols.push_back({k, k, false, [k](const Json& r) { return value_text(r.at(k)); }});
   }
   if (repeats || format != OutputFormat::table) cols.push_back({"repeat", "repeat", true, {}});
   cols.push_back({"status", "status", false, {}});

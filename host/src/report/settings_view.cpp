@@ -9,8 +9,6 @@ namespace gpusweep::host {
 
 namespace {
 
-std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
-
 // "fp32, bf16, fp16", "1..4096" or "" (a boolean).
 std::string allowed_text(const Param& p) {
   if (!p.choices.empty()) {

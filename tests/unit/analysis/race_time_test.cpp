@@ -31,7 +31,7 @@ using gpusweep::test::rate;
 
 namespace {
 
-PluginManifest manifest() {
+PluginManifest time_manifest() {
   return PluginManifest::parse(nlohmann::json::parse(R"({
     "name": "sim", "version": "1.0.0", "unit": "samples",
     "params": [
@@ -40,7 +40,7 @@ PluginManifest manifest() {
     ]})"));
 }
 
-SweepSpec space_spec() {
+SweepSpec time_space_spec() {
   return parse_sweep(R"({"name": "sim", "workload": "sim",
     "grid": {"batch_size": [16, 32, 64, 128, 256, 512], "grad_accum": [1, 2, 4]}})",
                      "sim.json");
@@ -121,8 +121,8 @@ struct TimeWorld {
 };
 
 struct TimeSim {
-  SweepSpec spec = space_spec();
-  PluginManifest m = manifest();
+  SweepSpec spec = time_space_spec();
+  PluginManifest m = time_manifest();
   TuneSpace space{spec, m};
   RaceOptions options = [this] {
     RaceOptions o;

@@ -13,7 +13,7 @@ using namespace gpusweep::host;
 
 namespace {
 
-struct World {
+struct ModelWorld {
   double ratio = 1.05;     // true y / x
   double block_sd = 0.01;  // per-block noise (log scale)
   double drift_sd = 0.0;   // shared by every trial in a cycle (a busy neighbour)
@@ -24,7 +24,7 @@ struct World {
 
 // x and y interleaved: repeat r's two trials share a group, block c of each
 // ran in cycle c, and the machine's drift in cycle c hits both.
-std::pair<std::vector<RunSamples>, std::vector<RunSamples>> simulate(const World& w,
+std::pair<std::vector<RunSamples>, std::vector<RunSamples>> simulate(const ModelWorld& w,
                                                                      std::mt19937_64& rng) {
   std::normal_distribution<double> z(0, 1);
   std::vector<RunSamples> x(w.repeats), y(w.repeats);
@@ -58,7 +58,7 @@ double half_width(const RatioEstimate& e) { return (e.high - e.low) / 2; }
 TEST_CASE("shared drift does not widen the interval of blocks paired by cycle",
           "[analysis][stats]") {
   std::mt19937_64 rng(7);
-  World w;
+  ModelWorld w;
   w.drift_sd = 0.08;  // the machine swings by tens of percent
   w.repeats = 1;
   std::vector<double> paired_hw, unpaired_hw;
@@ -92,7 +92,7 @@ TEST_CASE("shared drift does not widen the interval of blocks paired by cycle",
 
 TEST_CASE("process effects widen the interval: repeats are their own level", "[analysis][stats]") {
   std::mt19937_64 rng(11);
-  World w;
+  ModelWorld w;
   w.process_sd = 0.03;
   w.block_sd = 0.002;
   w.repeats = 5;
@@ -118,7 +118,7 @@ TEST_CASE("intervals keep their coverage at 2, 3 and 10 repeats under drift and 
           "[analysis][stats]") {
   for (int repeats : {2, 3, 10}) {
     std::mt19937_64 rng(100 + static_cast<uint64_t>(repeats));
-    World w;
+    ModelWorld w;
     w.ratio = 1.0;  // A/A
     w.drift_sd = 0.05;
     w.process_sd = 0.02;
@@ -140,7 +140,7 @@ TEST_CASE("one repeat's interval holds under drift, and misses process effects a
           "[analysis][stats]") {
   auto coverage = [](double process_sd) {
     std::mt19937_64 rng(21);
-    World w;
+    ModelWorld w;
     w.ratio = 1.0;
     w.drift_sd = 0.05;
     w.process_sd = process_sd;
@@ -176,7 +176,7 @@ TEST_CASE("repeats pair by identity, not by position", "[analysis][stats]") {
 TEST_CASE("runs on different machines are flagged, and too little data gives no estimate",
           "[analysis][stats]") {
   std::mt19937_64 rng(3);
-  World w;
+  ModelWorld w;
   auto [x, y] = simulate(w, rng);
   x[1].machine = "node1|cpu|[]";
   y[1].machine = "node2|cpu|[]";

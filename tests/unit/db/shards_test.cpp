@@ -4,6 +4,7 @@
 #include <gpusweep/db/shards.hpp>
 #include <gpusweep/db/store.hpp>
 
+#include "count.hpp"
 #include "migrations.hpp"
 
 #include "temp_dir.hpp"
@@ -17,6 +18,7 @@
 using namespace gpusweep::db;
 using Catch::Matchers::Contains;
 using gpusweep::db::TrialStatus;
+using gpusweep::test::count;
 
 namespace {
 
@@ -85,12 +87,6 @@ void write_shard(const std::string& path, int64_t index, int finish, const std::
     o.run_plugin_hash = plugin_build;
     store.commit_trial(rows[i].id, o);
   }
-}
-
-int64_t count(Connection& db, const std::string& sql) {
-  auto st = db.prepare(sql);
-  st.step();
-  return st.get_int(0);
 }
 
 // Every row of every table, as text: what "changes nothing" compares.

@@ -2,6 +2,7 @@
 #include <gpusweep/db/migrate.hpp>
 #include <gpusweep/db/store.hpp>
 
+#include "count.hpp"
 #include "migrations.hpp"
 
 #include <catch2/catch.hpp>
@@ -18,6 +19,7 @@
 using namespace gpusweep::db;
 using Catch::Matchers::Contains;
 using gpusweep::db::TrialStatus;
+using gpusweep::test::count;
 
 namespace {
 
@@ -65,12 +67,6 @@ std::map<int64_t, BlockSeries> series_by_trial(Store& store, int64_t sweep_id) {
   store.for_each_series(sweep_id,
                         [&](int64_t id, BlockSeries& s) { out.emplace(id, std::move(s)); });
   return out;
-}
-
-int64_t count(Connection& db, const std::string& sql) {
-  auto st = db.prepare(sql);
-  st.step();
-  return st.get_int(0);
 }
 
 }  // namespace

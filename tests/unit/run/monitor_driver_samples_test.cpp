@@ -1,6 +1,7 @@
 // The monitor's GPU utilisation from the driver's own samples
 // (nvmlDeviceGetSamples) inside the measured windows, against the fake
 // libnvidia-ml.so.1, whose samples and clock the tests set: no sleeping.
+#include "monitor_samples.hpp"
 #include "run/monitor.hpp"
 #include "spec/stats.hpp"
 #include "support/nvml.hpp"
@@ -18,6 +19,7 @@
 #include <vector>
 
 using namespace gpusweep::host;
+using gpusweep::test::summary;
 
 namespace {
 
@@ -54,14 +56,6 @@ class Env {
  private:
   std::map<std::string, std::optional<std::string>> saved_;
 };
-
-std::map<std::string, double> summary(const std::vector<gpusweep::db::MetricSample>& rows) {
-  std::map<std::string, double> m;
-  for (const auto& r : rows) {
-    if (r.at_step == 0 && r.name.rfind("monitor_timeline", 0) != 0) m[r.name] = r.value;
-  }
-  return m;
-}
 
 std::unique_ptr<Nvml> fake_nvml() {
   std::string why;

@@ -1,6 +1,7 @@
 // The NVML loader against a fake libnvidia-ml.so.1 built in the test tree,
 // and the trial monitor's summary of readings.
 #include "support/nvml.hpp"
+#include "monitor_samples.hpp"
 #include "protocol/events.hpp"
 #include "run/monitor.hpp"
 #include "run/sweep_run.hpp"
@@ -14,16 +15,7 @@
 
 using namespace gpusweep::host;
 using Catch::Matchers::Contains;
-
-namespace {
-std::map<std::string, double> summary(const std::vector<gpusweep::db::MetricSample>& rows) {
-  std::map<std::string, double> m;
-  for (const auto& r : rows) {
-    if (r.at_step == 0 && r.name.rfind("monitor_timeline", 0) != 0) m[r.name] = r.value;
-  }
-  return m;
-}
-}  // namespace
+using gpusweep::test::summary;
 
 TEST_CASE("the NVML loader reads devices and samples from the library", "[host]") {
   std::string why;
