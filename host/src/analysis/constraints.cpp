@@ -1,6 +1,7 @@
 // Constraint parsing and checking; see constraints.hpp.
 #include "analysis/constraints.hpp"
 
+#include "spec/manifest.hpp"
 #include "spec/metrics.hpp"
 #include "support/error.hpp"
 #include "support/format.hpp"
@@ -94,7 +95,7 @@ bool satisfies(const Constraint& c, const std::map<std::string, double>& metrics
     auto it = config.find(c.name);
     if (it == config.end()) return false;
     if (c.text_value) {
-      const std::string have = it->is_string() ? it->get<std::string>() : it->dump();
+      const std::string have = value_text(*it);
       return (have == *c.text_value) == (c.op == CompareOp::eq);
     }
     if (it->is_boolean()) {

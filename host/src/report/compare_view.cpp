@@ -3,6 +3,7 @@
 
 #include "report/output.hpp"
 #include "spec/stats.hpp"
+#include "spec/sweep.hpp"
 #include "support/descriptive.hpp"
 #include "support/format.hpp"
 
@@ -457,7 +458,7 @@ std::string render_claims(const std::vector<ClaimResult>& results, OutputFormat 
     const Claim& c = *r.claim;
     Json rec;
     rec["claim"] = c.text;
-    rec["change"] = settings_text(c.change);
+    rec["change"] = config_label(c.change);
     rec["metric"] = c.metric;
     rec["expected"] = expected_text(c);
     rec["expected_low"] = c.low;

@@ -60,17 +60,6 @@ Column verdict_column(const std::string& key, OutputFormat format, const std::st
           }};
 }
 
-std::string value_text(const nlohmann::json& v) {
-  return v.is_string() ? v.get<std::string>() : v.dump();
-}
-
-std::string settings_text(const nlohmann::json& settings) {
-  std::string out;
-  for (const auto& [k, v] : settings.items())
-    out += (out.empty() ? "" : " ") + k + "=" + value_text(v);
-  return out;
-}
-
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";

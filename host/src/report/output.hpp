@@ -79,11 +79,6 @@ Column verdict_column(const std::string& key, OutputFormat format, const std::st
 // CSV field quoting (RFC 4180).
 std::string csv_field(const std::string& s);
 
-// A setting's value as a cell: a string as it is, anything else as JSON.
-std::string value_text(const nlohmann::json& v);
-// A config's settings as "k=v k=v".
-std::string settings_text(const nlohmann::json& settings);
-
 // The CSV and JSON text of every listing, written as its records come: the
 // header (CSV) or "[", each record's cells in the keys' order (JSON: an
 // object a line), and the end. A record's cells are text once made: export

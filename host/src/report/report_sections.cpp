@@ -11,6 +11,7 @@
 #include "report/output.hpp"
 #include "report/report_internal.hpp"
 #include "report/tune_view.hpp"
+#include "spec/sweep.hpp"
 #include "spec/tune.hpp"
 #include "support/descriptive.hpp"
 #include "support/format.hpp"
@@ -196,7 +197,7 @@ std::string claims_html(db::Store& store, const db::SweepRecord& sweep, const Sw
   if (!spec.claims.empty()) {
     std::vector<std::vector<std::string>> claim_rows;
     for (const auto& r : evaluate_claims(store, sweep, spec)) {
-      const std::string change = settings_text(r.claim->change);
+      const std::string change = config_label(r.claim->change);
       claim_rows.push_back({r.claim->text, change, r.claim->metric, expected_text(*r.claim),
                             r.ratio ? fixed(*r.ratio, 3) + "x" : "-", interval_text(r.low, r.high),
                             verdict_name(r.verdict), r.reason, r.claim->source});

@@ -6,6 +6,7 @@
 #include "analysis/time_to_target.hpp"
 #include "report/best_view.hpp"
 #include "report/compare_view.hpp"
+#include "spec/manifest.hpp"
 #include "support/format.hpp"
 
 #include <cmath>

@@ -6,6 +6,7 @@
 #include "analysis/history.hpp"
 #include "analysis/stored.hpp"
 #include "report/compare_view.hpp"
+#include "spec/manifest.hpp"
 #include "spec/stats.hpp"
 #include "support/error.hpp"
 

@@ -1,6 +1,8 @@
 // The common settings' table as text, CSV and Markdown; see settings_view.hpp.
 #include "report/settings_view.hpp"
 
+#include "spec/manifest.hpp"
+
 #include <gpusweep/common_settings.hpp>
 
 #include <sstream>

@@ -159,4 +159,6 @@ Json parse_cli_value(const std::string& text) {
   }
 }
 
+std::string value_text(const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
 }  // namespace gpusweep::host

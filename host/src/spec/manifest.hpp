@@ -63,5 +63,7 @@ std::optional<std::string> did_you_mean(const std::string& word,
 
 // "true", "12", "0.5", "\"x\"" parse as JSON; anything else is a string.
 Json parse_cli_value(const std::string& text);
+// A setting's value as text: a string as it is, anything else as JSON.
+std::string value_text(const Json& v);
 
 }  // namespace gpusweep::host

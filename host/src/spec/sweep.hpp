@@ -258,5 +258,7 @@ std::vector<std::string> varying_keys(const SweepSpec& spec);
 
 // "key=value key=value" of the keys that vary, for one config.
 std::string config_label(const Json& config, const std::vector<std::string>& keys);
+// The same of every key the object holds (a claim's change, in its order).
+std::string config_label(const Json& config);
 
 }  // namespace gpusweep::host

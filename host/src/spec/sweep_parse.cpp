@@ -125,7 +125,7 @@ Claim parse_claim(const std::string& source, const std::string& where, const Jso
                          it->get<std::string>().size() > 5;
     if (!it->is_string() || (!is_stat && std::find(known.begin(), known.end(),
                                                    it->get<std::string>()) == known.end())) {
-      const std::string got = it->is_string() ? it->get<std::string>() : it->dump();
+      const std::string got = value_text(*it);
       usage(source, where + ".metric",
             "unknown metric " + it->dump() + suggestion(got, known) + " (known: " +
                 name_list(known) + ", or stat:NAME for a statistic the plugin reports)");
@@ -141,7 +141,7 @@ Claim parse_claim(const std::string& source, const std::string& where, const Jso
     if (!it->is_array()) usage(source, where + ".requires", "expected a list, got " + it->dump());
     const auto& known = claim_features();
     for (const auto& f : *it) {
-      const std::string name = f.is_string() ? f.get<std::string>() : f.dump();
+      const std::string name = value_text(f);
       if (!f.is_string() || std::find(known.begin(), known.end(), name) == known.end()) {
         usage(source, where + ".requires",
               "unknown feature " + f.dump() + suggestion(name, known) +

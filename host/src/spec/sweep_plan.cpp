@@ -142,9 +142,15 @@ std::string config_label(const Json& config, const std::vector<std::string>& key
   std::string out;
   for (const auto& k : keys) {
     if (!out.empty()) out += " ";
-    const Json& v = config.contains(k) ? config.at(k) : Json();
-    out += k + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    out += k + "=" + value_text(config.contains(k) ? config.at(k) : Json());
   }
+  return out;
+}
+
+std::string config_label(const Json& config) {
+  std::string out;
+  for (const auto& [k, v] : config.items())
+    out += (out.empty() ? "" : " ") + k + "=" + value_text(v);
   return out;
 }
 

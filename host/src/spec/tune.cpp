@@ -123,7 +123,7 @@ std::string TuneSpace::label(uint64_t index) const {
   std::string out;
   for (size_t k = 0; k < d.size(); ++k) {
     const Json& v = levels_[k][d[k]];
-    out += (k > 0 ? " " : "") + names_[k] + "=" + (v.is_string() ? v.get<std::string>() : v.dump());
+    out += (k > 0 ? " " : "") + names_[k] + "=" + value_text(v);
   }
   return out;
 }

@@ -4,6 +4,7 @@
 #include "worker/worker.hpp"
 
 #include "protocol/fork_messages.hpp"
+#include "spec/manifest.hpp"
 #include "support/spawn.hpp"
 #include "worker/loader.hpp"
 #include "worker/trial.hpp"
@@ -150,8 +151,7 @@ int run_fork_server(const WorkerArgs& args) {
       send_message(fd, Json{{"error", "malformed request"}}.dump());
       continue;
     }
-    for (const auto& a : request)
-      worker_args.push_back(a.is_string() ? a.get<std::string>() : a.dump());
+    for (const auto& a : request) worker_args.push_back(value_text(a));
     const pid_t middle = ::fork();
     if (middle == 0) {
       const pid_t trial = ::fork();
